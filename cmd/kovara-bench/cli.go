@@ -1,0 +1,72 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes (SPEC §8).
+const (
+	exitOK          = 0
+	exitFailed      = 1 // some stage failed
+	exitBadInput    = 2 // bad input or unreachable endpoint
+	exitInterrupted = 130
+)
+
+const usage = `kovara-bench — benchmark an OpenAI-compatible LLM server with the Kovara method
+
+Usage:
+  kovara-bench run --endpoint URL [flags]   benchmark a server
+  kovara-bench demo                         a full run against the built-in simulator
+  kovara-bench simulate --listen ADDR       serve the built-in simulator
+  kovara-bench validate FILE                check a results file for publishing
+
+Run "kovara-bench COMMAND -h" for a command's flags.
+`
+
+// cli runs one command and returns the process exit code.
+func cli(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitBadInput
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return cmdRun(rest, stdout, stderr)
+	case "demo":
+		return cmdDemo(rest, stdout, stderr)
+	case "simulate":
+		return cmdSimulate(rest, stdout, stderr)
+	case "validate":
+		return cmdValidate(rest, stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	case "version", "--version":
+		fmt.Fprintln(stdout, "kovara-bench", versionString())
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "kovara-bench: unknown command %q\n\n%s", cmd, usage)
+	return exitBadInput
+}
+
+// parseFlags parses a command's flags; it reports -h as exitOK and bad
+// flags as exitBadInput, having already printed the reason.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitBadInput, false
+	}
+	if fs.NArg() > 0 && fs.Name() != "validate" {
+		fmt.Fprintf(stderr, "kovara-bench %s: unexpected argument %q\n", fs.Name(), strings.Join(fs.Args(), " "))
+		return exitBadInput, false
+	}
+	return 0, true
+}

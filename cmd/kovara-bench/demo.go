@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// cmdDemo runs the default plan against the built-in simulator, in
+// process, and writes a results file marked simulated.
+func cmdDemo(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	var f runFlags
+	f.register(fs, false)
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	plan, err := f.plan()
+	if err != nil {
+		fmt.Fprintf(stderr, "kovara-bench demo: %v\n", err)
+		return exitBadInput
+	}
+	srv, url, err := sim.Start(sim.Demo(), "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintf(stderr, "kovara-bench demo: could not start the simulator: %v\n", err)
+		return exitFailed
+	}
+	defer srv.Close()
+	plan.Simulated = true
+	fmt.Fprintf(stderr, "demo: benchmarking the built-in simulator (a vLLM-like fake server, not real hardware)\n")
+	return benchmark(plan, engine.Endpoint{Name: "Built-in simulator", URL: url}, f, stdout, stderr)
+}
+
+// cmdSimulate serves the simulator until Ctrl-C.
+func cmdSimulate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	cfg := sim.Demo()
+	listen := fs.String("listen", "127.0.0.1:8000", "address to listen on")
+	personality := fs.String("personality", string(cfg.Personality), "vllm, llamacpp, ollama or strict")
+	model := fs.String("model", cfg.Models[0], "served model id")
+	fs.DurationVar(&cfg.TokenInterval, "token-interval", cfg.TokenInterval, "decode interval per sequence at batch size 1")
+	fs.Float64Var(&cfg.BatchSlowdown, "batch-slowdown", cfg.BatchSlowdown, "interval growth per extra sequence in the batch")
+	fs.Float64Var(&cfg.PrefillRate, "prefill-rate", cfg.PrefillRate, "prompt tokens per second")
+	fs.IntVar(&cfg.BatchCapacity, "batch-capacity", cfg.BatchCapacity, "sequences admitted at once; the rest queue")
+	fs.Float64Var(&cfg.Jitter, "jitter", cfg.Jitter, "± fraction of random jitter per token interval")
+	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed for jitter and natural stops")
+	fs.BoolVar(&cfg.NoUsage, "no-usage", false, "never report token usage")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	switch p := sim.Personality(*personality); p {
+	case sim.VLLM, sim.LlamaCpp, sim.Ollama, sim.Strict:
+		cfg.Personality = p
+	default:
+		fmt.Fprintf(stderr, "kovara-bench simulate: unknown personality %q: use vllm, llamacpp, ollama or strict\n", *personality)
+		return exitBadInput
+	}
+	cfg.Models = []string{*model}
+	srv, url, err := sim.Start(cfg, *listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "kovara-bench simulate: could not listen on %s: %v\n", *listen, err)
+		return exitBadInput
+	}
+	fmt.Fprintf(stdout, "simulator (%s) serving %q at %s — Ctrl-C to stop\n", cfg.Personality, *model, url)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	done := make(chan error, 1)
+	go func() { done <- srv.Close() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	return exitOK
+}

@@ -1,0 +1,11 @@
+// Command kovara-bench is the headless Kovara benchmark: the same engine as
+// the desktop app, no cgo, for display-less servers reached over SSH.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// runFlags are the flags shared by run and demo.
+type runFlags struct {
+	endpoint     string
+	model        string
+	concurrency  string
+	inputTokens  int
+	outputTokens int
+	requests     int
+	warmup       int
+	seed         int64
+	timeout      string
+	apiKeyEnv    string
+	output       string
+	insecure     bool
+	quiet        bool
+}
+
+func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
+	d := engine.DefaultPlan()
+	if withEndpoint {
+		fs.StringVar(&f.endpoint, "endpoint", "", "server address, e.g. http://192.168.1.10:8000 (with or without /v1)")
+		fs.StringVar(&f.model, "model", "", "model to request (default: the only model served)")
+		fs.StringVar(&f.apiKeyEnv, "api-key-env", "KOVARA_API_KEY", "environment variable that holds the API key")
+		fs.BoolVar(&f.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
+	}
+	fs.StringVar(&f.concurrency, "concurrency", joinInts(d.Concurrency), "comma-separated concurrency levels")
+	fs.IntVar(&f.inputTokens, "input-tokens", d.InputTokens, "prompt length in tokens")
+	fs.IntVar(&f.outputTokens, "output-tokens", d.OutputTokens, "completion length in tokens (max_tokens)")
+	fs.IntVar(&f.requests, "requests", d.Requests, "requests per concurrency level")
+	fs.IntVar(&f.warmup, "warmup", d.Warmup, "unmeasured warmup requests")
+	fs.Int64Var(&f.seed, "seed", d.Seed, "prompt generator seed")
+	fs.StringVar(&f.timeout, "timeout", "120", "per-request timeout in seconds (or a duration like 90s)")
+	fs.StringVar(&f.output, "o", "", "write the results file here")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+}
+
+// plan turns the flags into a validated plan, or the reasons it is bad.
+func (f *runFlags) plan() (engine.Plan, error) {
+	p := engine.DefaultPlan()
+	var errs []error
+	levels, err := parseInts(f.concurrency)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--concurrency %q: %w", f.concurrency, err))
+	}
+	p.Concurrency = levels
+	p.Model = f.model
+	p.InputTokens, p.OutputTokens = f.inputTokens, f.outputTokens
+	p.Requests, p.Warmup, p.Seed = f.requests, f.warmup, f.seed
+	to, err := parseTimeout(f.timeout)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	p.Timeout = to
+	if len(errs) == 0 {
+		if err := p.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return p, errors.Join(errs...)
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		n, err := strconv.Atoi(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a whole number", part)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no levels given")
+	}
+	return out, nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func parseTimeout(s string) (time.Duration, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if v <= 0 {
+			return 0, fmt.Errorf("--timeout %s: it must be more than 0 seconds", s)
+		}
+		return time.Duration(v * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--timeout %q: give seconds, like 120, or a duration, like 90s", s)
+	}
+	return d, nil
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var f runFlags
+	f.register(fs, true)
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if f.endpoint == "" {
+		fmt.Fprintln(stderr, "kovara-bench run: give the server with --endpoint, e.g. --endpoint http://192.168.1.10:8000")
+		return exitBadInput
+	}
+	plan, err := f.plan()
+	if err != nil {
+		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
+		return exitBadInput
+	}
+	if _, err := engine.ParseBase(f.endpoint); err != nil {
+		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
+		return exitBadInput
+	}
+	ep := engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: os.Getenv(f.apiKeyEnv)}
+	return benchmark(plan, ep, f, stdout, stderr)
+}
+
+// benchmark runs a plan with Ctrl-C handling, progress and a summary, and
+// writes the results file. It returns the exit code.
+func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// After the first Ctrl-C, a second one kills at once.
+		<-ctx.Done()
+		stop()
+	}()
+
+	live := engine.NewLive()
+	prog := newProgress(stderr, live, f.quiet)
+	obs := engine.Observer{Live: live, Log: prog.log}
+	out := f.output
+	if out == "" {
+		out = defaultOutput(time.Now())
+	}
+	obs.Checkpoint = func(file *results.File) {
+		if err := writeFile(out, file); err != nil {
+			prog.log("warning: could not save the finished levels: " + err.Error())
+		}
+	}
+	prog.start()
+	file, err := engine.Run(ctx, plan, ep, obs)
+	prog.stop()
+
+	code := exitOK
+	switch {
+	case err == nil:
+	case errors.Is(err, engine.ErrInterrupted):
+		code = exitInterrupted
+		fmt.Fprintf(stderr, "stopped: %v\n", err)
+	default:
+		fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
+		var pe *engine.PlanError
+		var ee *engine.EndpointError
+		switch {
+		case errors.As(err, &pe), errors.As(err, &ee) && ee.Kind != engine.ErrRefused:
+			return exitBadInput
+		}
+		return exitFailed
+	}
+	if file == nil {
+		return code
+	}
+	printSummary(stdout, file)
+	for _, w := range file.Local.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	if len(file.Runs) > 0 || file.Local.PartialRun != nil {
+		if err := writeFile(out, file); err != nil {
+			fmt.Fprintf(stderr, "kovara-bench: could not write the results file: %v\n", err)
+			return exitFailed
+		}
+		fmt.Fprintf(stderr, "results written to %s\n", out)
+	}
+	if code == exitOK {
+		for _, r := range file.Runs {
+			if r.Metrics.RequestsOK == 0 {
+				code = exitFailed
+			}
+		}
+	}
+	return code
+}
+
+func defaultOutput(t time.Time) string {
+	return "kovara-results-" + t.Format("20060102-150405") + ".json"
+}
+
+// writeFile writes the results atomically: a temp file in the same folder,
+// fsync, rename.
+func writeFile(path string, f *results.File) error {
+	data, err := results.Marshal(f)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".kovara-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func versionString() string { return engine.Version }

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// printSummary writes the per-level table to w.
+func printSummary(w io.Writer, f *results.File) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "conc\tok\terr\ttimeout\tout tok/s\treq/s\tTTFT p50\tp95\tp99\tITL p50\tp95\tp99\tlatency p50\tp99\t")
+	row := func(r results.Run, note string) {
+		m := r.Metrics
+		fmt.Fprintf(tw, "%d%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.Concurrency, note, m.RequestsOK, m.RequestsError, m.RequestsTimeout,
+			num(m.OutputThroughput, 1), num(m.RequestThroughput, 2),
+			p(m.TTFTMs, 50), p(m.TTFTMs, 95), p(m.TTFTMs, 99),
+			p(m.ITLMs, 50), p(m.ITLMs, 95), p(m.ITLMs, 99),
+			p(m.LatencyMs, 50), p(m.LatencyMs, 99))
+	}
+	for _, r := range f.Runs {
+		row(r, "")
+	}
+	if f.Local.PartialRun != nil {
+		row(*f.Local.PartialRun, "*")
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "times in ms; tokens counted by", tokenMethod(f))
+	if f.Local.PartialRun != nil {
+		fmt.Fprintln(w, "* interrupted level: partial, kept in local.partial_run, not publishable")
+	}
+}
+
+func tokenMethod(f *results.File) string {
+	for _, r := range f.Runs {
+		return r.Metrics.TokenCountMethod
+	}
+	if f.Local.PartialRun != nil {
+		return f.Local.PartialRun.Metrics.TokenCountMethod
+	}
+	return "-"
+}
+
+func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+
+// p formats one percentile, or "-" when the sample is too small for it.
+func p(d *results.Dist, q int) string {
+	if d == nil {
+		return "-"
+	}
+	var v *float64
+	switch q {
+	case 50:
+		v = &d.P50
+	case 95:
+		v = d.P95
+	case 99:
+		v = d.P99
+	}
+	if v == nil {
+		return "-"
+	}
+	return num(*v, 1)
+}

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"math"
+
+	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// calibrationTolerance is how close the server's prompt_tokens must come to
+// the target: 1 %, and never tighter than ±2 tokens.
+func calibrationTolerance(target int) float64 {
+	return math.Max(2, 0.01*float64(target))
+}
+
+// calibrate is step 3. With usage it fits the word count to input_tokens in
+// at most four max_tokens=1 requests; without usage it uses one word per
+// requested token and says the length is unknown.
+func (r *runner) calibrate(ctx context.Context) error {
+	target := r.plan.InputTokens
+	cal := &results.Calibration{TargetTokens: target, Attempts: []results.CalibrationAttempt{}}
+	r.file.Local.Calibration = cal
+	if !r.usage {
+		r.opts.words, cal.Words = target, target
+		return nil
+	}
+	r.phase(PhaseCalibrate)
+	tol := calibrationTolerance(target)
+
+	// The probe's prompt is a free first point: its words are mostly one
+	// token each, so what is left over estimates the instruction and the
+	// chat template.
+	type point struct{ words, tokens int }
+	var pts []point
+	w := target
+	if p := r.probeOut.promptTok; p > 0 {
+		pts = append(pts, point{probeWords, p})
+		w = target - (p - probeWords)
+	}
+	w = max(w, 1)
+
+	cn := newConn(r.ep, r.base, r.clock)
+	defer cn.close()
+	opts := r.opts
+	opts.maxTokens = 1
+	best := -1
+	for i := 0; i < prompt.CalibrationAttempts; i++ {
+		opts.words = w
+		out := cn.do(ctx, opts, prompt.CalibrationRequest(i), r.ep.checkTimeout())
+		if out.interrupted {
+			return ErrInterrupted
+		}
+		if !out.ok() || !out.hasUsage || out.promptTok <= 0 {
+			msg := out.msg
+			if out.class == "" {
+				msg = "no prompt_tokens in its usage"
+			}
+			r.warn("calibration request %d failed (%s): the prompt length is estimated, not measured", i+1, msg)
+			break
+		}
+		cal.Attempts = append(cal.Attempts, results.CalibrationAttempt{Words: w, PromptTokens: out.promptTok})
+		d := math.Abs(float64(out.promptTok - target))
+		if best < 0 || d < math.Abs(float64(cal.Attempts[best].PromptTokens-target)) {
+			best = len(cal.Attempts) - 1
+		}
+		if d <= tol {
+			cal.Converged = true
+			break
+		}
+		pts = append(pts, point{w, out.promptTok})
+		next := w
+		if len(pts) >= 2 {
+			a, b := pts[len(pts)-2], pts[len(pts)-1]
+			slope := 1.0
+			if b.words != a.words {
+				if s := float64(b.tokens-a.tokens) / float64(b.words-a.words); s > 0.05 {
+					slope = s
+				}
+			}
+			next = b.words + int(math.Round(float64(target-b.tokens)/slope))
+		} else {
+			next = w + (target - out.promptTok)
+		}
+		if next == w { // always move toward the target
+			if out.promptTok < target {
+				next++
+			} else {
+				next--
+			}
+		}
+		w = min(max(next, 1), 8*target+64)
+	}
+	if best >= 0 {
+		a := cal.Attempts[best]
+		cal.Words = a.Words
+		pt := a.PromptTokens
+		cal.PromptTokens = &pt
+	} else {
+		cal.Words = w
+	}
+	r.opts.words = cal.Words
+	if !cal.Converged && best >= 0 {
+		r.warn("prompt calibration did not converge in %d requests: prompts are about %d tokens against the %d asked for", len(cal.Attempts), *cal.PromptTokens, target)
+	}
+	return nil
+}

@@ -1,0 +1,315 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Endpoint is an OpenAI-compatible server as the user gave it. The API key
+// lives here, in memory, and nowhere else.
+type Endpoint struct {
+	Name        string // saved endpoint name, if any
+	URL         string // server root, with or without /v1
+	APIKey      string
+	InsecureTLS bool          // accept self-signed certificates
+	Timeout     time.Duration // for checks (models, probe); 0 means 15 s
+}
+
+// maxModelsBody bounds the /v1/models answer: real lists are kilobytes.
+const maxModelsBody = 8 << 20
+
+// Base is a normalised server address: scheme://host[:port][/prefix], with
+// any trailing /v1 removed, so API paths are Base + "/v1/...".
+type Base struct {
+	Root string // e.g. http://10.0.0.5:8000
+	Host string // host name or address, without port
+}
+
+// ParseBase normalises a user-typed server address. It accepts the root or
+// the root with /v1, adds http:// when no scheme is given, and refuses
+// anything else with a sentence saying why.
+func ParseBase(raw string) (Base, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return Base{}, errors.New("the endpoint address is empty: give the server's address, like http://192.168.1.10:8000")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return Base{}, fmt.Errorf("%q is not a valid address: give it like http://192.168.1.10:8000", raw)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return Base{}, fmt.Errorf("%q uses %s://: only http:// and https:// servers can be benchmarked", raw, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return Base{}, fmt.Errorf("%q has no host name: give it like http://192.168.1.10:8000", raw)
+	}
+	if u.User != nil {
+		return Base{}, errors.New("the endpoint address contains a user name or password: remove it and give the key as the API key instead")
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return Base{}, fmt.Errorf("%q has a query or fragment: give only the server's address", raw)
+	}
+	if p := u.Port(); p != "" {
+		var n int
+		if _, err := fmt.Sscanf(p, "%d", &n); err != nil || n < 1 || n > 65535 {
+			return Base{}, fmt.Errorf("%q has port %q, which is not a port number", raw, p)
+		}
+	}
+	path := strings.TrimRight(u.Path, "/")
+	path = strings.TrimSuffix(path, "/v1")
+	root := u.Scheme + "://" + u.Host + path
+	return Base{Root: root, Host: u.Hostname()}, nil
+}
+
+// API returns the full URL of an API path such as "/v1/models".
+func (b Base) API(path string) string { return b.Root + path }
+
+// HostPort is the address to dial, with the scheme's default port filled in.
+func (b Base) HostPort() string {
+	u, _ := url.Parse(b.Root)
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// TLS reports whether the base uses https.
+func (b Base) TLS() bool { return strings.HasPrefix(b.Root, "https://") }
+
+func (e Endpoint) checkTimeout() time.Duration {
+	if e.Timeout > 0 {
+		return e.Timeout
+	}
+	return 15 * time.Second
+}
+
+// tlsConfig is the client TLS setup: verification on unless the user turned
+// it off for this endpoint, and HTTP/1.1 only so one connection is one
+// stream slot.
+func (e Endpoint) tlsConfig(host string) *tls.Config {
+	return &tls.Config{
+		ServerName:         host,
+		InsecureSkipVerify: e.InsecureTLS, //nolint:gosec // the user's explicit per-endpoint choice
+		NextProtos:         []string{"http/1.1"},
+		MinVersion:         tls.VersionTLS12,
+	}
+}
+
+// newTransport builds a transport that holds a single keep-alive
+// connection. When pre is non-nil it is handed out on the first dial, so a
+// connection opened ahead of a level carries the level's first request.
+func (e Endpoint) newTransport(b Base, pre net.Conn) *http.Transport {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	take := func() net.Conn {
+		c := pre
+		pre = nil
+		return c
+	}
+	tr := &http.Transport{
+		Proxy: nil, // a proxy would be measured too; talk to the server directly
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if c := take(); c != nil {
+				return c, nil
+			}
+			return dialer.DialContext(ctx, network, addr)
+		},
+		TLSClientConfig:     e.tlsConfig(b.Host),
+		TLSHandshakeTimeout: 10 * time.Second,
+		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2
+		MaxIdleConns:        1,
+		MaxIdleConnsPerHost: 1,
+		MaxConnsPerHost:     1,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true, // gzip would hold back streamed chunks
+	}
+	if b.TLS() {
+		tlsDialer := &tls.Dialer{NetDialer: dialer, Config: e.tlsConfig(b.Host)}
+		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if c := take(); c != nil {
+				return c, nil
+			}
+			return tlsDialer.DialContext(ctx, network, addr)
+		}
+	}
+	return tr
+}
+
+// dial opens one connection (TLS handshake included for https) for a slot.
+func (e Endpoint) dial(ctx context.Context, b Base) (net.Conn, error) {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	if b.TLS() {
+		d := &tls.Dialer{NetDialer: dialer, Config: e.tlsConfig(b.Host)}
+		return d.DialContext(ctx, "tcp", b.HostPort())
+	}
+	return dialer.DialContext(ctx, "tcp", b.HostPort())
+}
+
+// checkClient is a short-lived client for the endpoint checks.
+func (e Endpoint) checkClient(b Base) *http.Client {
+	tr := e.newTransport(b, nil)
+	tr.MaxConnsPerHost = 0
+	tr.MaxIdleConnsPerHost = 2
+	return &http.Client{Transport: tr, Timeout: e.checkTimeout()}
+}
+
+func (e Endpoint) authorize(req *http.Request) {
+	if e.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+e.APIKey)
+	}
+}
+
+// Model is one entry of /v1/models.
+type Model struct {
+	ID            string
+	OwnedBy       string
+	ContextLength int
+}
+
+// ListModels asks GET /v1/models and returns the served models, or an
+// *EndpointError that says in words what is wrong.
+func ListModels(ctx context.Context, e Endpoint) ([]Model, http.Header, error) {
+	b, err := ParseBase(e.URL)
+	if err != nil {
+		return nil, nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
+	}
+	c := e.checkClient(b)
+	defer c.CloseIdleConnections()
+	return listModels(ctx, c, e, b)
+}
+
+func listModels(ctx context.Context, c *http.Client, e Endpoint, b Base) ([]Model, http.Header, error) {
+	u := b.API("/v1/models")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
+	}
+	e.authorize(req)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, nil, connectError(e, b, err)
+	}
+	defer resp.Body.Close()
+	body, tooBig, err := readBounded(resp.Body, maxModelsBody)
+	if err != nil {
+		return nil, resp.Header, connectError(e, b, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, resp.Header, statusError(resp.StatusCode, "/v1/models", body, e.APIKey)
+	}
+	if tooBig {
+		return nil, resp.Header, &EndpointError{Kind: ErrNotOpenAI, Msg: fmt.Sprintf(
+			"GET /v1/models answered with more than %d MiB: that is not a model list; is this the API port?", maxModelsBody>>20)}
+	}
+	models, err := parseModels(body)
+	if err != nil {
+		return nil, resp.Header, err
+	}
+	return models, resp.Header, nil
+}
+
+// readBounded reads at most limit bytes and reports whether more followed.
+func readBounded(r io.Reader, limit int64) ([]byte, bool, error) {
+	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(body)) > limit {
+		return body[:limit], true, nil
+	}
+	return body, false, nil
+}
+
+func parseModels(body []byte) ([]Model, error) {
+	trimmed := strings.TrimSpace(string(body[:min(len(body), 512)]))
+	if strings.HasPrefix(trimmed, "<") {
+		return nil, &EndpointError{Kind: ErrNotOpenAI, Msg: "GET /v1/models answered with a web page, not an OpenAI model list: is this the API port of the server?"}
+	}
+	var list struct {
+		Object *string `json:"object"`
+		Data   *[]struct {
+			ID           string          `json:"id"`
+			OwnedBy      string          `json:"owned_by"`
+			MaxModelLen  json.Number     `json:"max_model_len"`
+			ContextLen   json.Number     `json:"context_length"`
+			Meta         json.RawMessage `json:"meta"`
+			ContextWin   json.Number     `json:"context_window"`
+			MaxPositions json.Number     `json:"max_position_embeddings"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
+		return nil, &EndpointError{Kind: ErrNotOpenAI, Msg: "GET /v1/models did not answer with an OpenAI-style model list (an object with a \"data\" array): is this an OpenAI-compatible server?"}
+	}
+	var out []Model
+	for _, d := range *list.Data {
+		if d.ID == "" {
+			continue
+		}
+		m := Model{ID: d.ID, OwnedBy: d.OwnedBy}
+		for _, n := range []json.Number{d.MaxModelLen, d.ContextLen, d.ContextWin, d.MaxPositions} {
+			if v, err := n.Int64(); err == nil && v > 0 {
+				m.ContextLength = int(v)
+				break
+			}
+		}
+		if m.ContextLength == 0 && len(d.Meta) > 0 {
+			var meta struct {
+				NCtxTrain json.Number `json:"n_ctx_train"`
+				NCtx      json.Number `json:"n_ctx"`
+			}
+			if json.Unmarshal(d.Meta, &meta) == nil {
+				for _, n := range []json.Number{meta.NCtx, meta.NCtxTrain} {
+					if v, err := n.Int64(); err == nil && v > 0 {
+						m.ContextLength = int(v)
+						break
+					}
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, &EndpointError{Kind: ErrNoModel, Msg: "the server lists no models: is a model loaded yet?"}
+	}
+	return out, nil
+}
+
+// ResolveModel picks the model to request: the one asked for, which must be
+// served, or the only one served.
+func ResolveModel(models []Model, want string) (string, error) {
+	ids := make([]string, len(models))
+	for i, m := range models {
+		ids[i] = m.ID
+	}
+	sort.Strings(ids)
+	if want != "" {
+		for _, id := range ids {
+			if id == want {
+				return id, nil
+			}
+		}
+		return "", &EndpointError{Kind: ErrModelNotServed, Msg: fmt.Sprintf(
+			"the server does not serve %q; it serves: %s", want, strings.Join(ids, ", "))}
+	}
+	if len(ids) == 1 {
+		return ids[0], nil
+	}
+	return "", &EndpointError{Kind: ErrModelNotServed, Msg: fmt.Sprintf(
+		"the server serves %d models; choose one with --model: %s", len(ids), strings.Join(ids, ", "))}
+}

@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestParseBase(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, root, host, err string
+	}{
+		{in: "http://10.0.0.5:8000", root: "http://10.0.0.5:8000", host: "10.0.0.5"},
+		{in: "http://10.0.0.5:8000/", root: "http://10.0.0.5:8000", host: "10.0.0.5"},
+		{in: "http://10.0.0.5:8000/v1", root: "http://10.0.0.5:8000", host: "10.0.0.5"},
+		{in: "http://10.0.0.5:8000/v1/", root: "http://10.0.0.5:8000", host: "10.0.0.5"},
+		{in: "10.0.0.5:8000", root: "http://10.0.0.5:8000", host: "10.0.0.5"},
+		{in: "https://llm.home.lan/proxy/v1", root: "https://llm.home.lan/proxy", host: "llm.home.lan"},
+		{in: "  http://[::1]:8080  ", root: "http://[::1]:8080", host: "::1"},
+		{in: "", err: "empty"},
+		{in: "ftp://x", err: "only http:// and https://"},
+		{in: "http://", err: "no host"},
+		{in: "http://user:pw@host:8000", err: "user name or password"},
+		{in: "http://host:99999", err: "not a port"},
+		{in: "http://host:8000/v1?x=1", err: "query"},
+		{in: "http://ex ample:80", err: "not a valid address"},
+	}
+	for _, tc := range tests {
+		b, err := ParseBase(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseBase(%q) err = %v, want it to mention %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || b.Root != tc.root || b.Host != tc.host {
+			t.Errorf("ParseBase(%q) = %+v, %v; want root %q host %q", tc.in, b, err, tc.root, tc.host)
+		}
+	}
+}
+
+func TestListModelsErrors(t *testing.T) {
+	t.Parallel()
+	handler := func(status int, ctype, body string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", ctype)
+			w.WriteHeader(status)
+			fmt.Fprint(w, body)
+		})
+	}
+	big := strings.Repeat("x", maxModelsBody+10)
+	tests := []struct {
+		name string
+		h    http.Handler
+		kind ErrorKind
+		want string
+	}{
+		{"401", handler(401, "application/json", `{"error":{"message":"Invalid API key sk-secret-123"}}`), ErrAuth, "check the key"},
+		{"403", handler(403, "text/plain", "forbidden"), ErrAuth, "API key"},
+		{"404", handler(404, "text/plain", "not found"), ErrNotFound, "/v1"},
+		{"503", handler(503, "text/plain", "loading"), ErrNotReady, "no model is ready"},
+		{"html", handler(200, "text/html", "<!doctype html><html><body>router</body></html>"), ErrNotOpenAI, "web page"},
+		{"not a list", handler(200, "application/json", `{"models":["a"]}`), ErrNotOpenAI, "OpenAI-style model list"},
+		{"empty list", handler(200, "application/json", `{"object":"list","data":[]}`), ErrNoModel, "no models"},
+		{"huge", handler(200, "application/json", big), ErrNotOpenAI, "more than 8 MiB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := httptest.NewServer(tc.h)
+			defer ts.Close()
+			_, _, err := ListModels(context.Background(), Endpoint{URL: ts.URL, APIKey: "sk-secret-123"})
+			var ee *EndpointError
+			if !errors.As(err, &ee) || ee.Kind != tc.kind || !strings.Contains(ee.Msg, tc.want) {
+				t.Fatalf("got %v (%T), want kind %d mentioning %q", err, err, tc.kind, tc.want)
+			}
+			if strings.Contains(err.Error(), "sk-secret-123") {
+				t.Errorf("error leaks the API key: %v", err)
+			}
+		})
+	}
+}
+
+func TestListModelsRefused(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, _, err = ListModels(context.Background(), Endpoint{URL: "http://" + addr})
+	var ee *EndpointError
+	if !errors.As(err, &ee) || ee.Kind != ErrUnreachable || !strings.Contains(ee.Msg, "is the server running") {
+		t.Fatalf("got %v, want unreachable with a hint", err)
+	}
+}
+
+func TestListModelsSelfSigned(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":4096}]}`)
+	}))
+	defer ts.Close()
+	_, _, err := ListModels(context.Background(), Endpoint{URL: ts.URL})
+	var ee *EndpointError
+	if !errors.As(err, &ee) || ee.Kind != ErrTLS || !strings.Contains(ee.Msg, "Verify TLS") {
+		t.Fatalf("got %v, want a TLS error naming the verify switch", err)
+	}
+	models, _, err := ListModels(context.Background(), Endpoint{URL: ts.URL, InsecureTLS: true})
+	if err != nil || len(models) != 1 || models[0].ContextLength != 4096 || models[0].OwnedBy != "vllm" {
+		t.Fatalf("insecure: %v %+v", err, models)
+	}
+}
+
+func TestListModelsSendsKey(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer k-1" {
+			w.WriteHeader(401)
+			return
+		}
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"m"}]}`)
+	}))
+	defer ts.Close()
+	if _, _, err := ListModels(context.Background(), Endpoint{URL: ts.URL, APIKey: "k-1"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPlanValidate(t *testing.T) {
+	t.Parallel()
+	mod := func(f func(*Plan)) Plan { p := DefaultPlan(); f(&p); return p }
+	tests := []struct {
+		name string
+		p    Plan
+		want string
+	}{
+		{"default ok", DefaultPlan(), ""},
+		{"concurrency 0", mod(func(p *Plan) { p.Concurrency = []int{0} }), "concurrency 0"},
+		{"requests < concurrency", mod(func(p *Plan) { p.Concurrency = []int{1, 64}; p.Requests = 10 }), "less than concurrency 64"},
+		{"input 0", mod(func(p *Plan) { p.InputTokens = 0 }), "input tokens"},
+		{"output -1", mod(func(p *Plan) { p.OutputTokens = -1 }), "output tokens"},
+		{"no levels", mod(func(p *Plan) { p.Concurrency = nil }), "no concurrency"},
+		{"timeout", mod(func(p *Plan) { p.Timeout = 0 }), "timeout"},
+	}
+	for _, tc := range tests {
+		err := tc.p.Validate()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// ErrorKind says what went wrong with an endpoint, so callers can choose an
+// exit code or a hint without parsing sentences.
+type ErrorKind int
+
+const (
+	ErrBadAddress ErrorKind = iota + 1
+	ErrUnreachable
+	ErrTimeout
+	ErrTLS
+	ErrAuth
+	ErrNotFound
+	ErrNotReady
+	ErrNotOpenAI
+	ErrModelNotServed
+	ErrNoModel
+	ErrRefused // the server answered but refused the request
+)
+
+// EndpointError is a failure talking to the endpoint, phrased for a
+// homelab user: what happened and what to check.
+type EndpointError struct {
+	Kind ErrorKind
+	Msg  string
+	Err  error
+}
+
+func (e *EndpointError) Error() string { return e.Msg }
+func (e *EndpointError) Unwrap() error { return e.Err }
+
+// connectError explains a failed request before any answer arrived.
+func connectError(e Endpoint, b Base, err error) error {
+	addr := b.HostPort()
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	var dnsErr *net.DNSError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
+		return &EndpointError{Kind: ErrTimeout, Err: err, Msg: fmt.Sprintf(
+			"%s did not answer in time: is the server up and reachable from this machine?", addr)}
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
+		return &EndpointError{Kind: ErrTLS, Err: err, Msg: fmt.Sprintf(
+			"the certificate of %s is not trusted (%s); if you trust this server, turn off \"Verify TLS\" for this endpoint (--insecure)", addr, certReason(err))}
+	case errors.As(err, &recordErr):
+		return &EndpointError{Kind: ErrTLS, Err: err, Msg: fmt.Sprintf(
+			"%s does not speak https: try http:// instead", addr)}
+	case errors.As(err, &dnsErr):
+		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
+			"the host name %q could not be found: check the spelling, or use the server's IP address", b.Host)}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
+			"nothing is listening on %s: is the server running, and is the port right?", addr)}
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
+			"%s cannot be reached from this machine: check the address and the network", addr)}
+	}
+	return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
+		"could not talk to %s: %s", addr, scrub(rootCause(err), e.APIKey))}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func certReason(err error) string {
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	switch {
+	case errors.As(err, &unknownAuth):
+		return "it is self-signed or signed by an unknown authority"
+	case errors.As(err, &hostErr):
+		return "it was issued for another name"
+	}
+	return "it failed verification"
+}
+
+// rootCause strips Go's "Post \"url\": " wrappers to the innermost message.
+func rootCause(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
+}
+
+// statusError explains a non-200 answer to an API call.
+func statusError(status int, path string, body []byte, key string) error {
+	detail := serverMessage(body, key)
+	suffix := ""
+	if detail != "" {
+		suffix = " (the server said: " + detail + ")"
+	}
+	switch {
+	case status == 401 || status == 403:
+		return &EndpointError{Kind: ErrAuth, Msg: fmt.Sprintf(
+			"the server refused the API key (HTTP %d on %s): check the key for this endpoint%s", status, path, suffix)}
+	case status == 404:
+		return &EndpointError{Kind: ErrNotFound, Msg: fmt.Sprintf(
+			"%s was not found (HTTP 404): check the path — the API usually lives under /v1 at the server's root%s", path, suffix)}
+	case status == 502 || status == 503:
+		return &EndpointError{Kind: ErrNotReady, Msg: fmt.Sprintf(
+			"the server answered HTTP %d on %s: no model is ready yet (still loading, or the backend behind a proxy is down)%s", status, path, suffix)}
+	}
+	return &EndpointError{Kind: ErrRefused, Msg: fmt.Sprintf("the server answered HTTP %d on %s%s", status, path, suffix)}
+}
+
+// serverMessage pulls a short human message out of an error body.
+func serverMessage(body []byte, key string) string {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	msg := ""
+	if json.Unmarshal(body, &e) == nil {
+		var obj struct {
+			Message string `json:"message"`
+		}
+		var s string
+		switch {
+		case len(e.Error) > 0 && json.Unmarshal(e.Error, &obj) == nil && obj.Message != "":
+			msg = obj.Message
+		case len(e.Error) > 0 && json.Unmarshal(e.Error, &s) == nil:
+			msg = s
+		case e.Message != "":
+			msg = e.Message
+		case len(e.Detail) > 0:
+			if json.Unmarshal(e.Detail, &s) == nil {
+				msg = s
+			} else {
+				msg = string(e.Detail)
+			}
+		}
+	} else if t := strings.TrimSpace(string(body)); t != "" && !strings.HasPrefix(t, "<") {
+		msg = t
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	return scrub(msg, key)
+}
+
+// scrub removes the API key from any text that might be shown or stored.
+func scrub(s, key string) string {
+	if key == "" || len(key) < 4 {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[api key]")
+}

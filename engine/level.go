@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/stats"
+)
+
+// messagesPerClass bounds how many distinct error messages a level keeps.
+const messagesPerClass = 3
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// record turns a level's outcomes into its published run record and its
+// local detail. Only successes enter distributions and throughput.
+func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
+	loc := results.LevelLocal{
+		Concurrency: lv.concurrency,
+		Errors:      map[string]int{},
+		Messages:    map[string][]string{},
+		StartedAt:   r.t0.Add(lv.start).UTC().Format(time.RFC3339),
+	}
+	var (
+		ok, errs, timeouts   int
+		ttft, lat, tpot, tta []float64
+		itl                  []float32
+		allUsage             = true
+		honoured             = true
+		outSum, inSum        float64
+		reasoningFirst       int
+	)
+	var oks []*outcome
+	for si := range lv.slots {
+		s := &lv.slots[si]
+		for i := range s.outs {
+			o := &s.outs[i]
+			switch {
+			case o.interrupted:
+				continue
+			case o.ok():
+				ok++
+				oks = append(oks, o)
+				if !o.hasUsage {
+					allUsage = false
+				}
+				ttft = append(ttft, ms(o.ttft))
+				lat = append(lat, ms(o.end-o.start))
+				itl = append(itl, s.itl[o.itlFrom:o.itlTo]...)
+				if o.reasoning {
+					reasoningFirst++
+					if o.ttfa >= 0 {
+						tta = append(tta, ms(o.ttfa))
+					}
+				}
+			case o.class == ClassTimeout:
+				timeouts++
+				loc.Errors[o.class]++
+				addMessage(loc.Messages, o.class, o.msg)
+			default:
+				errs++
+				loc.Errors[o.class]++
+				addMessage(loc.Messages, o.class, o.msg)
+			}
+		}
+	}
+	// server_usage only when every success carried usage; with no
+	// success, say what the server would have given.
+	method := results.TokenCountServerUsage
+	if (ok > 0 && !allUsage) || (ok == 0 && !r.usage) {
+		method = results.TokenCountStreamChunks
+	}
+	for _, o := range oks {
+		n := o.chunks
+		if method == results.TokenCountServerUsage {
+			n = o.complTok
+			inSum += float64(o.promptTok)
+			if o.complTok != r.plan.OutputTokens {
+				honoured = false
+			}
+		}
+		outSum += float64(n)
+		if n >= 2 {
+			tpot = append(tpot, ms(o.end-o.start-o.ttft)/float64(n-1))
+		}
+	}
+	dur := (lv.end - lv.start).Seconds()
+	m := results.Metrics{
+		RequestsOK:       ok,
+		RequestsError:    errs,
+		RequestsTimeout:  timeouts,
+		DurationS:        stats.Round3(dur),
+		TokenCountMethod: method,
+		TTFTMs:           stats.Summarize(ttft),
+		ITLMs:            stats.Summarize32(itl),
+		LatencyMs:        stats.Summarize(lat),
+		TPOTMs:           stats.Summarize(tpot),
+	}
+	if dur > 0 {
+		m.RequestThroughput = stats.Round3(float64(ok) / dur)
+		m.OutputThroughput = stats.Round3(outSum / dur)
+	}
+	if ok > 0 {
+		v := stats.Round3(outSum / float64(ok))
+		m.OutputTokensMean = &v
+		if method == results.TokenCountServerUsage {
+			in := stats.Round3(inSum / float64(ok))
+			m.InputTokensMean = &in
+		}
+	}
+	var h *bool
+	if ok > 0 && method == results.TokenCountServerUsage && r.opts.ignoreEOS {
+		h = &honoured
+	}
+	if reasoningFirst > 0 {
+		loc.ReasoningFirst = reasoningFirst
+		loc.TTFAMs = stats.Summarize(tta)
+	}
+	if len(loc.Messages) == 0 {
+		loc.Messages = nil
+	}
+	run := r.conditions(lv.concurrency)
+	run.Metrics = m
+	run.Environment = r.environment(h)
+	return run, loc
+}
+
+func addMessage(m map[string][]string, class, msg string) {
+	if msg == "" {
+		return
+	}
+	for _, x := range m[class] {
+		if x == msg {
+			return
+		}
+	}
+	if len(m[class]) < messagesPerClass {
+		m[class] = append(m[class], msg)
+	}
+}
+
+// conditions fills the run record's conditions: from the manifest for a
+// hardware run, null for a protocol test.
+func (r *runner) conditions(concurrency int) results.Run {
+	run := results.Run{
+		RunKind:      results.RunKindProtocol,
+		Evidence:     results.EvidenceSelfReported,
+		ModelID:      r.model,
+		InputTokens:  r.plan.InputTokens,
+		OutputTokens: r.plan.OutputTokens,
+		Concurrency:  concurrency,
+		Requests:     r.plan.Requests,
+		Warmup:       r.plan.Warmup,
+		Seed:         r.plan.Seed,
+	}
+	if c := r.plan.Conditions; c != nil {
+		run.RunKind = results.RunKindHardware
+		run.ModelID = c.ModelID
+		run.ModelRevision = strPtr(c.ModelRevision)
+		run.Engine = strPtr(c.Engine)
+		run.EngineVersion = strPtr(c.EngineVersion)
+		run.Accelerator = strPtr(c.Accelerator)
+		if c.GPUCount > 0 {
+			g := c.GPUCount
+			run.GPUCount = &g
+		}
+		run.Precision = strPtr(c.Precision)
+		run.Profile = strPtr(c.Profile)
+	}
+	return run
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

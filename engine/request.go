@@ -1,0 +1,321 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/stream"
+)
+
+// Error classes of failed requests (successes have an empty class).
+const (
+	ClassTimeout         = "timeout"
+	ClassConnection      = "connection"
+	ClassErrorEvent      = "error_event"
+	ClassMalformedStream = "malformed_stream"
+	ClassEndedEarly      = "ended_early"
+	ClassEmptyCompletion = "empty_completion"
+)
+
+// httpClass is the class of a non-200 answer.
+func httpClass(status int) string { return "http_" + strconv.Itoa(status) }
+
+// requestOpts are the request body settings the compat probe settled.
+type requestOpts struct {
+	model         string
+	ignoreEOS     bool
+	streamOptions bool
+	maxTokens     int
+	words         int
+	seed          int64
+}
+
+// outcome is one request's measurement. Times are offsets from the run's
+// single start; itl values live in the owning slot's buffer.
+type outcome struct {
+	n           int64
+	start, end  time.Duration
+	ttft        time.Duration // -1 when no text arrived
+	ttfa        time.Duration // first answer (non-reasoning) chunk; -1 if none
+	reasoning   bool          // reasoning chunks came before the answer
+	class       string
+	msg         string
+	chunks      int
+	hasUsage    bool
+	promptTok   int
+	complTok    int
+	itlFrom     int
+	itlTo       int
+	interrupted bool // the run was stopped while this request was in flight
+}
+
+func (o *outcome) ok() bool { return o.class == "" && !o.interrupted }
+
+// conn is one slot's client: its own transport (one keep-alive connection),
+// its own stream reader and buffers, so slots share nothing while running.
+type conn struct {
+	ep     Endpoint
+	base   Base
+	client *http.Client
+	tr     *http.Transport
+	clock  func() time.Duration
+	rd     *stream.Reader
+	chunk  stream.Chunk
+	body   []byte
+	itl    []float32 // inter-token gaps in ms, appended per chunk
+	url    string
+	live   *liveSlot // nil outside levels and warmup
+
+	// wrote is when the current request's last byte went to the socket
+	// (set from the transport's writer goroutine, hence atomic).
+	wrote atomic.Int64
+	trace *httptrace.ClientTrace
+
+	// The probe asks for the model name the server answers with.
+	rememberModel bool
+	seenModel     string
+}
+
+func newConn(ep Endpoint, b Base, clock func() time.Duration) *conn {
+	c := &conn{ep: ep, base: b, clock: clock, url: b.API("/v1/chat/completions")}
+	c.tr = ep.newTransport(b, nil)
+	c.client = &http.Client{Transport: c.tr}
+	c.rd = stream.NewReader(eofReader{}, clock, 0)
+	c.trace = &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		c.wrote.Store(int64(c.clock()))
+	}}
+	return c
+}
+
+// preopen dials the slot's connection now, so that connection setup (and
+// the TLS handshake) is not inside the first measured request.
+func (c *conn) preopen(ctx context.Context) error {
+	nc, err := c.ep.dial(ctx, c.base)
+	if err != nil {
+		return err
+	}
+	c.tr.CloseIdleConnections()
+	c.tr = c.ep.newTransport(c.base, nc)
+	c.client.Transport = c.tr
+	return nil
+}
+
+func (c *conn) close() { c.tr.CloseIdleConnections() }
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// buildBody writes the chat request JSON. The prompt is plain ASCII words,
+// so it needs no escaping beyond what strconv.AppendQuote's JSON-safe subset
+// gives; it is built by hand to keep the per-request cost flat.
+func (c *conn) buildBody(o requestOpts, n int64) []byte {
+	b := c.body[:0]
+	b = append(b, `{"model":`...)
+	b = appendJSONString(b, o.model)
+	b = append(b, `,"messages":[{"role":"user","content":"`...)
+	b = prompt.AppendText(b, o.seed, n, o.words)
+	b = append(b, `"}],"max_tokens":`...)
+	b = strconv.AppendInt(b, int64(o.maxTokens), 10)
+	b = append(b, `,"temperature":0,"stream":true`...)
+	if o.streamOptions {
+		b = append(b, `,"stream_options":{"include_usage":true}`...)
+	}
+	if o.ignoreEOS {
+		b = append(b, `,"ignore_eos":true`...)
+	}
+	b = append(b, '}')
+	c.body = b
+	return b
+}
+
+// appendJSONString quotes s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '"' || ch == '\\':
+			b = append(b, '\\', ch)
+		case ch < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[ch>>4], hex[ch&0xf])
+		default:
+			b = append(b, ch)
+		}
+	}
+	return append(b, '"')
+}
+
+// do sends request n and reads its stream to the end. It never returns an
+// error: failures are classified into the outcome. runCtx is the run's
+// context (cancelled on Stop); timeout bounds the whole request.
+func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) outcome {
+	out := outcome{n: n, ttft: -1, ttfa: -1, itlFrom: len(c.itl)}
+	ctx, cancel := context.WithTimeout(runCtx, timeout)
+	defer cancel()
+	body := c.buildBody(o, n)
+	c.wrote.Store(-1)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, c.trace), http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		out.class, out.msg = ClassConnection, err.Error()
+		return out
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	c.ep.authorize(req)
+
+	out.start = c.clock()
+	resp, err := c.client.Do(req)
+	// The request starts when its last byte left for the server: time our
+	// own goroutines spent getting there is the client's, not the server's.
+	if w := time.Duration(c.wrote.Load()); w >= out.start {
+		out.start = w
+	}
+	if err != nil {
+		out.end = c.clock()
+		c.classifyErr(&out, runCtx, ctx, err)
+		out.itlTo = len(c.itl)
+		return out
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _, _ := readBounded(resp.Body, 4096)
+		out.end = c.clock()
+		out.class = httpClass(resp.StatusCode)
+		out.msg = serverMessage(msg, c.ep.APIKey)
+		out.itlTo = len(c.itl)
+		return out
+	}
+	c.readStream(&out, resp.Body)
+	if out.class == ClassConnection || out.class == ClassEndedEarly {
+		// A read that failed because our own deadline or Stop hit is not
+		// the server's fault: say what really happened.
+		if runCtx.Err() != nil {
+			out.interrupted = true
+		} else if ctx.Err() != nil {
+			out.class, out.msg = ClassTimeout, fmt.Sprintf("the request took longer than %s", timeout)
+		}
+	}
+	if out.class == "" {
+		// Drain what follows [DONE] so the connection can be reused.
+		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
+	}
+	out.itlTo = len(c.itl)
+	return out
+}
+
+func (c *conn) classifyErr(out *outcome, runCtx, ctx context.Context, err error) {
+	switch {
+	case runCtx.Err() != nil:
+		out.interrupted = true
+	case ctx.Err() != nil:
+		out.class, out.msg = ClassTimeout, "no answer within the timeout"
+	default:
+		out.class = ClassConnection
+		out.msg = scrub(connectError(c.ep, c.base, err).Error(), c.ep.APIKey)
+	}
+}
+
+// readStream reads SSE events until [DONE], EOF or a failure, stamping each
+// text-bearing chunk with the time its line came off the socket.
+func (c *conn) readStream(out *outcome, body io.Reader) {
+	c.rd.Reset(body)
+	var last time.Duration
+	done, finished := false, false
+	for c.rd.Next() {
+		data := c.rd.Data()
+		at := c.rd.At()
+		out.end = at
+		if len(data) == 6 && string(data) == "[DONE]" {
+			done = true
+			break
+		}
+		if et := c.rd.EventType(); len(et) > 0 && string(et) == "error" {
+			out.class, out.msg = ClassErrorEvent, "error event: "+truncate(string(data), 200)
+			return
+		}
+		if err := stream.Decode(data, &c.chunk); err != nil {
+			out.class, out.msg = ClassMalformedStream, "a stream chunk is not valid JSON: "+err.Error()
+			return
+		}
+		ch := &c.chunk
+		if c.rememberModel && c.seenModel == "" {
+			c.seenModel = chunkModel(data)
+		}
+		if ch.Error {
+			out.class, out.msg = ClassErrorEvent, "error event: "+scrub(ch.ErrorMessage, c.ep.APIKey)
+			return
+		}
+		if ch.Content || ch.Reasoning {
+			if out.chunks == 0 {
+				out.ttft = at - out.start
+				out.reasoning = !ch.Content
+			} else {
+				c.itl = append(c.itl, float32(float64(at-last)/float64(time.Millisecond)))
+			}
+			if ch.Content && out.ttfa < 0 {
+				out.ttfa = at - out.start
+			}
+			last = at
+			out.chunks++
+			if c.live != nil {
+				c.live.tokens.Add(1)
+			}
+		}
+		if ch.FinishReason {
+			finished = true
+		}
+		if ch.HasUsage {
+			out.hasUsage = true
+			out.promptTok = ch.PromptTokens
+			out.complTok = ch.CompletionTokens
+		}
+	}
+	if !done {
+		if err := c.rd.Err(); err != nil {
+			out.end = c.clock()
+			if errors.Is(err, stream.ErrLineTooLong) {
+				out.class, out.msg = ClassMalformedStream, "a stream line was longer than the 16 MiB limit"
+			} else {
+				out.class, out.msg = ClassConnection, "the connection broke mid-stream: "+rootCause(err)
+			}
+			return
+		}
+		if !finished {
+			out.class, out.msg = ClassEndedEarly, "the stream ended without [DONE] or a finish_reason"
+			return
+		}
+	}
+	if out.chunks == 0 {
+		out.class, out.msg = ClassEmptyCompletion, "the stream finished without any text"
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// chunkModel reads the "model" field of a chunk; used by the probe only.
+func chunkModel(data []byte) string {
+	var m struct {
+		Model string `json:"model"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return ""
+	}
+	return truncate(m.Model, 200)
+}

@@ -1,0 +1,191 @@
+// Package results holds the kovara-benchmark-results file (format_version 1):
+// the published run records, the private local section, and the checks that
+// decide whether a file may be published.
+package results
+
+// Format and FormatVersion identify the file kind every writer stamps.
+const (
+	Format        = "kovara-benchmark-results"
+	FormatVersion = 1
+
+	RunKindHardware = "hardware"
+	RunKindProtocol = "protocol"
+
+	EvidenceSelfReported = "self_reported"
+
+	TokenCountServerUsage  = "server_usage"
+	TokenCountStreamChunks = "stream_chunks"
+
+	PercentileLinear = "linear"
+)
+
+// File is a whole results file. Runs hold exactly what is published; Local
+// never leaves the machine.
+type File struct {
+	Format        string       `json:"format"`
+	FormatVersion int          `json:"format_version"`
+	Complete      bool         `json:"complete"`
+	CreatedAt     string       `json:"created_at"`
+	Manifest      *ManifestRef `json:"manifest"`
+	Runs          []Run        `json:"runs"`
+	Local         Local        `json:"local"`
+}
+
+// ManifestRef names the manifest version a hardware run was made under.
+type ManifestRef struct {
+	Revision    string `json:"revision"`
+	ContentHash string `json:"content_hash"`
+}
+
+// Run is one concurrency level's published record: its conditions, its
+// metrics and the client environment. Manifest-derived conditions are null
+// for protocol tests.
+type Run struct {
+	RunKind       string  `json:"run_kind"`
+	Evidence      string  `json:"evidence"`
+	ModelID       string  `json:"model_id"`
+	ModelRevision *string `json:"model_revision"`
+	Engine        *string `json:"engine"`
+	EngineVersion *string `json:"engine_version"`
+	Accelerator   *string `json:"accelerator"`
+	GPUCount      *int    `json:"gpu_count"`
+	Precision     *string `json:"precision"`
+	Profile       *string `json:"profile"`
+	InputTokens   int     `json:"input_tokens"`
+	OutputTokens  int     `json:"output_tokens"`
+	Concurrency   int     `json:"concurrency"`
+	Requests      int     `json:"requests"`
+	Warmup        int     `json:"warmup"`
+	Seed          int64   `json:"seed"`
+
+	Metrics     Metrics     `json:"metrics"`
+	Environment Environment `json:"environment"`
+}
+
+// Metrics are a level's measured numbers. Only successful requests enter the
+// distributions and throughputs.
+type Metrics struct {
+	RequestsOK        int      `json:"requests_ok"`
+	RequestsError     int      `json:"requests_error"`
+	RequestsTimeout   int      `json:"requests_timeout"`
+	DurationS         float64  `json:"duration_s"`
+	RequestThroughput float64  `json:"request_throughput"`
+	OutputThroughput  float64  `json:"output_throughput"`
+	InputTokensMean   *float64 `json:"input_tokens_mean"`
+	OutputTokensMean  *float64 `json:"output_tokens_mean"`
+	TokenCountMethod  string   `json:"token_count_method"`
+	TTFTMs            *Dist    `json:"ttft_ms"`
+	ITLMs             *Dist    `json:"itl_ms"`
+	LatencyMs         *Dist    `json:"latency_ms"`
+	TPOTMs            *Dist    `json:"tpot_ms"`
+}
+
+// Dist summarises one sample. P95 and P99 are present only when the sample
+// is large enough to support them (n >= 20 and n >= 100).
+type Dist struct {
+	N    int      `json:"n"`
+	Mean float64  `json:"mean"`
+	Min  float64  `json:"min"`
+	P50  float64  `json:"p50"`
+	P95  *float64 `json:"p95,omitempty"`
+	P99  *float64 `json:"p99,omitempty"`
+	Max  float64  `json:"max"`
+}
+
+// Environment describes the client and the request settings. It never holds
+// a host name, a URL or a key. This app fills Client, ClientVersion and
+// GoVersion; files imported from the Python kovara CLI carry CLIVersion and
+// Python instead, which is why all five are optional.
+type Environment struct {
+	Client            string  `json:"client,omitempty"`
+	ClientVersion     string  `json:"client_version,omitempty"`
+	GoVersion         string  `json:"go_version,omitempty"`
+	CLIVersion        string  `json:"cli_version,omitempty"` // written by the Python kovara CLI
+	Python            string  `json:"python,omitempty"`      // written by the Python kovara CLI
+	OS                string  `json:"os"`
+	Machine           string  `json:"machine"`
+	Temperature       float64 `json:"temperature"`
+	MaxTokens         int     `json:"max_tokens"`
+	IgnoreEOS         bool    `json:"ignore_eos"`
+	IgnoreEOSHonoured *bool   `json:"ignore_eos_honoured"`
+	Stream            bool    `json:"stream"`
+	StreamOptions     bool    `json:"stream_options"`
+	PromptGenerator   string  `json:"prompt_generator"`
+	Seed              int64   `json:"seed"`
+	PercentileMethod  string  `json:"percentile_method"`
+	ServerModel       *string `json:"server_model"`
+	TimeoutS          float64 `json:"timeout_s"`
+}
+
+// Local is everything kept on the user's machine only.
+type Local struct {
+	Simulated      bool           `json:"simulated,omitempty"`
+	Plan           string         `json:"plan,omitempty"`
+	Endpoint       string         `json:"endpoint"`
+	EndpointHost   string         `json:"endpoint_host"`
+	EndpointName   string         `json:"endpoint_name,omitempty"`
+	ServedModels   []string       `json:"served_models"`
+	RequestedModel string         `json:"requested_model,omitempty"`
+	Detection      *Detection     `json:"engine_detection,omitempty"`
+	Compat         *Compat        `json:"compat,omitempty"`
+	Calibration    *Calibration   `json:"calibration,omitempty"`
+	Manifest       *ManifestLocal `json:"manifest,omitempty"`
+	Levels         []LevelLocal   `json:"levels"`
+	Warnings       []string       `json:"warnings"`
+	PartialRun     *Run           `json:"partial_run"`
+	StartedAt      string         `json:"started_at,omitempty"`
+	FinishedAt     string         `json:"finished_at,omitempty"`
+}
+
+// Detection is what the endpoint said about the engine behind it.
+type Detection struct {
+	Family        string `json:"family,omitempty"`
+	Version       string `json:"version,omitempty"`
+	OwnedBy       string `json:"owned_by,omitempty"`
+	ContextLength int    `json:"context_length,omitempty"`
+	ServerHeader  string `json:"server_header,omitempty"`
+	Source        string `json:"source,omitempty"`
+}
+
+// Compat records what the compat probe found the server accepts.
+type Compat struct {
+	IgnoreEOS     bool `json:"ignore_eos"`
+	StreamOptions bool `json:"stream_options"`
+	Usage         bool `json:"usage"`
+	Attempts      int  `json:"attempts"`
+}
+
+// Calibration records how the prompt length was fitted to input_tokens.
+type Calibration struct {
+	TargetTokens int                  `json:"target_tokens"`
+	Words        int                  `json:"words"`
+	PromptTokens *int                 `json:"prompt_tokens"`
+	Converged    bool                 `json:"converged"`
+	Attempts     []CalibrationAttempt `json:"attempts"`
+}
+
+// CalibrationAttempt is one max_tokens=1 request of the calibration.
+type CalibrationAttempt struct {
+	Words        int `json:"words"`
+	PromptTokens int `json:"prompt_tokens"`
+}
+
+// ManifestLocal keeps the manifest's path and name for the user's eyes.
+type ManifestLocal struct {
+	Path string `json:"path,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// LevelLocal holds a level's private detail: error counts and a few messages
+// per class.
+type LevelLocal struct {
+	Concurrency int                 `json:"concurrency"`
+	Errors      map[string]int      `json:"errors"`
+	Messages    map[string][]string `json:"messages,omitempty"`
+	StartedAt   string              `json:"started_at,omitempty"`
+	Partial     bool                `json:"partial,omitempty"`
+	// Reasoning models: how many successes began with reasoning, and the
+	// time to their first answer (non-reasoning) token.
+	ReasoningFirst int   `json:"reasoning_first,omitempty"`
+	TTFAMs         *Dist `json:"ttfa_ms,omitempty"`
+}

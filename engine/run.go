@@ -1,0 +1,526 @@
+// Package engine implements the Kovara benchmark method against any
+// OpenAI-compatible server: endpoint check, compat probe, prompt
+// calibration, warmup, closed-loop concurrency levels, statistics and the
+// results file. It imports neither the GUI nor any toolkit.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// Client identity written into every run's environment. Version is set at
+// build time with -ldflags "-X github.com/kovara/desktop/engine.Version=…".
+var Version = "0.1.0-dev"
+
+// ClientName is the environment.client of every record we write.
+const ClientName = "kovara-desktop"
+
+// ErrInterrupted is returned (wrapped) when the run was stopped; the file
+// returned with it holds the completed levels and is marked incomplete.
+var ErrInterrupted = errors.New("the benchmark was stopped before it finished")
+
+// StageError is a method stage that could not be done (the probe was
+// refused, say). Request failures inside a level are data, not StageErrors.
+type StageError struct {
+	Stage Phase
+	Err   error
+}
+
+func (e *StageError) Error() string { return fmt.Sprintf("%s: %v", e.Stage, e.Err) }
+func (e *StageError) Unwrap() error { return e.Err }
+
+// PlanError is a plan that cannot be run as given.
+type PlanError struct{ Err error }
+
+func (e *PlanError) Error() string { return e.Err.Error() }
+func (e *PlanError) Unwrap() error { return e.Err }
+
+// Observer receives what a run wants to tell the outside world. Every field
+// is optional; none is called per token.
+type Observer struct {
+	Live *Live
+	// Checkpoint gets the file after every finished level (complete
+	// false) so it can be saved and a crash loses at most one level.
+	Checkpoint func(*results.File)
+	// Log gets one line per phase change and every warning.
+	Log func(string)
+	// Requests gets every finished request of a level after the level
+	// (for accuracy checks against a server's own record).
+	Requests func(concurrency int, recs []RequestRecord)
+}
+
+// RequestRecord is one measured request, as the engine saw it.
+type RequestRecord struct {
+	N       int64
+	Start   time.Duration // offset from the run's start
+	TTFT    time.Duration // -1 when no text arrived
+	Latency time.Duration
+	ITL     []float32 // ms between consecutive text-bearing chunks
+	Class   string    // "" for a success
+	Chunks  int
+}
+
+func (o Observer) logf(format string, args ...any) {
+	if o.Log != nil {
+		o.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+// runner carries one run's state between its stages.
+type runner struct {
+	plan     Plan
+	ep       Endpoint
+	base     Base
+	obs      Observer
+	t0       time.Time
+	clock    func() time.Duration
+	file     *results.File
+	opts     requestOpts // settled by probe and calibration
+	model    string      // the model requested
+	srvModel string      // what the server called it in its answers
+	usage    bool        // the server reports usage in streams
+	probeOut outcome     // the accepted probe, a free calibration point
+}
+
+func (r *runner) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.file.Local.Warnings = append(r.file.Local.Warnings, msg)
+	r.obs.logf("warning: %s", msg)
+}
+
+func (r *runner) phase(p Phase) {
+	r.obs.Live.setPhase(p)
+	r.obs.logf("%s", p)
+}
+
+// Run benchmarks ep with plan. It owns every goroutine and connection it
+// starts and closes them before returning. On success the file is complete;
+// when ctx is cancelled it returns the completed levels with an error
+// wrapping ErrInterrupted; a failed stage returns a *StageError, a bad plan
+// a *PlanError, an endpoint problem an *EndpointError.
+func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.File, error) {
+	if err := plan.Validate(); err != nil {
+		return nil, &PlanError{Err: err}
+	}
+	base, err := ParseBase(ep.URL)
+	if err != nil {
+		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
+	}
+	t0 := time.Now()
+	r := &runner{plan: plan, ep: ep, base: base, obs: obs, t0: t0}
+	r.clock = func() time.Duration { return time.Since(t0) }
+	r.file = r.newFile()
+	overall := len(plan.Concurrency) * plan.Requests
+	obs.Live.start(r.clock, len(plan.Concurrency), overall)
+
+	if err := r.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.probe(ctx); err != nil {
+		return nil, r.stop(ctx, err)
+	}
+	if err := r.calibrate(ctx); err != nil {
+		return nil, r.stop(ctx, err)
+	}
+	if err := r.warmup(ctx); err != nil {
+		return nil, r.stop(ctx, err)
+	}
+	for i, c := range plan.Concurrency {
+		lv := r.runLevel(ctx, i, c)
+		if obs.Requests != nil {
+			obs.Requests(c, lv.records())
+		}
+		run, loc := r.record(lv)
+		if lv.interrupted {
+			loc.Partial = true
+			r.file.Local.PartialRun = &run
+			r.file.Local.Levels = append(r.file.Local.Levels, loc)
+			r.finish(false)
+			r.obs.Live.setPhase(PhaseStopped)
+			return r.file, fmt.Errorf("level %d of %d (concurrency %d): %w", i+1, len(plan.Concurrency), c, ErrInterrupted)
+		}
+		r.file.Runs = append(r.file.Runs, run)
+		r.file.Local.Levels = append(r.file.Local.Levels, loc)
+		if lv.okCount() == 0 {
+			r.warn("at concurrency %d no request succeeded", c)
+		}
+		if i < len(plan.Concurrency)-1 && obs.Checkpoint != nil {
+			r.finish(false)
+			obs.Checkpoint(r.file)
+		}
+	}
+	r.finish(true)
+	r.obs.Live.setPhase(PhaseDone)
+	return r.file, nil
+}
+
+// stop turns a stage failure into ErrInterrupted when the cause was Stop.
+func (r *runner) stop(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		r.obs.Live.setPhase(PhaseStopped)
+		return fmt.Errorf("%s: %w", r.obs.Live.phaseOr(PhaseCheck), ErrInterrupted)
+	}
+	return err
+}
+
+func (l *Live) phaseOr(def Phase) Phase {
+	if l == nil {
+		return def
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.phase
+}
+
+func (r *runner) newFile() *results.File {
+	f := &results.File{
+		Format:        results.Format,
+		FormatVersion: results.FormatVersion,
+		CreatedAt:     r.t0.UTC().Format(time.RFC3339),
+		Runs:          []results.Run{},
+		Local: results.Local{
+			Plan:         "kovara",
+			Endpoint:     r.base.Root,
+			EndpointHost: r.base.Host,
+			EndpointName: r.ep.Name,
+			Simulated:    r.plan.Simulated,
+			Levels:       []results.LevelLocal{},
+			Warnings:     []string{},
+			StartedAt:    r.t0.UTC().Format(time.RFC3339),
+		},
+	}
+	if c := r.plan.Conditions; c != nil {
+		f.Manifest = &results.ManifestRef{Revision: c.Revision, ContentHash: c.ContentHash}
+		if c.ManifestPath != "" || c.ManifestName != "" {
+			f.Local.Manifest = &results.ManifestLocal{Path: c.ManifestPath, Name: c.ManifestName}
+		}
+	}
+	return f
+}
+
+func (r *runner) finish(complete bool) {
+	r.file.Complete = complete
+	r.file.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
+}
+
+// check is step 1: the model list, engine detection and the model to use.
+func (r *runner) check(ctx context.Context) error {
+	r.phase(PhaseCheck)
+	cctx, cancel := context.WithTimeout(ctx, r.ep.checkTimeout())
+	defer cancel()
+	c := r.ep.checkClient(r.base)
+	defer c.CloseIdleConnections()
+	models, hdr, err := listModels(cctx, c, r.ep, r.base)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r.stop(ctx, err)
+		}
+		return err
+	}
+	ids := make([]string, len(models))
+	for i, m := range models {
+		ids[i] = m.ID
+	}
+	r.file.Local.ServedModels = ids
+
+	want := r.plan.Model
+	cond := r.plan.Conditions
+	if want == "" && cond != nil {
+		want = cond.ModelID
+	}
+	model, err := ResolveModel(models, want)
+	if err != nil {
+		return err
+	}
+	r.model = model
+	r.file.Local.RequestedModel = model
+	if cond != nil && r.plan.Model != "" && r.plan.Model != cond.ModelID {
+		r.warn("the server was asked for %q, an alias: the runs are recorded under the manifest's model id %q", r.plan.Model, cond.ModelID)
+	}
+	det := Detect(cctx, c, r.ep, r.base, models, model, hdr)
+	r.file.Local.Detection = &det
+	return nil
+}
+
+// probe is step 2: one small streaming request, falling back on 400/422
+// first without ignore_eos, then also without stream_options.
+func (r *runner) probe(ctx context.Context) error {
+	r.phase(PhaseProbe)
+	cn := newConn(r.ep, r.base, r.clock)
+	defer cn.close()
+	tries := []requestOpts{
+		{ignoreEOS: true, streamOptions: true},
+		{ignoreEOS: false, streamOptions: true},
+		{ignoreEOS: false, streamOptions: false},
+	}
+	var refusals []string
+	for i, t := range tries {
+		t.model, t.maxTokens, t.words, t.seed = r.model, probeMaxTokens, probeWords, r.plan.Seed
+		cn.rememberModel = true
+		out := cn.do(ctx, t, prompt.ProbeRequest, r.ep.checkTimeout())
+		if out.interrupted {
+			return ErrInterrupted
+		}
+		if out.class == "http_400" || out.class == "http_422" {
+			refusals = append(refusals, fmt.Sprintf("%s (%s)", out.class, out.msg))
+			continue
+		}
+		if out.class != "" {
+			return &StageError{Stage: PhaseProbe, Err: probeFailure(out)}
+		}
+		r.opts = t
+		r.opts.maxTokens = r.plan.OutputTokens
+		r.usage = out.hasUsage
+		r.srvModel = cn.seenModel
+		r.file.Local.Compat = &results.Compat{
+			IgnoreEOS: t.ignoreEOS, StreamOptions: t.streamOptions, Usage: out.hasUsage, Attempts: i + 1,
+		}
+		if !t.ignoreEOS {
+			r.warn("the server refused ignore_eos: completions may stop before %d tokens, so throughput is less comparable", r.plan.OutputTokens)
+		}
+		if !out.hasUsage {
+			r.warn("the server does not report token usage: prompts are not calibrated and output is counted in stream chunks")
+		}
+		r.probeOut = out
+		return nil
+	}
+	return &StageError{Stage: PhaseProbe, Err: fmt.Errorf(
+		"the server refused every form of streaming chat request: %s", joinLimit(refusals, "; "))}
+}
+
+const (
+	probeWords     = 16
+	probeMaxTokens = 4
+)
+
+func probeFailure(o outcome) error {
+	switch o.class {
+	case ClassConnection:
+		return fmt.Errorf("the streaming chat request failed: %s", o.msg)
+	case ClassTimeout:
+		return errors.New("the streaming chat request got no answer in time: is the model still loading?")
+	}
+	if len(o.class) > 5 && o.class[:5] == "http_" {
+		return fmt.Errorf("the server answered the streaming chat request with %s: %s", o.class, o.msg)
+	}
+	return fmt.Errorf("the streaming chat request failed (%s): %s", o.class, o.msg)
+}
+
+func joinLimit(xs []string, sep string) string {
+	out := ""
+	for i, x := range xs {
+		if i > 0 {
+			out += sep
+		}
+		out += x
+	}
+	return out
+}
+
+// warmup is step 4: unmeasured requests with up to the highest level's
+// concurrency in flight.
+func (r *runner) warmup(ctx context.Context) error {
+	n := r.plan.Warmup
+	if n == 0 {
+		return nil
+	}
+	r.phase(PhaseWarmup)
+	workers := min(n, r.plan.maxConcurrency())
+	slots := r.obs.Live.beginStage(PhaseWarmup, 0, workers, n)
+	outs := r.closedLoop(ctx, slots, prompt.WarmupRequest(0), n, false)
+	if ctx.Err() != nil {
+		return ErrInterrupted
+	}
+	failed := 0
+	var first string
+	for _, o := range outs {
+		for _, x := range o.outs {
+			if !x.ok() {
+				failed++
+				if first == "" {
+					first = x.class + ": " + x.msg
+				}
+			}
+		}
+	}
+	if failed > 0 {
+		r.warn("%d of %d warmup requests failed (first: %s)", failed, n, first)
+	}
+	return nil
+}
+
+// slotRun is what one slot did during a level.
+type slotRun struct {
+	outs []outcome
+	itl  []float32
+}
+
+// levelRun is one finished (or interrupted) level.
+type levelRun struct {
+	index, concurrency int
+	start, end         time.Duration
+	slots              []slotRun
+	interrupted        bool
+	preopenFailed      int
+}
+
+func (l *levelRun) records() []RequestRecord {
+	var out []RequestRecord
+	for _, s := range l.slots {
+		for _, o := range s.outs {
+			if o.interrupted {
+				continue
+			}
+			out = append(out, RequestRecord{
+				N: o.n, Start: o.start, TTFT: o.ttft, Latency: o.end - o.start,
+				ITL: s.itl[o.itlFrom:o.itlTo], Class: o.class, Chunks: o.chunks,
+			})
+		}
+	}
+	return out
+}
+
+func (l *levelRun) okCount() int {
+	n := 0
+	for _, s := range l.slots {
+		for i := range s.outs {
+			if s.outs[i].ok() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// runLevel is step 5 for one level: open one connection per slot, then
+// start every slot together; a slot starts its next request the moment its
+// previous one ends, until the level's requests are used up.
+func (r *runner) runLevel(ctx context.Context, index, conc int) *levelRun {
+	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(r.plan.Concurrency), conc, r.plan.Requests)
+	live := r.obs.Live.beginStage(PhaseLevel, index+1, conc, r.plan.Requests)
+	lv := &levelRun{index: index, concurrency: conc}
+	outs, start, end, failedOpen := r.closedLoopTimed(ctx, live, r.plan.levelFirstNumber(index), r.plan.Requests, true)
+	lv.slots, lv.start, lv.end, lv.preopenFailed = outs, start, end, failedOpen
+	lv.interrupted = ctx.Err() != nil
+	if lv.preopenFailed > 0 {
+		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level; their first request includes connecting", conc, lv.preopenFailed, conc)
+	}
+	finished := 0
+	for _, s := range outs {
+		for i := range s.outs {
+			if !s.outs[i].interrupted {
+				finished++
+			}
+		}
+	}
+	r.obs.Live.endLevel(finished)
+	return lv
+}
+
+func (r *runner) closedLoop(ctx context.Context, live []*liveSlot, first int64, total int, preopen bool) []slotRun {
+	outs, _, _, _ := r.closedLoopTimed(ctx, live, first, total, preopen)
+	return outs
+}
+
+// closedLoopTimed runs total requests numbered from first over len(live)
+// slots and returns each slot's outcomes, the moment the slots were
+// released and the end of the last request.
+func (r *runner) closedLoopTimed(ctx context.Context, live []*liveSlot, first int64, total int, preopen bool) ([]slotRun, time.Duration, time.Duration, int) {
+	conc := len(live)
+	conns := make([]*conn, conc)
+	for i := range conns {
+		conns[i] = newConn(r.ep, r.base, r.clock)
+		conns[i].live = live[i]
+	}
+	defer func() {
+		for _, c := range conns {
+			c.close()
+		}
+	}()
+	var failedOpen atomic.Int64
+	if preopen {
+		octx, cancel := context.WithTimeout(ctx, r.ep.checkTimeout())
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Go(func() {
+				if err := c.preopen(octx); err != nil {
+					failedOpen.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		cancel()
+	}
+	opts := r.opts
+	var next atomic.Int64
+	res := make([]slotRun, conc)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Go(func() {
+			<-gate
+			sr := &res[i]
+			for ctx.Err() == nil {
+				k := next.Add(1) - 1
+				if k >= int64(total) {
+					break
+				}
+				o := c.do(ctx, opts, first+k, r.plan.Timeout)
+				sr.outs = append(sr.outs, o)
+				c.live.finish(&o, c.itl[o.itlFrom:o.itlTo])
+			}
+			sr.itl = c.itl
+		})
+	}
+	start := r.clock()
+	close(gate)
+	wg.Wait()
+	var end time.Duration
+	for _, s := range res {
+		for i := range s.outs {
+			if o := &s.outs[i]; !o.interrupted && o.end > end {
+				end = o.end
+			}
+		}
+	}
+	if end < start {
+		end = start
+	}
+	return res, start, end, int(failedOpen.Load())
+}
+
+// environment is the client description shared by every record of a run.
+func (r *runner) environment(honoured *bool) results.Environment {
+	var srv *string
+	if r.srvModel != "" {
+		s := r.srvModel
+		srv = &s
+	}
+	return results.Environment{
+		Client:            ClientName,
+		ClientVersion:     Version,
+		GoVersion:         runtime.Version(),
+		OS:                runtime.GOOS,
+		Machine:           runtime.GOARCH,
+		Temperature:       0,
+		MaxTokens:         r.plan.OutputTokens,
+		IgnoreEOS:         r.opts.ignoreEOS,
+		IgnoreEOSHonoured: honoured,
+		Stream:            true,
+		StreamOptions:     r.opts.streamOptions,
+		PromptGenerator:   prompt.Generator,
+		Seed:              r.plan.Seed,
+		PercentileMethod:  results.PercentileLinear,
+		ServerModel:       srv,
+		TimeoutS:          r.plan.Timeout.Seconds(),
+	}
+}

@@ -1,0 +1,787 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// requestNumber finds the number Kovara's prompt generator puts in every
+// prompt.
+var requestNumber = regexp.MustCompile(`Request (\d+):`)
+
+// openAIChatFields are the request members the OpenAI chat API documents;
+// the strict personality refuses anything else.
+var openAIChatFields = map[string]bool{
+	"messages": true, "model": true, "audio": true, "frequency_penalty": true,
+	"function_call": true, "functions": true, "logit_bias": true, "logprobs": true,
+	"max_completion_tokens": true, "max_tokens": true, "metadata": true,
+	"modalities": true, "n": true, "parallel_tool_calls": true, "prediction": true,
+	"presence_penalty": true, "prompt_cache_key": true, "reasoning_effort": true,
+	"response_format": true, "safety_identifier": true, "seed": true,
+	"service_tier": true, "stop": true, "store": true, "stream": true,
+	"stream_options": true, "temperature": true, "tool_choice": true, "tools": true,
+	"top_logprobs": true, "top_p": true, "user": true, "verbosity": true,
+	"web_search_options": true,
+}
+
+type chatRequest struct {
+	Model               string        `json:"model"`
+	Messages            []chatMessage `json:"messages"`
+	MaxTokens           *int          `json:"max_tokens"`
+	MaxCompletionTokens *int          `json:"max_completion_tokens"`
+	Stream              bool          `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	IgnoreEOS *bool `json:"ignore_eos"`
+}
+
+type chatMessage struct {
+	Role    string      `json:"role"`
+	Content textContent `json:"content"`
+}
+
+// textContent is a message's text: a plain string, or the text members of
+// an array of content parts.
+type textContent []string
+
+func (c *textContent) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		*c = nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*c = textContent{s}
+	case b[0] == '[':
+		var parts []struct {
+			Type string  `json:"type"`
+			Text *string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
+		}
+		*c = (*c)[:0]
+		for _, p := range parts {
+			if p.Text != nil && (p.Type == "text" || p.Type == "") {
+				*c = append(*c, *p.Text)
+			}
+		}
+	default:
+		return errors.New("message content must be a string or an array of content parts")
+	}
+	return nil
+}
+
+// countWords counts whitespace-separated words, as strings.Fields would.
+func countWords(s string) int {
+	n, inWord := 0, false
+	for i := 0; i < len(s); {
+		var space bool
+		if c := s[i]; c < utf8.RuneSelf {
+			space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f'
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+			i += size
+		}
+		if !space && !inWord {
+			n++
+		}
+		inWord = !space
+	}
+	return n
+}
+
+// unknownFields lists the top-level members of body outside the OpenAI set,
+// sorted. A body that is not a JSON object yields nothing (the main decode
+// reports it).
+func unknownFields(body []byte) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	var bad []string
+	for k := range m {
+		if !openAIChatFields[k] {
+			bad = append(bad, k)
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// mix64 is the SplitMix64 finaliser: a cheap, well-spread hash.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// job is a validated chat request.
+type job struct {
+	n         int64
+	seq       uint64
+	model     string
+	prompt    int
+	maxTokens int
+	total     int    // tokens to generate
+	finish    string // "length" or "stop"
+	stream    bool
+	usage     bool // report usage
+	fault     Fault
+}
+
+type apiError struct {
+	status   int
+	msg, typ string
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{http.StatusBadRequest, fmt.Sprintf(format, args...), "invalid_request_error"}
+}
+
+func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError) {
+	p := s.cfg.Personality
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.bodyLimit))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &apiError{http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("the request body is larger than %d bytes", tooBig.Limit), "invalid_request_error"}
+		}
+		return nil, badRequest("could not read the request body: %v", err)
+	}
+	if p == Strict {
+		if bad := unknownFields(body); len(bad) == 1 {
+			return nil, badRequest("Unrecognized request argument supplied: %s", bad[0])
+		} else if len(bad) > 1 {
+			return nil, badRequest("Unrecognized request arguments supplied: %s", strings.Join(bad, ", "))
+		}
+	}
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, badRequest("the request body is not a valid chat completion request: %v", err)
+	}
+	if len(req.Messages) == 0 {
+		return nil, badRequest("messages must hold at least one message")
+	}
+	model := req.Model
+	switch {
+	case model == "" && (p == VLLM || p == LlamaCpp):
+		model = s.cfg.Models[0]
+	case model == "":
+		return nil, badRequest("you must provide a model parameter")
+	case !slices.Contains(s.cfg.Models, model):
+		return nil, &apiError{http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", model), "not_found_error"}
+	}
+
+	j := &job{n: -1, model: model, stream: req.Stream}
+	words := 0
+	for _, m := range req.Messages {
+		for _, t := range m.Content {
+			words += countWords(t)
+		}
+	}
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role != "user" {
+			continue
+		}
+		for _, t := range req.Messages[i].Content {
+			if m := requestNumber.FindStringSubmatch(t); m != nil {
+				if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+					j.n = n
+				}
+				break
+			}
+		}
+		break
+	}
+	j.prompt = words + s.cfg.TemplateOverhead
+
+	j.maxTokens = 16
+	if req.MaxCompletionTokens != nil {
+		j.maxTokens = *req.MaxCompletionTokens
+	} else if req.MaxTokens != nil {
+		j.maxTokens = *req.MaxTokens
+	}
+	if j.maxTokens < 1 {
+		return nil, badRequest("max_tokens must be at least 1, got %d", j.maxTokens)
+	}
+	if need := j.prompt + j.maxTokens; need > s.cfg.ContextLength {
+		return nil, badRequest("this model's context holds %d tokens, but the request needs %d (%d in the messages, %d for the completion)",
+			s.cfg.ContextLength, need, j.prompt, j.maxTokens)
+	}
+
+	honoured := req.IgnoreEOS != nil && *req.IgnoreEOS && (p == VLLM || p == LlamaCpp)
+	j.total, j.finish = j.maxTokens, "length"
+	if !honoured {
+		if nat := s.naturalStop(j.n, j.maxTokens); nat < j.maxTokens {
+			j.total, j.finish = nat, "stop"
+		}
+	}
+	j.usage = !s.cfg.NoUsage && (!j.stream || (req.StreamOptions != nil && req.StreamOptions.IncludeUsage))
+	if j.n >= 0 && s.cfg.Faults != nil {
+		j.fault = s.cfg.Faults(j.n)
+	}
+	return j, nil
+}
+
+// naturalStop is the completion length of request n when the model is
+// allowed to stop by itself.
+func (s *Server) naturalStop(n int64, maxTokens int) int {
+	if f := s.cfg.NaturalStop; f != nil {
+		return min(max(f(n), 1), maxTokens)
+	}
+	if maxTokens < 2 {
+		return maxTokens
+	}
+	lo, hi := maxTokens/2, maxTokens-1
+	h := mix64(uint64(s.cfg.Seed)*0x9e3779b97f4a7c15 ^ uint64(n))
+	return lo + int(h%uint64(hi-lo+1))
+}
+
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
+	if r.Method != http.MethodPost {
+		s.methodNotAllowed(w, "POST")
+		return
+	}
+	if !s.enter() {
+		s.writeError(w, http.StatusServiceUnavailable, "the server is shutting down", "server_error")
+		return
+	}
+	defer s.leave()
+
+	tr := &Truth{N: -1, Arrived: arrived}
+	if s.cfg.RecordTruth {
+		defer func() {
+			tr.Ended = time.Now()
+			s.store(*tr)
+		}()
+	}
+	j, aerr := s.parse(w, r)
+	if aerr != nil {
+		tr.Status = aerr.status
+		s.writeError(w, aerr.status, aerr.msg, aerr.typ)
+		return
+	}
+	j.seq = s.seq.Add(1)
+	tr.N, tr.Model, tr.Stream, tr.PromptTokens, tr.Fault = j.n, j.model, j.stream, j.prompt, j.fault
+
+	switch j.fault {
+	case Fault429:
+		tr.Status, tr.Completed = http.StatusTooManyRequests, true
+		s.writeError(w, tr.Status, "simulated rate limit: too many requests, retry later", "rate_limit_error")
+		return
+	case Fault500:
+		tr.Status, tr.Completed = http.StatusInternalServerError, true
+		s.writeError(w, tr.Status, "simulated internal server error", "server_error")
+		return
+	case Fault503:
+		tr.Status, tr.Completed = http.StatusServiceUnavailable, true
+		s.writeError(w, tr.Status, "simulated overload: the service is unavailable", "service_unavailable")
+		return
+	}
+
+	ctx := r.Context()
+	if err := s.sched.acquire(ctx, s.shutdown); err != nil {
+		s.aborted.Add(1)
+		if errors.Is(err, errShutdown) {
+			tr.Status = http.StatusServiceUnavailable
+			s.writeError(w, tr.Status, "the server is shutting down", "server_error")
+		}
+		return
+	}
+	ru := &run{
+		s: s, w: w, rc: http.NewResponseController(w), ctx: ctx, j: j, tr: tr,
+		held: true, record: s.cfg.RecordTruth, admitted: time.Now(),
+		buffered: j.stream && j.fault == FaultBuffer,
+	}
+	ru.timer = time.NewTimer(time.Hour)
+	ru.timer.Stop()
+	defer ru.cleanup()
+	tr.Admitted = ru.admitted
+	ru.kv = int64(j.prompt)
+	s.kvTokens.Add(ru.kv)
+	if s.cfg.Jitter > 0 {
+		ru.rng = rand.New(rand.NewPCG(uint64(s.cfg.Seed), uint64(j.n)))
+	}
+	if ru.record {
+		tr.Chunks = make([]time.Time, 0, min(j.total, 4096))
+	}
+	if j.stream {
+		ru.enc = s.newEncoder(j)
+		ru.stream()
+	} else {
+		ru.whole()
+	}
+}
+
+func (s *Server) newEncoder(j *job) *encoder {
+	id := fmt.Sprintf("chatcmpl-%016x%016x", mix64(j.seq), mix64(j.seq^uint64(s.cfg.Seed)))
+	if s.cfg.Personality == Ollama {
+		id = "chatcmpl-" + strconv.FormatUint(j.seq%1000, 10)
+	}
+	return newEncoder(s.cfg.Personality, id, j.model, time.Now().Unix(), s.buildInfo(), j.usage)
+}
+
+// run is one admitted request on its way through prefill and decode.
+type run struct {
+	s        *Server
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	ctx      context.Context
+	j        *job
+	tr       *Truth
+	enc      *encoder
+	timer    *time.Timer
+	rng      *rand.Rand // nil without jitter
+	admitted time.Time
+	record   bool
+
+	held     bool  // owns a batch slot
+	decoding bool  // counted in Server.decoding
+	kv       int64 // tokens this request holds in the KV cache
+	wrote    bool  // response bytes have gone out
+	buffered bool  // FaultBuffer: collect the stream in out
+	out      []byte
+}
+
+func (ru *run) cleanup() {
+	ru.releaseSlot()
+	ru.stopDecoding()
+	ru.s.kvTokens.Add(-ru.kv)
+	ru.timer.Stop()
+}
+
+func (ru *run) releaseSlot() {
+	if ru.held {
+		ru.held = false
+		ru.s.sched.release()
+	}
+}
+
+func (ru *run) startDecoding() {
+	if !ru.decoding {
+		ru.decoding = true
+		ru.s.decoding.Add(1)
+	}
+}
+
+func (ru *run) stopDecoding() {
+	if ru.decoding {
+		ru.decoding = false
+		ru.s.decoding.Add(-1)
+	}
+}
+
+func (ru *run) prefillTime() time.Duration {
+	return time.Duration(float64(ru.j.prompt) / ru.s.cfg.PrefillRate * float64(time.Second))
+}
+
+// interval is the gap to the next token of this sequence, given how many
+// sequences are decoding now.
+func (ru *run) interval() time.Duration {
+	f := 1.0
+	if sd := ru.s.cfg.BatchSlowdown; sd > 0 {
+		if b := ru.s.decoding.Load(); b > 1 {
+			f += sd * float64(b-1)
+		}
+	}
+	if ru.rng != nil {
+		f *= 1 + ru.s.cfg.Jitter*(2*ru.rng.Float64()-1)
+	}
+	return time.Duration(float64(ru.s.cfg.TokenInterval) * f)
+}
+
+// sleepUntil waits for an absolute deadline, the client leaving, or Close.
+func (ru *run) sleepUntil(t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		select {
+		case <-ru.ctx.Done():
+			return ru.ctx.Err()
+		case <-ru.s.shutdown:
+			return errShutdown
+		default:
+			return nil
+		}
+	}
+	ru.timer.Reset(d)
+	select {
+	case <-ru.timer.C:
+		return nil
+	case <-ru.ctx.Done():
+		ru.timer.Stop()
+		return ru.ctx.Err()
+	case <-ru.s.shutdown:
+		ru.timer.Stop()
+		return errShutdown
+	}
+}
+
+// abandon ends a request whose wait was cut short. On Close, a response
+// already under way is aborted so the client never mistakes it for a
+// complete one; a client that left needs no answer.
+func (ru *run) abandon(err error) {
+	ru.s.aborted.Add(1)
+	if !errors.Is(err, errShutdown) {
+		return
+	}
+	if ru.wrote {
+		panic(http.ErrAbortHandler)
+	}
+	ru.tr.Status = http.StatusServiceUnavailable
+	ru.s.writeError(ru.w, ru.tr.Status, "the server is shutting down", "server_error")
+}
+
+// send writes and flushes b (or keeps it, for FaultBuffer).
+func (ru *run) send(b []byte) error {
+	if ru.buffered {
+		ru.out = append(ru.out, b...)
+		return nil
+	}
+	if !ru.wrote {
+		ru.wrote = true
+		ru.tr.Status = http.StatusOK
+	}
+	if _, err := ru.w.Write(b); err != nil {
+		return err
+	}
+	if err := ru.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
+
+// resetConn drops the connection with a TCP reset (or, where the
+// connection cannot be taken over, lets net/http abort it).
+func (ru *run) resetConn() {
+	conn, _, err := ru.rc.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
+}
+
+func (ru *run) tokenDone(now time.Time) {
+	if ru.record {
+		ru.tr.Chunks = append(ru.tr.Chunks, now)
+	}
+	ru.tr.CompletionTokens++
+	ru.kv++
+	ru.s.genTotal.Add(1)
+	ru.s.kvTokens.Add(1)
+}
+
+func msBetween(a, b time.Time) float64 { return float64(b.Sub(a)) / float64(time.Millisecond) }
+
+// stream serves a streaming request.
+func (ru *run) stream() {
+	s, j, e := ru.s, ru.j, ru.enc
+	deadline := ru.admitted.Add(ru.prefillTime())
+	if err := ru.sleepUntil(deadline); err != nil {
+		ru.abandon(err)
+		return
+	}
+	s.promptTotal.Add(int64(j.prompt))
+	h := ru.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+
+	line := make([]byte, 0, 1024)
+	line = e.chunk(line, deltaRole, nil, "", nil)
+	if j.fault == FaultEmpty {
+		now := time.Now()
+		ru.end(line, now, now)
+		return
+	}
+
+	cut := j.fault == FaultReset || j.fault == FaultErrorEvent || j.fault == FaultNoDone || j.fault == FaultStall
+	cutAt := min(faultAfter, j.total) - 1
+	if j.fault == FaultStall {
+		cutAt = 0
+	}
+	hugeAt := min(2, j.total-1)
+	base := int(mix64(uint64(j.n)) % uint64(len(vocabulary)))
+
+	ru.startDecoding()
+	var firstAt, lastAt time.Time
+	for i := 0; i < j.total; i++ {
+		if i > 0 {
+			deadline = deadline.Add(ru.interval())
+			if err := ru.sleepUntil(deadline); err != nil {
+				ru.abandon(err)
+				return
+			}
+		}
+		word := vocabulary[(base+i)%len(vocabulary)]
+		finish := ""
+		if i == j.total-1 && !cut && e.finishOnLastToken() {
+			finish = j.finish
+		}
+		start := len(line)
+		if j.fault == FaultHugeLine && i == hugeAt {
+			line = e.hugeChunk(line, word, finish, s.cfg.HugeLineBytes)
+		} else {
+			line = e.chunk(line, deltaText, word, finish, nil)
+		}
+		if j.fault == FaultMalformed && i == cutAt {
+			line = malformed(line, line[start:])
+		}
+		if err := ru.send(line); err != nil {
+			s.aborted.Add(1)
+			return
+		}
+		now := time.Now()
+		ru.tokenDone(now)
+		if i == 0 {
+			firstAt = now
+		}
+		lastAt = now
+		line = line[:0]
+		if cut && i == cutAt {
+			ru.cut(deadline)
+			return
+		}
+	}
+	ru.end(line, firstAt, lastAt)
+}
+
+// end closes a stream normally: the closing chunk where the personality
+// uses one, usage when asked for, [DONE].
+func (ru *run) end(line []byte, firstAt, lastAt time.Time) {
+	j, e := ru.j, ru.enc
+	finish := j.finish
+	if j.fault == FaultEmpty {
+		finish = "stop"
+	}
+	if !e.finishOnLastToken() || j.fault == FaultEmpty {
+		var extra []byte
+		if e.p == LlamaCpp {
+			extra = appendTimings(nil, j.prompt, msBetween(ru.admitted, firstAt),
+				ru.tr.CompletionTokens, msBetween(firstAt, lastAt))
+		}
+		line = e.chunk(line, deltaEnd, nil, finish, extra)
+	}
+	if j.usage {
+		line = e.usage(line, j.prompt, ru.tr.CompletionTokens, nil)
+	}
+	line = append(line, doneLine...)
+	if err := ru.send(line); err != nil {
+		ru.s.aborted.Add(1)
+		return
+	}
+	if ru.buffered {
+		ru.buffered = false
+		if err := ru.send(ru.out); err != nil {
+			ru.s.aborted.Add(1)
+			return
+		}
+	}
+	ru.tr.FinishReason, ru.tr.Completed = finish, true
+	ru.s.finished(finish)
+}
+
+func (s *Server) finished(reason string) {
+	if reason == "stop" {
+		s.finishedStop.Add(1)
+	} else {
+		s.finishedLen.Add(1)
+	}
+}
+
+// cut delivers a truncating fault after the last token it lets through.
+func (ru *run) cut(deadline time.Time) {
+	ru.s.aborted.Add(1)
+	switch ru.j.fault {
+	case FaultNoDone:
+		ru.tr.Completed = true // the handler returns: net/http closes the body cleanly
+	case FaultErrorEvent:
+		if err := ru.sleepUntil(deadline.Add(ru.interval())); err != nil {
+			ru.abandon(err)
+			return
+		}
+		if ru.send([]byte(errorEvent)) == nil {
+			ru.tr.Completed = true
+		}
+	case FaultReset:
+		if err := ru.sleepUntil(deadline.Add(ru.interval())); err != nil {
+			ru.abandon(err)
+			return
+		}
+		ru.tr.Completed = true
+		ru.resetConn()
+	case FaultStall:
+		// A hung sequence should not hold up everybody else.
+		ru.releaseSlot()
+		ru.stopDecoding()
+		select {
+		case <-ru.ctx.Done():
+			ru.tr.Completed = true
+		case <-ru.s.shutdown:
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+// whole serves a non-streaming request: the same schedule, one JSON body
+// at the end (see the Fault constants for how faults map onto it).
+func (ru *run) whole() {
+	s, j := ru.s, ru.j
+	deadline := ru.admitted.Add(ru.prefillTime())
+	if err := ru.sleepUntil(deadline); err != nil {
+		ru.abandon(err)
+		return
+	}
+	s.promptTotal.Add(int64(j.prompt))
+	if j.fault == FaultStall {
+		ru.releaseSlot()
+		select {
+		case <-ru.ctx.Done():
+			ru.tr.Completed = true
+		case <-s.shutdown:
+			ru.abandon(errShutdown)
+		}
+		return
+	}
+	n := j.total
+	if j.fault == FaultEmpty {
+		n = 0
+	}
+	cutAt := -1
+	if j.fault == FaultReset || j.fault == FaultErrorEvent {
+		cutAt = min(faultAfter, n) - 1
+	}
+	base := int(mix64(uint64(j.n)) % uint64(len(vocabulary)))
+	ru.startDecoding()
+	var text []byte
+	firstAt := time.Now()
+	lastAt := firstAt
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			deadline = deadline.Add(ru.interval())
+			if err := ru.sleepUntil(deadline); err != nil {
+				ru.abandon(err)
+				return
+			}
+		}
+		now := time.Now()
+		ru.tokenDone(now)
+		if i == 0 {
+			firstAt = now
+		}
+		lastAt = now
+		text = append(text, vocabulary[(base+i)%len(vocabulary)]...)
+		if i == cutAt {
+			s.aborted.Add(1)
+			if err := ru.sleepUntil(deadline.Add(ru.interval())); err != nil {
+				ru.abandon(err)
+				return
+			}
+			ru.tr.Completed = true
+			if j.fault == FaultReset {
+				ru.resetConn()
+				return
+			}
+			ru.tr.Status = http.StatusInternalServerError
+			s.writeError(ru.w, ru.tr.Status, "simulated engine failure: the request was aborted mid-generation", "server_error")
+			return
+		}
+	}
+	finish := j.finish
+	if j.fault == FaultEmpty {
+		finish = "stop"
+	}
+	body := ru.completion(string(text), finish, firstAt, lastAt, -1)
+	switch j.fault {
+	case FaultMalformed, FaultNoDone:
+		body = body[:len(body)/2]
+		s.aborted.Add(1)
+	case FaultHugeLine:
+		body = ru.completion(string(text), finish, firstAt, lastAt, s.cfg.HugeLineBytes-len(body))
+		s.finished(finish)
+	default:
+		s.finished(finish)
+	}
+	ru.w.Header().Set("Content-Type", "application/json")
+	ru.tr.Status = http.StatusOK
+	ru.w.Write(body)
+	ru.tr.FinishReason, ru.tr.Completed = finish, true
+}
+
+// completion renders a chat.completion body. grow > 0 adds a padding
+// member that lengthens the body by exactly grow bytes when grow is at
+// least the member's own overhead.
+func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow int) []byte {
+	s, j := ru.s, ru.j
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	type choice struct {
+		Index        int     `json:"index"`
+		Message      message `json:"message"`
+		Logprobs     any     `json:"logprobs"`
+		FinishReason string  `json:"finish_reason"`
+	}
+	type usage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+	type body struct {
+		ID      string          `json:"id"`
+		Object  string          `json:"object"`
+		Created int64           `json:"created"`
+		Model   string          `json:"model"`
+		Choices []choice        `json:"choices"`
+		Usage   *usage          `json:"usage,omitempty"`
+		Timings json.RawMessage `json:"timings,omitempty"`
+		Padding string          `json:"padding,omitempty"`
+	}
+	b := body{
+		ID:      fmt.Sprintf("chatcmpl-%016x%016x", mix64(j.seq), mix64(j.seq^uint64(s.cfg.Seed))),
+		Object:  "chat.completion",
+		Created: ru.tr.Arrived.Unix(),
+		Model:   j.model,
+		Choices: []choice{{Message: message{Role: "assistant", Content: text}, FinishReason: finish}},
+	}
+	if j.usage {
+		c := ru.tr.CompletionTokens
+		b.Usage = &usage{j.prompt, c, j.prompt + c}
+	}
+	if s.cfg.Personality == LlamaCpp {
+		t := appendTimings(nil, j.prompt, msBetween(ru.admitted, firstAt), ru.tr.CompletionTokens, msBetween(firstAt, lastAt))
+		b.Timings = t[len(`,"timings":`):]
+	}
+	const wrap = len(`,"padding":""`)
+	if grow > wrap {
+		b.Padding = strings.Repeat("x", grow-wrap)
+	}
+	return jsonBytes(b)
+}

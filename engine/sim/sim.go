@@ -1,0 +1,361 @@
+// Package sim is Kovara's built-in OpenAI-compatible inference server
+// simulator. It serves /v1/models and streaming or non-streaming
+// /v1/chat/completions with a simple but exact timing model (a FIFO batch
+// queue, a prefill rate, a per-token decode interval that can grow with the
+// batch), imitates the details that tell vLLM, llama.cpp, Ollama and the
+// OpenAI API apart, injects faults on chosen requests, and optionally records
+// the true server-side time of every text-bearing chunk so that a client's
+// measured TTFT and inter-token latency can be checked against it.
+//
+// It is the demo endpoint, the engine's test server and its accuracy
+// reference, so the per-chunk path is kept cheap: chunk bytes are assembled
+// by appending into a reused buffer, and each stream is paced against
+// absolute deadlines by its own handler goroutine.
+package sim
+
+import (
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Personality selects which real server the simulator imitates.
+type Personality string
+
+// The personalities. An empty or unknown personality behaves as VLLM.
+const (
+	VLLM     Personality = "vllm"
+	LlamaCpp Personality = "llamacpp"
+	Ollama   Personality = "ollama"
+	Strict   Personality = "strict" // the OpenAI API: rejects non-standard request fields
+)
+
+// Fault is a misbehaviour injected into one request.
+type Fault string
+
+// The faults, as seen on a streaming request. "A few chunks" is three token
+// chunks (fewer if the completion is shorter). Non-streaming requests get the
+// nearest equivalent: reset → the connection is reset after a few tokens'
+// time; error_event → a 500 error body; malformed_chunk and no_done → a body
+// cut in half; empty_completion → empty content; stall → no answer until the
+// client leaves; huge_line → a body padded to HugeLineBytes; buffer_all →
+// no change.
+const (
+	FaultNone       Fault = ""
+	Fault429        Fault = "http_429"         // immediate 429 with an OpenAI-style error body
+	Fault500        Fault = "http_500"         // immediate 500
+	Fault503        Fault = "http_503"         // immediate 503
+	FaultReset      Fault = "reset"            // a few chunks, then the TCP connection is reset
+	FaultErrorEvent Fault = "error_event"      // a few chunks, then an SSE error event, then the stream ends
+	FaultMalformed  Fault = "malformed_chunk"  // a data line that is not valid JSON mid-stream; the rest is normal
+	FaultNoDone     Fault = "no_done"          // a few chunks, then a clean close without finish_reason or [DONE]
+	FaultEmpty      Fault = "empty_completion" // a normal ending but no text-bearing chunk
+	FaultStall      Fault = "stall"            // headers and one token, then silence until the client leaves
+	FaultBuffer     Fault = "buffer_all"       // paced as usual but written in one piece at the end
+	FaultHugeLine   Fault = "huge_line"        // one text-bearing data line whose JSON is HugeLineBytes long
+)
+
+// faultAfter is how many token chunks the truncating faults let through.
+const faultAfter = 3
+
+// Config shapes a simulator. The zero value is a usable vLLM-like server.
+type Config struct {
+	Personality Personality // default VLLM
+	Models      []string    // served model ids; default ["kovara-sim-8b"]
+
+	// TemplateOverhead is added to the prompt's word count to give
+	// prompt_tokens, standing in for a chat template. 0 means the default
+	// of 11; a negative value means no overhead.
+	TemplateOverhead int
+
+	PrefillRate   float64       // prompt tokens per second; default 40000
+	TokenInterval time.Duration // decode interval of one sequence at batch size 1; default 20ms
+	// BatchSlowdown stretches the interval with b sequences decoding:
+	// TokenInterval * (1 + BatchSlowdown*(b-1)). Default 0.
+	BatchSlowdown float64
+	// BatchCapacity is how many requests are admitted at once; the rest
+	// wait in a FIFO queue. 0 means 256.
+	BatchCapacity int
+	// Jitter is the ± fraction of uniform random jitter applied to every
+	// decode interval (0 to 0.95), drawn from a generator seeded by Seed and
+	// the request number.
+	Jitter float64
+	Seed   int64
+
+	NoUsage bool // never report usage (clients must count stream chunks)
+
+	// NaturalStop gives the completion length of request n when ignore_eos
+	// is not honoured; the result is clamped to [1, max_tokens]. It and
+	// Faults are called from concurrent handlers. When nil,
+	// a deterministic length in [max/2, max-1] derived from Seed and n is
+	// used (max when max_tokens is 1), so a natural stop is always shorter
+	// than a length cut.
+	NaturalStop func(n int64) int
+	// Faults gives the fault for request number n. It is consulted only for
+	// requests that carry a number (n >= 0). Nil means no faults.
+	Faults func(n int64) Fault
+
+	RecordTruth   bool // keep per-request ground truth (tests); off keeps memory flat
+	HugeLineBytes int  // JSON length of the FaultHugeLine line; default 20 MiB
+
+	// Version is the engine version reported by /version, /props or
+	// /api/version. Default: "0.11.0" (vLLM), "b6000" (llama.cpp),
+	// "0.12.0" (Ollama), none (strict).
+	Version string
+
+	ContextLength int // max_model_len / n_ctx; default 32768
+	KVCacheTokens int // KV-cache size behind kv_cache_usage_perc; default 262144
+
+	bodyLimit int64 // request body limit; tests lower it
+}
+
+func (c Config) withDefaults() Config {
+	switch c.Personality {
+	case VLLM, LlamaCpp, Ollama, Strict:
+	default:
+		c.Personality = VLLM
+	}
+	if len(c.Models) == 0 {
+		c.Models = []string{"kovara-sim-8b"}
+	} else {
+		c.Models = append([]string(nil), c.Models...)
+	}
+	if c.TemplateOverhead == 0 {
+		c.TemplateOverhead = 11
+	} else if c.TemplateOverhead < 0 {
+		c.TemplateOverhead = 0
+	}
+	if c.PrefillRate <= 0 {
+		c.PrefillRate = 40000
+	}
+	if c.TokenInterval <= 0 {
+		c.TokenInterval = 20 * time.Millisecond
+	}
+	if c.BatchSlowdown < 0 {
+		c.BatchSlowdown = 0
+	}
+	if c.BatchCapacity <= 0 {
+		c.BatchCapacity = 256
+	}
+	if c.Jitter < 0 {
+		c.Jitter = 0
+	} else if c.Jitter > 0.95 {
+		c.Jitter = 0.95
+	}
+	if c.HugeLineBytes <= 0 {
+		c.HugeLineBytes = 20 << 20
+	}
+	if c.Version == "" {
+		switch c.Personality {
+		case VLLM:
+			c.Version = "0.11.0"
+		case LlamaCpp:
+			c.Version = "b6000"
+		case Ollama:
+			c.Version = "0.12.0"
+		}
+	}
+	if c.ContextLength <= 0 {
+		c.ContextLength = 32768
+	}
+	if c.KVCacheTokens <= 0 {
+		c.KVCacheTokens = 262144
+	}
+	if c.bodyLimit <= 0 {
+		c.bodyLimit = 8 << 20
+	}
+	return c
+}
+
+var errShutdown = errors.New("sim: server closed")
+
+// Server is a simulator. It implements http.Handler and can be mounted
+// anywhere, or run on its own listener with Start.
+type Server struct {
+	cfg     Config
+	created time.Time
+
+	shutdown  chan struct{}
+	closeOnce sync.Once
+	inflight  atomic.Int64 // chat handlers running
+
+	hs       *http.Server
+	serveErr chan error
+
+	sched    scheduler
+	decoding atomic.Int64 // sequences past their first token
+	seq      atomic.Uint64
+
+	promptTotal  atomic.Int64
+	genTotal     atomic.Int64
+	kvTokens     atomic.Int64
+	finishedStop atomic.Int64
+	finishedLen  atomic.Int64
+	aborted      atomic.Int64
+
+	modelsJSON []byte
+	propsJSON  []byte
+
+	truthMu  sync.Mutex
+	truths   []Truth
+	truthIdx map[int64]int
+}
+
+// New builds a simulator from cfg (zero fields take their defaults).
+func New(cfg Config) *Server {
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:      cfg,
+		created:  time.Now(),
+		shutdown: make(chan struct{}),
+		truthIdx: make(map[int64]int),
+	}
+	s.sched.limit = cfg.BatchCapacity
+	s.modelsJSON = s.buildModels()
+	s.propsJSON = s.buildProps()
+	return s
+}
+
+// Config returns the effective configuration, defaults filled in.
+func (s *Server) Config() Config {
+	c := s.cfg
+	c.Models = append([]string(nil), c.Models...)
+	return c
+}
+
+// Start builds a simulator and serves it on addr ("127.0.0.1:0" picks a free
+// port) in the background. It returns the base URL, e.g.
+// "http://127.0.0.1:41234" (an unspecified listen host is reported as
+// 127.0.0.1).
+func Start(cfg Config, addr string) (*Server, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", err
+	}
+	s := New(cfg)
+	s.hs = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	s.serveErr = make(chan error, 1)
+	go func() { s.serveErr <- s.hs.Serve(ln) }()
+	return s, baseURL(ln.Addr()), nil
+}
+
+func baseURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// Close stops the listener (when started with Start), drops every
+// connection, and makes every in-flight handler return: queued requests
+// leave the queue, streams are aborted mid-flight (the client sees an
+// abrupt end, never a clean [DONE]). It waits up to five seconds for the
+// handlers to finish. Calling it again does nothing.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.shutdown)
+		if s.hs != nil {
+			err = s.hs.Close()
+			if e := <-s.serveErr; e != nil && !errors.Is(e, http.ErrServerClosed) && err == nil {
+				err = e
+			}
+		}
+		limit := time.Now().Add(5 * time.Second)
+		for s.inflight.Load() > 0 && time.Now().Before(limit) {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	return err
+}
+
+func (s *Server) closed() bool {
+	select {
+	case <-s.shutdown:
+		return true
+	default:
+		return false
+	}
+}
+
+// enter registers an in-flight handler; false once Close has begun.
+func (s *Server) enter() bool {
+	s.inflight.Add(1)
+	if s.closed() {
+		s.inflight.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *Server) leave() { s.inflight.Add(-1) }
+
+// ServeHTTP routes a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := s.cfg.Personality
+	if p == VLLM {
+		w.Header().Set("Server", "uvicorn")
+	}
+	path := r.URL.Path
+	if len(path) > 1 {
+		path = strings.TrimSuffix(path, "/")
+	}
+	switch {
+	case path == "/v1/chat/completions" || path == "/chat/completions":
+		s.handleChat(w, r)
+	case path == "/v1/models" || path == "/models":
+		s.get(w, r, "application/json", s.modelsJSON)
+	case path == "/version" && p == VLLM:
+		s.get(w, r, "application/json", jsonBytes(map[string]string{"version": s.cfg.Version}))
+	case path == "/api/version" && p == Ollama:
+		s.get(w, r, "application/json; charset=utf-8", jsonBytes(map[string]string{"version": s.cfg.Version}))
+	case path == "/" && p == Ollama:
+		s.get(w, r, "text/plain; charset=utf-8", []byte("Ollama is running"))
+	case path == "/props" && p == LlamaCpp:
+		s.get(w, r, "application/json; charset=utf-8", s.propsJSON)
+	case path == "/health" && p == VLLM:
+		s.get(w, r, "application/json", nil)
+	case path == "/health" && p == LlamaCpp:
+		s.get(w, r, "application/json; charset=utf-8", []byte(`{"status":"ok"}`))
+	case path == "/metrics" && (p == VLLM || p == LlamaCpp):
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			s.methodNotAllowed(w, "GET")
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Write(s.metricsText())
+	default:
+		s.writeError(w, http.StatusNotFound, "Not Found: "+r.URL.Path, "not_found_error")
+	}
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, ctype string, body []byte) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.methodNotAllowed(w, "GET")
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		w.Write(body)
+	}
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	s.writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed", "invalid_request_error")
+}
