@@ -40,7 +40,7 @@ func (r *runner) calibrate(ctx context.Context) error {
 	}
 	w = max(w, 1)
 
-	cn := newConn(r.ep, r.base, r.clock)
+	cn := newConn(r.ep, r.base, r.t0)
 	defer cn.close()
 	opts := r.opts
 	opts.maxTokens = 1

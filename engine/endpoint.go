@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kovara/desktop/engine/netstamp"
 )
 
 // Endpoint is an OpenAI-compatible server as the user gave it. The API key
@@ -114,21 +116,30 @@ func (e Endpoint) tlsConfig(host string) *tls.Config {
 // newTransport builds a transport that holds a single keep-alive
 // connection. When pre is non-nil it is handed out on the first dial, so a
 // connection opened ahead of a level carries the level's first request.
-func (e Endpoint) newTransport(b Base, pre net.Conn) *http.Transport {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+// Every connection is stamped (netstamp); onConn, when set, learns of each
+// one so the slot can read its stamps.
+func (e Endpoint) newTransport(b Base, pre net.Conn, onConn func(*netstamp.Conn)) *http.Transport {
 	take := func() net.Conn {
 		c := pre
 		pre = nil
 		return c
 	}
-	tr := &http.Transport{
-		Proxy: nil, // a proxy would be measured too; talk to the server directly
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if c := take(); c != nil {
-				return c, nil
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		if c := take(); c != nil {
+			if sc, ok := c.(*netstamp.Conn); ok && onConn != nil {
+				onConn(sc)
 			}
-			return dialer.DialContext(ctx, network, addr)
-		},
+			return c, nil
+		}
+		sc, c, err := e.dialStamped(ctx, b)
+		if err == nil && onConn != nil {
+			onConn(sc)
+		}
+		return c, err
+	}
+	tr := &http.Transport{
+		Proxy:               nil, // a proxy would be measured too; talk to the server directly
+		DialContext:         dial,
 		TLSClientConfig:     e.tlsConfig(b.Host),
 		TLSHandshakeTimeout: 10 * time.Second,
 		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2
@@ -139,30 +150,37 @@ func (e Endpoint) newTransport(b Base, pre net.Conn) *http.Transport {
 		DisableCompression:  true, // gzip would hold back streamed chunks
 	}
 	if b.TLS() {
-		tlsDialer := &tls.Dialer{NetDialer: dialer, Config: e.tlsConfig(b.Host)}
-		tr.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if c := take(); c != nil {
-				return c, nil
-			}
-			return tlsDialer.DialContext(ctx, network, addr)
-		}
+		tr.DialTLSContext = dial
 	}
 	return tr
 }
 
-// dial opens one connection (TLS handshake included for https) for a slot.
-func (e Endpoint) dial(ctx context.Context, b Base) (net.Conn, error) {
+// dialStamped opens one stamped connection, with the TLS handshake done
+// for https. It returns the stamped TCP connection and the connection to
+// use (the same, or TLS over it).
+func (e Endpoint) dialStamped(ctx context.Context, b Base) (*netstamp.Conn, net.Conn, error) {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	if b.TLS() {
-		d := &tls.Dialer{NetDialer: dialer, Config: e.tlsConfig(b.Host)}
-		return d.DialContext(ctx, "tcp", b.HostPort())
+	raw, err := dialer.DialContext(ctx, "tcp", b.HostPort())
+	if err != nil {
+		return nil, nil, err
 	}
-	return dialer.DialContext(ctx, "tcp", b.HostPort())
+	sc := netstamp.Wrap(raw)
+	if !b.TLS() {
+		return sc, sc, nil
+	}
+	tc := tls.Client(sc, e.tlsConfig(b.Host))
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		raw.Close()
+		return nil, nil, err
+	}
+	return sc, tc, nil
 }
 
 // checkClient is a short-lived client for the endpoint checks.
 func (e Endpoint) checkClient(b Base) *http.Client {
-	tr := e.newTransport(b, nil)
+	tr := e.newTransport(b, nil, nil)
 	tr.MaxConnsPerHost = 0
 	tr.MaxIdleConnsPerHost = 2
 	return &http.Client{Transport: tr, Timeout: e.checkTimeout()}

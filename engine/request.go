@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kovara/desktop/engine/netstamp"
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/stream"
 )
@@ -68,6 +69,7 @@ type conn struct {
 	base   Base
 	client *http.Client
 	tr     *http.Transport
+	t0     time.Time // the run's start: every time is an offset from it
 	clock  func() time.Duration
 	rd     *stream.Reader
 	chunk  stream.Chunk
@@ -76,8 +78,9 @@ type conn struct {
 	url    string
 	live   *liveSlot // nil outside levels and warmup
 
-	// wrote is when the current request's last byte went to the socket
-	// (set from the transport's writer goroutine, hence atomic).
+	// sock is the slot's current connection, set from the transport's dial
+	// goroutine; wrote is when the current request's last write began.
+	sock  atomic.Pointer[netstamp.Conn]
 	wrote atomic.Int64
 	trace *httptrace.ClientTrace
 
@@ -86,28 +89,62 @@ type conn struct {
 	seenModel     string
 }
 
-func newConn(ep Endpoint, b Base, clock func() time.Duration) *conn {
-	c := &conn{ep: ep, base: b, clock: clock, url: b.API("/v1/chat/completions")}
-	c.tr = ep.newTransport(b, nil)
+func newConn(ep Endpoint, b Base, t0 time.Time) *conn {
+	c := &conn{ep: ep, base: b, t0: t0, url: b.API("/v1/chat/completions")}
+	c.clock = func() time.Duration { return time.Since(t0) }
+	c.tr = ep.newTransport(b, nil, c.sock.Store)
 	c.client = &http.Client{Transport: c.tr}
-	c.rd = stream.NewReader(eofReader{}, clock, 0)
+	c.rd = stream.NewReader(eofReader{}, c.arrival, 0)
 	c.trace = &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
-		c.wrote.Store(int64(c.clock()))
+		at := c.clock()
+		if s := c.sock.Load(); s != nil {
+			if w := s.LastWrite(); !w.IsZero() {
+				at = w.Sub(c.t0)
+			}
+		}
+		c.wrote.Store(int64(at))
 	}}
 	return c
 }
 
-// preopen dials the slot's connection now, so that connection setup (and
-// the TLS handshake) is not inside the first measured request.
+// arrival is the stream reader's clock: when the bytes of the latest read
+// reached this machine (the kernel's receive time where the OS gives it),
+// not when our goroutine got round to reading them.
+func (c *conn) arrival() time.Duration {
+	if s := c.sock.Load(); s != nil {
+		if at := s.LastRead(); !at.IsZero() {
+			return at.Sub(c.t0)
+		}
+	}
+	return c.clock()
+}
+
+// preopen opens the slot's connection before the level, so connection
+// setup is not inside the first measured request. Dialing is not enough:
+// connect() returns before the server has accepted and set up its side, so
+// one GET /v1/models (known to work from the endpoint check) goes over the
+// new connection and leaves it idle, fully open, in the slot's transport.
 func (c *conn) preopen(ctx context.Context) error {
-	nc, err := c.ep.dial(ctx, c.base)
+	sc, nc, err := c.ep.dialStamped(ctx, c.base)
 	if err != nil {
 		return err
 	}
 	c.tr.CloseIdleConnections()
-	c.tr = c.ep.newTransport(c.base, nc)
+	c.sock.Store(sc)
+	c.tr = c.ep.newTransport(c.base, nc, c.sock.Store)
 	c.client.Transport = c.tr
-	return nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.API("/v1/models"), nil)
+	if err != nil {
+		return err
+	}
+	c.ep.authorize(req)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxModelsBody))
+	return err
 }
 
 func (c *conn) close() { c.tr.CloseIdleConnections() }
@@ -177,7 +214,7 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 
 	out.start = c.clock()
 	resp, err := c.client.Do(req)
-	// The request starts when its last byte left for the server: time our
+	// The request starts when its last write to the socket began: time our
 	// own goroutines spent getting there is the client's, not the server's.
 	if w := time.Duration(c.wrote.Load()); w >= out.start {
 		out.start = w

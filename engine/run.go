@@ -255,7 +255,7 @@ func (r *runner) check(ctx context.Context) error {
 // first without ignore_eos, then also without stream_options.
 func (r *runner) probe(ctx context.Context) error {
 	r.phase(PhaseProbe)
-	cn := newConn(r.ep, r.base, r.clock)
+	cn := newConn(r.ep, r.base, r.t0)
 	defer cn.close()
 	tries := []requestOpts{
 		{ignoreEOS: true, streamOptions: true},
@@ -438,7 +438,7 @@ func (r *runner) closedLoopTimed(ctx context.Context, live []*liveSlot, first in
 	conc := len(live)
 	conns := make([]*conn, conc)
 	for i := range conns {
-		conns[i] = newConn(r.ep, r.base, r.clock)
+		conns[i] = newConn(r.ep, r.base, r.t0)
 		conns[i].live = live[i]
 	}
 	defer func() {

@@ -261,8 +261,7 @@ func (s *Server) naturalStop(n int64, maxTokens int) int {
 	return lo + int(h%uint64(hi-lo+1))
 }
 
-func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
-	arrived := time.Now()
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, arrived time.Time) {
 	if r.Method != http.MethodPost {
 		s.methodNotAllowed(w, "POST")
 		return
@@ -315,7 +314,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	ru := &run{
 		s: s, w: w, rc: http.NewResponseController(w), ctx: ctx, j: j, tr: tr,
-		held: true, record: s.cfg.RecordTruth, admitted: time.Now(),
+		held: true, record: s.cfg.RecordTruth, admitted: time.Now(), sock: stampOf(r),
 		buffered: j.stream && j.fault == FaultBuffer,
 	}
 	ru.timer = time.NewTimer(time.Hour)
@@ -360,11 +359,12 @@ type run struct {
 	admitted time.Time
 	record   bool
 
-	held     bool  // owns a batch slot
-	decoding bool  // counted in Server.decoding
-	kv       int64 // tokens this request holds in the KV cache
-	wrote    bool  // response bytes have gone out
-	buffered bool  // FaultBuffer: collect the stream in out
+	sock     *stampConn // the connection's stamps; nil when mounted elsewhere
+	held     bool       // owns a batch slot
+	decoding bool       // counted in Server.decoding
+	kv       int64      // tokens this request holds in the KV cache
+	wrote    bool       // response bytes have gone out
+	buffered bool       // FaultBuffer: collect the stream in out
 	out      []byte
 }
 
@@ -553,11 +553,15 @@ func (ru *run) stream() {
 		if j.fault == FaultMalformed && i == cutAt {
 			line = malformed(line, line[start:])
 		}
+		before := time.Now()
 		if err := ru.send(line); err != nil {
 			s.aborted.Add(1)
 			return
 		}
-		now := time.Now()
+		now := before
+		if !ru.buffered {
+			now = sentAt(ru.sock, before)
+		}
 		ru.tokenDone(now)
 		if i == 0 {
 			firstAt = now

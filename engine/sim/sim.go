@@ -239,7 +239,9 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 		return nil, "", err
 	}
 	s := New(cfg)
+	ln = stampListener{ln}
 	s.hs = &http.Server{
+		ConnContext:       connContext,
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
@@ -306,6 +308,8 @@ func (s *Server) leave() { s.inflight.Add(-1) }
 
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	arrived, clearArrival := arrival(r, time.Now())
+	defer clearArrival()
 	p := s.cfg.Personality
 	if p == VLLM {
 		w.Header().Set("Server", "uvicorn")
@@ -316,7 +320,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case path == "/v1/chat/completions" || path == "/chat/completions":
-		s.handleChat(w, r)
+		s.handleChat(w, r, arrived)
 	case path == "/v1/models" || path == "/models":
 		s.get(w, r, "application/json", s.modelsJSON)
 	case path == "/version" && p == VLLM:
@@ -331,6 +335,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.get(w, r, "application/json", nil)
 	case path == "/health" && p == LlamaCpp:
 		s.get(w, r, "application/json; charset=utf-8", []byte(`{"status":"ok"}`))
+	case path == "/debug/truth" && s.cfg.RecordTruth:
+		// Ground truth for a client in another process (accuracy checks).
+		s.get(w, r, "application/json", jsonBytes(s.Timings()))
 	case path == "/metrics" && (p == VLLM || p == LlamaCpp):
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			s.methodNotAllowed(w, "GET")

@@ -82,3 +82,35 @@ func (s *Server) Truths() []Truth {
 	})
 	return out
 }
+
+// Timing is a request's true timing as durations, which keep their meaning
+// across a process boundary (monotonic instants do not).
+type Timing struct {
+	N      int64   `json:"n"`
+	TTFTNs int64   `json:"ttft_ns"`
+	GapsNs []int64 `json:"gaps_ns"`
+	// Wall-clock instants, for lining up with a client's own clock when
+	// investigating; comparisons should use the durations above.
+	ArrivedUnixNs    int64 `json:"arrived_unix_ns"`
+	AdmittedUnixNs   int64 `json:"admitted_unix_ns"`
+	FirstChunkUnixNs int64 `json:"first_chunk_unix_ns"`
+}
+
+// Timings returns every recorded request's true TTFT and gaps, sorted by N.
+func (s *Server) Timings() []Timing {
+	ts := s.Truths()
+	out := make([]Timing, 0, len(ts))
+	for _, t := range ts {
+		tt, ok := t.TTFT()
+		if !ok {
+			continue
+		}
+		tm := Timing{N: t.N, TTFTNs: int64(tt), ArrivedUnixNs: t.Arrived.UnixNano(),
+			AdmittedUnixNs: t.Admitted.UnixNano(), FirstChunkUnixNs: t.Chunks[0].UnixNano()}
+		for _, g := range t.ITL() {
+			tm.GapsNs = append(tm.GapsNs, int64(g))
+		}
+		out = append(out, tm)
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+// Package netstamp wraps TCP connections so every read learns when the
+// kernel received its bytes and every write notes when its bytes were
+// handed to the kernel.
+//
+// A client that stamps a chunk when its own goroutine gets round to the
+// read adds its scheduling delay to every TTFT and inter-token gap; under a
+// burst of hundreds of streams that delay is the client's, not the
+// server's. Where the operating system offers receive timestamps (Linux
+// SO_TIMESTAMPNS) the stamp is the kernel's; elsewhere it is the moment the
+// read returned, as other tools do.
+package netstamp
+
+import (
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// Conn is a stamped connection. Its stamps are plain time.Time values with
+// a monotonic reading, so they subtract cleanly from a run's start.
+type Conn struct {
+	net.Conn
+	plat platform
+
+	// Stamps are kept as monotonic offsets from epoch (+1, so 0 means
+	// none yet) to stay allocation-free.
+	lastRead  atomic.Int64 // when the bytes of the latest read arrived
+	lastWrite atomic.Int64 // when the latest write's bytes left
+	kernel    atomic.Bool  // the latest read stamp came from the kernel
+	kernelTx  atomic.Bool  // the latest write stamp came from the kernel
+}
+
+// epoch anchors the stamps.
+var epoch = time.Now()
+
+// Wrap stamps c. It never fails: without kernel timestamps it still stamps
+// reads and writes with the time the call returned or began.
+func Wrap(c net.Conn) *Conn {
+	w := &Conn{Conn: c}
+	w.plat.init(c)
+	return w
+}
+
+// Read reads like the wrapped connection and records when the bytes came in.
+func (c *Conn) Read(p []byte) (int, error) {
+	n, at, kernel, err := c.plat.read(c.Conn, p)
+	if n > 0 && !kernel {
+		DebugNoKernel.Add(1)
+	}
+	if n > 0 {
+		DebugReads.Add(1)
+	}
+	if n > 0 {
+		c.lastRead.Store(int64(at.Sub(epoch)) + 1)
+		c.kernel.Store(kernel)
+	}
+	return n, err
+}
+
+// Write writes and records when the bytes left: the kernel's transmit time
+// where the OS reports it, else the moment before the write began. Writes
+// must not be concurrent (TCP users such as net/http never make them so).
+func (c *Conn) Write(p []byte) (int, error) {
+	before := time.Now()
+	n, err := c.Conn.Write(p)
+	at, kernel := before, false
+	if tx, ok := c.plat.sent(); ok && !tx.Before(before) {
+		at, kernel = tx, true // older stamps belong to an earlier write
+	}
+	c.kernelTx.Store(kernel)
+	c.lastWrite.Store(int64(at.Sub(epoch)) + 1)
+	return n, err
+}
+
+// LastRead is when the bytes of the latest read arrived (zero before any).
+func (c *Conn) LastRead() time.Time { return fromOffset(c.lastRead.Load()) }
+
+// KernelStamps reports whether the latest read was stamped by the kernel.
+func (c *Conn) KernelStamps() bool { return c.kernel.Load() }
+
+// KernelSent reports whether the latest write was stamped by the kernel.
+func (c *Conn) KernelSent() bool { return c.kernelTx.Load() }
+
+// LastWrite is when the latest write's bytes left (zero before any).
+func (c *Conn) LastWrite() time.Time { return fromOffset(c.lastWrite.Load()) }
+
+func fromOffset(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return epoch.Add(time.Duration(v - 1))
+}
+
+// fromWall turns a kernel wall-clock stamp into a monotonic instant, given
+// a monotonic instant mono at which the wall clock read wallNs: the event
+// happened wallNs−stamp before mono. A stamp from the future or from long
+// ago (the wall clock was stepped) is refused.
+func fromWall(mono time.Time, wallNs, stampNs int64) (time.Time, bool) {
+	lag := time.Duration(wallNs - stampNs)
+	if lag < 0 || lag > 10*time.Second {
+		return mono, false
+	}
+	return mono.Add(-lag), true
+}
+
+var DebugNoKernel, DebugReads atomic.Int64

@@ -1,0 +1,189 @@
+//go:build linux
+
+package netstamp
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// platform reads with recvmsg so the kernel's SO_TIMESTAMPNS receive time
+// comes with the bytes.
+type platform struct {
+	raw syscall.RawConn
+	oob [256]byte
+
+	// recvmsg state, kept here so that neither the message header nor the
+	// callback passed to RawConn.Read is allocated per read.
+	msg   unix.Msghdr
+	iov   unix.Iovec
+	fn    func(uintptr) bool
+	rn    int
+	roobn int
+	rerr  error
+
+	// Transmit timestamps come back on the socket's error queue.
+	tx      bool
+	emsg    unix.Msghdr
+	eoob    [256]byte
+	drainFn func(uintptr)
+	txNs    int64
+}
+
+// txFlags asks for a software timestamp of each write's last byte as it
+// leaves for the network device, reported without the packet's payload.
+const txFlags = unix.SOF_TIMESTAMPING_TX_SOFTWARE | unix.SOF_TIMESTAMPING_SOFTWARE | unix.SOF_TIMESTAMPING_OPT_TSONLY
+
+func (pl *platform) init(c net.Conn) {
+	// The control message is parsed by hand for the 64-bit layout only.
+	if unix.SizeofCmsghdr != 16 {
+		return
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}); err != nil || serr != nil {
+		return
+	}
+	pl.raw = raw
+	pl.fn = pl.recv
+	var terr error
+	if err := raw.Control(func(fd uintptr) {
+		terr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, txFlags)
+	}); err == nil && terr == nil {
+		pl.tx = true
+		pl.drainFn = pl.drain
+	}
+}
+
+// drain empties the error queue and keeps the newest transmit timestamp.
+func (pl *platform) drain(fd uintptr) {
+	for {
+		pl.emsg.Control = &pl.eoob[0]
+		pl.emsg.SetControllen(len(pl.eoob))
+		_, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&pl.emsg)), unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
+		if errno != 0 {
+			pl.emsg.Control = nil
+			return
+		}
+		if ns, ok := timestampNs(pl.eoob[:pl.emsg.Controllen]); ok {
+			pl.txNs = ns
+		}
+	}
+}
+
+// sent returns the kernel's transmit time of the write just made, if it
+// reported one.
+func (pl *platform) sent() (time.Time, bool) {
+	if !pl.tx {
+		return time.Time{}, false
+	}
+	pl.txNs = 0
+	if err := pl.raw.Control(pl.drainFn); err != nil || pl.txNs == 0 {
+		return time.Time{}, false
+	}
+	return monoOf(pl.txNs)
+}
+
+// monoOf turns a kernel CLOCK_REALTIME stamp into a monotonic instant. The
+// wall clock is read between two monotonic readings, and again when the
+// thread was interrupted in between: a pair read milliseconds apart (a
+// preempted virtual CPU does that) would shift the stamp by as much.
+func monoOf(stampNs int64) (time.Time, bool) {
+	var ts unix.Timespec
+	for try := 0; ; try++ {
+		a := time.Now()
+		if unix.ClockGettime(unix.CLOCK_REALTIME, &ts) != nil {
+			return a, false
+		}
+		b := time.Now()
+		span := b.Sub(a)
+		if span <= 20*time.Microsecond || try == 4 {
+			return fromWall(a.Add(span/2), ts.Nano(), stampNs)
+		}
+	}
+}
+
+func (pl *platform) recv(fd uintptr) bool {
+	pl.msg.SetControllen(len(pl.oob))
+	n, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&pl.msg)), 0)
+	if errno == unix.EAGAIN || errno == unix.EWOULDBLOCK {
+		return false
+	}
+	pl.rn, pl.roobn, pl.rerr = int(n), int(pl.msg.Controllen), nil
+	if errno != 0 {
+		pl.rn, pl.roobn, pl.rerr = 0, 0, errno
+	}
+	return true
+}
+
+func (pl *platform) read(c net.Conn, p []byte) (int, time.Time, bool, error) {
+	if pl.raw == nil || len(p) == 0 {
+		n, err := c.Read(p)
+		return n, time.Now(), false, err
+	}
+	pl.iov.Base = &p[0]
+	pl.iov.SetLen(len(p))
+	pl.msg.Iov = &pl.iov
+	pl.msg.Iovlen = 1
+	pl.msg.Control = &pl.oob[0]
+	err := pl.raw.Read(pl.fn)
+	pl.iov.Base, pl.msg.Iov, pl.msg.Control = nil, nil, nil // do not pin the caller's buffer
+	now := time.Now()
+	if err != nil {
+		return 0, now, false, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	}
+	if pl.rerr != nil {
+		return 0, now, false, &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("recvmsg", pl.rerr)}
+	}
+	if pl.rn == 0 {
+		return 0, now, false, io.EOF
+	}
+	if ns, ok := timestampNs(pl.oob[:pl.roobn]); ok {
+		if at, ok := monoOf(ns); ok {
+			return pl.rn, at, true, nil
+		}
+	}
+	return pl.rn, now, false, nil
+}
+
+// timestampNs finds an SCM_TIMESTAMPNS control message (or the software
+// stamp of an SCM_TIMESTAMPING one) and returns its time in Unix
+// nanoseconds.
+func timestampNs(oob []byte) (int64, bool) {
+	const hdr = unix.SizeofCmsghdr
+	for len(oob) >= hdr {
+		l := int(binary.NativeEndian.Uint64(oob[0:8]))
+		level := int32(binary.NativeEndian.Uint32(oob[8:12]))
+		typ := int32(binary.NativeEndian.Uint32(oob[12:16]))
+		if l < hdr || l > len(oob) {
+			return 0, false
+		}
+		if level == unix.SOL_SOCKET && (typ == unix.SCM_TIMESTAMPNS || typ == unix.SCM_TIMESTAMPING) && l >= hdr+16 {
+			sec := int64(binary.NativeEndian.Uint64(oob[hdr : hdr+8]))
+			nsec := int64(binary.NativeEndian.Uint64(oob[hdr+8 : hdr+16]))
+			return sec*1e9 + nsec, true
+		}
+		adv := (l + 7) &^ 7
+		if adv > len(oob) {
+			return 0, false
+		}
+		oob = oob[adv:]
+	}
+	return 0, false
+}

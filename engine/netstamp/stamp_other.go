@@ -1,0 +1,20 @@
+//go:build !linux
+
+package netstamp
+
+import (
+	"net"
+	"time"
+)
+
+// platform stamps a read with the moment it returned.
+type platform struct{}
+
+func (pl *platform) init(net.Conn) {}
+
+func (pl *platform) read(c net.Conn, p []byte) (int, time.Time, bool, error) {
+	n, err := c.Read(p)
+	return n, time.Now(), false, err
+}
+
+func (pl *platform) sent() (time.Time, bool) { return time.Time{}, false }

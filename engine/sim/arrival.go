@@ -1,0 +1,88 @@
+package sim
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/kovara/desktop/engine/netstamp"
+)
+
+// The truth is taken at the socket, where a real server's clock would
+// start and stop: a request arrives when its first bytes reached the
+// server's socket (the kernel's receive time where the OS gives it), and a
+// chunk leaves when its write to the socket began. The time a server
+// spends parsing and queueing a burst of requests is its own and belongs in
+// the true TTFT. Start wraps its listener so every connection is stamped;
+// a Server mounted elsewhere falls back to the handler's own clock.
+
+type connKey struct{}
+
+// stampListener hands out stampConns.
+type stampListener struct{ net.Listener }
+
+func (l stampListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &stampConn{Conn: netstamp.Wrap(c)}, nil
+}
+
+// stampConn remembers when the first bytes of the current request arrived.
+// ServeHTTP clears the stamp before it returns, which is always before the
+// client can send its next request on this connection.
+type stampConn struct {
+	*netstamp.Conn
+	first atomic.Int64 // UnixNano-free: offset from epoch + 1; 0 = not stamped
+}
+
+// epoch anchors first-read stamps.
+var epoch = time.Now()
+
+func (c *stampConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.first.CompareAndSwap(0, int64(c.Conn.LastRead().Sub(epoch))+1)
+	}
+	return n, err
+}
+
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	if sc, ok := c.(*stampConn); ok {
+		return context.WithValue(ctx, connKey{}, sc)
+	}
+	return ctx
+}
+
+func stampOf(r *http.Request) *stampConn {
+	sc, _ := r.Context().Value(connKey{}).(*stampConn)
+	return sc
+}
+
+// arrival returns when r's first bytes arrived, or fallback, and a function
+// that clears the stamp for the next request.
+func arrival(r *http.Request, fallback time.Time) (time.Time, func()) {
+	sc := stampOf(r)
+	if sc == nil {
+		return fallback, func() {}
+	}
+	v := sc.first.Load()
+	if v == 0 {
+		return fallback, func() {}
+	}
+	return epoch.Add(time.Duration(v - 1)), func() { sc.first.Store(0) }
+}
+
+// sentAt is when the latest write to r's connection began, if it began
+// after since; otherwise now.
+func sentAt(sc *stampConn, since time.Time) time.Time {
+	if sc != nil {
+		if w := sc.LastWrite(); !w.Before(since) {
+			return w
+		}
+	}
+	return time.Now()
+}
