@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+func startSim(t *testing.T, cfg sim.Config) string {
+	t.Helper()
+	srv, url, err := sim.Start(cfg, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return url
+}
+
+func fast() sim.Config { return sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6} }
+
+// runCLI runs the command in process and returns its exit code and output.
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := cli(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func readResults(t *testing.T, path string) *results.File {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.Decode(data)
+	if err != nil {
+		t.Fatalf("%s does not validate: %v", path, err)
+	}
+	return f
+}
+
+var smallFlags = []string{"--concurrency", "1,4", "--requests", "8", "--warmup", "2", "--input-tokens", "64", "--output-tokens", "8"}
+
+func TestRunWritesFileAndTable(t *testing.T) {
+	t.Parallel()
+	url := startSim(t, fast())
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := runCLI(append([]string{"run", "--endpoint", url, "-o", out}, smallFlags...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "TTFT p50") || !strings.HasPrefix(strings.TrimSpace(lines[1]), "1 ") || !strings.HasPrefix(strings.TrimSpace(lines[2]), "4 ") {
+		t.Errorf("summary table:\n%s", stdout)
+	}
+	for _, want := range []string{"checking endpoint", "level 2 of 2", "results written to"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	f := readResults(t, out)
+	if !f.Complete || len(f.Runs) != 2 || f.Runs[1].Metrics.RequestsOK != 8 {
+		t.Errorf("file complete=%v runs=%d", f.Complete, len(f.Runs))
+	}
+}
+
+func TestBadInputExit2(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "--endpoint"},
+		{[]string{"run", "--endpoint", "http://h", "--concurrency", "0"}, "concurrency 0"},
+		{[]string{"run", "--endpoint", "http://h", "--concurrency", "1,x"}, "not a whole number"},
+		{[]string{"run", "--endpoint", "http://h", "--concurrency", "64", "--requests", "10"}, "raise --requests"},
+		{[]string{"run", "--endpoint", "http://h", "--input-tokens", "0"}, "input tokens"},
+		{[]string{"run", "--endpoint", "http://h", "--output-tokens", "-5"}, "output tokens"},
+		{[]string{"run", "--endpoint", "http://h", "--timeout", "soon"}, "--timeout"},
+		{[]string{"run", "--endpoint", "gopher://h"}, "only http://"},
+		{[]string{"run", "--endpoint", "http://h", "--bogus"}, "flag provided but not defined"},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"validate"}, "exactly one"},
+	}
+	for _, tc := range tests {
+		code, _, stderr := runCLI(tc.args...)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 mentioning %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestEndpointProblemsInWords(t *testing.T) {
+	t.Parallel()
+	answer := func(status int, body string) string {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+			fmt.Fprint(w, body)
+		}))
+		t.Cleanup(ts.Close)
+		return ts.URL
+	}
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	multi := sim.Config{Models: []string{"m-a", "m-b"}}
+	tests := []struct {
+		name string
+		url  string
+		args []string
+		want string
+	}{
+		{"unreachable", closedURL, nil, "is the server running"},
+		{"401", answer(401, `{"error":{"message":"bad key"}}`), nil, "check the key"},
+		{"404", answer(404, "nope"), nil, "/v1"},
+		{"html", answer(200, "<html><body>hello</body></html>"), nil, "web page"},
+		{"not a list", answer(200, `[1,2,3]`), nil, "model list"},
+		{"several models", startSim(t, multi), nil, "m-a, m-b"},
+		{"model not served", startSim(t, fast()), []string{"--model", "llama"}, `does not serve "llama"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"run", "--endpoint", tc.url, "-o", filepath.Join(t.TempDir(), "r.json")}, tc.args...)
+			code, _, stderr := runCLI(args...)
+			if code != exitBadInput || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 2 mentioning %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestAPIKeyFromNamedEnv(t *testing.T) {
+	const key = "sk-kovara-test-7f3a"
+	s := sim.New(fast())
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			w.WriteHeader(401)
+			return
+		}
+		s.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	t.Setenv("MY_LLM_KEY", key)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := runCLI(append([]string{"run", "--endpoint", ts.URL, "--api-key-env", "MY_LLM_KEY", "-o", out}, smallFlags...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, _ := os.ReadFile(out)
+	for name, text := range map[string]string{"results file": string(data), "stdout": stdout, "stderr": stderr} {
+		if strings.Contains(text, key) {
+			t.Errorf("the API key leaked into the %s", name)
+		}
+	}
+	// Without the variable the server refuses, in words.
+	code, _, stderr = runCLI("run", "--endpoint", ts.URL, "--api-key-env", "UNSET_KEY_VAR", "-o", out)
+	if code != exitBadInput || !strings.Contains(stderr, "key") {
+		t.Errorf("no key: exit %d, %s", code, stderr)
+	}
+}
+
+func TestDemoSmall(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "demo.json")
+	code, stdout, stderr := runCLI(append([]string{"demo", "-o", out}, smallFlags...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f := readResults(t, out)
+	if !f.Local.Simulated || !f.Complete || len(f.Runs) != 2 {
+		t.Errorf("demo file simulated=%v complete=%v runs=%d", f.Local.Simulated, f.Complete, len(f.Runs))
+	}
+	if !strings.Contains(stdout, "out tok/s") {
+		t.Errorf("no summary:\n%s", stdout)
+	}
+	// And validate refuses it, saying why.
+	code, _, stderr = runCLI("validate", out)
+	if code != exitFailed || !strings.Contains(stderr, "simulator") {
+		t.Errorf("validate simulated: exit %d, %s", code, stderr)
+	}
+}
+
+func TestValidatePrintsPayload(t *testing.T) {
+	t.Parallel()
+	url := startSim(t, fast())
+	out := filepath.Join(t.TempDir(), "r.json")
+	if code, _, stderr := runCLI(append([]string{"run", "--endpoint", url, "-o", out}, smallFlags...)...); code != exitOK {
+		t.Fatal(stderr)
+	}
+	code, stdout, stderr := runCLI("validate", out)
+	if code != exitOK {
+		t.Fatalf("validate: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, `"runs"`) || !strings.Contains(stdout, `"revision": null`) || strings.Contains(stdout, "127.0.0.1") || strings.Contains(stdout, "local") {
+		t.Errorf("payload:\n%s", stdout)
+	}
+}
+
+// TestInterruptKeepsFinishedLevels builds the binary, starts a run, sends
+// SIGINT during the second level and checks exit 130 and the file.
+func TestInterruptKeepsFinishedLevels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "kovara-bench")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cfg := fast()
+	cfg.TokenInterval = 5 * time.Millisecond
+	url := startSim(t, cfg)
+	out := filepath.Join(dir, "r.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--endpoint", url, "-o", out, "--concurrency", "2,2",
+		"--requests", "40", "--warmup", "0", "--input-tokens", "32", "--output-tokens", "20")
+	stderr, _ := cmd.StderrPipe()
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "level 2 of 2") {
+			time.Sleep(200 * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGINT)
+		}
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want 130; stderr:\n%s", err, log.String())
+	}
+	f := readResults(t, out)
+	if f.Complete || len(f.Runs) != 1 || f.Local.PartialRun == nil {
+		t.Fatalf("complete=%v runs=%d partial=%v", f.Complete, len(f.Runs), f.Local.PartialRun != nil)
+	}
+	if !strings.Contains(stdout.String(), "interrupted level") {
+		t.Errorf("summary should mark the partial level:\n%s", stdout.String())
+	}
+	code, _, vstderr := runCLI("validate", out)
+	if code != exitFailed || !strings.Contains(vstderr, "interrupted") {
+		t.Errorf("validate incomplete: exit %d: %s", code, vstderr)
+	}
+}
