@@ -6,12 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -210,6 +212,73 @@ func TestValidatePrintsPayload(t *testing.T) {
 	}
 }
 
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// buildBinary builds kovara-bench once per test run, without cgo.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kovara-bench-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "kovara-bench")
+		build := exec.Command("go", "build", "-o", binPath, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build: %v", buildErr)
+	}
+	return binPath
+}
+
+// TestSimulateServes starts "kovara-bench simulate", asks it for its
+// models, and stops it with SIGINT.
+func TestSimulateServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	bin := buildBinary(t)
+	cmd := exec.Command(bin, "simulate", "--listen", "127.0.0.1:0", "--personality", "llamacpp", "--model", "tiny-1b")
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		t.Fatalf("no address in %q", line)
+	}
+	url := strings.Fields(line[i:])[0]
+	resp, err := http.Get(url + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"tiny-1b"`) {
+		t.Errorf("models: %s", body)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("simulate did not exit cleanly on SIGINT: %v", err)
+	}
+}
+
 // TestInterruptKeepsFinishedLevels builds the binary, starts a run, sends
 // SIGINT during the second level and checks exit 130 and the file.
 func TestInterruptKeepsFinishedLevels(t *testing.T) {
@@ -218,12 +287,7 @@ func TestInterruptKeepsFinishedLevels(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "kovara-bench")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	cfg := fast()
 	cfg.TokenInterval = 5 * time.Millisecond
 	url := startSim(t, cfg)

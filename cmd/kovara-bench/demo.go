@@ -64,14 +64,16 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	cfg.Models = []string{*model}
+	// Catch Ctrl-C before saying we are up, so a stop right after the
+	// announcement still shuts down cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	srv, url, err := sim.Start(cfg, *listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench simulate: could not listen on %s: %v\n", *listen, err)
 		return exitBadInput
 	}
 	fmt.Fprintf(stdout, "simulator (%s) serving %q at %s — Ctrl-C to stop\n", cfg.Personality, *model, url)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	<-ctx.Done()
 	done := make(chan error, 1)
 	go func() { done <- srv.Close() }()
