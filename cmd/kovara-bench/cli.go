@@ -23,6 +23,7 @@ Usage:
   kovara-bench demo                         a full run against the built-in simulator
   kovara-bench simulate --listen ADDR       serve the built-in simulator
   kovara-bench validate FILE                check a results file for publishing
+  kovara-bench history [--model M]          list the runs in the local library
 
 Run "kovara-bench COMMAND -h" for a command's flags.
 `
@@ -43,6 +44,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return cmdSimulate(rest, stdout, stderr)
 	case "validate":
 		return cmdValidate(rest, stdout, stderr)
+	case "history":
+		return cmdHistory(rest, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

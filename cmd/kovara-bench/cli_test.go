@@ -22,6 +22,19 @@ import (
 	"github.com/kovara/desktop/engine/sim"
 )
 
+// TestMain points the app's folders at a temp folder: tests never touch
+// the user's real library.
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "kovara-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("KOVARA_DESKTOP_HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
+
 func startSim(t *testing.T, cfg sim.Config) string {
 	t.Helper()
 	srv, url, err := sim.Start(cfg, "127.0.0.1:0")

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/storage"
 )
 
 // runFlags are the flags shared by run and demo.
@@ -50,7 +50,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 	fs.IntVar(&f.warmup, "warmup", d.Warmup, "unmeasured warmup requests")
 	fs.Int64Var(&f.seed, "seed", d.Seed, "prompt generator seed")
 	fs.StringVar(&f.timeout, "timeout", "120", "per-request timeout in seconds (or a duration like 90s)")
-	fs.StringVar(&f.output, "o", "", "write the results file here")
+	fs.StringVar(&f.output, "o", "", "also write a copy of the results file here (runs are always saved in the library)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 }
 
@@ -158,12 +158,24 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 	live := engine.NewLive()
 	prog := newProgress(stderr, live, f.quiet)
 	obs := engine.Observer{Live: live, Log: prog.log}
-	out := f.output
-	if out == "" {
-		out = defaultOutput(time.Now())
+
+	// Every run goes into the local library, rewritten after each level
+	// so a crash loses at most the level in progress; -o writes a copy.
+	lib, libErr := openLibrary()
+	if libErr != nil {
+		fmt.Fprintf(stderr, "warning: the results library cannot be used (%v); the results go to a file instead\n", libErr)
+	}
+	id := ""
+	save := func(file *results.File) error {
+		if lib == nil {
+			return nil
+		}
+		var err error
+		id, err = lib.Save(id, file)
+		return err
 	}
 	obs.Checkpoint = func(file *results.File) {
-		if err := writeFile(out, file); err != nil {
+		if err := save(file); err != nil {
 			prog.log("warning: could not save the finished levels: " + err.Error())
 		}
 	}
@@ -195,11 +207,26 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	if len(file.Runs) > 0 || file.Local.PartialRun != nil {
-		if err := writeFile(out, file); err != nil {
-			fmt.Fprintf(stderr, "kovara-bench: could not write the results file: %v\n", err)
-			return exitFailed
+		saved := false
+		if lib != nil {
+			if err := save(file); err != nil {
+				fmt.Fprintf(stderr, "kovara-bench: could not save into the library: %v\n", err)
+			} else {
+				saved = true
+				fmt.Fprintf(stderr, "saved in the library as %s (%s)\n", id, lib.Path(id))
+			}
 		}
-		fmt.Fprintf(stderr, "results written to %s\n", out)
+		out := f.output
+		if out == "" && !saved {
+			out = defaultOutput(time.Now())
+		}
+		if out != "" {
+			if err := writeResults(out, file); err != nil {
+				fmt.Fprintf(stderr, "kovara-bench: could not write the results file: %v\n", err)
+				return exitFailed
+			}
+			fmt.Fprintf(stderr, "results written to %s\n", out)
+		}
 	}
 	if code == exitOK {
 		for _, r := range file.Runs {
@@ -211,35 +238,26 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 	return code
 }
 
+// openLibrary opens the results library in the app's data folder.
+func openLibrary() (*storage.Library, error) {
+	dirs, err := storage.DefaultDirs()
+	if err != nil {
+		return nil, err
+	}
+	return storage.OpenLibrary(dirs.Data)
+}
+
 func defaultOutput(t time.Time) string {
 	return "kovara-results-" + t.Format("20060102-150405") + ".json"
 }
 
-// writeFile writes the results atomically: a temp file in the same folder,
-// fsync, rename.
-func writeFile(path string, f *results.File) error {
+// writeResults writes a copy of the results file, atomically.
+func writeResults(path string, f *results.File) error {
 	data, err := results.Marshal(f)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".kovara-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return storage.WriteFileAtomic(path, data, 0o644)
 }
 
 func versionString() string { return engine.Version }

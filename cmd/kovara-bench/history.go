@@ -1,0 +1,107 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kovara/desktop/storage"
+)
+
+// cmdHistory lists the local results library, newest first.
+func cmdHistory(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("history", flag.ContinueOnError)
+	model := fs.String("model", "", "only runs whose model contains this text")
+	limit := fs.Int("n", 0, "show at most this many runs (0: all)")
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	lib, err := openLibrary()
+	if err != nil {
+		fmt.Fprintf(stderr, "kovara-bench history: %v\n", err)
+		return exitFailed
+	}
+	list, err := lib.List()
+	if err != nil {
+		fmt.Fprintf(stderr, "kovara-bench history: %v\n", err)
+		return exitFailed
+	}
+	list = storage.Filter(list, storage.Query{Model: *model})
+	if *limit > 0 && len(list) > *limit {
+		list = list[:*limit]
+	}
+	if len(list) == 0 {
+		if *model != "" {
+			fmt.Fprintf(stderr, "no runs of a model matching %q in %s\n", *model, lib.Dir())
+		} else {
+			fmt.Fprintf(stderr, "no runs yet in %s: try kovara-bench demo\n", lib.Dir())
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DATE\tID\tENDPOINT\tMODEL\tENGINE\tKIND\tLEVELS\tBEST TOK/S\tSTATUS\tLABEL")
+	for _, s := range list {
+		if s.Unreadable != "" {
+			fmt.Fprintf(tw, "-\t%s\t\t\t\t\t\t\tunreadable: %s\t\n", s.ID, oneLine(s.Unreadable, 90))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\n",
+			localTime(s.CreatedAt), s.ID, dash(s.EndpointName), dash(s.Model), dash(s.Engine), kind(s),
+			levels(s), s.BestOutputTPS, status(s), s.Label)
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func localTime(rfc string) string {
+	t, err := time.Parse(time.RFC3339, rfc)
+	if err != nil {
+		return rfc
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func kind(s storage.Summary) string {
+	k := s.RunKind
+	if s.Simulated {
+		k += " (sim)"
+	}
+	return dash(k)
+}
+
+func levels(s storage.Summary) string {
+	parts := make([]string, 0, len(s.Levels)+1)
+	for _, l := range s.Levels {
+		parts = append(parts, strconv.Itoa(l))
+	}
+	if s.PartialLevel > 0 {
+		parts = append(parts, strconv.Itoa(s.PartialLevel)+"*")
+	}
+	return dash(strings.Join(parts, ","))
+}
+
+func status(s storage.Summary) string {
+	if s.Complete {
+		return "complete"
+	}
+	return "incomplete"
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/storage"
+)
+
+// withHome gives one test its own app folders (the variable is process
+// wide, so these tests do not run in parallel).
+func withHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv(storage.HomeEnv, home)
+	return home
+}
+
+func TestRunsGoIntoTheLibrary(t *testing.T) {
+	home := withHome(t)
+	url := startSim(t, fast())
+	code, _, stderr := runCLI(append([]string{"run", "--endpoint", url}, smallFlags...)...)
+	if code != exitOK || !strings.Contains(stderr, "saved in the library as ") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, "results written to") {
+		t.Errorf("no -o given, so no extra copy should be written: %s", stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(home, "data", "results", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("library holds %d files, want 1", len(files))
+	}
+	readResults(t, files[0])
+
+	// A second run of another model, then history with and without a filter.
+	cfg := fast()
+	cfg.Models = []string{"other-model-3b"}
+	url2 := startSim(t, cfg)
+	copyPath := filepath.Join(t.TempDir(), "copy.json")
+	if code, _, stderr := runCLI(append([]string{"run", "--endpoint", url2, "-o", copyPath}, smallFlags...)...); code != exitOK {
+		t.Fatal(stderr)
+	}
+	readResults(t, copyPath)
+	code, stdout, _ := runCLI("history")
+	if code != exitOK || !strings.Contains(stdout, "kovara-sim-8b") || !strings.Contains(stdout, "other-model-3b") || !strings.Contains(stdout, "1,4") {
+		t.Errorf("history:\n%s", stdout)
+	}
+	_, stdout, _ = runCLI("history", "--model", "other")
+	if strings.Contains(stdout, "kovara-sim-8b") || !strings.Contains(stdout, "other-model-3b") {
+		t.Errorf("history --model other:\n%s", stdout)
+	}
+	// A corrupt file shows up with its reason.
+	os.WriteFile(filepath.Join(home, "data", "results", "junk.json"), []byte("{"), 0o644)
+	_, stdout, _ = runCLI("history")
+	if !strings.Contains(stdout, "junk") || !strings.Contains(stdout, "unreadable") {
+		t.Errorf("corrupt file not listed:\n%s", stdout)
+	}
+}
+
+// TestSIGKILLDuringSecondLevel kills the CLI outright while its second level
+// runs: the library must hold a valid, incomplete file with the first level.
+func TestSIGKILLDuringSecondLevel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	home := withHome(t)
+	bin := buildBinary(t)
+	cfg := fast()
+	cfg.TokenInterval = 5 * time.Millisecond
+	url := startSim(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--endpoint", url, "--concurrency", "2,2,2",
+		"--requests", "20", "--warmup", "0", "--input-tokens", "32", "--output-tokens", "20")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "level 2 of 3") {
+			time.Sleep(150 * time.Millisecond)
+			cmd.Process.Kill()
+			break
+		}
+	}
+	cmd.Wait()
+	lib, err := storage.OpenLibrary(filepath.Join(home, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := lib.List()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("library after SIGKILL: %+v, %v", list, err)
+	}
+	s := list[0]
+	if s.Unreadable != "" || s.Complete || len(s.Levels) != 1 {
+		t.Fatalf("summary %+v: want a readable, incomplete file with one level", s)
+	}
+	f, err := lib.Load(s.ID)
+	if err != nil || f.Complete || len(f.Runs) != 1 || f.Runs[0].Metrics.RequestsOK != 20 {
+		t.Fatalf("file: %v", err)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(home, "data", "results", ".*")); len(leftovers) > 0 {
+		// A temp file from an interrupted write may remain; it must never
+		// be mistaken for a run.
+		for _, l := range list {
+			if strings.HasPrefix(l.ID, ".") {
+				t.Errorf("temp file listed as a run: %s", l.ID)
+			}
+		}
+	}
+}

@@ -1,0 +1,504 @@
+package storage
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// Library is the local results library: one results file per benchmark
+// session in one folder, an index of summaries that keeps the history list
+// instant at thousands of runs, and the user's labels and notes.
+//
+// The index is a cache: delete it and List rebuilds the same summaries from
+// the files. Labels and notes are the user's own words and live apart from
+// both the results files (which stay exactly what was measured) and the
+// cache (so losing the cache loses nothing).
+type Library struct {
+	dir        string // results files
+	indexPath  string
+	labelsPath string
+	mu         sync.Mutex
+}
+
+const (
+	resultsSub    = "results"
+	indexFile     = "index.json"
+	labelsFile    = "labels.json"
+	indexVersion  = 1
+	maxImportSize = results.MaxFileSize
+)
+
+// Summary is one line of the history: what the list shows without opening
+// the file.
+type Summary struct {
+	ID            string  `json:"id"`
+	Size          int64   `json:"size"`
+	ModTime       int64   `json:"mod_time"` // Unix ns, to notice a changed file
+	CreatedAt     string  `json:"created_at,omitempty"`
+	EndpointName  string  `json:"endpoint_name,omitempty"`
+	Model         string  `json:"model,omitempty"`
+	Engine        string  `json:"engine,omitempty"`
+	RunKind       string  `json:"run_kind,omitempty"`
+	Plan          string  `json:"plan,omitempty"`
+	Levels        []int   `json:"levels,omitempty"`
+	PartialLevel  int     `json:"partial_level,omitempty"`
+	BestOutputTPS float64 `json:"best_output_tps,omitempty"`
+	Complete      bool    `json:"complete"`
+	Simulated     bool    `json:"simulated,omitempty"`
+	Unreadable    string  `json:"unreadable,omitempty"` // why the file could not be read
+
+	Label string `json:"-"`
+	Notes string `json:"-"`
+}
+
+type indexDoc struct {
+	Version int       `json:"version"`
+	Entries []Summary `json:"entries"`
+}
+
+// Annotation is the user's label and notes for one run.
+type Annotation struct {
+	Label string `json:"label,omitempty"`
+	Notes string `json:"notes,omitempty"`
+}
+
+type labelsDoc struct {
+	Version int                   `json:"version"`
+	Labels  map[string]Annotation `json:"labels"`
+}
+
+// OpenLibrary opens (creating if needed) the library under dataDir.
+func OpenLibrary(dataDir string) (*Library, error) {
+	dir := filepath.Join(dataDir, resultsSub)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, diskError("create the results folder "+dir, err)
+	}
+	return &Library{
+		dir:        dir,
+		indexPath:  filepath.Join(dataDir, indexFile),
+		labelsPath: filepath.Join(dataDir, labelsFile),
+	}, nil
+}
+
+// Dir is the folder holding the results files.
+func (l *Library) Dir() string { return l.dir }
+
+// Path is the results file of run id.
+func (l *Library) Path(id string) string { return filepath.Join(l.dir, id+".json") }
+
+// NewID names a new results file by time, model and a short random id.
+func NewID(createdAt time.Time, model string) string {
+	var b [3]byte
+	rand.Read(b[:])
+	return createdAt.UTC().Format("20060102-150405") + "_" + slug(model) + "_" + hex.EncodeToString(b[:])
+}
+
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.'
+		if ok {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	out := strings.Trim(b.String(), "-.")
+	if out == "" {
+		return "run"
+	}
+	return out
+}
+
+// Save writes f under id (a new id when empty), atomically, and updates the
+// index. Call it again with the same id to rewrite the file after every
+// finished level.
+func (l *Library) Save(id string, f *results.File) (string, error) {
+	if id == "" {
+		created, _ := time.Parse(time.RFC3339, f.CreatedAt)
+		id = NewID(created, fileModel(f))
+	}
+	data, err := results.Marshal(f)
+	if err != nil {
+		return "", fmt.Errorf("the results do not validate, so they were not saved: %w", err)
+	}
+	path := l.Path(id)
+	if err := WriteFileAtomic(path, data, 0o644); err != nil {
+		return "", err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", diskError("read back "+path, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	idx := l.readIndex()
+	s := summarize(id, f)
+	s.Size, s.ModTime = info.Size(), info.ModTime().UnixNano()
+	idx = upsert(idx, s)
+	return id, l.writeIndex(idx)
+}
+
+// Load reads and validates run id.
+func (l *Library) Load(id string) (*results.File, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	data, err := readBounded(l.Path(id), maxImportSize)
+	if err != nil {
+		return nil, err
+	}
+	f, err := results.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a valid results file: %w", id, err)
+	}
+	return f, nil
+}
+
+// Import validates the results file at path and copies it into the library.
+// Files written by the Python kovara CLI import too.
+func (l *Library) Import(path string) (Summary, error) {
+	data, err := readBounded(path, maxImportSize)
+	if err != nil {
+		return Summary{}, err
+	}
+	f, err := results.Decode(data)
+	if err != nil {
+		return Summary{}, fmt.Errorf("%s cannot be imported: %w", filepath.Base(path), err)
+	}
+	list, err := l.List()
+	if err != nil {
+		return Summary{}, err
+	}
+	for _, s := range list {
+		if s.Unreadable != "" || s.Size != int64(len(data)) {
+			continue
+		}
+		if old, err := os.ReadFile(l.Path(s.ID)); err == nil && string(old) == string(data) {
+			return s, fmt.Errorf("%s is already in the library (as %s)", filepath.Base(path), s.ID)
+		}
+	}
+	created, _ := time.Parse(time.RFC3339, f.CreatedAt)
+	id := NewID(created, fileModel(f))
+	// Copy the bytes as they are: an imported file stays exactly what its
+	// author wrote.
+	if err := WriteFileAtomic(l.Path(id), data, 0o644); err != nil {
+		return Summary{}, err
+	}
+	info, err := os.Stat(l.Path(id))
+	if err != nil {
+		return Summary{}, diskError("read back "+l.Path(id), err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := summarize(id, f)
+	s.Size, s.ModTime = info.Size(), info.ModTime().UnixNano()
+	if err := l.writeIndex(upsert(l.readIndex(), s)); err != nil {
+		return Summary{}, err
+	}
+	return s, nil
+}
+
+// Delete removes run id's file, its index entry and its label.
+func (l *Library) Delete(id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if err := os.Remove(l.Path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return diskError("delete "+id, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	idx := l.readIndex()
+	out := idx.Entries[:0]
+	for _, s := range idx.Entries {
+		if s.ID != id {
+			out = append(out, s)
+		}
+	}
+	idx.Entries = out
+	if err := l.writeIndex(idx); err != nil {
+		return err
+	}
+	labels := l.readLabels()
+	if _, ok := labels.Labels[id]; ok {
+		delete(labels.Labels, id)
+		return l.writeLabels(labels)
+	}
+	return nil
+}
+
+// SetAnnotation sets run id's label and notes (empty clears them).
+func (l *Library) SetAnnotation(id string, a Annotation) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	if _, err := os.Stat(l.Path(id)); err != nil {
+		return fmt.Errorf("no run %s in the library", id)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	labels := l.readLabels()
+	if a == (Annotation{}) {
+		delete(labels.Labels, id)
+	} else {
+		labels.Labels[id] = a
+	}
+	return l.writeLabels(labels)
+}
+
+// List returns every run, newest first, bringing the index up to date with
+// the folder: new or changed files are read, vanished ones dropped.
+// Unreadable files are listed with the reason, never removed.
+func (l *Library) List() ([]Summary, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	idx := l.readIndex()
+	next, changed, err := l.reconcile(idx.Entries)
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		// A failed cache write is not worth failing the list for: the next
+		// List reconciles again.
+		_ = l.writeIndex(indexDoc{Version: indexVersion, Entries: next})
+	}
+	return l.withLabels(next), nil
+}
+
+// Rebuild forgets the index and reads every file again.
+func (l *Library) Rebuild() ([]Summary, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	next, _, err := l.reconcile(nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.writeIndex(indexDoc{Version: indexVersion, Entries: next}); err != nil {
+		return nil, err
+	}
+	return l.withLabels(next), nil
+}
+
+func (l *Library) reconcile(old []Summary) ([]Summary, bool, error) {
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, false, diskError("read the results folder "+l.dir, err)
+	}
+	known := make(map[string]Summary, len(old))
+	for _, s := range old {
+		known[s.ID] = s
+	}
+	changed := false
+	out := make([]Summary, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		id := strings.TrimSuffix(name, ".json")
+		info, err := e.Info()
+		if err != nil {
+			continue // vanished between ReadDir and now
+		}
+		if s, ok := known[id]; ok && s.Size == info.Size() && s.ModTime == info.ModTime().UnixNano() {
+			out = append(out, s)
+			delete(known, id)
+			continue
+		}
+		delete(known, id)
+		changed = true
+		s := l.readSummary(id)
+		s.Size, s.ModTime = info.Size(), info.ModTime().UnixNano()
+		out = append(out, s)
+	}
+	if len(known) > 0 {
+		changed = true
+	}
+	sortSummaries(out)
+	return out, changed, nil
+}
+
+func (l *Library) readSummary(id string) Summary {
+	data, err := readBounded(l.Path(id), maxImportSize)
+	if err != nil {
+		return Summary{ID: id, Unreadable: err.Error()}
+	}
+	f, err := results.Decode(data)
+	if err != nil {
+		return Summary{ID: id, Unreadable: err.Error()}
+	}
+	return summarize(id, f)
+}
+
+func sortSummaries(s []Summary) {
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].CreatedAt != s[j].CreatedAt {
+			return s[i].CreatedAt > s[j].CreatedAt
+		}
+		return s[i].ID > s[j].ID
+	})
+}
+
+func upsert(idx indexDoc, s Summary) indexDoc {
+	for i := range idx.Entries {
+		if idx.Entries[i].ID == s.ID {
+			idx.Entries[i] = s
+			sortSummaries(idx.Entries)
+			return idx
+		}
+	}
+	idx.Entries = append(idx.Entries, s)
+	sortSummaries(idx.Entries)
+	return idx
+}
+
+func (l *Library) withLabels(in []Summary) []Summary {
+	labels := l.readLabels()
+	out := make([]Summary, len(in))
+	for i, s := range in {
+		a := labels.Labels[s.ID]
+		s.Label, s.Notes = a.Label, a.Notes
+		out[i] = s
+	}
+	return out
+}
+
+// readIndex returns the index, or an empty one when it is missing or
+// damaged (it is only a cache).
+func (l *Library) readIndex() indexDoc {
+	var idx indexDoc
+	data, err := os.ReadFile(l.indexPath)
+	if err != nil || json.Unmarshal(data, &idx) != nil || idx.Version != indexVersion {
+		return indexDoc{Version: indexVersion}
+	}
+	return idx
+}
+
+func (l *Library) writeIndex(idx indexDoc) error {
+	idx.Version = indexVersion
+	data, err := json.Marshal(idx)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(l.indexPath, data, 0o644)
+}
+
+func (l *Library) readLabels() labelsDoc {
+	doc := labelsDoc{Version: 1, Labels: map[string]Annotation{}}
+	data, err := os.ReadFile(l.labelsPath)
+	if err != nil {
+		return doc
+	}
+	if json.Unmarshal(data, &doc) != nil || doc.Labels == nil {
+		return labelsDoc{Version: 1, Labels: map[string]Annotation{}}
+	}
+	return doc
+}
+
+func (l *Library) writeLabels(doc labelsDoc) error {
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(l.labelsPath, data, 0o644)
+}
+
+// summarize derives a history line from a results file.
+func summarize(id string, f *results.File) Summary {
+	s := Summary{
+		ID:           id,
+		CreatedAt:    f.CreatedAt,
+		EndpointName: f.Local.EndpointName,
+		Model:        fileModel(f),
+		Plan:         f.Local.Plan,
+		Complete:     f.Complete,
+		Simulated:    f.Local.Simulated,
+	}
+	runs := f.Runs
+	if len(runs) == 0 && f.Local.PartialRun != nil {
+		runs = []results.Run{*f.Local.PartialRun}
+	}
+	for i, r := range f.Runs {
+		s.Levels = append(s.Levels, r.Concurrency)
+		if i == 0 || r.Metrics.OutputThroughput > s.BestOutputTPS {
+			s.BestOutputTPS = r.Metrics.OutputThroughput
+		}
+	}
+	if p := f.Local.PartialRun; p != nil {
+		s.PartialLevel = p.Concurrency
+	}
+	if len(runs) > 0 {
+		r := runs[0]
+		s.RunKind = r.RunKind
+		if r.Engine != nil {
+			s.Engine = *r.Engine
+			if r.EngineVersion != nil {
+				s.Engine += " " + *r.EngineVersion
+			}
+		}
+	}
+	if s.Engine == "" && f.Local.Detection != nil && f.Local.Detection.Family != "" {
+		s.Engine = f.Local.Detection.Family
+		if v := f.Local.Detection.Version; v != "" {
+			s.Engine += " " + v
+		}
+	}
+	return s
+}
+
+func fileModel(f *results.File) string {
+	if len(f.Runs) > 0 {
+		return f.Runs[0].ModelID
+	}
+	if f.Local.PartialRun != nil {
+		return f.Local.PartialRun.ModelID
+	}
+	return f.Local.RequestedModel
+}
+
+// checkID refuses ids that would reach outside the results folder.
+func checkID(id string) error {
+	if id == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
+		return fmt.Errorf("%q is not a run id", id)
+	}
+	return nil
+}
+
+// readBounded reads at most limit bytes of a file, refusing bigger ones.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s does not exist", path)
+		}
+		return nil, fmt.Errorf("cannot open %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d MiB, too big for a results file", filepath.Base(path), limit>>20)
+	}
+	return data, nil
+}
