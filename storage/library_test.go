@@ -162,10 +162,10 @@ func TestUnreadableIsListedNeverDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := map[string]string{
-		"truncated":    `{"format": "kovara-benchmark-results", "runs": [`,
-		"not-results":  `{"hello": "world"}`,
-		"binary":       "\x00\x01\x02",
-		"extra-field":  strings.Replace(mustMarshal(t, sample(t)), `"complete"`, `"surprise": 1, "complete"`, 1),
+		"truncated":   `{"format": "kovara-benchmark-results", "runs": [`,
+		"not-results": `{"hello": "world"}`,
+		"binary":      "\x00\x01\x02",
+		"extra-field": strings.Replace(mustMarshal(t, sample(t)), `"complete"`, `"surprise": 1, "complete"`, 1),
 	}
 	for name, body := range bad {
 		os.WriteFile(filepath.Join(l.Dir(), name+".json"), []byte(body), 0o644)
