@@ -24,6 +24,7 @@ Usage:
   kovara-bench simulate --listen ADDR       serve the built-in simulator
   kovara-bench validate FILE                check a results file for publishing
   kovara-bench history [--model M]          list the runs in the local library
+  kovara-bench compare RUN RUN...           compare runs (files or library ids)
 
 Run "kovara-bench COMMAND -h" for a command's flags.
 `
@@ -46,6 +47,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(rest, stdout, stderr)
 	case "history":
 		return cmdHistory(rest, stdout, stderr)
+	case "compare":
+		return cmdCompare(rest, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -67,7 +70,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 		}
 		return exitBadInput, false
 	}
-	if fs.NArg() > 0 && fs.Name() != "validate" {
+	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "compare" {
 		fmt.Fprintf(stderr, "kovara-bench %s: unexpected argument %q\n", fs.Name(), strings.Join(fs.Args(), " "))
 		return exitBadInput, false
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -115,5 +116,44 @@ func TestSIGKILLDuringSecondLevel(t *testing.T) {
 				t.Errorf("temp file listed as a run: %s", l.ID)
 			}
 		}
+	}
+}
+
+func TestCompareNamesDifferences(t *testing.T) {
+	withHome(t)
+	dir := t.TempDir()
+	run := func(name string, cfg sim.Config, extra ...string) string {
+		url := startSim(t, cfg)
+		out := filepath.Join(dir, name+".json")
+		args := append([]string{"run", "--endpoint", url, "-o", out}, smallFlags...)
+		if code, _, stderr := runCLI(append(args, extra...)...); code != exitOK {
+			t.Fatal(stderr)
+		}
+		return out
+	}
+	a := run("a", fast())
+	b := run("b", fast())
+	c := run("c", fast(), "--output-tokens", "6")
+	code, stdout, stderr := runCLI("compare", a, b)
+	if code != exitOK || !strings.HasPrefix(stdout, "These runs are comparable") || !strings.Contains(stdout, "output tok/s") || !strings.Contains(stdout, "[2] b") {
+		t.Errorf("compare a b: %d %s\n%s", code, stderr, stdout)
+	}
+	_, stdout, _ = runCLI("compare", a, b, c)
+	if !strings.HasPrefix(stdout, "Not comparable") || !strings.Contains(stdout, "output tokens: 8 | 8 | 6") {
+		t.Errorf("compare a b c:\n%s", stdout)
+	}
+	// Library ids work as well as paths.
+	lib, _ := openLibrary()
+	list, _ := lib.List()
+	if len(list) < 2 {
+		t.Fatalf("library has %d runs", len(list))
+	}
+	code, stdout, stderr = runCLI("compare", list[0].ID, list[1].ID)
+	if code != exitOK || !strings.Contains(stdout, "comparable") {
+		t.Errorf("compare by id: %d %s %s", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI("compare", a, "no-such-run")
+	if code != exitBadInput || !strings.Contains(stderr, "neither a results file nor a run") {
+		t.Errorf("compare with a bad id: %d %s", code, stderr)
 	}
 }

@@ -1,0 +1,482 @@
+// Package compare decides how benchmark runs are put side by side: whether
+// they were measured under the same conditions (the comparability key of the
+// results format), which metrics are shown and which way is better for each,
+// how much each value changed against the first run, and the data behind the
+// per-user versus total throughput curve. The headless CLI's compare command
+// and the GUI's Compare screen both render what this package decides; neither
+// makes a comparison decision of its own.
+//
+// Vocabulary: a results File is one benchmark session and holds one run
+// record per concurrency level. Messages speak of files as "run 1", "run 2"…
+// in the order they were given, because that is what the user picked.
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// Absent is shown for a condition or value the record leaves null or out.
+const Absent = "—"
+
+// NullString is a condition the results format allows to be null. Unlike a
+// *string it compares by value, so a Key can be compared with == and used
+// as a map key.
+type NullString struct {
+	Value string
+	Valid bool
+}
+
+func (n NullString) String() string {
+	if !n.Valid {
+		return Absent
+	}
+	if n.Value == "" {
+		return `""`
+	}
+	return n.Value
+}
+
+// NullInt is an integer condition the results format allows to be null.
+type NullInt struct {
+	Value int
+	Valid bool
+}
+
+func (n NullInt) String() string {
+	if !n.Valid {
+		return Absent
+	}
+	return strconv.Itoa(n.Value)
+}
+
+// Key is a run record's comparability key: the conditions that must all be
+// equal for two records' numbers to mean the same thing. Two Keys are equal
+// exactly when == says so; null equals null and differs from any value.
+type Key struct {
+	ModelID       string
+	ModelRevision NullString
+	Engine        NullString
+	EngineVersion NullString
+	Accelerator   NullString
+	GPUCount      NullInt
+	Precision     NullString
+	Profile       NullString
+	InputTokens   int
+	OutputTokens  int
+	Concurrency   int
+	RunKind       string
+}
+
+func nullString(p *string) NullString {
+	if p == nil {
+		return NullString{}
+	}
+	return NullString{Value: *p, Valid: true}
+}
+
+func nullInt(p *int) NullInt {
+	if p == nil {
+		return NullInt{}
+	}
+	return NullInt{Value: *p, Valid: true}
+}
+
+// KeyOf returns a record's comparability key.
+func KeyOf(r results.Run) Key {
+	return Key{
+		ModelID:       r.ModelID,
+		ModelRevision: nullString(r.ModelRevision),
+		Engine:        nullString(r.Engine),
+		EngineVersion: nullString(r.EngineVersion),
+		Accelerator:   nullString(r.Accelerator),
+		GPUCount:      nullInt(r.GPUCount),
+		Precision:     nullString(r.Precision),
+		Profile:       nullString(r.Profile),
+		InputTokens:   r.InputTokens,
+		OutputTokens:  r.OutputTokens,
+		Concurrency:   r.Concurrency,
+		RunKind:       r.RunKind,
+	}
+}
+
+// Difference is one condition that is not the same everywhere.
+type Difference struct {
+	Condition string   // stable machine name: the results field, e.g. "engine_version"
+	Label     string   // for people, e.g. "engine version"
+	Values    []string // one per run compared, Absent for null or missing
+}
+
+// condition is one field of the key, in the order differences are reported.
+type condition struct {
+	name, label string
+	// value gives the field as shown and as compared; equal strings mean
+	// equal values because each field has one spelling per value.
+	value func(Key) string
+}
+
+func plain(s string) string {
+	if s == "" {
+		return Absent
+	}
+	return s
+}
+
+var conditions = []condition{
+	{"model_id", "model", func(k Key) string { return plain(k.ModelID) }},
+	{"model_revision", "model revision", func(k Key) string { return k.ModelRevision.String() }},
+	{"engine", "engine", func(k Key) string { return k.Engine.String() }},
+	{"engine_version", "engine version", func(k Key) string { return k.EngineVersion.String() }},
+	{"accelerator", "accelerator", func(k Key) string { return k.Accelerator.String() }},
+	{"gpu_count", "GPU count", func(k Key) string { return k.GPUCount.String() }},
+	{"precision", "precision", func(k Key) string { return k.Precision.String() }},
+	{"profile", "profile", func(k Key) string { return k.Profile.String() }},
+	{"input_tokens", "input tokens", func(k Key) string { return strconv.Itoa(k.InputTokens) }},
+	{"output_tokens", "output tokens", func(k Key) string { return strconv.Itoa(k.OutputTokens) }},
+	{"concurrency", "concurrency", func(k Key) string { return strconv.Itoa(k.Concurrency) }},
+	{"run_kind", "run kind", func(k Key) string { return plain(k.RunKind) }},
+}
+
+const concurrencyCondition = "concurrency"
+
+// RunsComparable compares two single records on the whole key, concurrency
+// included, and names every condition that differs.
+func RunsComparable(a, b results.Run) (bool, []Difference) {
+	ka, kb := KeyOf(a), KeyOf(b)
+	var diffs []Difference
+	for _, c := range conditions {
+		va, vb := c.value(ka), c.value(kb)
+		if va != vb {
+			diffs = append(diffs, Difference{Condition: c.name, Label: c.label, Values: []string{va, vb}})
+		}
+	}
+	return len(diffs) == 0, diffs
+}
+
+// Verdict says whether a set of benchmark sessions can be compared, and why
+// not when they cannot.
+type Verdict struct {
+	// Comparable is true when every condition of the key except concurrency
+	// is the same in every run, and at least one concurrency level is in
+	// all of them.
+	Comparable bool
+	// Differences name the conditions that make the runs not comparable.
+	Differences []Difference
+	// Notes are caveats that do not decide comparability but that a careful
+	// reader must see: levels only some runs have, differently counted
+	// tokens, short answers, incomplete or simulated runs.
+	Notes []string
+
+	runs     int      // how many runs were given, for Sentence
+	blockers []string // reasons other than a differing condition
+}
+
+// VerdictOf compares benchmark sessions (one results File each) on their
+// shared conditions. Every condition except concurrency must be equal across
+// all files; concurrency levels may differ, and only the levels every file
+// has compare. A file whose own records disagree on a condition shows all
+// its values for it, joined with " / ", and counts as differing. A missing
+// (nil) file or one with no records makes the set not comparable.
+func VerdictOf(files ...*results.File) Verdict {
+	v := Verdict{runs: len(files)}
+	if len(files) == 0 {
+		v.blockers = append(v.blockers, "there are no runs to compare")
+		v.Notes = append(v.Notes, "there are no runs to compare")
+		return v
+	}
+
+	// Files without records have no conditions to compare: they are set
+	// aside from the condition check and stop the verdict on their own.
+	var usable []int
+	for i, f := range files {
+		switch {
+		case f == nil:
+			msg := fmt.Sprintf("%s is missing", runName(i))
+			v.blockers = append(v.blockers, msg)
+			v.Notes = append(v.Notes, msg)
+		case len(f.Runs) == 0:
+			msg := fmt.Sprintf("%s has no run records", runName(i))
+			v.blockers = append(v.blockers, msg)
+			v.Notes = append(v.Notes, msg)
+		default:
+			usable = append(usable, i)
+		}
+	}
+
+	for _, c := range conditions {
+		if c.name == concurrencyCondition {
+			continue
+		}
+		values := make([]string, len(files))
+		differs := false
+		for i, f := range files {
+			if f == nil || len(f.Runs) == 0 {
+				values[i] = Absent
+				continue
+			}
+			var distinct []string
+			for _, r := range f.Runs {
+				s := c.value(KeyOf(r))
+				if !slices.Contains(distinct, s) {
+					distinct = append(distinct, s)
+				}
+			}
+			if len(distinct) > 1 {
+				differs = true
+			}
+			values[i] = strings.Join(distinct, " / ")
+		}
+		for _, i := range usable {
+			if values[i] != values[usable[0]] {
+				differs = true
+			}
+		}
+		if differs {
+			v.Differences = append(v.Differences, Difference{Condition: c.name, Label: c.label, Values: values})
+		}
+	}
+
+	// Concurrency: levels only some runs have are a note; when no level is
+	// in every usable run there is nothing left to compare.
+	levelSets := make([][]int, len(files))
+	for _, i := range usable {
+		levelSets[i] = levels(files[i])
+	}
+	var shared, partial []int
+	for _, c := range unionLevels(files) {
+		in := 0
+		for _, i := range usable {
+			if slices.Contains(levelSets[i], c) {
+				in++
+			}
+		}
+		if in == len(usable) {
+			shared = append(shared, c)
+		} else {
+			partial = append(partial, c)
+		}
+	}
+	if len(usable) > 0 && len(shared) == 0 {
+		values := make([]string, len(files))
+		for i := range files {
+			values[i] = joinInts(levelSets[i])
+		}
+		v.Differences = append(v.Differences, Difference{Condition: concurrencyCondition, Label: "concurrency levels", Values: values})
+	} else {
+		for _, c := range partial {
+			var in []int
+			for _, i := range usable {
+				if slices.Contains(levelSets[i], c) {
+					in = append(in, i)
+				}
+			}
+			v.Notes = append(v.Notes, fmt.Sprintf("concurrency %d is only in %s", c, runNames(in)))
+		}
+	}
+
+	v.Notes = append(v.Notes, caveats(files)...)
+	v.Comparable = len(v.Differences) == 0 && len(v.blockers) == 0
+	return v
+}
+
+// caveats are the notes about how the numbers were measured.
+func caveats(files []*results.File) []string {
+	var notes []string
+
+	var incomplete, simulated, shortAnswers []int
+	methodRuns := map[string][]int{}
+	var methods []string
+	for i, f := range files {
+		if f == nil || len(f.Runs) == 0 {
+			continue
+		}
+		if !f.Complete {
+			incomplete = append(incomplete, i)
+		}
+		if f.Local.Simulated {
+			simulated = append(simulated, i)
+		}
+		var fileMethods []string
+		for _, r := range f.Runs {
+			m := plain(r.Metrics.TokenCountMethod)
+			if !slices.Contains(fileMethods, m) {
+				fileMethods = append(fileMethods, m)
+			}
+		}
+		m := strings.Join(fileMethods, " / ")
+		if _, seen := methodRuns[m]; !seen {
+			methods = append(methods, m)
+		}
+		methodRuns[m] = append(methodRuns[m], i)
+		if slices.ContainsFunc(f.Runs, func(r results.Run) bool {
+			h := r.Environment.IgnoreEOSHonoured
+			return h != nil && !*h
+		}) {
+			shortAnswers = append(shortAnswers, i)
+		}
+	}
+
+	if len(incomplete) > 0 {
+		notes = append(notes, fmt.Sprintf("%s %s incomplete: the benchmark stopped before every level finished",
+			runNames(incomplete), verb(len(incomplete), "is", "are")))
+	}
+	if len(simulated) > 0 {
+		notes = append(notes, fmt.Sprintf("%s %s from the built-in simulator, not a real server",
+			runNames(simulated), verb(len(simulated), "comes", "come")))
+	}
+	if len(methods) > 1 {
+		parts := make([]string, len(methods))
+		for j, m := range methods {
+			parts[j] = fmt.Sprintf("%s in %s", m, runNames(methodRuns[m]))
+		}
+		notes = append(notes, fmt.Sprintf("output tokens were counted differently (%s), so token figures may not line up exactly",
+			strings.Join(parts, ", ")))
+	}
+	if len(shortAnswers) > 0 {
+		notes = append(notes, fmt.Sprintf("ignore_eos was not honoured in %s: some answers stopped before the requested length, so throughput covers fewer tokens",
+			runNames(shortAnswers)))
+	}
+	for i, f := range files {
+		if f == nil {
+			continue
+		}
+		var off []string
+		for _, r := range sortedRuns(f) {
+			if mean := r.Metrics.OutputTokensMean; mean != nil && lengthOff(*mean, r.OutputTokens) {
+				off = append(off, fmt.Sprintf("%s of %d tokens at concurrency %d",
+					strconv.FormatFloat(*mean, 'f', 1, 64), r.OutputTokens, r.Concurrency))
+			}
+		}
+		if len(off) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: the mean output length is more than 1 %% off the requested length (%s)",
+				runName(i), strings.Join(off, "; ")))
+		}
+	}
+	return notes
+}
+
+// LengthTolerance is how far (relative) a record's mean output length may be
+// from the requested output tokens before a note says so.
+const LengthTolerance = 0.01
+
+func lengthOff(mean float64, requested int) bool {
+	if requested <= 0 {
+		return false
+	}
+	want := float64(requested)
+	d := mean - want
+	if d < 0 {
+		d = -d
+	}
+	return d > LengthTolerance*want
+}
+
+// Sentence sums the verdict up in one plain sentence.
+func (v Verdict) Sentence() string {
+	if v.Comparable {
+		if v.runs == 1 {
+			return "There is only one run, so there is nothing to compare it with."
+		}
+		return "These runs are comparable."
+	}
+	if v.runs == 0 && len(v.Differences) == 0 && len(v.blockers) > 0 {
+		return "There are no runs to compare."
+	}
+	var parts []string
+	for _, d := range v.Differences {
+		vals := strings.Join(d.Values, " vs ")
+		if d.Condition == concurrencyCondition {
+			parts = append(parts, fmt.Sprintf("no concurrency level is in every run (%s)", vals))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s differs (%s)", d.Label, vals))
+	}
+	parts = append(parts, v.blockers...)
+	if len(parts) == 0 {
+		return "Not comparable."
+	}
+	return "Not comparable: " + andList(parts) + "."
+}
+
+// levels returns a file's concurrency levels, ascending, each once.
+func levels(f *results.File) []int {
+	if f == nil {
+		return nil
+	}
+	var out []int
+	for _, r := range f.Runs {
+		if !slices.Contains(out, r.Concurrency) {
+			out = append(out, r.Concurrency)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func unionLevels(files []*results.File) []int {
+	var out []int
+	for _, f := range files {
+		for _, c := range levels(f) {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sortedRuns returns a file's records ordered by concurrency, keeping file
+// order among equal levels.
+func sortedRuns(f *results.File) []results.Run {
+	rs := slices.Clone(f.Runs)
+	slices.SortStableFunc(rs, func(a, b results.Run) int { return a.Concurrency - b.Concurrency })
+	return rs
+}
+
+func joinInts(xs []int) string {
+	if len(xs) == 0 {
+		return Absent
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func runName(i int) string { return "run " + strconv.Itoa(i+1) }
+
+// runNames names zero-based file indexes: "run 2", "runs 1 and 3",
+// "runs 1, 2 and 4".
+func runNames(idx []int) string {
+	if len(idx) == 1 {
+		return runName(idx[0])
+	}
+	s := make([]string, len(idx))
+	for j, i := range idx {
+		s[j] = strconv.Itoa(i + 1)
+	}
+	return "runs " + andList(s)
+}
+
+func andList(s []string) string {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func verb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,348 @@
+package compare
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+func TestKeyOf(t *testing.T) {
+	r := baseRun(8)
+	got := KeyOf(r)
+	want := Key{
+		ModelID:       "acme/llama-8b",
+		ModelRevision: NullString{"abc123", true},
+		Engine:        NullString{"vllm", true},
+		EngineVersion: NullString{"0.10.1", true},
+		Accelerator:   NullString{"H100-SXM", true},
+		GPUCount:      NullInt{1, true},
+		Precision:     NullString{"bf16", true},
+		Profile:       NullString{"default", true},
+		InputTokens:   1024,
+		OutputTokens:  256,
+		Concurrency:   8,
+		RunKind:       "hardware",
+	}
+	if got != want {
+		t.Fatalf("KeyOf = %+v\nwant    %+v", got, want)
+	}
+	// Equal values behind different pointers make equal keys.
+	if KeyOf(baseRun(8)) != KeyOf(baseRun(8)) {
+		t.Error("keys of identical records differ")
+	}
+	// Null differs from a value, and from the empty string.
+	n := baseRun(8)
+	n.EngineVersion = nil
+	e := baseRun(8)
+	e.EngineVersion = ptr("")
+	if KeyOf(n) == KeyOf(r) || KeyOf(n) == KeyOf(e) {
+		t.Error("a null condition compares equal to a value")
+	}
+	// Measurement-only fields are not in the key.
+	m := baseRun(8)
+	m.Requests, m.Seed, m.Warmup = 200, 1, 0
+	m.Metrics.OutputThroughput = 1
+	if KeyOf(m) != KeyOf(r) {
+		t.Error("non-key fields changed the key")
+	}
+}
+
+func TestRunsComparable(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*results.Run)
+		ok    bool
+		diffs []Difference
+	}{
+		{"identical", func(*results.Run) {}, true, nil},
+		{"concurrency", func(r *results.Run) { r.Concurrency = 32 }, false,
+			[]Difference{{"concurrency", "concurrency", []string{"8", "32"}}}},
+		{"null vs value", func(r *results.Run) { r.EngineVersion = nil }, false,
+			[]Difference{{"engine_version", "engine version", []string{"0.10.1", "—"}}}},
+		{"two at once", func(r *results.Run) { r.Precision = ptr("fp8"); r.GPUCount = ptr(2) }, false,
+			[]Difference{
+				{"gpu_count", "GPU count", []string{"1", "2"}},
+				{"precision", "precision", []string{"bf16", "fp8"}},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := baseRun(8)
+			tt.edit(&b)
+			ok, diffs := RunsComparable(baseRun(8), b)
+			if ok != tt.ok || !reflect.DeepEqual(diffs, tt.diffs) {
+				t.Errorf("RunsComparable = %v, %#v\nwant %v, %#v", ok, diffs, tt.ok, tt.diffs)
+			}
+		})
+	}
+}
+
+func TestVerdictIdentical(t *testing.T) {
+	v := VerdictOf(session(std), session(std))
+	if !v.Comparable || len(v.Differences) != 0 || len(v.Notes) != 0 {
+		t.Fatalf("got %+v, want comparable with nothing to say", v)
+	}
+	if got, want := v.Sentence(), "These runs are comparable."; got != want {
+		t.Errorf("Sentence = %q, want %q", got, want)
+	}
+}
+
+func TestVerdictSingleConditionDiffers(t *testing.T) {
+	tests := []struct {
+		condition, label string
+		edit             func(*results.Run)
+		other            string
+		base             string
+	}{
+		{"model_id", "model", func(r *results.Run) { r.ModelID = "acme/llama-70b" }, "acme/llama-70b", "acme/llama-8b"},
+		{"model_revision", "model revision", func(r *results.Run) { r.ModelRevision = ptr("def456") }, "def456", "abc123"},
+		{"engine", "engine", func(r *results.Run) { r.Engine = ptr("sglang") }, "sglang", "vllm"},
+		{"engine_version", "engine version", func(r *results.Run) { r.EngineVersion = ptr("0.11.0") }, "0.11.0", "0.10.1"},
+		{"accelerator", "accelerator", func(r *results.Run) { r.Accelerator = ptr("RTX 4090") }, "RTX 4090", "H100-SXM"},
+		{"gpu_count", "GPU count", func(r *results.Run) { r.GPUCount = ptr(4) }, "4", "1"},
+		{"precision", "precision", func(r *results.Run) { r.Precision = ptr("fp8") }, "fp8", "bf16"},
+		{"profile", "profile", func(r *results.Run) { r.Profile = ptr("long") }, "long", "default"},
+		{"input_tokens", "input tokens", func(r *results.Run) { r.InputTokens = 2048 }, "2048", "1024"},
+		{"output_tokens", "output tokens", func(r *results.Run) { r.OutputTokens = 512 }, "512", "256"},
+		{"run_kind", "run kind", func(r *results.Run) { r.RunKind = results.RunKindProtocol }, "protocol", "hardware"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.condition, func(t *testing.T) {
+			v := VerdictOf(session(std), session(std, tt.edit))
+			want := []Difference{{Condition: tt.condition, Label: tt.label, Values: []string{tt.base, tt.other}}}
+			if v.Comparable {
+				t.Error("Comparable = true, want false")
+			}
+			if !reflect.DeepEqual(v.Differences, want) {
+				t.Errorf("Differences = %#v\nwant %#v", v.Differences, want)
+			}
+			wantSentence := "Not comparable: " + tt.label + " differs (" + tt.base + " vs " + tt.other + ")."
+			if got := v.Sentence(); got != wantSentence {
+				t.Errorf("Sentence = %q, want %q", got, wantSentence)
+			}
+		})
+	}
+}
+
+func TestVerdictNulls(t *testing.T) {
+	protocol := func(r *results.Run) {
+		r.RunKind = results.RunKindProtocol
+		r.ModelRevision, r.Engine, r.EngineVersion, r.Accelerator = nil, nil, nil, nil
+		r.GPUCount, r.Precision, r.Profile = nil, nil, nil
+	}
+	t.Run("null equals null", func(t *testing.T) {
+		v := VerdictOf(session(std, protocol), session(std, protocol))
+		if !v.Comparable || v.Differences != nil {
+			t.Errorf("got %+v, want comparable", v)
+		}
+	})
+	t.Run("null vs value", func(t *testing.T) {
+		v := VerdictOf(session(std), session(std, func(r *results.Run) { r.GPUCount = nil }))
+		want := []Difference{{"gpu_count", "GPU count", []string{"1", "—"}}}
+		if v.Comparable || !reflect.DeepEqual(v.Differences, want) {
+			t.Errorf("got %+v, want %#v", v, want)
+		}
+		if got, want := v.Sentence(), "Not comparable: GPU count differs (1 vs —)."; got != want {
+			t.Errorf("Sentence = %q, want %q", got, want)
+		}
+	})
+	t.Run("value vs null", func(t *testing.T) {
+		v := VerdictOf(session(std, func(r *results.Run) { r.Precision = nil }), session(std))
+		want := []Difference{{"precision", "precision", []string{"—", "bf16"}}}
+		if v.Comparable || !reflect.DeepEqual(v.Differences, want) {
+			t.Errorf("got %+v, want %#v", v, want)
+		}
+	})
+}
+
+func TestVerdictThreeFilesOneOdd(t *testing.T) {
+	fp8 := func(r *results.Run) { r.Precision = ptr("fp8") }
+	v := VerdictOf(session(std), session(std), session(std, fp8))
+	want := []Difference{{"precision", "precision", []string{"bf16", "bf16", "fp8"}}}
+	if v.Comparable || !reflect.DeepEqual(v.Differences, want) {
+		t.Fatalf("got %+v, want %#v", v, want)
+	}
+	if got, want := v.Sentence(), "Not comparable: precision differs (bf16 vs bf16 vs fp8)."; got != want {
+		t.Errorf("Sentence = %q, want %q", got, want)
+	}
+	// The odd one first is as odd.
+	v = VerdictOf(session(std, fp8), session(std), session(std))
+	if v.Comparable || len(v.Differences) != 1 || !slices.Equal(v.Differences[0].Values, []string{"fp8", "bf16", "bf16"}) {
+		t.Errorf("odd first: got %+v", v)
+	}
+}
+
+func TestVerdictConcurrencyLevels(t *testing.T) {
+	tests := []struct {
+		name       string
+		files      []*results.File
+		comparable bool
+		diffs      []Difference
+		notes      []string
+		sentence   string
+	}{
+		{
+			name:       "one extra level each",
+			files:      []*results.File{session([]int{1, 8, 32}), session([]int{1, 8, 64})},
+			comparable: true,
+			notes:      []string{"concurrency 32 is only in run 1", "concurrency 64 is only in run 2"},
+			sentence:   "These runs are comparable.",
+		},
+		{
+			name:       "three files, partly shared",
+			files:      []*results.File{session([]int{1, 8}), session([]int{64, 8, 1}), session([]int{1, 64})},
+			comparable: true,
+			notes:      []string{"concurrency 8 is only in runs 1 and 2", "concurrency 64 is only in runs 2 and 3"},
+			sentence:   "These runs are comparable.",
+		},
+		{
+			name:       "record order does not matter",
+			files:      []*results.File{session([]int{32, 1, 8}), session([]int{1, 8, 32})},
+			comparable: true,
+			sentence:   "These runs are comparable.",
+		},
+		{
+			name:     "no shared level",
+			files:    []*results.File{session([]int{1, 8}), session([]int{32})},
+			diffs:    []Difference{{"concurrency", "concurrency levels", []string{"1, 8", "32"}}},
+			sentence: "Not comparable: no concurrency level is in every run (1, 8 vs 32).",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := VerdictOf(tt.files...)
+			if v.Comparable != tt.comparable || !reflect.DeepEqual(v.Differences, tt.diffs) || !reflect.DeepEqual(v.Notes, tt.notes) {
+				t.Errorf("got comparable=%v diffs=%#v notes=%#v\nwant comparable=%v diffs=%#v notes=%#v",
+					v.Comparable, v.Differences, v.Notes, tt.comparable, tt.diffs, tt.notes)
+			}
+			if got := v.Sentence(); got != tt.sentence {
+				t.Errorf("Sentence = %q, want %q", got, tt.sentence)
+			}
+		})
+	}
+}
+
+func TestVerdictNotes(t *testing.T) {
+	incomplete := session(std)
+	incomplete.Complete = false
+	simulated := session(std)
+	simulated.Local.Simulated = true
+	chunks := func(r *results.Run) { r.Metrics.TokenCountMethod = results.TokenCountStreamChunks }
+
+	tests := []struct {
+		name  string
+		files []*results.File
+		notes []string
+	}{
+		{"token counting differs",
+			[]*results.File{session(std), session(std, chunks), session(std)},
+			[]string{"output tokens were counted differently (server_usage in runs 1 and 3, stream_chunks in run 2), so token figures may not line up exactly"}},
+		{"ignore_eos not honoured",
+			[]*results.File{session(std), session(std, atLevel(8, func(r *results.Run) { r.Environment.IgnoreEOSHonoured = ptr(false) }))},
+			[]string{"ignore_eos was not honoured in run 2: some answers stopped before the requested length, so throughput covers fewer tokens"}},
+		{"ignore_eos unknown is not a note",
+			[]*results.File{session(std), session(std, func(r *results.Run) { r.Environment.IgnoreEOSHonoured = nil })},
+			nil},
+		{"incomplete",
+			[]*results.File{session(std), incomplete},
+			[]string{"run 2 is incomplete: the benchmark stopped before every level finished"}},
+		{"both incomplete",
+			[]*results.File{incomplete, incomplete},
+			[]string{"runs 1 and 2 are incomplete: the benchmark stopped before every level finished"}},
+		{"simulated",
+			[]*results.File{simulated, session(std)},
+			[]string{"run 1 comes from the built-in simulator, not a real server"}},
+		{"output length off by more than 1 %",
+			[]*results.File{session(std), session(std,
+				atLevel(8, func(r *results.Run) { r.Metrics.OutputTokensMean = ptr(231.4) }),
+				atLevel(32, func(r *results.Run) { r.Metrics.OutputTokensMean = ptr(259.0) }))},
+			[]string{"run 2: the mean output length is more than 1 % off the requested length (231.4 of 256 tokens at concurrency 8; 259.0 of 256 tokens at concurrency 32)"}},
+		{"output length within 1 %",
+			[]*results.File{session(std), session(std, func(r *results.Run) { r.Metrics.OutputTokensMean = ptr(253.5) })},
+			nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := VerdictOf(tt.files...)
+			if !v.Comparable {
+				t.Errorf("notes must not decide comparability: %+v", v)
+			}
+			if !reflect.DeepEqual(v.Notes, tt.notes) {
+				t.Errorf("Notes = %#v\nwant %#v", v.Notes, tt.notes)
+			}
+		})
+	}
+}
+
+func TestVerdictOddInputs(t *testing.T) {
+	mixed := session(std, atLevel(32, func(r *results.Run) { r.EngineVersion = ptr("0.11.0") }))
+	empty := session(nil)
+
+	tests := []struct {
+		name       string
+		files      []*results.File
+		comparable bool
+		diffs      []Difference
+		sentence   string
+	}{
+		{"no files", nil, false, nil, "There are no runs to compare."},
+		{"one file", []*results.File{session(std)}, true, nil,
+			"There is only one run, so there is nothing to compare it with."},
+		{"a file mixing conditions", []*results.File{session(std), mixed}, false,
+			[]Difference{{"engine_version", "engine version", []string{"0.10.1", "0.10.1 / 0.11.0"}}},
+			"Not comparable: engine version differs (0.10.1 vs 0.10.1 / 0.11.0)."},
+		{"one file mixing conditions", []*results.File{mixed}, false,
+			[]Difference{{"engine_version", "engine version", []string{"0.10.1 / 0.11.0"}}},
+			"Not comparable: engine version differs (0.10.1 / 0.11.0)."},
+		{"a file without records", []*results.File{session(std), empty}, false, nil,
+			"Not comparable: run 2 has no run records."},
+		{"a nil file", []*results.File{nil, session(std)}, false, nil,
+			"Not comparable: run 1 is missing."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := VerdictOf(tt.files...)
+			if v.Comparable != tt.comparable || !reflect.DeepEqual(v.Differences, tt.diffs) {
+				t.Errorf("got comparable=%v diffs=%#v, want %v %#v", v.Comparable, v.Differences, tt.comparable, tt.diffs)
+			}
+			if got := v.Sentence(); got != tt.sentence {
+				t.Errorf("Sentence = %q, want %q", got, tt.sentence)
+			}
+		})
+	}
+}
+
+func TestSentence(t *testing.T) {
+	engine := func(r *results.Run) { r.EngineVersion = ptr("0.11.0") }
+	fp8 := func(r *results.Run) { r.Precision = ptr("fp8") }
+	prof := func(r *results.Run) { r.Profile = ptr("long") }
+	tests := []struct {
+		name string
+		v    Verdict
+		want string
+	}{
+		{"comparable", VerdictOf(session(std), session(std)), "These runs are comparable."},
+		{"two differences",
+			VerdictOf(session(std), session(std, engine, fp8)),
+			"Not comparable: engine version differs (0.10.1 vs 0.11.0) and precision differs (bf16 vs fp8)."},
+		{"three differences",
+			VerdictOf(session(std), session(std, engine, fp8, prof)),
+			"Not comparable: engine version differs (0.10.1 vs 0.11.0), precision differs (bf16 vs fp8) and profile differs (default vs long)."},
+		{"hand-built",
+			Verdict{Differences: []Difference{{"engine", "engine", []string{"vllm", "sglang"}}}},
+			"Not comparable: engine differs (vllm vs sglang)."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.v.Sentence(); got != tt.want {
+				t.Errorf("Sentence = %q\nwant       %q", got, tt.want)
+			}
+			if !strings.HasSuffix(tt.v.Sentence(), ".") {
+				t.Error("a sentence ends with a full stop")
+			}
+		})
+	}
+}
