@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/kovara/desktop/engine/sim"
 )
 
 func TestParseBase(t *testing.T) {
@@ -161,5 +163,25 @@ func TestPlanValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+func TestCheckReportsWhatTestShows(t *testing.T) {
+	t.Parallel()
+	cfg := fastSim()
+	cfg.Personality = sim.Strict
+	cfg.Models = []string{"m-two", "m-one"}
+	_, url := startSim(t, cfg)
+	rep, err := Check(context.Background(), Endpoint{URL: url}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Models) != 2 || rep.Model != "m-one" || rep.Compat.IgnoreEOS || !rep.Compat.StreamOptions || rep.Compat.Attempts != 2 {
+		t.Errorf("report %+v", rep)
+	}
+	_, url2 := startSim(t, fastSim())
+	rep, err = Check(context.Background(), Endpoint{URL: url2}, "")
+	if err != nil || rep.Detection.Family != FamilyVLLM || rep.Detection.ContextLength == 0 || !rep.Compat.IgnoreEOS || !rep.Compat.Usage {
+		t.Errorf("vllm report %+v, %v", rep, err)
 	}
 }

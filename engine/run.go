@@ -226,11 +226,7 @@ func (r *runner) check(ctx context.Context) error {
 		}
 		return err
 	}
-	ids := make([]string, len(models))
-	for i, m := range models {
-		ids[i] = m.ID
-	}
-	r.file.Local.ServedModels = ids
+	r.file.Local.ServedModels = modelIDs(models)
 
 	want := r.plan.Model
 	cond := r.plan.Conditions

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// EndpointReport is what the endpoint screen's Test shows: the served
+// models, the engine behind them, and what the compat probe found.
+type EndpointReport struct {
+	Models      []Model
+	Model       string // the model probed
+	Detection   results.Detection
+	Compat      results.Compat
+	ServerModel string
+	Warnings    []string
+}
+
+// Check runs the method's first two steps (model list and compat probe)
+// without measuring anything. With several models served and none chosen
+// it probes the first, so the user still sees what the server accepts.
+func Check(ctx context.Context, ep Endpoint, model string) (*EndpointReport, error) {
+	base, err := ParseBase(ep.URL)
+	if err != nil {
+		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
+	}
+	plan := DefaultPlan()
+	plan.Model = model
+	t0 := time.Now()
+	r := &runner{plan: plan, ep: ep, base: base, t0: t0}
+	r.clock = func() time.Duration { return time.Since(t0) }
+	r.file = r.newFile()
+	err = r.check(ctx)
+	var ee *EndpointError
+	if errors.As(err, &ee) && ee.Kind == ErrModelNotServed && model == "" {
+		// Several models: list them and probe the first.
+		cctx, cancel := context.WithTimeout(ctx, ep.checkTimeout())
+		defer cancel()
+		c := ep.checkClient(base)
+		defer c.CloseIdleConnections()
+		models, hdr, lerr := listModels(cctx, c, ep, base)
+		if lerr != nil {
+			return nil, lerr
+		}
+		ids := modelIDs(models)
+		slices.Sort(ids)
+		first := ids[0]
+		r.model = first
+		det := Detect(cctx, c, ep, base, models, first, hdr)
+		r.file.Local.Detection = &det
+		r.file.Local.ServedModels = modelIDs(models)
+		err = nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep := &EndpointReport{Model: r.model, Detection: *r.file.Local.Detection}
+	for _, id := range r.file.Local.ServedModels {
+		m := Model{ID: id}
+		if id == r.model {
+			m.OwnedBy, m.ContextLength = rep.Detection.OwnedBy, rep.Detection.ContextLength
+		}
+		rep.Models = append(rep.Models, m)
+	}
+	if err := r.probe(ctx); err != nil {
+		return rep, err
+	}
+	rep.Compat = *r.file.Local.Compat
+	rep.ServerModel = r.srvModel
+	rep.Warnings = r.file.Local.Warnings
+	return rep, nil
+}
+
+func modelIDs(models []Model) []string {
+	ids := make([]string, len(models))
+	for i, m := range models {
+		ids[i] = m.ID
+	}
+	return ids
+}
