@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -43,7 +41,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 		fs.StringVar(&f.apiKeyEnv, "api-key-env", "KOVARA_API_KEY", "environment variable that holds the API key")
 		fs.BoolVar(&f.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
 	}
-	fs.StringVar(&f.concurrency, "concurrency", joinInts(d.Concurrency), "comma-separated concurrency levels")
+	fs.StringVar(&f.concurrency, "concurrency", engine.FormatLevels(d.Concurrency), "comma-separated concurrency levels")
 	fs.IntVar(&f.inputTokens, "input-tokens", d.InputTokens, "prompt length in tokens")
 	fs.IntVar(&f.outputTokens, "output-tokens", d.OutputTokens, "completion length in tokens (max_tokens)")
 	fs.IntVar(&f.requests, "requests", d.Requests, "requests per concurrency level")
@@ -58,7 +56,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 func (f *runFlags) plan() (engine.Plan, error) {
 	p := engine.DefaultPlan()
 	var errs []error
-	levels, err := parseInts(f.concurrency)
+	levels, err := engine.ParseLevels(f.concurrency)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--concurrency %q: %w", f.concurrency, err))
 	}
@@ -66,9 +64,9 @@ func (f *runFlags) plan() (engine.Plan, error) {
 	p.Model = f.model
 	p.InputTokens, p.OutputTokens = f.inputTokens, f.outputTokens
 	p.Requests, p.Warmup, p.Seed = f.requests, f.warmup, f.seed
-	to, err := parseTimeout(f.timeout)
+	to, err := engine.ParseTimeout(f.timeout)
 	if err != nil {
-		errs = append(errs, err)
+		errs = append(errs, fmt.Errorf("--%w", err))
 	}
 	p.Timeout = to
 	if len(errs) == 0 {
@@ -77,47 +75,6 @@ func (f *runFlags) plan() (engine.Plan, error) {
 		}
 	}
 	return p, errors.Join(errs...)
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		n, err := strconv.Atoi(part)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a whole number", part)
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no levels given")
-	}
-	return out, nil
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
-}
-
-func parseTimeout(s string) (time.Duration, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if v <= 0 {
-			return 0, fmt.Errorf("--timeout %s: it must be more than 0 seconds", s)
-		}
-		return time.Duration(v * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("--timeout %q: give seconds, like 120, or a duration, like 90s", s)
-	}
-	return d, nil
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {

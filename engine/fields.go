@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Parsers for the plan fields people type, shared by the CLI's flags and
+// the app's form so both accept and refuse the same things, in the same
+// words.
+
+// ParseLevels reads a comma-separated list of concurrency levels, like
+// "1, 8, 32".
+func ParseLevels(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		n, err := strconv.Atoi(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a whole number", part)
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("concurrency %d is not allowed: each level needs at least 1 request in flight", n)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("give at least one concurrency level, like 1,8,32")
+	}
+	return out, nil
+}
+
+// FormatLevels writes levels the way ParseLevels reads them.
+func FormatLevels(levels []int) string {
+	s := make([]string, len(levels))
+	for i, l := range levels {
+		s[i] = strconv.Itoa(l)
+	}
+	return strings.Join(s, ",")
+}
+
+// ParseCount reads a whole number of at least min, naming the field in the
+// error.
+func ParseCount(field, s string, min int) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a whole number", field, strings.TrimSpace(s))
+	}
+	if n < min {
+		return 0, fmt.Errorf("%s must be at least %d", field, min)
+	}
+	return n, nil
+}
+
+// ParseSeed reads the prompt generator's seed (any 64-bit integer).
+func ParseSeed(s string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("seed: %q is not a whole number", strings.TrimSpace(s))
+	}
+	return n, nil
+}
+
+// ParseTimeout reads seconds ("120", "0.5") or a duration ("90s", "2m").
+func ParseTimeout(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if v <= 0 {
+			return 0, fmt.Errorf("timeout %s: it must be more than 0 seconds", s)
+		}
+		return time.Duration(v * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("timeout %q: give seconds, like 120, or a duration, like 90s", s)
+	}
+	return d, nil
+}
