@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
@@ -81,4 +83,62 @@ func modelIDs(models []Model) []string {
 		ids[i] = m.ID
 	}
 	return ids
+}
+
+// Lines says in words what a Test found: on failure the reason first, then
+// whatever was learned before it.
+func (r *EndpointReport) Lines(err error) []string {
+	var out []string
+	if err != nil {
+		out = append(out, "Failed: "+err.Error())
+	}
+	if r == nil {
+		return out
+	}
+	if n := len(r.Models); n > 0 {
+		ids := make([]string, n)
+		for i, m := range r.Models {
+			ids[i] = m.ID
+		}
+		word := "models"
+		if n == 1 {
+			word = "model"
+		}
+		out = append(out, fmt.Sprintf("Serving %d %s: %s", n, word, strings.Join(ids, ", ")))
+	}
+	d := r.Detection
+	switch {
+	case d.Family != "" && d.Version != "":
+		out = append(out, fmt.Sprintf("Engine: %s %s", d.Family, d.Version))
+	case d.Family != "":
+		out = append(out, "Engine: "+d.Family+" (version not reported)")
+	default:
+		out = append(out, "Engine: not recognised")
+	}
+	if d.ServerHeader != "" {
+		out = append(out, "Server header: "+d.ServerHeader)
+	}
+	if d.ContextLength > 0 {
+		out = append(out, fmt.Sprintf("Context length: %d tokens", d.ContextLength))
+	}
+	if err != nil || r.Compat.Attempts == 0 {
+		return out
+	}
+	c := r.Compat
+	line := "Streaming chat on " + r.Model + ": accepted"
+	if c.IgnoreEOS {
+		line += "; ignore_eos accepted (fixed-length answers)"
+	} else {
+		line += "; ignore_eos refused (answers may stop early)"
+	}
+	out = append(out, line)
+	if c.Usage {
+		out = append(out, "Token usage: reported, so prompts are calibrated and tokens counted by the server")
+	} else {
+		out = append(out, "Token usage: not reported, so tokens are counted as stream chunks")
+	}
+	if r.ServerModel != "" && r.ServerModel != r.Model {
+		out = append(out, "The server answers as "+r.ServerModel)
+	}
+	return out
 }

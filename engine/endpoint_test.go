@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -183,5 +184,24 @@ func TestCheckReportsWhatTestShows(t *testing.T) {
 	rep, err = Check(context.Background(), Endpoint{URL: url2}, "")
 	if err != nil || rep.Detection.Family != FamilyVLLM || rep.Detection.ContextLength == 0 || !rep.Compat.IgnoreEOS || !rep.Compat.Usage {
 		t.Errorf("vllm report %+v, %v", rep, err)
+	}
+}
+
+func TestReportLines(t *testing.T) {
+	t.Parallel()
+	rep := &EndpointReport{
+		Models: []Model{{ID: "a"}, {ID: "b"}}, Model: "a",
+		Detection: results.Detection{Family: "vllm", Version: "0.11.0", ContextLength: 32768},
+		Compat:    results.Compat{IgnoreEOS: false, StreamOptions: true, Usage: true, Attempts: 2},
+	}
+	got := strings.Join(rep.Lines(nil), "\n")
+	for _, want := range []string{"Serving 2 models: a, b", "Engine: vllm 0.11.0", "Context length: 32768", "ignore_eos refused", "prompts are calibrated"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lines lack %q:\n%s", want, got)
+		}
+	}
+	got = strings.Join((*EndpointReport)(nil).Lines(&EndpointError{Msg: "nothing is listening on h:1"}), "\n")
+	if got != "Failed: nothing is listening on h:1" {
+		t.Errorf("failure lines: %q", got)
 	}
 }
