@@ -23,7 +23,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	plan, err := f.plan()
+	plan, err := f.plan(nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench demo: %v\n", err)
 		return exitBadInput

@@ -157,3 +157,71 @@ func TestCompareNamesDifferences(t *testing.T) {
 		t.Errorf("compare with a bad id: %d %s", code, stderr)
 	}
 }
+
+func TestManifestMakesHardwareRun(t *testing.T) {
+	withHome(t)
+	cfg := fast()
+	cfg.Models = []string{"qwen3-8b-awq"}
+	url := startSim(t, cfg)
+	manifest := filepath.Join(t.TempDir(), "kovara.yaml")
+	os.WriteFile(manifest, []byte(`name: Qwen3 8B on one 4090
+model: {id: Qwen/Qwen3-8B, revision: 0123456789abcdef}
+engine: {name: vllm, version: 0.11.0}
+hardware: {accelerator: NVIDIA GeForce RTX 4090, gpu_count: 1}
+precision: awq-int4
+parallelism: {tensor: 1, pipeline: 1}
+profiles:
+  quick: {input_tokens: 64, output_tokens: 8, concurrency: [1, 2], requests: 6, warmup: 1}
+`), 0o644)
+	out := filepath.Join(t.TempDir(), "r.json")
+	// The alias is served; the profile sets the plan; --requests overrides it.
+	code, stdout, stderr := runCLI("run", "--endpoint", url, "--manifest", manifest, "--model", "qwen3-8b-awq", "--requests", "4", "-o", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f := readResults(t, out)
+	r := f.Runs[0]
+	if len(f.Runs) != 2 || r.RunKind != "hardware" || r.ModelID != "Qwen/Qwen3-8B" || *r.Profile != "quick" || r.Requests != 4 || r.InputTokens != 64 || *r.GPUCount != 1 || *r.Precision != "awq-int4" {
+		t.Errorf("hardware run %+v", r)
+	}
+	if f.Manifest == nil || !strings.HasPrefix(f.Manifest.Revision, "r") || len(f.Manifest.ContentHash) != 64 {
+		t.Errorf("manifest ref %+v", f.Manifest)
+	}
+	if !strings.Contains(stderr, "alias") {
+		t.Errorf("the alias warning is missing: %s", stderr)
+	}
+	_ = stdout
+	// A manifest whose model is not served, and a broken manifest.
+	os.WriteFile(manifest, []byte("model: {id: Qwen/Qwen3-8B}\nprofiles:\n  quick: {concurency: [1]}\n"), 0o644)
+	code, _, stderr = runCLI("run", "--endpoint", url, "--manifest", manifest)
+	if code != exitBadInput || !strings.Contains(stderr, "kovara.yaml:3: profiles.quick.concurency") {
+		t.Errorf("broken manifest: %d %s", code, stderr)
+	}
+	os.WriteFile(manifest, []byte("model: {id: Qwen/Qwen3-8B}\n"), 0o644)
+	code, _, stderr = runCLI("run", "--endpoint", url, "--manifest", manifest, "--requests", "4", "--concurrency", "1")
+	if code != exitBadInput || !strings.Contains(stderr, `does not serve "Qwen/Qwen3-8B"`) || !strings.Contains(stderr, "qwen3-8b-awq") {
+		t.Errorf("unserved manifest model: %d %s", code, stderr)
+	}
+}
+
+func TestSavedEndpointByName(t *testing.T) {
+	home := withHome(t)
+	url := startSim(t, fast())
+	store := storage.OpenEndpoints(filepath.Join(home, "config"))
+	if err := store.Put(storage.SavedEndpoint{Name: "gpu box", URL: url, VerifyTLS: true}, ""); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(append([]string{"run", "--endpoint", "gpu box"}, smallFlags...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lib, _ := openLibrary()
+	list, _ := lib.List()
+	if len(list) != 1 || list[0].EndpointName != "gpu box" {
+		t.Errorf("library: %+v", list)
+	}
+	code, _, stderr = runCLI("run", "--endpoint", "no such box")
+	if code != exitBadInput || !strings.Contains(stderr, "not a saved endpoint") {
+		t.Errorf("unknown name: %d %s", code, stderr)
+	}
+}

@@ -31,15 +31,19 @@ type runFlags struct {
 	output       string
 	insecure     bool
 	quiet        bool
+	manifest     string
+	profile      string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 	d := engine.DefaultPlan()
 	if withEndpoint {
-		fs.StringVar(&f.endpoint, "endpoint", "", "server address, e.g. http://192.168.1.10:8000 (with or without /v1)")
+		fs.StringVar(&f.endpoint, "endpoint", "", "a saved endpoint's name, or the server's address, e.g. http://192.168.1.10:8000 (with or without /v1)")
 		fs.StringVar(&f.model, "model", "", "model to request (default: the only model served)")
 		fs.StringVar(&f.apiKeyEnv, "api-key-env", "KOVARA_API_KEY", "environment variable that holds the API key")
 		fs.BoolVar(&f.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
+		fs.StringVar(&f.manifest, "manifest", "", "kovara.yaml describing what the endpoint runs (makes a hardware run)")
+		fs.StringVar(&f.profile, "profile", "", "the manifest profile to run (default: its only one, or 'default')")
 	}
 	fs.StringVar(&f.concurrency, "concurrency", engine.FormatLevels(d.Concurrency), "comma-separated concurrency levels")
 	fs.IntVar(&f.inputTokens, "input-tokens", d.InputTokens, "prompt length in tokens")
@@ -52,18 +56,40 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 }
 
-// plan turns the flags into a validated plan, or the reasons it is bad.
-func (f *runFlags) plan() (engine.Plan, error) {
+// plan turns the flags into a validated plan: the method's defaults, then
+// the manifest's profile, then every flag given on the command line.
+func (f *runFlags) plan(set map[string]bool) (engine.Plan, error) {
 	p := engine.DefaultPlan()
 	var errs []error
-	levels, err := engine.ParseLevels(f.concurrency)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--concurrency %q: %w", f.concurrency, err))
+	if f.manifest != "" {
+		m, err := storage.LoadManifest(f.manifest)
+		if err != nil {
+			return p, err
+		}
+		if err := m.ApplyProfile(&p, f.profile); err != nil {
+			return p, err
+		}
+	} else if f.profile != "" {
+		return p, errors.New("--profile needs --manifest")
 	}
-	p.Concurrency = levels
+	if set["concurrency"] || f.manifest == "" {
+		levels, err := engine.ParseLevels(f.concurrency)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--concurrency %q: %w", f.concurrency, err))
+		}
+		p.Concurrency = levels
+	}
+	override := func(name string, dst *int, v int) {
+		if set[name] || f.manifest == "" {
+			*dst = v
+		}
+	}
+	override("input-tokens", &p.InputTokens, f.inputTokens)
+	override("output-tokens", &p.OutputTokens, f.outputTokens)
+	override("requests", &p.Requests, f.requests)
+	override("warmup", &p.Warmup, f.warmup)
 	p.Model = f.model
-	p.InputTokens, p.OutputTokens = f.inputTokens, f.outputTokens
-	p.Requests, p.Warmup, p.Seed = f.requests, f.warmup, f.seed
+	p.Seed = f.seed
 	to, err := engine.ParseTimeout(f.timeout)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--%w", err))
@@ -85,20 +111,54 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if f.endpoint == "" {
-		fmt.Fprintln(stderr, "kovara-bench run: give the server with --endpoint, e.g. --endpoint http://192.168.1.10:8000")
+		fmt.Fprintln(stderr, "kovara-bench run: give the server with --endpoint, e.g. --endpoint http://192.168.1.10:8000 or the name of a saved endpoint")
 		return exitBadInput
 	}
-	plan, err := f.plan()
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	plan, err := f.plan(set)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
 		return exitBadInput
 	}
-	if _, err := engine.ParseBase(f.endpoint); err != nil {
+	ep, err := f.resolveEndpoint(stderr)
+	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
 		return exitBadInput
 	}
-	ep := engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: os.Getenv(f.apiKeyEnv)}
 	return benchmark(plan, ep, f, stdout, stderr)
+}
+
+// resolveEndpoint finds --endpoint among the saved endpoints (with its key
+// from the keyring) or reads it as an address. A key in the environment
+// variable named by --api-key-env wins over the keyring.
+func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
+	envKey := os.Getenv(f.apiKeyEnv)
+	if dirs, err := storage.DefaultDirs(); err == nil {
+		saved, ok, err := storage.OpenEndpoints(dirs.Config).Get(f.endpoint)
+		if err != nil {
+			fmt.Fprintf(stderr, "warning: the saved endpoints cannot be read: %v\n", err)
+		}
+		if ok {
+			key := envKey
+			if key == "" {
+				k, err := storage.NewKeyring(5 * time.Second).Get(saved.Name)
+				switch {
+				case err == nil:
+					key = k
+				case !errors.Is(err, storage.ErrNoKey):
+					fmt.Fprintf(stderr, "warning: %s\n", storage.KeyringProblem(err))
+				}
+			}
+			ep := saved.Engine(key)
+			ep.InsecureTLS = ep.InsecureTLS || f.insecure
+			return ep, nil
+		}
+	}
+	if _, err := engine.ParseBase(f.endpoint); err != nil {
+		return engine.Endpoint{}, fmt.Errorf("%q is not a saved endpoint, and as an address: %w", f.endpoint, err)
+	}
+	return engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey}, nil
 }
 
 // benchmark runs a plan with Ctrl-C handling, progress and a summary, and

@@ -1,0 +1,191 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kovara/desktop/engine"
+)
+
+// SavedEndpoint is a server the user benchmarks again and again. Its API
+// key is not here: it lives in the OS keyring under the endpoint's name.
+type SavedEndpoint struct {
+	Name      string
+	URL       string
+	VerifyTLS bool
+	Timeout   time.Duration // for checks; 0 means the default
+	GPU       string        // telemetry source: "", "local", "ssh://user@host", "http://host:9400/metrics"
+}
+
+// endpointYAML is the file form of a SavedEndpoint.
+type endpointYAML struct {
+	Name      string   `yaml:"name"`
+	URL       string   `yaml:"url"`
+	VerifyTLS *bool    `yaml:"verify_tls,omitempty"`
+	TimeoutS  *float64 `yaml:"timeout_s,omitempty"`
+	GPU       string   `yaml:"gpu,omitempty"`
+}
+
+type endpointsFile struct {
+	Endpoints []endpointYAML `yaml:"endpoints"`
+}
+
+// Validate says what is wrong with an endpoint before it is saved.
+func (e SavedEndpoint) Validate() error {
+	var errs []error
+	if strings.TrimSpace(e.Name) == "" {
+		errs = append(errs, errors.New("give the endpoint a name"))
+	} else if len(e.Name) > 80 {
+		errs = append(errs, errors.New("the name is longer than 80 characters"))
+	}
+	if _, err := engine.ParseBase(e.URL); err != nil {
+		errs = append(errs, err)
+	}
+	if e.Timeout < 0 {
+		errs = append(errs, errors.New("the timeout must be more than 0"))
+	}
+	if e.GPU != "" && e.GPU != "local" && !strings.HasPrefix(e.GPU, "ssh://") &&
+		!strings.HasPrefix(e.GPU, "http://") && !strings.HasPrefix(e.GPU, "https://") {
+		errs = append(errs, fmt.Errorf("GPU telemetry %q: use local, ssh://user@host or an exporter's http:// address", e.GPU))
+	}
+	return errors.Join(errs...)
+}
+
+// Engine is the endpoint as the engine takes it, with its key.
+func (e SavedEndpoint) Engine(key string) engine.Endpoint {
+	return engine.Endpoint{Name: e.Name, URL: e.URL, APIKey: key, InsecureTLS: !e.VerifyTLS, Timeout: e.Timeout}
+}
+
+// EndpointStore keeps the saved endpoints in endpoints.yaml in the config
+// folder.
+type EndpointStore struct {
+	path string
+	mu   sync.Mutex
+}
+
+// OpenEndpoints opens the store in configDir (the file appears on the
+// first save).
+func OpenEndpoints(configDir string) *EndpointStore {
+	return &EndpointStore{path: filepath.Join(configDir, "endpoints.yaml")}
+}
+
+// Path is the endpoints file.
+func (s *EndpointStore) Path() string { return s.path }
+
+// List returns the saved endpoints sorted by name.
+func (s *EndpointStore) List() ([]SavedEndpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.read()
+}
+
+// Get returns the endpoint with this name.
+func (s *EndpointStore) Get(name string) (SavedEndpoint, bool, error) {
+	list, err := s.List()
+	if err != nil {
+		return SavedEndpoint{}, false, err
+	}
+	for _, e := range list {
+		if e.Name == name {
+			return e, true, nil
+		}
+	}
+	return SavedEndpoint{}, false, nil
+}
+
+// Put adds e, or replaces the endpoint called oldName (renaming it).
+func (s *EndpointStore) Put(e SavedEndpoint, oldName string) error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list, err := s.read()
+	if err != nil {
+		return err
+	}
+	out := list[:0]
+	for _, x := range list {
+		switch {
+		case x.Name == oldName && oldName != "":
+		case x.Name == e.Name:
+			if oldName != e.Name {
+				return fmt.Errorf("an endpoint called %q already exists", e.Name)
+			}
+		default:
+			out = append(out, x)
+		}
+	}
+	return s.write(append(out, e))
+}
+
+// Delete removes the endpoint with this name (no error if there is none).
+func (s *EndpointStore) Delete(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list, err := s.read()
+	if err != nil {
+		return err
+	}
+	out := list[:0]
+	for _, x := range list {
+		if x.Name != name {
+			out = append(out, x)
+		}
+	}
+	return s.write(out)
+}
+
+func (s *EndpointStore) read() ([]SavedEndpoint, error) {
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", s.path, err)
+	}
+	var f endpointsFile
+	if err := decodeYAMLStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.path, err)
+	}
+	out := make([]SavedEndpoint, 0, len(f.Endpoints))
+	for _, y := range f.Endpoints {
+		e := SavedEndpoint{Name: y.Name, URL: y.URL, VerifyTLS: y.VerifyTLS == nil || *y.VerifyTLS, GPU: y.GPU}
+		if y.TimeoutS != nil {
+			e.Timeout = time.Duration(*y.TimeoutS * float64(time.Second))
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (s *EndpointStore) write(list []SavedEndpoint) error {
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	var f endpointsFile
+	f.Endpoints = []endpointYAML{}
+	for _, e := range list {
+		y := endpointYAML{Name: e.Name, URL: e.URL, GPU: e.GPU}
+		if !e.VerifyTLS {
+			no := false
+			y.VerifyTLS = &no
+		}
+		if e.Timeout > 0 {
+			t := e.Timeout.Seconds()
+			y.TimeoutS = &t
+		}
+		f.Endpoints = append(f.Endpoints, y)
+	}
+	data, err := encodeYAML(f)
+	if err != nil {
+		return err
+	}
+	header := "# Saved endpoints of Kovara Desktop. API keys are not here: they are in\n# the system keyring, one entry per endpoint name.\n"
+	return WriteFileAtomic(s.path, append([]byte(header), data...), 0o600)
+}

@@ -1,0 +1,78 @@
+package storage
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEndpointStore(t *testing.T) {
+	t.Parallel()
+	s := OpenEndpoints(t.TempDir())
+	if list, err := s.List(); err != nil || len(list) != 0 {
+		t.Fatalf("empty store: %v %v", list, err)
+	}
+	a := SavedEndpoint{Name: "4090 box", URL: "http://10.0.0.5:8000/v1", VerifyTLS: true, Timeout: 30 * time.Second, GPU: "ssh://me@10.0.0.5"}
+	b := SavedEndpoint{Name: "lab", URL: "https://lab.home:8443", VerifyTLS: false}
+	for _, e := range []SavedEndpoint{a, b} {
+		if err := s.Put(e, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Put(SavedEndpoint{Name: "lab", URL: "http://x"}, ""); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("duplicate name: %v", err)
+	}
+	got, ok, err := s.Get("4090 box")
+	if err != nil || !ok || got != a {
+		t.Errorf("Get = %+v %v %v, want %+v", got, ok, err, a)
+	}
+	got, _, _ = s.Get("lab")
+	if got.VerifyTLS || got.Engine("k").InsecureTLS != true {
+		t.Errorf("verify-TLS off did not survive: %+v", got)
+	}
+	// Rename keeps one entry.
+	a2 := a
+	a2.Name = "big box"
+	if err := s.Put(a2, a.Name); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := s.List()
+	if len(list) != 2 || list[0].Name != "big box" || list[1].Name != "lab" {
+		t.Errorf("after rename: %+v", list)
+	}
+	if err := s.Delete("lab"); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = s.List()
+	if len(list) != 1 {
+		t.Errorf("after delete: %+v", list)
+	}
+	data, _ := os.ReadFile(s.Path())
+	if strings.Contains(string(data), "api_key") || !strings.Contains(string(data), "keyring") {
+		t.Errorf("file:\n%s", data)
+	}
+}
+
+func TestEndpointValidateAndBadFile(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		e    SavedEndpoint
+		want string
+	}{
+		{SavedEndpoint{URL: "http://h"}, "name"},
+		{SavedEndpoint{Name: "x", URL: "ftp://h"}, "only http"},
+		{SavedEndpoint{Name: "x", URL: "http://h", GPU: "nvidia"}, "GPU telemetry"},
+	}
+	for _, tc := range tests {
+		if err := tc.e.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.e, err, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	s := OpenEndpoints(dir)
+	os.WriteFile(s.Path(), []byte("endpoints:\n  - name: a\n    url: http://h\n    colour: red\n"), 0o600)
+	if _, err := s.List(); err == nil || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("unknown key: %v", err)
+	}
+}
