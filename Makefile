@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= 0.1.0
 LDFLAGS := -X github.com/kovara/desktop/engine.Version=$(VERSION)
 
-.PHONY: all build bench-cli demo test test-race test-truth vet fmt-check clean
+.PHONY: all build bench-cli demo test test-race test-truth test-keyring vet fmt-check clean
 
 all: build
 
@@ -31,8 +31,13 @@ test-race:
 test-truth:
 	$(GO) test -count=1 -run 'TestTruth' -v ./engine/
 
+# The keyring tests against a real Secret Service (gnome-keyring in a
+# private D-Bus session with a throwaway keyring).
+test-keyring:
+	scripts/with-keyring.sh $(GO) test -race -count=1 -run 'Key|Secret|Trace' ./storage/ ./cmd/kovara-bench/
+
 # Everything CI checks.
-test: vet fmt-check test-race test-truth
+test: vet fmt-check test-race test-truth test-keyring
 
 clean:
 	rm -rf bin
