@@ -25,6 +25,7 @@ Usage:
   kovara-bench validate FILE                check a results file for publishing
   kovara-bench history [--model M]          list the runs in the local library
   kovara-bench compare RUN RUN...           compare runs (files or library ids)
+  kovara-bench import FILE...               copy results files into the library
 
 Run "kovara-bench COMMAND -h" for a command's flags.
 `
@@ -49,6 +50,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return cmdHistory(rest, stdout, stderr)
 	case "compare":
 		return cmdCompare(rest, stdout, stderr)
+	case "import":
+		return cmdImport(rest, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -70,7 +73,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 		}
 		return exitBadInput, false
 	}
-	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "compare" {
+	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "compare" && fs.Name() != "import" {
 		fmt.Fprintf(stderr, "kovara-bench %s: unexpected argument %q\n", fs.Name(), strings.Join(fs.Args(), " "))
 		return exitBadInput, false
 	}

@@ -105,3 +105,31 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
+
+// cmdImport copies results files into the library after validating them.
+func cmdImport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "kovara-bench import: give one or more results files")
+		return exitBadInput
+	}
+	lib, err := openLibrary()
+	if err != nil {
+		fmt.Fprintf(stderr, "kovara-bench import: %v\n", err)
+		return exitFailed
+	}
+	code := exitOK
+	for _, path := range fs.Args() {
+		s, err := lib.Import(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "kovara-bench import: %v\n", err)
+			code = exitFailed
+			continue
+		}
+		fmt.Fprintf(stdout, "imported %s as %s\n", path, s.ID)
+	}
+	return code
+}

@@ -225,3 +225,20 @@ func TestSavedEndpointByName(t *testing.T) {
 		t.Errorf("unknown name: %d %s", code, stderr)
 	}
 }
+
+func TestImportCommand(t *testing.T) {
+	withHome(t)
+	py := filepath.Join("..", "..", "engine", "results", "testdata", "python_cli.json")
+	code, stdout, stderr := runCLI("import", py)
+	if code != exitOK || !strings.Contains(stdout, "imported") {
+		t.Fatalf("import: %d %s %s", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI("import", py)
+	if code != exitFailed || !strings.Contains(stderr, "already in the library") {
+		t.Errorf("second import: %d %s", code, stderr)
+	}
+	_, stdout, _ = runCLI("history")
+	if strings.Count(stdout, "\n") != 2 {
+		t.Errorf("history after import:\n%s", stdout)
+	}
+}
