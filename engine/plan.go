@@ -82,7 +82,7 @@ func (p Plan) Validate() error {
 	if p.Requests < 1 {
 		errs = append(errs, fmt.Errorf("requests %d is not allowed: each level needs at least 1 request", p.Requests))
 	} else if m := slices.Max(append([]int{0}, p.Concurrency...)); m > p.Requests {
-		errs = append(errs, fmt.Errorf("requests per level (%d) is less than concurrency %d: every slot needs at least one request, so raise --requests to %d or more", p.Requests, m, m))
+		errs = append(errs, fmt.Errorf("requests per level (%d) is less than concurrency %d: every slot needs at least one request, so use %d or more requests per level", p.Requests, m, m))
 	}
 	if p.InputTokens < 1 {
 		errs = append(errs, fmt.Errorf("input tokens %d is not allowed: it must be at least 1", p.InputTokens))

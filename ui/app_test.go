@@ -1,0 +1,232 @@
+package ui
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/storage"
+)
+
+// harness is the app on Fyne's test driver. Background goroutines change
+// widgets through opts.Do, which takes mu; the test reads widgets under mu
+// too, so the race detector sees one orderly UI thread.
+type harness struct {
+	t   *testing.T
+	mu  sync.Mutex
+	u   *App
+	win fyne.Window
+	dir string
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	a := test.NewTempApp(t)
+	h := &harness{t: t, dir: t.TempDir()}
+	opts := Options{
+		Dirs: storage.Dirs{Data: h.dir + "/data", Config: h.dir + "/config"},
+		Keys: storage.NewMemoryKeys(),
+		Do: func(f func()) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			f()
+		},
+	}
+	u, err := New(a, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.u, h.win = u, u.Window()
+	t.Cleanup(func() {
+		h.locked(func() {
+			if st := u.bench.running; st != nil {
+				st.cancel()
+			}
+		})
+	})
+	return h
+}
+
+// locked runs f as the UI thread would.
+func (h *harness) locked(f func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f()
+}
+
+// waitFor polls cond (under the UI lock) until it holds or time runs out.
+func (h *harness) waitFor(what string, limit time.Duration, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		ok := false
+		h.locked(func() { ok = cond() })
+		if ok {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.t.Fatalf("timed out waiting for %s", what)
+}
+
+func startTestSim(t *testing.T, cfg sim.Config) string {
+	t.Helper()
+	srv, url, err := sim.Start(cfg, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return url
+}
+
+// findButton returns the first button with this text in o's tree.
+func findButton(t *testing.T, o fyne.CanvasObject, text string) *widget.Button {
+	switch x := o.(type) {
+	case *widget.Button:
+		if x.Text == text {
+			return x
+		}
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			if b := findButton(t, c, text); b != nil {
+				return b
+			}
+		}
+	case fyne.Widget:
+		r := test.TempWidgetRenderer(t, x)
+		for _, c := range r.Objects() {
+			if b := findButton(t, c, text); b != nil {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// tapInOverlay taps a button of the topmost dialog.
+func (h *harness) tapInOverlay(text string) {
+	h.t.Helper()
+	top := h.win.Canvas().Overlays().Top()
+	if top == nil {
+		h.t.Fatalf("no dialog is showing")
+	}
+	b := findButton(h.t, top, text)
+	if b == nil {
+		h.t.Fatalf("the dialog has no %q button", text)
+	}
+	test.Tap(b)
+}
+
+func TestEndpointFormSaveAndTest(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, Models: []string{"llama-3.1-8b"}})
+	s := h.u.endpointS
+	h.locked(func() {
+		test.Tap(s.addButton)
+		test.Type(s.nameEntry, "lab box")
+		test.Type(s.urlEntry, url+"/v1")
+		test.Type(s.keyEntry, "sk-lab-secret")
+		test.Tap(s.saveButton)
+		if !strings.HasPrefix(s.formNote.Text, "Saved") {
+			t.Fatalf("after Save: %q", s.formNote.Text)
+		}
+		if len(s.names) != 2 || s.names[1] != "lab box" {
+			t.Fatalf("list %v", s.names)
+		}
+		test.Tap(s.testButton)
+	})
+	h.waitFor("the Test result", 20*time.Second, func() bool { return strings.Contains(s.testResult.Text, "Serving 1 model: llama-3.1-8b") })
+	h.locked(func() {
+		got := s.testResult.Text
+		for _, want := range []string{"Engine: vllm", "Context length", "ignore_eos accepted", "Token usage: reported"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("Test result lacks %q:\n%s", want, got)
+			}
+		}
+		// The key is in the (memory) keyring, not in the endpoints file.
+		if k, err := h.u.keys.Get("lab box"); err != nil || k != "sk-lab-secret" {
+			t.Errorf("key %q %v", k, err)
+		}
+		// The benchmark screen offers the new endpoint.
+		if opts := h.u.bench.endpointSelect.Options; len(opts) != 2 || opts[1] != "lab box" {
+			t.Errorf("benchmark endpoints %v", opts)
+		}
+	})
+}
+
+func TestEndpointTestSaysWhatFailed(t *testing.T) {
+	h := newHarness(t)
+	s := h.u.endpointS
+	h.locked(func() {
+		test.Tap(s.addButton)
+		test.Type(s.nameEntry, "nowhere")
+		test.Type(s.urlEntry, "http://127.0.0.1:1")
+		test.Tap(s.testButton)
+	})
+	h.waitFor("the failure", 20*time.Second, func() bool { return strings.HasPrefix(s.testResult.Text, "Failed:") })
+	h.locked(func() {
+		if !strings.Contains(s.testResult.Text, "is the server running") {
+			t.Errorf("failure text: %q", s.testResult.Text)
+		}
+		test.Type(s.urlEntry, "x") // now "http://127.0.0.1:1x"
+		test.Tap(s.saveButton)
+		if !strings.HasPrefix(s.formNote.Text, "Not saved") {
+			t.Errorf("bad address saved: %q", s.formNote.Text)
+		}
+	})
+}
+
+func TestSimulatorEndpointIsAlwaysThere(t *testing.T) {
+	h := newHarness(t)
+	h.locked(func() {
+		s := h.u.endpointS
+		if s.names[0] != SimulatorName || !s.nameEntry.Disabled() || !strings.Contains(s.formNote.Text, "never be published") {
+			t.Errorf("simulator entry: %v %v %q", s.names, s.nameEntry.Disabled(), s.formNote.Text)
+		}
+		test.Tap(s.testButton)
+	})
+	h.waitFor("the simulator's Test", 20*time.Second, func() bool {
+		return strings.Contains(h.u.endpointS.testResult.Text, "kovara-sim-8b")
+	})
+}
+
+func TestPlanFieldsValidateInline(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		if b.runButton.Disabled() {
+			t.Fatalf("defaults should be runnable: %q", b.planNote.Text)
+		}
+		tests := []struct {
+			entry *widget.Entry
+			value string
+			want  string
+		}{
+			{b.levelsEntry, "1,0", "concurrency 0"},
+			{b.requestsEntry, "4", "or more requests per level"},
+			{b.outputEntry, "zero", "output tokens"},
+			{b.timeoutEntry, "-1", "timeout"},
+			{b.seedEntry, "1.5", "seed"},
+		}
+		for _, tc := range tests {
+			old := tc.entry.Text
+			tc.entry.SetText(tc.value)
+			if !b.runButton.Disabled() || !strings.Contains(b.planNote.Text, tc.want) {
+				t.Errorf("%q: run enabled=%v note %q, want disabled mentioning %q", tc.value, !b.runButton.Disabled(), b.planNote.Text, tc.want)
+			}
+			if tc.entry.Validate() == nil && tc.value != "4" {
+				t.Errorf("%q: the field itself should show the error", tc.value)
+			}
+			tc.entry.SetText(old)
+		}
+		if b.runButton.Disabled() {
+			t.Errorf("restored form should be runnable: %q", b.planNote.Text)
+		}
+	})
+}

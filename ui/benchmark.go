@@ -1,0 +1,356 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage/repository"
+	"fyne.io/fyne/v2/widget"
+
+	fstorage "fyne.io/fyne/v2/storage"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/storage"
+)
+
+// Manifest choices besides the recent files.
+const (
+	manifestNone = "None — protocol test"
+	manifestOpen = "Open kovara.yaml…"
+	maxRecent    = 6
+)
+
+// BenchmarkScreen is the Benchmark place: the setup form, then the live
+// run, then its result, one at a time.
+type BenchmarkScreen struct {
+	u       *App
+	content *fyne.Container // holds the current view
+
+	setup fyne.CanvasObject
+
+	endpointSelect *widget.Select
+	manifestSelect *widget.Select
+	manifestCard   *widget.Card
+	profileSelect  *widget.Select
+	inputEntry     *widget.Entry
+	outputEntry    *widget.Entry
+	levelsEntry    *widget.Entry
+	requestsEntry  *widget.Entry
+	warmupEntry    *widget.Entry
+	seedEntry      *widget.Entry
+	timeoutEntry   *widget.Entry
+	planNote       *widget.Label
+	runButton      *widget.Button
+
+	manifest     *storage.Manifest // nil for a protocol test
+	lastManifest string            // the select's value before "Open…"
+
+	live    *LiveView
+	result  *ResultView
+	running *runState // nil when no benchmark is in flight
+}
+
+func newBenchmarkScreen(u *App) *BenchmarkScreen {
+	s := &BenchmarkScreen{u: u}
+	s.endpointSelect = widget.NewSelect(nil, func(string) { s.revalidate() })
+	s.manifestSelect = widget.NewSelect(nil, s.onManifest)
+	s.manifestCard = widget.NewCard("", "", widget.NewLabel(""))
+	s.manifestCard.Hide()
+	s.profileSelect = widget.NewSelect(nil, s.onProfile)
+	s.profileSelect.PlaceHolder = "(no manifest)"
+	s.profileSelect.Disable()
+
+	d := engine.DefaultPlan()
+	entry := func(text string, check func(string) error) *widget.Entry {
+		e := widget.NewEntry()
+		e.SetText(text)
+		e.Validator = check
+		e.OnChanged = func(string) { s.revalidate() }
+		return e
+	}
+	s.inputEntry = entry(fmt.Sprint(d.InputTokens), countCheck("input tokens", 1))
+	s.outputEntry = entry(fmt.Sprint(d.OutputTokens), countCheck("output tokens", 1))
+	s.levelsEntry = entry(engine.FormatLevels(d.Concurrency), func(v string) error { _, err := engine.ParseLevels(v); return err })
+	s.requestsEntry = entry(fmt.Sprint(d.Requests), countCheck("requests", 1))
+	s.warmupEntry = entry(fmt.Sprint(d.Warmup), countCheck("warmup", 0))
+	s.seedEntry = entry(fmt.Sprint(d.Seed), func(v string) error { _, err := engine.ParseSeed(v); return err })
+	s.timeoutEntry = entry(trimFloat(d.Timeout.Seconds()), func(v string) error { _, err := engine.ParseTimeout(v); return err })
+	s.planNote = widget.NewLabel("")
+	s.planNote.Wrapping = fyne.TextWrapWord
+	s.runButton = widget.NewButton("Run", s.onRun)
+	s.runButton.Importance = widget.HighImportance
+
+	main := widget.NewForm(
+		widget.NewFormItem("Endpoint", s.endpointSelect),
+		widget.NewFormItem("Manifest", s.manifestSelect),
+		widget.NewFormItem("Profile", s.profileSelect),
+	)
+	levels := widget.NewForm(
+		widget.NewFormItem("Input tokens", s.inputEntry),
+		widget.NewFormItem("Output tokens", s.outputEntry),
+		widget.NewFormItem("Concurrency levels", s.levelsEntry),
+	)
+	advanced := widget.NewForm(
+		widget.NewFormItem("Requests per level", s.requestsEntry),
+		widget.NewFormItem("Warmup requests", s.warmupEntry),
+		widget.NewFormItem("Seed", s.seedEntry),
+		widget.NewFormItem("Timeout (s)", s.timeoutEntry),
+	)
+	acc := widget.NewAccordion(widget.NewAccordionItem("Advanced settings", advanced))
+	s.setup = container.NewVScroll(container.NewPadded(container.NewVBox(
+		widget.NewLabelWithStyle("New benchmark", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		main,
+		s.manifestCard,
+		levels,
+		acc,
+		s.planNote,
+		container.NewHBox(s.runButton),
+	)))
+	s.content = container.NewStack(s.setup)
+	s.refreshEndpoints()
+	s.refreshManifests("")
+	s.revalidate()
+	return s
+}
+
+func countCheck(field string, min int) func(string) error {
+	return func(v string) error { _, err := engine.ParseCount(field, v, min); return err }
+}
+
+// refreshEndpoints lists the simulator and the saved endpoints, keeping
+// the current choice when it still exists.
+func (s *BenchmarkScreen) refreshEndpoints() {
+	names := []string{SimulatorName}
+	saved, _ := s.u.endpoints.List()
+	for _, e := range saved {
+		names = append(names, e.Name)
+	}
+	cur := s.endpointSelect.Selected
+	s.endpointSelect.Options = names
+	s.endpointSelect.Refresh()
+	switch {
+	case slices.Contains(names, cur):
+	case slices.Contains(names, s.u.fyne.Preferences().String(prefLastEndpoint)):
+		s.endpointSelect.SetSelected(s.u.fyne.Preferences().String(prefLastEndpoint))
+	default:
+		s.endpointSelect.SetSelected(SimulatorName)
+	}
+}
+
+func (s *BenchmarkScreen) selectEndpoint(name string) { s.endpointSelect.SetSelected(name) }
+
+// recentManifests are the manifest files opened before, newest first.
+func (s *BenchmarkScreen) recentManifests() []string {
+	return s.u.fyne.Preferences().StringList(prefRecentManifests)
+}
+
+func (s *BenchmarkScreen) refreshManifests(selected string) {
+	opts := []string{manifestNone}
+	opts = append(opts, s.recentManifests()...)
+	opts = append(opts, manifestOpen)
+	s.manifestSelect.Options = opts
+	s.manifestSelect.Refresh()
+	if selected == "" {
+		selected = manifestNone
+	}
+	s.lastManifest = selected
+	s.manifestSelect.SetSelected(selected)
+}
+
+func (s *BenchmarkScreen) onManifest(choice string) {
+	switch choice {
+	case manifestOpen:
+		s.openManifestDialog()
+	case manifestNone, "":
+		s.useManifest(nil)
+		s.lastManifest = manifestNone
+	default:
+		if choice == s.lastManifest && s.manifest != nil {
+			return
+		}
+		s.loadManifest(choice)
+	}
+}
+
+func (s *BenchmarkScreen) openManifestDialog() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			s.manifestSelect.SetSelected(s.lastManifest) // cancelled
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		s.loadManifest(path)
+	}, s.u.win)
+	d.SetFilter(fstorage.NewExtensionFileFilter([]string{".yaml", ".yml"}))
+	if recent := s.recentManifests(); len(recent) > 0 {
+		if dir, err := repository.ParseURI("file://" + filepath.Dir(recent[0])); err == nil {
+			if l, err := fstorage.ListerForURI(dir); err == nil {
+				d.SetLocation(l)
+			}
+		}
+	}
+	d.Show()
+}
+
+// loadManifest reads a kovara.yaml; a bad one is explained and the choice
+// goes back to what it was.
+func (s *BenchmarkScreen) loadManifest(path string) {
+	m, err := storage.LoadManifest(path)
+	if err != nil {
+		s.u.showProblem("This manifest cannot be used", err.Error())
+		s.refreshManifests(s.lastManifest)
+		return
+	}
+	recent := []string{path}
+	for _, p := range s.recentManifests() {
+		if p != path && len(recent) < maxRecent {
+			recent = append(recent, p)
+		}
+	}
+	s.u.fyne.Preferences().SetStringList(prefRecentManifests, recent)
+	s.useManifest(m)
+	s.refreshManifests(path)
+}
+
+// useManifest shows m's summary and profiles (nil: a protocol test).
+func (s *BenchmarkScreen) useManifest(m *storage.Manifest) {
+	s.manifest = m
+	if m == nil {
+		s.manifestCard.Hide()
+		s.profileSelect.Options = nil
+		s.profileSelect.ClearSelected()
+		s.profileSelect.Disable()
+		s.revalidate()
+		return
+	}
+	s.manifestCard.SetTitle(manifestTitle(m))
+	s.manifestCard.SetSubTitle("revision " + m.Revision)
+	s.manifestCard.SetContent(widget.NewLabel(strings.Join(m.Summary(), "\n")))
+	s.manifestCard.Show()
+	s.profileSelect.Options = m.ProfileNames()
+	s.profileSelect.Enable()
+	s.profileSelect.Refresh()
+	if p, err := m.SelectProfile(""); err == nil && p != "" {
+		s.profileSelect.SetSelected(p)
+	} else {
+		s.profileSelect.ClearSelected()
+		s.planNote.SetText("Choose a profile.")
+	}
+	s.revalidate()
+}
+
+func manifestTitle(m *storage.Manifest) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return filepath.Base(m.Path)
+}
+
+// onProfile fills the lengths and levels from the chosen profile.
+func (s *BenchmarkScreen) onProfile(name string) {
+	if s.manifest == nil || name == "" {
+		return
+	}
+	p, _ := s.planFromForm()
+	if err := s.manifest.ApplyProfile(&p, name); err != nil {
+		s.planNote.SetText(err.Error())
+		return
+	}
+	s.inputEntry.SetText(fmt.Sprint(p.InputTokens))
+	s.outputEntry.SetText(fmt.Sprint(p.OutputTokens))
+	s.levelsEntry.SetText(engine.FormatLevels(p.Concurrency))
+	s.requestsEntry.SetText(fmt.Sprint(p.Requests))
+	s.warmupEntry.SetText(fmt.Sprint(p.Warmup))
+	s.revalidate()
+}
+
+// planFromForm reads the form; the error lists every field that is wrong.
+func (s *BenchmarkScreen) planFromForm() (engine.Plan, error) {
+	p := engine.DefaultPlan()
+	var errs []error
+	var err error
+	if p.InputTokens, err = engine.ParseCount("input tokens", s.inputEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	if p.OutputTokens, err = engine.ParseCount("output tokens", s.outputEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Concurrency, err = engine.ParseLevels(s.levelsEntry.Text); err != nil {
+		errs = append(errs, fmt.Errorf("concurrency levels: %w", err))
+	}
+	if p.Requests, err = engine.ParseCount("requests", s.requestsEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Warmup, err = engine.ParseCount("warmup", s.warmupEntry.Text, 0); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Seed, err = engine.ParseSeed(s.seedEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Timeout, err = engine.ParseTimeout(s.timeoutEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		if s.manifest != nil {
+			if s.profileSelect.Selected == "" {
+				errs = append(errs, errors.New("choose one of the manifest's profiles"))
+			} else if c, cerr := s.manifest.Conditions(s.profileSelect.Selected); cerr != nil {
+				errs = append(errs, cerr)
+			} else {
+				p.Conditions = &c
+			}
+		}
+		if err := p.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return p, errors.Join(errs...)
+}
+
+// revalidate says what is wrong with the form, if anything, and enables
+// Run only for a plan that can run.
+func (s *BenchmarkScreen) revalidate() {
+	if s.runButton == nil {
+		return // still building the form
+	}
+	_, err := s.planFromForm()
+	if err == nil && s.endpointSelect.Selected == "" {
+		err = errNoEndpoint
+	}
+	if err != nil {
+		s.planNote.SetText(err.Error())
+		s.runButton.Disable()
+		return
+	}
+	s.planNote.SetText(planSummary(s))
+	s.runButton.Enable()
+}
+
+func planSummary(s *BenchmarkScreen) string {
+	p, _ := s.planFromForm()
+	kind := "Protocol test"
+	if p.Conditions != nil {
+		kind = "Hardware run (" + p.Conditions.Profile + ")"
+	}
+	return fmt.Sprintf("%s: %d levels × %d requests, %d input and %d output tokens.",
+		kind, len(p.Concurrency), p.Requests, p.InputTokens, p.OutputTokens)
+}
+
+// show swaps the Benchmark place's view.
+func (s *BenchmarkScreen) show(o fyne.CanvasObject) {
+	s.content.Objects = []fyne.CanvasObject{o}
+	s.content.Refresh()
+}
+
+// backToSetup returns to the form, keeping what was typed.
+func (s *BenchmarkScreen) backToSetup() {
+	s.show(s.setup)
+	s.revalidate()
+}

@@ -1,0 +1,188 @@
+package ui
+
+import (
+	"errors"
+	"image"
+	"math"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+)
+
+// Smallest size a ChartView renders at and asks for, in Fyne units. A smaller
+// widget shows a 320×200 rendering scaled down to fit.
+const (
+	chartViewMinWidth  = 320
+	chartViewMinHeight = 200
+)
+
+// ChartView shows one chart, or a line of text while there is nothing to draw
+// yet. It renders a ChartSpec with RenderChart at the widget's own size and
+// re-renders the last spec whenever it is resized.
+//
+// ChartView is not safe for concurrent use: call its methods on the Fyne UI
+// goroutine, and wrap calls from other goroutines (progress readers, samplers)
+// in fyne.Do. Rendering happens synchronously inside SetSpec and Resize.
+type ChartView struct {
+	widget.BaseWidget
+
+	placeholder string
+	spec        ChartSpec
+	hasSpec     bool
+	rendered    *image.RGBA
+	renderedFor [2]int // pixel size of the last rendering attempt
+	err         error
+
+	image *canvas.Image
+	label *widget.Label
+}
+
+// NewChartView returns a view that shows placeholder (for example
+// "Waiting for data…") until SetSpec gives it at least two points to draw.
+func NewChartView(placeholder string) *ChartView {
+	v := &ChartView{placeholder: placeholder}
+	v.image = canvas.NewImageFromImage(nil)
+	v.image.FillMode = canvas.ImageFillContain
+	v.image.ScaleMode = canvas.ImageScaleSmooth
+	v.image.Hide()
+	v.label = widget.NewLabel(placeholder)
+	v.label.Alignment = fyne.TextAlignCenter
+	v.label.Importance = widget.LowImportance
+	v.ExtendBaseWidget(v)
+	return v
+}
+
+// CreateRenderer implements fyne.Widget.
+func (v *ChartView) CreateRenderer() fyne.WidgetRenderer {
+	return &chartViewRenderer{
+		view:    v,
+		objects: []fyne.CanvasObject{container.NewStack(v.image, container.NewCenter(v.label))},
+	}
+}
+
+// SetSpec replaces the chart. The spec's Width, Height and Scale are ignored:
+// the view renders at its current size (at least 320×200) in device pixels.
+// With too few points the placeholder text is shown instead of a chart; any
+// other rendering failure is shown as text in the same place.
+func (v *ChartView) SetSpec(spec ChartSpec) {
+	v.spec = spec
+	v.hasSpec = true
+	v.render()
+}
+
+// SetPlaceholder changes the text shown while there is nothing to draw.
+func (v *ChartView) SetPlaceholder(text string) {
+	v.placeholder = text
+	if v.ShowingPlaceholder() && v.err == nil {
+		v.label.SetText(text)
+	}
+}
+
+// Resize implements fyne.CanvasObject; it re-renders the last spec at the new
+// size.
+func (v *ChartView) Resize(size fyne.Size) {
+	v.BaseWidget.Resize(size)
+	if v.hasSpec {
+		if w, h, _ := v.pixelSize(); w != v.renderedFor[0] || h != v.renderedFor[1] {
+			v.render()
+		}
+	}
+}
+
+// Image returns the chart now on screen, for saving as PNG; nil while the
+// placeholder (or an error) is showing.
+func (v *ChartView) Image() image.Image {
+	if v.rendered == nil {
+		return nil
+	}
+	return v.rendered
+}
+
+// ShowingChart reports whether a rendered chart is visible.
+func (v *ChartView) ShowingChart() bool { return v.image.Visible() }
+
+// ShowingPlaceholder reports whether the text line is visible instead of a
+// chart (before data arrives, or after a rendering error).
+func (v *ChartView) ShowingPlaceholder() bool { return v.label.Visible() }
+
+// Text returns the text line's current wording.
+func (v *ChartView) Text() string { return v.label.Text }
+
+// Err returns the last rendering error other than too few points, or nil.
+func (v *ChartView) Err() error { return v.err }
+
+// pixelSize is the rendering size in device pixels and the canvas scale.
+func (v *ChartView) pixelSize() (int, int, float64) {
+	size := v.Size()
+	w := math.Max(float64(size.Width), chartViewMinWidth)
+	h := math.Max(float64(size.Height), chartViewMinHeight)
+	scale := 1.0
+	if app := fyne.CurrentApp(); app != nil {
+		if c := app.Driver().CanvasForObject(v); c != nil && c.Scale() > 0 {
+			scale = float64(c.Scale())
+		}
+	}
+	return int(math.Round(w * scale)), int(math.Round(h * scale)), scale
+}
+
+func (v *ChartView) render() {
+	w, h, scale := v.pixelSize()
+	v.renderedFor = [2]int{w, h}
+	spec := v.spec
+	spec.Width, spec.Height, spec.Scale = w, h, scale
+	img, err := RenderChart(spec)
+	switch {
+	case err == nil:
+		v.rendered, v.err = img, nil
+		v.image.Image = img
+		v.label.Hide()
+		v.image.Show()
+		v.image.Refresh()
+		return
+	case errors.Is(err, ErrTooFewPoints):
+		v.err = nil
+		v.label.SetText(v.placeholder)
+	default:
+		v.err = err
+		v.label.SetText("Chart unavailable: " + err.Error())
+	}
+	v.rendered = nil
+	v.image.Image = nil
+	v.image.Hide()
+	v.label.Show()
+}
+
+type chartViewRenderer struct {
+	view    *ChartView
+	objects []fyne.CanvasObject
+}
+
+func (r *chartViewRenderer) Layout(size fyne.Size) {
+	for _, o := range r.objects {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(size)
+	}
+}
+
+func (r *chartViewRenderer) MinSize() fyne.Size {
+	return fyne.NewSize(chartViewMinWidth, chartViewMinHeight)
+}
+
+func (r *chartViewRenderer) Refresh() {
+	// A change of canvas scale (the window moved to another screen) arrives
+	// as a refresh, not a resize.
+	if v := r.view; v.hasSpec {
+		if w, h, _ := v.pixelSize(); w != v.renderedFor[0] || h != v.renderedFor[1] {
+			v.render()
+		}
+	}
+	for _, o := range r.objects {
+		o.Refresh()
+	}
+}
+
+func (r *chartViewRenderer) Objects() []fyne.CanvasObject { return r.objects }
+
+func (r *chartViewRenderer) Destroy() {}

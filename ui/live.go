@@ -1,0 +1,229 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/storage"
+)
+
+// liveRefresh is how often the live view redraws: at most four times a
+// second, whatever the number of streams.
+const liveRefresh = 250 * time.Millisecond
+
+// LiveView shows a run while it happens.
+type LiveView struct {
+	content fyne.CanvasObject
+
+	title       *widget.Label
+	phase       *widget.Label
+	levelBar    *widget.ProgressBar
+	overallBar  *widget.ProgressBar
+	counters    *widget.Label
+	lastError   *widget.Label
+	tpsChart    *ChartView
+	ttftChart   *ChartView
+	itlChart    *ChartView
+	stopButton  *widget.Button
+	stopConfirm dialog.Dialog
+
+	// redraws counts live refreshes, for tests.
+	redraws int
+}
+
+func newLiveView(title string, onStop func()) *LiveView {
+	v := &LiveView{
+		title:      widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		phase:      widget.NewLabel("Starting…"),
+		levelBar:   widget.NewProgressBar(),
+		overallBar: widget.NewProgressBar(),
+		counters:   widget.NewLabel("ok 0   errors 0   timeouts 0"),
+		lastError:  widget.NewLabel(""),
+		tpsChart:   NewChartView("Waiting for tokens…"),
+		ttftChart:  NewChartView("Waiting for finished requests…"),
+		itlChart:   NewChartView("Waiting for token gaps…"),
+	}
+	v.lastError.Wrapping = fyne.TextWrapWord
+	v.stopButton = widget.NewButton("Stop", onStop)
+	v.stopButton.Importance = widget.DangerImportance
+	bars := widget.NewForm(
+		widget.NewFormItem("Level", v.levelBar),
+		widget.NewFormItem("Overall", v.overallBar),
+	)
+	top := container.NewVBox(
+		container.NewBorder(nil, nil, nil, v.stopButton, v.title),
+		v.phase, bars, v.counters, v.lastError,
+	)
+	charts := container.NewGridWithRows(2,
+		v.tpsChart,
+		container.NewGridWithColumns(2, v.ttftChart, v.itlChart),
+	)
+	v.content = container.NewBorder(top, nil, nil, nil, charts)
+	return v
+}
+
+// update shows the live data; call it on the UI goroutine.
+func (v *LiveView) update(d *liveData, p Palette) {
+	v.redraws++
+	v.phase.SetText(d.phaseLine())
+	v.levelBar.SetValue(d.levelProgress())
+	v.overallBar.SetValue(d.overallProgress())
+	v.counters.SetText(d.counters())
+	if e := d.snap.LastError; e != "" {
+		v.lastError.SetText("Last error: " + e)
+	}
+	v.tpsChart.SetSpec(d.tpsSpec(p))
+	v.ttftChart.SetSpec(d.ttftSpec(p))
+	v.itlChart.SetSpec(d.itlSpec(p))
+}
+
+// runState is one benchmark in flight.
+type runState struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// onRun starts a benchmark with the form's plan on the chosen endpoint.
+func (s *BenchmarkScreen) onRun() {
+	plan, err := s.planFromForm()
+	if err != nil {
+		s.planNote.SetText(err.Error())
+		return
+	}
+	name := s.endpointSelect.Selected
+	var ep engine.Endpoint
+	simulated := name == SimulatorName
+	if !simulated {
+		saved, ok, err := s.u.endpoints.Get(name)
+		if err != nil || !ok {
+			s.planNote.SetText(fmt.Sprintf("The endpoint %q cannot be found: %v", name, err))
+			return
+		}
+		key, kerr := s.u.keys.Get(name)
+		if kerr != nil && !errors.Is(kerr, storage.ErrNoKey) {
+			s.planNote.SetText(storage.KeyringProblem(kerr))
+		}
+		ep = saved.Engine(key)
+	}
+	plan.Simulated = simulated
+	s.u.fyne.Preferences().SetString(prefLastEndpoint, name)
+	s.start(plan, ep, name)
+}
+
+// start runs the plan in the background, with the live view showing it.
+func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	st := &runState{cancel: cancel, done: make(chan struct{})}
+	s.running = st
+	title := "Benchmarking " + name
+	s.live = newLiveView(title, func() { s.confirmStop(st) })
+	s.show(s.live.content)
+	live := engine.NewLive()
+	palette := PaletteFor(s.u.fyne.Settings().Theme(), s.u.fyne.Settings().ThemeVariant())
+
+	var tickerWG sync.WaitGroup
+	tickerStop := make(chan struct{})
+	tickerWG.Add(1)
+	go func() {
+		// The redraw loop: read the engine's counters at a fixed pace and
+		// hand one batch of changes to the UI goroutine.
+		defer tickerWG.Done()
+		t := time.NewTicker(liveRefresh)
+		defer t.Stop()
+		var d liveData
+		for {
+			select {
+			case <-tickerStop:
+				return
+			case <-t.C:
+				d.add(live.Snapshot())
+				snap := d // a copy for the UI goroutine
+				snap.tpsX, snap.tpsY = append([]float64(nil), d.tpsX...), append([]float64(nil), d.tpsY...)
+				snap.ttftX, snap.ttftY = append([]float64(nil), d.ttftX...), append([]float64(nil), d.ttftY...)
+				snap.itl = append([]float64(nil), d.itl...)
+				s.u.do(func() { s.live.update(&snap, palette) })
+			}
+		}
+	}()
+
+	go func() {
+		defer close(st.done)
+		var stopSim func()
+		if plan.Simulated {
+			srv, url, err := sim.Start(sim.Demo(), "127.0.0.1:0")
+			if err != nil {
+				close(tickerStop)
+				s.u.do(func() { s.runFailed(fmt.Errorf("the built-in simulator could not start: %w", err)) })
+				return
+			}
+			stopSim = func() { srv.Close() }
+			ep = engine.Endpoint{Name: SimulatorName, URL: url}
+		}
+		id := ""
+		var saveErr error
+		obs := engine.Observer{
+			Live: live,
+			Checkpoint: func(f *results.File) {
+				id, saveErr = s.u.lib.Save(id, f)
+			},
+		}
+		f, err := engine.Run(ctx, plan, ep, obs)
+		if stopSim != nil {
+			stopSim()
+		}
+		close(tickerStop)
+		tickerWG.Wait()
+		if f != nil {
+			id, saveErr = s.u.lib.Save(id, f)
+		}
+		s.u.do(func() {
+			s.running = nil
+			if s.live.stopConfirm != nil {
+				s.live.stopConfirm.Hide()
+			}
+			if f == nil {
+				s.runFailed(err)
+				return
+			}
+			s.showResult(f, id, err, saveErr)
+		})
+	}()
+}
+
+// confirmStop asks before stopping: the level in progress is cut short.
+func (s *BenchmarkScreen) confirmStop(st *runState) {
+	d := dialog.NewConfirm("Stop the benchmark?",
+		"Finished levels are kept in the history; the level in progress is kept as a partial measurement.",
+		func(ok bool) {
+			if ok {
+				s.live.stopButton.Disable()
+				s.live.phase.SetText("Stopping…")
+				st.cancel()
+			}
+		}, s.u.win)
+	d.SetConfirmText("Stop")
+	d.SetDismissText("Keep running")
+	s.live.stopConfirm = d
+	d.Show()
+}
+
+// runFailed returns to the form with the reason in words.
+func (s *BenchmarkScreen) runFailed(err error) {
+	s.backToSetup()
+	if errors.Is(err, engine.ErrInterrupted) {
+		s.planNote.SetText("Stopped before any level finished; nothing was saved.")
+		return
+	}
+	s.planNote.SetText("The benchmark could not run: " + err.Error())
+}

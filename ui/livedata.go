@@ -1,0 +1,134 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/kovara/desktop/engine"
+)
+
+// Limits on what the live view keeps, so a long run's charts stay cheap.
+const (
+	maxTPSPoints  = 2400 // ten minutes at 4 Hz
+	maxTTFTPoints = 20000
+	maxITLSamples = 200000
+)
+
+// liveData accumulates the engine's snapshots into the live charts' series.
+// It is plain data: the ticker goroutine owns it, and tests drive it with
+// made-up snapshots.
+type liveData struct {
+	lastAt     time.Duration
+	lastTokens int64
+	level      int
+
+	tpsX, tpsY   []float64 // seconds since start, output tokens/s
+	ttftX, ttftY []float64 // finished request number, ms
+	finished     int
+	itl          []float64 // current level's gaps, ms
+	snap         engine.Snapshot
+}
+
+// add folds one snapshot in.
+func (d *liveData) add(s engine.Snapshot) {
+	if s.NewLevel || s.Level != d.level {
+		// A new level restarts its token counter and its ITL histogram;
+		// a gap in the throughput line marks the boundary.
+		d.level = s.Level
+		d.itl = d.itl[:0]
+		if len(d.tpsY) > 0 {
+			d.tpsX = append(d.tpsX, s.At.Seconds())
+			d.tpsY = append(d.tpsY, math.NaN())
+		}
+		d.lastTokens = 0
+		d.lastAt = s.At - s.LevelElapsed
+	}
+	if s.Phase == engine.PhaseLevel && s.At > d.lastAt {
+		rate := float64(s.Tokens-d.lastTokens) / (s.At - d.lastAt).Seconds()
+		d.tpsX = append(d.tpsX, s.At.Seconds())
+		d.tpsY = append(d.tpsY, rate)
+		d.lastAt, d.lastTokens = s.At, s.Tokens
+		if len(d.tpsX) > maxTPSPoints {
+			d.tpsX, d.tpsY = d.tpsX[len(d.tpsX)-maxTPSPoints:], d.tpsY[len(d.tpsY)-maxTPSPoints:]
+		}
+	}
+	if s.Phase == engine.PhaseLevel {
+		for _, v := range s.TTFT {
+			d.finished++
+			d.ttftX = append(d.ttftX, float64(d.finished))
+			d.ttftY = append(d.ttftY, v)
+		}
+		if len(d.ttftX) > maxTTFTPoints {
+			d.ttftX, d.ttftY = d.ttftX[len(d.ttftX)-maxTTFTPoints:], d.ttftY[len(d.ttftY)-maxTTFTPoints:]
+		}
+		for _, v := range s.ITL {
+			if len(d.itl) < maxITLSamples {
+				d.itl = append(d.itl, float64(v))
+			}
+		}
+	}
+	d.snap = s
+}
+
+// phaseLine is what the live view says the run is doing.
+func (d *liveData) phaseLine() string {
+	s := d.snap
+	switch s.Phase {
+	case engine.PhaseLevel:
+		return fmt.Sprintf("Level %d of %d — concurrency %d — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
+	case engine.PhaseWarmup:
+		return fmt.Sprintf("Warmup — %d of %d requests", s.LevelDone, s.LevelTotal)
+	case "":
+		return "Starting…"
+	}
+	return capitalize(string(s.Phase)) + "…"
+}
+
+func (d *liveData) counters() string {
+	s := d.snap
+	return fmt.Sprintf("ok %d   errors %d   timeouts %d", s.OK, s.Errors, s.Timeouts)
+}
+
+func (d *liveData) levelProgress() float64 {
+	if d.snap.LevelTotal == 0 {
+		return 0
+	}
+	return float64(d.snap.LevelDone) / float64(d.snap.LevelTotal)
+}
+
+func (d *liveData) overallProgress() float64 {
+	if d.snap.OverallTotal == 0 {
+		return 0
+	}
+	return float64(d.snap.OverallDone) / float64(d.snap.OverallTotal)
+}
+
+func (d *liveData) tpsSpec(p Palette) ChartSpec {
+	return ChartSpec{
+		Title: "Output tokens per second", XLabel: "seconds", YLabel: "tok/s", YFromZero: true, Palette: p,
+		Series: []Series{{Name: "all streams", X: d.tpsX, Y: d.tpsY, Kind: Line}},
+	}
+}
+
+func (d *liveData) ttftSpec(p Palette) ChartSpec {
+	return ChartSpec{
+		Title: "Time to first token, each finished request", XLabel: "request", YLabel: "ms", YFromZero: true, Palette: p,
+		Series: []Series{{Name: "TTFT", X: d.ttftX, Y: d.ttftY, Kind: Scatter, Color: 1}},
+	}
+}
+
+func (d *liveData) itlSpec(p Palette) ChartSpec {
+	centers, counts := Histogram(d.itl, 30)
+	return ChartSpec{
+		Title: fmt.Sprintf("Inter-token latency, level %d", d.snap.Level), XLabel: "ms", YLabel: "gaps", YFromZero: true, Palette: p,
+		Series: []Series{{Name: "ITL", X: centers, Y: counts, Kind: Bars, Color: 2}},
+	}
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}

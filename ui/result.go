@@ -1,0 +1,243 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// ResultView shows a finished (or stopped) run: a table per level, charts
+// against concurrency, the warnings, and where the file is.
+type ResultView struct {
+	content fyne.CanvasObject
+
+	file  *results.File
+	id    string
+	path  string
+	title *widget.Label
+	state *widget.Label
+
+	table        *widget.Table
+	rows         [][]string
+	tpsChart     *ChartView
+	latencyChart *ChartView
+	warnings     *widget.Label
+	showFile     *widget.Button
+	newRun       *widget.Button
+	buttons      *fyne.Container
+}
+
+// resultColumns are the per-level table's headings.
+var resultColumns = []string{"Concurrency", "OK / err", "Output tok/s", "Req/s",
+	"TTFT p50", "TTFT p95", "TTFT p99", "ITL p50", "ITL p95", "ITL p99", "Latency p50", "Latency p99"}
+
+// resultRows is the per-level table: one row per finished level, and the
+// interrupted level marked as partial. Times in ms; "—" where the sample
+// is too small for that percentile.
+func resultRows(f *results.File) [][]string {
+	var rows [][]string
+	add := func(r results.Run, partial bool) {
+		m := r.Metrics
+		conc := strconv.Itoa(r.Concurrency)
+		if partial {
+			conc += " (partial)"
+		}
+		errs := m.RequestsError + m.RequestsTimeout
+		rows = append(rows, []string{
+			conc, fmt.Sprintf("%d / %d", m.RequestsOK, errs),
+			strconv.FormatFloat(m.OutputThroughput, 'f', 1, 64), strconv.FormatFloat(m.RequestThroughput, 'f', 2, 64),
+			pct(m.TTFTMs, 50), pct(m.TTFTMs, 95), pct(m.TTFTMs, 99),
+			pct(m.ITLMs, 50), pct(m.ITLMs, 95), pct(m.ITLMs, 99),
+			pct(m.LatencyMs, 50), pct(m.LatencyMs, 99),
+		})
+	}
+	for _, r := range f.Runs {
+		add(r, false)
+	}
+	if f.Local.PartialRun != nil {
+		add(*f.Local.PartialRun, true)
+	}
+	return rows
+}
+
+func pct(d *results.Dist, q int) string {
+	v, ok := percentile(d, q)
+	if !ok {
+		return "—"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func percentile(d *results.Dist, q int) (float64, bool) {
+	if d == nil {
+		return 0, false
+	}
+	switch q {
+	case 50:
+		return d.P50, true
+	case 95:
+		if d.P95 != nil {
+			return *d.P95, true
+		}
+	case 99:
+		if d.P99 != nil {
+			return *d.P99, true
+		}
+	}
+	return 0, false
+}
+
+func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView {
+	v := &ResultView{file: f, id: id, rows: resultRows(f)}
+	if id != "" {
+		v.path = u.lib.Path(id)
+	}
+	model := "?"
+	if len(f.Runs) > 0 {
+		model = f.Runs[0].ModelID
+	} else if f.Local.PartialRun != nil {
+		model = f.Local.PartialRun.ModelID
+	}
+	where := f.Local.EndpointName
+	if where == "" {
+		where = f.Local.EndpointHost
+	}
+	v.title = widget.NewLabelWithStyle(fmt.Sprintf("%s on %s", model, where), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	state := "Complete."
+	if !f.Complete {
+		state = "Stopped before the end: the finished levels are kept, the interrupted one is shown as partial. Incomplete runs cannot be published."
+	}
+	if f.Local.Simulated {
+		state += " Simulated: made against the built-in simulator."
+	}
+	v.state = widget.NewLabel(state)
+	v.state.Wrapping = fyne.TextWrapWord
+
+	v.table = widget.NewTableWithHeaders(
+		func() (int, int) { return len(v.rows), len(resultColumns) },
+		func() fyne.CanvasObject { return widget.NewLabel("0000.0") },
+		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.rows[id.Row][id.Col]) },
+	)
+	v.table.ShowHeaderColumn = false
+	v.table.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("Latency p99", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	v.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Row < 0 && id.Col >= 0 {
+			o.(*widget.Label).SetText(resultColumns[id.Col])
+		}
+	}
+	for i, c := range resultColumns {
+		v.table.SetColumnWidth(i, float32(max(82, 9*len(c))))
+	}
+
+	p := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
+	v.tpsChart = NewChartView("One level: no curve to draw.")
+	v.latencyChart = NewChartView("One level: no curve to draw.")
+	v.tpsChart.SetSpec(throughputSpec(f, p))
+	v.latencyChart.SetSpec(latencySpec(f, p))
+
+	v.warnings = widget.NewLabel(warningsText(f))
+	v.warnings.Wrapping = fyne.TextWrapWord
+	v.showFile = widget.NewButton("Show file", func() {
+		if v.path == "" {
+			return
+		}
+		if u, err := url.Parse("file://" + filepath.ToSlash(filepath.Dir(v.path))); err == nil {
+			fyne.CurrentApp().OpenURL(u)
+		}
+	})
+	if v.path == "" {
+		v.showFile.Disable()
+	}
+	v.newRun = widget.NewButton("New benchmark", onNew)
+	v.buttons = container.NewHBox(v.newRun, v.showFile)
+	file := widget.NewLabel("Saved in the history: " + v.path)
+	if v.path == "" {
+		file.SetText("Not saved.")
+	}
+	file.Wrapping = fyne.TextWrapBreak
+	top := container.NewVBox(v.title, v.state, file, v.buttons)
+	tableBox := container.NewGridWrap(fyne.NewSize(1100, 36*float32(len(v.rows)+1)+8), v.table)
+	charts := container.NewGridWithColumns(2, v.tpsChart, v.latencyChart)
+	v.content = container.NewBorder(
+		container.NewVBox(top, widget.NewSeparator(), tableBox),
+		v.warnings, nil, nil, charts)
+	return v
+}
+
+func warningsText(f *results.File) string {
+	if len(f.Local.Warnings) == 0 {
+		return "No warnings."
+	}
+	return "Warnings:\n• " + strings.Join(f.Local.Warnings, "\n• ")
+}
+
+// levelsOf lists the levels of a file, the partial one last.
+func levelsOf(f *results.File) []results.Run {
+	runs := append([]results.Run(nil), f.Runs...)
+	if f.Local.PartialRun != nil {
+		runs = append(runs, *f.Local.PartialRun)
+	}
+	return runs
+}
+
+func throughputSpec(f *results.File, p Palette) ChartSpec {
+	var x, y, ticks []float64
+	for _, r := range f.Runs {
+		x = append(x, float64(r.Concurrency))
+		y = append(y, r.Metrics.OutputThroughput)
+		ticks = append(ticks, float64(r.Concurrency))
+	}
+	return ChartSpec{
+		Title: "Output throughput by concurrency", XLabel: "concurrent streams", YLabel: "tok/s",
+		YFromZero: true, XLog: true, XTicks: ticks, Palette: p,
+		Series: []Series{{Name: "output tok/s", X: x, Y: y, Kind: Line}},
+	}
+}
+
+func latencySpec(f *results.File, p Palette) ChartSpec {
+	var x, ticks []float64
+	ys := [3][]float64{}
+	for _, r := range f.Runs {
+		x = append(x, float64(r.Concurrency))
+		ticks = append(ticks, float64(r.Concurrency))
+		for i, q := range []int{50, 95, 99} {
+			v, ok := percentile(r.Metrics.TTFTMs, q)
+			if !ok {
+				v = math.NaN() // a gap, never a made-up tail
+			}
+			ys[i] = append(ys[i], v)
+		}
+	}
+	return ChartSpec{
+		Title: "Time to first token by concurrency", XLabel: "concurrent streams", YLabel: "ms",
+		YFromZero: true, XLog: true, XTicks: ticks, Palette: p,
+		Series: []Series{
+			{Name: "p50", X: x, Y: ys[0], Kind: Line},
+			{Name: "p95", X: x, Y: ys[1], Kind: Line, Color: 1},
+			{Name: "p99", X: x, Y: ys[2], Kind: Line, Color: 3},
+		},
+	}
+}
+
+// showResult shows a finished or stopped run.
+func (s *BenchmarkScreen) showResult(f *results.File, id string, runErr, saveErr error) {
+	s.result = newResultView(s.u, f, id, s.backToSetup)
+	if saveErr != nil {
+		s.result.state.SetText(s.result.state.Text + "\nIt could not be saved in the history: " + saveErr.Error())
+	}
+	s.show(s.result.content)
+	if s.u.opts.OnResult != nil {
+		s.u.opts.OnResult()
+	}
+}

@@ -1,0 +1,109 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+)
+
+// setPlan fills the form with a small plan.
+func (h *harness) setPlan(levels, requests, output string) {
+	b := h.u.bench
+	b.levelsEntry.SetText(levels)
+	b.requestsEntry.SetText(requests)
+	b.outputEntry.SetText(output)
+	b.inputEntry.SetText("64")
+	b.warmupEntry.SetText("1")
+}
+
+func TestRunShowsLiveThenResult(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.selectEndpoint(SimulatorName)
+		h.setPlan("1,2,4", "8", "24")
+		if b.runButton.Disabled() {
+			t.Fatalf("run disabled: %q", b.planNote.Text)
+		}
+		test.Tap(b.runButton)
+		if b.live == nil || b.content.Objects[0] != b.live.content {
+			t.Fatal("the live view is not showing")
+		}
+	})
+	h.waitFor("live progress", 20*time.Second, func() bool {
+		return b.live.redraws > 0 && strings.HasPrefix(b.live.phase.Text, "Level")
+	})
+	h.waitFor("the result", 60*time.Second, func() bool { return b.result != nil })
+	h.locked(func() {
+		r := b.result
+		if b.content.Objects[0] != r.content {
+			t.Fatal("the result is not showing")
+		}
+		if len(r.rows) != 3 || r.rows[0][0] != "1" || r.rows[2][0] != "4" || r.rows[2][1] != "8 / 0" {
+			t.Errorf("result rows %v", r.rows)
+		}
+		if !strings.HasPrefix(r.state.Text, "Complete.") || !strings.Contains(r.state.Text, "Simulated") {
+			t.Errorf("state %q", r.state.Text)
+		}
+		if !r.tpsChart.ShowingChart() || !r.latencyChart.ShowingChart() {
+			t.Errorf("result charts: %v %v", r.tpsChart.Text(), r.latencyChart.Text())
+		}
+		if b.live.redraws > 4*60 {
+			t.Errorf("%d live redraws: more than 4 a second", b.live.redraws)
+		}
+	})
+	// The run is already in the library.
+	list, err := h.u.lib.List()
+	if err != nil || len(list) != 1 || !list[0].Complete || len(list[0].Levels) != 3 || !list[0].Simulated {
+		t.Fatalf("library: %+v %v", list, err)
+	}
+	h.locked(func() {
+		if b.result.id != list[0].ID {
+			t.Errorf("result id %q, library %q", b.result.id, list[0].ID)
+		}
+		test.Tap(b.result.newRun)
+		if b.content.Objects[0] != b.setup || b.levelsEntry.Text != "1,2,4" {
+			t.Errorf("New benchmark should return to the form as it was")
+		}
+	})
+}
+
+func TestStopKeepsPartialRun(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.selectEndpoint(SimulatorName)
+		h.setPlan("1,2", "12", "128") // level 1 takes about 1.7 s
+		test.Tap(b.runButton)
+	})
+	h.waitFor("level 2", 30*time.Second, func() bool {
+		return strings.HasPrefix(b.live.phase.Text, "Level 2")
+	})
+	h.locked(func() {
+		test.Tap(b.live.stopButton)
+		// Stop asks first; "Keep running" changes nothing.
+		h.tapInOverlay("Keep running")
+		if b.running == nil {
+			t.Fatal("dismissing the question stopped the run")
+		}
+		test.Tap(b.live.stopButton)
+		h.tapInOverlay("Stop")
+	})
+	h.waitFor("the partial result", 30*time.Second, func() bool { return b.result != nil })
+	h.locked(func() {
+		r := b.result
+		if len(r.rows) != 2 || !strings.Contains(r.rows[1][0], "partial") || !strings.HasPrefix(r.state.Text, "Stopped") {
+			t.Errorf("rows %v state %q", r.rows, r.state.Text)
+		}
+	})
+	list, _ := h.u.lib.List()
+	if len(list) != 1 || list[0].Complete || len(list[0].Levels) != 1 || list[0].PartialLevel != 2 {
+		t.Fatalf("library after Stop: %+v", list)
+	}
+	f, err := h.u.lib.Load(list[0].ID)
+	if err != nil || f.Complete || f.Local.PartialRun == nil {
+		t.Fatalf("partial file: %v", err)
+	}
+}

@@ -1,0 +1,93 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2/test"
+)
+
+// assertMarkup compares a canvas's markup with testdata/screens/NAME,
+// rewriting it with -update.
+func assertMarkup(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "screens", name)
+	if updateGolden() {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if string(want) != got {
+		failed := filepath.Join("testdata", "failed", name)
+		os.MkdirAll(filepath.Dir(failed), 0o755)
+		os.WriteFile(failed, []byte(got), 0o644)
+		t.Errorf("%s changed; the new markup is in %s (run with -update if the change is right)", path, failed)
+	}
+}
+
+func TestSetupScreenMarkup(t *testing.T) {
+	h := newHarness(t)
+	h.locked(func() {
+		h.win.Resize(h.win.Canvas().Size().Max(h.win.Content().MinSize()))
+		assertMarkup(t, "benchmark_setup.xml", test.RenderToMarkup(h.win.Canvas()))
+	})
+}
+
+func TestManifestChoiceFillsTheForm(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	good := filepath.Join(t.TempDir(), "kovara.yaml")
+	os.WriteFile(good, []byte(`name: Qwen3 8B on one 4090
+model: {id: Qwen/Qwen3-8B, revision: 0123abc}
+engine: {name: vllm, version: 0.11.0}
+hardware: {accelerator: NVIDIA GeForce RTX 4090, gpu_count: 1}
+precision: bf16
+profiles:
+  default: {input_tokens: 512, output_tokens: 128, concurrency: [1, 4], requests: 20, warmup: 2}
+  long: {input_tokens: 4096, output_tokens: 256, concurrency: [1], requests: 10}
+`), 0o644)
+	bad := filepath.Join(t.TempDir(), "broken.yaml")
+	os.WriteFile(bad, []byte("model: {id: x}\nprofiles:\n  p: {concurency: [1]}\n"), 0o644)
+	h.locked(func() {
+		b.loadManifest(good)
+		if b.manifest == nil || b.manifestCard.Hidden || !strings.Contains(b.manifestCard.Title, "Qwen3 8B") {
+			t.Fatalf("manifest card: %v %q", b.manifestCard.Hidden, b.manifestCard.Title)
+		}
+		if b.profileSelect.Selected != "default" || b.inputEntry.Text != "512" || b.levelsEntry.Text != "1,4" || b.requestsEntry.Text != "20" {
+			t.Errorf("default profile not applied: %q %q %q %q", b.profileSelect.Selected, b.inputEntry.Text, b.levelsEntry.Text, b.requestsEntry.Text)
+		}
+		b.profileSelect.SetSelected("long")
+		if b.inputEntry.Text != "4096" || b.levelsEntry.Text != "1" {
+			t.Errorf("long profile: %q %q", b.inputEntry.Text, b.levelsEntry.Text)
+		}
+		if !strings.Contains(b.planNote.Text, "Hardware run (long)") || b.runButton.Disabled() {
+			t.Errorf("plan note %q", b.planNote.Text)
+		}
+		if recent := b.recentManifests(); len(recent) != 1 || recent[0] != good {
+			t.Errorf("recent manifests %v", recent)
+		}
+		// A broken manifest is explained and the choice stays as it was.
+		b.loadManifest(bad)
+		if b.manifestSelect.Selected != good || b.manifest == nil {
+			t.Errorf("after a bad manifest the choice is %q", b.manifestSelect.Selected)
+		}
+		if top := h.win.Canvas().Overlays().Top(); top == nil {
+			t.Error("no error dialog for the broken manifest")
+		} else if !strings.Contains(test.RenderObjectToMarkup(top), "concurency") {
+			t.Error("the error dialog does not name the bad key")
+		}
+		// Back to a protocol test.
+		b.manifestSelect.SetSelected(manifestNone)
+		if b.manifest != nil || !b.profileSelect.Disabled() || !strings.HasPrefix(b.planNote.Text, "Protocol test") {
+			t.Errorf("protocol test: %v %q", b.profileSelect.Disabled(), b.planNote.Text)
+		}
+	})
+}
