@@ -29,7 +29,7 @@ test-race:
 # Timing accuracy against the simulator's record, without the race
 # detector (which slows every goroutine and would measure itself).
 test-truth:
-	$(GO) test -count=1 -run 'TestTruth' -v ./engine/
+	$(GO) test -count=1 -run 'TestTruth' -v ./engine/ ./ui/
 
 # The keyring tests against a real Secret Service (gnome-keyring in a
 # private D-Bus session with a throwaway keyring).

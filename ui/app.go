@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -31,6 +32,9 @@ type Options struct {
 	// OnResult, when set, is called (on the UI goroutine) each time a
 	// result is shown; the smoke test uses it to know when to look.
 	OnResult func()
+	// Observe, when set, may add hooks to each run's observer (tests hold
+	// the measurements against the simulator's record with it).
+	Observe func(*engine.Observer)
 	// Do runs a UI change from another goroutine; fyne.Do when nil.
 	// Tests pass one that serialises with their own reads of the widgets.
 	Do func(func())

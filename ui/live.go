@@ -178,6 +178,9 @@ func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name strin
 				id, saveErr = s.u.lib.Save(id, f)
 			},
 		}
+		if s.u.opts.Observe != nil {
+			s.u.opts.Observe(&obs)
+		}
 		f, err := engine.Run(ctx, plan, ep, obs)
 		if stopSim != nil {
 			stopSim()

@@ -12,7 +12,9 @@ import (
 const (
 	maxTPSPoints  = 2400 // ten minutes at 4 Hz
 	maxTTFTPoints = 20000
-	maxITLSamples = 200000
+	// The ITL histogram draws from a uniform sample of the level's gaps
+	// (reservoir sampling): its shape is the level's, its cost is flat.
+	itlReservoir = 8192
 )
 
 // liveData accumulates the engine's snapshots into the live charts' series.
@@ -26,7 +28,9 @@ type liveData struct {
 	tpsX, tpsY   []float64 // seconds since start, output tokens/s
 	ttftX, ttftY []float64 // finished request number, ms
 	finished     int
-	itl          []float64 // current level's gaps, ms
+	itl          []float64 // a uniform sample of the current level's gaps, ms
+	itlSeen      int       // gaps of the current level so far
+	rng          uint64    // for the reservoir; any sequence will do
 	snap         engine.Snapshot
 }
 
@@ -36,7 +40,7 @@ func (d *liveData) add(s engine.Snapshot) {
 		// A new level restarts its token counter and its ITL histogram;
 		// a gap in the throughput line marks the boundary.
 		d.level = s.Level
-		d.itl = d.itl[:0]
+		d.itl, d.itlSeen = d.itl[:0], 0
 		if len(d.tpsY) > 0 {
 			d.tpsX = append(d.tpsX, s.At.Seconds())
 			d.tpsY = append(d.tpsY, math.NaN())
@@ -63,12 +67,29 @@ func (d *liveData) add(s engine.Snapshot) {
 			d.ttftX, d.ttftY = d.ttftX[len(d.ttftX)-maxTTFTPoints:], d.ttftY[len(d.ttftY)-maxTTFTPoints:]
 		}
 		for _, v := range s.ITL {
-			if len(d.itl) < maxITLSamples {
-				d.itl = append(d.itl, float64(v))
-			}
+			d.sampleITL(float64(v))
 		}
 	}
 	d.snap = s
+}
+
+// sampleITL keeps each gap of the level with equal chance (Algorithm R).
+func (d *liveData) sampleITL(v float64) {
+	d.itlSeen++
+	if len(d.itl) < itlReservoir {
+		d.itl = append(d.itl, v)
+		return
+	}
+	// xorshift64: cheap, and the sample need not be reproducible.
+	if d.rng == 0 {
+		d.rng = 0x9E3779B97F4A7C15
+	}
+	d.rng ^= d.rng << 13
+	d.rng ^= d.rng >> 7
+	d.rng ^= d.rng << 17
+	if j := int(d.rng % uint64(d.itlSeen)); j < itlReservoir {
+		d.itl[j] = v
+	}
 }
 
 // phaseLine is what the live view says the run is doing.

@@ -101,7 +101,7 @@ func TestBadInputExit2(t *testing.T) {
 		{[]string{"run"}, "--endpoint"},
 		{[]string{"run", "--endpoint", "http://h", "--concurrency", "0"}, "concurrency 0"},
 		{[]string{"run", "--endpoint", "http://h", "--concurrency", "1,x"}, "not a whole number"},
-		{[]string{"run", "--endpoint", "http://h", "--concurrency", "64", "--requests", "10"}, "raise --requests"},
+		{[]string{"run", "--endpoint", "http://h", "--concurrency", "64", "--requests", "10"}, "or more requests per level"},
 		{[]string{"run", "--endpoint", "http://h", "--input-tokens", "0"}, "input tokens"},
 		{[]string{"run", "--endpoint", "http://h", "--output-tokens", "-5"}, "output tokens"},
 		{[]string{"run", "--endpoint", "http://h", "--timeout", "soon"}, "--timeout"},

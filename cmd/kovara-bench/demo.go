@@ -53,6 +53,7 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&cfg.Jitter, "jitter", cfg.Jitter, "± fraction of random jitter per token interval")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed for jitter and natural stops")
 	fs.BoolVar(&cfg.NoUsage, "no-usage", false, "never report token usage")
+	fs.BoolVar(&cfg.RecordTruth, "record-truth", false, "keep every request's true timing and serve it at /debug/truth (accuracy checks)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}

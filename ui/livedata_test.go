@@ -1,0 +1,48 @@
+package ui
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine"
+)
+
+func TestLiveDataSeries(t *testing.T) {
+	t.Parallel()
+	var d liveData
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	d.add(engine.Snapshot{At: sec(1), Phase: engine.PhaseWarmup, NewLevel: true, LevelTotal: 4, LevelDone: 2})
+	if len(d.tpsX) != 0 || d.phaseLine() != "Warmup — 2 of 4 requests" {
+		t.Errorf("warmup: %v %q", d.tpsX, d.phaseLine())
+	}
+	// Level 1 starts at 1.5 s; at 2 s it has 500 tokens.
+	d.add(engine.Snapshot{At: sec(2), Phase: engine.PhaseLevel, Level: 1, Levels: 2, Concurrency: 4, NewLevel: true,
+		LevelElapsed: sec(0.5), Tokens: 500, TTFT: []float64{30, 31}, ITL: []float32{20, 21, 22}, LevelDone: 2, LevelTotal: 10, OK: 2})
+	d.add(engine.Snapshot{At: sec(3), Phase: engine.PhaseLevel, Level: 1, Levels: 2, Concurrency: 4,
+		LevelElapsed: sec(1.5), Tokens: 1500, TTFT: []float64{32}, ITL: []float32{20}, LevelDone: 3, LevelTotal: 10, OK: 3})
+	if len(d.tpsY) != 2 || d.tpsY[0] != 1000 || d.tpsY[1] != 1000 {
+		t.Errorf("tok/s series %v", d.tpsY)
+	}
+	if len(d.ttftY) != 3 || d.ttftX[2] != 3 || len(d.itl) != 4 {
+		t.Errorf("ttft %v itl %v", d.ttftY, d.itl)
+	}
+	if d.phaseLine() != "Level 1 of 2 — concurrency 4 — 3 of 10 requests" || d.levelProgress() != 0.3 {
+		t.Errorf("phase %q progress %v", d.phaseLine(), d.levelProgress())
+	}
+	// A new level: a gap in the line, a fresh histogram, its own counter.
+	d.add(engine.Snapshot{At: sec(4), Phase: engine.PhaseLevel, Level: 2, Levels: 2, NewLevel: true, LevelElapsed: sec(0.5), Tokens: 800, ITL: []float32{25}})
+	n := len(d.tpsY)
+	if !math.IsNaN(d.tpsY[n-2]) || d.tpsY[n-1] != 1600 || len(d.itl) != 1 {
+		t.Errorf("level change: tps %v itl %v", d.tpsY, d.itl)
+	}
+	// The histogram's sample stays bounded however long the level runs.
+	big := make([]float32, 3*itlReservoir)
+	for i := range big {
+		big[i] = float32(i % 50)
+	}
+	d.add(engine.Snapshot{At: sec(5), Phase: engine.PhaseLevel, Level: 2, Levels: 2, LevelElapsed: sec(1.5), Tokens: 1800, ITL: big})
+	if len(d.itl) != itlReservoir || d.itlSeen != 1+len(big) {
+		t.Errorf("reservoir %d of %d", len(d.itl), d.itlSeen)
+	}
+}

@@ -1,0 +1,128 @@
+package ui
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/stats"
+	"github.com/kovara/desktop/storage"
+)
+
+// TestTruthWithLiveView runs 32 streams with the live view attached
+// (snapshots, series and chart rendering four times a second) and holds
+// every measured TTFT and gap against the simulator's record: the live view
+// must not change what is measured.
+func TestTruthWithLiveView(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("timing accuracy is checked without -race and -short")
+	}
+	// The simulator runs in its own process, as a real server does.
+	url := startSimProcess(t, "--token-interval", "20ms", "--prefill-rate", "100000", "--jitter", "0", "--record-truth")
+	var mu sync.Mutex
+	var recs []engine.RequestRecord
+	h := newHarness(t)
+	h.u.opts.Observe = func(o *engine.Observer) {
+		o.Requests = func(_ int, r []engine.RequestRecord) { mu.Lock(); recs = append(recs, r...); mu.Unlock() }
+	}
+	if err := h.u.endpoints.Put(storage.SavedEndpoint{Name: "sim", URL: url, VerifyTLS: true}, ""); err != nil {
+		t.Fatal(err)
+	}
+	b := h.u.bench
+	h.locked(func() {
+		b.refreshEndpoints()
+		b.selectEndpoint("sim")
+		h.setPlan("32", "128", "24")
+		b.inputEntry.SetText("256")
+		test.Tap(b.runButton)
+	})
+	h.waitFor("the result", 90*time.Second, func() bool { return b.result != nil })
+	var redraws int
+	h.locked(func() { redraws = b.live.redraws })
+	if redraws < 4 {
+		t.Fatalf("only %d live redraws: the live view was not attached", redraws)
+	}
+	var ttft, itl []float64
+	mu.Lock()
+	defer mu.Unlock()
+	truth := fetchTruth(t, url)
+	for _, r := range recs {
+		tr, ok := truth[r.N]
+		if !ok || r.Class != "" || len(tr.GapsNs) != len(r.ITL) {
+			t.Fatalf("request %d: truth %v class %q", r.N, ok, r.Class)
+		}
+		ttft = append(ttft, math.Abs(float64(r.TTFT)-float64(tr.TTFTNs))/1e6)
+		for i, g := range tr.GapsNs {
+			itl = append(itl, math.Abs(float64(r.ITL[i])-float64(g)/1e6))
+		}
+	}
+	slices.Sort(ttft)
+	slices.Sort(itl)
+	pt, pi := stats.Quantile(ttft, 0.99), stats.Quantile(itl, 0.99)
+	t.Logf("live view on, 32 streams, %d redraws: p99 |error| TTFT %.3f ms, ITL %.3f ms (%d requests, %d gaps, GOMAXPROCS %d)",
+		redraws, pt, pi, len(ttft), len(itl), runtime.GOMAXPROCS(0))
+	if pt > 1 || pi > 1 {
+		t.Errorf("with the live view attached the p99 error is TTFT %.3f ms, ITL %.3f ms; want ≤ 1 ms", pt, pi)
+	}
+}
+
+// startSimProcess builds kovara-bench and serves its simulator with args.
+func startSimProcess(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kovara-bench")
+	build := exec.Command("go", "build", "-o", bin, "github.com/kovara/desktop/cmd/kovara-bench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, append([]string{"simulate", "--listen", "127.0.0.1:0"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		t.Fatalf("no address in %q", line)
+	}
+	return strings.Fields(line[i:])[0]
+}
+
+func fetchTruth(t *testing.T, url string) map[int64]sim.Timing {
+	t.Helper()
+	resp, err := http.Get(url + "/debug/truth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ts []sim.Timing
+	if err := json.NewDecoder(resp.Body).Decode(&ts); err != nil {
+		t.Fatal(err)
+	}
+	m := map[int64]sim.Timing{}
+	for _, x := range ts {
+		m[x.N] = x
+	}
+	return m
+}
