@@ -3,17 +3,32 @@ GO ?= go
 VERSION ?= 0.1.0
 LDFLAGS := -X github.com/kovara/desktop/engine.Version=$(VERSION)
 
-.PHONY: all build bench-cli demo test test-race test-truth test-keyring vet fmt-check clean
+.PHONY: all build bench-cli desktop run demo package test-package test test-race test-truth test-keyring test-gui-smoke vet fmt-check clean
 
 all: build
 
-build: bench-cli
+build: bench-cli desktop
+
+# The desktop app (cgo: needs the OpenGL and X11 headers listed in README).
+desktop:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kovara-desktop ./cmd/kovara-desktop
+
+# The product's main job: the app, opening on the built-in simulator and
+# running the default benchmark.
+run: desktop
+	./bin/kovara-desktop --demo
+
+# An installable archive (Kovara Desktop.tar.xz) made by the fyne tool.
+package:
+	$(GO) install fyne.io/tools/cmd/fyne@v1.7.4
+	cd cmd/kovara-desktop && "$$($(GO) env GOPATH)/bin/fyne" package -os linux
+	mv "cmd/kovara-desktop/Kovara Desktop.tar.xz" bin/
 
 # The headless binary: no cgo, runs on a display-less server.
 bench-cli:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/kovara-bench ./cmd/kovara-bench
 
-# A full benchmark against the built-in simulator.
+# A full benchmark against the built-in simulator, headless.
 demo: bench-cli
 	./bin/kovara-bench demo
 
@@ -36,8 +51,19 @@ test-truth:
 test-keyring:
 	scripts/with-keyring.sh $(GO) test -race -count=1 -run 'Key|Secret|Trace' ./storage/ ./cmd/kovara-bench/
 
+# The app in a real window under Xvfb: runs the demo, screenshots the
+# result and checks it is not blank.
+test-gui-smoke:
+	scripts/smoke-gui.sh bin/screenshots
+
+# fyne package must produce an installable archive holding the app.
+test-package: package
+	tar tJf "bin/Kovara Desktop.tar.xz" | grep -q 'usr/local/bin/kovara-desktop$$'
+	tar tJf "bin/Kovara Desktop.tar.xz" | grep -q 'applications/dev.kovara.desktop.desktop$$'
+	@echo "package: bin/Kovara Desktop.tar.xz holds the app and its desktop entry"
+
 # Everything CI checks.
-test: vet fmt-check test-race test-truth test-keyring
+test: vet fmt-check test-race test-truth test-keyring test-gui-smoke test-package
 
 clean:
 	rm -rf bin
