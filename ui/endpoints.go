@@ -136,14 +136,26 @@ func (s *EndpointsScreen) onSelect(name string) {
 		s.formNote.SetText(fmt.Sprintf("%q could not be read: %v", name, err))
 		return
 	}
-	key, kerr := s.u.keys.Get(name)
-	note := ""
-	if kerr != nil && !errors.Is(kerr, storage.ErrNoKey) {
-		note = storage.KeyringProblem(kerr)
-	}
-	s.fill(e, key)
+	s.fill(e, "")
 	s.setEditable(true)
-	s.formNote.SetText(note)
+	s.formNote.SetText("")
+	// The keyring may be slow to answer (or ask the user to unlock it):
+	// fetch the key off the UI goroutine.
+	s.keyEntry.SetPlaceHolder("reading the keyring…")
+	go func() {
+		key, kerr := s.u.keys.Get(name)
+		s.u.do(func() {
+			if s.selected != name {
+				return // the user moved on
+			}
+			s.keyEntry.SetPlaceHolder("optional; kept in the system keyring")
+			if kerr == nil {
+				s.keyEntry.SetText(key)
+			} else if !errors.Is(kerr, storage.ErrNoKey) {
+				s.formNote.SetText(storage.KeyringProblem(kerr))
+			}
+		})
+	}()
 }
 
 // onAdd starts a new, empty endpoint.

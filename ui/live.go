@@ -110,11 +110,7 @@ func (s *BenchmarkScreen) onRun() {
 			s.planNote.SetText(fmt.Sprintf("The endpoint %q cannot be found: %v", name, err))
 			return
 		}
-		key, kerr := s.u.keys.Get(name)
-		if kerr != nil && !errors.Is(kerr, storage.ErrNoKey) {
-			s.planNote.SetText(storage.KeyringProblem(kerr))
-		}
-		ep = saved.Engine(key)
+		ep = saved.Engine("") // the key is read from the keyring off the UI goroutine
 	}
 	plan.Simulated = simulated
 	s.u.fyne.Preferences().SetString(prefLastEndpoint, name)
@@ -169,6 +165,14 @@ func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name strin
 			}
 			stopSim = func() { srv.Close() }
 			ep = engine.Endpoint{Name: SimulatorName, URL: url}
+		}
+		if !plan.Simulated {
+			key, kerr := s.u.keys.Get(name)
+			if kerr != nil && !errors.Is(kerr, storage.ErrNoKey) {
+				problem := storage.KeyringProblem(kerr)
+				s.u.do(func() { s.live.lastError.SetText(problem) })
+			}
+			ep.APIKey = key
 		}
 		id := ""
 		var saveErr error
