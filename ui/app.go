@@ -51,9 +51,12 @@ type App struct {
 	endpoints *storage.EndpointStore
 	keys      storage.Keys
 
-	tabs      *container.AppTabs
-	bench     *BenchmarkScreen
-	endpointS *EndpointsScreen
+	tabs       *container.AppTabs
+	bench      *BenchmarkScreen
+	historyS   *HistoryScreen
+	compareS   *CompareScreen
+	compareTab *container.TabItem
+	endpointS  *EndpointsScreen
 }
 
 // New builds the main window on a (real or test) Fyne app.
@@ -89,11 +92,23 @@ func New(a fyne.App, opts Options) (*App, error) {
 	u.win.Resize(fyne.NewSize(1180, 820))
 	u.endpointS = newEndpointsScreen(u)
 	u.bench = newBenchmarkScreen(u)
+	u.historyS = newHistoryScreen(u)
+	u.compareS = newCompareScreen(u)
+	u.compareTab = container.NewTabItem("Compare", u.compareS.content)
+	historyTab := container.NewTabItem("History", u.historyS.content)
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Benchmark", u.bench.content),
+		historyTab,
+		u.compareTab,
 		container.NewTabItem("Endpoints", u.endpointS.content),
 	)
+	u.tabs.OnSelected = func(t *container.TabItem) {
+		if t == historyTab && u.historyS.opened == nil {
+			u.historyS.reload()
+		}
+	}
 	u.win.SetContent(u.tabs)
+	u.win.SetOnDropped(u.historyS.onDropped)
 	if opts.Demo {
 		u.bench.selectEndpoint(SimulatorName)
 		u.bench.onRun()
@@ -112,6 +127,15 @@ func (u *App) showProblem(title, text string) {
 	scroll := container.NewVScroll(msg)
 	scroll.SetMinSize(fyne.NewSize(620, 160))
 	dialog.ShowCustom(title, "Close", scroll, u.win)
+}
+
+// compareWith opens History with run id selected, to pick the others.
+func (u *App) compareWith(id string) {
+	u.tabs.SelectIndex(1)
+	if u.historyS.opened != nil {
+		u.historyS.closeRun()
+	}
+	u.historyS.preselect(id)
 }
 
 // endpointsChanged refreshes every screen that lists endpoints.

@@ -230,3 +230,20 @@ func TestPlanFieldsValidateInline(t *testing.T) {
 		}
 	})
 }
+
+// collectEntries gathers every entry in o's tree.
+func collectEntries(t *testing.T, o any, out *[]*widget.Entry) {
+	switch x := o.(type) {
+	case *widget.Entry:
+		*out = append(*out, x)
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			collectEntries(t, c, out)
+		}
+	case fyne.Widget:
+		r := test.TempWidgetRenderer(t, x)
+		for _, c := range r.Objects() {
+			collectEntries(t, c, out)
+		}
+	}
+}

@@ -204,6 +204,7 @@ func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name strin
 				return
 			}
 			s.showResult(f, id, err, saveErr)
+			s.u.historyS.reload()
 		})
 	}()
 }

@@ -33,6 +33,8 @@ type ResultView struct {
 	warnings     *widget.Label
 	showFile     *widget.Button
 	newRun       *widget.Button
+	export       *widget.Button
+	compareWith  *widget.Button
 	buttons      *fyne.Container
 }
 
@@ -160,7 +162,13 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		v.showFile.Disable()
 	}
 	v.newRun = widget.NewButton("New benchmark", onNew)
-	v.buttons = container.NewHBox(v.newRun, v.showFile)
+	v.export = widget.NewButton("Export…", func() { u.showExport(id) })
+	v.compareWith = widget.NewButton("Compare with…", func() { u.compareWith(id) })
+	if id == "" {
+		v.export.Disable()
+		v.compareWith.Disable()
+	}
+	v.buttons = container.NewHBox(v.newRun, v.export, v.compareWith, v.showFile)
 	file := widget.NewLabel("Saved in the history: " + v.path)
 	if v.path == "" {
 		file.SetText("Not saved.")

@@ -1,0 +1,283 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/storage"
+)
+
+// CompareScreen shows 2–4 runs side by side: whether they are comparable,
+// a metric × run table with the change against the first run, and
+// overlaid charts.
+type CompareScreen struct {
+	u       *App
+	content *fyne.Container
+
+	files  []*results.File
+	labels []string
+	rows   []compare.Row
+
+	verdict *widget.Label
+	details *widget.Label
+	table   *widget.Table
+	charts  []*ChartView
+	saves   []*widget.Button
+	views   *container.AppTabs // Table | Charts
+}
+
+func newCompareScreen(u *App) *CompareScreen {
+	c := &CompareScreen{u: u}
+	empty := widget.NewLabel("Choose 2 to 4 runs in History and press Compare.")
+	c.content = container.NewStack(container.NewCenter(empty))
+	return c
+}
+
+// compareLabel names a run in the comparison: its label, else its model
+// and time.
+func compareLabel(s storage.Summary, f *results.File) string {
+	if s.Label != "" {
+		return s.Label
+	}
+	when := f.CreatedAt
+	if len(when) >= 16 {
+		when = strings.Replace(when[5:16], "T", " ", 1)
+	}
+	return fmt.Sprintf("%s %s", s.Model, when)
+}
+
+// compareRuns loads the runs and shows them in the Compare place.
+func (u *App) compareRuns(ids []string) {
+	list, _ := u.lib.List()
+	byID := map[string]storage.Summary{}
+	for _, s := range list {
+		byID[s.ID] = s
+	}
+	var files []*results.File
+	var labels []string
+	for _, id := range ids {
+		f, err := u.lib.Load(id)
+		if err != nil {
+			u.showProblem("A run cannot be compared", err.Error())
+			return
+		}
+		files = append(files, f)
+		labels = append(labels, compareLabel(byID[id], f))
+	}
+	u.compareS.show(files, labels)
+	u.tabs.Select(u.compareTab)
+}
+
+func (c *CompareScreen) show(files []*results.File, labels []string) {
+	c.files, c.labels = files, labels
+	c.rows = compare.Table(files, labels)
+	v := compare.VerdictOf(files...)
+	c.verdict = widget.NewLabelWithStyle(v.Sentence(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	c.verdict.Wrapping = fyne.TextWrapWord
+	if v.Comparable {
+		c.verdict.Importance = widget.SuccessImportance
+	} else {
+		c.verdict.Importance = widget.WarningImportance
+	}
+	var lines []string
+	for i, l := range labels {
+		lines = append(lines, fmt.Sprintf("[%d] %s", i+1, l))
+	}
+	for _, d := range v.Differences {
+		lines = append(lines, fmt.Sprintf("• %s: %s", d.Label, strings.Join(d.Values, " | ")))
+	}
+	for _, n := range v.Notes {
+		lines = append(lines, "• "+n)
+	}
+	c.details = widget.NewLabel(strings.Join(lines, "\n"))
+	c.details.Wrapping = fyne.TextWrapWord
+
+	cols := 2 + len(files)
+	c.table = widget.NewTableWithHeaders(
+		func() (int, int) { return len(c.rows), cols },
+		func() fyne.CanvasObject { return widget.NewLabel("12345.6 +12.3 %") },
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			text, imp := compareCell(c.rows[id.Row], id.Col)
+			l := o.(*widget.Label)
+			l.Importance = imp
+			l.SetText(text)
+		},
+	)
+	c.table.ShowHeaderColumn = false
+	c.table.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("metric", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	c.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Row >= 0 || id.Col < 0 {
+			return
+		}
+		text := map[int]string{0: "Level", 1: "Metric"}[id.Col]
+		if id.Col >= 2 {
+			text = fmt.Sprintf("[%d] %s", id.Col-1, truncateLabel(labels[id.Col-2], 26))
+		}
+		o.(*widget.Label).SetText(text)
+	}
+	c.table.SetColumnWidth(0, 60)
+	c.table.SetColumnWidth(1, 190)
+	for i := range files {
+		c.table.SetColumnWidth(2+i, 200)
+	}
+
+	p := PaletteFor(c.u.fyne.Settings().Theme(), c.u.fyne.Settings().ThemeVariant())
+	specs := compareSpecs(files, labels, p)
+	c.charts, c.saves = nil, nil
+	var boxes []fyne.CanvasObject
+	for i, spec := range specs {
+		view := NewChartView("No level is shared by two runs.")
+		view.SetSpec(spec)
+		save := widget.NewButton("Save PNG…", func() { c.saveChart(view, specs[i].Title) })
+		c.charts = append(c.charts, view)
+		c.saves = append(c.saves, save)
+		boxes = append(boxes, container.NewBorder(nil, container.NewHBox(save), nil, nil, view))
+	}
+	charts := container.NewGridWithColumns(2, boxes...)
+	top := container.NewVBox(c.verdict, c.details)
+	c.views = container.NewAppTabs(
+		container.NewTabItem("Table", c.table),
+		container.NewTabItem("Charts", charts),
+	)
+	c.content.Objects = []fyne.CanvasObject{container.NewBorder(top, nil, nil, nil, c.views)}
+	c.content.Refresh()
+}
+
+func truncateLabel(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// compareCell is one cell of the compare table and its colour: green
+// where the run did better than the first for that metric, red where worse.
+func compareCell(row compare.Row, col int) (string, widget.Importance) {
+	switch col {
+	case 0:
+		return fmt.Sprint(row.Concurrency), widget.MediumImportance
+	case 1:
+		label := row.Metric.Label
+		if u := row.Metric.Unit; u != "" && !strings.Contains(label, u) {
+			label += " (" + u + ")"
+		}
+		return label, widget.MediumImportance
+	}
+	cell := row.Cells[col-2]
+	if !cell.Present {
+		return "—", widget.LowImportance
+	}
+	text := compare.FormatValue(row.Metric, cell.Value)
+	if col > 2 {
+		if d := compare.FormatDelta(cell); d != "" {
+			text += "  " + d
+		}
+	}
+	switch {
+	case col > 2 && cell.Better > 0:
+		return text, widget.SuccessImportance
+	case col > 2 && cell.Better < 0:
+		return text, widget.DangerImportance
+	}
+	return text, widget.MediumImportance
+}
+
+// compareSpecs are the overlaid charts: one series per run over the union
+// of their levels, a gap (NaN) where a run lacks a level — never a zero.
+func compareSpecs(files []*results.File, labels []string, p Palette) []ChartSpec {
+	var levels []int
+	for _, f := range files {
+		for _, r := range f.Runs {
+			if !slices.Contains(levels, r.Concurrency) {
+				levels = append(levels, r.Concurrency)
+			}
+		}
+	}
+	slices.Sort(levels)
+	ticks := make([]float64, len(levels))
+	for i, l := range levels {
+		ticks[i] = float64(l)
+	}
+	byLevel := func(f *results.File, get func(results.Run) (float64, bool)) []float64 {
+		ys := make([]float64, len(levels))
+		for i, l := range levels {
+			ys[i] = math.NaN()
+			for _, r := range f.Runs {
+				if r.Concurrency == l {
+					if v, ok := get(r); ok {
+						ys[i] = v
+					}
+				}
+			}
+		}
+		return ys
+	}
+	metric := func(id string) func(results.Run) (float64, bool) {
+		m, _ := compare.MetricByID(id)
+		return m.Get
+	}
+	spec := func(title, ylabel string, ids ...string) ChartSpec {
+		s := ChartSpec{Title: title, XLabel: "concurrent streams", YLabel: ylabel, YFromZero: true, XLog: true, XTicks: ticks, Palette: p}
+		for i, f := range files {
+			for j, id := range ids {
+				name := fmt.Sprintf("[%d]", i+1)
+				if len(ids) > 1 {
+					name += " " + strings.TrimPrefix(strings.TrimPrefix(id, "ttft_"), "itl_")
+				}
+				kind := Line
+				if j > 0 {
+					kind = Scatter // a second statistic of the same run: dots over its line
+				}
+				s.Series = append(s.Series, Series{Name: name, X: ticks, Y: byLevel(f, metric(id)), Kind: kind, Color: i})
+			}
+		}
+		return s
+	}
+	trade := ChartSpec{Title: "Per-user against total throughput", XLabel: "total tok/s", YLabel: "per-user tok/s", YFromZero: true, Palette: p}
+	for i, f := range files {
+		var x, y []float64
+		for _, pt := range compare.TradeOff(f) {
+			x = append(x, pt.Total)
+			y = append(y, pt.PerUser)
+		}
+		trade.Series = append(trade.Series, Series{Name: fmt.Sprintf("[%d]", i+1), X: x, Y: y, Kind: Line, Color: i})
+	}
+	_ = labels
+	return []ChartSpec{
+		spec("Output throughput", "tok/s", "output_throughput"),
+		spec("Time to first token (p50 line, p95 dots)", "ms", "ttft_p50", "ttft_p95"),
+		spec("Inter-token latency p50", "ms", "itl_p50"),
+		trade,
+	}
+}
+
+// saveChart writes a chart as PNG where the user chooses.
+func (c *CompareScreen) saveChart(view *ChartView, title string) {
+	img := view.Image()
+	if img == nil {
+		c.u.showProblem("Nothing to save", "This chart has nothing drawn yet.")
+		return
+	}
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil || w == nil {
+			return
+		}
+		defer w.Close()
+		if err := EncodePNG(img, w); err != nil {
+			c.u.showProblem("The chart was not saved", err.Error())
+		}
+	}, c.u.win)
+	d.SetFileName(strings.ReplaceAll(strings.ToLower(title), " ", "-") + ".png")
+	d.Show()
+}

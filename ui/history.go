@@ -1,0 +1,408 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	fstorage "fyne.io/fyne/v2/storage"
+
+	"github.com/kovara/desktop/storage"
+)
+
+// HistoryScreen lists every run in the library: search, filter, sort,
+// select 2–4 to compare, label, delete, import; a tap opens a run.
+type HistoryScreen struct {
+	u       *App
+	content *fyne.Container
+	list    fyne.CanvasObject
+
+	all      []storage.Summary
+	shown    []storage.Summary
+	selected map[string]bool
+
+	search        *widget.Entry
+	kindSelect    *widget.Select
+	sortSelect    *widget.Select
+	table         *widget.Table
+	status        *widget.Label
+	compareButton *widget.Button
+	labelButton   *widget.Button
+	deleteButton  *widget.Button
+	importButton  *widget.Button
+	openButton    *widget.Button
+	opened        *ResultView
+}
+
+// historyColumns are the table's headings; column 0 is the selection box.
+var historyColumns = []string{"", "Date", "Endpoint", "Model", "Engine", "Kind", "Levels", "Best tok/s", "Status", "Label"}
+
+const (
+	kindAll      = "All kinds"
+	sortNewest   = "Newest first"
+	sortFastest  = "Best tok/s first"
+	maxCompare   = 4
+	noSelection  = "Select runs with the boxes: one to open, label or delete; 2–4 to compare."
+	unreadableID = "unreadable"
+)
+
+func newHistoryScreen(u *App) *HistoryScreen {
+	h := &HistoryScreen{u: u, selected: map[string]bool{}}
+	h.search = widget.NewEntry()
+	h.search.SetPlaceHolder("Search model, endpoint, engine, label…")
+	h.search.OnChanged = func(string) { h.apply() }
+	h.kindSelect = widget.NewSelect([]string{kindAll, "hardware", "protocol"}, func(string) { h.apply() })
+	h.kindSelect.SetSelected(kindAll)
+	h.sortSelect = widget.NewSelect([]string{sortNewest, sortFastest}, func(string) { h.apply() })
+	h.sortSelect.SetSelected(sortNewest)
+	h.status = widget.NewLabel("")
+	h.status.Wrapping = fyne.TextWrapWord
+
+	h.table = widget.NewTableWithHeaders(
+		func() (int, int) { return len(h.shown), len(historyColumns) },
+		func() fyne.CanvasObject { return widget.NewLabel("0000-00-00 00:00") },
+		h.updateCell,
+	)
+	h.table.ShowHeaderColumn = false
+	h.table.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("Best tok/s", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	h.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Row < 0 && id.Col >= 0 {
+			o.(*widget.Label).SetText(historyColumns[id.Col])
+		}
+	}
+	for i, w := range []float32{40, 140, 150, 200, 130, 95, 90, 100, 110, 160} {
+		h.table.SetColumnWidth(i, w)
+	}
+	h.table.OnSelected = func(id widget.TableCellID) {
+		h.table.UnselectAll()
+		if id.Row < 0 || id.Row >= len(h.shown) {
+			return
+		}
+		h.toggle(h.shown[id.Row])
+	}
+
+	h.compareButton = widget.NewButton("Compare", h.onCompare)
+	h.openButton = widget.NewButton("Open", h.onOpen)
+	h.labelButton = widget.NewButton("Label…", h.onLabel)
+	h.deleteButton = widget.NewButton("Delete…", h.onDelete)
+	h.importButton = widget.NewButton("Import…", h.onImport)
+	filters := container.NewBorder(nil, nil, nil, container.NewHBox(h.kindSelect, h.sortSelect), h.search)
+	buttons := container.NewHBox(h.openButton, h.compareButton, h.labelButton, h.deleteButton, widget.NewSeparator(), h.importButton)
+	h.list = container.NewBorder(container.NewVBox(filters, buttons, h.status), nil, nil, nil, h.table)
+	h.content = container.NewStack(h.list)
+	h.reload()
+	return h
+}
+
+// reload reads the library again (fast: the index answers).
+func (h *HistoryScreen) reload() {
+	list, err := h.u.lib.List()
+	if err != nil {
+		h.status.SetText("The history cannot be read: " + err.Error())
+		return
+	}
+	h.all = list
+	for id := range h.selected {
+		found := false
+		for _, s := range list {
+			found = found || s.ID == id
+		}
+		if !found {
+			delete(h.selected, id)
+		}
+	}
+	h.apply()
+}
+
+// apply filters and sorts the list as the controls say.
+func (h *HistoryScreen) apply() {
+	if h.table == nil {
+		return
+	}
+	q := storage.Query{Text: strings.TrimSpace(h.search.Text)}
+	if k := h.kindSelect.Selected; k != kindAll {
+		q.Kind = k
+	}
+	if h.sortSelect.Selected == sortFastest {
+		q.SortBy = "tps"
+	}
+	h.shown = storage.Filter(h.all, q)
+	h.table.Refresh()
+	h.updateButtons()
+}
+
+func (h *HistoryScreen) updateCell(id widget.TableCellID, o fyne.CanvasObject) {
+	l := o.(*widget.Label)
+	if id.Row >= len(h.shown) {
+		l.SetText("")
+		return
+	}
+	l.SetText(historyCell(h.shown[id.Row], id.Col, h.selected))
+}
+
+// historyCell is the text of one history table cell.
+func historyCell(s storage.Summary, col int, selected map[string]bool) string {
+	if col == 0 {
+		if selected[s.ID] {
+			return "☑"
+		}
+		return "☐"
+	}
+	if s.Unreadable != "" {
+		switch col {
+		case 1:
+			return s.ID
+		case 8:
+			return "unreadable"
+		case 9:
+			return s.Unreadable
+		}
+		return ""
+	}
+	switch col {
+	case 1:
+		if t, err := time.Parse(time.RFC3339, s.CreatedAt); err == nil {
+			return t.Local().Format("2006-01-02 15:04")
+		}
+		return s.CreatedAt
+	case 2:
+		return s.EndpointName
+	case 3:
+		return s.Model
+	case 4:
+		return s.Engine
+	case 5:
+		if s.Simulated {
+			return s.RunKind + " (sim)"
+		}
+		return s.RunKind
+	case 6:
+		var parts []string
+		for _, l := range s.Levels {
+			parts = append(parts, strconv.Itoa(l))
+		}
+		if s.PartialLevel > 0 {
+			parts = append(parts, strconv.Itoa(s.PartialLevel)+"*")
+		}
+		return strings.Join(parts, ",")
+	case 7:
+		return strconv.FormatFloat(s.BestOutputTPS, 'f', 1, 64)
+	case 8:
+		if s.Complete {
+			return "complete"
+		}
+		return "incomplete"
+	case 9:
+		return s.Label
+	}
+	return ""
+}
+
+func (h *HistoryScreen) toggle(s storage.Summary) {
+	if h.selected[s.ID] {
+		delete(h.selected, s.ID)
+	} else {
+		h.selected[s.ID] = true
+	}
+	h.table.Refresh()
+	h.updateButtons()
+}
+
+// selectedIDs lists the selected runs in the table's order.
+func (h *HistoryScreen) selectedIDs() []string {
+	var ids []string
+	for _, s := range h.all {
+		if h.selected[s.ID] {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
+}
+
+func (h *HistoryScreen) selectedReadable() []string {
+	var ids []string
+	for _, s := range h.all {
+		if h.selected[s.ID] && s.Unreadable == "" {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
+}
+
+func (h *HistoryScreen) updateButtons() {
+	n := len(h.selectedIDs())
+	readable := len(h.selectedReadable())
+	enable := func(b *widget.Button, on bool) {
+		if on {
+			b.Enable()
+		} else {
+			b.Disable()
+		}
+	}
+	enable(h.compareButton, readable >= 2 && readable <= maxCompare && readable == n)
+	enable(h.openButton, readable == 1 && n == 1)
+	enable(h.labelButton, n == 1 && readable == 1)
+	enable(h.deleteButton, n >= 1)
+	switch {
+	case len(h.all) == 0:
+		h.status.SetText("No runs yet. Run a benchmark, or import a results file (Import…, or drop it on the window).")
+	case n == 0:
+		h.status.SetText(fmt.Sprintf("%d runs, %d shown. %s", len(h.all), len(h.shown), noSelection))
+	case n > maxCompare:
+		h.status.SetText(fmt.Sprintf("%d selected: compare takes 2 to 4 runs.", n))
+	case readable < n:
+		h.status.SetText("An unreadable file is selected: it can only be deleted. Its reason is in the Label column.")
+	default:
+		h.status.SetText(fmt.Sprintf("%d selected.", n))
+	}
+}
+
+// preselect marks one run (Compare with… from a result).
+func (h *HistoryScreen) preselect(id string) {
+	h.selected = map[string]bool{id: true}
+	h.reload()
+	h.status.SetText("Select 1 to 3 more runs to compare with this one, then press Compare.")
+}
+
+func (h *HistoryScreen) onCompare() {
+	ids := h.selectedReadable()
+	if len(ids) < 2 || len(ids) > maxCompare {
+		return
+	}
+	h.u.compareRuns(ids)
+}
+
+func (h *HistoryScreen) onOpen() {
+	ids := h.selectedReadable()
+	if len(ids) != 1 {
+		return
+	}
+	h.open(ids[0])
+}
+
+// open shows a run's result view inside the History place.
+func (h *HistoryScreen) open(id string) {
+	f, err := h.u.lib.Load(id)
+	if err != nil {
+		h.status.SetText(err.Error())
+		return
+	}
+	h.opened = newResultView(h.u, f, id, func() { h.closeRun() })
+	h.opened.newRun.SetText("Back to history")
+	h.content.Objects = []fyne.CanvasObject{h.opened.content}
+	h.content.Refresh()
+}
+
+func (h *HistoryScreen) closeRun() {
+	h.opened = nil
+	h.content.Objects = []fyne.CanvasObject{h.list}
+	h.content.Refresh()
+	h.reload()
+}
+
+func (h *HistoryScreen) onLabel() {
+	ids := h.selectedReadable()
+	if len(ids) != 1 {
+		return
+	}
+	var cur storage.Summary
+	for _, s := range h.all {
+		if s.ID == ids[0] {
+			cur = s
+		}
+	}
+	label := widget.NewEntry()
+	label.SetText(cur.Label)
+	notes := widget.NewMultiLineEntry()
+	notes.SetText(cur.Notes)
+	notes.SetMinRowsVisible(4)
+	items := []*widget.FormItem{widget.NewFormItem("Label", label), widget.NewFormItem("Notes", notes)}
+	d := dialog.NewForm("Label and notes", "Save", "Cancel", items, func(ok bool) {
+		if !ok {
+			return
+		}
+		if err := h.u.lib.SetAnnotation(cur.ID, storage.Annotation{Label: strings.TrimSpace(label.Text), Notes: notes.Text}); err != nil {
+			h.status.SetText("Not saved: " + err.Error())
+			return
+		}
+		h.reload()
+	}, h.u.win)
+	d.Resize(fyne.NewSize(560, 320))
+	d.Show()
+}
+
+func (h *HistoryScreen) onDelete() {
+	ids := h.selectedIDs()
+	if len(ids) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("Delete %d runs from the history? Their results files are removed from disk.", len(ids))
+	if len(ids) == 1 {
+		msg = "Delete this run from the history? Its results file is removed from disk."
+	}
+	d := dialog.NewConfirm("Delete", msg, func(ok bool) {
+		if !ok {
+			return
+		}
+		for _, id := range ids {
+			if err := h.u.lib.Delete(id); err != nil {
+				h.status.SetText("Not deleted: " + err.Error())
+			}
+			delete(h.selected, id)
+		}
+		h.reload()
+	}, h.u.win)
+	d.SetConfirmText("Delete")
+	d.Show()
+}
+
+func (h *HistoryScreen) onImport() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		h.importFiles([]string{path})
+	}, h.u.win)
+	d.SetFilter(fstorage.NewExtensionFileFilter([]string{".json"}))
+	d.Show()
+}
+
+// importFiles copies results files into the library and says how it went.
+func (h *HistoryScreen) importFiles(paths []string) {
+	var lines []string
+	for _, p := range paths {
+		s, err := h.u.lib.Import(p)
+		if err != nil {
+			lines = append(lines, err.Error())
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("Imported %s (%s).", s.Model, s.ID))
+	}
+	h.reload()
+	h.status.SetText(strings.Join(lines, "\n"))
+}
+
+// onDropped imports results files dropped on the window.
+func (h *HistoryScreen) onDropped(_ fyne.Position, uris []fyne.URI) {
+	var paths []string
+	for _, u := range uris {
+		if strings.HasSuffix(strings.ToLower(u.Path()), ".json") {
+			paths = append(paths, u.Path())
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	h.u.tabs.SelectIndex(1)
+	h.importFiles(paths)
+}

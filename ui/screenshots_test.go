@@ -1,0 +1,68 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/storage"
+)
+
+// TestScreenshots renders History, Compare and Export with the app's dark
+// theme to PNG files for the docs:
+//
+//	KOVARA_SCREENSHOTS=docs/screenshots go test ./ui -run Screenshots
+//
+// (paths are relative to ui/). Without the variable it only checks that
+// each screen renders.
+func TestScreenshots(t *testing.T) {
+	h := newHarness(t)
+	h.u.fyne.Settings().SetTheme(theme.DarkTheme())
+	h.win.Resize(fyne.NewSize(1180, 820))
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, BatchSlowdown: 0.05})
+	a := h.seedRun(url, []int{1, 2, 4, 8}, 32, nil)
+	b := h.seedRun(url, []int{1, 2, 4, 8}, 32, nil)
+	c := h.seedRun(url, []int{1, 4, 8}, 24, nil)
+	h.u.lib.SetAnnotation(a, storage.Annotation{Label: "baseline"})
+	h.u.lib.SetAnnotation(b, storage.Annotation{Label: "after driver update"})
+	dir := os.Getenv("KOVARA_SCREENSHOTS")
+	shot := func(name string) {
+		img := h.win.Canvas().Capture()
+		if img == nil || img.Bounds().Dx() < 1000 {
+			t.Fatalf("%s: no capture", name)
+		}
+		if dir == "" {
+			return
+		}
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := EncodePNG(img, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.locked(func() {
+		h.u.tabs.SelectIndex(1)
+		hs := h.u.historyS
+		hs.reload()
+		for _, id := range []string{a, b, c} {
+			hs.table.Select(widget.TableCellID{Row: h.rowOf(id), Col: 0})
+		}
+		shot("history.png")
+		hs.onCompare()
+		shot("compare-table.png")
+		h.u.compareS.views.SelectIndex(1)
+		shot("compare-charts.png")
+		h.u.tabs.SelectIndex(0)
+		h.u.showExport(a)
+		shot("export.png")
+	})
+}
