@@ -26,6 +26,7 @@ Usage:
   kovara-bench history [--model M]          list the runs in the local library
   kovara-bench compare RUN RUN...           compare runs (files or library ids)
   kovara-bench import FILE...               copy results files into the library
+  kovara-bench selftest                     how truthfully this machine measures
 
 Run "kovara-bench COMMAND -h" for a command's flags.
 `
@@ -52,6 +53,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return cmdCompare(rest, stdout, stderr)
 	case "import":
 		return cmdImport(rest, stdout, stderr)
+	case "selftest":
+		return cmdSelftest(rest, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
