@@ -30,6 +30,12 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 		outSum, inSum        float64
 		reasoningFirst       int
 	)
+	// The merged gaps are the level's biggest sample: size it once.
+	gaps := 0
+	for _, s := range lv.slots {
+		gaps += len(s.itl)
+	}
+	itl = make([]float32, 0, gaps)
 	var oks []*outcome
 	for si := range lv.slots {
 		s := &lv.slots[si]

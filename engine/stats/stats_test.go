@@ -103,3 +103,21 @@ func TestSummarize32(t *testing.T) {
 		t.Errorf("got %+v", d)
 	}
 }
+
+func TestSummarize32MatchesSummarize(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 7, 20, 99, 100, 1000} {
+		xs32 := make([]float32, n)
+		xs64 := make([]float64, n)
+		for i := range xs32 {
+			v := float32((i*7919)%1000) / 10
+			xs32[i], xs64[i] = v, float64(v)
+		}
+		a, b := Summarize32(xs32), Summarize(xs64)
+		if a.N != b.N || a.Mean != b.Mean || a.Min != b.Min || a.P50 != b.P50 || a.Max != b.Max ||
+			(a.P95 == nil) != (b.P95 == nil) || (a.P99 == nil) != (b.P99 == nil) ||
+			(a.P95 != nil && *a.P95 != *b.P95) || (a.P99 != nil && *a.P99 != *b.P99) {
+			t.Errorf("n=%d: Summarize32 %+v, Summarize %+v", n, a, b)
+		}
+	}
+}
