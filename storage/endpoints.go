@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/hw"
 )
 
 // SavedEndpoint is a server the user benchmarks again and again. Its API
@@ -50,9 +51,8 @@ func (e SavedEndpoint) Validate() error {
 	if e.Timeout < 0 {
 		errs = append(errs, errors.New("the timeout must be more than 0"))
 	}
-	if e.GPU != "" && e.GPU != "local" && !strings.HasPrefix(e.GPU, "ssh://") &&
-		!strings.HasPrefix(e.GPU, "http://") && !strings.HasPrefix(e.GPU, "https://") {
-		errs = append(errs, fmt.Errorf("GPU telemetry %q: use local, ssh://user@host or an exporter's http:// address", e.GPU))
+	if _, err := hw.ParseSource(e.GPU); err != nil {
+		errs = append(errs, fmt.Errorf("GPU telemetry: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,166 @@
+package hw
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Field names one reading of a Sample.
+type Field uint8
+
+// The readings a Sample may carry.
+const (
+	FieldPower Field = 1 << iota
+	FieldUtil
+	FieldMemUsed
+	FieldSMClock
+	FieldTemp
+	FieldPCIeGen
+	FieldPCIeWidth
+)
+
+// Sample is one GPU's readings at one moment. A reading whose Field bit is
+// not in Valid was missing ([N/A], [Not Supported], absent from the exporter)
+// and its number is 0: check Has before using it. Samples are values and
+// never change once made.
+type Sample struct {
+	// T is the monotonic offset from the Sampler's start. All GPUs read in
+	// one loop of nvidia-smi (or one exporter fetch) share one T.
+	T          time.Duration `json:"t_ns"`
+	GPU        int           `json:"gpu"`
+	Valid      Field         `json:"valid"`
+	PowerW     float64       `json:"power_w"`
+	UtilPct    float64       `json:"util_pct"`
+	MemUsedMiB float64       `json:"mem_used_mib"`
+	SMClockMHz float64       `json:"sm_clock_mhz"`
+	TempC      float64       `json:"temp_c"`
+	PCIeGen    int           `json:"pcie_gen"`
+	PCIeWidth  int           `json:"pcie_width"`
+}
+
+// Has reports whether the reading f is present.
+func (s Sample) Has(f Field) bool { return s.Valid&f != 0 }
+
+// sampleFields is the per-loop query, in the order parseSampleLine reads it.
+var sampleFields = []string{"index", "power.draw", "utilization.gpu", "memory.used", "clocks.sm", "temperature.gpu", "pcie.link.gen.current", "pcie.link.width.current"}
+
+var errBadIndex = errors.New("the GPU index is not a number")
+
+// parseSampleLine reads one line of
+//
+//	nvidia-smi --query-gpu=index,power.draw,utilization.gpu,memory.used,clocks.sm,temperature.gpu,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader,nounits
+//
+// such as "0, 312.45, 98, 22816, 2520, 64, 4, 16". Readings nvidia-smi
+// could not give ([N/A], [Not Supported], [Unknown Error], …) are left out
+// of Valid. A line with the wrong number of fields, an unreadable index, or a
+// field that is neither a number nor such a marker is an error: it is not a
+// line of ours. T is left 0.
+func parseSampleLine(line string) (Sample, error) {
+	var s Sample
+	line = strings.TrimRight(line, "\r\n")
+	vals, ok := splitCSV(line, len(sampleFields), -1)
+	if !ok {
+		return s, fmt.Errorf("%d fields instead of %d", len(vals), len(sampleFields))
+	}
+	idx, ok := smiInt(vals[0])
+	if !ok {
+		return s, errBadIndex
+	}
+	s.GPU = idx
+	floats := []struct {
+		f   Field
+		dst *float64
+	}{
+		{FieldPower, &s.PowerW}, {FieldUtil, &s.UtilPct}, {FieldMemUsed, &s.MemUsedMiB},
+		{FieldSMClock, &s.SMClockMHz}, {FieldTemp, &s.TempC},
+	}
+	for i, fl := range floats {
+		v, ok, err := smiNumber(vals[1+i])
+		if err != nil {
+			return Sample{}, fmt.Errorf("%s: %w", sampleFields[1+i], err)
+		}
+		if ok {
+			*fl.dst = v
+			s.Valid |= fl.f
+		}
+	}
+	ints := []struct {
+		f   Field
+		dst *int
+	}{{FieldPCIeGen, &s.PCIeGen}, {FieldPCIeWidth, &s.PCIeWidth}}
+	for i, in := range ints {
+		v, ok, err := smiNumber(vals[6+i])
+		if err != nil {
+			return Sample{}, fmt.Errorf("%s: %w", sampleFields[6+i], err)
+		}
+		if ok {
+			if v != float64(int(v)) || v > 1<<10 {
+				return Sample{}, fmt.Errorf("%s: %q is not a whole number", sampleFields[6+i], vals[6+i])
+			}
+			*in.dst = int(v)
+			s.Valid |= in.f
+		}
+	}
+	return s, nil
+}
+
+// missingMark reports nvidia-smi's ways of saying it has no value:
+// "[N/A]", "N/A", "[Not Supported]", "[Unknown Error]", "[Insufficient
+// Permissions]", "[GPU is lost]", "[Requested functionality has been
+// deprecated]", and an empty field.
+func missingMark(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "" || strings.EqualFold(v, "N/A") || strings.EqualFold(v, "Not Supported") {
+		return true
+	}
+	return len(v) >= 2 && v[0] == '[' && v[len(v)-1] == ']'
+}
+
+// smiNumber reads a numeric field: ok=false for a missing-value marker, an
+// error for anything that is neither. nvidia-smi writes plain decimals; a
+// trailing unit (" W", " %", " MiB", " MHz", when nounits was ignored) is
+// tolerated. Negative, exponent, NaN and infinite forms are refused.
+func smiNumber(v string) (float64, bool, error) {
+	v = strings.TrimSpace(v)
+	if missingMark(v) {
+		return 0, false, nil
+	}
+	if num, unit, found := strings.Cut(v, " "); found {
+		switch strings.TrimSpace(unit) {
+		case "W", "%", "MiB", "MHz", "C":
+			v = num
+		default:
+			return 0, false, fmt.Errorf("%q is not a number", oneLine(v))
+		}
+	}
+	dots := 0
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '.':
+			dots++
+		case c < '0' || c > '9':
+			return 0, false, fmt.Errorf("%q is not a number", oneLine(v))
+		}
+	}
+	if dots > 1 || v == "." || len(v) > 24 {
+		return 0, false, fmt.Errorf("%q is not a number", oneLine(v))
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("%q is not a number", oneLine(v))
+	}
+	return f, true, nil
+}
+
+// smiInt reads a required whole number such as the GPU index.
+func smiInt(v string) (int, bool) {
+	v = strings.TrimSpace(v)
+	if !isDigits(v) || len(v) > 6 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil
+}

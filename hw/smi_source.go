@@ -1,0 +1,131 @@
+package hw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// smiSource reads nvidia-smi on this machine or through ssh.
+type smiSource struct {
+	sh   shell
+	gpus []int
+	// Time limits; tests shorten them.
+	runTimeout time.Duration // one inventory command
+	startGrace time.Duration // extra wait for the first line (SSH handshake)
+}
+
+func newSMISource(sh shell, gpus []int) *smiSource {
+	s := &smiSource{sh: sh, gpus: gpus, runTimeout: 10 * time.Second, startGrace: 5 * time.Second}
+	if sh.remote() {
+		s.runTimeout, s.startGrace = 20*time.Second, 10*time.Second
+	}
+	return s
+}
+
+func (s *smiSource) Kind() Kind {
+	if s.sh.remote() {
+		return KindSSH
+	}
+	return KindLocal
+}
+
+func (s *smiSource) Host() string {
+	if s.sh.remote() {
+		return s.sh.host
+	}
+	return "localhost"
+}
+
+func (s *smiSource) GPUs() []int { return append([]int(nil), s.gpus...) }
+
+func (s *smiSource) String() string {
+	str := "nvidia-smi on " + s.sh.where()
+	if s.sh.remote() {
+		str += " through ssh"
+	}
+	if s.gpus != nil {
+		str += " (" + gpuListWords(s.gpus) + ")"
+	}
+	return str
+}
+
+// Inventory asks nvidia-smi for the cards, then lspci (through the same
+// route) for their PCI device ids; without lspci the ids come from
+// nvidia-smi's pci.device_id.
+func (s *smiSource) Inventory(ctx context.Context) ([]GPU, error) {
+	gpus, err := s.querySMI(ctx, inventoryFields)
+	var re *runError
+	if err != nil && errors.As(err, &re) && re.code > 0 && strings.Contains(strings.ToLower(re.msg), "not a valid field") {
+		gpus, err = s.querySMI(ctx, oldInventoryFields)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSubset(s.gpus, gpus, s.sh.where()); err != nil {
+		return nil, err
+	}
+	gpus = keepSelected(s.gpus, gpus)
+	if out, err := s.sh.run(ctx, s.runTimeout, 64<<10, "lspci", "-D", "-nn", "-d", "10de:"); err == nil {
+		ids := parseLspci(string(out))
+		for i := range gpus {
+			if id, ok := ids[gpus[i].PCIBusID]; ok {
+				gpus[i].PCIDeviceID, gpus[i].PCIDeviceIDFrom = id, "lspci"
+			}
+		}
+	} else if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return gpus, nil
+}
+
+func (s *smiSource) querySMI(ctx context.Context, fields []string) ([]GPU, error) {
+	out, err := s.sh.run(ctx, s.runTimeout, 1<<20, "nvidia-smi", "--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits")
+	if err != nil {
+		return nil, err
+	}
+	gpus, err := parseInventory(string(out), fields)
+	if err != nil {
+		return nil, fmt.Errorf("nvidia-smi on %s gave a GPU list we could not read: %v", s.sh.where(), err)
+	}
+	return gpus, nil
+}
+
+// Start runs one nvidia-smi -lms for the whole run.
+func (s *smiSource) Start(ctx context.Context, interval time.Duration) (*Sampler, error) {
+	interval, err := checkInterval(interval)
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	smp := newSampler(interval, s.gpus, "nvidia-smi on "+s.sh.where(), cancel)
+	ms := max(interval.Milliseconds(), 1)
+	cmd := s.sh.command(sctx, "nvidia-smi", "--query-gpu="+strings.Join(sampleFields, ","), "--format=csv,noheader,nounits", "-lms", strconv.FormatInt(ms, 10))
+	cmd.Stdout = &lineWriter{max: 4 << 10, line: smp.handleLine, tooLong: smp.lineTooLong}
+	stderr := &capWriter{limit: 4096}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		killGroup(cmd)
+		return nil, s.sh.explain("nvidia-smi", err, "", "")
+	}
+	smp.wg.Add(1)
+	go smp.watch(sctx, hangIntervals*interval, hangIntervals*interval+s.startGrace, func(waited time.Duration, started bool, _ string) string {
+		if !started {
+			return fmt.Sprintf("%s printed nothing for %s after it started", smp.what, seconds(waited))
+		}
+		return fmt.Sprintf("%s printed nothing for %s", smp.what, seconds(waited))
+	})
+	go func() {
+		err := cmd.Wait()
+		killGroup(cmd)
+		if sctx.Err() == nil {
+			smp.fail(s.sh.explain("nvidia-smi", err, smp.firstBadLine(), stderr.String()).Error())
+		}
+		smp.finish()
+	}()
+	return smp, nil
+}

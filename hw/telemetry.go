@@ -1,0 +1,179 @@
+package hw
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// LevelWindow marks one level for NewTelemetry: when it started and ended
+// (time.Now() readings, which carry the monotonic clock) and how many
+// output tokens its successful requests produced.
+type LevelWindow struct {
+	Concurrency  int
+	Start, End   time.Time
+	OutputTokens int64
+}
+
+// LevelTelemetry is one level's entry in Telemetry.Levels.
+type LevelTelemetry struct {
+	Concurrency int `json:"concurrency"`
+	LevelEnergy
+	OutputTokens   int64    `json:"output_tokens"`
+	TokensPerJoule *float64 `json:"tokens_per_joule"`
+	JoulesPerToken *float64 `json:"joules_per_token"`
+}
+
+// Telemetry is the results file's local.telemetry: where the readings came
+// from (never with credentials), the cards, energy per level keyed by
+// concurrency, what went wrong, and a thinned series for charts.
+type Telemetry struct {
+	Source     Kind                   `json:"source"` // local, ssh or exporter
+	Host       string                 `json:"host"`   // no user, password or path
+	GPUs       []int                  `json:"gpus,omitempty"`
+	IntervalMS int64                  `json:"interval_ms"`
+	Inventory  []GPU                  `json:"inventory"`
+	Levels     map[int]LevelTelemetry `json:"levels"`
+	Warnings   []string               `json:"warnings"`
+	Series     Series                 `json:"series"`
+}
+
+// NewTelemetry assembles local.telemetry after the run. inventory may be
+// nil (it failed: put its error in warnings); s may be nil (sampling never
+// started). warnings come first, then the sampler's; duplicates are dropped.
+// Call it after s.Stop() so that the series and warnings are final.
+func NewTelemetry(src Source, inventory []GPU, s *Sampler, levels []LevelWindow, warnings ...string) Telemetry {
+	t := Telemetry{Inventory: inventory, Levels: map[int]LevelTelemetry{}, Warnings: []string{}}
+	if t.Inventory == nil {
+		t.Inventory = []GPU{}
+	}
+	if src != nil {
+		t.Source, t.Host, t.GPUs = src.Kind(), src.Host(), src.GPUs()
+	}
+	all := slices.Clone(warnings)
+	if s != nil {
+		all = append(all, s.Warnings()...)
+	}
+	for _, w := range all {
+		if w != "" && !slices.Contains(t.Warnings, w) {
+			t.Warnings = append(t.Warnings, w)
+		}
+	}
+	if s == nil {
+		t.Series = NewSeries(nil, time.Second)
+		t.Series.BucketS = 0
+		return t
+	}
+	t.IntervalMS = s.Interval().Milliseconds()
+	samples := s.Samples()
+	for _, lv := range levels {
+		le := Energy(samples, s.Offset(lv.Start), s.Offset(lv.End), nil)
+		lt := LevelTelemetry{Concurrency: lv.Concurrency, LevelEnergy: le, OutputTokens: lv.OutputTokens}
+		if v := le.TokensPerJoule(lv.OutputTokens); v > 0 {
+			lt.TokensPerJoule = &v
+		}
+		if v := le.JoulesPerToken(lv.OutputTokens); v > 0 {
+			lt.JoulesPerToken = &v
+		}
+		t.Levels[lv.Concurrency] = lt
+	}
+	var span time.Duration
+	if n := len(samples); n > 0 {
+		span = samples[n-1].T - samples[0].T
+	}
+	bucket := max(time.Second, s.Interval(), span/maxSeriesPoints)
+	t.Series = NewSeries(samples, bucket)
+	return t
+}
+
+// maxSeriesPoints bounds the stored series: past an hour at 1 s the
+// buckets widen.
+const maxSeriesPoints = 3600
+
+// Series is a compact, chart-ready record: one column per reading, one row
+// per bucket, null where a bucket had no such reading. Power is the total
+// over the chosen GPUs, utilisation and SM clock their mean, memory their
+// sum, temperature the hottest.
+type Series struct {
+	BucketS    float64    `json:"bucket_s"`
+	TS         []float64  `json:"t_s"` // mean time of the bucket's ticks, since the sampler started
+	PowerW     []*float64 `json:"power_w"`
+	UtilPct    []*float64 `json:"util_pct"`
+	MemUsedMiB []*float64 `json:"mem_used_mib"`
+	TempC      []*float64 `json:"temp_c"`
+	SMClockMHz []*float64 `json:"sm_clock_mhz"`
+}
+
+// NewSeries averages ticks into buckets of the given width (at least one
+// interval; 1 s gives at most one point a second).
+func NewSeries(samples []Sample, bucket time.Duration) Series {
+	if bucket <= 0 {
+		bucket = time.Second
+	}
+	out := Series{BucketS: bucket.Seconds(), TS: []float64{}, PowerW: []*float64{}, UtilPct: []*float64{},
+		MemUsedMiB: []*float64{}, TempC: []*float64{}, SMClockMHz: []*float64{}}
+	points := ticksOf(samples)
+	for i := 0; i < len(points); {
+		b := points[i].T / bucket
+		j := i
+		for j < len(points) && points[j].T/bucket == b {
+			j++
+		}
+		group := points[i:j]
+		var tsum float64
+		for _, p := range group {
+			tsum += p.T.Seconds()
+		}
+		out.TS = append(out.TS, roundTo(tsum/float64(len(group)), 3))
+		out.PowerW = append(out.PowerW, meanOf(group, func(p Point) *float64 { return p.PowerW }, 2))
+		out.UtilPct = append(out.UtilPct, meanOf(group, func(p Point) *float64 { return p.UtilPct }, 1))
+		out.MemUsedMiB = append(out.MemUsedMiB, meanOf(group, func(p Point) *float64 { return p.MemUsedMiB }, 0))
+		out.TempC = append(out.TempC, meanOf(group, func(p Point) *float64 { return p.TempC }, 1))
+		out.SMClockMHz = append(out.SMClockMHz, meanOf(group, func(p Point) *float64 { return p.SMClockMHz }, 0))
+		i = j
+	}
+	return out
+}
+
+// ticksOf groups samples by their shared T, in time order.
+func ticksOf(samples []Sample) []Point {
+	sorted := slices.Clone(samples)
+	slices.SortStableFunc(sorted, func(a, b Sample) int {
+		switch {
+		case a.T < b.T:
+			return -1
+		case a.T > b.T:
+			return 1
+		}
+		return 0
+	})
+	var out []Point
+	for i := 0; i < len(sorted); {
+		j := i
+		for j < len(sorted) && sorted[j].T == sorted[i].T {
+			j++
+		}
+		out = append(out, pointOf(sorted[i].T, sorted[i:j]))
+		i = j
+	}
+	return out
+}
+
+func meanOf(group []Point, get func(Point) *float64, decimals int) *float64 {
+	var sum float64
+	n := 0
+	for _, p := range group {
+		if v := get(p); v != nil {
+			sum += *v
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	v := roundTo(sum/float64(n), decimals)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
