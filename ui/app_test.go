@@ -1,6 +1,10 @@
 package ui
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -246,4 +250,29 @@ func collectEntries(t *testing.T, o any, out *[]*widget.Entry) {
 			collectEntries(t, c, out)
 		}
 	}
+}
+
+func TestEndpointTestShowsGPUs(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	metrics, err := os.ReadFile(filepath.Join("..", "hw", "testdata", "nvidia_gpu_exporter_3090_x2.metrics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(metrics) }))
+	defer exporter.Close()
+	s := h.u.endpointS
+	h.locked(func() {
+		test.Tap(s.addButton)
+		test.Type(s.nameEntry, "two 3090s")
+		test.Type(s.urlEntry, url)
+		test.Type(s.gpuEntry, exporter.URL+"/metrics")
+		test.Tap(s.testButton)
+	})
+	h.waitFor("the GPU line", 20*time.Second, func() bool { return strings.Contains(s.testResult.Text, "GPUs (") })
+	h.locked(func() {
+		if !strings.Contains(s.testResult.Text, "2 × NVIDIA GeForce RTX 3090") {
+			t.Errorf("Test result:\n%s", s.testResult.Text)
+		}
+	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/hw"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -270,6 +271,7 @@ func (s *EndpointsScreen) onTest() {
 	s.cancelTest()
 	var ep engine.Endpoint
 	var stop func()
+	gpu := ""
 	if s.selected == SimulatorName {
 		srv, url, err := sim.Start(sim.Demo(), "127.0.0.1:0")
 		if err != nil {
@@ -285,6 +287,7 @@ func (s *EndpointsScreen) onTest() {
 			return
 		}
 		ep = e.Engine(key)
+		gpu = e.GPU
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	s.testing = cancel
@@ -296,7 +299,11 @@ func (s *EndpointsScreen) onTest() {
 			defer stop()
 		}
 		rep, err := engine.Check(ctx, ep, "")
-		text := strings.Join(rep.Lines(err), "\n")
+		lines := rep.Lines(err)
+		if gpu != "" {
+			lines = append(lines, gpuLine(ctx, gpu))
+		}
+		text := strings.Join(lines, "\n")
 		s.u.do(func() {
 			s.testButton.Enable()
 			s.testResult.SetText(text)
@@ -309,4 +316,19 @@ func (s *EndpointsScreen) cancelTest() {
 		s.testing()
 		s.testing = nil
 	}
+}
+
+// gpuLine says what the endpoint's GPU telemetry source sees.
+func gpuLine(ctx context.Context, source string) string {
+	src, err := hw.ParseSource(source)
+	if err != nil || src == nil {
+		return "GPU telemetry: " + fmt.Sprint(err)
+	}
+	ictx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	inv, err := src.Inventory(ictx)
+	if err != nil {
+		return "GPU telemetry (" + src.String() + "): " + err.Error()
+	}
+	return "GPUs (" + src.String() + "): " + hw.Summary(inv)
 }
