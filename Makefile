@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= 0.1.0
 LDFLAGS := -X github.com/kovara/desktop/engine.Version=$(VERSION)
 
-.PHONY: all build bench-cli desktop run demo package test-package test test-race test-truth test-keyring test-gui-smoke vet fmt-check clean
+.PHONY: all build bench-cli desktop run demo package test-package test test-race test-truth test-keyring test-gui-smoke test-fuzz vet fmt-check clean
 
 all: build
 
@@ -46,6 +46,29 @@ test-race:
 test-truth:
 	$(GO) test -count=1 -run 'TestTruth' -v ./engine/ ./ui/
 
+# Every fuzz target for FUZZTIME each (make test-fuzz FUZZTIME=3m for a
+# longer hunt), from its seed corpus in the package's testdata/fuzz. New
+# crashers are written there too. Minimizing a new input is capped, or a
+# target with big inputs spends its time there. A target that a package does not have
+# yet is skipped with a message; a package that does not build fails.
+FUZZTIME ?= 10s
+FUZZMINIMIZETIME ?= 10s
+FUZZ_TARGETS := ./engine/stream:FuzzReader ./engine/stream:FuzzDecode \
+	./engine/results:FuzzDecode ./storage:FuzzManifest ./storage:FuzzImport \
+	./hw:FuzzParseSMI
+
+test-fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		if [ ! -d "$$pkg" ]; then echo "test-fuzz: $$pkg does not exist yet: $$name skipped"; continue; fi; \
+		list=$$($(GO) test -list "^$$name\$$" "$$pkg") || { echo "$$list"; exit 1; }; \
+		if ! printf '%s\n' "$$list" | grep -qx "$$name"; then \
+			echo "test-fuzz: $$pkg has no $$name yet: skipped"; continue; \
+		fi; \
+		echo "test-fuzz: $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$$pkg"; \
+	done
+
 # The keyring tests against a real Secret Service (gnome-keyring in a
 # private D-Bus session with a throwaway keyring).
 test-keyring:
@@ -63,7 +86,7 @@ test-package: package
 	@echo "package: bin/Kovara Desktop.tar.xz holds the app and its desktop entry"
 
 # Everything CI checks.
-test: vet fmt-check test-race test-truth test-keyring test-gui-smoke test-package
+test: vet fmt-check test-race test-truth test-keyring test-fuzz test-gui-smoke test-package
 
 clean:
 	rm -rf bin

@@ -22,29 +22,78 @@ const (
 	FamilyOllama   = "ollama"
 )
 
+// FamilyName is a family as people write it: "vLLM", "SGLang",
+// "llama.cpp", "Ollama"; anything else is returned unchanged.
+func FamilyName(family string) string {
+	switch family {
+	case FamilyVLLM:
+		return "vLLM"
+	case FamilySGLang:
+		return "SGLang"
+	case FamilyLlamaCpp:
+		return "llama.cpp"
+	case FamilyOllama:
+		return "Ollama"
+	}
+	return family
+}
+
+// familyOf maps an owned_by value or a Server header product name to a
+// family, or "".
+func familyOf(name string) string {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "vllm":
+		return FamilyVLLM
+	case "sglang":
+		return FamilySGLang
+	case "llamacpp", "llama.cpp", "llama-server", "llama_cpp":
+		return FamilyLlamaCpp
+	case "library", "ollama":
+		return FamilyOllama
+	}
+	return ""
+}
+
+// parseServerHeader reads an HTTP Server header such as "llama.cpp",
+// "vLLM/0.9.1" or "uvicorn" as an engine family and version; generic
+// web servers (uvicorn, nginx…) give nothing.
+func parseServerHeader(h string) (family, version string) {
+	for _, tok := range strings.Fields(h) {
+		name, ver, _ := strings.Cut(tok, "/")
+		if f := familyOf(name); f != "" && !strings.EqualFold(name, "library") {
+			return f, truncate(strings.Trim(ver, "()"), 80)
+		}
+	}
+	return "", ""
+}
+
 // Detect works out which engine serves the endpoint from /v1/models'
-// owned_by and context length, /version (vLLM, SGLang), /props (llama.cpp),
-// /api/version (Ollama) and the Server header. It never fails: what it
-// cannot tell stays empty.
+// owned_by and context length, the Server header, /props (llama.cpp),
+// /api/version (Ollama), /get_server_info (SGLang) and /version (vLLM).
+// It never fails: what it cannot tell stays empty.
 func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Model, model string, hdr http.Header) results.Detection {
 	var d results.Detection
 	for _, m := range models {
 		if m.ID == model {
 			d.OwnedBy, d.ContextLength = m.OwnedBy, m.ContextLength
+			if m.ContextLength > 0 {
+				d.ContextSource = "/v1/models " + m.ContextField
+			}
 		}
+	}
+	if f := familyOf(d.OwnedBy); f != "" {
+		d.Family, d.Source = f, "owned_by"
 	}
 	if hdr != nil {
 		d.ServerHeader = truncate(hdr.Get("Server"), 100)
-	}
-	switch strings.ToLower(d.OwnedBy) {
-	case "vllm":
-		d.Family, d.Source = FamilyVLLM, "owned_by"
-	case "sglang":
-		d.Family, d.Source = FamilySGLang, "owned_by"
-	case "llamacpp", "llama.cpp":
-		d.Family, d.Source = FamilyLlamaCpp, "owned_by"
-	case "library", "ollama":
-		d.Family, d.Source = FamilyOllama, "owned_by"
+		if f, v := parseServerHeader(d.ServerHeader); f != "" && (d.Family == "" || d.Family == f) {
+			if d.Family == "" {
+				d.Family, d.Source = f, "server header"
+			}
+			if v != "" {
+				d.Version = v
+			}
+		}
 	}
 	get := func(path string, v any) bool {
 		cctx, cancel := context.WithTimeout(ctx, detectTimeout)
@@ -59,11 +108,16 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			return false
 		}
 		defer resp.Body.Close()
-		body, tooBig, err := readBounded(resp.Body, 256<<10)
+		body, tooBig, err := readBounded(resp.Body, 1<<20)
 		if err != nil || tooBig || resp.StatusCode != http.StatusOK {
 			return false
 		}
 		return json.Unmarshal(body, v) == nil
+	}
+	setContext := func(n int, source string) {
+		if n > 0 {
+			d.ContextLength, d.ContextSource = n, source
+		}
 	}
 
 	if d.Family == "" || d.Family == FamilyLlamaCpp {
@@ -75,10 +129,19 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			NCtx int `json:"n_ctx"`
 		}
 		if get("/props", &props) && (props.BuildInfo != "" || props.Settings.NCtx > 0) {
-			d.Family, d.Source = FamilyLlamaCpp, "/props"
-			d.Version = truncate(props.BuildInfo, 80)
-			if n := max(props.Settings.NCtx, props.NCtx); n > 0 {
-				d.ContextLength = n
+			d.Family = FamilyLlamaCpp
+			if d.Source == "" {
+				d.Source = "/props"
+			}
+			if props.BuildInfo != "" {
+				d.Version = truncate(props.BuildInfo, 80)
+			}
+			// n_ctx is what the server was started with, per slot;
+			// it beats the model's training context from /v1/models.
+			if props.Settings.NCtx > 0 {
+				setContext(props.Settings.NCtx, "/props default_generation_settings.n_ctx")
+			} else {
+				setContext(props.NCtx, "/props n_ctx")
 			}
 			return d
 		}
@@ -88,7 +151,27 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			Version string `json:"version"`
 		}
 		if get("/api/version", &v) && v.Version != "" {
-			d.Family, d.Source, d.Version = FamilyOllama, "/api/version", truncate(v.Version, 80)
+			d.Family, d.Version = FamilyOllama, truncate(v.Version, 80)
+			if d.Source == "" {
+				d.Source = "/api/version"
+			}
+			return d
+		}
+	}
+	if d.Family == "" || d.Family == FamilySGLang {
+		var info struct {
+			Version       string `json:"version"`
+			ModelPath     string `json:"model_path"`
+			ContextLength int    `json:"context_length"`
+		}
+		if get("/get_server_info", &info) && info.Version != "" && (info.ModelPath != "" || d.Family == FamilySGLang) {
+			d.Family, d.Version = FamilySGLang, truncate(info.Version, 80)
+			if d.Source == "" {
+				d.Source = "/get_server_info"
+			}
+			if d.ContextLength == 0 {
+				setContext(info.ContextLength, "/get_server_info context_length")
+			}
 			return d
 		}
 	}
@@ -98,6 +181,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 		}
 		if get("/version", &v) && v.Version != "" {
 			if d.Family == "" {
+				// Only vLLM answers a bare /version among the engines we know.
 				d.Family, d.Source = FamilyVLLM, "/version"
 			}
 			d.Version = truncate(v.Version, 80)

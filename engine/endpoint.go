@@ -183,7 +183,23 @@ func (e Endpoint) checkClient(b Base) *http.Client {
 	tr := e.newTransport(b, nil, nil)
 	tr.MaxConnsPerHost = 0
 	tr.MaxIdleConnsPerHost = 2
-	return &http.Client{Transport: tr, Timeout: e.checkTimeout()}
+	return &http.Client{Transport: tr, Timeout: e.checkTimeout(), CheckRedirect: sameServer}
+}
+
+// sameServer is the redirect policy of every client that carries the API
+// key. The transports only ever dial the endpoint's own address, so a
+// redirect elsewhere cannot be followed truthfully: it ends the request
+// with the redirect itself (see redirectNote), and the key is never sent
+// anywhere but the address the user gave. A redirect on the same scheme,
+// host and port is followed.
+func sameServer(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if o := via[0].URL; req.URL.Scheme != o.Scheme || !strings.EqualFold(req.URL.Host, o.Host) {
+		return http.ErrUseLastResponse
+	}
+	return nil
 }
 
 func (e Endpoint) authorize(req *http.Request) {
@@ -197,6 +213,7 @@ type Model struct {
 	ID            string
 	OwnedBy       string
 	ContextLength int
+	ContextField  string // the /v1/models field ContextLength came from
 }
 
 // ListModels asks GET /v1/models and returns the served models, or an
@@ -227,6 +244,9 @@ func listModels(ctx context.Context, c *http.Client, e Endpoint, b Base) ([]Mode
 	body, tooBig, err := readBounded(resp.Body, maxModelsBody)
 	if err != nil {
 		return nil, resp.Header, connectError(e, b, err)
+	}
+	if note := redirectNote(resp, e.APIKey); note != "" {
+		return nil, resp.Header, &EndpointError{Kind: ErrBadAddress, Msg: "the server " + note}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, resp.Header, statusError(resp.StatusCode, "/v1/models", body, e.APIKey)
@@ -269,6 +289,7 @@ func parseModels(body []byte) ([]Model, error) {
 			Meta         json.RawMessage `json:"meta"`
 			ContextWin   json.Number     `json:"context_window"`
 			MaxPositions json.Number     `json:"max_position_embeddings"`
+			MaxContext   json.Number     `json:"max_context_length"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
@@ -280,9 +301,10 @@ func parseModels(body []byte) ([]Model, error) {
 			continue
 		}
 		m := Model{ID: d.ID, OwnedBy: d.OwnedBy}
-		for _, n := range []json.Number{d.MaxModelLen, d.ContextLen, d.ContextWin, d.MaxPositions} {
+		for i, n := range []json.Number{d.MaxModelLen, d.ContextLen, d.MaxContext, d.ContextWin, d.MaxPositions} {
 			if v, err := n.Int64(); err == nil && v > 0 {
 				m.ContextLength = int(v)
+				m.ContextField = []string{"max_model_len", "context_length", "max_context_length", "context_window", "max_position_embeddings"}[i]
 				break
 			}
 		}
@@ -292,9 +314,10 @@ func parseModels(body []byte) ([]Model, error) {
 				NCtx      json.Number `json:"n_ctx"`
 			}
 			if json.Unmarshal(d.Meta, &meta) == nil {
-				for _, n := range []json.Number{meta.NCtx, meta.NCtxTrain} {
+				for i, n := range []json.Number{meta.NCtx, meta.NCtxTrain} {
 					if v, err := n.Int64(); err == nil && v > 0 {
 						m.ContextLength = int(v)
+						m.ContextField = []string{"meta.n_ctx", "meta.n_ctx_train"}[i]
 						break
 					}
 				}

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -57,7 +59,7 @@ func connectError(e Endpoint, b Base, err error) error {
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
 		return &EndpointError{Kind: ErrTLS, Err: err, Msg: fmt.Sprintf(
 			"the certificate of %s is not trusted (%s); if you trust this server, turn off \"Verify TLS\" for this endpoint (--insecure)", addr, certReason(err))}
-	case errors.As(err, &recordErr):
+	case errors.As(err, &recordErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return &EndpointError{Kind: ErrTLS, Err: err, Msg: fmt.Sprintf(
 			"%s does not speak https: try http:// instead", addr)}
 	case errors.As(err, &dnsErr):
@@ -69,9 +71,21 @@ func connectError(e Endpoint, b Base, err error) error {
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
 			"%s cannot be reached from this machine: check the address and the network", addr)}
+	case closedByServer(err):
+		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
+			"%s closed the connection without answering: check that this is the server's API port (and whether it wants https://), and that the server is not restarting", addr)}
 	}
 	return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
 		"could not talk to %s: %s", addr, scrub(rootCause(err), e.APIKey))}
+}
+
+// closedByServer reports a connection the server closed or reset before
+// any answer (net/http says "server closed idle connection" when that
+// happens on a fresh connection).
+func closedByServer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "server closed idle connection")
 }
 
 func isTimeout(err error) bool {
@@ -100,6 +114,20 @@ func rootCause(err error) string {
 		}
 		err = u
 	}
+}
+
+// redirectNote says where a redirect that was not followed (see
+// sameServer) points, or "" when resp is no redirect.
+func redirectNote(resp *http.Response, key string) string {
+	if resp.StatusCode < 300 || resp.StatusCode > 399 {
+		return ""
+	}
+	where := "another address"
+	if loc, err := resp.Location(); err == nil {
+		where = truncate(scrub(loc.String(), key), 200)
+	}
+	return fmt.Sprintf("redirects %s to %s (HTTP %d): give that address as the endpoint; Kovara does not follow a redirect to another server, so the API key is never sent there",
+		resp.Request.URL.Path, where, resp.StatusCode)
 }
 
 // statusError explains a non-200 answer to an API call.
@@ -153,17 +181,26 @@ func serverMessage(body []byte, key string) string {
 	} else if t := strings.TrimSpace(string(body)); t != "" && !strings.HasPrefix(t, "<") {
 		msg = t
 	}
-	msg = strings.Join(strings.Fields(msg), " ")
+	// Scrub before cutting: a cut through the key would leave part of it.
+	msg = scrub(strings.Join(strings.Fields(msg), " "), key)
 	if len(msg) > 200 {
 		msg = msg[:200] + "…"
 	}
-	return scrub(msg, key)
+	return msg
 }
 
-// scrub removes the API key from any text that might be shown or stored.
+// scrub removes the API key from any text that might be shown or stored:
+// every whole occurrence, and a start of it that ends the text (where
+// someone else cut a message short partway through the key).
 func scrub(s, key string) string {
 	if key == "" || len(key) < 4 {
 		return s
 	}
-	return strings.ReplaceAll(s, key, "[api key]")
+	s = strings.ReplaceAll(s, key, "[api key]")
+	for n := len(key) - 1; n >= 4; n-- {
+		if strings.HasSuffix(s, key[:n]) {
+			return s[:len(s)-n] + "[api key]"
+		}
+	}
+	return s
 }

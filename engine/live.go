@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kovara/desktop/engine/results"
 )
 
 // Phase names the stage a run is in.
@@ -38,6 +40,13 @@ type Live struct {
 	lastError                  string
 	lastErrorAt                time.Duration
 	stage, seenStage           int // bumped per warmup or level; NewLevel compares
+
+	// The server's own gauges from /metrics, written by the scraper
+	// about once a second under their own lock.
+	smu          sync.Mutex
+	serverFamily string
+	serverLatest *results.ServerMetricsSample
+	serverNew    []results.ServerMetricsSample
 }
 
 // liveSlot is one slot's share of the live state. Slots never touch each
@@ -78,6 +87,15 @@ type Snapshot struct {
 	TTFT         []float64 // ms, requests finished since the previous Snapshot
 	ITL          []float32 // ms, gaps of those requests
 	NewLevel     bool      // warmup or a new level began since the previous Snapshot
+
+	// The server's own view from its /metrics, when it answers (see
+	// servermetrics.go): the engine whose names were read, the latest
+	// reading, and the readings since the previous Snapshot (T is
+	// seconds since the run started, like At). All empty without
+	// /metrics.
+	ServerFamily string
+	Server       *results.ServerMetricsSample
+	ServerNew    []results.ServerMetricsSample
 }
 
 // NewLive makes an empty live view.
@@ -188,6 +206,13 @@ func (l *Live) Snapshot() Snapshot {
 	}
 	s.LastError = l.lastError
 	s.NewLevel = l.stage != l.seenStage
+	l.smu.Lock()
+	s.ServerFamily, s.Server = l.serverFamily, l.serverLatest
+	if len(l.serverNew) > 0 {
+		s.ServerNew = l.serverNew
+		l.serverNew = nil
+	}
+	l.smu.Unlock()
 	l.seenStage = l.stage
 	if s.Phase == PhaseLevel {
 		s.OverallDone = l.doneBefore + s.LevelDone
@@ -195,4 +220,19 @@ func (l *Live) Snapshot() Snapshot {
 		s.OverallDone = l.doneBefore
 	}
 	return s
+}
+
+// serverSample records one /metrics reading for the next Snapshot.
+func (l *Live) serverSample(family string, smp results.ServerMetricsSample) {
+	if l == nil {
+		return
+	}
+	l.smu.Lock()
+	l.serverFamily = family
+	c := smp
+	l.serverLatest = &c
+	if len(l.serverNew) < 4096 { // nobody watching: keep a bounded backlog
+		l.serverNew = append(l.serverNew, smp)
+	}
+	l.smu.Unlock()
 }

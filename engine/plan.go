@@ -52,6 +52,10 @@ type Plan struct {
 	Timeout      time.Duration
 	Conditions   *Conditions
 	Simulated    bool // the endpoint is the built-in simulator
+	// MetricsInterval is how often the server's /metrics is read beside
+	// the run (local.server_metrics and the live view): 0 means
+	// DefaultMetricsInterval, negative means never.
+	MetricsInterval time.Duration
 }
 
 // DefaultPlan is the Kovara method's default plan.

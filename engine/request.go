@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,11 @@ type requestOpts struct {
 	maxTokens     int
 	words         int
 	seed          int64
+	// The plans beyond the Kovara method: a fixed prompt text instead of
+	// the generator's (text != ""), and chat_template_kwargs turning
+	// thinking off.
+	text       string
+	noThinking bool
 }
 
 // outcome is one request's measurement. Times are offsets from the run's
@@ -58,6 +64,16 @@ type outcome struct {
 	itlFrom     int
 	itlTo       int
 	interrupted bool // the run was stopped while this request was in flight
+
+	// For the plans beyond the Kovara method: the last text-bearing
+	// chunk's time (offset from the run's start, like start and end), the
+	// first chunk that carried text or a finish_reason (-1 if none,
+	// offset from start like ttft), and llama.cpp's timings counts.
+	lastTok    time.Duration
+	firstEvent time.Duration
+	hasTimings bool
+	timingsOut int // timings.predicted_n
+	timingsIn  int // timings.prompt_n
 }
 
 func (o *outcome) ok() bool { return o.class == "" && !o.interrupted }
@@ -93,7 +109,7 @@ func newConn(ep Endpoint, b Base, t0 time.Time) *conn {
 	c := &conn{ep: ep, base: b, t0: t0, url: b.API("/v1/chat/completions")}
 	c.clock = func() time.Duration { return time.Since(t0) }
 	c.tr = ep.newTransport(b, nil, c.sock.Store)
-	c.client = &http.Client{Transport: c.tr}
+	c.client = &http.Client{Transport: c.tr, CheckRedirect: sameServer}
 	c.rd = stream.NewReader(eofReader{}, c.arrival, 0)
 	c.trace = &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
 		at := c.clock()
@@ -160,9 +176,15 @@ func (c *conn) buildBody(o requestOpts, n int64) []byte {
 	b := c.body[:0]
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, o.model)
-	b = append(b, `,"messages":[{"role":"user","content":"`...)
-	b = prompt.AppendText(b, o.seed, n, o.words)
-	b = append(b, `"}],"max_tokens":`...)
+	if o.text != "" {
+		b = append(b, `,"messages":[{"role":"user","content":`...)
+		b = appendJSONString(b, o.text)
+		b = append(b, `}],"max_tokens":`...)
+	} else {
+		b = append(b, `,"messages":[{"role":"user","content":"`...)
+		b = prompt.AppendText(b, o.seed, n, o.words)
+		b = append(b, `"}],"max_tokens":`...)
+	}
 	b = strconv.AppendInt(b, int64(o.maxTokens), 10)
 	b = append(b, `,"temperature":0,"stream":true`...)
 	if o.streamOptions {
@@ -170,6 +192,9 @@ func (c *conn) buildBody(o requestOpts, n int64) []byte {
 	}
 	if o.ignoreEOS {
 		b = append(b, `,"ignore_eos":true`...)
+	}
+	if o.noThinking {
+		b = append(b, `,"chat_template_kwargs":{"enable_thinking":false}`...)
 	}
 	b = append(b, '}')
 	c.body = b
@@ -198,7 +223,7 @@ func appendJSONString(b []byte, s string) []byte {
 // error: failures are classified into the outcome. runCtx is the run's
 // context (cancelled on Stop); timeout bounds the whole request.
 func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) outcome {
-	out := outcome{n: n, ttft: -1, ttfa: -1, itlFrom: len(c.itl)}
+	out := outcome{n: n, ttft: -1, ttfa: -1, firstEvent: -1, itlFrom: len(c.itl)}
 	ctx, cancel := context.WithTimeout(runCtx, timeout)
 	defer cancel()
 	body := c.buildBody(o, n)
@@ -231,6 +256,9 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 		out.end = c.clock()
 		out.class = httpClass(resp.StatusCode)
 		out.msg = serverMessage(msg, c.ep.APIKey)
+		if note := redirectNote(resp, c.ep.APIKey); note != "" {
+			out.msg = note
+		}
 		out.itlTo = len(c.itl)
 		return out
 	}
@@ -243,6 +271,9 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 		} else if ctx.Err() != nil {
 			out.class, out.msg = ClassTimeout, fmt.Sprintf("the request took longer than %s", timeout)
 		}
+	}
+	if out.class == ClassEndedEarly && out.chunks == 0 {
+		notSSE(&out, resp.Header.Get("Content-Type"))
 	}
 	if out.class == "" {
 		// Drain what follows [DONE] so the connection can be reused.
@@ -279,7 +310,7 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 			break
 		}
 		if et := c.rd.EventType(); len(et) > 0 && string(et) == "error" {
-			out.class, out.msg = ClassErrorEvent, "error event: "+truncate(string(data), 200)
+			out.class, out.msg = ClassErrorEvent, "error event: "+truncate(scrub(string(data), c.ep.APIKey), 200)
 			return
 		}
 		if err := stream.Decode(data, &c.chunk); err != nil {
@@ -305,13 +336,21 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 				out.ttfa = at - out.start
 			}
 			last = at
+			out.lastTok = at
 			out.chunks++
 			if c.live != nil {
 				c.live.tokens.Add(1)
 			}
 		}
+		if (ch.Content || ch.Reasoning || ch.FinishReason) && out.firstEvent < 0 {
+			out.firstEvent = at - out.start
+		}
 		if ch.FinishReason {
 			finished = true
+		}
+		if ch.HasTimings {
+			out.hasTimings = true
+			out.timingsOut, out.timingsIn = ch.TimingsPredictedN, ch.TimingsPromptN
 		}
 		if ch.HasUsage {
 			out.hasUsage = true
@@ -337,6 +376,22 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 	if out.chunks == 0 {
 		out.class, out.msg = ClassEmptyCompletion, "the stream finished without any text"
 	}
+}
+
+// notSSE reclassifies a 200 answer that ended without one text chunk and
+// was not an event stream at all (a server that ignores stream: true and
+// answers with one JSON body, or a web page): that is a malformed stream,
+// not one that ended early.
+func notSSE(out *outcome, contentType string) {
+	mt := strings.ToLower(strings.TrimSpace(contentType))
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = strings.TrimSpace(mt[:i])
+	}
+	if mt == "" || mt == "text/event-stream" {
+		return
+	}
+	out.class = ClassMalformedStream
+	out.msg = fmt.Sprintf("the server answered with %s, not an event stream (text/event-stream): does it support stream: true?", truncate(mt, 80))
 }
 
 func truncate(s string, n int) string {

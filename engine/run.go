@@ -89,6 +89,7 @@ type runner struct {
 	srvModel string      // what the server called it in its answers
 	usage    bool        // the server reports usage in streams
 	probeOut outcome     // the accepted probe, a free calibration point
+	metrics  *metricsScraper
 }
 
 func (r *runner) warn(format string, args ...any) {
@@ -125,6 +126,8 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	if err := r.check(ctx); err != nil {
 		return nil, err
 	}
+	r.metrics = startMetricsScraper(ctx, ep, base, plan.MetricsInterval, r.clock, obs.Live)
+	defer r.metrics.stop()
 	if err := r.probe(ctx); err != nil {
 		return nil, r.stop(ctx, err)
 	}
@@ -210,6 +213,7 @@ func (r *runner) newFile() *results.File {
 func (r *runner) finish(complete bool) {
 	r.file.Complete = complete
 	r.file.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
+	r.file.Local.ServerMetrics = r.metrics.snapshot()
 }
 
 // check is step 1: the model list, engine detection and the model to use.
@@ -227,6 +231,9 @@ func (r *runner) check(ctx context.Context) error {
 		return err
 	}
 	r.file.Local.ServedModels = modelIDs(models)
+	if r.base.TLS() && r.ep.InsecureTLS {
+		r.warn("TLS certificate verification was off for this endpoint (Verify TLS unticked, or --insecure): the server's identity was not checked")
+	}
 
 	want := r.plan.Model
 	cond := r.plan.Conditions

@@ -52,15 +52,27 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-// diskError says in words what went wrong writing to disk.
+// diskError says in words what went wrong writing to disk: one sentence.
+// The cause stays reachable with errors.Is and errors.As; its own text
+// (which names a temp file and repeats the errno) is left out of the
+// sentence when the sentence already says what it means.
 func diskError(what string, err error) error {
 	switch {
 	case errors.Is(err, syscall.ENOSPC):
-		return fmt.Errorf("could not %s: the disk is full; free some space and try again (nothing saved earlier was lost): %w", what, err)
+		return &DiskError{Err: err, Msg: fmt.Sprintf("could not %s: the disk is full; free some space and try again (nothing saved earlier was lost)", what)}
 	case errors.Is(err, syscall.EROFS):
-		return fmt.Errorf("could not %s: the folder is on a read-only disk: %w", what, err)
+		return &DiskError{Err: err, Msg: fmt.Sprintf("could not %s: the folder is on a read-only disk", what)}
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("could not %s: permission denied; check who owns the folder: %w", what, err)
+		return &DiskError{Err: err, Msg: fmt.Sprintf("could not %s: permission denied; check who owns the folder and that it is writable", what)}
 	}
-	return fmt.Errorf("could not %s: %w", what, err)
+	return &DiskError{Err: err, Msg: fmt.Sprintf("could not %s: %v", what, err)}
 }
+
+// DiskError is a failed write or read of the app's own files.
+type DiskError struct {
+	Msg string
+	Err error
+}
+
+func (e *DiskError) Error() string { return e.Msg }
+func (e *DiskError) Unwrap() error { return e.Err }

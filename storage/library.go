@@ -154,7 +154,11 @@ func (l *Library) Save(id string, f *results.File) (string, error) {
 	s := summarize(id, f)
 	s.Size, s.ModTime = info.Size(), info.ModTime().UnixNano()
 	idx = upsert(idx, s)
-	return id, l.writeIndex(idx)
+	// The run is saved once its file is. The index is only a cache: when
+	// it cannot be written (a disk that filled up just now), the next List
+	// rebuilds the entry from the file.
+	_ = l.writeIndex(idx)
+	return id, nil
 }
 
 // Load reads and validates run id.
@@ -211,9 +215,7 @@ func (l *Library) Import(path string) (Summary, error) {
 	defer l.mu.Unlock()
 	s := summarize(id, f)
 	s.Size, s.ModTime = info.Size(), info.ModTime().UnixNano()
-	if err := l.writeIndex(upsert(l.readIndex(), s)); err != nil {
-		return Summary{}, err
-	}
+	_ = l.writeIndex(upsert(l.readIndex(), s)) // a cache, as in Save
 	return s, nil
 }
 

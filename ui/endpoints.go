@@ -242,6 +242,10 @@ func (s *EndpointsScreen) onSave() {
 			s.list.Select(i)
 		}
 	}
+	// Selecting reads the key back from the keyring in the background;
+	// until then the form keeps the key just saved, so a Test right after
+	// Save sends it.
+	s.keyEntry.SetText(key)
 	s.formNote.SetText(note)
 	s.u.endpointsChanged()
 }

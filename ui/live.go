@@ -176,11 +176,18 @@ func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name strin
 		}
 		id := ""
 		var saveErr error
+		// A failed save keeps the id, so the next one rewrites the same
+		// file instead of starting a second.
+		save := func(f *results.File) {
+			next, err := s.u.lib.Save(id, f)
+			if err == nil {
+				id = next
+			}
+			saveErr = err
+		}
 		obs := engine.Observer{
-			Live: live,
-			Checkpoint: func(f *results.File) {
-				id, saveErr = s.u.lib.Save(id, f)
-			},
+			Live:       live,
+			Checkpoint: save,
 		}
 		if s.u.opts.Observe != nil {
 			s.u.opts.Observe(&obs)
@@ -192,7 +199,10 @@ func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name strin
 		close(tickerStop)
 		tickerWG.Wait()
 		if f != nil {
-			id, saveErr = s.u.lib.Save(id, f)
+			save(f)
+			if saveErr != nil {
+				id = "" // the result shown is not the one in the history
+			}
 		}
 		s.u.do(func() {
 			s.running = nil

@@ -23,6 +23,11 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if code, other := runOtherPlan(f, set, true, stdout, stderr); other {
+		return code
+	}
 	plan, err := f.plan(nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench demo: %v\n", err)
@@ -44,7 +49,7 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	cfg := sim.Demo()
 	listen := fs.String("listen", "127.0.0.1:8000", "address to listen on")
-	personality := fs.String("personality", string(cfg.Personality), "vllm, llamacpp, ollama or strict")
+	personality := fs.String("personality", string(cfg.Personality), "vllm, sglang, llamacpp, ollama or strict")
 	model := fs.String("model", cfg.Models[0], "served model id")
 	fs.DurationVar(&cfg.TokenInterval, "token-interval", cfg.TokenInterval, "decode interval per sequence at batch size 1")
 	fs.Float64Var(&cfg.BatchSlowdown, "batch-slowdown", cfg.BatchSlowdown, "interval growth per extra sequence in the batch")
@@ -54,17 +59,24 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed for jitter and natural stops")
 	fs.BoolVar(&cfg.NoUsage, "no-usage", false, "never report token usage")
 	fs.BoolVar(&cfg.RecordTruth, "record-truth", false, "keep every request's true timing and serve it at /debug/truth (accuracy checks)")
+	specK := fs.Int("spec-draft-tokens", 0, "simulate speculative decoding with this many draft tokens per step (0: off)")
+	specP := fs.Float64("spec-acceptance", 0.7, "with --spec-draft-tokens: the chance each draft token is accepted")
+	fs.BoolVar(&cfg.RefuseTemplateKwargs, "refuse-template-kwargs", false, "answer 400 to requests that carry chat_template_kwargs")
+	fs.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", 0, "begin every answer with this many reasoning tokens unless thinking is turned off")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
 	switch p := sim.Personality(*personality); p {
-	case sim.VLLM, sim.LlamaCpp, sim.Ollama, sim.Strict:
+	case sim.VLLM, sim.SGLang, sim.LlamaCpp, sim.Ollama, sim.Strict:
 		cfg.Personality = p
 	default:
-		fmt.Fprintf(stderr, "kovara-bench simulate: unknown personality %q: use vllm, llamacpp, ollama or strict\n", *personality)
+		fmt.Fprintf(stderr, "kovara-bench simulate: unknown personality %q: use vllm, sglang, llamacpp, ollama or strict\n", *personality)
 		return exitBadInput
 	}
 	cfg.Models = []string{*model}
+	if *specK > 0 {
+		cfg.SpecDecode = &sim.SpecDecode{DraftTokens: *specK, Acceptance: *specP}
+	}
 	// Catch Ctrl-C before saying we are up, so a stop right after the
 	// announcement still shuts down cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

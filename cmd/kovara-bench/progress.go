@@ -70,7 +70,9 @@ func (p *progress) start() {
 			case <-t.C:
 				s := p.live.Snapshot()
 				tps := rate.update(s)
-				if s.Phase != engine.PhaseLevel && s.Phase != engine.PhaseWarmup {
+				switch s.Phase {
+				case engine.PhaseLevel, engine.PhaseWarmup, engine.PhaseSpecDec, engine.PhaseUsers, engine.PhaseDecode:
+				default:
 					continue
 				}
 				p.draw(s, tps)
@@ -111,8 +113,11 @@ func (m *rateMeter) update(s engine.Snapshot) float64 {
 
 func (p *progress) draw(s engine.Snapshot, tps float64) {
 	stage := "warmup"
-	if s.Phase == engine.PhaseLevel {
+	switch s.Phase {
+	case engine.PhaseLevel, engine.PhaseSpecDec:
 		stage = fmt.Sprintf("level %d/%d  c=%d", s.Level, s.Levels, s.Concurrency)
+	case engine.PhaseDecode, engine.PhaseUsers:
+		stage = fmt.Sprintf("stage %d/%d  %s", s.Level, s.Levels, s.Phase)
 	}
 	counts := fmt.Sprintf("%d/%d  ok %d  err %d  timeout %d  %.0f tok/s",
 		s.LevelDone, s.LevelTotal, s.OK, s.Errors, s.Timeouts, tps)

@@ -33,6 +33,7 @@ type runFlags struct {
 	quiet        bool
 	manifest     string
 	profile      string
+	planFlags    // --plan, --quick, --users and the other plans' settings (plans.go)
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
@@ -54,6 +55,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 	fs.StringVar(&f.timeout, "timeout", "120", "per-request timeout in seconds (or a duration like 90s)")
 	fs.StringVar(&f.output, "o", "", "also write a copy of the results file here (runs are always saved in the library)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	f.planFlags.register(fs)
 }
 
 // plan turns the flags into a validated plan: the method's defaults, then
@@ -116,6 +118,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if code, other := runOtherPlan(f, set, false, stdout, stderr); other {
+		return code
+	}
 	plan, err := f.plan(set)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
@@ -187,8 +192,12 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 		if lib == nil {
 			return nil
 		}
-		var err error
-		id, err = lib.Save(id, file)
+		// Keep the id through a failed save, so the next one rewrites
+		// the same file instead of starting a second.
+		next, err := lib.Save(id, file)
+		if err == nil {
+			id = next
+		}
 		return err
 	}
 	obs.Checkpoint = func(file *results.File) {
@@ -220,6 +229,9 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 		return code
 	}
 	printSummary(stdout, file)
+	if line := serverLine(file.Local.ServerMetrics); line != "" {
+		fmt.Fprintln(stderr, line)
+	}
 	for _, w := range file.Local.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}

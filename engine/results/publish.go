@@ -38,6 +38,9 @@ func PublishCheck(data []byte, endpointHosts ...string) (payload []byte, reasons
 	if len(data) > MaxFileSize {
 		return nil, []string{sizeError(len(data)).Error() + "."}
 	}
+	if why := localOnlyReason(data); why != "" {
+		return nil, []string{why}
+	}
 	var r reasonList
 	doc, err := validate(data)
 	var ve *ValidationError

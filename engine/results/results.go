@@ -135,6 +135,10 @@ type Local struct {
 	PartialRun     *Run           `json:"partial_run"`
 	StartedAt      string         `json:"started_at,omitempty"`
 	FinishedAt     string         `json:"finished_at,omitempty"`
+	// ServerMetrics is the server's own queue and KV-cache series, read
+	// from its /metrics during the run; absent when /metrics did not
+	// answer with any gauge we know.
+	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
 }
 
 // Detection is what the endpoint said about the engine behind it.
@@ -145,6 +149,9 @@ type Detection struct {
 	ContextLength int    `json:"context_length,omitempty"`
 	ServerHeader  string `json:"server_header,omitempty"`
 	Source        string `json:"source,omitempty"`
+	// ContextSource names where ContextLength was read, e.g.
+	// "/v1/models max_model_len" or "/props n_ctx".
+	ContextSource string `json:"context_source,omitempty"`
 }
 
 // Compat records what the compat probe found the server accepts.

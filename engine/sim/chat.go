@@ -48,7 +48,8 @@ type chatRequest struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	IgnoreEOS *bool `json:"ignore_eos"`
+	IgnoreEOS          *bool           `json:"ignore_eos"`
+	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
 }
 
 type chatMessage struct {
@@ -150,6 +151,8 @@ type job struct {
 	stream    bool
 	usage     bool // report usage
 	fault     Fault
+	key       uint64 // n, or a hash of the last user message when unnumbered
+	reasoning int    // leading tokens sent as reasoning
 }
 
 type apiError struct {
@@ -183,12 +186,15 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, badRequest("the request body is not a valid chat completion request: %v", err)
 	}
+	if s.cfg.RefuseTemplateKwargs && len(req.ChatTemplateKwargs) > 0 {
+		return nil, badRequest("chat_template_kwargs is not supported by this server")
+	}
 	if len(req.Messages) == 0 {
 		return nil, badRequest("messages must hold at least one message")
 	}
 	model := req.Model
 	switch {
-	case model == "" && (p == VLLM || p == LlamaCpp):
+	case model == "" && (p == VLLM || p == LlamaCpp || p == SGLang):
 		model = s.cfg.Models[0]
 	case model == "":
 		return nil, badRequest("you must provide a model parameter")
@@ -207,6 +213,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 		if req.Messages[i].Role != "user" {
 			continue
 		}
+		j.key = textKey(req.Messages[i].Content)
 		for _, t := range req.Messages[i].Content {
 			if m := requestNumber.FindStringSubmatch(t); m != nil {
 				if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
@@ -233,12 +240,18 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 			s.cfg.ContextLength, need, j.prompt, j.maxTokens)
 	}
 
-	honoured := req.IgnoreEOS != nil && *req.IgnoreEOS && (p == VLLM || p == LlamaCpp)
+	if j.n >= 0 {
+		j.key = uint64(j.n)
+	}
+	honoured := req.IgnoreEOS != nil && *req.IgnoreEOS && (p == VLLM || p == LlamaCpp || p == SGLang)
 	j.total, j.finish = j.maxTokens, "length"
 	if !honoured {
-		if nat := s.naturalStop(j.n, j.maxTokens); nat < j.maxTokens {
+		if nat := s.naturalStop(j.n, j.key, j.maxTokens); nat < j.maxTokens {
 			j.total, j.finish = nat, "stop"
 		}
+	}
+	if s.cfg.ReasoningTokens > 0 && !thinkingOff(req.ChatTemplateKwargs) {
+		j.reasoning = s.cfg.ReasoningTokens
 	}
 	j.usage = !s.cfg.NoUsage && (!j.stream || (req.StreamOptions != nil && req.StreamOptions.IncludeUsage))
 	if j.n >= 0 && s.cfg.Faults != nil {
@@ -248,8 +261,10 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 }
 
 // naturalStop is the completion length of request n when the model is
-// allowed to stop by itself.
-func (s *Server) naturalStop(n int64, maxTokens int) int {
+// allowed to stop by itself. key is n for numbered requests and a hash of
+// the prompt otherwise, so different unnumbered prompts stop at different
+// lengths and the same prompt always at the same one.
+func (s *Server) naturalStop(n int64, key uint64, maxTokens int) int {
 	if f := s.cfg.NaturalStop; f != nil {
 		return min(max(f(n), 1), maxTokens)
 	}
@@ -257,7 +272,7 @@ func (s *Server) naturalStop(n int64, maxTokens int) int {
 		return maxTokens
 	}
 	lo, hi := maxTokens/2, maxTokens-1
-	h := mix64(uint64(s.cfg.Seed)*0x9e3779b97f4a7c15 ^ uint64(n))
+	h := mix64(uint64(s.cfg.Seed)*0x9e3779b97f4a7c15 ^ key)
 	return lo + int(h%uint64(hi-lo+1))
 }
 
@@ -326,6 +341,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, arrived time
 	if s.cfg.Jitter > 0 {
 		ru.rng = rand.New(rand.NewPCG(uint64(s.cfg.Seed), uint64(j.n)))
 	}
+	if s.cfg.SpecDecode != nil {
+		ru.spec = rand.New(rand.NewPCG(uint64(s.cfg.Seed)^0x5bd1e995, j.key))
+	}
 	if ru.record {
 		tr.Chunks = make([]time.Time, 0, min(j.total, 4096))
 	}
@@ -359,6 +377,8 @@ type run struct {
 	admitted time.Time
 	record   bool
 
+	spec     *rand.Rand // draws accepted drafts; nil without SpecDecode
+	burst    int        // tokens left in the current speculative step
 	sock     *stampConn // the connection's stamps; nil when mounted elsewhere
 	held     bool       // owns a batch slot
 	decoding bool       // counted in Server.decoding
@@ -366,6 +386,7 @@ type run struct {
 	wrote    bool       // response bytes have gone out
 	buffered bool       // FaultBuffer: collect the stream in out
 	out      []byte
+	thought  []byte // non-streaming: the reasoning text
 }
 
 func (ru *run) cleanup() {
@@ -533,7 +554,7 @@ func (ru *run) stream() {
 	var firstAt, lastAt time.Time
 	for i := 0; i < j.total; i++ {
 		if i > 0 {
-			deadline = deadline.Add(ru.interval())
+			deadline = ru.nextDeadline(deadline, j.total-i)
 			if err := ru.sleepUntil(deadline); err != nil {
 				ru.abandon(err)
 				return
@@ -544,11 +565,15 @@ func (ru *run) stream() {
 		if i == j.total-1 && !cut && e.finishOnLastToken() {
 			finish = j.finish
 		}
+		kind := deltaText
+		if i < j.reasoning {
+			kind = deltaReasoning
+		}
 		start := len(line)
 		if j.fault == FaultHugeLine && i == hugeAt {
 			line = e.hugeChunk(line, word, finish, s.cfg.HugeLineBytes)
 		} else {
-			line = e.chunk(line, deltaText, word, finish, nil)
+			line = e.chunk(line, kind, word, finish, nil)
 		}
 		if j.fault == FaultMalformed && i == cutAt {
 			line = malformed(line, line[start:])
@@ -688,7 +713,7 @@ func (ru *run) whole() {
 	lastAt := firstAt
 	for i := 0; i < n; i++ {
 		if i > 0 {
-			deadline = deadline.Add(ru.interval())
+			deadline = ru.nextDeadline(deadline, n-i)
 			if err := ru.sleepUntil(deadline); err != nil {
 				ru.abandon(err)
 				return
@@ -700,7 +725,11 @@ func (ru *run) whole() {
 			firstAt = now
 		}
 		lastAt = now
-		text = append(text, vocabulary[(base+i)%len(vocabulary)]...)
+		if i < j.reasoning {
+			ru.thought = append(ru.thought, vocabulary[(base+i)%len(vocabulary)]...)
+		} else {
+			text = append(text, vocabulary[(base+i)%len(vocabulary)]...)
+		}
 		if i == cutAt {
 			s.aborted.Add(1)
 			if err := ru.sleepUntil(deadline.Add(ru.interval())); err != nil {
@@ -744,8 +773,9 @@ func (ru *run) whole() {
 func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow int) []byte {
 	s, j := ru.s, ru.j
 	type message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
+		Role      string `json:"role"`
+		Content   string `json:"content"`
+		Reasoning string `json:"reasoning_content,omitempty"`
 	}
 	type choice struct {
 		Index        int     `json:"index"`
@@ -773,7 +803,7 @@ func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow i
 		Object:  "chat.completion",
 		Created: ru.tr.Arrived.Unix(),
 		Model:   j.model,
-		Choices: []choice{{Message: message{Role: "assistant", Content: text}, FinishReason: finish}},
+		Choices: []choice{{Message: message{Role: "assistant", Content: text, Reasoning: string(ru.thought)}, FinishReason: finish}},
 	}
 	if j.usage {
 		c := ru.tr.CompletionTokens

@@ -27,9 +27,10 @@ var vocabulary = func() [][]byte {
 
 // Delta kinds of a streamed chunk.
 const (
-	deltaRole = iota // the opening chunk: role, empty content
-	deltaText        // one token of text
-	deltaEnd         // a closing chunk without text
+	deltaRole      = iota // the opening chunk: role, empty content
+	deltaText             // one token of text
+	deltaEnd              // a closing chunk without text
+	deltaReasoning        // one token of reasoning text
 )
 
 // encoder builds one request's SSE lines by appending into a caller's
@@ -47,6 +48,9 @@ type encoder struct {
 }
 
 func newEncoder(p Personality, id, model string, created int64, fingerprint string, usageNull bool) *encoder {
+	if p == SGLang {
+		p = VLLM // the same chunk shapes
+	}
 	e := &encoder{p: p, usageNull: usageNull && p == Strict}
 	m := jsonBytes(model)
 	ts := strconv.FormatInt(created, 10)
@@ -76,6 +80,14 @@ func (e *encoder) delta(b []byte, kind int, word []byte) []byte {
 			return append(b, `"role":"assistant","content":"","refusal":null`...)
 		}
 		return append(b, `"role":"assistant","content":""`...)
+	case deltaReasoning:
+		if e.p == Ollama {
+			b = append(b, `"role":"assistant","content":"","reasoning":"`...)
+		} else {
+			b = append(b, `"reasoning_content":"`...)
+		}
+		b = append(b, word...)
+		return append(b, '"')
 	case deltaText:
 		if e.p == Ollama {
 			b = append(b, `"role":"assistant","content":"`...)
@@ -289,6 +301,8 @@ func (s *Server) buildModels() []byte {
 				"vocab_type": 2, "n_vocab": 128256, "n_ctx_train": s.cfg.ContextLength,
 				"n_embd": 4096, "n_params": 8030261248, "size": 4920733696,
 			}
+		case SGLang:
+			e.OwnedBy, e.Root, e.MaxModelLen = "sglang", m, s.cfg.ContextLength
 		case Ollama:
 			e.OwnedBy = "library"
 		default:
@@ -331,6 +345,10 @@ func (s *Server) metricsText() []byte {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 		fmt.Fprintf(&b, "%s%s %s\n", name, labels, strconv.FormatFloat(v, 'g', -1, 64))
 	}
+	if s.cfg.Personality == SGLang {
+		s.sglangMetrics(metric, running, waiting, kv)
+		return b.Bytes()
+	}
 	if s.cfg.Personality == LlamaCpp {
 		metric("llamacpp:prompt_tokens_total", "counter", "Prompt tokens processed in total.", "", float64(s.promptTotal.Load()))
 		metric("llamacpp:tokens_predicted_total", "counter", "Tokens generated in total.", "", float64(s.genTotal.Load()))
@@ -354,5 +372,6 @@ func (s *Server) metricsText() []byte {
 	}{{"stop", s.finishedStop.Load()}, {"length", s.finishedLen.Load()}, {"abort", s.aborted.Load()}} {
 		fmt.Fprintf(&b, "%s{engine=\"0\",finished_reason=%q,model_name=%s} %d\n", name, fr.reason, strconv.Quote(s.cfg.Models[0]), fr.n)
 	}
+	s.specMetrics(&b, lab)
 	return b.Bytes()
 }

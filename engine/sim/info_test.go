@@ -16,7 +16,8 @@ func TestModelsPerPersonality(t *testing.T) {
 		server  string
 	}{
 		{VLLM, "vllm", "uvicorn"},
-		{LlamaCpp, "llamacpp", ""},
+		{LlamaCpp, "llamacpp", "llama.cpp"},
+		{SGLang, "sglang", "uvicorn"},
 		{Ollama, "library", ""},
 		{Strict, "system", ""},
 	}

@@ -34,6 +34,7 @@ const (
 	LlamaCpp Personality = "llamacpp"
 	Ollama   Personality = "ollama"
 	Strict   Personality = "strict" // the OpenAI API: rejects non-standard request fields
+	SGLang   Personality = "sglang" // SGLang: vLLM-like streams, its own /metrics names and /get_server_info
 )
 
 // Fault is a misbehaviour injected into one request.
@@ -112,12 +113,26 @@ type Config struct {
 	ContextLength int // max_model_len / n_ctx; default 32768
 	KVCacheTokens int // KV-cache size behind kv_cache_usage_perc; default 262144
 
+	// SpecDecode, when set, makes decoding speculative: each decode step
+	// proposes DraftTokens tokens, accepts a prefix of them and emits the
+	// accepted tokens plus one more in the same step (see plans.go). The
+	// vLLM personality counts drafts in its /metrics counters.
+	SpecDecode *SpecDecode
+	// RefuseTemplateKwargs answers 400 to any request that carries
+	// chat_template_kwargs, like a server without that extension (the
+	// strict personality refuses it anyway, with every other extra field).
+	RefuseTemplateKwargs bool
+	// ReasoningTokens makes the first tokens of every completion
+	// reasoning (delta.reasoning_content) unless the request turned
+	// thinking off with chat_template_kwargs {"enable_thinking": false}.
+	ReasoningTokens int
+
 	bodyLimit int64 // request body limit; tests lower it
 }
 
 func (c Config) withDefaults() Config {
 	switch c.Personality {
-	case VLLM, LlamaCpp, Ollama, Strict:
+	case VLLM, LlamaCpp, Ollama, Strict, SGLang:
 	default:
 		c.Personality = VLLM
 	}
@@ -159,6 +174,8 @@ func (c Config) withDefaults() Config {
 			c.Version = "b6000"
 		case Ollama:
 			c.Version = "0.12.0"
+		case SGLang:
+			c.Version = "0.5.2"
 		}
 	}
 	if c.ContextLength <= 0 {
@@ -166,6 +183,10 @@ func (c Config) withDefaults() Config {
 	}
 	if c.KVCacheTokens <= 0 {
 		c.KVCacheTokens = 262144
+	}
+	c.SpecDecode = c.SpecDecode.withDefaults()
+	if c.ReasoningTokens < 0 {
+		c.ReasoningTokens = 0
 	}
 	if c.bodyLimit <= 0 {
 		c.bodyLimit = 8 << 20
@@ -198,6 +219,7 @@ type Server struct {
 	finishedStop atomic.Int64
 	finishedLen  atomic.Int64
 	aborted      atomic.Int64
+	spec         specCounters
 
 	modelsJSON []byte
 	propsJSON  []byte
@@ -311,8 +333,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrived, clearArrival := arrival(r, time.Now())
 	defer clearArrival()
 	p := s.cfg.Personality
-	if p == VLLM {
+	switch p {
+	case VLLM, SGLang:
 		w.Header().Set("Server", "uvicorn")
+	case LlamaCpp:
+		w.Header().Set("Server", "llama.cpp")
 	}
 	path := r.URL.Path
 	if len(path) > 1 {
@@ -331,14 +356,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.get(w, r, "text/plain; charset=utf-8", []byte("Ollama is running"))
 	case path == "/props" && p == LlamaCpp:
 		s.get(w, r, "application/json; charset=utf-8", s.propsJSON)
-	case path == "/health" && p == VLLM:
+	case path == "/get_server_info" && p == SGLang:
+		s.get(w, r, "application/json", s.serverInfo())
+	case path == "/health" && (p == VLLM || p == SGLang):
 		s.get(w, r, "application/json", nil)
 	case path == "/health" && p == LlamaCpp:
 		s.get(w, r, "application/json; charset=utf-8", []byte(`{"status":"ok"}`))
 	case path == "/debug/truth" && s.cfg.RecordTruth:
 		// Ground truth for a client in another process (accuracy checks).
 		s.get(w, r, "application/json", jsonBytes(s.Timings()))
-	case path == "/metrics" && (p == VLLM || p == LlamaCpp):
+	case path == "/metrics" && (p == VLLM || p == LlamaCpp || p == SGLang):
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			s.methodNotAllowed(w, "GET")
 			return

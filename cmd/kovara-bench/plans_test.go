@@ -1,0 +1,102 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+func TestRunStagesPrintsWikiBlock(t *testing.T) {
+	t.Parallel()
+	url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, NaturalStop: func(int64) int { return 1 << 20 }})
+	out := filepath.Join(t.TempDir(), "stages.json")
+	code, stdout, stderr := runCLI("run", "--plan", "stages", "--quick", "--users", "3", "--endpoint", url, "-o", out, "--spec-decode", "none", "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"QUICK RUN", "1 user, code (decode_single)", "cold prefill (prefill_tps)", "3 users (decode_agg)",
+		"---- wiki block ----", "|decode_single=", "|agg_users=3\n", "|spec_decode=none\n", "|engine_family=vLLM\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.DecodeStages(data)
+	if err != nil || !res.Complete || !res.Quick || res.Users.Users != 3 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	// The publish check refuses it, in words.
+	code, _, stderr = runCLI("validate", out)
+	if code != exitFailed || !strings.Contains(stderr, "three-stage plan result") {
+		t.Errorf("validate: exit %d, %s", code, stderr)
+	}
+}
+
+func TestRunSpecDecPrintsAcceptance(t *testing.T) {
+	t.Parallel()
+	url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, SpecDecode: &sim.SpecDecode{DraftTokens: 2, Acceptance: 0.5}})
+	out := filepath.Join(t.TempDir(), "specdec.json")
+	code, stdout, stderr := runCLI("run", "--plan", "specdec", "--endpoint", url, "--concurrency", "1,2", "--requests", "4", "--output-tokens", "64", "-o", out, "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	if len(lines) < 4 || !strings.Contains(lines[1], "acceptance") || !strings.Contains(lines[1], "mean length") ||
+		!strings.Contains(lines[2], "%") || !strings.Contains(stdout, "not publishable") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.DecodeSpecDec(data)
+	if err != nil || len(res.Levels) != 2 || res.Levels[0].Requests != 4 || res.Settings.MaxTokens != 64 || res.Levels[1].Spec == nil {
+		t.Fatalf("%v %+v", err, res)
+	}
+	code, _, stderr = runCLI("validate", out)
+	if code != exitFailed || !strings.Contains(stderr, "never be published") {
+		t.Errorf("validate: exit %d, %s", code, stderr)
+	}
+}
+
+func TestPlanFlagsRefusedWhereTheyDoNotApply(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"run", "--plan", "nope", "--endpoint", "http://127.0.0.1:1"},
+		{"run", "--quick", "--endpoint", "http://127.0.0.1:1"},
+		{"run", "--users", "4", "--endpoint", "http://127.0.0.1:1"},
+		{"run", "--plan", "stages", "--requests", "5", "--endpoint", "http://127.0.0.1:1"},
+		{"run", "--plan", "stages", "--users", "0", "--endpoint", "http://127.0.0.1:1"},
+		{"run", "--plan", "specdec", "--quick", "--endpoint", "http://127.0.0.1:1"},
+		{"run", "--plan", "stages", "--thinking", "maybe", "--endpoint", "http://127.0.0.1:1"},
+		{"run", "--plan", "stages", "--manifest", "x.yaml", "--endpoint", "http://127.0.0.1:1"},
+		{"run", "--plan", "stages"},
+	} {
+		if code, _, stderr := runCLI(args...); code != exitBadInput || stderr == "" {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+	// An unreachable endpoint is exit 2, said in words.
+	code, _, stderr := runCLI("run", "--plan", "stages", "--quick", "--endpoint", "http://127.0.0.1:1", "--quiet")
+	if code != exitBadInput || !strings.Contains(stderr, "nothing is listening") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}
+
+func TestDemoStages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "demo.json")
+	code, stdout, stderr := runCLI("demo", "--plan", "stages", "--quick", "--users", "2", "-o", out, "--quiet")
+	if code != exitOK || !strings.Contains(stdout, "SIMULATED") || !strings.Contains(stderr, "built-in simulator") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

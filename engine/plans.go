@@ -1,0 +1,308 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// Shared machinery of the plans beyond the Kovara method (the three-stage
+// plan and the speculative-decoding mode): the endpoint check, the
+// negotiation of optional request fields, token counting with its source,
+// and rounds of requests started together.
+
+// Phases of the plans beyond the Kovara method.
+const (
+	PhaseDecode  Phase = "single-user decode"
+	PhasePrefill Phase = "cold prefill"
+	PhaseUsers   Phase = "many users"
+	PhaseSpecDec Phase = "speculative decoding"
+)
+
+// Token sources, from best to worst. Every count in a plan result names
+// its source.
+const (
+	TokensUsage   = "usage"   // the server's usage.completion_tokens / prompt_tokens
+	TokensTimings = "timings" // llama.cpp's timings.predicted_n / prompt_n
+	TokensChunks  = "chunks"  // text-bearing stream chunks (a chunk may hold several tokens)
+)
+
+// worseSource returns the worse of two token sources ("" counts as none).
+func worseSource(a, b string) string {
+	rank := map[string]int{"": 0, TokensUsage: 1, TokensTimings: 2, TokensChunks: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// PlanCompat records which optional request fields the server accepted.
+type PlanCompat struct {
+	// ThinkingOff: chat_template_kwargs {"enable_thinking": false} was
+	// accepted and went with every request. False when it was refused
+	// (see Refused) or not asked for.
+	ThinkingOff   bool     `json:"thinking_off"`
+	StreamOptions bool     `json:"stream_options"`
+	Usage         bool     `json:"usage"`   // the server reported usage
+	Timings       bool     `json:"timings"` // the server sent llama.cpp timings
+	Attempts      int      `json:"attempts"`
+	Refused       []string `json:"refused,omitempty"`
+}
+
+// PlanLocal is the part of a plan result that names the endpoint; like the
+// local section of a results file, it never leaves the machine.
+type PlanLocal struct {
+	Endpoint      string                 `json:"endpoint"`
+	EndpointHost  string                 `json:"endpoint_host"`
+	EndpointName  string                 `json:"endpoint_name,omitempty"`
+	Simulated     bool                   `json:"simulated,omitempty"`
+	ServedModels  []string               `json:"served_models"`
+	ServerMetrics *results.ServerMetrics `json:"server_metrics,omitempty"`
+	StartedAt     string                 `json:"started_at"`
+	FinishedAt    string                 `json:"finished_at,omitempty"`
+}
+
+// counted is one request's tokens and their sources.
+type counted struct {
+	tokens       int
+	source       string
+	promptTokens int // 0 when unknown
+	promptSource string
+	first, last  time.Duration // first and last text chunk, offsets from the run's start
+}
+
+func countTokens(o *outcome) counted {
+	c := counted{tokens: o.chunks, source: TokensChunks, first: o.start + o.ttft, last: o.lastTok}
+	switch {
+	case o.hasUsage && o.complTok > 0:
+		c.tokens, c.source = o.complTok, TokensUsage
+	case o.hasTimings && o.timingsOut > 0:
+		c.tokens, c.source = o.timingsOut, TokensTimings
+	}
+	switch {
+	case o.hasUsage && o.promptTok > 0:
+		c.promptTokens, c.promptSource = o.promptTok, TokensUsage
+	case o.hasTimings && o.timingsIn > 0:
+		c.promptTokens, c.promptSource = o.timingsIn, TokensTimings
+	}
+	return c
+}
+
+// decodeRate is tokens / (last − first) in tokens per second, the
+// protocol's decode speed; ok is false with fewer than two chunks.
+func (c counted) decodeRate(o *outcome) (float64, bool) {
+	d := (c.last - c.first).Seconds()
+	if o.chunks < 2 || d <= 0 {
+		return 0, false
+	}
+	return float64(c.tokens) / d, true
+}
+
+// startPlanRun checks the endpoint (model list, the model, engine
+// detection) for a plan beyond the Kovara method and starts the /metrics
+// scraper. The caller stops the scraper.
+func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, stages, total int, metricsEvery time.Duration) (*runner, error) {
+	base, err := ParseBase(ep.URL)
+	if err != nil {
+		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
+	}
+	t0 := time.Now()
+	p := DefaultPlan()
+	p.Model = model
+	r := &runner{plan: p, ep: ep, base: base, obs: obs, t0: t0}
+	r.clock = func() time.Duration { return time.Since(t0) }
+	r.file = r.newFile()
+	obs.Live.start(r.clock, stages, total)
+	if err := r.check(ctx); err != nil {
+		return nil, err
+	}
+	r.metrics = startMetricsScraper(ctx, ep, base, metricsEvery, r.clock, obs.Live)
+	return r, nil
+}
+
+func (r *runner) planLocal(simulated bool) PlanLocal {
+	return PlanLocal{
+		Endpoint:     r.base.Root,
+		EndpointHost: r.base.Host,
+		EndpointName: r.ep.Name,
+		Simulated:    simulated,
+		ServedModels: r.file.Local.ServedModels,
+		StartedAt:    r.t0.UTC().Format(time.RFC3339),
+	}
+}
+
+// negotiate sends the plan's first request (a short warmup) and drops the
+// optional fields the server refuses with 400 or 422: first
+// chat_template_kwargs (when thinking off was asked for), then
+// stream_options. It returns the settled options, with max_tokens left for
+// the caller to set.
+func (r *runner) negotiate(ctx context.Context, cn *conn, thinkingOff bool, warmTokens int, timeout time.Duration) (requestOpts, PlanCompat, outcome, error) {
+	var tries []requestOpts
+	for _, th := range []bool{true, false} {
+		if th && !thinkingOff {
+			continue
+		}
+		for _, so := range []bool{true, false} {
+			tries = append(tries, requestOpts{noThinking: th, streamOptions: so})
+		}
+	}
+	var pc PlanCompat
+	for i, t := range tries {
+		t.model, t.maxTokens, t.text = r.model, warmTokens, warmupPrompt()
+		cn.rememberModel = true
+		out := cn.do(ctx, t, -1, timeout)
+		pc.Attempts = i + 1
+		if out.interrupted || ctx.Err() != nil {
+			return t, pc, out, ErrInterrupted
+		}
+		if out.class == "http_400" || out.class == "http_422" {
+			what := "stream_options"
+			if t.noThinking {
+				what = "chat_template_kwargs with stream_options"
+				if !t.streamOptions {
+					what = "chat_template_kwargs"
+				}
+			}
+			pc.Refused = append(pc.Refused, fmt.Sprintf("%s: %s (%s)", what, out.class, out.msg))
+			continue
+		}
+		if out.class != "" {
+			return t, pc, out, &StageError{Stage: PhaseProbe, Err: probeFailure(out)}
+		}
+		r.srvModel = cn.seenModel
+		pc.ThinkingOff, pc.StreamOptions = t.noThinking, t.streamOptions
+		pc.Usage, pc.Timings = out.hasUsage, out.hasTimings
+		if thinkingOff && !t.noThinking {
+			r.warn("the server refused chat_template_kwargs, so thinking was left at the server's default")
+		}
+		if t.noThinking && out.reasoning {
+			r.warn("thinking off was accepted, yet the answer began with reasoning: the model's chat template may not know enable_thinking; reasoning tokens are counted as decode tokens")
+		}
+		if !out.hasUsage && !out.hasTimings {
+			r.warn("the server reports neither usage nor llama.cpp timings: tokens are counted as stream chunks, and prompt lengths are unknown")
+		}
+		return t, pc, out, nil
+	}
+	return requestOpts{}, pc, outcome{}, &StageError{Stage: PhaseProbe, Err: fmt.Errorf(
+		"the server refused every form of streaming chat request: %s", strings.Join(pc.Refused, "; "))}
+}
+
+// round sends one request on each connection, all released together, and
+// returns their outcomes in connection order. text(i) is request i's
+// prompt.
+func (r *runner) round(ctx context.Context, conns []*conn, opts requestOpts, text func(i int) string, timeout time.Duration) []outcome {
+	outs := make([]outcome, len(conns))
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Go(func() {
+			o := opts
+			o.text = text(i)
+			<-gate
+			outs[i] = c.do(ctx, o, int64(i), timeout)
+			if c.live != nil {
+				c.live.finish(&outs[i], c.itl[outs[i].itlFrom:outs[i].itlTo])
+			}
+		})
+	}
+	close(gate)
+	wg.Wait()
+	return outs
+}
+
+// openConns opens n connections ahead of a stage, each with its live
+// slot; a connection that cannot be opened early connects on its first
+// request (and the caller is told how many).
+func (r *runner) openConns(ctx context.Context, live []*liveSlot) ([]*conn, int) {
+	conns := make([]*conn, len(live))
+	for i := range conns {
+		conns[i] = newConn(r.ep, r.base, r.t0)
+		conns[i].live = live[i]
+	}
+	octx, cancel := context.WithTimeout(ctx, r.ep.checkTimeout())
+	defer cancel()
+	var mu sync.Mutex
+	failed := 0
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() {
+			if c.preopen(octx) != nil {
+				mu.Lock()
+				failed++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return conns, failed
+}
+
+func closeConns(conns []*conn) {
+	for _, c := range conns {
+		c.close()
+	}
+}
+
+// readSpec reads the speculative-decoding counters; ok is false when the
+// server has none (or no /metrics).
+func (r *runner) readSpec(ctx context.Context, mc *http.Client) (SpecCounters, bool) {
+	m, err := fetchMetrics(ctx, mc, r.ep, r.base, 5*time.Second)
+	if err != nil || !m.Spec.Present {
+		return m.Spec, false
+	}
+	return m.Spec, true
+}
+
+// failure is a request's failure in words.
+func failure(o *outcome) string {
+	if o.msg == "" {
+		return o.class
+	}
+	return o.class + ": " + o.msg
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+func ptr[T any](v T) *T { return &v }
+
+func msPtr(d time.Duration) *float64 {
+	if d < 0 {
+		return nil
+	}
+	return ptr(math.Round(ms(d)*1000) / 1000)
+}
+
+// thousands writes n with comma separators: 8012 → "8,012".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, ch := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// planStop turns a cancelled context into ErrInterrupted.
+func planStop(ctx context.Context, what string) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, ErrInterrupted)
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// DocumentFormat reads a document's top-level "format" and
+// "format_version" without validating the rest, so a reader (the library,
+// an importer) can tell a kovara-benchmark-results file from this app's
+// other document kinds before decoding it.
+func DocumentFormat(data []byte) (format string, version int, err error) {
+	if len(data) > MaxFileSize {
+		return "", 0, sizeError(len(data))
+	}
+	var head struct {
+		Format        *string      `json:"format"`
+		FormatVersion *json.Number `json:"format_version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return "", 0, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if head.Format == nil {
+		return "", 0, errors.New(`the document has no "format" field`)
+	}
+	if head.FormatVersion != nil {
+		if v, err := head.FormatVersion.Int64(); err == nil {
+			version = int(v)
+		}
+	}
+	return *head.Format, version, nil
+}
+
+// localOnlyReason is why a document of one of this app's own kinds cannot
+// be published, or "" for any other document.
+func localOnlyReason(data []byte) string {
+	f, _, err := DocumentFormat(data)
+	if err != nil {
+		return ""
+	}
+	switch f {
+	case FormatStages:
+		return "This is a three-stage plan result (" + FormatStages + "), kept on this machine: only kovara-benchmark-results files can be published. Its wiki block is the way to share it."
+	case FormatSpecDec:
+		return "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published."
+	}
+	return ""
+}

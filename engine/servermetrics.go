@@ -1,0 +1,465 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// The server's own /metrics (Prometheus text), read during every plan:
+// its queue gauges and KV-cache use for the live view and local.server_metrics,
+// and vLLM's speculative-decoding counters for the spec-decode mode.
+
+const (
+	// DefaultMetricsInterval is how often /metrics is read during a plan.
+	DefaultMetricsInterval = time.Second
+	// maxMetricsBody bounds one /metrics answer; vLLM's is a few hundred
+	// kilobytes with its histograms.
+	maxMetricsBody = 8 << 20
+	// maxServerSamples bounds the kept series: past it, every other sample
+	// is dropped (about four hours at one a second before the first cut).
+	maxServerSamples = 16384
+	// metricsGiveUp is how many scrapes in a row may fail before the
+	// scraper stops asking for the rest of the plan.
+	metricsGiveUp = 30
+)
+
+// Metric names per engine. Gauges are summed over label sets (vLLM's data
+// parallel engines report one series each), except the cache share,
+// which is averaged.
+var metricNames = []struct {
+	family                   string
+	running, waiting, kvUsed []string
+}{
+	{FamilyVLLM, []string{"vllm:num_requests_running"}, []string{"vllm:num_requests_waiting"},
+		[]string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}},
+	{FamilySGLang, []string{"sglang:num_running_reqs"}, []string{"sglang:num_queue_reqs"}, []string{"sglang:token_usage"}},
+	{FamilyLlamaCpp, []string{"llamacpp:requests_processing"}, []string{"llamacpp:requests_deferred"},
+		[]string{"llamacpp:kv_cache_usage_ratio"}},
+}
+
+// vLLM's speculative-decoding counters (lifetime totals).
+const (
+	specDraftsMetric      = "vllm:spec_decode_num_drafts_total"
+	specDraftTokensMetric = "vllm:spec_decode_num_draft_tokens_total"
+	specAcceptedMetric    = "vllm:spec_decode_num_accepted_tokens_total"
+	specPerPosMetric      = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+	sglangAcceptLength    = "sglang:spec_accept_length"
+)
+
+// MetricsReading is one parsed /metrics answer: the queue gauges of the
+// engine whose names were found, and the speculative-decoding counters.
+type MetricsReading struct {
+	// Family is the engine whose gauge names were found ("vllm",
+	// "sglang", "llama.cpp"), or "" when none was.
+	Family  string
+	Running *float64 // requests in the batch
+	Waiting *float64 // requests queued
+	KVCache *float64 // share of the KV cache in use, 0 to 1
+	Spec    SpecCounters
+}
+
+// SpecCounters are a server's lifetime speculative-decoding counters at one
+// moment. Only their difference over a window means anything.
+type SpecCounters struct {
+	// Present: vLLM's three counters were all found.
+	Present     bool
+	Drafts      float64 // speculative steps
+	DraftTokens float64 // tokens proposed by the drafter
+	Accepted    float64 // of them accepted by the target model
+	// PerPosition is accepted tokens by draft position, when exposed.
+	PerPosition []float64
+	// AcceptLength is SGLang's own acceptance-length gauge, when exposed
+	// (a server-side average, not a delta).
+	AcceptLength *float64
+}
+
+// SpecDelta is what the counters moved by over a window.
+type SpecDelta struct {
+	Drafts, DraftTokens, Accepted int64
+	PerPosition                   []int64
+}
+
+// Since is the change from before to c. A counter that went down (the
+// server restarted) makes the delta unusable: ok is false.
+func (c SpecCounters) Since(before SpecCounters) (d SpecDelta, ok bool) {
+	if !c.Present || !before.Present {
+		return SpecDelta{}, false
+	}
+	d.Drafts = int64(math.Round(c.Drafts - before.Drafts))
+	d.DraftTokens = int64(math.Round(c.DraftTokens - before.DraftTokens))
+	d.Accepted = int64(math.Round(c.Accepted - before.Accepted))
+	if d.Drafts < 0 || d.DraftTokens < 0 || d.Accepted < 0 {
+		return SpecDelta{}, false
+	}
+	if len(c.PerPosition) > 0 && len(c.PerPosition) == len(before.PerPosition) {
+		d.PerPosition = make([]int64, len(c.PerPosition))
+		for i := range c.PerPosition {
+			d.PerPosition[i] = int64(math.Round(c.PerPosition[i] - before.PerPosition[i]))
+		}
+	}
+	return d, true
+}
+
+// AcceptanceRate is accepted / draft tokens; ok is false without drafts.
+func (d SpecDelta) AcceptanceRate() (float64, bool) {
+	if d.DraftTokens <= 0 {
+		return 0, false
+	}
+	return float64(d.Accepted) / float64(d.DraftTokens), true
+}
+
+// MeanAcceptanceLength is 1 + accepted / drafts: the tokens one step of
+// the target model yields on average. ok is false without drafts.
+func (d SpecDelta) MeanAcceptanceLength() (float64, bool) {
+	if d.Drafts <= 0 {
+		return 0, false
+	}
+	return 1 + float64(d.Accepted)/float64(d.Drafts), true
+}
+
+// ParseServerMetrics reads a /metrics answer in the Prometheus text format.
+// A body that breaks the format part-way still yields what was read before
+// the break; the error is returned only when nothing we know was found.
+func ParseServerMetrics(r io.Reader) (MetricsReading, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, perr := p.TextToMetricFamilies(r)
+	var m MetricsReading
+	for _, n := range metricNames {
+		run, okR := sumMetric(fams, n.running...)
+		wait, okW := sumMetric(fams, n.waiting...)
+		kv, okK := meanMetric(fams, n.kvUsed...)
+		if !okR && !okW && !okK {
+			continue
+		}
+		m.Family = n.family
+		if okR {
+			m.Running = &run
+		}
+		if okW {
+			m.Waiting = &wait
+		}
+		if okK {
+			m.KVCache = &kv
+		}
+		break
+	}
+	d, okD := sumMetric(fams, specDraftsMetric)
+	dt, okT := sumMetric(fams, specDraftTokensMetric)
+	a, okA := sumMetric(fams, specAcceptedMetric)
+	if okD && okT && okA {
+		m.Spec = SpecCounters{Present: true, Drafts: d, DraftTokens: dt, Accepted: a, PerPosition: perPosition(fams)}
+	}
+	if v, ok := meanMetric(fams, sglangAcceptLength); ok {
+		m.Spec.AcceptLength = &v
+	}
+	if m.Family == "" && !m.Spec.Present && m.Spec.AcceptLength == nil {
+		if perr != nil {
+			return m, fmt.Errorf("the /metrics answer is not Prometheus text: %w", perr)
+		}
+		return m, errors.New("the /metrics answer holds none of the queue gauges this app knows (vLLM, SGLang, llama.cpp)")
+	}
+	return m, nil
+}
+
+// family finds a metric family by name; a counter may also be listed
+// without its _total suffix.
+func family(fams map[string]*dto.MetricFamily, name string) *dto.MetricFamily {
+	if f := fams[name]; f != nil {
+		return f
+	}
+	if n, ok := trimTotal(name); ok {
+		return fams[n]
+	}
+	return nil
+}
+
+func trimTotal(name string) (string, bool) {
+	const suf = "_total"
+	if len(name) > len(suf) && name[len(name)-len(suf):] == suf {
+		return name[:len(name)-len(suf)], true
+	}
+	return "", false
+}
+
+func value(m *dto.Metric) (float64, bool) {
+	var v float64
+	switch {
+	case m.GetGauge() != nil:
+		v = m.GetGauge().GetValue()
+	case m.GetCounter() != nil:
+		v = m.GetCounter().GetValue()
+	case m.GetUntyped() != nil:
+		v = m.GetUntyped().GetValue()
+	default:
+		return 0, false
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+// sumMetric adds every series of the first of names that is present.
+func sumMetric(fams map[string]*dto.MetricFamily, names ...string) (float64, bool) {
+	for _, name := range names {
+		f := family(fams, name)
+		if f == nil {
+			continue
+		}
+		sum, n := 0.0, 0
+		for _, m := range f.GetMetric() {
+			if v, ok := value(m); ok {
+				sum += v
+				n++
+			}
+		}
+		if n > 0 {
+			return sum, true
+		}
+	}
+	return 0, false
+}
+
+// meanMetric averages every series of the first of names that is present.
+func meanMetric(fams map[string]*dto.MetricFamily, names ...string) (float64, bool) {
+	for _, name := range names {
+		f := family(fams, name)
+		if f == nil {
+			continue
+		}
+		sum, n := 0.0, 0
+		for _, m := range f.GetMetric() {
+			if v, ok := value(m); ok {
+				sum += v
+				n++
+			}
+		}
+		if n > 0 {
+			return sum / float64(n), true
+		}
+	}
+	return 0, false
+}
+
+// perPosition reads vLLM's accepted-per-position counter, summed over the
+// other labels, indexed by its "position" label.
+func perPosition(fams map[string]*dto.MetricFamily) []float64 {
+	f := family(fams, specPerPosMetric)
+	if f == nil {
+		return nil
+	}
+	var out []float64
+	for _, m := range f.GetMetric() {
+		pos := -1
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "position" {
+				if n, err := strconv.Atoi(l.GetValue()); err == nil && n >= 0 && n < 64 {
+					pos = n
+				}
+			}
+		}
+		v, ok := value(m)
+		if pos < 0 || !ok {
+			continue
+		}
+		for len(out) <= pos {
+			out = append(out, 0)
+		}
+		out[pos] += v
+	}
+	return out
+}
+
+// fetchMetrics reads GET /metrics, bounded in size and time.
+func fetchMetrics(ctx context.Context, c *http.Client, e Endpoint, b Base, timeout time.Duration) (MetricsReading, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, b.API("/metrics"), nil)
+	if err != nil {
+		return MetricsReading{}, err
+	}
+	e.authorize(req)
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := c.Do(req)
+	if err != nil {
+		return MetricsReading{}, errors.New(scrub(rootCause(err), e.APIKey))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return MetricsReading{}, fmt.Errorf("GET /metrics answered HTTP %d", resp.StatusCode)
+	}
+	body, tooBig, err := readBounded(resp.Body, maxMetricsBody)
+	if err != nil {
+		return MetricsReading{}, errors.New(scrub(rootCause(err), e.APIKey))
+	}
+	if tooBig {
+		return MetricsReading{}, fmt.Errorf("GET /metrics answered with more than %d MiB", maxMetricsBody>>20)
+	}
+	return ParseServerMetrics(bytes.NewReader(body))
+}
+
+// metricsClient is a small client for /metrics, apart from the measured
+// connections.
+func metricsClient(e Endpoint, b Base) *http.Client {
+	tr := e.newTransport(b, nil, nil)
+	tr.MaxConnsPerHost = 0
+	tr.MaxIdleConnsPerHost = 1
+	// A redirect is not followed: the transport only dials the endpoint,
+	// and the key goes nowhere else. /metrics then simply has nothing.
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &http.Client{Transport: tr, CheckRedirect: noRedirect}
+}
+
+// ReadServerMetrics reads the endpoint's /metrics once: what the endpoint
+// screen's Test can show about it. An error means there is nothing usable
+// there, which is common and harmless.
+func ReadServerMetrics(ctx context.Context, e Endpoint) (MetricsReading, error) {
+	b, err := ParseBase(e.URL)
+	if err != nil {
+		return MetricsReading{}, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
+	}
+	c := metricsClient(e, b)
+	defer c.CloseIdleConnections()
+	return fetchMetrics(ctx, c, e, b, e.checkTimeout())
+}
+
+// metricsScraper reads /metrics at a fixed interval beside a plan. It asks
+// once at the start; a server without a usable /metrics is left alone for
+// the rest of the plan, silently.
+type metricsScraper struct {
+	every time.Duration
+	clock func() time.Duration
+	live  *Live
+
+	mu     sync.Mutex
+	series *results.ServerMetrics // nil until the first good scrape
+	good   int                    // good scrapes so far
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startMetricsScraper starts reading /metrics every interval (0 means
+// DefaultMetricsInterval; negative means never). stop ends it.
+func startMetricsScraper(ctx context.Context, e Endpoint, b Base, every time.Duration, clock func() time.Duration, live *Live) *metricsScraper {
+	s := &metricsScraper{every: every, clock: clock, live: live, done: make(chan struct{})}
+	if every < 0 {
+		close(s.done)
+		return s
+	}
+	if s.every == 0 {
+		s.every = DefaultMetricsInterval
+	}
+	ctx, s.cancel = context.WithCancel(ctx)
+	go s.loop(ctx, e, b)
+	return s
+}
+
+func (s *metricsScraper) loop(ctx context.Context, e Endpoint, b Base) {
+	defer close(s.done)
+	c := metricsClient(e, b)
+	defer c.CloseIdleConnections()
+	timeout := min(max(2*s.every, 2*time.Second), 5*time.Second)
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	failedInRow := 0
+	for {
+		m, err := fetchMetrics(ctx, c, e, b, timeout)
+		at := s.clock()
+		if ctx.Err() != nil {
+			return
+		}
+		s.mu.Lock()
+		first := s.series == nil
+		switch {
+		case err == nil && m.Family != "":
+			failedInRow = 0
+			if first {
+				s.series = &results.ServerMetrics{Family: m.Family, IntervalS: s.every.Seconds(), Samples: []results.ServerMetricsSample{}}
+			}
+			smp := results.ServerMetricsSample{T: math.Round(at.Seconds()*1000) / 1000, Running: m.Running, Waiting: m.Waiting, KVCache: m.KVCache}
+			s.add(smp)
+			s.mu.Unlock()
+			s.live.serverSample(m.Family, smp)
+		case first:
+			// Nothing usable at the start: no series, no noise.
+			s.mu.Unlock()
+			return
+		default:
+			s.series.Failures++
+			failedInRow++
+			s.mu.Unlock()
+			if failedInRow >= metricsGiveUp {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// add appends a sample, halving the series when it is full; once halved,
+// only every second (fourth, …) scrape is kept, so the spacing stays even.
+// Call with mu.
+func (s *metricsScraper) add(smp results.ServerMetricsSample) {
+	ser := s.series
+	s.good++
+	if (s.good-1)%(1<<ser.Thinned) != 0 {
+		return
+	}
+	if len(ser.Samples) >= maxServerSamples {
+		kept := ser.Samples[:0]
+		for i := 0; i < len(ser.Samples); i += 2 {
+			kept = append(kept, ser.Samples[i])
+		}
+		ser.Samples = kept
+		ser.Thinned++
+		ser.IntervalS *= 2
+	}
+	ser.Samples = append(ser.Samples, smp)
+}
+
+// snapshot returns a copy of the series so far, or nil.
+func (s *metricsScraper) snapshot() *results.ServerMetrics {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.series == nil {
+		return nil
+	}
+	c := *s.series
+	c.Samples = append([]results.ServerMetricsSample(nil), s.series.Samples...)
+	return &c
+}
+
+// stop ends the scraper, waits for it, and returns the series.
+func (s *metricsScraper) stop() *results.ServerMetrics {
+	if s == nil {
+		return nil
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	<-s.done
+	return s.snapshot()
+}

@@ -1,0 +1,436 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/stats"
+)
+
+// The speculative-decoding mode (SPEC §3): representative prompts that end
+// when the model is done, and per concurrency level the server's own
+// counters read before and after, which give the acceptance rate and the
+// mean acceptance length. Natural stops make output lengths differ, so
+// the spread travels with the numbers, and the result is its own document
+// kind, kovara-desktop-specdec, which can never be published.
+
+// DefaultSpecDecLevels are the mode's default concurrency levels.
+func DefaultSpecDecLevels() []int { return []int{1, 4, 16} }
+
+// DefaultSpecDecMaxTokens caps each answer; most stop well before it.
+const DefaultSpecDecMaxTokens = 512
+
+// SpecDecPlan is what the speculative-decoding mode sends.
+type SpecDecPlan struct {
+	Model  string
+	Levels []int // concurrency levels; nil means DefaultSpecDecLevels
+	// Requests per level; 0 means enough to send every prompt at least
+	// once and give each slot two requests.
+	Requests       int
+	MaxTokens      int // 0 means DefaultSpecDecMaxTokens
+	ServerThinking bool
+	Timeout        time.Duration // per request; 0 means DefaultPlanTimeout
+	// SpecDecode says how speculative decoding is set up on the server,
+	// as the user describes it ("EAGLE-3, 4 draft tokens").
+	SpecDecode      string
+	Simulated       bool
+	MetricsInterval time.Duration
+}
+
+// DefaultSpecDecPlan is the mode with its defaults.
+func DefaultSpecDecPlan() SpecDecPlan {
+	return SpecDecPlan{Levels: DefaultSpecDecLevels(), MaxTokens: DefaultSpecDecMaxTokens, Timeout: DefaultPlanTimeout}
+}
+
+func (p SpecDecPlan) withDefaults() SpecDecPlan {
+	if len(p.Levels) == 0 {
+		p.Levels = DefaultSpecDecLevels()
+	}
+	if p.MaxTokens == 0 {
+		p.MaxTokens = DefaultSpecDecMaxTokens
+	}
+	if p.Timeout == 0 {
+		p.Timeout = DefaultPlanTimeout
+	}
+	return p
+}
+
+// requestsFor is the number of requests at concurrency c.
+func (p SpecDecPlan) requestsFor(c int) int {
+	if p.Requests > 0 {
+		return max(p.Requests, c)
+	}
+	return max(len(SpecDecPrompts), 2*c)
+}
+
+// Validate refuses a plan that cannot run.
+func (p SpecDecPlan) Validate() error {
+	var errs []error
+	for _, c := range p.Levels {
+		if c < 1 {
+			errs = append(errs, fmt.Errorf("concurrency %d is not allowed: each level needs at least 1 request in flight", c))
+		}
+	}
+	if p.Requests < 0 {
+		errs = append(errs, fmt.Errorf("requests %d is not allowed", p.Requests))
+	}
+	if p.MaxTokens < 0 {
+		errs = append(errs, fmt.Errorf("max tokens %d is not allowed", p.MaxTokens))
+	}
+	if p.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout %s is not allowed: it must be more than 0", p.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// SpecDecResult is a speculative-decoding measurement: the document of
+// kind kovara-desktop-specdec, format_version 1 (docs/plans.md).
+type SpecDecResult struct {
+	Format        string `json:"format"`
+	FormatVersion int    `json:"format_version"`
+	About         string `json:"about"`
+	// Publishable is always false: natural stops and representative
+	// prompts make these numbers unlike Kovara records.
+	Publishable bool   `json:"publishable"`
+	Complete    bool   `json:"complete"`
+	CreatedAt   string `json:"created_at"`
+	Model       string `json:"model"`
+	ServerModel string `json:"server_model,omitempty"`
+
+	Settings SpecDecSettings   `json:"settings"`
+	Engine   results.Detection `json:"engine"`
+	Compat   PlanCompat        `json:"compat"`
+	// Counters names where acceptance came from ("vllm /metrics
+	// counters"), or is "" when the server exposes none.
+	Counters string         `json:"counters"`
+	Levels   []SpecDecLevel `json:"levels"`
+	Warnings []string       `json:"warnings"`
+	Local    PlanLocal      `json:"local"`
+}
+
+// SpecDecSettings are the choices the mode ran with.
+type SpecDecSettings struct {
+	Levels        []int    `json:"levels"`
+	MaxTokens     int      `json:"max_tokens"`
+	Temperature   float64  `json:"temperature"`
+	NaturalStop   bool     `json:"natural_stop"`
+	Thinking      string   `json:"thinking"`
+	PromptSet     string   `json:"prompt_set"`
+	Prompts       []string `json:"prompts"` // the kinds, in order
+	TimeoutS      float64  `json:"timeout_s"`
+	SpecDecode    string   `json:"spec_decode,omitempty"`
+	Client        string   `json:"client"`
+	ClientVersion string   `json:"client_version"`
+}
+
+// SpecDecLevel is one concurrency level.
+type SpecDecLevel struct {
+	Concurrency int     `json:"concurrency"`
+	Requests    int     `json:"requests"`
+	OK          int     `json:"ok"`
+	Errors      int     `json:"errors"`
+	DurationS   float64 `json:"duration_s"`
+	// OutputTPS is all completion tokens / the level's wall time.
+	OutputTPS *float64 `json:"output_tps"`
+	// MeanDecodeTPS is the mean of each request's tokens / (last − first).
+	MeanDecodeTPS *float64 `json:"mean_decode_tps"`
+	TTFTMsP50     *float64 `json:"ttft_ms_p50"`
+	// OutputTokens is the spread of answer lengths: with natural stops
+	// they differ, and the numbers above depend on them.
+	OutputTokens *LengthSpread `json:"output_tokens"`
+	TokenSource  string        `json:"token_source"`
+	// Spec is what the counters moved by over the level; nil without
+	// counters.
+	Spec *SpecWindow `json:"spec"`
+	// AcceptLengthGauge is SGLang's own acceptance-length gauge after the
+	// level (a server-side average), when it has one.
+	AcceptLengthGauge *float64 `json:"accept_length_gauge,omitempty"`
+	Note              string   `json:"note,omitempty"`
+	Failures          []string `json:"failures,omitempty"` // up to three messages
+	Partial           bool     `json:"partial,omitempty"`
+}
+
+// LengthSpread summarises answer lengths in tokens.
+type LengthSpread struct {
+	Min  int     `json:"min"`
+	P50  float64 `json:"p50"`
+	Max  int     `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+func lengthSpread(xs []int) *LengthSpread {
+	if len(xs) == 0 {
+		return nil
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	f := make([]float64, len(s))
+	sum := 0.0
+	for i, v := range s {
+		f[i] = float64(v)
+		sum += f[i]
+	}
+	return &LengthSpread{Min: s[0], Max: s[len(s)-1], P50: stats.Round3(stats.Quantile(f, 0.5)), Mean: stats.Round3(sum / float64(len(s)))}
+}
+
+// RunSpecDec runs the speculative-decoding mode against ep. Like
+// RunStages, it returns the result with an error only for an unusable plan
+// or endpoint, or (with the levels done so far, marked incomplete) for a
+// stop wrapping ErrInterrupted.
+func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer) (*SpecDecResult, error) {
+	if err := plan.Validate(); err != nil {
+		return nil, &PlanError{Err: err}
+	}
+	plan = plan.withDefaults()
+	total := 0
+	for _, c := range plan.Levels {
+		total += plan.requestsFor(c)
+	}
+	r, err := startPlanRun(ctx, ep, obs, plan.Model, len(plan.Levels), total, plan.MetricsInterval)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", PhaseCheck, ErrInterrupted)
+		}
+		return nil, err
+	}
+	defer r.metrics.stop()
+	res := newSpecDecResult(r, plan)
+	finish := func(complete bool) *SpecDecResult {
+		res.Complete = complete
+		res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
+		res.Local.ServerMetrics = r.metrics.snapshot()
+		res.Warnings = append([]string{}, r.file.Local.Warnings...)
+		return res
+	}
+
+	r.phase(PhaseProbe)
+	cn := newConn(ep, r.base, r.t0)
+	opts, pc, _, err := r.negotiate(ctx, cn, !plan.ServerThinking, 32, plan.Timeout)
+	cn.close()
+	res.Compat = pc
+	res.ServerModel = r.srvModel
+	if err != nil {
+		if errors.Is(err, ErrInterrupted) {
+			return finish(false), fmt.Errorf("%s: %w", PhaseProbe, ErrInterrupted)
+		}
+		return finish(false), err
+	}
+	opts.maxTokens = plan.MaxTokens
+
+	mc := metricsClient(ep, r.base)
+	defer mc.CloseIdleConnections()
+	if _, ok := r.readSpec(ctx, mc); ok {
+		res.Counters = "vllm /metrics counters"
+	} else {
+		r.warn("the server's /metrics has no speculative-decoding counters (vLLM's spec_decode_num_*), so acceptance cannot be measured; lengths and rates are still reported")
+	}
+	for i, c := range plan.Levels {
+		lv := r.specLevel(ctx, mc, opts, plan, i, c, res.Counters != "")
+		res.Levels = append(res.Levels, lv)
+		if ctx.Err() != nil {
+			return finish(false), fmt.Errorf("level %d of %d (concurrency %d): %w", i+1, len(plan.Levels), c, ErrInterrupted)
+		}
+	}
+	if res.Counters != "" {
+		r.warn("the counters are server-wide: other traffic during a level would mix into its acceptance")
+	}
+	r.obs.Live.setPhase(PhaseDone)
+	return finish(true), nil
+}
+
+func newSpecDecResult(r *runner, plan SpecDecPlan) *SpecDecResult {
+	thinking := "off"
+	if plan.ServerThinking {
+		thinking = "server default"
+	}
+	kinds := make([]string, len(SpecDecPrompts))
+	for i, p := range SpecDecPrompts {
+		kinds[i] = p.Kind
+	}
+	res := &SpecDecResult{
+		Format:        results.FormatSpecDec,
+		FormatVersion: 1,
+		About: "Kovara Desktop's speculative-decoding measurement: representative prompts with natural stops, " +
+			"acceptance from the server's own counters. Not a Kovara benchmark record; never publishable.",
+		CreatedAt: r.t0.UTC().Format(time.RFC3339),
+		Model:     r.model,
+		Settings: SpecDecSettings{
+			Levels: slices.Clone(plan.Levels), MaxTokens: plan.MaxTokens, NaturalStop: true, Thinking: thinking,
+			PromptSet: SpecDecPromptSet, Prompts: kinds, TimeoutS: plan.Timeout.Seconds(),
+			SpecDecode: oneLine(plan.SpecDecode, 120), Client: ClientName, ClientVersion: Version,
+		},
+		Levels:   []SpecDecLevel{},
+		Warnings: []string{},
+		Local:    r.planLocal(plan.Simulated),
+	}
+	if det := r.file.Local.Detection; det != nil {
+		res.Engine = *det
+	}
+	return res
+}
+
+// specLevel runs one level: total requests over c slots, closed loop, each
+// request a representative prompt behind its own reference line (so no
+// two requests share a cached prefix), the counters read on both sides.
+func (r *runner) specLevel(ctx context.Context, mc *http.Client, opts requestOpts, plan SpecDecPlan, index, c int, counters bool) SpecDecLevel {
+	total := plan.requestsFor(c)
+	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(plan.Levels), c, total)
+	live := r.obs.Live.beginStage(PhaseSpecDec, index+1, c, total)
+	lv := SpecDecLevel{Concurrency: c, Requests: total}
+	conns, failedOpen := r.openConns(ctx, live)
+	defer closeConns(conns)
+	if failedOpen > 0 {
+		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level", c, failedOpen, c)
+	}
+	var before SpecCounters
+	beforeOK := false
+	if counters {
+		before, beforeOK = r.readSpec(ctx, mc)
+	}
+
+	var next atomic.Int64
+	outs := make([][]outcome, c)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, cn := range conns {
+		wg.Go(func() {
+			<-gate
+			for ctx.Err() == nil {
+				k := int(next.Add(1) - 1)
+				if k >= total {
+					return
+				}
+				p := SpecDecPrompts[k%len(SpecDecPrompts)]
+				o := opts
+				o.text = "[ref " + newRef() + "] " + p.Text
+				out := cn.do(ctx, o, int64(k), plan.Timeout)
+				outs[i] = append(outs[i], out)
+				cn.live.finish(&out, cn.itl[out.itlFrom:out.itlTo])
+			}
+		})
+	}
+	start := r.clock()
+	close(gate)
+	wg.Wait()
+	end := start
+	var (
+		lengths         []int
+		rates, ttfts    []float64
+		tokens, done    int
+		src             string
+		firstFailureMsg = map[string]bool{}
+	)
+	for _, so := range outs {
+		for i := range so {
+			o := &so[i]
+			if o.interrupted {
+				lv.Partial = true
+				continue
+			}
+			done++
+			end = max(end, o.end)
+			if !o.ok() {
+				lv.Errors++
+				if msg := failure(o); len(lv.Failures) < 3 && !firstFailureMsg[msg] {
+					firstFailureMsg[msg] = true
+					lv.Failures = append(lv.Failures, msg)
+				}
+				continue
+			}
+			lv.OK++
+			cnt := countTokens(o)
+			lengths = append(lengths, cnt.tokens)
+			tokens += cnt.tokens
+			src = worseSource(src, cnt.source)
+			if v, ok := cnt.decodeRate(o); ok {
+				rates = append(rates, v)
+			}
+			ttfts = append(ttfts, ms(o.ttft))
+		}
+	}
+	r.obs.Live.endLevel(done)
+	lv.DurationS = stats.Round3((end - start).Seconds())
+	if d := (end - start).Seconds(); d > 0 && lv.OK > 0 {
+		lv.OutputTPS = ptr(round1(float64(tokens) / d))
+	}
+	if len(rates) > 0 {
+		sum := 0.0
+		for _, v := range rates {
+			sum += v
+		}
+		lv.MeanDecodeTPS = ptr(round1(sum / float64(len(rates))))
+	}
+	if len(ttfts) > 0 {
+		slices.Sort(ttfts)
+		lv.TTFTMsP50 = ptr(stats.Round3(stats.Quantile(ttfts, 0.5)))
+	}
+	lv.OutputTokens = lengthSpread(lengths)
+	lv.TokenSource = src
+	if lv.Errors > 0 {
+		r.warn("at concurrency %d, %d of %d requests failed (first: %s)", c, lv.Errors, done, lv.Failures[0])
+	}
+	if !counters || ctx.Err() != nil {
+		return lv
+	}
+	if !beforeOK {
+		lv.Note = "the counters could not be read before the level"
+		return lv
+	}
+	m, err := fetchMetrics(ctx, mc, r.ep, r.base, 5*time.Second)
+	if err != nil || !m.Spec.Present {
+		lv.Note = "the counters could not be read after the level"
+		return lv
+	}
+	lv.AcceptLengthGauge = m.Spec.AcceptLength
+	d, ok := m.Spec.Since(before)
+	switch {
+	case !ok:
+		lv.Note = "the counters went backwards (a server restart?), so this level has no acceptance"
+	case d.Drafts == 0:
+		lv.Spec = specWindow(d)
+		lv.Note = "no drafts during the level: speculative decoding looks off"
+	default:
+		lv.Spec = specWindow(d)
+	}
+	return lv
+}
+
+// MarshalSpecDec writes a speculative-decoding result as indented JSON with
+// a trailing newline.
+func MarshalSpecDec(r *SpecDecResult) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("MarshalSpecDec of a nil result")
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeSpecDec reads a kovara-desktop-specdec document.
+func DecodeSpecDec(data []byte) (*SpecDecResult, error) {
+	f, v, err := results.DocumentFormat(data)
+	if err != nil {
+		return nil, err
+	}
+	if f != results.FormatSpecDec {
+		return nil, fmt.Errorf("this is a %q document, not a speculative-decoding result (%s)", f, results.FormatSpecDec)
+	}
+	if v != 1 {
+		return nil, fmt.Errorf("speculative-decoding result format_version %d is not supported (this app reads 1)", v)
+	}
+	var r SpecDecResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("speculative-decoding result: %w", err)
+	}
+	return &r, nil
+}

@@ -1,0 +1,688 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// The three-stage plan: Kovara Desktop's own plan after the cmp.wiki
+// benchmark protocol (SPEC §3), with this project's prompts and texts. It
+// measures what a single user feels (decode speed on three kinds of
+// prompt), how fast a long prompt is read (cold prefill), and what the
+// server gives many users at once (aggregate decode), and prints the
+// numbers as a wiki-ready block. Its result is its own document kind,
+// kovara-desktop-stages, never a Kovara record.
+
+// StagesPlanName and StagesPlanVersion identify the plan in its results.
+const (
+	StagesPlanName    = "kovara-desktop three-stage plan"
+	StagesPlanVersion = 1
+)
+
+// DefaultUsers is the many-user stage's default number of users.
+const DefaultUsers = 8
+
+// DefaultPlanTimeout bounds each request of the plans beyond the Kovara
+// method: a 1,024-token answer on a slow machine takes minutes.
+const DefaultPlanTimeout = 900 * time.Second
+
+// StagesPlan is what the three-stage plan sends.
+type StagesPlan struct {
+	Model string // the model to request; "" for the only one served
+	Users int    // the many-user stage's users; 0 means DefaultUsers
+	// Quick: 128-token answers and a 2,000-token prefill, for a smoke
+	// test. Its numbers are labelled as not the plan's.
+	Quick bool
+	// ServerThinking leaves thinking at the server's default; otherwise
+	// every request asks for thinking off through chat_template_kwargs
+	// (dropped if the server refuses it).
+	ServerThinking bool
+	Timeout        time.Duration // per request; 0 means DefaultPlanTimeout
+	// SpecDecode says how speculative decoding was set up on the server
+	// ("MTP 3", "EAGLE-3, 4 draft tokens", "none"), for the wiki block.
+	SpecDecode string
+	Note       string // free text appended to bench_note
+	Simulated  bool   // the endpoint is the built-in simulator
+	// MetricsInterval: how often /metrics is read (0: 1 s; negative: never).
+	MetricsInterval time.Duration
+}
+
+// DefaultStagesPlan is the plan with its defaults.
+func DefaultStagesPlan() StagesPlan {
+	return StagesPlan{Users: DefaultUsers, Timeout: DefaultPlanTimeout}
+}
+
+// Validate refuses a plan that cannot run.
+func (p StagesPlan) Validate() error {
+	var errs []error
+	if p.Users < 0 || p.Users > 1024 {
+		errs = append(errs, fmt.Errorf("users %d is not allowed: use 1 to 1024 (0 for the default %d)", p.Users, DefaultUsers))
+	}
+	if p.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout %s is not allowed: it must be more than 0", p.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+func (p StagesPlan) withDefaults() StagesPlan {
+	if p.Users == 0 {
+		p.Users = DefaultUsers
+	}
+	if p.Timeout == 0 {
+		p.Timeout = DefaultPlanTimeout
+	}
+	return p
+}
+
+// stagesProfile holds the lengths of a full or a quick run.
+type stagesProfile struct {
+	decode, prefill, probe, users, warm int
+}
+
+var (
+	stagesFull  = stagesProfile{decode: 1024, prefill: 8000, probe: 1000, users: 512, warm: 32}
+	stagesQuick = stagesProfile{decode: 128, prefill: 2000, probe: 500, users: 128, warm: 16}
+)
+
+// shortFraction: an answer below this share of its max_tokens is flagged.
+const shortFraction = 0.9
+
+// StagesResult is a three-stage plan result: the document of kind
+// kovara-desktop-stages, format_version 1 (docs/plans.md). It marshals to
+// JSON as it is.
+type StagesResult struct {
+	Format        string `json:"format"`
+	FormatVersion int    `json:"format_version"`
+	Plan          string `json:"plan"`
+	PlanVersion   int    `json:"plan_version"`
+	About         string `json:"about"`
+	Complete      bool   `json:"complete"`
+	// Quick results are smoke tests, not the plan's numbers.
+	Quick       bool   `json:"quick"`
+	CreatedAt   string `json:"created_at"`
+	TestedOn    string `json:"tested_on"` // UTC date, YYYY-MM-DD
+	Model       string `json:"model"`
+	ServerModel string `json:"server_model,omitempty"`
+
+	Settings StagesSettings    `json:"settings"`
+	Engine   results.Detection `json:"engine"`
+	Compat   PlanCompat        `json:"compat"`
+	// TokenSource is the worst source any stage's counts came from:
+	// usage, timings or chunks ("" when nothing was measured).
+	TokenSource string `json:"token_source"`
+
+	Decode  []DecodeStage `json:"decode"`
+	Prefill *PrefillStage `json:"prefill"`
+	Users   *UsersStage   `json:"users"`
+	// SpecObserved is what the server's speculative-decoding counters
+	// moved by during the single-user stage, when it has them.
+	SpecObserved *SpecWindow `json:"spec_decode_observed,omitempty"`
+
+	BenchNote string    `json:"bench_note"`
+	Warnings  []string  `json:"warnings"`
+	Local     PlanLocal `json:"local"`
+}
+
+// StagesSettings are the lengths and choices the plan ran with.
+type StagesSettings struct {
+	DecodeTokens        int     `json:"decode_tokens"`
+	PrefillTargetTokens int     `json:"prefill_target_tokens"`
+	ProbeTargetTokens   int     `json:"probe_target_tokens"`
+	UsersTokens         int     `json:"users_tokens"`
+	WarmupTokens        int     `json:"warmup_tokens"`
+	Users               int     `json:"users"`
+	Temperature         float64 `json:"temperature"`
+	// Thinking: "off" (asked for, see compat.thinking_off for whether
+	// the server took it) or "server default".
+	Thinking      string  `json:"thinking"`
+	NaturalStop   bool    `json:"natural_stop"`
+	TimeoutS      float64 `json:"timeout_s"`
+	SpecDecode    string  `json:"spec_decode,omitempty"`
+	Note          string  `json:"note,omitempty"`
+	Client        string  `json:"client"`
+	ClientVersion string  `json:"client_version"`
+}
+
+// DecodeStage is one single-user decode request.
+type DecodeStage struct {
+	Prompt           string `json:"prompt"` // code, json or prose
+	MaxTokens        int    `json:"max_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	TokenSource      string `json:"token_source"`
+	Chunks           int    `json:"chunks"`
+	// TTFTMs is the time to the first token, apart from the decode rate.
+	TTFTMs *float64 `json:"ttft_ms"`
+	// DecodeS is last token − first token, in seconds; DecodeTPS is
+	// completion tokens / DecodeS.
+	DecodeS   *float64 `json:"decode_s"`
+	DecodeTPS *float64 `json:"decode_tps"`
+	// Short: the answer stopped below 90 % of max_tokens, so it decoded
+	// fewer tokens than the plan asks for. The number stays.
+	Short bool `json:"short,omitempty"`
+	// Reasoning: the answer began with reasoning text (counted as
+	// decode tokens).
+	Reasoning bool   `json:"reasoning,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// PrefillStage is the cold-prefill measurement and its calibration probe.
+type PrefillStage struct {
+	// The probe: a ~1,000-token text whose measured prompt tokens give
+	// the tokenizer's tokens per character.
+	ProbeChars        int      `json:"probe_chars"`
+	ProbePromptTokens *int     `json:"probe_prompt_tokens"`
+	TokensPerChar     *float64 `json:"tokens_per_char"`
+	// Calibrated: tokens per character came from the probe; false means
+	// 4 characters per token was assumed (see Warnings).
+	Calibrated   bool `json:"calibrated"`
+	TargetTokens int  `json:"target_tokens"`
+	PromptChars  int  `json:"prompt_chars"`
+	// PromptTokens is what the server counted (usage, else llama.cpp's
+	// prompt_n); nil when it reports neither.
+	PromptTokens *int     `json:"prompt_tokens"`
+	TokenSource  string   `json:"token_source"`
+	TTFTMs       *float64 `json:"ttft_ms"`
+	// PrefillTPS is prompt tokens / TTFT.
+	PrefillTPS *float64 `json:"prefill_tps"`
+	Error      string   `json:"error,omitempty"`
+}
+
+// UsersStage is the many-user stage.
+type UsersStage struct {
+	Users            int    `json:"users"`
+	MaxTokens        int    `json:"max_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	TokenSource      string `json:"token_source"`
+	// WindowS is the last token of any request − the first token of
+	// any; AggregateTPS is all completion tokens / WindowS.
+	WindowS      *float64 `json:"window_s"`
+	AggregateTPS *float64 `json:"aggregate_tps"`
+	// Per-user decode rates (each tokens / (last − first)).
+	PerUserMeanTPS *float64 `json:"per_user_mean_tps"`
+	PerUserMinTPS  *float64 `json:"per_user_min_tps"`
+	TTFTMsMax      *float64 `json:"ttft_ms_max"`
+	// Queued: some request's first token came after another request's
+	// last, so the server did not run all users at once.
+	Queued    bool        `json:"queued"`
+	QueueNote string      `json:"queue_note,omitempty"`
+	Failed    int         `json:"failed"`
+	PerUser   []UserStage `json:"per_user"`
+	Error     string      `json:"error,omitempty"`
+}
+
+// UserStage is one user's request in the many-user stage.
+type UserStage struct {
+	CompletionTokens int      `json:"completion_tokens"`
+	TTFTMs           *float64 `json:"ttft_ms"`
+	DecodeTPS        *float64 `json:"decode_tps"`
+	// FirstS and LastS are the first and last token, in seconds after
+	// the stage's release.
+	FirstS *float64 `json:"first_s"`
+	LastS  *float64 `json:"last_s"`
+	Error  string   `json:"error,omitempty"`
+}
+
+// SpecWindow is what the speculative-decoding counters moved by in one
+// window (vLLM's /metrics counters).
+type SpecWindow struct {
+	Drafts      int64 `json:"drafts"`
+	DraftTokens int64 `json:"draft_tokens"`
+	Accepted    int64 `json:"accepted_tokens"`
+	// AcceptanceRate = accepted / draft tokens; MeanAcceptanceLength = 1
+	// + accepted / drafts. Both nil without drafts.
+	AcceptanceRate       *float64 `json:"acceptance_rate"`
+	MeanAcceptanceLength *float64 `json:"mean_acceptance_length"`
+	// PerPosition is the acceptance rate at each draft position, when
+	// the server counts it.
+	PerPosition []float64 `json:"per_position_rate,omitempty"`
+}
+
+func specWindow(d SpecDelta) *SpecWindow {
+	w := &SpecWindow{Drafts: d.Drafts, DraftTokens: d.DraftTokens, Accepted: d.Accepted}
+	if v, ok := d.AcceptanceRate(); ok {
+		w.AcceptanceRate = ptr(math.Round(v*10000) / 10000)
+	}
+	if v, ok := d.MeanAcceptanceLength(); ok {
+		w.MeanAcceptanceLength = ptr(math.Round(v*1000) / 1000)
+	}
+	if d.Drafts > 0 && len(d.PerPosition) > 0 {
+		for _, a := range d.PerPosition {
+			w.PerPosition = append(w.PerPosition, math.Round(float64(a)/float64(d.Drafts)*10000)/10000)
+		}
+	}
+	return w
+}
+
+// Failed lists the stages (or stage parts) that could not be measured.
+func (r *StagesResult) Failed() []string {
+	var out []string
+	for _, d := range r.Decode {
+		if d.Error != "" {
+			out = append(out, "decode "+d.Prompt)
+		}
+	}
+	if r.Prefill != nil && r.Prefill.Error != "" {
+		out = append(out, "prefill")
+	}
+	if r.Users != nil && r.Users.Error != "" {
+		out = append(out, "users")
+	}
+	return out
+}
+
+// stagesRun carries one three-stage run.
+type stagesRun struct {
+	*runner
+	sp   StagesPlan
+	prof stagesProfile
+	opts requestOpts
+	res  *StagesResult
+}
+
+// RunStages runs the three-stage plan against ep. It returns the result
+// even when a stage failed (that stage holds the error; Failed lists it);
+// the error is for a plan or endpoint that could not be used
+// (*PlanError, *EndpointError, *StageError) and, with the partial result
+// marked incomplete, for a stop (wrapping ErrInterrupted).
+func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) (*StagesResult, error) {
+	if err := plan.Validate(); err != nil {
+		return nil, &PlanError{Err: err}
+	}
+	plan = plan.withDefaults()
+	prof := stagesFull
+	if plan.Quick {
+		prof = stagesQuick
+	}
+	r, err := startPlanRun(ctx, ep, obs, plan.Model, 3, len(DecodePrompts)+2+plan.Users, plan.MetricsInterval)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", PhaseCheck, ErrInterrupted)
+		}
+		return nil, err
+	}
+	defer r.metrics.stop()
+	s := &stagesRun{runner: r, sp: plan, prof: prof}
+	s.res = s.newResult()
+	res := s.res
+
+	// Warmup and negotiation: one short request, dropping what is refused.
+	r.phase(PhaseProbe)
+	cn := newConn(ep, r.base, r.t0)
+	defer cn.close()
+	opts, pc, _, err := r.negotiate(ctx, cn, !plan.ServerThinking, prof.warm, plan.Timeout)
+	res.Compat = pc
+	if err != nil {
+		if errors.Is(err, ErrInterrupted) {
+			return s.finish(false), fmt.Errorf("%s: %w", PhaseProbe, ErrInterrupted)
+		}
+		return s.finish(false), err
+	}
+	s.opts = opts
+	res.ServerModel = r.srvModel
+
+	mc := metricsClient(ep, r.base)
+	defer mc.CloseIdleConnections()
+	before, hasSpec := r.readSpec(ctx, mc)
+	s.decodeStage(ctx, cn)
+	if hasSpec {
+		if after, ok := r.readSpec(ctx, mc); ok {
+			if d, ok := after.Since(before); ok {
+				res.SpecObserved = specWindow(d)
+			}
+		}
+	}
+	if err := planStop(ctx, string(PhaseDecode)); err != nil {
+		return s.finish(false), err
+	}
+	s.prefillStage(ctx, cn)
+	if err := planStop(ctx, string(PhasePrefill)); err != nil {
+		return s.finish(false), err
+	}
+	s.usersStage(ctx)
+	if err := planStop(ctx, string(PhaseUsers)); err != nil {
+		return s.finish(false), err
+	}
+	r.obs.Live.setPhase(PhaseDone)
+	return s.finish(true), nil
+}
+
+func (s *stagesRun) newResult() *StagesResult {
+	thinking := "off"
+	if s.sp.ServerThinking {
+		thinking = "server default"
+	}
+	d := StagesResult{
+		Format:        results.FormatStages,
+		FormatVersion: 1,
+		Plan:          StagesPlanName,
+		PlanVersion:   StagesPlanVersion,
+		About: "Kovara Desktop's three-stage plan, after the cmp.wiki benchmark protocol with this project's own " +
+			"prompts and texts: not cmpbench output, and not a Kovara benchmark record.",
+		Quick:     s.sp.Quick,
+		CreatedAt: s.t0.UTC().Format(time.RFC3339),
+		TestedOn:  s.t0.UTC().Format(time.DateOnly),
+		Model:     s.model,
+		Settings: StagesSettings{
+			DecodeTokens: s.prof.decode, PrefillTargetTokens: s.prof.prefill, ProbeTargetTokens: s.prof.probe,
+			UsersTokens: s.prof.users, WarmupTokens: s.prof.warm, Users: s.sp.Users,
+			Thinking: thinking, NaturalStop: true, TimeoutS: s.sp.Timeout.Seconds(),
+			SpecDecode: oneLine(s.sp.SpecDecode, 120), Note: oneLine(s.sp.Note, 300),
+			Client: ClientName, ClientVersion: Version,
+		},
+		Decode:   []DecodeStage{},
+		Warnings: []string{},
+		Local:    s.planLocal(s.sp.Simulated),
+	}
+	if det := s.file.Local.Detection; det != nil {
+		d.Engine = *det
+	}
+	return &d
+}
+
+// finish settles the summary fields and returns the result.
+func (s *stagesRun) finish(complete bool) *StagesResult {
+	res := s.res
+	res.Complete = complete
+	res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
+	res.Local.ServerMetrics = s.metrics.snapshot()
+	src := ""
+	for _, d := range res.Decode {
+		src = worseSource(src, d.TokenSource)
+	}
+	if res.Users != nil {
+		src = worseSource(src, res.Users.TokenSource)
+	}
+	res.TokenSource = src
+	if src == TokensChunks {
+		s.warn("some token counts are stream chunks (the server sent neither usage nor llama.cpp timings): a chunk may hold more than one token")
+	}
+	if res.SpecObserved != nil && res.SpecObserved.Drafts > 0 {
+		s.warn("the speculative-decoding counters are server-wide: other traffic during the run would mix in")
+	}
+	res.Warnings = append([]string{}, s.file.Local.Warnings...)
+	res.BenchNote = res.benchNote()
+	return res
+}
+
+// decodeStage is stage 1: one user, each fixed prompt in turn.
+func (s *stagesRun) decodeStage(ctx context.Context, cn *conn) {
+	s.phase(PhaseDecode)
+	slots := s.obs.Live.beginStage(PhaseDecode, 1, 1, len(DecodePrompts))
+	cn.live = slots[0]
+	defer func() { cn.live = nil }()
+	for _, p := range DecodePrompts {
+		if ctx.Err() != nil {
+			return
+		}
+		s.obs.logf("1 user, %s prompt, up to %d tokens", p.Kind, s.prof.decode)
+		o := s.opts
+		o.maxTokens, o.text = s.prof.decode, p.Text
+		out := cn.do(ctx, o, -1, s.sp.Timeout)
+		cn.live.finish(&out, cn.itl[out.itlFrom:out.itlTo])
+		if out.interrupted {
+			return
+		}
+		d := DecodeStage{Prompt: p.Kind, MaxTokens: s.prof.decode, Chunks: out.chunks}
+		if !out.ok() {
+			d.Error = failure(&out)
+			s.warn("single-user %s prompt failed: %s", p.Kind, d.Error)
+			s.res.Decode = append(s.res.Decode, d)
+			continue
+		}
+		c := countTokens(&out)
+		d.CompletionTokens, d.TokenSource = c.tokens, c.source
+		d.TTFTMs = msPtr(out.ttft)
+		if v, ok := c.decodeRate(&out); ok {
+			d.DecodeTPS = ptr(round1(v))
+			d.DecodeS = ptr(math.Round((c.last-c.first).Seconds()*1000) / 1000)
+		}
+		d.Reasoning = out.reasoning
+		if float64(c.tokens) < shortFraction*float64(s.prof.decode) {
+			d.Short = true
+			s.warn("the %s answer stopped at %d tokens, short of %d: its decode rate is what was measured over a shorter answer", p.Kind, c.tokens, s.prof.decode)
+		}
+		if d.Reasoning {
+			s.warn("the %s answer began with reasoning text; it is counted as decode tokens", p.Kind)
+		}
+		s.res.Decode = append(s.res.Decode, d)
+	}
+	s.obs.Live.endLevel(len(DecodePrompts))
+}
+
+// prefillStage is stage 2: a calibration probe of about probe tokens, then
+// the cold prefill of about prefill tokens, both behind fresh reference
+// lines and answered with one token.
+func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
+	s.phase(PhasePrefill)
+	slots := s.obs.Live.beginStage(PhasePrefill, 2, 1, 2)
+	cn.live = slots[0]
+	defer func() { cn.live = nil }()
+	ps := &PrefillStage{TargetTokens: s.prof.prefill}
+	s.res.Prefill = ps
+	target := s.prof.prefill
+	if ctxLen := s.res.Engine.ContextLength; ctxLen > 0 && float64(target) > 0.9*float64(ctxLen) {
+		target = int(0.9 * float64(ctxLen))
+		ps.TargetTokens = target
+		s.warn("the server's context holds %d tokens, so the cold prefill is about %d tokens instead of %d", ctxLen, target, s.prof.prefill)
+	}
+	send := func(text string) (outcome, bool) {
+		o := s.opts
+		o.maxTokens, o.text = 1, text
+		out := cn.do(ctx, o, -1, s.sp.Timeout)
+		cn.live.finish(&out, cn.itl[out.itlFrom:out.itlTo])
+		// One output token may be empty text (a special token); the
+		// finish_reason chunk still marks the end of the prefill.
+		usable := out.ok() || (out.class == ClassEmptyCompletion && out.firstEvent >= 0)
+		return out, usable
+	}
+
+	const assumedCharsPerToken = 4.0
+	s.obs.logf("prefill calibration: about %d tokens", s.prof.probe)
+	probe := PrefillText(newRef(), int(float64(s.prof.probe)*assumedCharsPerToken))
+	ps.ProbeChars = len(probe)
+	out, ok := send(probe)
+	if out.interrupted {
+		return
+	}
+	if !ok {
+		ps.Error = "the calibration request failed: " + failure(&out)
+		s.warn("cold prefill: %s", ps.Error)
+		return
+	}
+	ratio := 1 / assumedCharsPerToken
+	if c := countTokens(&out); c.promptTokens > 0 {
+		ps.ProbePromptTokens = ptr(c.promptTokens)
+		ratio = float64(c.promptTokens) / float64(len(probe))
+		ps.TokensPerChar = ptr(math.Round(ratio*100000) / 100000)
+		ps.Calibrated = true
+	} else {
+		s.warn("cold prefill: the server reports no prompt token counts, so the text length assumes 4 characters per token and prefill tok/s cannot be measured")
+	}
+
+	text := PrefillText(newRef(), int(float64(target)/ratio))
+	ps.PromptChars = len(text)
+	s.obs.logf("cold prefill: about %d tokens, 1 output token", target)
+	out, ok = send(text)
+	if out.interrupted {
+		return
+	}
+	if !ok {
+		ps.Error = "the prefill request failed: " + failure(&out)
+		s.warn("cold prefill: %s", ps.Error)
+		return
+	}
+	ps.TTFTMs = msPtr(out.firstEvent)
+	c := countTokens(&out)
+	if c.promptTokens > 0 {
+		ps.PromptTokens, ps.TokenSource = ptr(c.promptTokens), c.promptSource
+		if out.firstEvent > 0 {
+			ps.PrefillTPS = ptr(math.Round(float64(c.promptTokens) / out.firstEvent.Seconds()))
+		}
+		if c.promptSource == TokensTimings {
+			s.warn("cold prefill: prompt tokens are llama.cpp's prompt_n, the tokens it actually processed (a cached template prefix is left out)")
+		}
+	}
+	s.obs.Live.endLevel(2)
+}
+
+// usersStage is stage 3: a warmup round and then a measured round of
+// Users requests, each released together.
+func (s *stagesRun) usersStage(ctx context.Context) {
+	n := s.sp.Users
+	s.phase(PhaseUsers)
+	us := &UsersStage{Users: n, MaxTokens: s.prof.users, PerUser: []UserStage{}}
+	s.res.Users = us
+	slots := s.obs.Live.beginStage(PhaseUsers, 3, n, n)
+	conns, failedOpen := s.openConns(ctx, slots)
+	defer closeConns(conns)
+	if failedOpen > 0 {
+		s.warn("%d of %d connections could not be opened ahead of the many-user stage; their first request includes connecting", failedOpen, n)
+	}
+	text := func(int) string { return usersPrompt() }
+
+	s.obs.logf("%d users: warmup at the same concurrency", n)
+	warm := s.opts
+	warm.maxTokens = s.prof.warm
+	for _, c := range conns {
+		c.live = nil // the warmup is not progress
+	}
+	wouts := s.round(ctx, conns, warm, text, s.sp.Timeout)
+	if ctx.Err() != nil {
+		return
+	}
+	for i := range wouts {
+		if !wouts[i].ok() {
+			us.Error = "the warmup failed: " + failure(&wouts[i])
+			s.warn("many users: %s", us.Error)
+			return
+		}
+	}
+	for i, c := range conns {
+		c.live = slots[i]
+	}
+
+	s.obs.logf("%d users together, up to %d tokens each", n, s.prof.users)
+	meas := s.opts
+	meas.maxTokens = s.prof.users
+	outs := s.round(ctx, conns, meas, text, s.sp.Timeout)
+	s.obs.Live.endLevel(n)
+	if ctx.Err() != nil {
+		return
+	}
+	release := time.Duration(math.MaxInt64)
+	for i := range outs {
+		release = min(release, outs[i].start)
+	}
+	var (
+		firsts, lasts []time.Duration
+		rates         []float64
+		total         int
+		src           string
+		ttftMax       time.Duration = -1
+		firstErr      string
+	)
+	for i := range outs {
+		o := &outs[i]
+		u := UserStage{}
+		if !o.ok() {
+			u.Error = failure(o)
+			us.Failed++
+			if firstErr == "" {
+				firstErr = u.Error
+			}
+			us.PerUser = append(us.PerUser, u)
+			continue
+		}
+		c := countTokens(o)
+		u.CompletionTokens = c.tokens
+		u.TTFTMs = msPtr(o.ttft)
+		u.FirstS = ptr(math.Round((c.first-release).Seconds()*1000) / 1000)
+		u.LastS = ptr(math.Round((c.last-release).Seconds()*1000) / 1000)
+		if v, ok := c.decodeRate(o); ok {
+			u.DecodeTPS = ptr(round1(v))
+			rates = append(rates, v)
+		}
+		total += c.tokens
+		src = worseSource(src, c.source)
+		firsts = append(firsts, c.first)
+		lasts = append(lasts, c.last)
+		ttftMax = max(ttftMax, o.ttft)
+		us.PerUser = append(us.PerUser, u)
+	}
+	us.CompletionTokens, us.TokenSource = total, src
+	us.TTFTMsMax = msPtr(ttftMax)
+	if len(rates) > 0 {
+		sum := 0.0
+		for _, v := range rates {
+			sum += v
+		}
+		us.PerUserMeanTPS = ptr(round1(sum / float64(len(rates))))
+		us.PerUserMinTPS = ptr(round1(slices.Min(rates)))
+	}
+	if us.Failed > 0 {
+		us.Error = fmt.Sprintf("%d of %d requests failed (first: %s), so there is no aggregate", us.Failed, n, firstErr)
+		s.warn("many users: %s", us.Error)
+		return
+	}
+	first, last := slices.Min(firsts), slices.Max(lasts)
+	if w := (last - first).Seconds(); w > 0 {
+		us.WindowS = ptr(math.Round(w*1000) / 1000)
+		us.AggregateTPS = ptr(round1(float64(total) / w))
+	}
+	if n > 1 && slices.Min(lasts) < slices.Max(firsts) {
+		us.Queued = true
+		us.QueueNote = fmt.Sprintf("Some of the %d requests got their first token only after another had finished: "+
+			"the server ran fewer than %d at once (check its maximum number of sequences or parallel slots), "+
+			"so the aggregate is not %d users decoding together.", n, n, n)
+		s.warn("many users: %s", us.QueueNote)
+	}
+}
+
+// oneLine flattens s to one line of at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n]
+	}
+	return s
+}
+
+// MarshalStages writes a three-stage result as indented JSON with a
+// trailing newline.
+func MarshalStages(r *StagesResult) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("MarshalStages of a nil result")
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeStages reads a kovara-desktop-stages document.
+func DecodeStages(data []byte) (*StagesResult, error) {
+	f, v, err := results.DocumentFormat(data)
+	if err != nil {
+		return nil, err
+	}
+	if f != results.FormatStages {
+		return nil, fmt.Errorf("this is a %q document, not a three-stage result (%s)", f, results.FormatStages)
+	}
+	if v != 1 {
+		return nil, fmt.Errorf("three-stage result format_version %d is not supported (this app reads 1)", v)
+	}
+	var r StagesResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("three-stage result: %w", err)
+	}
+	return &r, nil
+}
