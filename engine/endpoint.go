@@ -25,6 +25,7 @@ type Endpoint struct {
 	APIKey      string
 	InsecureTLS bool          // accept self-signed certificates
 	Timeout     time.Duration // for checks (models, probe); 0 means 15 s
+	GPU         string        // GPU telemetry source (hw.ParseSource); "" for none
 }
 
 // maxModelsBody bounds the /v1/models answer: real lists are kilobytes.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/kovara/desktop/hw"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,18 @@ type Live struct {
 	serverFamily string
 	serverLatest *results.ServerMetricsSample
 	serverNew    []results.ServerMetricsSample
+
+	gpu func() (hw.Point, bool) // the GPU sampler's newest reading; nil without one
+}
+
+// setGPU lets Snapshot read the GPU sampler (which has its own lock).
+func (l *Live) setGPU(latest func() (hw.Point, bool)) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.gpu = latest
+	l.mu.Unlock()
 }
 
 // liveSlot is one slot's share of the live state. Slots never touch each
@@ -93,6 +106,10 @@ type Snapshot struct {
 	// reading, and the readings since the previous Snapshot (T is
 	// seconds since the run started, like At). All empty without
 	// /metrics.
+	// GPU is the newest GPU reading (total power, mean utilisation), when
+	// the endpoint has a GPU source.
+	GPU *hw.Point
+
 	ServerFamily string
 	Server       *results.ServerMetricsSample
 	ServerNew    []results.ServerMetricsSample
@@ -218,6 +235,11 @@ func (l *Live) Snapshot() Snapshot {
 		s.OverallDone = l.doneBefore + s.LevelDone
 	} else {
 		s.OverallDone = l.doneBefore
+	}
+	if l.gpu != nil {
+		if p, ok := l.gpu(); ok {
+			s.GPU = &p
+		}
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,7 @@ type runner struct {
 	usage    bool        // the server reports usage in streams
 	probeOut outcome     // the accepted probe, a free calibration point
 	metrics  *metricsScraper
+	gpu      *gpuWatch // nil without a GPU source
 }
 
 func (r *runner) warn(format string, args ...any) {
@@ -128,6 +130,11 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	}
 	r.metrics = startMetricsScraper(ctx, ep, base, plan.MetricsInterval, r.clock, obs.Live)
 	defer r.metrics.stop()
+	// GPU telemetry starts before the probe so the sampler is warm by the
+	// first level; it never holds the benchmark up.
+	r.gpu = watchGPUs(ctx, ep.GPU)
+	defer r.gpu.stop()
+	obs.Live.setGPU(r.gpu.latest)
 	if err := r.probe(ctx); err != nil {
 		return nil, r.stop(ctx, err)
 	}
@@ -143,10 +150,12 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 			obs.Requests(c, lv.records())
 		}
 		run, loc := r.record(lv)
+		r.gpu.level(c, r.t0.Add(lv.start), r.t0.Add(lv.end), outputTokens(run))
 		if lv.interrupted {
 			loc.Partial = true
 			r.file.Local.PartialRun = &run
 			r.file.Local.Levels = append(r.file.Local.Levels, loc)
+			r.attachTelemetry()
 			r.finish(false)
 			r.obs.Live.setPhase(PhaseStopped)
 			return r.file, fmt.Errorf("level %d of %d (concurrency %d): %w", i+1, len(plan.Concurrency), c, ErrInterrupted)
@@ -161,9 +170,28 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 			obs.Checkpoint(r.file)
 		}
 	}
+	r.attachTelemetry()
 	r.finish(true)
 	r.obs.Live.setPhase(PhaseDone)
 	return r.file, nil
+}
+
+// attachTelemetry stops the GPU sampler and files what it saw.
+func (r *runner) attachTelemetry() {
+	t, warns := r.gpu.finish()
+	r.file.Local.Telemetry = t
+	for _, w := range warns {
+		r.warn("%s", w)
+	}
+}
+
+// outputTokens is a level's total output tokens, from its record.
+func outputTokens(run results.Run) int64 {
+	m := run.Metrics
+	if m.OutputTokensMean == nil {
+		return 0
+	}
+	return int64(math.Round(*m.OutputTokensMean * float64(m.RequestsOK)))
 }
 
 // stop turns a stage failure into ErrInterrupted when the cause was Stop.

@@ -65,6 +65,13 @@ func (g *gpuWatch) latest() (hw.Point, bool) {
 	return g.smp.Latest()
 }
 
+// stop ends sampling early (a failed stage); finish may follow.
+func (g *gpuWatch) stop() {
+	if g != nil && g.smp != nil {
+		g.smp.Stop()
+	}
+}
+
 // finish stops sampling and returns the telemetry for local.telemetry and
 // the warnings to add to the run's.
 func (g *gpuWatch) finish() (*hw.Telemetry, []string) {
@@ -74,9 +81,7 @@ func (g *gpuWatch) finish() (*hw.Telemetry, []string) {
 	if g.src == nil {
 		return nil, g.warns
 	}
-	if g.smp != nil {
-		g.smp.Stop()
-	}
+	g.stop()
 	t := hw.NewTelemetry(g.src, g.inv, g.smp, g.windows, g.warns...)
 	return &t, t.Warnings
 }

@@ -59,7 +59,7 @@ func (e SavedEndpoint) Validate() error {
 
 // Engine is the endpoint as the engine takes it, with its key.
 func (e SavedEndpoint) Engine(key string) engine.Endpoint {
-	return engine.Endpoint{Name: e.Name, URL: e.URL, APIKey: key, InsecureTLS: !e.VerifyTLS, Timeout: e.Timeout}
+	return engine.Endpoint{Name: e.Name, URL: e.URL, APIKey: key, InsecureTLS: !e.VerifyTLS, Timeout: e.Timeout, GPU: e.GPU}
 }
 
 // EndpointStore keeps the saved endpoints in endpoints.yaml in the config

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,5 +242,30 @@ func TestImportCommand(t *testing.T) {
 	_, stdout, _ = runCLI("history")
 	if strings.Count(stdout, "\n") != 2 {
 		t.Errorf("history after import:\n%s", stdout)
+	}
+}
+
+func TestRunWithGPUShowsEnergy(t *testing.T) {
+	withHome(t)
+	cfg := fast()
+	cfg.TokenInterval = 5 * time.Millisecond
+	url := startSim(t, cfg)
+	page, err := os.ReadFile(filepath.Join("..", "..", "hw", "testdata", "nvidia_gpu_exporter_3090_x2.metrics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(page) }))
+	defer exp.Close()
+	code, stdout, stderr := runCLI("run", "--endpoint", url, "--gpu", exp.URL+"/metrics", "--concurrency", "1,2",
+		"--requests", "4", "--warmup", "0", "--input-tokens", "32", "--output-tokens", "60")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "tok/J") || !strings.Contains(stdout, "GPU power from") {
+		t.Errorf("summary:\n%s", stdout)
+	}
+	code, _, stderr = runCLI("run", "--endpoint", url, "--gpu", "nvidia", "--concurrency", "1", "--requests", "1")
+	if code != exitBadInput || !strings.Contains(stderr, "--gpu") {
+		t.Errorf("a bad --gpu: exit %d %s", code, stderr)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/hw"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -33,6 +34,7 @@ type runFlags struct {
 	quiet        bool
 	manifest     string
 	profile      string
+	gpu          string
 	planFlags    // --plan, --quick, --users and the other plans' settings (plans.go)
 }
 
@@ -43,6 +45,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 		fs.StringVar(&f.model, "model", "", "model to request (default: the only model served)")
 		fs.StringVar(&f.apiKeyEnv, "api-key-env", "KOVARA_API_KEY", "environment variable that holds the API key")
 		fs.BoolVar(&f.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
+		fs.StringVar(&f.gpu, "gpu", "", "GPU telemetry: local, ssh://user@host or http://host:9400/metrics (a saved endpoint's own source otherwise)")
 		fs.StringVar(&f.manifest, "manifest", "", "kovara.yaml describing what the endpoint runs (makes a hardware run)")
 		fs.StringVar(&f.profile, "profile", "", "the manifest profile to run (default: its only one, or 'default')")
 	}
@@ -126,6 +129,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
 		return exitBadInput
 	}
+	if _, err := hw.ParseSource(f.gpu); err != nil {
+		fmt.Fprintf(stderr, "kovara-bench run: --gpu: %v\n", err)
+		return exitBadInput
+	}
 	ep, err := f.resolveEndpoint(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
@@ -157,13 +164,16 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 			}
 			ep := saved.Engine(key)
 			ep.InsecureTLS = ep.InsecureTLS || f.insecure
+			if f.gpu != "" {
+				ep.GPU = f.gpu
+			}
 			return ep, nil
 		}
 	}
 	if _, err := engine.ParseBase(f.endpoint); err != nil {
 		return engine.Endpoint{}, fmt.Errorf("%q is not a saved endpoint, and as an address: %w", f.endpoint, err)
 	}
-	return engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey}, nil
+	return engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu}, nil
 }
 
 // benchmark runs a plan with Ctrl-C handling, progress and a summary, and

@@ -12,15 +12,25 @@ import (
 // printSummary writes the per-level table to w.
 func printSummary(w io.Writer, f *results.File) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "conc\tok\terr\ttimeout\tout tok/s\treq/s\tTTFT p50\tp95\tp99\tITL p50\tp95\tp99\tlatency p50\tp99\t")
+	tel := f.Local.Telemetry
+	head := "conc\tok\terr\ttimeout\tout tok/s\treq/s\tTTFT p50\tp95\tp99\tITL p50\tp95\tp99\tlatency p50\tp99\t"
+	if tel != nil {
+		head += "power W\tpeak W\ttok/J\t"
+	}
+	fmt.Fprintln(tw, head)
 	row := func(r results.Run, note string) {
 		m := r.Metrics
-		fmt.Fprintf(tw, "%d%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		line := fmt.Sprintf("%d%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t",
 			r.Concurrency, note, m.RequestsOK, m.RequestsError, m.RequestsTimeout,
 			num(m.OutputThroughput, 1), num(m.RequestThroughput, 2),
 			p(m.TTFTMs, 50), p(m.TTFTMs, 95), p(m.TTFTMs, 99),
 			p(m.ITLMs, 50), p(m.ITLMs, 95), p(m.ITLMs, 99),
 			p(m.LatencyMs, 50), p(m.LatencyMs, 99))
+		if tel != nil {
+			lv := tel.Levels[r.Concurrency]
+			line += fmt.Sprintf("%s\t%s\t%s\t", opt(lv.MeanPowerW, 0), opt(lv.PeakPowerW, 0), opt(lv.TokensPerJoule, 2))
+		}
+		fmt.Fprintln(tw, line)
 	}
 	for _, r := range f.Runs {
 		row(r, "")
@@ -30,6 +40,9 @@ func printSummary(w io.Writer, f *results.File) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "times in ms; tokens counted by", tokenMethod(f))
+	if tel != nil {
+		fmt.Fprintf(w, "GPU power from %s: %d GPUs; energy per level integrated over its wall time\n", tel.Host, len(tel.Inventory))
+	}
 	if f.Local.PartialRun != nil {
 		fmt.Fprintln(w, "* interrupted level: partial, kept in local.partial_run, not publishable")
 	}
@@ -65,4 +78,12 @@ func p(d *results.Dist, q int) string {
 		return "-"
 	}
 	return num(*v, 1)
+}
+
+// opt formats an optional number, "-" when it is missing.
+func opt(v *float64, prec int) string {
+	if v == nil {
+		return "-"
+	}
+	return num(*v, prec)
 }

@@ -3,6 +3,8 @@
 // decide whether a file may be published.
 package results
 
+import "github.com/kovara/desktop/hw"
+
 // Format and FormatVersion identify the file kind every writer stamps.
 const (
 	Format        = "kovara-benchmark-results"
@@ -139,6 +141,9 @@ type Local struct {
 	// from its /metrics during the run; absent when /metrics did not
 	// answer with any gauge we know.
 	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
+	// Telemetry is the GPUs' inventory, power and energy per level, when
+	// the endpoint has a GPU source. Never published.
+	Telemetry *hw.Telemetry `json:"telemetry,omitempty"`
 }
 
 // Detection is what the endpoint said about the engine behind it.
