@@ -184,9 +184,9 @@ func (l *Library) Import(path string) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	f, err := results.Decode(data)
+	doc, err := importDocument(path, data)
 	if err != nil {
-		return Summary{}, fmt.Errorf("%s cannot be imported: %w", filepath.Base(path), err)
+		return Summary{}, err
 	}
 	list, err := l.List()
 	if err != nil {
@@ -200,8 +200,8 @@ func (l *Library) Import(path string) (Summary, error) {
 			return s, fmt.Errorf("%s is already in the library (as %s)", filepath.Base(path), s.ID)
 		}
 	}
-	created, _ := time.Parse(time.RFC3339, f.CreatedAt)
-	id := NewID(created, fileModel(f))
+	created, _ := time.Parse(time.RFC3339, doc.CreatedAt)
+	id := NewID(created, doc.Model)
 	// Copy the bytes as they are: an imported file stays exactly what its
 	// author wrote.
 	if err := WriteFileAtomic(l.Path(id), data, 0o644); err != nil {
@@ -213,8 +213,8 @@ func (l *Library) Import(path string) (Summary, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := summarize(id, f)
-	s.Size, s.ModTime = info.Size(), info.ModTime().UnixNano()
+	s := doc
+	s.ID, s.Size, s.ModTime = id, info.Size(), info.ModTime().UnixNano()
 	_ = l.writeIndex(upsert(l.readIndex(), s)) // a cache, as in Save
 	return s, nil
 }
@@ -344,11 +344,7 @@ func (l *Library) readSummary(id string) Summary {
 	if err != nil {
 		return Summary{ID: id, Unreadable: err.Error()}
 	}
-	f, err := results.Decode(data)
-	if err != nil {
-		return Summary{ID: id, Unreadable: err.Error()}
-	}
-	return summarize(id, f)
+	return decodeAny(id, data)
 }
 
 func sortSummaries(s []Summary) {

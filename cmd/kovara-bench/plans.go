@@ -204,11 +204,24 @@ func planExit(err error, stderr io.Writer) (int, bool) {
 	return exitFailed, false
 }
 
-// writePlanFile writes a plan result to -o or to a name with the time.
-func writePlanFile(f runFlags, kind string, data []byte, stderr io.Writer) bool {
+// keepPlanResult saves a plan result into the library (save), and writes
+// a copy to -o when given; without a library, to a file named by time.
+func keepPlanResult(f runFlags, kind string, data []byte, save func(*storage.Library) (string, error), stderr io.Writer) bool {
+	saved := false
+	if lib, err := openLibrary(); err != nil {
+		fmt.Fprintf(stderr, "warning: the results library cannot be used (%v)\n", err)
+	} else if id, err := save(lib); err != nil {
+		fmt.Fprintf(stderr, "kovara-bench: could not save into the library: %v\n", err)
+	} else {
+		saved = true
+		fmt.Fprintf(stderr, "saved in the library as %s (%s)\n", id, lib.Path(id))
+	}
 	out := f.output
-	if out == "" {
+	if out == "" && !saved {
 		out = "kovara-" + kind + "-" + time.Now().Format("20060102-150405") + ".json"
+	}
+	if out == "" {
+		return true
 	}
 	if err := storage.WriteFileAtomic(out, data, 0o644); err != nil {
 		fmt.Fprintf(stderr, "kovara-bench: could not write the result: %v\n", err)
@@ -234,7 +247,8 @@ func finishStages(res *engine.StagesResult, err error, f runFlags, stdout, stder
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	data, merr := engine.MarshalStages(res)
-	if merr != nil || !writePlanFile(f, "stages", data, stderr) {
+	save := func(l *storage.Library) (string, error) { return l.SaveStages("", res) }
+	if merr != nil || !keepPlanResult(f, "stages", data, save, stderr) {
 		return exitFailed
 	}
 	if code == exitOK && len(res.Failed()) > 0 {
@@ -350,7 +364,8 @@ func finishSpecDec(res *engine.SpecDecResult, err error, f runFlags, stdout, std
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	data, merr := engine.MarshalSpecDec(res)
-	if merr != nil || !writePlanFile(f, "specdec", data, stderr) {
+	save := func(l *storage.Library) (string, error) { return l.SaveSpecDec("", res) }
+	if merr != nil || !keepPlanResult(f, "specdec", data, save, stderr) {
 		return exitFailed
 	}
 	if code == exitOK {

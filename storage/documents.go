@@ -1,0 +1,164 @@
+package storage
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// The library keeps three kinds of document: Kovara results files, and
+// this app's three-stage and speculative-decoding results. They share the
+// folder, the index and the history; Summary.Plan tells them apart.
+const (
+	PlanKovara  = "kovara"
+	PlanStages  = "stages"
+	PlanSpecDec = "specdec"
+)
+
+// SaveStages saves a three-stage result under id (a new id when empty).
+func (l *Library) SaveStages(id string, r *engine.StagesResult) (string, error) {
+	data, err := engine.MarshalStages(r)
+	if err != nil {
+		return "", err
+	}
+	return l.saveDocument(id, r.CreatedAt, r.Model, data, func(string) Summary { return summarizeStages(r) })
+}
+
+// SaveSpecDec saves a speculative-decoding result under id (new when empty).
+func (l *Library) SaveSpecDec(id string, r *engine.SpecDecResult) (string, error) {
+	data, err := engine.MarshalSpecDec(r)
+	if err != nil {
+		return "", err
+	}
+	return l.saveDocument(id, r.CreatedAt, r.Model, data, func(string) Summary { return summarizeSpecDec(r) })
+}
+
+func (l *Library) saveDocument(id, createdAt, model string, data []byte, sum func(string) Summary) (string, error) {
+	if id == "" {
+		t, _ := time.Parse(time.RFC3339, createdAt)
+		id = NewID(t, model)
+	}
+	path := l.Path(id)
+	if err := WriteFileAtomic(path, data, 0o644); err != nil {
+		return "", err
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", diskError("read back "+path, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := sum(id)
+	s.ID, s.Size, s.ModTime = id, info.Size(), info.ModTime().UnixNano()
+	_ = l.writeIndex(upsert(l.readIndex(), s)) // a cache, as in Save
+	return id, nil
+}
+
+// LoadStages reads run id as a three-stage result.
+func (l *Library) LoadStages(id string) (*engine.StagesResult, error) {
+	data, err := l.loadBytes(id)
+	if err != nil {
+		return nil, err
+	}
+	return engine.DecodeStages(data)
+}
+
+// LoadSpecDec reads run id as a speculative-decoding result.
+func (l *Library) LoadSpecDec(id string) (*engine.SpecDecResult, error) {
+	data, err := l.loadBytes(id)
+	if err != nil {
+		return nil, err
+	}
+	return engine.DecodeSpecDec(data)
+}
+
+func (l *Library) loadBytes(id string) ([]byte, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	return readBounded(l.Path(id), maxImportSize)
+}
+
+// decodeAny reads any of the library's kinds into a summary.
+func decodeAny(id string, data []byte) Summary {
+	format, _, err := results.DocumentFormat(data)
+	if err != nil {
+		return Summary{ID: id, Unreadable: err.Error()}
+	}
+	switch format {
+	case results.FormatStages:
+		r, err := engine.DecodeStages(data)
+		if err != nil {
+			return Summary{ID: id, Unreadable: err.Error()}
+		}
+		s := summarizeStages(r)
+		s.ID = id
+		return s
+	case results.FormatSpecDec:
+		r, err := engine.DecodeSpecDec(data)
+		if err != nil {
+			return Summary{ID: id, Unreadable: err.Error()}
+		}
+		s := summarizeSpecDec(r)
+		s.ID = id
+		return s
+	}
+	f, err := results.Decode(data)
+	if err != nil {
+		return Summary{ID: id, Unreadable: err.Error()}
+	}
+	return summarize(id, f)
+}
+
+func engineName(d results.Detection) string {
+	if d.Family == "" {
+		return ""
+	}
+	if d.Version != "" {
+		return d.Family + " " + d.Version
+	}
+	return d.Family
+}
+
+func summarizeStages(r *engine.StagesResult) Summary {
+	s := Summary{
+		CreatedAt: r.CreatedAt, EndpointName: r.Local.EndpointName, Model: r.Model,
+		Engine: engineName(r.Engine), RunKind: PlanStages, Plan: PlanStages,
+		Complete: r.Complete, Simulated: r.Local.Simulated,
+	}
+	if r.Users != nil {
+		s.Levels = []int{r.Users.Users}
+		if r.Users.AggregateTPS != nil {
+			s.BestOutputTPS = *r.Users.AggregateTPS
+		}
+	}
+	return s
+}
+
+func summarizeSpecDec(r *engine.SpecDecResult) Summary {
+	s := Summary{
+		CreatedAt: r.CreatedAt, EndpointName: r.Local.EndpointName, Model: r.Model,
+		Engine: engineName(r.Engine), RunKind: PlanSpecDec, Plan: PlanSpecDec,
+		Complete: r.Complete, Simulated: r.Local.Simulated,
+	}
+	for _, lv := range r.Levels {
+		s.Levels = append(s.Levels, lv.Concurrency)
+		if lv.OutputTPS != nil && *lv.OutputTPS > s.BestOutputTPS {
+			s.BestOutputTPS = *lv.OutputTPS
+		}
+	}
+	return s
+}
+
+// importDocument validates data of any kind, for Import.
+func importDocument(path string, data []byte) (Summary, error) {
+	s := decodeAny("", data)
+	if s.Unreadable != "" {
+		return s, fmt.Errorf("%s cannot be imported: %s", filepath.Base(path), s.Unreadable)
+	}
+	return s, nil
+}
