@@ -35,6 +35,11 @@ type LiveView struct {
 	tpsChart    *ChartView
 	ttftChart   *ChartView
 	itlChart    *ChartView
+	srvChart    *ChartView
+	kvChart     *ChartView
+	powerChart  *ChartView
+	utilChart   *ChartView
+	tabs        *container.AppTabs // Requests | Server | GPU
 	stopButton  *widget.Button
 	stopConfirm dialog.Dialog
 
@@ -53,6 +58,10 @@ func newLiveView(title string, onStop func()) *LiveView {
 		tpsChart:   NewChartView("Waiting for tokens…"),
 		ttftChart:  NewChartView("Waiting for finished requests…"),
 		itlChart:   NewChartView("Waiting for token gaps…"),
+		srvChart:   NewChartView("Waiting for the server's /metrics (vLLM, SGLang and llama.cpp publish one)…"),
+		kvChart:    NewChartView("Waiting for the server's /metrics…"),
+		powerChart: NewChartView("No GPU readings: set a GPU telemetry source for this endpoint under Endpoints."),
+		utilChart:  NewChartView("No GPU readings yet."),
 	}
 	v.lastError.Wrapping = fyne.TextWrapWord
 	v.stopButton = widget.NewButton("Stop", onStop)
@@ -65,10 +74,12 @@ func newLiveView(title string, onStop func()) *LiveView {
 		container.NewBorder(nil, nil, nil, v.stopButton, v.title),
 		v.phase, bars, v.counters, v.lastError,
 	)
-	charts := container.NewGridWithRows(2,
-		v.tpsChart,
-		container.NewGridWithColumns(2, v.ttftChart, v.itlChart),
+	v.tabs = container.NewAppTabs(
+		container.NewTabItem("Requests", container.NewGridWithColumns(2, v.ttftChart, v.itlChart)),
+		container.NewTabItem("Server", container.NewGridWithColumns(2, v.srvChart, v.kvChart)),
+		container.NewTabItem("GPU", container.NewGridWithColumns(2, v.powerChart, v.utilChart)),
 	)
+	charts := container.NewGridWithRows(2, v.tpsChart, v.tabs)
 	v.content = container.NewBorder(top, nil, nil, nil, charts)
 	return v
 }
@@ -83,9 +94,22 @@ func (v *LiveView) update(d *liveData, p Palette) {
 	if e := d.snap.LastError; e != "" {
 		v.lastError.SetText("Last error: " + e)
 	}
+	if g := d.snap.GPU; g != nil && g.PowerW != nil {
+		v.counters.SetText(d.counters() + fmt.Sprintf("   GPU %.0f W", *g.PowerW))
+	}
 	v.tpsChart.SetSpec(d.tpsSpec(p))
-	v.ttftChart.SetSpec(d.ttftSpec(p))
-	v.itlChart.SetSpec(d.itlSpec(p))
+	// Only the charts on show are drawn: the others catch up when chosen.
+	switch v.tabs.SelectedIndex() {
+	case 0:
+		v.ttftChart.SetSpec(d.ttftSpec(p))
+		v.itlChart.SetSpec(d.itlSpec(p))
+	case 1:
+		v.srvChart.SetSpec(d.serverSpec(p))
+		v.kvChart.SetSpec(d.kvSpec(p))
+	case 2:
+		v.powerChart.SetSpec(d.powerSpec(p))
+		v.utilChart.SetSpec(d.utilSpec(p))
+	}
 }
 
 // runState is one benchmark in flight.
@@ -144,10 +168,7 @@ func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name strin
 				return
 			case <-t.C:
 				d.add(live.Snapshot())
-				snap := d // a copy for the UI goroutine
-				snap.tpsX, snap.tpsY = append([]float64(nil), d.tpsX...), append([]float64(nil), d.tpsY...)
-				snap.ttftX, snap.ttftY = append([]float64(nil), d.ttftX...), append([]float64(nil), d.ttftY...)
-				snap.itl = append([]float64(nil), d.itl...)
+				snap := d.clone()
 				s.u.do(func() { s.live.update(&snap, palette) })
 			}
 		}

@@ -28,6 +28,11 @@ type liveData struct {
 	tpsX, tpsY   []float64 // seconds since start, output tokens/s
 	ttftX, ttftY []float64 // finished request number, ms
 	finished     int
+	// The server's own gauges and the GPUs, when they answer.
+	srvX, srvRunning, srvWaiting, srvKV []float64
+	gpuX, gpuPower, gpuUtil             []float64
+	lastGPU                             time.Duration
+
 	itl          []float64 // a uniform sample of the current level's gaps, ms
 	itlSeen      int       // gaps of the current level so far
 	rng          uint64    // for the reservoir; any sequence will do
@@ -70,7 +75,37 @@ func (d *liveData) add(s engine.Snapshot) {
 			d.sampleITL(float64(v))
 		}
 	}
+	for _, m := range s.ServerNew {
+		d.srvX = append(d.srvX, m.T)
+		d.srvRunning = append(d.srvRunning, valueOr(m.Running))
+		d.srvWaiting = append(d.srvWaiting, valueOr(m.Waiting))
+		d.srvKV = append(d.srvKV, valueOr(m.KVCache)*100)
+	}
+	if g := s.GPU; g != nil && g.T != d.lastGPU {
+		d.lastGPU = g.T
+		d.gpuX = append(d.gpuX, s.At.Seconds())
+		d.gpuPower = append(d.gpuPower, valueOr(g.PowerW))
+		d.gpuUtil = append(d.gpuUtil, valueOr(g.UtilPct))
+	}
 	d.snap = s
+}
+
+// clone copies d for the UI goroutine while the ticker keeps adding to d.
+func (d *liveData) clone() liveData {
+	c := *d
+	for _, sl := range []*[]float64{&c.tpsX, &c.tpsY, &c.ttftX, &c.ttftY, &c.itl,
+		&c.srvX, &c.srvRunning, &c.srvWaiting, &c.srvKV, &c.gpuX, &c.gpuPower, &c.gpuUtil} {
+		*sl = append([]float64(nil), (*sl)...)
+	}
+	return c
+}
+
+// valueOr is the value, or NaN (a gap in a chart) when it is missing.
+func valueOr(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
 }
 
 // sampleITL keeps each gap of the level with equal chance (Algorithm R).
@@ -144,6 +179,37 @@ func (d *liveData) itlSpec(p Palette) ChartSpec {
 	return ChartSpec{
 		Title: fmt.Sprintf("Inter-token latency, level %d", d.snap.Level), XLabel: "ms", YLabel: "gaps", YFromZero: true, Palette: p,
 		Series: []Series{{Name: "ITL", X: centers, Y: counts, Kind: Bars, Color: 2}},
+	}
+}
+
+func (d *liveData) serverSpec(p Palette) ChartSpec {
+	return ChartSpec{
+		Title: "Server: requests running and waiting", XLabel: "seconds", YLabel: "requests", YFromZero: true, Palette: p,
+		Series: []Series{
+			{Name: "running", X: d.srvX, Y: d.srvRunning, Kind: Line},
+			{Name: "waiting", X: d.srvX, Y: d.srvWaiting, Kind: Line, Color: 1},
+		},
+	}
+}
+
+func (d *liveData) kvSpec(p Palette) ChartSpec {
+	return ChartSpec{
+		Title: "Server: KV cache in use", XLabel: "seconds", YLabel: "%", YFromZero: true, Palette: p,
+		Series: []Series{{Name: "", X: d.srvX, Y: d.srvKV, Kind: Line, Color: 2}},
+	}
+}
+
+func (d *liveData) powerSpec(p Palette) ChartSpec {
+	return ChartSpec{
+		Title: "GPU power (all GPUs)", XLabel: "seconds", YLabel: "W", YFromZero: true, Palette: p,
+		Series: []Series{{Name: "", X: d.gpuX, Y: d.gpuPower, Kind: Line, Color: 3}},
+	}
+}
+
+func (d *liveData) utilSpec(p Palette) ChartSpec {
+	return ChartSpec{
+		Title: "GPU utilisation (mean)", XLabel: "seconds", YLabel: "%", YFromZero: true, Palette: p,
+		Series: []Series{{Name: "", X: d.gpuX, Y: d.gpuUtil, Kind: Line, Color: 4}},
 	}
 }
 

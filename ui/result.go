@@ -28,6 +28,7 @@ type ResultView struct {
 
 	table        *widget.Table
 	rows         [][]string
+	columns      []string
 	tpsChart     *ChartView
 	latencyChart *ChartView
 	warnings     *widget.Label
@@ -38,9 +39,20 @@ type ResultView struct {
 	buttons      *fyne.Container
 }
 
-// resultColumns are the per-level table's headings.
-var resultColumns = []string{"Concurrency", "OK / err", "Output tok/s", "Req/s",
-	"TTFT p50", "TTFT p95", "TTFT p99", "ITL p50", "ITL p95", "ITL p99", "Latency p50", "Latency p99"}
+// resultColumns are the per-level table's headings; energyColumns follow
+// when the endpoint has a GPU telemetry source.
+var (
+	resultColumns = []string{"Concurrency", "OK / err", "Output tok/s", "Req/s",
+		"TTFT p50", "TTFT p95", "TTFT p99", "ITL p50", "ITL p95", "ITL p99", "Latency p50", "Latency p99"}
+	energyColumns = []string{"Power W", "Tokens/J"}
+)
+
+func columnsFor(f *results.File) []string {
+	if f.Local.Telemetry != nil {
+		return append(append([]string(nil), resultColumns...), energyColumns...)
+	}
+	return resultColumns
+}
 
 // resultRows is the per-level table: one row per finished level, and the
 // interrupted level marked as partial. Times in ms; "—" where the sample
@@ -61,6 +73,10 @@ func resultRows(f *results.File) [][]string {
 			pct(m.ITLMs, 50), pct(m.ITLMs, 95), pct(m.ITLMs, 99),
 			pct(m.LatencyMs, 50), pct(m.LatencyMs, 99),
 		})
+		if t := f.Local.Telemetry; t != nil {
+			lv := t.Levels[r.Concurrency]
+			rows[len(rows)-1] = append(rows[len(rows)-1], optNum(lv.MeanPowerW, 0), optNum(lv.TokensPerJoule, 2))
+		}
 	}
 	for _, r := range f.Runs {
 		add(r, false)
@@ -69,6 +85,13 @@ func resultRows(f *results.File) [][]string {
 		add(*f.Local.PartialRun, true)
 	}
 	return rows
+}
+
+func optNum(v *float64, prec int) string {
+	if v == nil {
+		return "—"
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
 }
 
 func pct(d *results.Dist, q int) string {
@@ -99,7 +122,7 @@ func percentile(d *results.Dist, q int) (float64, bool) {
 }
 
 func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView {
-	v := &ResultView{file: f, id: id, rows: resultRows(f)}
+	v := &ResultView{file: f, id: id, rows: resultRows(f), columns: columnsFor(f)}
 	if id != "" {
 		v.path = u.lib.Path(id)
 	}
@@ -125,7 +148,7 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	v.state.Wrapping = fyne.TextWrapWord
 
 	v.table = widget.NewTableWithHeaders(
-		func() (int, int) { return len(v.rows), len(resultColumns) },
+		func() (int, int) { return len(v.rows), len(v.columns) },
 		func() fyne.CanvasObject { return widget.NewLabel("0000.0") },
 		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.rows[id.Row][id.Col]) },
 	)
@@ -135,10 +158,10 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	}
 	v.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		if id.Row < 0 && id.Col >= 0 {
-			o.(*widget.Label).SetText(resultColumns[id.Col])
+			o.(*widget.Label).SetText(v.columns[id.Col])
 		}
 	}
-	for i, c := range resultColumns {
+	for i, c := range v.columns {
 		v.table.SetColumnWidth(i, float32(max(82, 9*len(c))))
 	}
 

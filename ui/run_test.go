@@ -1,11 +1,18 @@
 package ui
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2/test"
+
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/storage"
 )
 
 // setPlan fills the form with a small plan.
@@ -106,4 +113,41 @@ func TestStopKeepsPartialRun(t *testing.T) {
 	if err != nil || f.Complete || f.Local.PartialRun == nil {
 		t.Fatalf("partial file: %v", err)
 	}
+}
+
+func TestLiveServerAndGPUCharts(t *testing.T) {
+	h := newHarness(t)
+	metrics, err := os.ReadFile(filepath.Join("..", "hw", "testdata", "nvidia_gpu_exporter_3090_x2.metrics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(metrics) }))
+	defer exp.Close()
+	url := startTestSim(t, sim.Config{TokenInterval: 2 * time.Millisecond, PrefillRate: 1e6})
+	if err := h.u.endpoints.Put(storage.SavedEndpoint{Name: "rig", URL: url, VerifyTLS: true, GPU: exp.URL + "/metrics"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	b := h.u.bench
+	h.locked(func() {
+		b.refreshEndpoints()
+		b.selectEndpoint("rig")
+		h.setPlan("2,4", "16", "400") // about 6 s: several scrapes and samples
+		test.Tap(b.runButton)
+		b.live.tabs.SelectIndex(1)
+	})
+	h.waitFor("the server chart", 30*time.Second, func() bool { return b.live.srvChart.ShowingChart() })
+	h.locked(func() { b.live.tabs.SelectIndex(2) })
+	h.waitFor("the GPU power chart", 30*time.Second, func() bool { return b.live.powerChart.ShowingChart() })
+	h.locked(func() {
+		if !strings.Contains(b.live.counters.Text, " W") {
+			t.Errorf("counters %q should show the GPU power", b.live.counters.Text)
+		}
+	})
+	h.waitFor("the result", 60*time.Second, func() bool { return b.result != nil })
+	h.locked(func() {
+		r := b.result
+		if len(r.columns) != len(resultColumns)+2 || r.rows[0][len(r.columns)-1] == "—" {
+			t.Errorf("energy columns: %v / %v", r.columns, r.rows)
+		}
+	})
 }

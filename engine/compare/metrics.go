@@ -40,6 +40,32 @@ type Metric struct {
 	// Get reads the metric from a record; ok is false when the record does
 	// not have it (a p99 from fewer than 100 requests, no successes, …).
 	Get func(results.Run) (value float64, ok bool)
+	// GetLocal, when set instead of Get, reads the metric from the file's
+	// local section for the record's level (GPU energy lives there, never
+	// in the published record).
+	GetLocal func(f *results.File, r results.Run) (value float64, ok bool)
+}
+
+// EnergyMetrics are shown when some run of a comparison has GPU telemetry.
+var EnergyMetrics = []Metric{
+	{ID: "tokens_per_joule", Label: "tokens per joule", Unit: "tok/J", Dir: HigherBetter,
+		GetLocal: func(f *results.File, r results.Run) (float64, bool) {
+			if t := f.Local.Telemetry; t != nil {
+				if lv, ok := t.Levels[r.Concurrency]; ok && lv.TokensPerJoule != nil {
+					return *lv.TokensPerJoule, true
+				}
+			}
+			return 0, false
+		}},
+	{ID: "gpu_power_mean", Label: "GPU power (mean)", Unit: "W", Dir: Neutral,
+		GetLocal: func(f *results.File, r results.Run) (float64, bool) {
+			if t := f.Local.Telemetry; t != nil {
+				if lv, ok := t.Levels[r.Concurrency]; ok && lv.MeanPowerW != nil {
+					return *lv.MeanPowerW, true
+				}
+			}
+			return 0, false
+		}},
 }
 
 // Metrics is the table of metrics a comparison shows, in display order.
@@ -258,6 +284,13 @@ func Table(files []*results.File, labels []string) []Row {
 		}
 	}
 
+	metrics := Metrics
+	for _, f := range files {
+		if f != nil && f.Local.Telemetry != nil {
+			metrics = append(append([]Metric(nil), Metrics...), EnergyMetrics...)
+			break
+		}
+	}
 	var rows []Row
 	for _, c := range unionLevels(files) {
 		shared := true
@@ -266,12 +299,17 @@ func Table(files []*results.File, labels []string) []Row {
 				shared = false
 			}
 		}
-		for _, m := range Metrics {
+		for _, m := range metrics {
 			cells := make([]Cell, len(files))
 			for i := range files {
 				cells[i].Label = names[i]
 				if r, ok := byLevel[i][c]; ok {
-					if v, ok := m.Get(r); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+					get := m.Get
+					if m.GetLocal != nil {
+						f := files[i]
+						get = func(r results.Run) (float64, bool) { return m.GetLocal(f, r) }
+					}
+					if v, ok := get(r); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
 						cells[i].Value, cells[i].Present = v, true
 					}
 				}
