@@ -103,7 +103,7 @@ func New(a fyne.App, opts Options) (*App, error) {
 		container.NewTabItem("Endpoints", u.endpointS.content),
 	)
 	u.tabs.OnSelected = func(t *container.TabItem) {
-		if t == historyTab && u.historyS.opened == nil {
+		if t == historyTab && u.historyS.opened == nil && !u.historyS.openedOther {
 			u.historyS.reload()
 		}
 	}
@@ -132,7 +132,7 @@ func (u *App) showProblem(title, text string) {
 // compareWith opens History with run id selected, to pick the others.
 func (u *App) compareWith(id string) {
 	u.tabs.SelectIndex(1)
-	if u.historyS.opened != nil {
+	if u.historyS.opened != nil || u.historyS.openedOther {
 		u.historyS.closeRun()
 	}
 	u.historyS.preselect(id)

@@ -148,7 +148,7 @@ func TestEndpointFormSaveAndTest(t *testing.T) {
 	h.waitFor("the Test result", 20*time.Second, func() bool { return strings.Contains(s.testResult.Text, "Serving 1 model: llama-3.1-8b") })
 	h.locked(func() {
 		got := s.testResult.Text
-		for _, want := range []string{"Engine: vllm", "Context length", "ignore_eos accepted", "Token usage: reported"} {
+		for _, want := range []string{"Engine: vllm", "Context length", "ignore_eos accepted", "Token usage: reported", "Server metrics: vLLM /metrics answers"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("Test result lacks %q:\n%s", want, got)
 			}

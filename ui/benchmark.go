@@ -19,6 +19,13 @@ import (
 	"github.com/kovara/desktop/storage"
 )
 
+// The plans the Benchmark place runs.
+const (
+	planKovara  = "Kovara method"
+	planStages  = "Three stages: decode, cold prefill, many users"
+	planSpecDec = "Speculative decoding (acceptance from /metrics)"
+)
+
 // Manifest choices besides the recent files.
 const (
 	manifestNone = "None — protocol test"
@@ -35,6 +42,10 @@ type BenchmarkScreen struct {
 	setup fyne.CanvasObject
 
 	endpointSelect *widget.Select
+	planSelect     *widget.Select
+	usersEntry     *widget.Entry
+	quickCheck     *widget.Check
+	stagesForm     *widget.Form
 	manifestSelect *widget.Select
 	manifestCard   *widget.Card
 	profileSelect  *widget.Select
@@ -48,17 +59,25 @@ type BenchmarkScreen struct {
 	planNote       *widget.Label
 	runButton      *widget.Button
 
+	levelsForm   *widget.Form
 	manifest     *storage.Manifest // nil for a protocol test
 	lastManifest string            // the select's value before "Open…"
 
-	live    *LiveView
-	result  *ResultView
-	running *runState // nil when no benchmark is in flight
+	live        *LiveView
+	result      *ResultView
+	running     *runState // nil when no benchmark is in flight
+	shownResult bool      // a plan's result view is showing (stages, specdec)
 }
 
 func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s := &BenchmarkScreen{u: u}
 	s.endpointSelect = widget.NewSelect(nil, func(string) { s.revalidate() })
+	s.planSelect = widget.NewSelect([]string{planKovara, planStages, planSpecDec}, func(string) { s.onPlan() })
+	s.usersEntry = widget.NewEntry()
+	s.usersEntry.SetText(fmt.Sprint(engine.DefaultUsers))
+	s.usersEntry.Validator = countCheck("users", 1)
+	s.usersEntry.OnChanged = func(string) { s.revalidate() }
+	s.quickCheck = widget.NewCheck("Quick mode (128-token answers, 2k prefill): a smoke test, not the plan's numbers", func(bool) { s.revalidate() })
 	s.manifestSelect = widget.NewSelect(nil, s.onManifest)
 	s.manifestCard = widget.NewCard("", "", widget.NewLabel(""))
 	s.manifestCard.Hide()
@@ -88,9 +107,15 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 
 	main := widget.NewForm(
 		widget.NewFormItem("Endpoint", s.endpointSelect),
+		widget.NewFormItem("Plan", s.planSelect),
 		widget.NewFormItem("Manifest", s.manifestSelect),
 		widget.NewFormItem("Profile", s.profileSelect),
 	)
+	s.stagesForm = widget.NewForm(
+		widget.NewFormItem("Users (many-user stage)", s.usersEntry),
+		widget.NewFormItem("", s.quickCheck),
+	)
+	s.stagesForm.Hide()
 	levels := widget.NewForm(
 		widget.NewFormItem("Input tokens", s.inputEntry),
 		widget.NewFormItem("Output tokens", s.outputEntry),
@@ -107,12 +132,15 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 		widget.NewLabelWithStyle("New benchmark", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		main,
 		s.manifestCard,
+		s.stagesForm,
 		levels,
 		acc,
 		s.planNote,
 		container.NewHBox(s.runButton),
 	)))
 	s.content = container.NewStack(s.setup)
+	s.levelsForm = levels
+	s.planSelect.SetSelected(planKovara)
 	s.refreshEndpoints()
 	s.refreshManifests("")
 	s.revalidate()
@@ -253,6 +281,33 @@ func manifestTitle(m *storage.Manifest) string {
 	return filepath.Base(m.Path)
 }
 
+// onPlan shows the settings the chosen plan takes.
+func (s *BenchmarkScreen) onPlan() {
+	if s.levelsForm == nil {
+		return
+	}
+	switch s.planSelect.Selected {
+	case planStages:
+		s.stagesForm.Show()
+		s.levelsForm.Hide()
+		s.manifestSelect.Disable()
+		s.profileSelect.Disable()
+	case planSpecDec:
+		s.stagesForm.Hide()
+		s.levelsForm.Show()
+		s.manifestSelect.Disable()
+		s.profileSelect.Disable()
+	default:
+		s.stagesForm.Hide()
+		s.levelsForm.Show()
+		s.manifestSelect.Enable()
+		if s.manifest != nil {
+			s.profileSelect.Enable()
+		}
+	}
+	s.revalidate()
+}
+
 // onProfile fills the lengths and levels from the chosen profile.
 func (s *BenchmarkScreen) onProfile(name string) {
 	if s.manifest == nil || name == "" {
@@ -317,10 +372,18 @@ func (s *BenchmarkScreen) planFromForm() (engine.Plan, error) {
 // revalidate says what is wrong with the form, if anything, and enables
 // Run only for a plan that can run.
 func (s *BenchmarkScreen) revalidate() {
-	if s.runButton == nil {
+	if s.runButton == nil || s.levelsForm == nil {
 		return // still building the form
 	}
-	_, err := s.planFromForm()
+	var err error
+	switch s.planSelect.Selected {
+	case planStages:
+		_, err = s.stagesFromForm()
+	case planSpecDec:
+		_, err = s.specDecFromForm()
+	default:
+		_, err = s.planFromForm()
+	}
 	if err == nil && s.endpointSelect.Selected == "" {
 		err = errNoEndpoint
 	}
@@ -334,6 +397,18 @@ func (s *BenchmarkScreen) revalidate() {
 }
 
 func planSummary(s *BenchmarkScreen) string {
+	switch s.planSelect.Selected {
+	case planStages:
+		p, _ := s.stagesFromForm()
+		mode := "full"
+		if p.Quick {
+			mode = "quick, not protocol numbers"
+		}
+		return fmt.Sprintf("Three stages (%s): single-user decode on three prompts, a cold prefill, then %d users at once. Kept in the history; never published.", mode, p.Users)
+	case planSpecDec:
+		p, _ := s.specDecFromForm()
+		return fmt.Sprintf("Speculative decoding: %d levels, natural stops on representative prompts, acceptance from the server's counters. Not publishable.", len(p.Levels))
+	}
 	p, _ := s.planFromForm()
 	kind := "Protocol test"
 	if p.Conditions != nil {
@@ -353,4 +428,38 @@ func (s *BenchmarkScreen) show(o fyne.CanvasObject) {
 func (s *BenchmarkScreen) backToSetup() {
 	s.show(s.setup)
 	s.revalidate()
+}
+
+// stagesFromForm reads the three-stage plan's settings.
+func (s *BenchmarkScreen) stagesFromForm() (engine.StagesPlan, error) {
+	p := engine.DefaultStagesPlan()
+	users, err := engine.ParseCount("users", s.usersEntry.Text, 1)
+	if err != nil {
+		return p, err
+	}
+	p.Users, p.Quick = users, s.quickCheck.Checked
+	if p.Timeout, err = engine.ParseTimeout(s.timeoutEntry.Text); err != nil {
+		return p, err
+	}
+	return p, p.Validate()
+}
+
+// specDecFromForm reads the speculative-decoding plan's settings from the
+// levels fields.
+func (s *BenchmarkScreen) specDecFromForm() (engine.SpecDecPlan, error) {
+	p := engine.DefaultSpecDecPlan()
+	var err error
+	if p.Levels, err = engine.ParseLevels(s.levelsEntry.Text); err != nil {
+		return p, fmt.Errorf("concurrency levels: %w", err)
+	}
+	if p.Requests, err = engine.ParseCount("requests", s.requestsEntry.Text, 1); err != nil {
+		return p, err
+	}
+	if p.MaxTokens, err = engine.ParseCount("output tokens", s.outputEntry.Text, 1); err != nil {
+		return p, err
+	}
+	if p.Timeout, err = engine.ParseTimeout(s.timeoutEntry.Text); err != nil {
+		return p, err
+	}
+	return p, p.Validate()
 }

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/storage"
@@ -280,4 +281,79 @@ func (c *CompareScreen) saveChart(view *ChartView, title string) {
 	}, c.u.win)
 	d.SetFileName(strings.ReplaceAll(strings.ToLower(title), " ", "-") + ".png")
 	d.Show()
+}
+
+// compareStages shows three-stage results side by side.
+func (u *App) compareStages(ids []string) {
+	list, _ := u.lib.List()
+	labels := map[string]string{}
+	for _, s := range list {
+		labels[s.ID] = s.Label
+	}
+	var docs []*engine.StagesResult
+	var names []string
+	for _, id := range ids {
+		r, err := u.lib.LoadStages(id)
+		if err != nil {
+			u.showProblem("A run cannot be compared", err.Error())
+			return
+		}
+		docs = append(docs, r)
+		name := labels[id]
+		if name == "" {
+			name = r.Model + " " + strings.Replace(r.CreatedAt[5:16], "T", " ", 1)
+		}
+		names = append(names, name)
+	}
+	u.compareS.showStages(docs, names)
+	u.tabs.Select(u.compareTab)
+}
+
+func (c *CompareScreen) showStages(docs []*engine.StagesResult, labels []string) {
+	c.files, c.labels = nil, labels
+	c.rows = compare.StagesTable(docs)
+	ok, diffs := compare.StagesVerdict(docs)
+	sentence := "These three-stage results measured the same thing."
+	if !ok {
+		sentence = "Not like for like: " + strings.Join(diffs, "; ") + "."
+	}
+	c.verdict = widget.NewLabelWithStyle(sentence, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	c.verdict.Wrapping = fyne.TextWrapWord
+	var lines []string
+	for i, l := range labels {
+		lines = append(lines, fmt.Sprintf("[%d] %s", i+1, l))
+	}
+	c.details = widget.NewLabel(strings.Join(lines, "\n"))
+	cols := 1 + len(docs)
+	c.table = widget.NewTableWithHeaders(
+		func() (int, int) { return len(c.rows), cols },
+		func() fyne.CanvasObject { return widget.NewLabel("many users, slowest user (tok/s)") },
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			text, imp := compareCell(c.rows[id.Row], id.Col+1) // no level column
+			l := o.(*widget.Label)
+			l.Importance = imp
+			l.SetText(text)
+		},
+	)
+	c.table.ShowHeaderColumn = false
+	c.table.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("Metric", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	c.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Row >= 0 || id.Col < 0 {
+			return
+		}
+		text := "Metric"
+		if id.Col >= 1 {
+			text = fmt.Sprintf("[%d] %s", id.Col, truncateLabel(labels[id.Col-1], 26))
+		}
+		o.(*widget.Label).SetText(text)
+	}
+	c.table.SetColumnWidth(0, 300)
+	for i := range docs {
+		c.table.SetColumnWidth(1+i, 200)
+	}
+	c.charts, c.saves, c.views = nil, nil, nil
+	c.content.Objects = []fyne.CanvasObject{container.NewBorder(container.NewVBox(c.verdict, c.details), nil, nil, nil, c.table)}
+	c.content.Refresh()
 }

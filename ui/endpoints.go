@@ -304,6 +304,9 @@ func (s *EndpointsScreen) onTest() {
 		}
 		rep, err := engine.Check(ctx, ep, "")
 		lines := rep.Lines(err)
+		if err == nil {
+			lines = append(lines, metricsLine(ctx, ep))
+		}
 		if gpu != "" {
 			lines = append(lines, gpuLine(ctx, gpu))
 		}
@@ -335,4 +338,18 @@ func gpuLine(ctx context.Context, source string) string {
 		return "GPU telemetry (" + src.String() + "): " + err.Error()
 	}
 	return "GPUs (" + src.String() + "): " + hw.Summary(inv)
+}
+
+// metricsLine says whether the server publishes the queue gauges the live
+// view charts.
+func metricsLine(ctx context.Context, ep engine.Endpoint) string {
+	m, err := engine.ReadServerMetrics(ctx, ep)
+	if err != nil || m.Family == "" {
+		return "Server metrics: no /metrics with queue gauges (the live view shows the client's numbers only)"
+	}
+	line := "Server metrics: " + engine.FamilyName(m.Family) + " /metrics answers"
+	if m.Running != nil && m.Waiting != nil {
+		line += fmt.Sprintf(" (%.0f running, %.0f waiting now)", *m.Running, *m.Waiting)
+	}
+	return line
 }

@@ -38,6 +38,7 @@ type HistoryScreen struct {
 	importButton  *widget.Button
 	openButton    *widget.Button
 	opened        *ResultView
+	openedOther   bool // a three-stage or speculative-decoding view is open
 }
 
 // historyColumns are the table's headings; column 0 is the selection box.
@@ -277,7 +278,24 @@ func (h *HistoryScreen) onCompare() {
 	if len(ids) < 2 || len(ids) > maxCompare {
 		return
 	}
-	h.u.compareRuns(ids)
+	kinds := map[string]bool{}
+	for _, id := range ids {
+		p := h.planOf(id)
+		if p == "" {
+			p = storage.PlanKovara
+		}
+		kinds[p] = true
+	}
+	switch {
+	case len(kinds) > 1:
+		h.status.SetText("Compare takes runs of one kind: Kovara runs with Kovara runs, three-stage results with three-stage results.")
+	case kinds[storage.PlanStages]:
+		h.u.compareStages(ids)
+	case kinds[storage.PlanSpecDec]:
+		h.status.SetText("Speculative-decoding results are not compared side by side yet: open each one instead.")
+	default:
+		h.u.compareRuns(ids)
+	}
 }
 
 func (h *HistoryScreen) onOpen() {
@@ -288,8 +306,48 @@ func (h *HistoryScreen) onOpen() {
 	h.open(ids[0])
 }
 
+// planOf is the kind of run id (kovara, stages or specdec).
+func (h *HistoryScreen) planOf(id string) string {
+	for _, s := range h.all {
+		if s.ID == id {
+			return s.Plan
+		}
+	}
+	return ""
+}
+
+// showOpened puts a run's view in the History place.
+func (h *HistoryScreen) showOpened(o fyne.CanvasObject) {
+	h.content.Objects = []fyne.CanvasObject{o}
+	h.content.Refresh()
+}
+
 // open shows a run's result view inside the History place.
 func (h *HistoryScreen) open(id string) {
+	switch h.planOf(id) {
+	case storage.PlanStages:
+		r, err := h.u.lib.LoadStages(id)
+		if err != nil {
+			h.status.SetText(err.Error())
+			return
+		}
+		v := newStagesView(h.u, r, id, nil, h.closeRun)
+		v.back.SetText("Back to history")
+		h.openedOther = true
+		h.showOpened(v.content)
+		return
+	case storage.PlanSpecDec:
+		r, err := h.u.lib.LoadSpecDec(id)
+		if err != nil {
+			h.status.SetText(err.Error())
+			return
+		}
+		v := newSpecDecView(h.u, r, id, nil, h.closeRun)
+		v.back.SetText("Back to history")
+		h.openedOther = true
+		h.showOpened(v.content)
+		return
+	}
 	f, err := h.u.lib.Load(id)
 	if err != nil {
 		h.status.SetText(err.Error())
@@ -302,7 +360,7 @@ func (h *HistoryScreen) open(id string) {
 }
 
 func (h *HistoryScreen) closeRun() {
-	h.opened = nil
+	h.opened, h.openedOther = nil, false
 	h.content.Objects = []fyne.CanvasObject{h.list}
 	h.content.Refresh()
 	h.reload()

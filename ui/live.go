@@ -118,13 +118,12 @@ type runState struct {
 	done   chan struct{}
 }
 
-// onRun starts a benchmark with the form's plan on the chosen endpoint.
+// planRun runs one plan against an endpoint and returns what to do on the
+// UI goroutine afterwards (show the result, or say why there is none).
+type planRun func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func()
+
+// onRun starts the chosen plan on the chosen endpoint.
 func (s *BenchmarkScreen) onRun() {
-	plan, err := s.planFromForm()
-	if err != nil {
-		s.planNote.SetText(err.Error())
-		return
-	}
 	name := s.endpointSelect.Selected
 	var ep engine.Endpoint
 	simulated := name == SimulatorName
@@ -136,18 +135,112 @@ func (s *BenchmarkScreen) onRun() {
 		}
 		ep = saved.Engine("") // the key is read from the keyring off the UI goroutine
 	}
-	plan.Simulated = simulated
+	var run planRun
+	switch s.planSelect.Selected {
+	case planStages:
+		plan, err := s.stagesFromForm()
+		if err != nil {
+			s.planNote.SetText(err.Error())
+			return
+		}
+		plan.Simulated = simulated
+		run = s.runStages(plan)
+	case planSpecDec:
+		plan, err := s.specDecFromForm()
+		if err != nil {
+			s.planNote.SetText(err.Error())
+			return
+		}
+		plan.Simulated = simulated
+		run = s.runSpecDec(plan)
+	default:
+		plan, err := s.planFromForm()
+		if err != nil {
+			s.planNote.SetText(err.Error())
+			return
+		}
+		plan.Simulated = simulated
+		run = s.runKovara(plan)
+	}
 	s.u.fyne.Preferences().SetString(prefLastEndpoint, name)
-	s.start(plan, ep, name)
+	s.start(name, simulated, ep, run)
 }
 
-// start runs the plan in the background, with the live view showing it.
-func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name string) {
+// runKovara is the Kovara method, saved after every level.
+func (s *BenchmarkScreen) runKovara(plan engine.Plan) planRun {
+	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
+		id := ""
+		var saveErr error
+		// A failed save keeps the id, so the next one rewrites the same
+		// file instead of starting a second.
+		save := func(f *results.File) {
+			next, err := s.u.lib.Save(id, f)
+			if err == nil {
+				id = next
+			}
+			saveErr = err
+		}
+		obs.Checkpoint = save
+		if s.u.opts.Observe != nil {
+			s.u.opts.Observe(&obs)
+		}
+		f, err := engine.Run(ctx, plan, ep, obs)
+		if f != nil {
+			save(f)
+			if saveErr != nil {
+				id = "" // the result shown is not the one in the history
+			}
+		}
+		return func() {
+			if f == nil {
+				s.runFailed(err)
+				return
+			}
+			s.showResult(f, id, err, saveErr)
+		}
+	}
+}
+
+// runStages is the three-stage plan.
+func (s *BenchmarkScreen) runStages(plan engine.StagesPlan) planRun {
+	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
+		r, err := engine.RunStages(ctx, plan, ep, obs)
+		if r == nil {
+			return func() { s.runFailed(err) }
+		}
+		id, saveErr := s.u.lib.SaveStages("", r)
+		return func() { s.showView(newStagesView(s.u, r, id, saveErr, s.backToSetup).content) }
+	}
+}
+
+// runSpecDec is the speculative-decoding mode.
+func (s *BenchmarkScreen) runSpecDec(plan engine.SpecDecPlan) planRun {
+	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
+		r, err := engine.RunSpecDec(ctx, plan, ep, obs)
+		if r == nil {
+			return func() { s.runFailed(err) }
+		}
+		id, saveErr := s.u.lib.SaveSpecDec("", r)
+		return func() { s.showView(newSpecDecView(s.u, r, id, saveErr, s.backToSetup).content) }
+	}
+}
+
+// showView shows a plan's result view and tells whoever waits for one.
+func (s *BenchmarkScreen) showView(o fyne.CanvasObject) {
+	s.show(o)
+	s.shownResult = true
+	if s.u.opts.OnResult != nil {
+		s.u.opts.OnResult()
+	}
+}
+
+// start runs a plan in the background, with the live view showing it.
+func (s *BenchmarkScreen) start(name string, simulated bool, ep engine.Endpoint, run planRun) {
 	ctx, cancel := context.WithCancel(context.Background())
 	st := &runState{cancel: cancel, done: make(chan struct{})}
 	s.running = st
-	title := "Benchmarking " + name
-	s.live = newLiveView(title, func() { s.confirmStop(st) })
+	s.shownResult = false
+	s.live = newLiveView("Benchmarking "+name, func() { s.confirmStop(st) })
 	s.show(s.live.content)
 	live := engine.NewLive()
 	palette := PaletteFor(s.u.fyne.Settings().Theme(), s.u.fyne.Settings().ThemeVariant())
@@ -177,7 +270,7 @@ func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name strin
 	go func() {
 		defer close(st.done)
 		var stopSim func()
-		if plan.Simulated {
+		if simulated {
 			srv, url, err := sim.Start(sim.Demo(), "127.0.0.1:0")
 			if err != nil {
 				close(tickerStop)
@@ -186,8 +279,7 @@ func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name strin
 			}
 			stopSim = func() { srv.Close() }
 			ep = engine.Endpoint{Name: SimulatorName, URL: url}
-		}
-		if !plan.Simulated {
+		} else {
 			key, kerr := s.u.keys.Get(name)
 			if kerr != nil && !errors.Is(kerr, storage.ErrNoKey) {
 				problem := storage.KeyringProblem(kerr)
@@ -195,46 +287,18 @@ func (s *BenchmarkScreen) start(plan engine.Plan, ep engine.Endpoint, name strin
 			}
 			ep.APIKey = key
 		}
-		id := ""
-		var saveErr error
-		// A failed save keeps the id, so the next one rewrites the same
-		// file instead of starting a second.
-		save := func(f *results.File) {
-			next, err := s.u.lib.Save(id, f)
-			if err == nil {
-				id = next
-			}
-			saveErr = err
-		}
-		obs := engine.Observer{
-			Live:       live,
-			Checkpoint: save,
-		}
-		if s.u.opts.Observe != nil {
-			s.u.opts.Observe(&obs)
-		}
-		f, err := engine.Run(ctx, plan, ep, obs)
+		show := run(ctx, ep, engine.Observer{Live: live})
 		if stopSim != nil {
 			stopSim()
 		}
 		close(tickerStop)
 		tickerWG.Wait()
-		if f != nil {
-			save(f)
-			if saveErr != nil {
-				id = "" // the result shown is not the one in the history
-			}
-		}
 		s.u.do(func() {
 			s.running = nil
 			if s.live.stopConfirm != nil {
 				s.live.stopConfirm.Hide()
 			}
-			if f == nil {
-				s.runFailed(err)
-				return
-			}
-			s.showResult(f, id, err, saveErr)
+			show()
 			s.u.historyS.reload()
 		})
 	}()

@@ -1,0 +1,105 @@
+package compare
+
+import (
+	"fmt"
+
+	"github.com/kovara/desktop/engine"
+)
+
+// StagesMetrics are the three-stage plan's numbers, side by side.
+var StagesMetrics = []struct {
+	ID, Label, Unit string
+	Dir             Direction
+	Get             func(*engine.StagesResult) (float64, bool)
+}{
+	{"decode_code", "decode, code prompt", "tok/s", HigherBetter, stagesDecode("code")},
+	{"decode_json", "decode, JSON prompt", "tok/s", HigherBetter, stagesDecode("json")},
+	{"decode_prose", "decode, prose prompt", "tok/s", HigherBetter, stagesDecode("prose")},
+	{"decode_agg", "many users, aggregate", "tok/s", HigherBetter, func(r *engine.StagesResult) (float64, bool) {
+		if r.Users != nil && r.Users.AggregateTPS != nil {
+			return *r.Users.AggregateTPS, true
+		}
+		return 0, false
+	}},
+	{"per_user_min", "many users, slowest user", "tok/s", HigherBetter, func(r *engine.StagesResult) (float64, bool) {
+		if r.Users != nil && r.Users.PerUserMinTPS != nil {
+			return *r.Users.PerUserMinTPS, true
+		}
+		return 0, false
+	}},
+	{"prefill_tps", "cold prefill", "tok/s", HigherBetter, func(r *engine.StagesResult) (float64, bool) {
+		if r.Prefill != nil && r.Prefill.PrefillTPS != nil {
+			return *r.Prefill.PrefillTPS, true
+		}
+		return 0, false
+	}},
+	{"prefill_ttft", "cold prefill, time to first token", "ms", LowerBetter, func(r *engine.StagesResult) (float64, bool) {
+		if r.Prefill != nil && r.Prefill.TTFTMs != nil {
+			return *r.Prefill.TTFTMs, true
+		}
+		return 0, false
+	}},
+}
+
+func stagesDecode(kind string) func(*engine.StagesResult) (float64, bool) {
+	return func(r *engine.StagesResult) (float64, bool) {
+		for _, d := range r.Decode {
+			if d.Prompt == kind && d.DecodeTPS != nil {
+				return *d.DecodeTPS, true
+			}
+		}
+		return 0, false
+	}
+}
+
+// StagesTable is a metric × run table of three-stage results, with the
+// change against the first, as Table is for Kovara runs.
+func StagesTable(docs []*engine.StagesResult) []Row {
+	var rows []Row
+	for _, m := range StagesMetrics {
+		cells := make([]Cell, len(docs))
+		for i, d := range docs {
+			cells[i].Label = runName(i)
+			if d == nil {
+				continue
+			}
+			if v, ok := m.Get(d); ok {
+				cells[i].Value, cells[i].Present = v, true
+			}
+		}
+		compareCells(cells, m.Dir)
+		rows = append(rows, Row{Shared: true, Metric: Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Dir: m.Dir}, Cells: cells})
+	}
+	return rows
+}
+
+// StagesVerdict says whether three-stage results measure the same thing:
+// the same model and engine, the same mode (quick or full) and users.
+func StagesVerdict(docs []*engine.StagesResult) (bool, []string) {
+	var diffs []string
+	for i := 1; i < len(docs); i++ {
+		a, b := docs[0], docs[i]
+		if a == nil || b == nil {
+			continue
+		}
+		check := func(what, x, y string) {
+			if x != y {
+				diffs = append(diffs, fmt.Sprintf("%s differs (%s vs %s, run %d)", what, x, y, i+1))
+			}
+		}
+		check("model", a.Model, b.Model)
+		check("engine", a.Engine.Family+" "+a.Engine.Version, b.Engine.Family+" "+b.Engine.Version)
+		check("mode", quickName(a.Quick), quickName(b.Quick))
+		if a.Users != nil && b.Users != nil {
+			check("users", fmt.Sprint(a.Users.Users), fmt.Sprint(b.Users.Users))
+		}
+	}
+	return len(diffs) == 0, diffs
+}
+
+func quickName(q bool) string {
+	if q {
+		return "quick"
+	}
+	return "full"
+}

@@ -1,0 +1,33 @@
+package compare
+
+import (
+	"testing"
+
+	"github.com/kovara/desktop/engine"
+)
+
+func TestStagesTable(t *testing.T) {
+	t.Parallel()
+	mk := func(code, agg float64, quick bool) *engine.StagesResult {
+		return &engine.StagesResult{Model: "m", Quick: quick,
+			Decode: []engine.DecodeStage{{Prompt: "code", DecodeTPS: ptr(code)}},
+			Users:  &engine.UsersStage{Users: 8, AggregateTPS: ptr(agg)}}
+	}
+	rows := StagesTable([]*engine.StagesResult{mk(50, 300, false), mk(55, 270, false)})
+	byID := map[string]Row{}
+	for _, r := range rows {
+		byID[r.Metric.ID] = r
+	}
+	if c := byID["decode_code"].Cells[1]; c.Better != 1 || c.Delta < 0.099 || c.Delta > 0.101 {
+		t.Errorf("decode: %+v", c)
+	}
+	if c := byID["decode_agg"].Cells[1]; c.Better != -1 {
+		t.Errorf("aggregate: %+v", c)
+	}
+	if c := byID["prefill_tps"].Cells[0]; c.Present {
+		t.Error("no prefill measured: want a gap")
+	}
+	if ok, diffs := StagesVerdict([]*engine.StagesResult{mk(1, 1, false), mk(1, 1, true)}); ok || len(diffs) != 1 {
+		t.Errorf("quick vs full: %v %v", ok, diffs)
+	}
+}

@@ -1,0 +1,104 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/storage"
+)
+
+func TestStagesPlanRunViewCopyHistoryCompare(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	run := func() {
+		h.locked(func() {
+			b.selectEndpoint(SimulatorName)
+			b.planSelect.SetSelected(planStages)
+			b.quickCheck.SetChecked(true)
+			b.usersEntry.SetText("4")
+			if b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Three stages (quick") {
+				t.Fatalf("stages plan: %q", b.planNote.Text)
+			}
+			if !b.manifestSelect.Disabled() || !b.levelsForm.Hidden {
+				t.Error("a three-stage plan takes no manifest and no levels")
+			}
+			test.Tap(b.runButton)
+		})
+		h.waitFor("the three-stage result", 120*time.Second, func() bool { return b.running == nil && b.shownResult })
+	}
+	run()
+	var view fyne.CanvasObject
+	h.locked(func() {
+		view = b.content.Objects[0]
+		text := test.RenderObjectToMarkup(view)
+		for _, want := range []string{"decode, code prompt", "cold prefill", "4 users at once", "|decode_single="} {
+			if !strings.Contains(text, want) {
+				t.Errorf("stages view lacks %q", want)
+			}
+		}
+		copyButton := findButton(t, view, "Copy wiki block")
+		if copyButton == nil {
+			t.Fatal("no Copy button")
+		}
+		test.Tap(copyButton)
+		if clip := h.u.fyne.Clipboard().Content(); !strings.Contains(clip, "|decode_agg=") || !strings.Contains(clip, "QUICK RUN") {
+			t.Errorf("clipboard: %q", clip)
+		}
+		test.Tap(findButton(t, view, "New benchmark"))
+	})
+	run()
+	hs := h.u.historyS
+	h.locked(func() {
+		hs.reload()
+		stages := 0
+		for _, s := range hs.all {
+			if s.Plan == storage.PlanStages {
+				stages++
+				hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
+			}
+		}
+		if stages != 2 {
+			t.Fatalf("history holds %d three-stage results", stages)
+		}
+		test.Tap(hs.compareButton)
+		cs := h.u.compareS
+		if h.u.tabs.Selected() != h.u.compareTab || len(cs.rows) == 0 || !strings.Contains(cs.verdict.Text, "same thing") {
+			t.Errorf("stages compare: %d rows, verdict %q", len(cs.rows), cs.verdict.Text)
+		}
+		// Open one from History.
+		hs.open(hs.selectedIDs()[0])
+		if !hs.openedOther {
+			t.Error("opening a three-stage result should show its view")
+		}
+	})
+}
+
+func TestSpecDecPlanRun(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.selectEndpoint(SimulatorName)
+		b.planSelect.SetSelected(planSpecDec)
+		h.setPlan("1,2", "4", "32")
+		if b.runButton.Disabled() {
+			t.Fatalf("specdec: %q", b.planNote.Text)
+		}
+		test.Tap(b.runButton)
+	})
+	h.waitFor("the speculative-decoding result", 60*time.Second, func() bool { return b.running == nil && b.shownResult })
+	h.locked(func() {
+		text := test.RenderObjectToMarkup(b.content.Objects[0])
+		if !strings.Contains(text, "never be published") || !strings.Contains(text, "Acceptance") {
+			t.Errorf("specdec view markup lacks the essentials")
+		}
+	})
+	list, _ := h.u.lib.List()
+	if len(list) != 1 || list[0].Plan != storage.PlanSpecDec || len(list[0].Levels) != 2 {
+		t.Errorf("library: %+v", list)
+	}
+}

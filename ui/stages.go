@@ -1,0 +1,204 @@
+package ui
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine"
+)
+
+// StagesView shows a three-stage result: each stage's numbers, the wiki
+// block with a Copy button, and the warnings.
+type StagesView struct {
+	content  fyne.CanvasObject
+	rows     [][]string
+	wiki     *widget.Label
+	copyWiki *widget.Button
+	back     *widget.Button
+	state    *widget.Label
+}
+
+// stagesRows is the stages table: one row per measured request or stage.
+func stagesRows(r *engine.StagesResult) [][]string {
+	var rows [][]string
+	for _, d := range r.Decode {
+		note := ""
+		if d.Short {
+			note = "short answer (< 90 % of max)"
+		}
+		if d.Error != "" {
+			note = d.Error
+		}
+		rows = append(rows, []string{"decode, " + d.Prompt + " prompt", strconv.Itoa(d.CompletionTokens) + " tokens",
+			optNum(d.TTFTMs, 0), optNum(d.DecodeTPS, 1), note})
+	}
+	if p := r.Prefill; p != nil {
+		tokens := "—"
+		if p.PromptTokens != nil {
+			tokens = strconv.Itoa(*p.PromptTokens) + " prompt tokens"
+		}
+		rows = append(rows, []string{"cold prefill", tokens, optNum(p.TTFTMs, 0), optNum(p.PrefillTPS, 0), p.Error})
+	}
+	if u := r.Users; u != nil {
+		note := fmt.Sprintf("per user: mean %s, slowest %s tok/s", optNum(u.PerUserMeanTPS, 1), optNum(u.PerUserMinTPS, 1))
+		if u.Queued {
+			note = "QUEUED: " + u.QueueNote
+		}
+		rows = append(rows, []string{fmt.Sprintf("%d users at once", u.Users), strconv.Itoa(u.CompletionTokens) + " tokens",
+			optNum(u.TTFTMsMax, 0) + " (max)", optNum(u.AggregateTPS, 1), note})
+	}
+	return rows
+}
+
+var stagesColumns = []string{"Stage", "Tokens", "TTFT ms", "tok/s", "Note"}
+
+func newStagesView(u *App, r *engine.StagesResult, id string, saveErr error, onBack func()) *StagesView {
+	v := &StagesView{rows: stagesRows(r)}
+	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.EndpointName), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	var state []string
+	if r.Complete {
+		state = append(state, "Complete.")
+	} else {
+		state = append(state, "Stopped before every stage finished.")
+	}
+	if r.Quick {
+		state = append(state, "Quick mode: a smoke test, not the plan's numbers.")
+	}
+	if r.Local.Simulated {
+		state = append(state, "Simulated: made against the built-in simulator.")
+	}
+	state = append(state, "Tokens counted by: "+r.TokenSource+".")
+	if saveErr != nil {
+		state = append(state, "It could not be saved in the history: "+saveErr.Error())
+	}
+	v.state = widget.NewLabel(strings.Join(state, " "))
+	v.state.Wrapping = fyne.TextWrapWord
+	table := widget.NewTableWithHeaders(
+		func() (int, int) { return len(v.rows), len(stagesColumns) },
+		func() fyne.CanvasObject { return widget.NewLabel("decode, prose prompt") },
+		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.rows[id.Row][id.Col]) },
+	)
+	table.ShowHeaderColumn = false
+	table.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("Stage", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Row < 0 && id.Col >= 0 {
+			o.(*widget.Label).SetText(stagesColumns[id.Col])
+		}
+	}
+	for i, w := range []float32{200, 170, 110, 100, 480} {
+		table.SetColumnWidth(i, w)
+	}
+	block := r.WikiBlock()
+	v.wiki = widget.NewLabelWithStyle(block, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	v.wiki.Selectable = true
+	v.copyWiki = widget.NewButton("Copy wiki block", func() { u.fyne.Clipboard().SetContent(block) })
+	v.back = widget.NewButton("New benchmark", onBack)
+	buttons := container.NewHBox(v.back, v.copyWiki, showFileButton(u, id))
+	warnings := widget.NewLabel(plainWarnings(r.Warnings))
+	warnings.Wrapping = fyne.TextWrapWord
+	top := container.NewVBox(title, v.state, buttons)
+	body := container.NewVSplit(table, container.NewBorder(widget.NewLabel("Wiki block"), warnings, nil, nil, container.NewScroll(v.wiki)))
+	body.Offset = 0.35
+	v.content = container.NewBorder(top, nil, nil, nil, body)
+	return v
+}
+
+// SpecDecView shows a speculative-decoding result per level.
+type SpecDecView struct {
+	content fyne.CanvasObject
+	rows    [][]string
+	back    *widget.Button
+}
+
+var specDecColumns = []string{"Concurrency", "OK", "Output tok/s", "Decode tok/s", "Tokens min / p50 / max", "Acceptance", "Mean length"}
+
+func specDecRows(r *engine.SpecDecResult) [][]string {
+	var rows [][]string
+	for _, l := range r.Levels {
+		spread := "—"
+		if t := l.OutputTokens; t != nil {
+			spread = fmt.Sprintf("%d / %s / %d", t.Min, strconv.FormatFloat(t.P50, 'f', -1, 64), t.Max)
+		}
+		acc, length := "—", "—"
+		if l.Spec != nil {
+			if l.Spec.AcceptanceRate != nil {
+				acc = strconv.FormatFloat(*l.Spec.AcceptanceRate*100, 'f', 1, 64) + " %"
+			}
+			length = optNum(l.Spec.MeanAcceptanceLength, 2)
+		}
+		rows = append(rows, []string{strconv.Itoa(l.Concurrency), fmt.Sprintf("%d / %d", l.OK, l.Requests),
+			optNum(l.OutputTPS, 1), optNum(l.MeanDecodeTPS, 1), spread, acc, length})
+	}
+	return rows
+}
+
+func newSpecDecView(u *App, r *engine.SpecDecResult, id string, saveErr error, onBack func()) *SpecDecView {
+	v := &SpecDecView{rows: specDecRows(r)}
+	title := widget.NewLabelWithStyle(fmt.Sprintf("Speculative decoding: %s on %s", r.Model, r.Local.EndpointName), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	note := "Natural stops on representative prompts: these numbers are not Kovara records and can never be published."
+	if r.Counters == "" {
+		note += " The server exposes no speculative-decoding counters, so acceptance is unknown."
+	} else {
+		note += " Acceptance from " + r.Counters + "."
+	}
+	if saveErr != nil {
+		note += " It could not be saved in the history: " + saveErr.Error()
+	}
+	state := widget.NewLabel(note)
+	state.Wrapping = fyne.TextWrapWord
+	table := widget.NewTableWithHeaders(
+		func() (int, int) { return len(v.rows), len(specDecColumns) },
+		func() fyne.CanvasObject { return widget.NewLabel("Tokens min / p50 / max") },
+		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.rows[id.Row][id.Col]) },
+	)
+	table.ShowHeaderColumn = false
+	table.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("Concurrency", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Row < 0 && id.Col >= 0 {
+			o.(*widget.Label).SetText(specDecColumns[id.Col])
+		}
+	}
+	for i := range specDecColumns {
+		table.SetColumnWidth(i, 160)
+	}
+	v.back = widget.NewButton("New benchmark", onBack)
+	warnings := widget.NewLabel(plainWarnings(r.Warnings))
+	warnings.Wrapping = fyne.TextWrapWord
+	top := container.NewVBox(title, state, container.NewHBox(v.back, showFileButton(u, id)))
+	v.content = container.NewBorder(top, warnings, nil, nil, table)
+	return v
+}
+
+func plainWarnings(ws []string) string {
+	if len(ws) == 0 {
+		return "No warnings."
+	}
+	return "Warnings:\n• " + strings.Join(ws, "\n• ")
+}
+
+// showFileButton opens the folder holding run id (disabled without one).
+func showFileButton(u *App, id string) *widget.Button {
+	b := widget.NewButton("Show file", func() {
+		if id == "" {
+			return
+		}
+		if l, err := url.Parse("file://" + filepath.ToSlash(filepath.Dir(u.lib.Path(id)))); err == nil {
+			u.fyne.OpenURL(l)
+		}
+	})
+	if id == "" {
+		b.Disable()
+	}
+	return b
+}
