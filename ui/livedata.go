@@ -33,10 +33,10 @@ type liveData struct {
 	gpuX, gpuPower, gpuUtil             []float64
 	lastGPU                             time.Duration
 
-	itl          []float64 // a uniform sample of the current level's gaps, ms
-	itlSeen      int       // gaps of the current level so far
-	rng          uint64    // for the reservoir; any sequence will do
-	snap         engine.Snapshot
+	itl     []float64 // a uniform sample of the current level's gaps, ms
+	itlSeen int       // gaps of the current level so far
+	rng     uint64    // for the reservoir; any sequence will do
+	snap    engine.Snapshot
 }
 
 // add folds one snapshot in.
