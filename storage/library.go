@@ -313,6 +313,14 @@ func (l *Library) reconcile(old []Summary) ([]Summary, bool, error) {
 	out := make([]Summary, 0, len(entries))
 	for _, e := range entries {
 		name := e.Name()
+		if strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp") {
+			// A write killed halfway leaves its temp file; an hour on, no
+			// write is still using it.
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+				os.Remove(filepath.Join(l.dir, name))
+			}
+			continue
+		}
 		if e.IsDir() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
 			continue
 		}

@@ -350,3 +350,23 @@ func mustMarshalB(b *testing.B, f *results.File) string {
 	}
 	return string(data)
 }
+
+func TestStaleTempFilesAreCleared(t *testing.T) {
+	t.Parallel()
+	l, _ := newLib(t)
+	old := filepath.Join(l.Dir(), ".x.json.123.tmp")
+	fresh := filepath.Join(l.Dir(), ".y.json.456.tmp")
+	os.WriteFile(old, []byte("{"), 0o644)
+	os.WriteFile(fresh, []byte("{"), 0o644)
+	long := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(old, long, long)
+	if list, err := l.List(); err != nil || len(list) != 0 {
+		t.Fatalf("temp files listed as runs: %+v %v", list, err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Error("an hour-old temp file should be removed")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("a fresh temp file may belong to a write in progress: keep it")
+	}
+}

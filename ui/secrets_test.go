@@ -1,0 +1,275 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// Secrets in the GUI: an endpoint saved with a key through the form, a
+// benchmark run through it against a server that checks the key (and, on
+// some requests, repeats it in its errors), an endpoint Test with a wrong
+// key: the key is in no file under the app's folders, on no label of the
+// window, in no dialog.
+
+const guiKey = "sk-gui-5d0c81f2a9b34e67c1d8e0f92a3b4c5d6e7f8091"
+
+// guiKeyFragments are the key's 10-character windows past "sk-".
+func guiKeyFragments() []string {
+	var out []string
+	for i := 3; i+10 <= len(guiKey); i++ {
+		out = append(out, guiKey[i:i+10])
+	}
+	return out
+}
+
+func leakIn(text string) string {
+	for _, f := range guiKeyFragments() {
+		if i := strings.Index(text, f); i >= 0 {
+			return fmt.Sprintf("%q", text[max(0, i-30):min(len(text), i+40)])
+		}
+	}
+	return ""
+}
+
+var guiNumberRE = regexp.MustCompile(`Request (\d+):`)
+
+// guiKeyServer is the simulator behind a bearer-key check that answers a
+// wrong key with 401 repeating it, and repeats the right key in the errors
+// of the requests echo picks.
+type guiKeyServer struct {
+	url  string
+	mu   sync.Mutex
+	seen int // requests with the right key
+}
+
+func startGUIKeyServer(t *testing.T, echo func(n int64) bool) *guiKeyServer {
+	t.Helper()
+	ks := &guiKeyServer{}
+	s := sim.New(sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		if auth != "Bearer "+guiKey {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":{"message":"invalid api key: %s"}}`, auth)
+			return
+		}
+		ks.mu.Lock()
+		ks.seen++
+		ks.mu.Unlock()
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") && echo != nil {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if m := guiNumberRE.FindSubmatch(body); m != nil {
+				if n, _ := strconv.ParseInt(string(m[1]), 10, 64); echo(n) {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":" hi"}}]}`+"\n\n")
+					fmt.Fprintf(w, "data: {\"error\":{\"message\":%q}}\n\n", strings.Repeat("y", 178)+guiKey)
+					return
+				}
+			}
+		}
+		s.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); s.Close() })
+	ks.url = ts.URL
+	return ks
+}
+
+// windowTexts gathers the text of every label, rich text, entry (but the
+// key field), select and button in o's tree.
+func windowTexts(t *testing.T, o fyne.CanvasObject, skip *widget.Entry, out *[]string) {
+	switch x := o.(type) {
+	case nil:
+		return
+	case *widget.Label:
+		*out = append(*out, x.Text)
+	case *widget.RichText:
+		*out = append(*out, x.String())
+	case *widget.Entry:
+		if x != skip {
+			*out = append(*out, x.Text)
+		}
+		return
+	case *widget.Select:
+		*out = append(*out, x.Selected)
+		*out = append(*out, x.Options...)
+	case *widget.Button:
+		*out = append(*out, x.Text)
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			windowTexts(t, c, skip, out)
+		}
+		return
+	}
+	if w, ok := o.(fyne.Widget); ok {
+		for _, c := range test.TempWidgetRenderer(t, w).Objects() {
+			windowTexts(t, c, skip, out)
+		}
+	}
+}
+
+// checkWindow fails for any part of the key on the screens and dialogs.
+func (h *harness) checkWindow(where string) {
+	h.t.Helper()
+	var texts []string
+	h.locked(func() {
+		// Every screen, whether or not it is the one showing.
+		for _, o := range []fyne.CanvasObject{h.u.bench.content, h.u.bench.setup, h.u.endpointS.content, h.u.historyS.content, h.u.compareS.content} {
+			windowTexts(h.t, o, h.u.endpointS.keyEntry, &texts)
+		}
+		if h.u.bench.live != nil {
+			windowTexts(h.t, h.u.bench.live.content, nil, &texts)
+		}
+		if h.u.bench.result != nil {
+			windowTexts(h.t, h.u.bench.result.content, nil, &texts)
+		}
+		for _, o := range h.win.Canvas().Overlays().List() {
+			windowTexts(h.t, o, nil, &texts)
+		}
+	})
+	if leak := leakIn(strings.Join(texts, "\n")); leak != "" {
+		h.t.Errorf("%s: the window shows the key: %s", where, leak)
+	}
+	if len(texts) < 20 {
+		h.t.Errorf("%s: only %d texts found on the screens", where, len(texts))
+	}
+}
+
+// checkFiles fails for any part of the key in a file under root.
+func checkFiles(t *testing.T, root string) int {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		n++
+		if data, err := os.ReadFile(path); err == nil {
+			if leak := leakIn(string(data)); leak != "" {
+				t.Errorf("%s holds the key: %s", path, leak)
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func TestGUIKeyLeavesNoTrace(t *testing.T) {
+	h := newHarness(t)
+	const requests = 6
+	first := prompt.MeasuredRequest(1, requests, 0, 0)
+	// Two measured requests of the first level answer with an error event
+	// that repeats the key, cut by the 200-byte message limit.
+	ks := startGUIKeyServer(t, func(n int64) bool { return n == first+1 || n == first+4 })
+	s := h.u.endpointS
+
+	// Save an endpoint with its key through the form, then Test it.
+	h.locked(func() {
+		test.Tap(s.addButton)
+		test.Type(s.nameEntry, "locked box")
+		test.Type(s.urlEntry, ks.url)
+		test.Type(s.keyEntry, guiKey)
+		test.Tap(s.saveButton)
+		if !strings.HasPrefix(s.formNote.Text, "Saved") {
+			t.Fatalf("after Save: %q", s.formNote.Text)
+		}
+		test.Tap(s.testButton)
+	})
+	h.waitFor("the Test result", 30*time.Second, func() bool {
+		return strings.Contains(s.testResult.Text, "Serving 1 model") || strings.HasPrefix(s.testResult.Text, "Failed")
+	})
+	h.locked(func() {
+		if !strings.Contains(s.testResult.Text, "Serving 1 model") {
+			t.Fatalf("Test: %q", s.testResult.Text)
+		}
+	})
+	h.checkWindow("after Test")
+
+	// Run a small benchmark through it.
+	b := h.u.bench
+	h.locked(func() {
+		b.selectEndpoint("locked box")
+		h.setPlan("1,2", strconv.Itoa(requests), "6")
+		if b.runButton.Disabled() {
+			t.Fatalf("run disabled: %q", b.planNote.Text)
+		}
+		test.Tap(b.runButton)
+	})
+	h.waitFor("the result", 60*time.Second, func() bool { return b.result != nil })
+	h.checkWindow("after the run")
+	h.locked(func() {
+		r := b.result
+		if len(r.rows) != 2 || r.rows[0][1] != fmt.Sprintf("%d / 2", requests-2) {
+			t.Errorf("result rows %v: the key reached the server and two requests failed", r.rows)
+		}
+	})
+	list, err := h.u.lib.List()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("library: %v %v", list, err)
+	}
+	f, err := h.u.lib.Load(list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs := f.Local.Levels[0].Messages["error_event"]; len(msgs) == 0 {
+		t.Errorf("the echoed errors are not in the file: %+v", f.Local.Levels[0])
+	}
+	ks.mu.Lock()
+	if ks.seen < requests {
+		t.Errorf("the server saw the key %d times", ks.seen)
+	}
+	ks.mu.Unlock()
+
+	// A wrong key that the server repeats in its refusal.
+	h.locked(func() {
+		for i, n := range s.names {
+			if n == "locked box" {
+				s.list.Select(i)
+			}
+		}
+	})
+	h.waitFor("the key read back", 10*time.Second, func() bool { return s.keyEntry.Text == guiKey })
+	h.locked(func() {
+		s.keyEntry.SetText(guiKey[:len(guiKey)-1] + "X")
+		test.Tap(s.testButton)
+	})
+	h.waitFor("the refusal", 30*time.Second, func() bool { return strings.HasPrefix(s.testResult.Text, "Failed:") })
+	h.locked(func() {
+		if !strings.Contains(s.testResult.Text, "check the key") {
+			t.Errorf("refusal: %q", s.testResult.Text)
+		}
+	})
+	h.checkWindow("after a refused key")
+
+	// Export view of the run, then every file the app wrote.
+	h.locked(func() { h.u.showExport(list[0].ID) })
+	h.checkWindow("with the export dialog")
+	if n := checkFiles(t, h.dir); n < 3 {
+		t.Errorf("scanned only %d files under %s", n, h.dir)
+	}
+	// Preferences (the last endpoint, recent manifests) hold names only.
+	for _, k := range []string{prefLastEndpoint, prefRecentManifests} {
+		if leak := leakIn(h.u.fyne.Preferences().String(k) + strings.Join(h.u.fyne.Preferences().StringList(k), " ")); leak != "" {
+			t.Errorf("preference %s holds the key: %s", k, leak)
+		}
+	}
+}
