@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/kovara/desktop/engine"
@@ -79,7 +75,7 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 	}
 	// Catch Ctrl-C before saying we are up, so a stop right after the
 	// announcement still shuts down cleanly.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
 	srv, url, err := sim.Start(cfg, *listen)
 	if err != nil {

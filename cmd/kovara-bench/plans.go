@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -125,12 +121,8 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
 	live := engine.NewLive()
 	prog := newProgress(stderr, live, f.quiet)
 	obs := engine.Observer{Live: live, Log: prog.log}

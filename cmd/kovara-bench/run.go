@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/kovara/desktop/engine"
@@ -179,13 +176,8 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 // benchmark runs a plan with Ctrl-C handling, progress and a summary, and
 // writes the results file. It returns the exit code.
 func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	defer stop()
-	go func() {
-		// After the first Ctrl-C, a second one kills at once.
-		<-ctx.Done()
-		stop()
-	}()
 
 	live := engine.NewLive()
 	prog := newProgress(stderr, live, f.quiet)

@@ -42,7 +42,7 @@ func cmdSelftest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench selftest: --levels: %v\n", err)
 		return exitBadInput
 	}
-	ctx, stop := signalContext()
+	ctx, stop := interruptContext()
 	defer stop()
 
 	url, child, err := startSimChild(*interval, slices.Max(levels))
@@ -72,10 +72,6 @@ func cmdSelftest(args []string, stdout, stderr io.Writer) int {
 	}
 	printSelftest(stdout, rows)
 	return exitOK
-}
-
-func signalContext() (context.Context, context.CancelFunc) {
-	return signalNotify()
 }
 
 // selftestRow is one level's accuracy and cost.

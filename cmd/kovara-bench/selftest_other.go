@@ -3,15 +3,8 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/signal"
 	"time"
 )
-
-func signalNotify() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt)
-}
 
 func cpuTime() time.Duration { return 0 }
 

@@ -3,17 +3,10 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/signal"
 	"runtime"
 	"syscall"
 	"time"
 )
-
-func signalNotify() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
 
 // cpuTime is this process's user plus system CPU time.
 func cpuTime() time.Duration {
