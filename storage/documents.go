@@ -37,6 +37,10 @@ func (l *Library) SaveSpecDec(id string, r *engine.SpecDecResult) (string, error
 	return l.saveDocument(id, r.CreatedAt, r.Model, data, func(string) Summary { return summarizeSpecDec(r) })
 }
 
+// saveDocument writes a document of any kind atomically and updates the
+// index. The run is saved once its file is: the index is only a cache, so
+// when it cannot be written (a disk that filled up just now) the next List
+// rebuilds the entry from the file.
 func (l *Library) saveDocument(id, createdAt, model string, data []byte, sum func(string) Summary) (string, error) {
 	if id == "" {
 		t, _ := time.Parse(time.RFC3339, createdAt)
@@ -54,7 +58,7 @@ func (l *Library) saveDocument(id, createdAt, model string, data []byte, sum fun
 	defer l.mu.Unlock()
 	s := sum(id)
 	s.ID, s.Size, s.ModTime = id, info.Size(), info.ModTime().UnixNano()
-	_ = l.writeIndex(upsert(l.readIndex(), s)) // a cache, as in Save
+	_ = l.writeIndex(upsert(l.readIndex(), s))
 	return id, nil
 }
 

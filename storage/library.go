@@ -132,33 +132,11 @@ func slug(s string) string {
 // index. Call it again with the same id to rewrite the file after every
 // finished level.
 func (l *Library) Save(id string, f *results.File) (string, error) {
-	if id == "" {
-		created, _ := time.Parse(time.RFC3339, f.CreatedAt)
-		id = NewID(created, fileModel(f))
-	}
 	data, err := results.Marshal(f)
 	if err != nil {
 		return "", fmt.Errorf("the results do not validate, so they were not saved: %w", err)
 	}
-	path := l.Path(id)
-	if err := WriteFileAtomic(path, data, 0o644); err != nil {
-		return "", err
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return "", diskError("read back "+path, err)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	idx := l.readIndex()
-	s := summarize(id, f)
-	s.Size, s.ModTime = info.Size(), info.ModTime().UnixNano()
-	idx = upsert(idx, s)
-	// The run is saved once its file is. The index is only a cache: when
-	// it cannot be written (a disk that filled up just now), the next List
-	// rebuilds the entry from the file.
-	_ = l.writeIndex(idx)
-	return id, nil
+	return l.saveDocument(id, f.CreatedAt, fileModel(f), data, func(id string) Summary { return summarize(id, f) })
 }
 
 // Load reads and validates run id.

@@ -102,36 +102,7 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 	c.details = widget.NewLabel(strings.Join(lines, "\n"))
 	c.details.Wrapping = fyne.TextWrapWord
 
-	cols := 2 + len(files)
-	c.table = widget.NewTableWithHeaders(
-		func() (int, int) { return len(c.rows), cols },
-		func() fyne.CanvasObject { return widget.NewLabel("12345.6 +12.3 %") },
-		func(id widget.TableCellID, o fyne.CanvasObject) {
-			text, imp := compareCell(c.rows[id.Row], id.Col)
-			l := o.(*widget.Label)
-			l.Importance = imp
-			l.SetText(text)
-		},
-	)
-	c.table.ShowHeaderColumn = false
-	c.table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("metric", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	c.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Row >= 0 || id.Col < 0 {
-			return
-		}
-		text := map[int]string{0: "Level", 1: "Metric"}[id.Col]
-		if id.Col >= 2 {
-			text = fmt.Sprintf("[%d] %s", id.Col-1, truncateLabel(labels[id.Col-2], 26))
-		}
-		o.(*widget.Label).SetText(text)
-	}
-	c.table.SetColumnWidth(0, 60)
-	c.table.SetColumnWidth(1, 190)
-	for i := range files {
-		c.table.SetColumnWidth(2+i, 200)
-	}
+	c.table = c.newTable(labels, []string{"Level", "Metric"}, []float32{60, 190})
 
 	p := PaletteFor(c.u.fyne.Settings().Theme(), c.u.fyne.Settings().ThemeVariant())
 	specs := compareSpecs(files, labels, p)
@@ -160,6 +131,47 @@ func truncateLabel(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
+}
+
+// newTable is the metric × run table over c.rows: the leading columns
+// (level and metric, or metric alone) and one column per run, each cell
+// coloured by whether the run did better or worse than the first.
+func (c *CompareScreen) newTable(labels, lead []string, leadWidths []float32) *widget.Table {
+	skip := 2 - len(lead) // compareCell counts the level column even when it is not shown
+	t := widget.NewTableWithHeaders(
+		func() (int, int) { return len(c.rows), len(lead) + len(labels) },
+		func() fyne.CanvasObject { return widget.NewLabel("many users, slowest user (tok/s)") },
+		func(id widget.TableCellID, o fyne.CanvasObject) {
+			text, imp := compareCell(c.rows[id.Row], id.Col+skip)
+			l := o.(*widget.Label)
+			l.Importance = imp
+			l.SetText(text)
+		},
+	)
+	t.ShowHeaderColumn = false
+	t.CreateHeader = func() fyne.CanvasObject {
+		return widget.NewLabelWithStyle("Metric", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	}
+	t.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
+		if id.Row >= 0 || id.Col < 0 {
+			return
+		}
+		text := ""
+		if id.Col < len(lead) {
+			text = lead[id.Col]
+		} else {
+			i := id.Col - len(lead)
+			text = fmt.Sprintf("[%d] %s", i+1, truncateLabel(labels[i], 26))
+		}
+		o.(*widget.Label).SetText(text)
+	}
+	for i, w := range leadWidths {
+		t.SetColumnWidth(i, w)
+	}
+	for i := range labels {
+		t.SetColumnWidth(len(lead)+i, 200)
+	}
+	return t
 }
 
 // compareCell is one cell of the compare table and its colour: green
@@ -324,35 +336,7 @@ func (c *CompareScreen) showStages(docs []*engine.StagesResult, labels []string)
 		lines = append(lines, fmt.Sprintf("[%d] %s", i+1, l))
 	}
 	c.details = widget.NewLabel(strings.Join(lines, "\n"))
-	cols := 1 + len(docs)
-	c.table = widget.NewTableWithHeaders(
-		func() (int, int) { return len(c.rows), cols },
-		func() fyne.CanvasObject { return widget.NewLabel("many users, slowest user (tok/s)") },
-		func(id widget.TableCellID, o fyne.CanvasObject) {
-			text, imp := compareCell(c.rows[id.Row], id.Col+1) // no level column
-			l := o.(*widget.Label)
-			l.Importance = imp
-			l.SetText(text)
-		},
-	)
-	c.table.ShowHeaderColumn = false
-	c.table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("Metric", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	c.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Row >= 0 || id.Col < 0 {
-			return
-		}
-		text := "Metric"
-		if id.Col >= 1 {
-			text = fmt.Sprintf("[%d] %s", id.Col, truncateLabel(labels[id.Col-1], 26))
-		}
-		o.(*widget.Label).SetText(text)
-	}
-	c.table.SetColumnWidth(0, 300)
-	for i := range docs {
-		c.table.SetColumnWidth(1+i, 200)
-	}
+	c.table = c.newTable(labels, []string{"Metric"}, []float32{300})
 	c.charts, c.saves, c.views = nil, nil, nil
 	c.content.Objects = []fyne.CanvasObject{container.NewBorder(container.NewVBox(c.verdict, c.details), nil, nil, nil, c.table)}
 	c.content.Refresh()
