@@ -215,27 +215,22 @@ func value(m *dto.Metric) (float64, bool) {
 
 // sumMetric adds every series of the first of names that is present.
 func sumMetric(fams map[string]*dto.MetricFamily, names ...string) (float64, bool) {
-	for _, name := range names {
-		f := family(fams, name)
-		if f == nil {
-			continue
-		}
-		sum, n := 0.0, 0
-		for _, m := range f.GetMetric() {
-			if v, ok := value(m); ok {
-				sum += v
-				n++
-			}
-		}
-		if n > 0 {
-			return sum, true
-		}
-	}
-	return 0, false
+	sum, n := seriesTotal(fams, names)
+	return sum, n > 0
 }
 
 // meanMetric averages every series of the first of names that is present.
 func meanMetric(fams map[string]*dto.MetricFamily, names ...string) (float64, bool) {
+	sum, n := seriesTotal(fams, names)
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// seriesTotal is the sum and count of the readable series of the first of
+// names that has any.
+func seriesTotal(fams map[string]*dto.MetricFamily, names []string) (float64, int) {
 	for _, name := range names {
 		f := family(fams, name)
 		if f == nil {
@@ -249,10 +244,10 @@ func meanMetric(fams map[string]*dto.MetricFamily, names ...string) (float64, bo
 			}
 		}
 		if n > 0 {
-			return sum / float64(n), true
+			return sum, n
 		}
 	}
-	return 0, false
+	return 0, 0
 }
 
 // perPosition reads vLLM's accepted-per-position counter, summed over the

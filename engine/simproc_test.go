@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -100,18 +99,9 @@ func startSimProcess(t *testing.T, cfg simProcConfig) string {
 // fetchTimings reads the child simulator's ground truth.
 func fetchTimings(t *testing.T, url string) map[int64]sim.Timing {
 	t.Helper()
-	resp, err := http.Get(url + "/debug/truth")
+	m, err := sim.FetchTimings(url)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var ts []sim.Timing
-	if err := json.NewDecoder(resp.Body).Decode(&ts); err != nil {
-		t.Fatal(err)
-	}
-	m := make(map[int64]sim.Timing, len(ts))
-	for _, x := range ts {
-		m[x.N] = x
 	}
 	return m
 }

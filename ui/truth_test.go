@@ -2,9 +2,7 @@ package ui
 
 import (
 	"bufio"
-	"encoding/json"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,18 +109,9 @@ func startSimProcess(t *testing.T, args ...string) string {
 
 func fetchTruth(t *testing.T, url string) map[int64]sim.Timing {
 	t.Helper()
-	resp, err := http.Get(url + "/debug/truth")
+	m, err := sim.FetchTimings(url)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var ts []sim.Timing
-	if err := json.NewDecoder(resp.Body).Decode(&ts); err != nil {
-		t.Fatal(err)
-	}
-	m := map[int64]sim.Timing{}
-	for _, x := range ts {
-		m[x.N] = x
 	}
 	return m
 }

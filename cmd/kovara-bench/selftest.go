@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
@@ -106,7 +104,7 @@ func selftestLevel(ctx context.Context, url string, streams, requests, tokens in
 	cpu1 := cpuTime()
 	runtime.ReadMemStats(&m1)
 
-	truth, err := fetchTruth(url)
+	truth, err := sim.FetchTimings(url)
 	if err != nil {
 		return row, err
 	}
@@ -203,22 +201,4 @@ func startSimChild(interval time.Duration, capacity int) (string, func(), error)
 	}
 	go io.Copy(io.Discard, out)
 	return strings.Fields(line[i:])[0], stop, nil
-}
-
-func fetchTruth(url string) (map[int64]sim.Timing, error) {
-	c := &http.Client{Timeout: 60 * time.Second}
-	resp, err := c.Get(url + "/debug/truth")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var ts []sim.Timing
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<30)).Decode(&ts); err != nil {
-		return nil, fmt.Errorf("the simulator's record cannot be read: %w", err)
-	}
-	m := make(map[int64]sim.Timing, len(ts))
-	for _, t := range ts {
-		m[t.N] = t
-	}
-	return m, nil
 }

@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"time"
 )
@@ -113,4 +117,27 @@ func (s *Server) Timings() []Timing {
 		out = append(out, tm)
 	}
 	return out
+}
+
+// FetchTimings reads the ground truth a simulator in another process serves
+// at /debug/truth (when started with RecordTruth), keyed by request number.
+func FetchTimings(baseURL string) (map[int64]Timing, error) {
+	c := &http.Client{Timeout: 60 * time.Second}
+	resp, err := c.Get(baseURL + "/debug/truth")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the simulator's record is not served (HTTP %d): was it started with --record-truth?", resp.StatusCode)
+	}
+	var ts []Timing
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<30)).Decode(&ts); err != nil {
+		return nil, fmt.Errorf("the simulator's record cannot be read: %w", err)
+	}
+	m := make(map[int64]Timing, len(ts))
+	for _, t := range ts {
+		m[t.N] = t
+	}
+	return m, nil
 }
