@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -95,10 +94,8 @@ type conn struct {
 	live   *liveSlot // nil outside levels and warmup
 
 	// sock is the slot's current connection, set from the transport's dial
-	// goroutine; wrote is when the current request's last write began.
-	sock  atomic.Pointer[netstamp.Conn]
-	wrote atomic.Int64
-	trace *httptrace.ClientTrace
+	// goroutine.
+	sock atomic.Pointer[netstamp.Conn]
 
 	// The probe asks for the model name the server answers with.
 	rememberModel bool
@@ -111,16 +108,43 @@ func newConn(ep Endpoint, b Base, t0 time.Time) *conn {
 	c.tr = ep.newTransport(b, nil, c.sock.Store)
 	c.client = &http.Client{Transport: c.tr, CheckRedirect: sameServer}
 	c.rd = stream.NewReader(eofReader{}, c.arrival, 0)
-	c.trace = &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
-		at := c.clock()
-		if s := c.sock.Load(); s != nil {
-			if w := s.LastWrite(); !w.IsZero() {
-				at = w.Sub(c.t0)
-			}
-		}
-		c.wrote.Store(int64(at))
-	}}
 	return c
+}
+
+// settleStart moves the request's start from the moment we handed it to
+// net/http to the moment its last write left (the kernel's transmit time
+// where the OS gives it): under a burst the transport's write goroutine
+// can run milliseconds later, and that wait is the client's, not the
+// server's. httptrace's WroteRequest cannot say when: it fires before the
+// transport flushes its buffer, so a small request has not been written
+// yet. The connection's own record can, once the write has returned; it is
+// read after the response began and again after the stream ended, and
+// anything already measured from the old start is moved with it. A stamp
+// from before the start belongs to an earlier request on the connection.
+func (c *conn) settleStart(out *outcome) {
+	s := c.sock.Load()
+	if s == nil {
+		return
+	}
+	w := s.LastWrite()
+	if w.IsZero() {
+		return
+	}
+	at := w.Sub(c.t0)
+	if at <= out.start {
+		return
+	}
+	d := at - out.start
+	out.start = at
+	if out.ttft >= 0 {
+		out.ttft = max(out.ttft-d, 0)
+	}
+	if out.ttfa >= 0 {
+		out.ttfa = max(out.ttfa-d, 0)
+	}
+	if out.firstEvent >= 0 {
+		out.firstEvent = max(out.firstEvent-d, 0)
+	}
 }
 
 // arrival is the stream reader's clock: when the bytes of the latest read
@@ -222,13 +246,12 @@ func appendJSONString(b []byte, s string) []byte {
 // do sends request n and reads its stream to the end. It never returns an
 // error: failures are classified into the outcome. runCtx is the run's
 // context (cancelled on Stop); timeout bounds the whole request.
-func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) outcome {
-	out := outcome{n: n, ttft: -1, ttfa: -1, firstEvent: -1, itlFrom: len(c.itl)}
+func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) (out outcome) {
+	out = outcome{n: n, ttft: -1, ttfa: -1, firstEvent: -1, itlFrom: len(c.itl)}
 	ctx, cancel := context.WithTimeout(runCtx, timeout)
 	defer cancel()
 	body := c.buildBody(o, n)
-	c.wrote.Store(-1)
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, c.trace), http.MethodPost, c.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		out.class, out.msg = ClassConnection, err.Error()
 		return out
@@ -239,11 +262,8 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 
 	out.start = c.clock()
 	resp, err := c.client.Do(req)
-	// The request starts when its last write to the socket began: time our
-	// own goroutines spent getting there is the client's, not the server's.
-	if w := time.Duration(c.wrote.Load()); w >= out.start {
-		out.start = w
-	}
+	c.settleStart(&out)
+	defer c.settleStart(&out) // out is the named result: this runs on every return
 	if err != nil {
 		out.end = c.clock()
 		c.classifyErr(&out, runCtx, ctx, err)

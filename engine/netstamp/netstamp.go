@@ -44,12 +44,6 @@ func Wrap(c net.Conn) *Conn {
 // Read reads like the wrapped connection and records when the bytes came in.
 func (c *Conn) Read(p []byte) (int, error) {
 	n, at, kernel, err := c.plat.read(c.Conn, p)
-	if n > 0 && !kernel {
-		DebugNoKernel.Add(1)
-	}
-	if n > 0 {
-		DebugReads.Add(1)
-	}
 	if n > 0 {
 		c.lastRead.Store(int64(at.Sub(epoch)) + 1)
 		c.kernel.Store(kernel)
@@ -102,5 +96,3 @@ func fromWall(mono time.Time, wallNs, stampNs int64) (time.Time, bool) {
 	}
 	return mono.Add(-lag), true
 }
-
-var DebugNoKernel, DebugReads atomic.Int64

@@ -14,6 +14,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The kernel switches receive timestamping on for the whole system lazily:
+// the first socket that asks schedules the switch on a workqueue, and
+// segments that arrive before it has run carry no stamp (the read then
+// falls back to the time it returned). The switch goes off again when the
+// last socket asking closes. One UDP socket that asks, held for the life of
+// the process, keeps it on, so a connection opened later is stamped from
+// its first byte.
+var keeper = func() int {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
+}()
+
 // platform reads with recvmsg so the kernel's SO_TIMESTAMPNS receive time
 // comes with the bytes.
 type platform struct {
