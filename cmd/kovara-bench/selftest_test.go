@@ -19,7 +19,7 @@ func TestSelftestReports(t *testing.T) {
 		t.Fatalf("selftest: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{"TTFT err p50", "allocs/chunk", "This machine "} {
+	for _, want := range []string{"TTFT err p50", "merged", "allocs/chunk", "This machine "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("selftest output lacks %q:\n%s", want, text)
 		}
@@ -28,7 +28,7 @@ func TestSelftestReports(t *testing.T) {
 	rows := 0
 	for _, l := range lines {
 		f := strings.Fields(l)
-		if len(f) == 12 && (f[0] == "1" || f[0] == "8") && f[2] == "0" {
+		if len(f) == 13 && (f[0] == "1" || f[0] == "8") && f[2] == "0" {
 			rows++
 		}
 	}
