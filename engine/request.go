@@ -63,10 +63,6 @@ type outcome struct {
 	itlFrom     int
 	itlTo       int
 	interrupted bool // the run was stopped while this request was in flight
-	// together counts text chunks that came off the socket in the same
-	// read as the one before: their own arrival is not known, only the
-	// later one's (see RequestRecord.Together).
-	together int
 
 	// For the plans beyond the Kovara method: the last text-bearing
 	// chunk's time (offset from the run's start, like start and end), the
@@ -355,9 +351,6 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 				out.reasoning = !ch.Content
 			} else {
 				c.itl = append(c.itl, float32(float64(at-last)/float64(time.Millisecond)))
-				if at == last {
-					out.together++
-				}
 			}
 			if ch.Content && out.ttfa < 0 {
 				out.ttfa = at - out.start

@@ -2,12 +2,8 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -108,50 +104,6 @@ func TestSettleStart(t *testing.T) {
 		if got.start != tt.want.start || got.ttft != tt.want.ttft || got.ttfa != tt.want.ttfa || got.firstEvent != tt.want.firstEvent {
 			t.Errorf("%s: got start %v ttft %v ttfa %v first event %v, want %v %v %v %v", tt.name,
 				got.start, got.ttft, got.ttfa, got.firstEvent, tt.want.start, tt.want.ttft, tt.want.ttfa, tt.want.firstEvent)
-		}
-	}
-}
-
-// TestTogetherCountsChunksOfOneRead: chunks that come off the socket in one
-// read share its arrival time, and the request says how many did, so a
-// reader can tell a measured gap of zero from a merged one.
-func TestTogetherCountsChunksOfOneRead(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name         string
-		chunks, want int
-	}{
-		{"all chunks in one write", 6, 5},
-		{"one chunk", 1, 0},
-	}
-	for _, tt := range tests {
-		var body strings.Builder
-		for i := range tt.chunks {
-			fmt.Fprintf(&body, "data: {\"choices\":[{\"delta\":{\"content\":\"w%d \"}}]}\n\n", i)
-		}
-		body.WriteString("data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
-		// One write, no flush: headers and every chunk leave together.
-		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Content-Length", fmt.Sprint(body.Len()))
-			w.Write([]byte(body.String()))
-		}))
-		base, err := ParseBase(ts.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := newConn(Endpoint{URL: ts.URL}, base, time.Now())
-		if err := c.preopen(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		out := c.do(context.Background(), requestOpts{model: "m", maxTokens: tt.chunks, words: 10, seed: 1}, 1, 10*time.Second)
-		c.close()
-		ts.Close()
-		if out.class != "" || out.chunks != tt.chunks {
-			t.Fatalf("%s: class %q %s, %d chunks", tt.name, out.class, out.msg, out.chunks)
-		}
-		if out.together != tt.want {
-			t.Errorf("%s: together = %d, want %d", tt.name, out.together, tt.want)
 		}
 	}
 }

@@ -68,12 +68,6 @@ type RequestRecord struct {
 	ITL     []float32 // ms between consecutive text-bearing chunks
 	Class   string    // "" for a success
 	Chunks  int
-	// Together counts text chunks that reached the client in the same read
-	// as the chunk before, so both carry the later one's arrival time. A
-	// server that writes them together causes it; so does a client that
-	// reads a stream more than a token interval late, as the kernel then
-	// merges the waiting segments and keeps only the newest one's time.
-	Together int
 }
 
 func (o Observer) logf(format string, args ...any) {
@@ -419,7 +413,7 @@ func (l *levelRun) records() []RequestRecord {
 			}
 			out = append(out, RequestRecord{
 				N: o.n, Start: o.start, TTFT: o.ttft, Latency: o.end - o.start,
-				ITL: s.itl[o.itlFrom:o.itlTo], Class: o.class, Chunks: o.chunks, Together: o.together,
+				ITL: s.itl[o.itlFrom:o.itlTo], Class: o.class, Chunks: o.chunks,
 			})
 		}
 	}

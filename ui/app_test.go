@@ -22,14 +22,14 @@ import (
 // widgets through opts.Do, which takes mu; the test reads widgets under mu
 // too, so the race detector sees one orderly UI thread.
 type harness struct {
-	t   *testing.T
+	t   testing.TB
 	mu  sync.Mutex
 	u   *App
 	win fyne.Window
 	dir string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	a := test.NewTempApp(t)
 	h := &harness{t: t, dir: t.TempDir()}
@@ -55,6 +55,16 @@ func newHarness(t *testing.T) *harness {
 		})
 	})
 	return h
+}
+
+// T is the harness's test, for helpers that need a *testing.T (Fyne's
+// renderer lookups); a benchmark's harness cannot use them.
+func (h *harness) T() *testing.T {
+	t, ok := h.t.(*testing.T)
+	if !ok {
+		h.t.Fatalf("this helper needs a test, not a benchmark")
+	}
+	return t
 }
 
 // locked runs f as the UI thread would.
@@ -120,7 +130,7 @@ func (h *harness) tapInOverlay(text string) {
 	if top == nil {
 		h.t.Fatalf("no dialog is showing")
 	}
-	b := findButton(h.t, top, text)
+	b := findButton(h.T(), top, text)
 	if b == nil {
 		h.t.Fatalf("the dialog has no %q button", text)
 	}

@@ -134,16 +134,16 @@ func (h *harness) checkWindow(where string) {
 	h.locked(func() {
 		// Every screen, whether or not it is the one showing.
 		for _, o := range []fyne.CanvasObject{h.u.bench.content, h.u.bench.setup, h.u.endpointS.content, h.u.historyS.content, h.u.compareS.content} {
-			windowTexts(h.t, o, h.u.endpointS.keyEntry, &texts)
+			windowTexts(h.T(), o, h.u.endpointS.keyEntry, &texts)
 		}
 		if h.u.bench.live != nil {
-			windowTexts(h.t, h.u.bench.live.content, nil, &texts)
+			windowTexts(h.T(), h.u.bench.live.content, nil, &texts)
 		}
 		if h.u.bench.result != nil {
-			windowTexts(h.t, h.u.bench.result.content, nil, &texts)
+			windowTexts(h.T(), h.u.bench.result.content, nil, &texts)
 		}
 		for _, o := range h.win.Canvas().Overlays().List() {
-			windowTexts(h.t, o, nil, &texts)
+			windowTexts(h.T(), o, nil, &texts)
 		}
 	})
 	if leak := leakIn(strings.Join(texts, "\n")); leak != "" {

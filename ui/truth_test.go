@@ -2,6 +2,8 @@ package ui
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -36,7 +38,7 @@ func TestTruthWithLiveView(t *testing.T) {
 	url := startSimProcess(t, "--token-interval", "20ms", "--prefill-rate", "100000", "--jitter", "0", "--record-truth")
 	var pt, pi float64
 	for attempt := 1; attempt <= liveTruthRuns; attempt++ {
-		pt, pi = liveTruthRun(t, url)
+		pt, pi = liveTruthRun(t, url, 32, 128)
 		if pt <= 1 && pi <= 1 {
 			return
 		}
@@ -49,10 +51,10 @@ func TestTruthWithLiveView(t *testing.T) {
 // liveTruthRuns is how many runs TestTruthWithLiveView gives the machine.
 const liveTruthRuns = 5
 
-// liveTruthRun drives one 128-request run at 32 streams through the
-// Benchmark screen of a fresh app and returns the p99 |error| of TTFT and
-// of the gaps, in ms.
-func liveTruthRun(t *testing.T, url string) (pt, pi float64) {
+// liveTruthRun drives one run of the given streams and requests (256 input
+// and 24 output tokens) through the Benchmark screen of a fresh app and
+// returns the p99 |error| of TTFT and of the gaps, in ms.
+func liveTruthRun(t testing.TB, url string, streams, requests int) (pt, pi float64) {
 	t.Helper()
 	var mu sync.Mutex
 	var recs []engine.RequestRecord
@@ -67,7 +69,7 @@ func liveTruthRun(t *testing.T, url string) (pt, pi float64) {
 	h.locked(func() {
 		b.refreshEndpoints()
 		b.selectEndpoint("sim")
-		h.setPlan("32", "128", "24")
+		h.setPlan(fmt.Sprint(streams), fmt.Sprint(requests), "24")
 		b.inputEntry.SetText("256")
 		test.Tap(b.runButton)
 	})
@@ -77,12 +79,22 @@ func liveTruthRun(t *testing.T, url string) (pt, pi float64) {
 	if redraws < 4 {
 		t.Fatalf("only %d live redraws: the live view was not attached", redraws)
 	}
-	var ttft, itl []float64
 	mu.Lock()
 	defer mu.Unlock()
-	if len(recs) != 128 {
-		t.Fatalf("%d requests measured, want 128", len(recs))
+	if len(recs) != requests {
+		t.Fatalf("%d requests measured, want %d", len(recs), requests)
 	}
+	pt, pi = truthErrors(t, url, recs)
+	t.Logf("live view on, %d streams, %d redraws: p99 |error| TTFT %.3f ms, ITL %.3f ms (%d requests, GOMAXPROCS %d)",
+		streams, redraws, pt, pi, len(recs), runtime.GOMAXPROCS(0))
+	return pt, pi
+}
+
+// truthErrors holds every measured TTFT and gap against the simulator's
+// record and returns the p99 |error| of each, in ms.
+func truthErrors(t testing.TB, url string, recs []engine.RequestRecord) (pt, pi float64) {
+	t.Helper()
+	var ttft, itl []float64
 	// Fetched after the run: a repeated run reuses the request numbers and
 	// the simulator keeps the latest record of each.
 	truth := fetchTruth(t, url)
@@ -98,14 +110,48 @@ func liveTruthRun(t *testing.T, url string) (pt, pi float64) {
 	}
 	slices.Sort(ttft)
 	slices.Sort(itl)
-	pt, pi = stats.Quantile(ttft, 0.99), stats.Quantile(itl, 0.99)
-	t.Logf("live view on, 32 streams, %d redraws: p99 |error| TTFT %.3f ms, ITL %.3f ms; max TTFT %.3f ms (%d requests, %d gaps, GOMAXPROCS %d)",
-		redraws, pt, pi, ttft[len(ttft)-1], len(ttft), len(itl), runtime.GOMAXPROCS(0))
-	return pt, pi
+	return stats.Quantile(ttft, 0.99), stats.Quantile(itl, 0.99)
+}
+
+// BenchmarkLiveViewTruth256 measures what the live view does to accuracy at
+// 256 streams: the same run with the app's live view attached and with the
+// engine alone, each reporting the p99 |error| of TTFT and of the gaps
+// against the simulator's record. Run it on an idle machine:
+//
+//	go test -run '^$' -bench LiveViewTruth256 -benchtime 1x ./ui/
+func BenchmarkLiveViewTruth256(b *testing.B) {
+	url := startSimProcess(b, "--token-interval", "20ms", "--prefill-rate", "100000", "--jitter", "0",
+		"--batch-slowdown", "0", "--batch-capacity", "256", "--record-truth")
+	report := func(b *testing.B, pt, pi float64) {
+		b.ReportMetric(pt, "ttft-p99-err-ms")
+		b.ReportMetric(pi, "itl-p99-err-ms")
+		b.ReportMetric(0, "ns/op")
+	}
+	b.Run("live-view", func(b *testing.B) {
+		for range b.N {
+			pt, pi := liveTruthRun(b, url, 256, 512)
+			report(b, pt, pi)
+		}
+	})
+	b.Run("engine-alone", func(b *testing.B) {
+		for range b.N {
+			p := engine.DefaultPlan()
+			p.Concurrency = []int{256}
+			p.Requests, p.Warmup = 512, 1
+			p.InputTokens, p.OutputTokens = 256, 24
+			var recs []engine.RequestRecord
+			obs := engine.Observer{Requests: func(_ int, r []engine.RequestRecord) { recs = r }}
+			if _, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url}, obs); err != nil {
+				b.Fatal(err)
+			}
+			pt, pi := truthErrors(b, url, recs)
+			report(b, pt, pi)
+		}
+	})
 }
 
 // startSimProcess builds kovara-bench and serves its simulator with args.
-func startSimProcess(t *testing.T, args ...string) string {
+func startSimProcess(t testing.TB, args ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kovara-bench")
 	build := exec.Command("go", "build", "-o", bin, "github.com/kovara/desktop/cmd/kovara-bench")
@@ -133,7 +179,7 @@ func startSimProcess(t *testing.T, args ...string) string {
 	return strings.Fields(line[i:])[0]
 }
 
-func fetchTruth(t *testing.T, url string) map[int64]sim.Timing {
+func fetchTruth(t testing.TB, url string) map[int64]sim.Timing {
 	t.Helper()
 	m, err := sim.FetchTimings(url)
 	if err != nil {
