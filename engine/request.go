@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -97,6 +98,15 @@ type conn struct {
 	// goroutine.
 	sock atomic.Pointer[netstamp.Conn]
 
+	// gate, when set, is the send gate the level's first requests go
+	// through (see closedLoopTimed); it is only touched by the slot's own
+	// goroutine. held is the gate this slot has a place in, given back
+	// (from whichever goroutine comes first) once net/http has written the
+	// request out or has given up on it.
+	gate  *sendGate
+	held  atomic.Pointer[sendGate]
+	trace *httptrace.ClientTrace
+
 	// The probe asks for the model name the server answers with.
 	rememberModel bool
 	seenModel     string
@@ -108,7 +118,34 @@ func newConn(ep Endpoint, b Base, t0 time.Time) *conn {
 	c.tr = ep.newTransport(b, nil, c.sock.Store)
 	c.client = &http.Client{Transport: c.tr, CheckRedirect: sameServer}
 	c.rd = stream.NewReader(eofReader{}, c.arrival, 0)
+	c.trace = &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { c.releaseSend() }}
 	return c
+}
+
+// sendGate lets a limited number of slots build and write a request at a
+// time.
+type sendGate struct{ places chan struct{} }
+
+func newSendGate(n int) *sendGate { return &sendGate{places: make(chan struct{}, max(n, 1))} }
+
+// enterSend waits for a place in the slot's send gate, if it has one.
+func (c *conn) enterSend(ctx context.Context) {
+	g := c.gate
+	if g == nil {
+		return
+	}
+	select {
+	case g.places <- struct{}{}:
+		c.held.Store(g)
+	case <-ctx.Done():
+	}
+}
+
+// releaseSend gives back the slot's place in the send gate, once.
+func (c *conn) releaseSend() {
+	if g := c.held.Swap(nil); g != nil {
+		<-g.places
+	}
 }
 
 // settleStart moves the request's start from the moment we handed it to
@@ -250,8 +287,14 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 	out = outcome{n: n, ttft: -1, ttfa: -1, firstEvent: -1, itlFrom: len(c.itl)}
 	ctx, cancel := context.WithTimeout(runCtx, timeout)
 	defer cancel()
+	rctx := ctx
+	if c.gate != nil {
+		c.enterSend(ctx)
+		defer c.releaseSend()
+		rctx = httptrace.WithClientTrace(ctx, c.trace)
+	}
 	body := c.buildBody(o, n)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		out.class, out.msg = ClassConnection, err.Error()
 		return out
@@ -262,6 +305,7 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 
 	out.start = c.clock()
 	resp, err := c.client.Do(req)
+	c.releaseSend()
 	c.settleStart(&out)
 	defer c.settleStart(&out) // out is the named result: this runs on every return
 	if err != nil {

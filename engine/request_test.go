@@ -107,3 +107,84 @@ func TestSettleStart(t *testing.T) {
 		}
 	}
 }
+
+// TestSendGateIsGivenBack: a slot's place in the send gate comes back
+// whether the request is answered, refused, cut off or cancelled while
+// waiting, so a level's first round can never wedge on it.
+func TestSendGateIsGivenBack(t *testing.T) {
+	t.Parallel()
+	_, live := startSim(t, fastSim())
+	refused := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return "http://" + addr
+	}()
+	// A server that reads the request and hangs up without an answer.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				c.Read(make([]byte, 64<<10))
+				c.Close()
+			}()
+		}
+	}()
+	hangsUp := "http://" + ln.Addr().String()
+
+	opts := requestOpts{model: "kovara-sim-8b", maxTokens: 4, words: 50, seed: 1, ignoreEOS: true}
+	for _, tt := range []struct {
+		name, url string
+		wantOK    bool
+	}{
+		{"answered", live, true},
+		{"connection refused", refused, false},
+		{"hung up", hangsUp, false},
+	} {
+		base, err := ParseBase(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newConn(Endpoint{URL: tt.url}, base, time.Now())
+		g := newSendGate(1)
+		for n := int64(1); n <= 3; n++ {
+			c.gate = g
+			out := c.do(context.Background(), opts, n, 5*time.Second)
+			if got := out.class == ""; got != tt.wantOK {
+				t.Errorf("%s: request %d: class %q %s", tt.name, n, out.class, out.msg)
+			}
+			if len(g.places) != 0 || c.held.Load() != nil {
+				t.Fatalf("%s: request %d kept its place in the send gate", tt.name, n)
+			}
+		}
+		c.close()
+	}
+
+	// Waiting for a place ends with the request's context.
+	base, _ := ParseBase(live)
+	c := newConn(Endpoint{URL: live}, base, time.Now())
+	defer c.close()
+	g := newSendGate(1)
+	g.places <- struct{}{} // another slot is writing and never finishes
+	c.gate = g
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := c.do(ctx, opts, 1, 5*time.Second)
+	if !out.interrupted {
+		t.Errorf("a stopped run's request waiting at the gate: class %q, interrupted %v", out.class, out.interrupted)
+	}
+	if len(g.places) != 1 || c.held.Load() != nil {
+		t.Errorf("a request that never got a place gave one back or kept one")
+	}
+}
