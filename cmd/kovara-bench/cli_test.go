@@ -109,6 +109,7 @@ func TestBadInputExit2(t *testing.T) {
 		{[]string{"run", "--endpoint", "http://h", "--bogus"}, "flag provided but not defined"},
 		{[]string{"frobnicate"}, "unknown command"},
 		{[]string{"validate"}, "exactly one"},
+		{[]string{"selftest", "--sim-nice", "-5"}, "--sim-nice must be between 0 and 19"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := runCLI(tc.args...)

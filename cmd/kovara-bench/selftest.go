@@ -36,6 +36,10 @@ func cmdSelftest(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	if *simNice < 0 || *simNice > 19 {
+		fmt.Fprintf(stderr, "kovara-bench selftest: --sim-nice must be between 0 and 19 (a higher priority than the client's would need root)\n")
+		return exitBadInput
+	}
 	levels, err := engine.ParseLevels(*levelsFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench selftest: --levels: %v\n", err)

@@ -35,4 +35,7 @@ func TestSelftestReports(t *testing.T) {
 	if rows != 2 {
 		t.Errorf("want two level rows with no failed requests:\n%s", text)
 	}
+	if _, err := exec.LookPath("nice"); err == nil && !strings.Contains(text, "the simulator runs at nice 10") {
+		t.Errorf("the simulator was not niced:\n%s", text)
+	}
 }
