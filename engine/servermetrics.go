@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/prom"
 )
 
 // The server's own /metrics (Prometheus text), read during every plan:
@@ -195,24 +196,6 @@ func trimTotal(name string) (string, bool) {
 	return "", false
 }
 
-func value(m *dto.Metric) (float64, bool) {
-	var v float64
-	switch {
-	case m.GetGauge() != nil:
-		v = m.GetGauge().GetValue()
-	case m.GetCounter() != nil:
-		v = m.GetCounter().GetValue()
-	case m.GetUntyped() != nil:
-		v = m.GetUntyped().GetValue()
-	default:
-		return 0, false
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, false
-	}
-	return v, true
-}
-
 // sumMetric adds every series of the first of names that is present.
 func sumMetric(fams map[string]*dto.MetricFamily, names ...string) (float64, bool) {
 	sum, n := seriesTotal(fams, names)
@@ -238,7 +221,7 @@ func seriesTotal(fams map[string]*dto.MetricFamily, names []string) (float64, in
 		}
 		sum, n := 0.0, 0
 		for _, m := range f.GetMetric() {
-			if v, ok := value(m); ok {
+			if v, ok := prom.Value(m); ok {
 				sum += v
 				n++
 			}
@@ -267,7 +250,7 @@ func perPosition(fams map[string]*dto.MetricFamily) []float64 {
 				}
 			}
 		}
-		v, ok := value(m)
+		v, ok := prom.Value(m)
 		if pos < 0 || !ok {
 			continue
 		}

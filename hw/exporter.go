@@ -20,6 +20,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/kovara/desktop/prom"
 )
 
 // exporterSource fetches a Prometheus GPU exporter's page.
@@ -217,21 +219,11 @@ func hasFamilyPrefix(fams map[string]*dto.MetricFamily, prefix string) bool {
 	return false
 }
 
-// metricValue is a gauge's, counter's or untyped metric's value; NaN,
-// infinities and negative numbers count as missing.
+// metricValue is a metric's value (prom.Value); a negative reading of
+// power, energy, memory or utilisation counts as missing too.
 func metricValue(m *dto.Metric) (float64, bool) {
-	var v float64
-	switch {
-	case m.GetGauge() != nil:
-		v = m.GetGauge().GetValue()
-	case m.GetCounter() != nil:
-		v = m.GetCounter().GetValue()
-	case m.GetUntyped() != nil:
-		v = m.GetUntyped().GetValue()
-	default:
-		return 0, false
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+	v, ok := prom.Value(m)
+	if !ok || v < 0 {
 		return 0, false
 	}
 	return v, true
