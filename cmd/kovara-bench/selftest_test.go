@@ -39,3 +39,48 @@ func TestSelftestReports(t *testing.T) {
 		t.Errorf("the simulator was not niced:\n%s", text)
 	}
 }
+
+// TestSelftestVerdict: the sentences under the table say up to which level
+// this machine measures within 1 ms, and why a level missed when the
+// client fell a token behind.
+func TestSelftestVerdict(t *testing.T) {
+	t.Parallel()
+	ok := func(streams int) selftestRow {
+		return selftestRow{streams: streams, ttft: [3]float64{0.01, 0.05, 0.1}, itl: [3]float64{0.001, 0.04, 0.2}}
+	}
+	late := func(streams, merged int) selftestRow {
+		r := ok(streams)
+		r.ttft[1], r.merged = 12.5, merged
+		return r
+	}
+	tests := []struct {
+		name       string
+		rows       []selftestRow
+		want, lack []string
+	}{
+		{"all within", []selftestRow{ok(1), ok(64), ok(256)},
+			[]string{"within 1 ms (p99) up to at least 256 concurrent streams"},
+			[]string{"fell a whole token behind", "run selftest again"}},
+		{"256 merged", []selftestRow{ok(1), ok(64), late(256, 37), late(1024, 900)},
+			[]string{"up to 64 concurrent streams", "At 256 streams the client fell a whole token behind on 37 chunks",
+				"At 1024 streams the client fell a whole token behind on 900 chunks", "run selftest again"},
+			nil},
+		{"first level missed", []selftestRow{late(1, 0), ok(64)},
+			[]string{"does not measure within 1 ms (p99) even at the first level", "run selftest again"},
+			[]string{"fell a whole token behind"}},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		printSelftest(&b, tt.rows)
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, b.String())
+			}
+		}
+		for _, w := range tt.lack {
+			if strings.Contains(b.String(), w) {
+				t.Errorf("%s: output should not say %q:\n%s", tt.name, w, b.String())
+			}
+		}
+	}
+}
