@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"testing"
 	"time"
@@ -29,12 +28,12 @@ func compareTruth(t *testing.T, truth map[int64]sim.Timing, recs []RequestRecord
 		if !ok {
 			t.Fatalf("the simulator has no record of request %d", r.N)
 		}
-		e.ttft = append(e.ttft, math.Abs(ms(r.TTFT)-ms(time.Duration(tr.TTFTNs))))
+		e.ttft = append(e.ttft, ms(tr.TTFTErr(r.TTFT)))
 		if len(tr.GapsNs) != len(r.ITL) {
 			t.Fatalf("request %d: %d measured gaps, %d true", r.N, len(r.ITL), len(tr.GapsNs))
 		}
-		for i, g := range tr.GapsNs {
-			e.itl = append(e.itl, math.Abs(float64(r.ITL[i])-ms(time.Duration(g))))
+		for i := range tr.GapsNs {
+			e.itl = append(e.itl, tr.GapErr(i, float64(r.ITL[i])))
 		}
 	}
 	return e

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,9 +102,9 @@ func truthErrors(t testing.TB, url string, recs []engine.RequestRecord) (pt, pi 
 		if !ok || r.Class != "" || len(tr.GapsNs) != len(r.ITL) {
 			t.Fatalf("request %d: truth %v class %q", r.N, ok, r.Class)
 		}
-		ttft = append(ttft, math.Abs(float64(r.TTFT)-float64(tr.TTFTNs))/1e6)
-		for i, g := range tr.GapsNs {
-			itl = append(itl, math.Abs(float64(r.ITL[i])-float64(g)/1e6))
+		ttft = append(ttft, float64(tr.TTFTErr(r.TTFT))/1e6)
+		for i := range tr.GapsNs {
+			itl = append(itl, tr.GapErr(i, float64(r.ITL[i])))
 		}
 	}
 	slices.Sort(ttft)

@@ -28,7 +28,7 @@ func TestSelftestReports(t *testing.T) {
 	rows := 0
 	for _, l := range lines {
 		f := strings.Fields(l)
-		if len(f) == 13 && (f[0] == "1" || f[0] == "8") && f[2] == "0" {
+		if len(f) == 14 && (f[0] == "1" || f[0] == "8") && f[2] == "0" {
 			rows++
 		}
 	}

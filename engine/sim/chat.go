@@ -509,9 +509,12 @@ func (ru *run) resetConn() {
 	conn.Close()
 }
 
-func (ru *run) tokenDone(now time.Time) {
+// tokenDone records a chunk that left at now, by a write call that had
+// returned at done.
+func (ru *run) tokenDone(now, done time.Time) {
 	if ru.record {
 		ru.tr.Chunks = append(ru.tr.Chunks, now)
+		ru.tr.Returned = append(ru.tr.Returned, done)
 	}
 	ru.tr.CompletionTokens++
 	ru.kv++
@@ -583,11 +586,11 @@ func (ru *run) stream() {
 			s.aborted.Add(1)
 			return
 		}
-		now := before
+		now, done := before, before
 		if !ru.buffered {
-			now = sentAt(ru.sock, before)
+			now, done = sentAt(ru.sock, before), time.Now()
 		}
-		ru.tokenDone(now)
+		ru.tokenDone(now, done)
 		if i == 0 {
 			firstAt = now
 		}
@@ -720,7 +723,7 @@ func (ru *run) whole() {
 			}
 		}
 		now := time.Now()
-		ru.tokenDone(now)
+		ru.tokenDone(now, now)
 		if i == 0 {
 			firstAt = now
 		}

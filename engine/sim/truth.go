@@ -17,7 +17,14 @@ type Truth struct {
 	// was written and flushed to the connection. For FaultBuffer and for
 	// non-streaming requests nothing is flushed per token: there it is the
 	// time each token was produced on schedule.
-	Chunks           []time.Time
+	Chunks []time.Time
+	// Returned holds, for every chunk, when the write call that sent it
+	// returned. The chunk left somewhere between Chunks[i] and
+	// Returned[i]: usually microseconds apart, but on a virtual machine
+	// whose host is busy a write call can stall for milliseconds before
+	// its bytes leave, and then nothing on this side can say exactly when
+	// they did (see Timing.TTFTErr).
+	Returned         []time.Time
 	PromptTokens     int
 	CompletionTokens int // text-bearing chunks produced
 	Fault            Fault
@@ -93,6 +100,9 @@ type Timing struct {
 	N      int64   `json:"n"`
 	TTFTNs int64   `json:"ttft_ns"`
 	GapsNs []int64 `json:"gaps_ns"`
+	// SpansNs holds, per chunk, how long its write call took (Returned −
+	// Chunks): how far after its recorded time the chunk may have left.
+	SpansNs []int64 `json:"spans_ns,omitempty"`
 	// Wall-clock instants, for lining up with a client's own clock when
 	// investigating; comparisons should use the durations above.
 	ArrivedUnixNs    int64 `json:"arrived_unix_ns"`
@@ -114,9 +124,61 @@ func (s *Server) Timings() []Timing {
 		for _, g := range t.ITL() {
 			tm.GapsNs = append(tm.GapsNs, int64(g))
 		}
+		if len(t.Returned) == len(t.Chunks) {
+			tm.SpansNs = make([]int64, len(t.Chunks))
+			for i := range t.Chunks {
+				tm.SpansNs[i] = max(int64(t.Returned[i].Sub(t.Chunks[i])), 0)
+			}
+		}
 		out = append(out, tm)
 	}
 	return out
+}
+
+// StallNs is how long a write call must take before its chunk's truth is
+// widened to the whole call. Shorter calls are the kernel delivering the
+// chunk to the reader within the call, after the chunk's own transmit
+// stamp, which stays the truth; a longer one is a stall (seen at about
+// 3.5 ms on a busy host's VM) that can come before the bytes leave.
+const StallNs = int64(time.Millisecond)
+
+// span is how far after its recorded time chunk i may have left: the
+// length of its write call if that call stalled, else zero.
+func (t Timing) span(i int) int64 {
+	if i < len(t.SpansNs) && t.SpansNs[i] >= StallNs {
+		return t.SpansNs[i]
+	}
+	return 0
+}
+
+// TTFTErr is how far a measured TTFT lies outside what the simulator knows
+// of the true one: the first chunk left at its transmit stamp, or, if the
+// write call that sent it stalled, somewhere before that call returned.
+// Zero inside that window.
+func (t Timing) TTFTErr(measured time.Duration) time.Duration {
+	return outside(int64(measured), t.TTFTNs, t.TTFTNs+t.span(0))
+}
+
+// GapErr is the same for the gap between chunks i and i+1, measured in ms:
+// the true gap lies between GapsNs[i] − span(i) and GapsNs[i] + span(i+1).
+// The result is in ms.
+func (t Timing) GapErr(i int, measuredMs float64) float64 {
+	g := t.GapsNs[i]
+	return float64(outside(int64(measuredMs*1e6), g-t.span(i), g+t.span(i+1))) / 1e6
+}
+
+// GapAtLeastNs is the shortest the true gap between chunks i and i+1 can
+// have been.
+func (t Timing) GapAtLeastNs(i int) int64 { return t.GapsNs[i] - t.span(i) }
+
+func outside(v, lo, hi int64) time.Duration {
+	switch {
+	case v < lo:
+		return time.Duration(lo - v)
+	case v > hi:
+		return time.Duration(v - hi)
+	}
+	return 0
 }
 
 // FetchTimings reads the ground truth a simulator in another process serves
