@@ -149,15 +149,16 @@ func (c *conn) releaseSend() {
 }
 
 // settleStart moves the request's start from the moment we handed it to
-// net/http to the moment its last write left (the kernel's transmit time
-// where the OS gives it): under a burst the transport's write goroutine
-// can run milliseconds later, and that wait is the client's, not the
-// server's. httptrace's WroteRequest cannot say when: it fires before the
-// transport flushes its buffer, so a small request has not been written
-// yet. The connection's own record can, once the write has returned; it is
-// read after the response began and again after the stream ended, and
-// anything already measured from the old start is moved with it. A stamp
-// from before the start belongs to an earlier request on the connection.
+// net/http to the moment its last write call began (see netstamp.Wrap for
+// why not the kernel's transmit stamp): under a burst the transport's write
+// goroutine can run milliseconds later, and that wait is the client's, not
+// the server's. httptrace's WroteRequest cannot say when: it fires before
+// the transport flushes its buffer, so a small request has not been
+// written yet. The connection's own record can, once the write has begun;
+// it is read after the response began and again after the stream ended,
+// and anything already measured from the old start is moved with it. A
+// stamp from before the start belongs to an earlier request on the
+// connection.
 func (c *conn) settleStart(out *outcome) {
 	s := c.sock.Load()
 	if s == nil {

@@ -33,11 +33,30 @@ type Conn struct {
 // epoch anchors the stamps.
 var epoch = time.Now()
 
-// Wrap stamps c. It never fails: without kernel timestamps it still stamps
-// reads and writes with the time the call returned or began.
+// Wrap stamps c: reads with the kernel's receive time where the OS gives
+// it, writes with the moment just before the write call began. It never
+// fails: without kernel timestamps reads get the time the call returned.
+//
+// Writes are not stamped by the kernel here on purpose. A transmit stamp
+// is delivered on the socket's error queue, which wakes whoever polls the
+// socket; on a virtual machine that wakeup can stall the write for
+// milliseconds after the stamp was taken and before the bytes leave
+// (seen at ~3.5 ms, traced with perf), so the stamp would claim the bytes
+// left earlier than they did. A client's request start is therefore the
+// moment its last write call began.
 func Wrap(c net.Conn) *Conn {
 	w := &Conn{Conn: c}
-	w.plat.init(c)
+	w.plat.init(c, false)
+	return w
+}
+
+// WrapSending stamps c like Wrap and also asks the kernel for each write's
+// transmit time, which the simulator's record uses. Its stall, when one
+// happens, comes after the stamp, inside the write call: a record that
+// uses these stamps must allow for the call's length (see sim.Timing).
+func WrapSending(c net.Conn) *Conn {
+	w := &Conn{Conn: c}
+	w.plat.init(c, true)
 	return w
 }
 
@@ -51,8 +70,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Write writes and records when the bytes left: the kernel's transmit time
-// where the OS reports it, else the moment before the write began. Writes
+// Write writes and records when the bytes left: for WrapSending the
+// kernel's transmit time where the OS reports it, else the moment before
+// the write began. Writes
 // must not be concurrent (TCP users such as net/http never make them so).
 func (c *Conn) Write(p []byte) (int, error) {
 	before := time.Now()

@@ -28,11 +28,31 @@ func pair(t *testing.T) (*Conn, net.Conn) {
 	}
 	s := <-acc
 	t.Cleanup(func() { c.Close(); s.Close() })
-	return Wrap(c), s
+	return WrapSending(c), s
+}
+
+// timestampsOn waits until the kernel's receive timestamping is on: the
+// package's keeper socket asks for it at start-up, but the kernel switches
+// it on through a workqueue, and a test that starts at once can beat it.
+func timestampsOn(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return
+	}
+	for try := 0; try < 100; try++ {
+		c, s := pair(t)
+		s.Write([]byte("x"))
+		if _, err := c.Read(make([]byte, 1)); err == nil && c.KernelStamps() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the kernel never stamped a read")
 }
 
 func TestReadStampIsArrivalNotReadTime(t *testing.T) {
 	t.Parallel()
+	timestampsOn(t)
 	c, s := pair(t)
 	sent := time.Now()
 	if _, err := s.Write([]byte("data: x\n\n")); err != nil {

@@ -60,7 +60,7 @@ type platform struct {
 // leaves for the network device, reported without the packet's payload.
 const txFlags = unix.SOF_TIMESTAMPING_TX_SOFTWARE | unix.SOF_TIMESTAMPING_SOFTWARE | unix.SOF_TIMESTAMPING_OPT_TSONLY
 
-func (pl *platform) init(c net.Conn) {
+func (pl *platform) init(c net.Conn, sending bool) {
 	// The control message is parsed by hand for the 64-bit layout only.
 	if unix.SizeofCmsghdr != 16 {
 		return
@@ -81,6 +81,9 @@ func (pl *platform) init(c net.Conn) {
 	}
 	pl.raw = raw
 	pl.fn = pl.recv
+	if !sending {
+		return
+	}
 	var terr error
 	if err := raw.Control(func(fd uintptr) {
 		terr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, txFlags)

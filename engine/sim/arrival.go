@@ -28,7 +28,7 @@ func (l stampListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stampConn{Conn: netstamp.Wrap(c)}, nil
+	return &stampConn{Conn: netstamp.WrapSending(c)}, nil
 }
 
 // stampConn remembers when the first bytes of the current request arrived.
