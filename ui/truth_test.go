@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -171,11 +170,11 @@ func startSimProcess(t testing.TB, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := strings.Index(line, "http://")
-	if i < 0 {
+	url, ok := sim.URLFromServingLine(line)
+	if !ok {
 		t.Fatalf("no address in %q", line)
 	}
-	return strings.Fields(line[i:])[0]
+	return url
 }
 
 func fetchTruth(t testing.TB, url string) map[int64]sim.Timing {

@@ -243,11 +243,10 @@ func TestSimulateServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := strings.Index(line, "http://")
-	if i < 0 {
+	url, ok := sim.URLFromServingLine(line)
+	if !ok {
 		t.Fatalf("no address in %q", line)
 	}
-	url := strings.Fields(line[i:])[0]
 	resp, err := http.Get(url + "/v1/models")
 	if err != nil {
 		t.Fatal(err)

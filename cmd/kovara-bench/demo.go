@@ -82,7 +82,7 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench simulate: could not listen on %s: %v\n", *listen, err)
 		return exitBadInput
 	}
-	fmt.Fprintf(stdout, "simulator (%s) serving %q at %s — Ctrl-C to stop\n", cfg.Personality, *model, url)
+	fmt.Fprint(stdout, sim.ServingLine(cfg.Personality, *model, url))
 	<-ctx.Done()
 	done := make(chan error, 1)
 	go func() { done <- srv.Close() }()

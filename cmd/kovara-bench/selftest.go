@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
-	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -240,11 +239,11 @@ func startSimChild(interval time.Duration, capacity, nice int) (url string, stop
 		}
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	i := strings.Index(line, "http://")
-	if err != nil || i < 0 {
+	url, ok := sim.URLFromServingLine(line)
+	if err != nil || !ok {
 		stop()
 		return "", nil, false, fmt.Errorf("the simulator process said %q", line)
 	}
 	go io.Copy(io.Discard, out)
-	return strings.Fields(line[i:])[0], stop, niced, nil
+	return url, stop, niced, nil
 }
