@@ -18,7 +18,7 @@ func TestLevelMemoryAtScale(t *testing.T) {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 
-	lv := &levelRun{concurrency: streams, start: 0, end: 100 * time.Second, slots: make([]slotRun, streams)}
+	lv := &levelRun{concurrency: streams, loadRun: loadRun{start: 0, end: 100 * time.Second, slots: make([]slotRun, streams)}}
 	for i := 0; i < requests; i++ {
 		s := &lv.slots[i%streams]
 		if s.itl == nil {

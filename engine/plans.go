@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
@@ -192,62 +191,6 @@ func (r *runner) negotiate(ctx context.Context, cn *conn, thinkingOff bool, warm
 	}
 	return requestOpts{}, pc, outcome{}, &StageError{Stage: PhaseProbe, Err: fmt.Errorf(
 		"the server refused every form of streaming chat request: %s", strings.Join(pc.Refused, "; "))}
-}
-
-// round sends one request on each connection, all released together, and
-// returns their outcomes in connection order. text(i) is request i's
-// prompt.
-func (r *runner) round(ctx context.Context, conns []*conn, opts requestOpts, text func(i int) string, timeout time.Duration) []outcome {
-	outs := make([]outcome, len(conns))
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, c := range conns {
-		wg.Go(func() {
-			o := opts
-			o.text = text(i)
-			<-gate
-			outs[i] = c.do(ctx, o, int64(i), timeout)
-			if c.live != nil {
-				c.live.finish(&outs[i], c.itl[outs[i].itlFrom:outs[i].itlTo])
-			}
-		})
-	}
-	close(gate)
-	wg.Wait()
-	return outs
-}
-
-// openConns opens n connections ahead of a stage, each with its live
-// slot; a connection that cannot be opened early connects on its first
-// request (and the caller is told how many).
-func (r *runner) openConns(ctx context.Context, live []*liveSlot) ([]*conn, int) {
-	conns := make([]*conn, len(live))
-	for i := range conns {
-		conns[i] = newConn(r.ep, r.base, r.t0)
-		conns[i].live = live[i]
-	}
-	octx, cancel := context.WithTimeout(ctx, r.ep.checkTimeout())
-	defer cancel()
-	var mu sync.Mutex
-	failed := 0
-	var wg sync.WaitGroup
-	for _, c := range conns {
-		wg.Go(func() {
-			if c.preopen(octx) != nil {
-				mu.Lock()
-				failed++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return conns, failed
-}
-
-func closeConns(conns []*conn) {
-	for _, c := range conns {
-		c.close()
-	}
 }
 
 // readSpec reads the speculative-decoding counters; ok is false when the

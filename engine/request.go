@@ -110,6 +110,25 @@ type conn struct {
 	// The probe asks for the model name the server answers with.
 	rememberModel bool
 	seenModel     string
+
+	// answeredOn is the connection the latest answer came on: a request
+	// that dies unanswered on it met a server-side close. stats counts
+	// how the slot's connections fared; both are the slot's own.
+	answeredOn *netstamp.Conn
+	stats      connStats
+}
+
+// connStats counts what a slot did about connections the server closed.
+type connStats struct {
+	Reconnects   int // fresh connections opened between requests
+	Resent       int // requests sent again after dying unanswered on a reused connection
+	ServerClosed int // connections the server closed after an answer
+}
+
+func (a *connStats) add(b connStats) {
+	a.Reconnects += b.Reconnects
+	a.Resent += b.Resent
+	a.ServerClosed += b.ServerClosed
 }
 
 func newConn(ep Endpoint, b Base, t0 time.Time) *conn {
@@ -221,8 +240,11 @@ func (c *conn) preopen(ctx context.Context) error {
 		return err
 	}
 	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxModelsBody))
-	return err
+	if _, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxModelsBody)); err != nil {
+		return err
+	}
+	c.answeredOn = sc
+	return nil
 }
 
 func (c *conn) close() { c.tr.CloseIdleConnections() }
@@ -284,7 +306,58 @@ func appendJSONString(b []byte, s string) []byte {
 // do sends request n and reads its stream to the end. It never returns an
 // error: failures are classified into the outcome. runCtx is the run's
 // context (cancelled on Stop); timeout bounds the whole request.
-func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) (out outcome) {
+//
+// Servers close kept-alive connections when they like: llama.cpp's
+// llama-server after every streamed answer, others after an idle timeout
+// or a number of requests (docs/servers.md). So a connection the server
+// has closed is replaced before the request, outside its measured time,
+// and a request that died on a reused connection before any byte of an
+// answer came back is sent once more on a fresh connection, as browsers
+// and curl do. Neither is a failed request, and the second send is the
+// only one recorded.
+func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) outcome {
+	c.ready(runCtx)
+	out, unanswered := c.attempt(runCtx, o, n, timeout)
+	if unanswered {
+		c.stats.Resent++
+		c.stats.ServerClosed++
+		c.reopen(runCtx)
+		out, _ = c.attempt(runCtx, o, n, timeout)
+	}
+	return out
+}
+
+// ready replaces the slot's connection when the server has closed it
+// since its last answer, so the next request starts on an open
+// connection.
+func (c *conn) ready(ctx context.Context) {
+	s := c.sock.Load()
+	if s == nil || !s.Gone() {
+		return
+	}
+	if s == c.answeredOn {
+		c.stats.ServerClosed++
+	}
+	c.reopen(ctx)
+}
+
+// reopen replaces the slot's connection with a fresh one, opened and
+// warmed as before a level (see preopen). When that fails the request
+// that follows connects by itself, and fails in words if the server is
+// gone.
+func (c *conn) reopen(ctx context.Context) {
+	c.stats.Reconnects++
+	octx, cancel := context.WithTimeout(ctx, c.ep.checkTimeout())
+	defer cancel()
+	if c.preopen(octx) != nil {
+		c.tr.CloseIdleConnections()
+	}
+}
+
+// attempt sends the request once. unanswered reports a connection
+// failure on a connection that had already carried an answer, before any
+// byte of this answer arrived: the server closed it as the request left.
+func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) (out outcome, unanswered bool) {
 	out = outcome{n: n, ttft: -1, ttfa: -1, firstEvent: -1, itlFrom: len(c.itl)}
 	ctx, cancel := context.WithTimeout(runCtx, timeout)
 	defer cancel()
@@ -298,12 +371,17 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		out.class, out.msg = ClassConnection, err.Error()
-		return out
+		return out, false
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	c.ep.authorize(req)
 
+	used := c.sock.Load()
+	var readBefore time.Time
+	if used != nil {
+		readBefore = used.LastRead()
+	}
 	out.start = c.clock()
 	resp, err := c.client.Do(req)
 	c.releaseSend()
@@ -313,8 +391,11 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 		out.end = c.clock()
 		c.classifyErr(&out, runCtx, ctx, err)
 		out.itlTo = len(c.itl)
-		return out
+		unanswered = out.class == ClassConnection && used != nil && used == c.answeredOn &&
+			c.sock.Load() == used && used.LastRead().Equal(readBefore)
+		return out, unanswered
 	}
+	c.answeredOn = c.sock.Load()
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _, _ := readBounded(resp.Body, 4096)
@@ -325,7 +406,7 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 			out.msg = note
 		}
 		out.itlTo = len(c.itl)
-		return out
+		return out, false
 	}
 	c.readStream(&out, resp.Body)
 	if out.class == ClassConnection || out.class == ClassEndedEarly {
@@ -345,7 +426,7 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
 	}
 	out.itlTo = len(c.itl)
-	return out
+	return out, false
 }
 
 func (c *conn) classifyErr(out *outcome, runCtx, ctx context.Context, err error) {

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kovara/desktop/engine/prompt"
@@ -366,20 +364,22 @@ func (r *runner) warmup(ctx context.Context) error {
 	}
 	r.phase(PhaseWarmup)
 	workers := min(n, r.plan.maxConcurrency())
-	slots := r.obs.Live.beginStage(PhaseWarmup, 0, workers, n)
-	outs := r.closedLoop(ctx, slots, prompt.WarmupRequest(0), n, false)
+	slots := r.openSlots(ctx, r.obs.Live.beginStage(PhaseWarmup, 0, workers, n), false)
+	defer slots.close()
+	from := prompt.WarmupRequest(0)
+	lr := slots.run(ctx, loadSpec{total: n, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
+		return r.opts, from + int64(k)
+	}})
 	if ctx.Err() != nil {
 		return ErrInterrupted
 	}
 	failed := 0
 	var first string
-	for _, o := range outs {
-		for _, x := range o.outs {
-			if !x.ok() {
-				failed++
-				if first == "" {
-					first = x.class + ": " + x.msg
-				}
+	for _, x := range lr.outcomes() {
+		if !x.ok() {
+			failed++
+			if first == "" {
+				first = x.class + ": " + x.msg
 			}
 		}
 	}
@@ -389,17 +389,10 @@ func (r *runner) warmup(ctx context.Context) error {
 	return nil
 }
 
-// slotRun is what one slot did during a level.
-type slotRun struct {
-	outs []outcome
-	itl  []float32
-}
-
 // levelRun is one finished (or interrupted) level.
 type levelRun struct {
+	loadRun
 	index, concurrency int
-	start, end         time.Duration
-	slots              []slotRun
 	interrupted        bool
 	preopenFailed      int
 }
@@ -422,11 +415,9 @@ func (l *levelRun) records() []RequestRecord {
 
 func (l *levelRun) okCount() int {
 	n := 0
-	for _, s := range l.slots {
-		for i := range s.outs {
-			if s.outs[i].ok() {
-				n++
-			}
+	for _, o := range l.outcomes() {
+		if o.ok() {
+			n++
 		}
 	}
 	return n
@@ -438,107 +429,25 @@ func (l *levelRun) okCount() int {
 func (r *runner) runLevel(ctx context.Context, index, conc int) *levelRun {
 	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(r.plan.Concurrency), conc, r.plan.Requests)
 	live := r.obs.Live.beginStage(PhaseLevel, index+1, conc, r.plan.Requests)
-	lv := &levelRun{index: index, concurrency: conc}
-	outs, start, end, failedOpen := r.closedLoopTimed(ctx, live, r.plan.levelFirstNumber(index), r.plan.Requests, true)
-	lv.slots, lv.start, lv.end, lv.preopenFailed = outs, start, end, failedOpen
+	slots := r.openSlots(ctx, live, true)
+	defer slots.close()
+	first := r.plan.levelFirstNumber(index)
+	lv := &levelRun{index: index, concurrency: conc, preopenFailed: slots.openFailed}
+	lv.loadRun = slots.run(ctx, loadSpec{total: r.plan.Requests, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
+		return r.opts, first + int64(k)
+	}})
 	lv.interrupted = ctx.Err() != nil
 	if lv.preopenFailed > 0 {
 		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level; their first request includes connecting", conc, lv.preopenFailed, conc)
 	}
 	finished := 0
-	for _, s := range outs {
-		for i := range s.outs {
-			if !s.outs[i].interrupted {
-				finished++
-			}
+	for _, o := range lv.outcomes() {
+		if !o.interrupted {
+			finished++
 		}
 	}
 	r.obs.Live.endLevel(finished)
 	return lv
-}
-
-func (r *runner) closedLoop(ctx context.Context, live []*liveSlot, first int64, total int, preopen bool) []slotRun {
-	outs, _, _, _ := r.closedLoopTimed(ctx, live, first, total, preopen)
-	return outs
-}
-
-// closedLoopTimed runs total requests numbered from first over len(live)
-// slots and returns each slot's outcomes, the moment the slots were
-// released and the end of the last request.
-func (r *runner) closedLoopTimed(ctx context.Context, live []*liveSlot, first int64, total int, preopen bool) ([]slotRun, time.Duration, time.Duration, int) {
-	conc := len(live)
-	conns := make([]*conn, conc)
-	for i := range conns {
-		conns[i] = newConn(r.ep, r.base, r.t0)
-		conns[i].live = live[i]
-	}
-	defer func() {
-		for _, c := range conns {
-			c.close()
-		}
-	}()
-	var failedOpen atomic.Int64
-	if preopen {
-		octx, cancel := context.WithTimeout(ctx, r.ep.checkTimeout())
-		var wg sync.WaitGroup
-		for _, c := range conns {
-			wg.Go(func() {
-				if err := c.preopen(octx); err != nil {
-					failedOpen.Add(1)
-				}
-			})
-		}
-		wg.Wait()
-		cancel()
-	}
-	opts := r.opts
-	// The level's opening burst makes every slot runnable at once, and
-	// while Go's scheduler has runnable goroutines on every P it looks at
-	// the network only every 10 ms: a stream whose first chunk came back
-	// early in the burst was read a whole token late, merged with the
-	// next one in the kernel and its arrival lost (selftest at 256
-	// streams, 2 cores). So the first requests go through a gate that lets
-	// one slot fewer than there are Ps build and write at a time, leaving
-	// a P to read. The requests still leave as fast as this machine can
-	// send them, and each one's start is its own socket's stamp.
-	sends := newSendGate(runtime.GOMAXPROCS(0) - 1)
-	var next atomic.Int64
-	res := make([]slotRun, conc)
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, c := range conns {
-		wg.Go(func() {
-			<-gate
-			sr := &res[i]
-			c.gate = sends
-			for ctx.Err() == nil {
-				k := next.Add(1) - 1
-				if k >= int64(total) {
-					break
-				}
-				o := c.do(ctx, opts, first+k, r.plan.Timeout)
-				c.gate = nil
-				sr.outs = append(sr.outs, o)
-				c.live.finish(&o, c.itl[o.itlFrom:o.itlTo])
-			}
-			sr.itl = c.itl
-		})
-	}
-	start := r.clock()
-	close(gate)
-	wg.Wait()
-	var end time.Duration
-	for _, s := range res {
-		for i := range s.outs {
-			if o := &s.outs[i]; !o.interrupted && o.end > end {
-				end = o.end
-			}
-		}
-	}
-	if end < start {
-		end = start
-	}
-	return res, start, end, int(failedOpen.Load())
 }
 
 // environment is the client description shared by every record of a run.

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
@@ -285,42 +283,25 @@ func (r *runner) specLevel(ctx context.Context, mc *http.Client, opts requestOpt
 	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(plan.Levels), c, total)
 	live := r.obs.Live.beginStage(PhaseSpecDec, index+1, c, total)
 	lv := SpecDecLevel{Concurrency: c, Requests: total}
-	conns, failedOpen := r.openConns(ctx, live)
-	defer closeConns(conns)
-	if failedOpen > 0 {
-		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level", c, failedOpen, c)
+	slots := r.openSlots(ctx, live, true)
+	defer slots.close()
+	if slots.openFailed > 0 {
+		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level", c, slots.openFailed, c)
 	}
 	var before SpecCounters
 	beforeOK := false
 	if counters {
 		before, beforeOK = r.readSpec(ctx, mc)
 	}
-
-	var next atomic.Int64
-	outs := make([][]outcome, c)
-	gate := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, cn := range conns {
-		wg.Go(func() {
-			<-gate
-			for ctx.Err() == nil {
-				k := int(next.Add(1) - 1)
-				if k >= total {
-					return
-				}
-				p := SpecDecPrompts[k%len(SpecDecPrompts)]
-				o := opts
-				o.text = "[ref " + newRef() + "] " + p.Text
-				out := cn.do(ctx, o, int64(k), plan.Timeout)
-				outs[i] = append(outs[i], out)
-				cn.live.finish(&out, cn.itl[out.itlFrom:out.itlTo])
-			}
-		})
-	}
-	start := r.clock()
-	close(gate)
-	wg.Wait()
-	end := start
+	lr := slots.run(ctx, loadSpec{total: total, timeout: plan.Timeout, request: func(k int) (requestOpts, int64) {
+		// Each prompt behind its own reference line: no two requests
+		// share a cached prefix.
+		p := SpecDecPrompts[k%len(SpecDecPrompts)]
+		o := opts
+		o.text = "[ref " + newRef() + "] " + p.Text
+		return o, int64(k)
+	}})
+	start, end := lr.start, lr.end
 	var (
 		lengths         []int
 		rates, ttfts    []float64
@@ -328,33 +309,29 @@ func (r *runner) specLevel(ctx context.Context, mc *http.Client, opts requestOpt
 		src             string
 		firstFailureMsg = map[string]bool{}
 	)
-	for _, so := range outs {
-		for i := range so {
-			o := &so[i]
-			if o.interrupted {
-				lv.Partial = true
-				continue
-			}
-			done++
-			end = max(end, o.end)
-			if !o.ok() {
-				lv.Errors++
-				if msg := failure(o); len(lv.Failures) < 3 && !firstFailureMsg[msg] {
-					firstFailureMsg[msg] = true
-					lv.Failures = append(lv.Failures, msg)
-				}
-				continue
-			}
-			lv.OK++
-			cnt := countTokens(o)
-			lengths = append(lengths, cnt.tokens)
-			tokens += cnt.tokens
-			src = worseSource(src, cnt.source)
-			if v, ok := cnt.decodeRate(o); ok {
-				rates = append(rates, v)
-			}
-			ttfts = append(ttfts, ms(o.ttft))
+	for _, o := range lr.outcomes() {
+		if o.interrupted {
+			lv.Partial = true
+			continue
 		}
+		done++
+		if !o.ok() {
+			lv.Errors++
+			if msg := failure(o); len(lv.Failures) < 3 && !firstFailureMsg[msg] {
+				firstFailureMsg[msg] = true
+				lv.Failures = append(lv.Failures, msg)
+			}
+			continue
+		}
+		lv.OK++
+		cnt := countTokens(o)
+		lengths = append(lengths, cnt.tokens)
+		tokens += cnt.tokens
+		src = worseSource(src, cnt.source)
+		if v, ok := cnt.decodeRate(o); ok {
+			rates = append(rates, v)
+		}
+		ttfts = append(ttfts, ms(o.ttft))
 	}
 	r.obs.Live.endLevel(done)
 	lv.DurationS = stats.Round3((end - start).Seconds())

@@ -541,45 +541,44 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 	us := &UsersStage{Users: n, MaxTokens: s.prof.users, PerUser: []UserStage{}}
 	s.res.Users = us
 	slots := s.obs.Live.beginStage(PhaseUsers, 3, n, n)
-	conns, failedOpen := s.openConns(ctx, slots)
-	defer closeConns(conns)
-	if failedOpen > 0 {
-		s.warn("%d of %d connections could not be opened ahead of the many-user stage; their first request includes connecting", failedOpen, n)
+	set := s.openSlots(ctx, slots, true)
+	defer set.close()
+	if set.openFailed > 0 {
+		s.warn("%d of %d connections could not be opened ahead of the many-user stage; their first request includes connecting", set.openFailed, n)
 	}
-	text := func(int) string { return usersPrompt() }
+	round := func(maxTokens int) []*outcome {
+		o := s.opts
+		o.maxTokens, o.text = maxTokens, usersPrompt()
+		lr := set.run(ctx, loadSpec{oneEach: true, timeout: s.sp.Timeout, request: func(k int) (requestOpts, int64) {
+			return o, int64(k)
+		}})
+		return lr.outcomes()
+	}
 
 	s.obs.logf("%d users: warmup at the same concurrency", n)
-	warm := s.opts
-	warm.maxTokens = s.prof.warm
-	for _, c := range conns {
-		c.live = nil // the warmup is not progress
-	}
-	wouts := s.round(ctx, conns, warm, text, s.sp.Timeout)
+	set.setLive(nil) // the warmup is not progress
+	wouts := round(s.prof.warm)
 	if ctx.Err() != nil {
 		return
 	}
-	for i := range wouts {
-		if !wouts[i].ok() {
-			us.Error = "the warmup failed: " + failure(&wouts[i])
+	for _, o := range wouts {
+		if !o.ok() {
+			us.Error = "the warmup failed: " + failure(o)
 			s.warn("many users: %s", us.Error)
 			return
 		}
 	}
-	for i, c := range conns {
-		c.live = slots[i]
-	}
+	set.setLive(slots)
 
 	s.obs.logf("%d users together, up to %d tokens each", n, s.prof.users)
-	meas := s.opts
-	meas.maxTokens = s.prof.users
-	outs := s.round(ctx, conns, meas, text, s.sp.Timeout)
+	outs := round(s.prof.users)
 	s.obs.Live.endLevel(n)
 	if ctx.Err() != nil {
 		return
 	}
 	release := time.Duration(math.MaxInt64)
-	for i := range outs {
-		release = min(release, outs[i].start)
+	for _, o := range outs {
+		release = min(release, o.start)
 	}
 	var (
 		firsts, lasts []time.Duration
@@ -589,8 +588,7 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 		ttftMax       time.Duration = -1
 		firstErr      string
 	)
-	for i := range outs {
-		o := &outs[i]
+	for _, o := range outs {
 		u := UserStage{}
 		if !o.ok() {
 			u.Error = failure(o)

@@ -11,7 +11,9 @@
 package netstamp
 
 import (
+	"errors"
 	"net"
+	"os"
 	"sync/atomic"
 	"time"
 )
@@ -28,6 +30,11 @@ type Conn struct {
 	lastWrite atomic.Int64 // when the latest write's bytes left
 	kernel    atomic.Bool  // the latest read stamp came from the kernel
 	kernelTx  atomic.Bool  // the latest write stamp came from the kernel
+	// gone: a read ended the connection (the peer closed it, or it
+	// broke) or it was closed on this side. net/http's transport keeps a
+	// read pending on an idle connection, so a server's close shows here
+	// while the connection waits for its next request.
+	gone atomic.Bool
 }
 
 // epoch anchors the stamps.
@@ -67,8 +74,22 @@ func (c *Conn) Read(p []byte) (int, error) {
 		c.lastRead.Store(int64(at.Sub(epoch)) + 1)
 		c.kernel.Store(kernel)
 	}
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		c.gone.Store(true)
+	}
 	return n, err
 }
+
+// Close closes the connection and marks it gone.
+func (c *Conn) Close() error {
+	c.gone.Store(true)
+	return c.Conn.Close()
+}
+
+// Gone reports whether the connection can no longer carry a request: a
+// read found it closed by the peer or broken, or it was closed here. A
+// false answer is no promise: the peer's close may still be on its way.
+func (c *Conn) Gone() bool { return c.gone.Load() }
 
 // Write writes and records when the bytes left: for WrapSending the
 // kernel's transmit time where the OS reports it, else the moment before

@@ -44,6 +44,11 @@ type Chunk struct {
 	HasUsage         bool
 	PromptTokens     int // usage.prompt_tokens, 0 when absent or null
 	CompletionTokens int // usage.completion_tokens
+	// HasCached: usage.prompt_tokens_details.cached_tokens was a number
+	// (llama.cpp, SGLang, vLLM with --enable-prompt-tokens-details): how
+	// many prompt tokens the server took from its prompt cache.
+	HasCached    bool
+	CachedTokens int
 
 	// Error: a top-level "error" whose value is neither null nor false,
 	// or a top-level "object": "error" (vLLM's older error shape).
@@ -56,7 +61,16 @@ type Chunk struct {
 	// HasTimings: a llama.cpp top-level "timings" object.
 	HasTimings        bool
 	TimingsPredictedN int // timings.predicted_n
-	TimingsPromptN    int // timings.prompt_n
+	TimingsPromptN    int // timings.prompt_n: prompt tokens evaluated
+	// HasCacheN: timings.cache_n was a number, the prompt tokens llama.cpp
+	// reused from its cache (prompt_n counts only the rest).
+	HasCacheN     bool
+	TimingsCacheN int
+	// HasDraft: timings.draft_n was a number (llama.cpp speculative
+	// decoding): tokens drafted for this answer and how many were accepted.
+	HasDraft             bool
+	TimingsDraftN        int
+	TimingsDraftAccepted int
 }
 
 // Decode parses one chunk into c, overwriting it. The whole input is
@@ -98,6 +112,11 @@ const (
 	keyTimings
 	keyPredictedN
 	keyPromptN
+	keyPromptTokensDetails
+	keyCachedTokens
+	keyCacheN
+	keyDraftN
+	keyDraftNAccepted
 )
 
 func keyID(k []byte) int {
@@ -134,6 +153,16 @@ func keyID(k []byte) int {
 		return keyPredictedN
 	case "prompt_n":
 		return keyPromptN
+	case "prompt_tokens_details":
+		return keyPromptTokensDetails
+	case "cached_tokens":
+		return keyCachedTokens
+	case "cache_n":
+		return keyCacheN
+	case "draft_n":
+		return keyDraftN
+	case "draft_n_accepted":
+		return keyDraftNAccepted
 	}
 	return keyOther
 }
@@ -210,9 +239,9 @@ func (s *scanner) document(c *Chunk) error {
 		case keyChoices:
 			c.Content, c.Reasoning, c.FinishReason, err = s.choices()
 		case keyUsage:
-			c.HasUsage, c.PromptTokens, c.CompletionTokens, err = s.usage()
+			err = s.usage(c)
 		case keyTimings:
-			c.HasTimings, c.TimingsPredictedN, c.TimingsPromptN, err = s.timings()
+			err = s.timings(c)
 		case keyError:
 			errKey, errMsg, err = s.errorValue()
 		case keyObject:
@@ -330,9 +359,12 @@ func (s *scanner) delta() (content, reasoning bool, err error) {
 	return content, rc || r, err
 }
 
-func (s *scanner) usage() (has bool, prompt, completion int, err error) {
+// usage reads a usage object into c's usage fields (a later usage key
+// replaces an earlier one, as with encoding/json).
+func (s *scanner) usage(c *Chunk) error {
+	c.HasUsage, c.PromptTokens, c.CompletionTokens, c.HasCached, c.CachedTokens = false, 0, 0, false, 0
 	if s.peek() != '{' {
-		return false, 0, 0, s.skip()
+		return s.skip()
 	}
 	more, err := s.objectBegin()
 	for more && err == nil {
@@ -342,9 +374,11 @@ func (s *scanner) usage() (has bool, prompt, completion int, err error) {
 		}
 		switch k {
 		case keyPromptTokens:
-			prompt, _, err = s.count("usage.prompt_tokens")
+			c.PromptTokens, _, err = s.count("usage.prompt_tokens")
 		case keyCompletionTokens:
-			completion, has, err = s.count("usage.completion_tokens")
+			c.CompletionTokens, c.HasUsage, err = s.count("usage.completion_tokens")
+		case keyPromptTokensDetails:
+			c.HasCached, c.CachedTokens, err = s.promptDetails()
 		default:
 			err = s.skip()
 		}
@@ -353,13 +387,42 @@ func (s *scanner) usage() (has bool, prompt, completion int, err error) {
 		}
 		more, err = s.objectNext()
 	}
-	return has, prompt, completion, err
+	return err
 }
 
-func (s *scanner) timings() (has bool, predicted, prompt int, err error) {
+// promptDetails reads usage.prompt_tokens_details for its cached_tokens.
+func (s *scanner) promptDetails() (has bool, cached int, err error) {
 	if s.peek() != '{' {
-		return false, 0, 0, s.skip()
+		return false, 0, s.skip()
 	}
+	more, err := s.objectBegin()
+	for more && err == nil {
+		var k int
+		if k, err = s.key(); err != nil {
+			break
+		}
+		if k == keyCachedTokens {
+			cached, has, err = s.count("usage.prompt_tokens_details.cached_tokens")
+		} else {
+			err = s.skip()
+		}
+		if err != nil {
+			break
+		}
+		more, err = s.objectNext()
+	}
+	return has, cached, err
+}
+
+// timings reads llama.cpp's timings object into c's timings fields.
+func (s *scanner) timings(c *Chunk) error {
+	c.HasTimings, c.TimingsPredictedN, c.TimingsPromptN = false, 0, 0
+	c.HasCacheN, c.TimingsCacheN = false, 0
+	c.HasDraft, c.TimingsDraftN, c.TimingsDraftAccepted = false, 0, 0
+	if s.peek() != '{' {
+		return s.skip()
+	}
+	c.HasTimings = true
 	more, err := s.objectBegin()
 	for more && err == nil {
 		var k int
@@ -368,9 +431,15 @@ func (s *scanner) timings() (has bool, predicted, prompt int, err error) {
 		}
 		switch k {
 		case keyPredictedN:
-			predicted, _, err = s.count("timings.predicted_n")
+			c.TimingsPredictedN, _, err = s.count("timings.predicted_n")
 		case keyPromptN:
-			prompt, _, err = s.count("timings.prompt_n")
+			c.TimingsPromptN, _, err = s.count("timings.prompt_n")
+		case keyCacheN:
+			c.TimingsCacheN, c.HasCacheN, err = s.count("timings.cache_n")
+		case keyDraftN:
+			c.TimingsDraftN, c.HasDraft, err = s.count("timings.draft_n")
+		case keyDraftNAccepted:
+			c.TimingsDraftAccepted, _, err = s.count("timings.draft_n_accepted")
 		default:
 			err = s.skip()
 		}
@@ -379,7 +448,7 @@ func (s *scanner) timings() (has bool, predicted, prompt int, err error) {
 		}
 		more, err = s.objectNext()
 	}
-	return true, predicted, prompt, err
+	return err
 }
 
 // errorValue reads the value of a top-level "error" key.

@@ -84,7 +84,18 @@ func TestDecode(t *testing.T) {
 		{"openai finish", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"g","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null}`,
 			Chunk{FinishReason: true}},
 		{"openai usage", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"g","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":12,"total_tokens":21,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}`,
-			Chunk{HasUsage: true, PromptTokens: 9, CompletionTokens: 12}},
+			Chunk{HasUsage: true, PromptTokens: 9, CompletionTokens: 12, HasCached: true}},
+		{"cached tokens", `{"choices":[],"usage":{"prompt_tokens":700,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":688}}}`,
+			Chunk{HasUsage: true, PromptTokens: 700, CompletionTokens: 3, HasCached: true, CachedTokens: 688}},
+		{"cached tokens null", `{"usage":{"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":null}}}`,
+			Chunk{HasUsage: true, CompletionTokens: 3}},
+		{"prompt details not an object", `{"usage":{"completion_tokens":3,"prompt_tokens_details":null}}`,
+			Chunk{HasUsage: true, CompletionTokens: 3}},
+		{"later usage replaces cached", `{"usage":{"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":5}},"usage":{"completion_tokens":4}}`,
+			Chunk{HasUsage: true, CompletionTokens: 4}},
+		{"llama.cpp cache and drafts", `{"timings":{"cache_n":632,"prompt_n":6,"predicted_n":64,"draft_n":47,"draft_n_accepted":45}}`,
+			Chunk{HasTimings: true, TimingsCacheN: 632, HasCacheN: true, TimingsPromptN: 6, TimingsPredictedN: 64,
+				HasDraft: true, TimingsDraftN: 47, TimingsDraftAccepted: 45}},
 		// Edges
 		{"escaped newline is content", `{"choices":[{"delta":{"content":"\n"}}]}`, Chunk{Content: true}},
 		{"unicode escape is content", `{"choices":[{"delta":{"content":"\u00e9"}}]}`, Chunk{Content: true}},
@@ -225,6 +236,9 @@ func TestDecodeBadCount(t *testing.T) {
 		`{"usage":{"completion_tokens":true}}`,
 		`{"timings":{"predicted_n":-5}}`,
 		`{"timings":{"prompt_n":{}}}`,
+		`{"timings":{"cache_n":-1}}`,
+		`{"timings":{"draft_n_accepted":1.5}}`,
+		`{"usage":{"prompt_tokens_details":{"cached_tokens":"7"}}}`,
 	}
 	for _, in := range tests {
 		t.Run(in, func(t *testing.T) {

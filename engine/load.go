@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The one request loop of every plan: a set of slots, each with its own
+// connection, and closed loops run over them. The Kovara levels and their
+// warmup, the three-stage plan's many users and the speculative-decoding
+// levels all go through it, so what it does about opening bursts and
+// closed connections holds for each of them.
+
+// slotSet is a stage's slots: one connection each, opened ahead of the
+// stage when asked, reused by every loop run over the set.
+type slotSet struct {
+	r          *runner
+	conns      []*conn
+	openFailed int // connections that could not be opened ahead
+}
+
+// openSlots makes one slot per live slot. With preopen each connection is
+// opened (and warmed with one GET) before the stage, so connection setup is
+// not inside the first measured request; a connection that cannot be
+// opened early connects on its first request, and openFailed says how many
+// did.
+func (r *runner) openSlots(ctx context.Context, live []*liveSlot, preopen bool) *slotSet {
+	s := &slotSet{r: r, conns: make([]*conn, len(live))}
+	for i := range s.conns {
+		s.conns[i] = newConn(r.ep, r.base, r.t0)
+		s.conns[i].live = live[i]
+	}
+	if !preopen {
+		return s
+	}
+	octx, cancel := context.WithTimeout(ctx, r.ep.checkTimeout())
+	defer cancel()
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for _, c := range s.conns {
+		wg.Go(func() {
+			if c.preopen(octx) != nil {
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	s.openFailed = int(failed.Load())
+	return s
+}
+
+// setLive points the slots' progress at live (nil: a loop that is not
+// progress, such as a warmup).
+func (s *slotSet) setLive(live []*liveSlot) {
+	for i, c := range s.conns {
+		c.live = nil
+		if live != nil {
+			c.live = live[i]
+		}
+	}
+}
+
+func (s *slotSet) close() {
+	for _, c := range s.conns {
+		c.close()
+	}
+}
+
+// loadSpec is one closed loop over a slot set.
+type loadSpec struct {
+	total int // requests in all; with oneEach, one per slot
+	// oneEach makes every slot send exactly one request, request k on
+	// slot k: a round of users that start together.
+	oneEach bool
+	timeout time.Duration
+	// request gives request k's options and number. Slots call it
+	// concurrently.
+	request func(k int) (requestOpts, int64)
+}
+
+// slotRun is what one slot did during a loop.
+type slotRun struct {
+	outs []outcome
+	itl  []float32
+}
+
+// loadRun is what a closed loop did: each slot's outcomes, when the slots
+// were released and when the last request ended (offsets from the run's
+// start), and what the slots did about closed connections.
+type loadRun struct {
+	slots      []slotRun
+	start, end time.Duration
+	conns      connStats
+}
+
+// run starts every slot together; a slot starts its next request the
+// moment its previous one ends, until the requests are used up or ctx is
+// done.
+func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
+	total := spec.total
+	if spec.oneEach {
+		total = len(s.conns)
+	}
+	// The opening burst makes every slot runnable at once, and while Go's
+	// scheduler has runnable goroutines on every P it looks at the network
+	// only every 10 ms: a stream whose first chunk came back early in the
+	// burst was read a whole token late, merged with the next one in the
+	// kernel and its arrival lost (selftest at 256 streams, 2 cores). So
+	// the first requests go through a gate that lets one slot fewer than
+	// there are Ps build and write at a time, leaving a P to read. The
+	// requests still leave as fast as this machine can send them, and each
+	// one's start is its own socket's stamp.
+	sends := newSendGate(runtime.GOMAXPROCS(0) - 1)
+	var next atomic.Int64
+	res := make([]slotRun, len(s.conns))
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range s.conns {
+		c.stats = connStats{}
+		wg.Go(func() {
+			<-gate
+			sr := &res[i]
+			c.gate = sends
+			for ctx.Err() == nil {
+				k := int(next.Add(1) - 1)
+				if spec.oneEach {
+					if len(sr.outs) > 0 {
+						break
+					}
+					k = i
+				}
+				if k >= total {
+					break
+				}
+				opts, n := spec.request(k)
+				o := c.do(ctx, opts, n, spec.timeout)
+				c.gate = nil
+				sr.outs = append(sr.outs, o)
+				if c.live != nil {
+					c.live.finish(&o, c.itl[o.itlFrom:o.itlTo])
+				}
+			}
+			c.gate = nil
+			sr.itl = c.itl
+		})
+	}
+	lr := loadRun{slots: res, start: s.r.clock()}
+	close(gate)
+	wg.Wait()
+	lr.end = lr.start
+	for _, sr := range res {
+		for i := range sr.outs {
+			if o := &sr.outs[i]; !o.interrupted && o.end > lr.end {
+				lr.end = o.end
+			}
+		}
+	}
+	for _, c := range s.conns {
+		lr.conns.add(c.stats)
+	}
+	return lr
+}
+
+// outcomes lists the loop's outcomes slot by slot.
+func (l *loadRun) outcomes() []*outcome {
+	var out []*outcome
+	for si := range l.slots {
+		for i := range l.slots[si].outs {
+			out = append(out, &l.slots[si].outs[i])
+		}
+	}
+	return out
+}
