@@ -31,7 +31,6 @@ func (r *runner) calibrate(ctx context.Context) error {
 	// The probe's prompt is a free first point: its words are mostly one
 	// token each, so what is left over estimates the instruction and the
 	// chat template.
-	type point struct{ words, tokens int }
 	var pts []point
 	w := target
 	if p := r.probeOut.promptTok; p > 0 {
@@ -40,16 +39,25 @@ func (r *runner) calibrate(ctx context.Context) error {
 	}
 	w = max(w, 1)
 
-	cn := newConn(r.ep, r.base, r.t0)
+	cn := r.newConn()
 	defer cn.close()
 	opts := r.opts
 	opts.maxTokens = 1
 	best := -1
-	for i := 0; i < prompt.CalibrationAttempts; i++ {
+	// A connection that fails is tried again without using up one of the
+	// attempts (each try keeps its own request number), up to a few
+	// times: calibration is about the server's tokenizer, not its sockets.
+	lost := 0
+	for i := 0; i < prompt.CalibrationAttempts; {
 		opts.words = w
 		out := cn.do(ctx, opts, prompt.CalibrationRequest(i), r.ep.checkTimeout())
 		if out.interrupted {
 			return ErrInterrupted
+		}
+		if (out.class == ClassConnection || out.class == ClassTimeout) && lost < calibrationConnRetries {
+			lost++
+			r.obs.logf("calibration request %d: %s; trying it again", i+1, out.msg)
+			continue
 		}
 		if !out.ok() || !out.hasUsage || out.promptTok <= 0 {
 			msg := out.msg
@@ -59,6 +67,7 @@ func (r *runner) calibrate(ctx context.Context) error {
 			r.warn("calibration request %d failed (%s): the prompt length is estimated, not measured", i+1, msg)
 			break
 		}
+		i++
 		cal.Attempts = append(cal.Attempts, results.CalibrationAttempt{Words: w, PromptTokens: out.promptTok})
 		d := math.Abs(float64(out.promptTok - target))
 		if best < 0 || d < math.Abs(float64(cal.Attempts[best].PromptTokens-target)) {
@@ -69,19 +78,7 @@ func (r *runner) calibrate(ctx context.Context) error {
 			break
 		}
 		pts = append(pts, point{w, out.promptTok})
-		next := w
-		if len(pts) >= 2 {
-			a, b := pts[len(pts)-2], pts[len(pts)-1]
-			slope := 1.0
-			if b.words != a.words {
-				if s := float64(b.tokens-a.tokens) / float64(b.words-a.words); s > 0.05 {
-					slope = s
-				}
-			}
-			next = b.words + int(math.Round(float64(target-b.tokens)/slope))
-		} else {
-			next = w + (target - out.promptTok)
-		}
+		next := nextWords(pts, target)
 		if next == w { // always move toward the target
 			if out.promptTok < target {
 				next++
@@ -104,4 +101,38 @@ func (r *runner) calibrate(ctx context.Context) error {
 		r.warn("prompt calibration did not converge in %d requests: prompts are about %d tokens against the %d asked for", len(cal.Attempts), *cal.PromptTokens, target)
 	}
 	return nil
+}
+
+// calibrationConnRetries bounds how many connection failures calibration
+// shrugs off before it gives up.
+const calibrationConnRetries = 3
+
+// point is one calibration request: words sent, prompt tokens counted.
+type point struct{ words, tokens int }
+
+// nextWords is the word count expected to give target tokens, from a
+// least-squares line through every point so far. Each point is a
+// different prompt (its own request number, so its own words), and how
+// many tokens a word costs varies from word to word: a line through the
+// last two points alone follows that noise and can even slope backwards.
+// With one point, the words move by the token difference.
+func nextWords(pts []point, target int) int {
+	last := pts[len(pts)-1]
+	if len(pts) == 1 {
+		return last.words + (target - last.tokens)
+	}
+	var n, sx, sy, sxx, sxy float64
+	for _, p := range pts {
+		x, y := float64(p.words), float64(p.tokens)
+		n++
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	slope := 1.0
+	if d := n*sxx - sx*sx; d > 0 {
+		if s := (n*sxy - sx*sy) / d; s > 0.05 {
+			slope = s
+		}
+	}
+	icept := (sy - slope*sx) / n
+	return int(math.Round((float64(target) - icept) / slope))
 }

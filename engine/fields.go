@@ -58,13 +58,18 @@ func ParseCount(field, s string, min int) (int, error) {
 	return n, nil
 }
 
-// ParseSeed reads the prompt generator's seed (any 64-bit integer).
-func ParseSeed(s string) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("seed: %q is not a whole number", strings.TrimSpace(s))
+// ParseSeed reads the prompt generator's seed (any 64-bit integer). An
+// empty text asks for a fresh seed each run: fixed is false.
+func ParseSeed(s string) (seed int64, fixed bool, err error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, false, nil
 	}
-	return n, nil
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("seed: %q is not a whole number (leave it empty for a new seed each run)", s)
+	}
+	return n, true, nil
 }
 
 // ParseTimeout reads seconds ("120", "0.5") or a duration ("90s", "2m").

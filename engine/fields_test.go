@@ -45,8 +45,14 @@ func TestParseFields(t *testing.T) {
 	if _, err := ParseCount("warmup", "a lot", 0); err == nil || !strings.Contains(err.Error(), "warmup") {
 		t.Errorf("ParseCount text: %v", err)
 	}
-	if s, err := ParseSeed("-7"); s != -7 || err != nil {
-		t.Errorf("ParseSeed: %d %v", s, err)
+	if s, fixed, err := ParseSeed("-7"); s != -7 || !fixed || err != nil {
+		t.Errorf("ParseSeed(-7) = %d, %v, %v; want -7, true, nil", s, fixed, err)
+	}
+	if _, fixed, err := ParseSeed("  "); fixed || err != nil {
+		t.Errorf("ParseSeed(empty) = fixed %v, %v; want a fresh seed", fixed, err)
+	}
+	if _, _, err := ParseSeed("seven"); err == nil || !strings.Contains(err.Error(), "empty for a new seed") {
+		t.Errorf("ParseSeed(seven): %v", err)
 	}
 	timeouts := []struct {
 		in   string

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
@@ -125,6 +126,14 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 	if len(loc.Messages) == 0 {
 		loc.Messages = nil
 	}
+	loc.PromptCache = requestCache(oks)
+	if loc.PromptCache == nil && lv.prefixOK {
+		loc.PromptCache = &results.PromptCache{CachedTokens: lv.prefixCached, PromptTokens: lv.prefixPrompt,
+			Source: results.CacheFromMetrics, Metrics: lv.prefixNames}
+	}
+	if c := lv.conns; c != (connStats{}) {
+		loc.Connections = &results.Connections{Reconnects: c.Reconnects, Resent: c.Resent, ServerClosed: c.ServerClosed, Requests: ok + errs + timeouts}
+	}
 	run := r.conditions(lv.concurrency)
 	run.Metrics = m
 	run.Environment = r.environment(h)
@@ -181,4 +190,56 @@ func strPtr(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// requestCache sums what the server said, request by request, about the
+// prompt tokens it took from its cache: usage's cached_tokens where the
+// successes carry it, else llama.cpp's timings.cache_n (whose prompt_n
+// counts only the tokens it evaluated). Nil when no success said.
+func requestCache(oks []*outcome) *results.PromptCache {
+	var usage, timings results.PromptCache
+	usage.Source, timings.Source = results.CacheFromUsage, results.CacheFromTimings
+	for _, o := range oks {
+		if o.hasCached && o.promptTok > 0 {
+			usage.Requests++
+			usage.CachedTokens += int64(o.cachedTok)
+			usage.PromptTokens += int64(o.promptTok)
+		}
+		if o.hasCacheN {
+			timings.Requests++
+			timings.CachedTokens += int64(o.timingsCache)
+			timings.PromptTokens += int64(o.timingsCache + o.timingsIn)
+		}
+	}
+	switch {
+	case usage.Requests > 0 && usage.Requests >= timings.Requests:
+		return &usage
+	case timings.Requests > 0:
+		return &timings
+	}
+	return nil
+}
+
+// cacheWarnShare is the share of a level's prompt tokens served from the
+// server's cache above which its TTFT is no longer a cold prefill. Below
+// it sits the instruction every prompt starts with (a few dozen tokens),
+// which servers reuse between requests of any run.
+const cacheWarnShare = 0.05
+
+// cacheWarning says when a level's prompts came noticeably from the
+// server's prompt cache, or "".
+func cacheWarning(concurrency int, pc *results.PromptCache, p Plan) string {
+	if pc == nil || pc.Share() <= cacheWarnShare {
+		return ""
+	}
+	how := "the server's own count per request, " + pc.Source
+	if pc.Source == results.CacheFromMetrics {
+		how = "the server-wide counters " + pc.Metrics + ", so other traffic would count too"
+	}
+	advice := "these prompts were new to this run, so the server shares more between them than the instruction: check its prompt-cache settings"
+	if p.FixedSeed {
+		advice = fmt.Sprintf("the seed was fixed (--seed %d) and the server had seen these prompts before; leave the seed out for new prompts each run", p.Seed)
+	}
+	return fmt.Sprintf("at concurrency %d the server took %.0f%% of the prompt tokens (%d of %d) from its prompt cache (%s): TTFT there measures cache hits, not a cold prefill; %s",
+		concurrency, 100*pc.Share(), pc.CachedTokens, pc.PromptTokens, how, advice)
 }

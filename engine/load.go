@@ -30,7 +30,7 @@ type slotSet struct {
 func (r *runner) openSlots(ctx context.Context, live []*liveSlot, preopen bool) *slotSet {
 	s := &slotSet{r: r, conns: make([]*conn, len(live))}
 	for i := range s.conns {
-		s.conns[i] = newConn(r.ep, r.base, r.t0)
+		s.conns[i] = r.newConn()
 		s.conns[i].live = live[i]
 	}
 	if !preopen {

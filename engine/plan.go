@@ -48,10 +48,16 @@ type Plan struct {
 	Concurrency  []int
 	Requests     int
 	Warmup       int
-	Seed         int64
-	Timeout      time.Duration
-	Conditions   *Conditions
-	Simulated    bool // the endpoint is the built-in simulator
+	// Seed is the prompt generator's seed. Unless FixedSeed is set, Run
+	// replaces it with a fresh one: servers keep prompt caches across runs
+	// (llama.cpp, vLLM, SGLang), and a repeated run with the same prompts
+	// would measure cache hits, not prefill (docs/method.md). A fixed seed
+	// reproduces someone's run exactly.
+	Seed       int64
+	FixedSeed  bool
+	Timeout    time.Duration
+	Conditions *Conditions
+	Simulated  bool // the endpoint is the built-in simulator
 	// MetricsInterval is how often the server's /metrics is read beside
 	// the run (local.server_metrics and the live view): 0 means
 	// DefaultMetricsInterval, negative means never.

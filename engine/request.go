@@ -74,6 +74,17 @@ type outcome struct {
 	hasTimings bool
 	timingsOut int // timings.predicted_n
 	timingsIn  int // timings.prompt_n
+
+	// What the server said about its prompt cache: usage's cached_tokens
+	// and llama.cpp's timings.cache_n.
+	hasCached    bool
+	cachedTok    int
+	hasCacheN    bool
+	timingsCache int
+	// llama.cpp's speculative-decoding counts for this answer.
+	hasDraft      bool
+	draftN        int
+	draftAccepted int
 }
 
 func (o *outcome) ok() bool { return o.class == "" && !o.interrupted }
@@ -116,6 +127,24 @@ type conn struct {
 	// how the slot's connections fared; both are the slot's own.
 	answeredOn *netstamp.Conn
 	stats      connStats
+	// chatOn is the connection the latest chat answer came on; closes
+	// counts, for the whole run, the connections the server closed right
+	// after an answer (shared by every slot; nil outside a run).
+	chatOn *netstamp.Conn
+	closes *atomic.Int64
+}
+
+// learnedCloses is how many closes right after an answer make the run
+// treat the server as one that closes after every answer (llama-server):
+// from then on each slot replaces its connection after an answer instead
+// of racing the server's close with its next request.
+const learnedCloses = 2
+
+// newConn is a slot's client for this run.
+func (r *runner) newConn() *conn {
+	c := newConn(r.ep, r.base, r.t0)
+	c.closes = &r.closes
+	return c
 }
 
 // connStats counts what a slot did about connections the server closed.
@@ -320,7 +349,7 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 	out, unanswered := c.attempt(runCtx, o, n, timeout)
 	if unanswered {
 		c.stats.Resent++
-		c.stats.ServerClosed++
+		c.serverClosed()
 		c.reopen(runCtx)
 		out, _ = c.attempt(runCtx, o, n, timeout)
 	}
@@ -328,17 +357,30 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 }
 
 // ready replaces the slot's connection when the server has closed it
-// since its last answer, so the next request starts on an open
-// connection.
+// since its last answer, or will: once the run has seen the server close
+// connections right after answers, the slot does not race that close with
+// its next request but opens a fresh connection first.
 func (c *conn) ready(ctx context.Context) {
 	s := c.sock.Load()
-	if s == nil || !s.Gone() {
+	switch {
+	case s == nil:
+		return
+	case s.Gone():
+		if s == c.answeredOn {
+			c.serverClosed()
+		}
+	case s != c.chatOn || c.closes == nil || c.closes.Load() < learnedCloses:
 		return
 	}
-	if s == c.answeredOn {
-		c.stats.ServerClosed++
-	}
 	c.reopen(ctx)
+}
+
+// serverClosed counts a connection the server closed after an answer.
+func (c *conn) serverClosed() {
+	c.stats.ServerClosed++
+	if c.closes != nil {
+		c.closes.Add(1)
+	}
 }
 
 // reopen replaces the slot's connection with a fresh one, opened and
@@ -395,6 +437,13 @@ func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout t
 			c.sock.Load() == used && used.LastRead().Equal(readBefore)
 		return out, unanswered
 	}
+	if now := c.sock.Load(); used != nil && now != used {
+		// The connection died between ready's look and the send, and
+		// net/http opened a new one inside this request: its start is
+		// still its first write on the new connection (settleStart).
+		c.serverClosed()
+		c.stats.Reconnects++
+	}
 	c.answeredOn = c.sock.Load()
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -424,6 +473,7 @@ func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout t
 	if out.class == "" {
 		// Drain what follows [DONE] so the connection can be reused.
 		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
+		c.chatOn = c.answeredOn
 	}
 	out.itlTo = len(c.itl)
 	return out, false
@@ -497,11 +547,14 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 		if ch.HasTimings {
 			out.hasTimings = true
 			out.timingsOut, out.timingsIn = ch.TimingsPredictedN, ch.TimingsPromptN
+			out.hasCacheN, out.timingsCache = ch.HasCacheN, ch.TimingsCacheN
+			out.hasDraft, out.draftN, out.draftAccepted = ch.HasDraft, ch.TimingsDraftN, ch.TimingsDraftAccepted
 		}
 		if ch.HasUsage {
 			out.hasUsage = true
 			out.promptTok = ch.PromptTokens
 			out.complTok = ch.CompletionTokens
+			out.hasCached, out.cachedTok = ch.HasCached, ch.CachedTokens
 		}
 	}
 	if !done {

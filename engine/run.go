@@ -6,10 +6,14 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/kovara/desktop/engine/prompt"
@@ -90,6 +94,13 @@ type runner struct {
 	probeOut outcome     // the accepted probe, a free calibration point
 	metrics  *metricsScraper
 	gpu      *gpuWatch // nil without a GPU source
+	// prefix: the server's /metrics has prefix-cache counters, read on
+	// both sides of each level through mc.
+	prefix bool
+	mc     *http.Client
+	// closes counts connections the server closed right after an answer
+	// (see conn.ready).
+	closes atomic.Int64
 }
 
 func (r *runner) warn(format string, args ...any) {
@@ -116,10 +127,14 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	if err != nil {
 		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
 	}
+	if !plan.FixedSeed {
+		plan.Seed = FreshSeed()
+	}
 	t0 := time.Now()
 	r := &runner{plan: plan, ep: ep, base: base, obs: obs, t0: t0}
 	r.clock = func() time.Duration { return time.Since(t0) }
 	r.file = r.newFile()
+	r.file.Local.FreshSeed = !plan.FixedSeed
 	overall := len(plan.Concurrency) * plan.Requests
 	obs.Live.start(r.clock, len(plan.Concurrency), overall)
 
@@ -136,6 +151,9 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	if err := r.probe(ctx); err != nil {
 		return nil, r.stop(ctx, err)
 	}
+	r.mc = metricsClient(ep, base)
+	defer r.mc.CloseIdleConnections()
+	_, r.prefix = r.fetchPrefix(ctx)
 	if err := r.calibrate(ctx); err != nil {
 		return nil, r.stop(ctx, err)
 	}
@@ -160,6 +178,9 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 		}
 		r.file.Runs = append(r.file.Runs, run)
 		r.file.Local.Levels = append(r.file.Local.Levels, loc)
+		if w := cacheWarning(c, loc.PromptCache, r.plan); w != "" {
+			r.warn("%s", w)
+		}
 		if lv.okCount() == 0 {
 			r.warn("at concurrency %d no request succeeded", c)
 		}
@@ -172,6 +193,31 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	r.finish(true)
 	r.obs.Live.setPhase(PhaseDone)
 	return r.file, nil
+}
+
+// readPrefix reads the server's prefix-cache counters when the run found
+// it has them (r.prefix, settled once after the probe by fetchPrefix).
+func (r *runner) readPrefix(ctx context.Context) (PrefixCounters, bool) {
+	if !r.prefix {
+		return PrefixCounters{}, false
+	}
+	return r.fetchPrefix(ctx)
+}
+
+func (r *runner) fetchPrefix(ctx context.Context) (PrefixCounters, bool) {
+	m, err := fetchMetrics(ctx, r.mc, r.ep, r.base, 5*time.Second)
+	if err != nil || !m.Prefix.Present {
+		return PrefixCounters{}, false
+	}
+	return m.Prefix, true
+}
+
+// FreshSeed draws a new prompt seed: a positive number short enough to
+// read off a results file and type back in with --seed.
+func FreshSeed() int64 {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return int64(binary.BigEndian.Uint32(b[:])>>1) + 1
 }
 
 // attachTelemetry stops the GPU sampler and files what it saw.
@@ -284,7 +330,7 @@ func (r *runner) check(ctx context.Context) error {
 // first without ignore_eos, then also without stream_options.
 func (r *runner) probe(ctx context.Context) error {
 	r.phase(PhaseProbe)
-	cn := newConn(r.ep, r.base, r.t0)
+	cn := r.newConn()
 	defer cn.close()
 	tries := []requestOpts{
 		{ignoreEOS: true, streamOptions: true},
@@ -395,6 +441,10 @@ type levelRun struct {
 	index, concurrency int
 	interrupted        bool
 	preopenFailed      int
+	// The server's prefix-cache counters over the level, when it has them.
+	prefixOK                   bool
+	prefixPrompt, prefixCached int64
+	prefixNames                string
 }
 
 func (l *levelRun) records() []RequestRecord {
@@ -433,10 +483,15 @@ func (r *runner) runLevel(ctx context.Context, index, conc int) *levelRun {
 	defer slots.close()
 	first := r.plan.levelFirstNumber(index)
 	lv := &levelRun{index: index, concurrency: conc, preopenFailed: slots.openFailed}
+	before, _ := r.readPrefix(ctx)
 	lv.loadRun = slots.run(ctx, loadSpec{total: r.plan.Requests, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
 		return r.opts, first + int64(k)
 	}})
 	lv.interrupted = ctx.Err() != nil
+	if after, ok := r.readPrefix(ctx); ok {
+		lv.prefixPrompt, lv.prefixCached, lv.prefixOK = after.Since(before)
+		lv.prefixNames = after.Names
+	}
 	if lv.preopenFailed > 0 {
 		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level; their first request includes connecting", conc, lv.preopenFailed, conc)
 	}

@@ -61,6 +61,38 @@ const (
 	sglangAcceptLength    = "sglang:spec_accept_length"
 )
 
+// Prefix-cache counters per engine, both in prompt tokens: those looked up
+// (or processed) and those found in the cache. llama.cpp has none; it
+// says per request (timings.cache_n). vLLM: prefix_cache_queries/hits
+// (V1); SGLang: prompt_tokens and cached_tokens (summed over its
+// cache_source label). docs/servers.md.
+var prefixCacheNames = []struct{ queries, hits string }{
+	{"vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total"},
+	{"sglang:prompt_tokens_total", "sglang:cached_tokens_total"},
+}
+
+// PrefixCounters are a server's lifetime prefix-cache counters.
+type PrefixCounters struct {
+	Present       bool
+	Queries, Hits float64 // prompt tokens looked up, and found cached
+	Names         string  // the two counters, for the record
+}
+
+// Since is the change from before to c as prompt tokens and cached
+// tokens; ok is false when either reading lacks the counters or they went
+// backwards (a restart).
+func (c PrefixCounters) Since(before PrefixCounters) (prompt, cached int64, ok bool) {
+	if !c.Present || !before.Present || c.Names != before.Names {
+		return 0, 0, false
+	}
+	prompt = int64(math.Round(c.Queries - before.Queries))
+	cached = int64(math.Round(c.Hits - before.Hits))
+	if prompt < 0 || cached < 0 {
+		return 0, 0, false
+	}
+	return prompt, cached, true
+}
+
 // MetricsReading is one parsed /metrics answer: the queue gauges of the
 // engine whose names were found, and the speculative-decoding counters.
 type MetricsReading struct {
@@ -71,6 +103,7 @@ type MetricsReading struct {
 	Waiting *float64 // requests queued
 	KVCache *float64 // share of the KV cache in use, 0 to 1
 	Spec    SpecCounters
+	Prefix  PrefixCounters
 }
 
 // SpecCounters are a server's lifetime speculative-decoding counters at one
@@ -167,7 +200,15 @@ func ParseServerMetrics(r io.Reader) (MetricsReading, error) {
 	if v, ok := meanMetric(fams, sglangAcceptLength); ok {
 		m.Spec.AcceptLength = &v
 	}
-	if m.Family == "" && !m.Spec.Present && m.Spec.AcceptLength == nil {
+	for _, n := range prefixCacheNames {
+		q, okQ := sumMetric(fams, n.queries)
+		h, okH := sumMetric(fams, n.hits)
+		if okQ && okH {
+			m.Prefix = PrefixCounters{Present: true, Queries: q, Hits: h, Names: n.hits + " / " + n.queries}
+			break
+		}
+	}
+	if m.Family == "" && !m.Spec.Present && m.Spec.AcceptLength == nil && !m.Prefix.Present {
 		if perr != nil {
 			return m, fmt.Errorf("the /metrics answer is not Prometheus text: %w", perr)
 		}

@@ -210,7 +210,7 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	}
 
 	r.phase(PhaseProbe)
-	cn := newConn(ep, r.base, r.t0)
+	cn := r.newConn()
 	opts, pc, _, err := r.negotiate(ctx, cn, !plan.ServerThinking, 32, plan.Timeout)
 	cn.close()
 	res.Compat = pc

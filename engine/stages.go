@@ -315,7 +315,7 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 
 	// Warmup and negotiation: one short request, dropping what is refused.
 	r.phase(PhaseProbe)
-	cn := newConn(ep, r.base, r.t0)
+	cn := r.newConn()
 	defer cn.close()
 	opts, pc, _, err := r.negotiate(ctx, cn, !plan.ServerThinking, prof.warm, plan.Timeout)
 	res.Compat = pc

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stats"
 )
@@ -62,17 +63,53 @@ func TestTruth(t *testing.T) {
 	}
 	url := startSimProcess(t, simProcConfig{TokenInterval: 20 * time.Millisecond, PrefillRate: 100000})
 	for _, c := range []int{1, 32, 256} {
-		var miss string
-		for attempt := 1; attempt <= truthRuns; attempt++ {
-			if miss = truthLevel(t, url, c); miss == "" {
-				break
-			}
-			t.Logf("run %d missed: %s", attempt, miss)
+		truthWithRetries(t, url, c)
+	}
+}
+
+// TestTruthLlamaCpp is TestTruth against the llamacpp personality, which
+// closes the connection after every streamed answer as llama-server does:
+// no request may fail for it, every slot reconnects between requests
+// (outside the measured time), and the measurement keeps the 1 ms bar.
+func TestTruthLlamaCpp(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("timing accuracy is checked without -race and -short (make test-truth)")
+	}
+	url := startSimProcess(t, simProcConfig{Personality: sim.LlamaCpp, TokenInterval: 20 * time.Millisecond, PrefillRate: 100000})
+	for _, c := range []int{1, 8, 32, 256} {
+		f := truthWithRetries(t, url, c)
+		if f == nil {
+			continue
 		}
-		if miss != "" {
-			t.Errorf("%d runs missed the 1 ms bar; the last: %s", truthRuns, miss)
+		run, lv := f.Runs[0], f.Local.Levels[0]
+		if m := run.Metrics; m.RequestsError+m.RequestsTimeout != 0 {
+			t.Errorf("concurrency %d: %d errors, %d timeouts (%v); want none", c, m.RequestsError, m.RequestsTimeout, lv.Messages)
+		}
+		// Warmup and calibration taught the run that the server closes
+		// after every answer: each slot reconnects after each of its
+		// answers but the last.
+		if cs := lv.Connections; cs == nil || cs.Reconnects < run.Requests-c {
+			t.Errorf("concurrency %d: connections %+v, want at least %d reconnects", c, cs, run.Requests-c)
 		}
 	}
+}
+
+// truthWithRetries measures a level until a run keeps the 1 ms bar, up to
+// truthRuns runs, and returns the last run's file.
+func truthWithRetries(t *testing.T, url string, c int) *results.File {
+	t.Helper()
+	var miss string
+	var f *results.File
+	for attempt := 1; attempt <= truthRuns; attempt++ {
+		if miss, f = truthLevel(t, url, c); miss == "" {
+			break
+		}
+		t.Logf("run %d missed: %s", attempt, miss)
+	}
+	if miss != "" {
+		t.Errorf("%d runs missed the 1 ms bar; the last: %s", truthRuns, miss)
+	}
+	return f
 }
 
 // truthRuns is how many runs TestTruth gives a level.
@@ -82,7 +119,7 @@ const truthRuns = 5
 // 10 s), else two per stream and at least 256 — compares each request with
 // the simulator's truth (fetched right after, as every run reuses the same
 // request numbers), and says how it missed the bar, if it did.
-func truthLevel(t *testing.T, url string, c int) string {
+func truthLevel(t *testing.T, url string, c int) (string, *results.File) {
 	t.Helper()
 	p := DefaultPlan()
 	p.InputTokens, p.OutputTokens = 256, 24
@@ -95,7 +132,8 @@ func truthLevel(t *testing.T, url string, c int) string {
 	}
 	var recs []RequestRecord
 	obs := Observer{Requests: func(_ int, r []RequestRecord) { recs = r }}
-	if _, err := Run(context.Background(), p, Endpoint{URL: url}, obs); err != nil {
+	f, err := Run(context.Background(), p, Endpoint{URL: url}, obs)
+	if err != nil {
 		t.Fatal(err)
 	}
 	e := compareTruth(t, fetchTimings(t, url), recs)
@@ -106,7 +144,7 @@ func truthLevel(t *testing.T, url string, c int) string {
 	t.Logf("concurrency %d: %d requests, %d gaps; p99 |error| TTFT %.3f ms, ITL %.3f ms; max TTFT %.3f ITL %.3f",
 		c, len(e.ttft), len(e.itl), tt, it, slices.Max(e.ttft), slices.Max(e.itl))
 	if tt > 1 || it > 1 {
-		return fmt.Sprintf("concurrency %d: p99 error TTFT %.3f ms, ITL %.3f ms (want ≤ 1 ms)", c, tt, it)
+		return fmt.Sprintf("concurrency %d: p99 error TTFT %.3f ms, ITL %.3f ms (want ≤ 1 ms)", c, tt, it), f
 	}
-	return ""
+	return "", f
 }

@@ -98,7 +98,8 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.levelsEntry = entry(engine.FormatLevels(d.Concurrency), func(v string) error { _, err := engine.ParseLevels(v); return err })
 	s.requestsEntry = entry(fmt.Sprint(d.Requests), countCheck("requests", 1))
 	s.warmupEntry = entry(fmt.Sprint(d.Warmup), countCheck("warmup", 0))
-	s.seedEntry = entry(fmt.Sprint(d.Seed), func(v string) error { _, err := engine.ParseSeed(v); return err })
+	s.seedEntry = entry("", func(v string) error { _, _, err := engine.ParseSeed(v); return err })
+	s.seedEntry.SetPlaceHolder("new for each run")
 	s.timeoutEntry = entry(trimFloat(d.Timeout.Seconds()), func(v string) error { _, err := engine.ParseTimeout(v); return err })
 	s.planNote = widget.NewLabel("")
 	s.planNote.Wrapping = fyne.TextWrapWord
@@ -346,7 +347,7 @@ func (s *BenchmarkScreen) planFromForm() (engine.Plan, error) {
 	if p.Warmup, err = engine.ParseCount("warmup", s.warmupEntry.Text, 0); err != nil {
 		errs = append(errs, err)
 	}
-	if p.Seed, err = engine.ParseSeed(s.seedEntry.Text); err != nil {
+	if p.Seed, p.FixedSeed, err = engine.ParseSeed(s.seedEntry.Text); err != nil {
 		errs = append(errs, err)
 	}
 	if p.Timeout, err = engine.ParseTimeout(s.timeoutEntry.Text); err != nil {

@@ -32,6 +32,7 @@ type ResultView struct {
 	tpsChart     *ChartView
 	latencyChart *ChartView
 	warnings     *widget.Label
+	connections  *widget.Label // what was done about connections the server closed; nil when none
 	showFile     *widget.Button
 	newRun       *widget.Button
 	export       *widget.Button
@@ -198,6 +199,11 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	}
 	file.Wrapping = fyne.TextWrapBreak
 	top := container.NewVBox(v.title, v.state, file, v.buttons)
+	if note := results.ConnectionNote(f); note != "" {
+		v.connections = widget.NewLabel(note)
+		v.connections.Wrapping = fyne.TextWrapWord
+		top.Add(v.connections)
+	}
 	tableBox := container.NewGridWrap(fyne.NewSize(1100, 36*float32(len(v.rows)+1)+8), v.table)
 	charts := container.NewGridWithColumns(2, v.tpsChart, v.latencyChart)
 	v.content = container.NewBorder(

@@ -23,7 +23,7 @@ type runFlags struct {
 	outputTokens int
 	requests     int
 	warmup       int
-	seed         int64
+	seed         string
 	timeout      string
 	apiKeyEnv    string
 	output       string
@@ -51,7 +51,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 	fs.IntVar(&f.outputTokens, "output-tokens", d.OutputTokens, "completion length in tokens (max_tokens)")
 	fs.IntVar(&f.requests, "requests", d.Requests, "requests per concurrency level")
 	fs.IntVar(&f.warmup, "warmup", d.Warmup, "unmeasured warmup requests")
-	fs.Int64Var(&f.seed, "seed", d.Seed, "prompt generator seed")
+	fs.StringVar(&f.seed, "seed", "", "prompt generator seed (default: a new one each run, so a repeated run meets no prompt cache; give one to reproduce a run exactly)")
 	fs.StringVar(&f.timeout, "timeout", "120", "per-request timeout in seconds (or a duration like 90s)")
 	fs.StringVar(&f.output, "o", "", "also write a copy of the results file here (runs are always saved in the library)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
@@ -91,7 +91,11 @@ func (f *runFlags) plan(set map[string]bool) (engine.Plan, error) {
 	override("requests", &p.Requests, f.requests)
 	override("warmup", &p.Warmup, f.warmup)
 	p.Model = f.model
-	p.Seed = f.seed
+	seed, fixed, err := engine.ParseSeed(f.seed)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--%w", err))
+	}
+	p.Seed, p.FixedSeed = seed, fixed
 	to, err := engine.ParseTimeout(f.timeout)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--%w", err))

@@ -46,6 +46,9 @@ func printSummary(w io.Writer, f *results.File) {
 	if f.Local.PartialRun != nil {
 		fmt.Fprintln(w, "* interrupted level: partial, kept in local.partial_run, not publishable")
 	}
+	if note := results.ConnectionNote(f); note != "" {
+		fmt.Fprintln(w, note)
+	}
 }
 
 func tokenMethod(f *results.File) string {

@@ -121,22 +121,25 @@ type Environment struct {
 
 // Local is everything kept on the user's machine only.
 type Local struct {
-	Simulated      bool           `json:"simulated,omitempty"`
-	Plan           string         `json:"plan,omitempty"`
-	Endpoint       string         `json:"endpoint"`
-	EndpointHost   string         `json:"endpoint_host"`
-	EndpointName   string         `json:"endpoint_name,omitempty"`
-	ServedModels   []string       `json:"served_models"`
-	RequestedModel string         `json:"requested_model,omitempty"`
-	Detection      *Detection     `json:"engine_detection,omitempty"`
-	Compat         *Compat        `json:"compat,omitempty"`
-	Calibration    *Calibration   `json:"calibration,omitempty"`
-	Manifest       *ManifestLocal `json:"manifest,omitempty"`
-	Levels         []LevelLocal   `json:"levels"`
-	Warnings       []string       `json:"warnings"`
-	PartialRun     *Run           `json:"partial_run"`
-	StartedAt      string         `json:"started_at,omitempty"`
-	FinishedAt     string         `json:"finished_at,omitempty"`
+	Simulated      bool     `json:"simulated,omitempty"`
+	Plan           string   `json:"plan,omitempty"`
+	Endpoint       string   `json:"endpoint"`
+	EndpointHost   string   `json:"endpoint_host"`
+	EndpointName   string   `json:"endpoint_name,omitempty"`
+	ServedModels   []string `json:"served_models"`
+	RequestedModel string   `json:"requested_model,omitempty"`
+	// FreshSeed: the seed was drawn for this run (no --seed), so its
+	// prompts were new to any prompt cache the server keeps.
+	FreshSeed   bool           `json:"fresh_seed,omitempty"`
+	Detection   *Detection     `json:"engine_detection,omitempty"`
+	Compat      *Compat        `json:"compat,omitempty"`
+	Calibration *Calibration   `json:"calibration,omitempty"`
+	Manifest    *ManifestLocal `json:"manifest,omitempty"`
+	Levels      []LevelLocal   `json:"levels"`
+	Warnings    []string       `json:"warnings"`
+	PartialRun  *Run           `json:"partial_run"`
+	StartedAt   string         `json:"started_at,omitempty"`
+	FinishedAt  string         `json:"finished_at,omitempty"`
 	// ServerMetrics is the server's own queue and KV-cache series, read
 	// from its /metrics during the run; absent when /metrics did not
 	// answer with any gauge we know.
@@ -200,4 +203,46 @@ type LevelLocal struct {
 	// time to their first answer (non-reasoning) token.
 	ReasoningFirst int   `json:"reasoning_first,omitempty"`
 	TTFAMs         *Dist `json:"ttfa_ms,omitempty"`
+	// Connections: what the slots did about connections the server
+	// closed (nil when it closed none).
+	Connections *Connections `json:"connections,omitempty"`
+	// PromptCache: how many prompt tokens the server says it took from
+	// its prompt cache during the level, and how it said so (nil when it
+	// did not say).
+	PromptCache *PromptCache `json:"prompt_cache,omitempty"`
+}
+
+// Connections counts a level's reconnects. Each happened between
+// requests, outside the measured time; a resent request is recorded once.
+type Connections struct {
+	Reconnects   int `json:"reconnects"`    // fresh connections opened between requests
+	Resent       int `json:"resent"`        // requests sent again after dying unanswered on a reused connection
+	ServerClosed int `json:"server_closed"` // connections the server closed after an answer
+	Requests     int `json:"requests"`      // requests of the level, for scale
+}
+
+// Prompt-cache sources, best first: the server's own count per request,
+// then its server-wide counters over the level.
+const (
+	CacheFromUsage   = "usage.prompt_tokens_details.cached_tokens"
+	CacheFromTimings = "timings.cache_n"
+	CacheFromMetrics = "/metrics"
+)
+
+// PromptCache is a level's prompt tokens served from the server's cache.
+type PromptCache struct {
+	CachedTokens int64  `json:"cached_tokens"`
+	PromptTokens int64  `json:"prompt_tokens"` // all prompt tokens of the same requests (or counter window)
+	Requests     int    `json:"requests"`      // requests the figures cover (0 for counters)
+	Source       string `json:"source"`        // one of the CacheFrom constants
+	// Metrics names the counters when Source is /metrics.
+	Metrics string `json:"metrics,omitempty"`
+}
+
+// Share is the cached part of the prompt tokens, 0 to 1.
+func (p *PromptCache) Share() float64 {
+	if p == nil || p.PromptTokens <= 0 {
+		return 0
+	}
+	return float64(p.CachedTokens) / float64(p.PromptTokens)
 }

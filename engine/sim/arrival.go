@@ -37,6 +37,20 @@ func (l stampListener) Accept() (net.Conn, error) {
 type stampConn struct {
 	*netstamp.Conn
 	first atomic.Int64 // UnixNano-free: offset from epoch + 1; 0 = not stamped
+	// closeWhenIdle: close the connection once the current response is
+	// out, as llama-server does after a streamed answer (see
+	// Config.CloseAfterStream).
+	closeWhenIdle atomic.Bool
+}
+
+// connState closes a connection marked closeWhenIdle as soon as its
+// response is complete: after the last byte of the answer (the chunked
+// body's end included), with no Connection: close header to warn the
+// client, so a client that sends its next request at once races the close.
+func connState(c net.Conn, st http.ConnState) {
+	if sc, ok := c.(*stampConn); ok && st == http.StateIdle && sc.closeWhenIdle.Load() {
+		sc.Close()
+	}
 }
 
 // epoch anchors first-read stamps.

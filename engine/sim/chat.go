@@ -145,6 +145,7 @@ type job struct {
 	seq       uint64
 	model     string
 	prompt    int
+	cached    int // prompt tokens served from the prompt cache
 	maxTokens int
 	total     int    // tokens to generate
 	finish    string // "length" or "stop"
@@ -225,6 +226,19 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 		break
 	}
 	j.prompt = words + s.cfg.TemplateOverhead
+	if *s.cfg.PromptCache {
+		var texts []string
+		for _, m := range req.Messages {
+			texts = append(texts, m.Content...)
+		}
+		if hit := s.cache.take(blockKeys(texts)); hit > 0 {
+			// The template's tokens come first, so they are cached
+			// too; a server always evaluates at least the last token.
+			j.cached = min(hit+s.cfg.TemplateOverhead, j.prompt-1)
+		}
+		s.queriedTotal.Add(int64(j.prompt))
+		s.cachedTotal.Add(int64(j.cached))
+	}
 
 	j.maxTokens = 16
 	if req.MaxCompletionTokens != nil {
@@ -417,8 +431,17 @@ func (ru *run) stopDecoding() {
 	}
 }
 
+// promptCounted is what the server's prompt-token counter adds for this
+// request: llama.cpp counts only the tokens it evaluated.
+func (ru *run) promptCounted() int {
+	if ru.s.cfg.Personality == LlamaCpp {
+		return ru.j.prompt - ru.j.cached
+	}
+	return ru.j.prompt
+}
+
 func (ru *run) prefillTime() time.Duration {
-	return time.Duration(float64(ru.j.prompt) / ru.s.cfg.PrefillRate * float64(time.Second))
+	return time.Duration(float64(ru.j.prompt-ru.j.cached) / ru.s.cfg.PrefillRate * float64(time.Second))
 }
 
 // interval is the gap to the next token of this sequence, given how many
@@ -527,12 +550,15 @@ func msBetween(a, b time.Time) float64 { return float64(b.Sub(a)) / float64(time
 // stream serves a streaming request.
 func (ru *run) stream() {
 	s, j, e := ru.s, ru.j, ru.enc
+	if *s.cfg.CloseAfterStream && ru.sock != nil {
+		ru.sock.closeWhenIdle.Store(true)
+	}
 	deadline := ru.admitted.Add(ru.prefillTime())
 	if err := ru.sleepUntil(deadline); err != nil {
 		ru.abandon(err)
 		return
 	}
-	s.promptTotal.Add(int64(j.prompt))
+	s.promptTotal.Add(int64(ru.promptCounted()))
 	h := ru.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -612,16 +638,22 @@ func (ru *run) end(line []byte, firstAt, lastAt time.Time) {
 	if j.fault == FaultEmpty {
 		finish = "stop"
 	}
+	// llama-server sends its timings with the usage when asked for usage,
+	// else with the finish_reason.
+	var timings []byte
+	if e.p == LlamaCpp {
+		timings = appendTimings(nil, j.prompt, j.cached, msBetween(ru.admitted, firstAt),
+			ru.tr.CompletionTokens, msBetween(firstAt, lastAt))
+	}
 	if !e.finishOnLastToken() || j.fault == FaultEmpty {
 		var extra []byte
-		if e.p == LlamaCpp {
-			extra = appendTimings(nil, j.prompt, msBetween(ru.admitted, firstAt),
-				ru.tr.CompletionTokens, msBetween(firstAt, lastAt))
+		if !j.usage {
+			extra = timings
 		}
 		line = e.chunk(line, deltaEnd, nil, finish, extra)
 	}
 	if j.usage {
-		line = e.usage(line, j.prompt, ru.tr.CompletionTokens, nil)
+		line = e.usage(line, j.prompt, j.cached, ru.tr.CompletionTokens, timings)
 	}
 	line = append(line, doneLine...)
 	if err := ru.send(line); err != nil {
@@ -690,7 +722,7 @@ func (ru *run) whole() {
 		ru.abandon(err)
 		return
 	}
-	s.promptTotal.Add(int64(j.prompt))
+	s.promptTotal.Add(int64(ru.promptCounted()))
 	if j.fault == FaultStall {
 		ru.releaseSlot()
 		select {
@@ -786,10 +818,14 @@ func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow i
 		Logprobs     any     `json:"logprobs"`
 		FinishReason string  `json:"finish_reason"`
 	}
+	type details struct {
+		CachedTokens int `json:"cached_tokens"`
+	}
 	type usage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-		TotalTokens      int `json:"total_tokens"`
+		PromptTokens     int      `json:"prompt_tokens"`
+		CompletionTokens int      `json:"completion_tokens"`
+		TotalTokens      int      `json:"total_tokens"`
+		Details          *details `json:"prompt_tokens_details,omitempty"`
 	}
 	type body struct {
 		ID      string          `json:"id"`
@@ -810,10 +846,13 @@ func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow i
 	}
 	if j.usage {
 		c := ru.tr.CompletionTokens
-		b.Usage = &usage{j.prompt, c, j.prompt + c}
+		b.Usage = &usage{j.prompt, c, j.prompt + c, nil}
+		if s.cfg.Personality == LlamaCpp {
+			b.Usage.Details = &details{j.cached}
+		}
 	}
 	if s.cfg.Personality == LlamaCpp {
-		t := appendTimings(nil, j.prompt, msBetween(ru.admitted, firstAt), ru.tr.CompletionTokens, msBetween(firstAt, lastAt))
+		t := appendTimings(nil, j.prompt, j.cached, msBetween(ru.admitted, firstAt), ru.tr.CompletionTokens, msBetween(firstAt, lastAt))
 		b.Timings = t[len(`,"timings":`):]
 	}
 	const wrap = len(`,"padding":""`)

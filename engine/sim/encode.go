@@ -149,7 +149,7 @@ func (e *encoder) chunk(b []byte, kind int, word []byte, finish string, extra []
 }
 
 // usage appends the usage-only chunk (empty choices).
-func (e *encoder) usage(b []byte, prompt, completion int, extra []byte) []byte {
+func (e *encoder) usage(b []byte, prompt, cached, completion int, extra []byte) []byte {
 	if e.p == LlamaCpp {
 		b = append(b, `data: {"choices":[]`...)
 		b = append(b, e.tail...)
@@ -158,14 +158,24 @@ func (e *encoder) usage(b []byte, prompt, completion int, extra []byte) []byte {
 		b = append(b, `,"choices":[]`...)
 	}
 	b = append(b, `,"usage":`...)
-	b = appendUsage(b, e.p, prompt, completion)
+	b = appendUsage(b, e.p, prompt, cached, completion)
 	b = append(b, extra...)
 	return append(b, "}\n\n"...)
 }
 
-func appendUsage(b []byte, p Personality, prompt, completion int) []byte {
+func appendUsage(b []byte, p Personality, prompt, cached, completion int) []byte {
 	total := prompt + completion
 	switch p {
+	case LlamaCpp: // as llama-server b9749 writes it
+		b = append(b, `{"completion_tokens":`...)
+		b = strconv.AppendInt(b, int64(completion), 10)
+		b = append(b, `,"prompt_tokens":`...)
+		b = strconv.AppendInt(b, int64(prompt), 10)
+		b = append(b, `,"total_tokens":`...)
+		b = strconv.AppendInt(b, int64(total), 10)
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(cached), 10)
+		return append(b, "}}"...)
 	case VLLM:
 		b = append(b, `{"prompt_tokens":`...)
 		b = strconv.AppendInt(b, int64(prompt), 10)
@@ -188,8 +198,10 @@ func appendUsage(b []byte, p Personality, prompt, completion int) []byte {
 	}
 }
 
-// appendTimings appends llama.cpp's `,"timings":{...}` member.
-func appendTimings(b []byte, prompt int, promptMS float64, predicted int, predictedMS float64) []byte {
+// appendTimings appends llama.cpp's `,"timings":{...}` member: cache_n
+// prompt tokens came from its cache and prompt_n were evaluated.
+func appendTimings(b []byte, prompt, cached int, promptMS float64, predicted int, predictedMS float64) []byte {
+	evaluated := prompt - cached
 	per := func(n int, ms float64) (perToken, perSecond float64) {
 		if n > 0 {
 			perToken = ms / float64(n)
@@ -200,10 +212,12 @@ func appendTimings(b []byte, prompt int, promptMS float64, predicted int, predic
 		return
 	}
 	f := func(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'f', 3, 64) }
-	ppt, pps := per(prompt, promptMS)
+	ppt, pps := per(evaluated, promptMS)
 	gpt, gps := per(predicted, predictedMS)
-	b = append(b, `,"timings":{"cache_n":0,"prompt_n":`...)
-	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"timings":{"cache_n":`...)
+	b = strconv.AppendInt(b, int64(cached), 10)
+	b = append(b, `,"prompt_n":`...)
+	b = strconv.AppendInt(b, int64(evaluated), 10)
 	b = append(b, `,"prompt_ms":`...)
 	b = f(b, promptMS)
 	b = append(b, `,"prompt_per_token_ms":`...)
@@ -350,6 +364,8 @@ func (s *Server) metricsText() []byte {
 		return b.Bytes()
 	}
 	if s.cfg.Personality == LlamaCpp {
+		// prompt_tokens_total counts the prompt tokens evaluated, so
+		// the ones served from the prompt cache are left out.
 		metric("llamacpp:prompt_tokens_total", "counter", "Prompt tokens processed in total.", "", float64(s.promptTotal.Load()))
 		metric("llamacpp:tokens_predicted_total", "counter", "Tokens generated in total.", "", float64(s.genTotal.Load()))
 		metric("llamacpp:kv_cache_usage_ratio", "gauge", "Share of the KV cache in use (1 = full).", "", kv)
@@ -364,6 +380,8 @@ func (s *Server) metricsText() []byte {
 	metric("vllm:kv_cache_usage_perc", "gauge", "Share of the KV cache in use (1 = full).", lab, kv)
 	metric("vllm:prompt_tokens_total", "counter", "Prompt tokens prefilled in total.", lab, float64(s.promptTotal.Load()))
 	metric("vllm:generation_tokens_total", "counter", "Tokens generated in total.", lab, float64(s.genTotal.Load()))
+	metric("vllm:prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache.", lab, float64(s.queriedTotal.Load()))
+	metric("vllm:prefix_cache_hits_total", "counter", "Prompt tokens found in the prefix cache.", lab, float64(s.cachedTotal.Load()))
 	name := "vllm:request_success_total"
 	fmt.Fprintf(&b, "# HELP %s Requests that finished, by reason.\n# TYPE %s counter\n", name, name)
 	for _, fr := range []struct {

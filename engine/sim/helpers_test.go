@@ -15,6 +15,12 @@ import (
 	"time"
 )
 
+// freshConns opens a new connection for every request: the llamacpp
+// personality closes its connection after each streamed answer, as
+// llama-server does, and a client that reuses it races the close (the
+// engine handles that; these tests are about the simulator).
+var freshConns = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
 // startSim serves cfg on a loopback port for the length of the test.
 func startSim(t *testing.T, cfg Config) (*Server, string) {
 	t.Helper()
@@ -89,7 +95,7 @@ func postStream(ctx context.Context, client *http.Client, url string, body []byt
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if client == nil {
-		client = http.DefaultClient
+		client = freshConns
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -136,6 +142,9 @@ type usageJSON struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	Details          *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
 }
 
 type chunkJSON struct {

@@ -156,6 +156,8 @@ func (s *Server) sglangMetrics(metric func(name, typ, help, labels string, v flo
 	metric("sglang:token_usage", "gauge", "Share of the token pool in use.", lab, kv)
 	metric("sglang:prompt_tokens_total", "counter", "Prompt tokens processed in total.", lab, float64(s.promptTotal.Load()))
 	metric("sglang:generation_tokens_total", "counter", "Tokens generated in total.", lab, float64(s.genTotal.Load()))
+	metric("sglang:cached_tokens_total", "counter", "Prompt tokens served from the prefix cache, by source.",
+		lab[:len(lab)-1]+`,cache_source="device"}`, float64(s.cachedTotal.Load()))
 	if s.cfg.SpecDecode != nil {
 		length := 1.0
 		if d := s.spec.drafts.Load(); d > 0 {

@@ -102,6 +102,26 @@ type Config struct {
 	// requests that carry a number (n >= 0). Nil means no faults.
 	Faults func(n int64) Fault
 
+	// CloseAfterStream closes the connection after every streamed answer,
+	// once the answer is complete, without a Connection: close header
+	// (llama.cpp's llama-server does this, and answers with Keep-Alive:
+	// timeout=5, max=100 all the same; docs/servers.md). Nil means on for
+	// the llamacpp personality and off for the others. Only a simulator
+	// run with Start can close connections.
+	CloseAfterStream *bool
+	// KeepAliveIdle closes a kept-alive connection that has waited this
+	// long for its next request (http.Server's IdleTimeout; llama-server's
+	// is 5 s). 0 keeps idle connections open.
+	KeepAliveIdle time.Duration
+
+	// PromptCache serves the leading words of a prompt that an earlier
+	// request already sent from a cache (see cache.go): they are not
+	// prefilled again, and the server says so where the real one does
+	// (llama.cpp: usage.prompt_tokens_details.cached_tokens and
+	// timings.cache_n; vLLM and SGLang: their /metrics counters). Nil
+	// means on for the llamacpp personality and off for the others.
+	PromptCache *bool
+
 	RecordTruth   bool // keep per-request ground truth (tests); off keeps memory flat
 	HugeLineBytes int  // JSON length of the FaultHugeLine line; default 20 MiB
 
@@ -184,6 +204,8 @@ func (c Config) withDefaults() Config {
 	if c.KVCacheTokens <= 0 {
 		c.KVCacheTokens = 262144
 	}
+	c.CloseAfterStream = personalityDefault(c.CloseAfterStream, c.Personality == LlamaCpp)
+	c.PromptCache = personalityDefault(c.PromptCache, c.Personality == LlamaCpp)
 	c.SpecDecode = c.SpecDecode.withDefaults()
 	if c.ReasoningTokens < 0 {
 		c.ReasoningTokens = 0
@@ -195,6 +217,14 @@ func (c Config) withDefaults() Config {
 }
 
 var errShutdown = errors.New("sim: server closed")
+
+// personalityDefault is a copy of an optional switch, or def when unset.
+func personalityDefault(v *bool, def bool) *bool {
+	if v != nil {
+		def = *v
+	}
+	return &def
+}
 
 // Server is a simulator. It implements http.Handler and can be mounted
 // anywhere, or run on its own listener with Start.
@@ -213,6 +243,9 @@ type Server struct {
 	decoding atomic.Int64 // sequences past their first token
 	seq      atomic.Uint64
 
+	cache        promptCache
+	cachedTotal  atomic.Int64 // prompt tokens served from the cache
+	queriedTotal atomic.Int64 // prompt tokens looked up in the cache
 	promptTotal  atomic.Int64
 	genTotal     atomic.Int64
 	kvTokens     atomic.Int64
@@ -264,6 +297,8 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 	ln = stampListener{ln}
 	s.hs = &http.Server{
 		ConnContext:       connContext,
+		ConnState:         connState,
+		IdleTimeout:       cfg.KeepAliveIdle,
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
@@ -338,6 +373,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Server", "uvicorn")
 	case LlamaCpp:
 		w.Header().Set("Server", "llama.cpp")
+		w.Header().Set("Keep-Alive", "timeout=5, max=100")
 	}
 	path := r.URL.Path
 	if len(path) > 1 {

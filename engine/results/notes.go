@@ -1,0 +1,49 @@
+package results
+
+import "fmt"
+
+// ConnectionNote says in one sentence what the slots did about
+// connections the server closed during the run, or "" when it closed none.
+// Such closes are never failed requests: the slot reconnects between
+// requests, outside the measured time, and a request that met a closed
+// connection before any answer is sent again once (docs/servers.md).
+func ConnectionNote(f *File) string {
+	var sum Connections
+	every := true
+	for _, l := range f.Local.Levels {
+		c := l.Connections
+		if c == nil {
+			every = false
+			continue
+		}
+		sum.Reconnects += c.Reconnects
+		sum.Resent += c.Resent
+		sum.ServerClosed += c.ServerClosed
+		sum.Requests += c.Requests
+		// Each slot's last answer ends the level before it reconnects.
+		if c.Reconnects < c.Requests-l.Concurrency {
+			every = false
+		}
+	}
+	if sum.Reconnects == 0 && sum.Resent == 0 {
+		return ""
+	}
+	resent := ""
+	if sum.Resent > 0 {
+		resent = fmt.Sprintf("; %d %s met a connection closed as it was sent and went again on a fresh one, counted once",
+			sum.Resent, plural(sum.Resent, "request", "requests"))
+	}
+	if every {
+		return fmt.Sprintf("The server closed the connection after every answer; each slot reconnected between requests, outside the measured time (%d reconnects%s).",
+			sum.Reconnects, resent)
+	}
+	return fmt.Sprintf("The server closed %d %s during the run; the slots reconnected between requests, outside the measured time (%d reconnects%s).",
+		max(sum.ServerClosed, 1), plural(sum.ServerClosed, "connection", "connections"), sum.Reconnects, resent)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
