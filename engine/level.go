@@ -220,16 +220,10 @@ func requestCache(oks []*outcome) *results.PromptCache {
 	return nil
 }
 
-// cacheWarnShare is the share of a level's prompt tokens served from the
-// server's cache above which its TTFT is no longer a cold prefill. Below
-// it sits the instruction every prompt starts with (a few dozen tokens),
-// which servers reuse between requests of any run.
-const cacheWarnShare = 0.05
-
 // cacheWarning says when a level's prompts came noticeably from the
 // server's prompt cache, or "".
 func cacheWarning(concurrency int, pc *results.PromptCache, p Plan) string {
-	if pc == nil || pc.Share() <= cacheWarnShare {
+	if pc == nil || pc.Share() <= results.CacheWarnShare {
 		return ""
 	}
 	how := "the server's own count per request, " + pc.Source

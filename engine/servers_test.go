@@ -104,7 +104,7 @@ func TestRepeatedRunMeetsNoCache(t *testing.T) {
 		if pc := f.Local.Levels[0].PromptCache; pc == nil || pc.Source != results.CacheFromUsage {
 			t.Fatalf("prompt cache %+v, want the server's per-request count", pc)
 		}
-		if got := cached(f); got > cacheWarnShare || hasWarning(f.Local.Warnings, "prompt cache") {
+		if got := cached(f); got > results.CacheWarnShare || hasWarning(f.Local.Warnings, "prompt cache") {
 			t.Errorf("fresh seed: %.0f%% from cache, warnings %v", 100*got, f.Local.Warnings)
 		}
 	}
@@ -129,7 +129,7 @@ func TestPrefixCacheFromMetrics(t *testing.T) {
 	_, url := startSim(t, cfg)
 	p := smallPlan()
 	p.Concurrency, p.Warmup, p.Seed, p.FixedSeed = []int{2}, 0, 3, true
-	for i, want := range []struct{ lo, hi float64 }{{0, cacheWarnShare}, {0.5, 1}} {
+	for i, want := range []struct{ lo, hi float64 }{{0, results.CacheWarnShare}, {0.5, 1}} {
 		f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
 		if err != nil {
 			t.Fatal(err)

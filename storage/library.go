@@ -36,7 +36,7 @@ const (
 	resultsSub    = "results"
 	indexFile     = "index.json"
 	labelsFile    = "labels.json"
-	indexVersion  = 1
+	indexVersion  = 2 // 2: cached_share
 	maxImportSize = results.MaxFileSize
 )
 
@@ -57,7 +57,11 @@ type Summary struct {
 	BestOutputTPS float64 `json:"best_output_tps,omitempty"`
 	Complete      bool    `json:"complete"`
 	Simulated     bool    `json:"simulated,omitempty"`
-	Unreadable    string  `json:"unreadable,omitempty"` // why the file could not be read
+	// CachedShare is the largest share of a level's prompt tokens the
+	// server took from its prompt cache, when it was enough to matter
+	// (results.PromptCacheHit).
+	CachedShare float64 `json:"cached_share,omitempty"`
+	Unreadable  string  `json:"unreadable,omitempty"` // why the file could not be read
 
 	Label string `json:"-"`
 	Notes string `json:"-"`
@@ -429,6 +433,9 @@ func summarize(id string, f *results.File) Summary {
 	}
 	if p := f.Local.PartialRun; p != nil {
 		s.PartialLevel = p.Concurrency
+	}
+	if _, share, ok := results.PromptCacheHit(f); ok {
+		s.CachedShare = share
 	}
 	if len(runs) > 0 {
 		r := runs[0]

@@ -79,7 +79,7 @@ func newHistoryScreen(u *App) *HistoryScreen {
 			o.(*widget.Label).SetText(historyColumns[id.Col])
 		}
 	}
-	for i, w := range []float32{40, 140, 150, 200, 130, 95, 90, 100, 110, 160} {
+	for i, w := range []float32{40, 140, 150, 200, 130, 95, 90, 100, 170, 160} {
 		h.table.SetColumnWidth(i, w)
 	}
 	h.table.OnSelected = func(id widget.TableCellID) {
@@ -197,10 +197,14 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 	case 7:
 		return strconv.FormatFloat(s.BestOutputTPS, 'f', 1, 64)
 	case 8:
+		state := "incomplete"
 		if s.Complete {
-			return "complete"
+			state = "complete"
 		}
-		return "incomplete"
+		if s.CachedShare > 0 {
+			state += fmt.Sprintf(" · %.0f%% cached", 100*s.CachedShare) // prompt tokens from the server's cache
+		}
+		return state
 	case 9:
 		return s.Label
 	}

@@ -311,3 +311,37 @@ func TestInterruptKeepsFinishedLevels(t *testing.T) {
 		t.Errorf("validate incomplete: exit %d: %s", code, vstderr)
 	}
 }
+
+// TestRunAgainstLlamaCpp: against a server that closes the connection after
+// every answer and keeps a prompt cache (the llamacpp personality), no
+// request fails, the summary says what the slots did, and a second run
+// with the same --seed warns that its prompts came from the cache while a
+// run without --seed does not.
+func TestRunAgainstLlamaCpp(t *testing.T) {
+	t.Parallel()
+	cfg := fast()
+	cfg.Personality = sim.LlamaCpp
+	url := startSim(t, cfg)
+	run := func(extra ...string) (string, string) {
+		t.Helper()
+		args := append([]string{"run", "--endpoint", url, "-o", filepath.Join(t.TempDir(), "r.json")}, smallFlags...)
+		code, stdout, stderr := runCLI(append(args, extra...)...)
+		if code != exitOK {
+			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+		}
+		return stdout, stderr
+	}
+	stdout, stderr := run("--seed", "11")
+	if !strings.Contains(stdout, "The server closed the connection after every answer; each slot reconnected between requests, outside the measured time") {
+		t.Errorf("summary lacks the connection note:\n%s", stdout)
+	}
+	if strings.Contains(stderr, "prompt cache") {
+		t.Errorf("first run warned about the cache:\n%s", stderr)
+	}
+	if _, stderr = run("--seed", "11"); !strings.Contains(stderr, "from its prompt cache") || !strings.Contains(stderr, "--seed 11") {
+		t.Errorf("second run with the same seed:\n%s", stderr)
+	}
+	if _, stderr = run(); strings.Contains(stderr, "prompt cache") {
+		t.Errorf("a run with a fresh seed warned about the cache:\n%s", stderr)
+	}
+}

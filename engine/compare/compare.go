@@ -320,6 +320,14 @@ func caveats(files []*results.File) []string {
 		}
 	}
 
+	for i, f := range files {
+		if f == nil || len(f.Runs) == 0 {
+			continue
+		}
+		if n := results.PromptCacheNote(f); n != "" {
+			notes = append(notes, runName(i)+": "+n)
+		}
+	}
 	if len(incomplete) > 0 {
 		notes = append(notes, fmt.Sprintf("%s %s incomplete: the benchmark stopped before every level finished",
 			runNames(incomplete), verb(len(incomplete), "is", "are")))

@@ -346,3 +346,19 @@ func TestSentence(t *testing.T) {
 		})
 	}
 }
+
+// TestVerdictPromptCache: a run whose TTFT came from the server's prompt
+// cache is named in the notes, with the level and the share.
+func TestVerdictPromptCache(t *testing.T) {
+	t.Parallel()
+	cold, warm := session(std), session(std)
+	warm.Local.Levels = []results.LevelLocal{{Concurrency: 1, PromptCache: &results.PromptCache{CachedTokens: 620, PromptTokens: 1000}}}
+	v := VerdictOf(cold, warm)
+	want := "run 2: at concurrency 1, 62% of the prompt tokens came from the server's prompt cache: its TTFT is not a cold prefill"
+	if !slices.Contains(v.Notes, want) {
+		t.Errorf("notes %q, want %q", v.Notes, want)
+	}
+	if !v.Comparable {
+		t.Error("a cache hit made the runs not comparable; it is a note, not a condition")
+	}
+}

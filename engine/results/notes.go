@@ -47,3 +47,31 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// CacheWarnShare is the share of a level's prompt tokens served from the
+// server's prompt cache above which its TTFT is no longer a cold prefill.
+// Below it sits the instruction every prompt starts with (a few dozen
+// tokens), which servers reuse between any two requests.
+const CacheWarnShare = 0.05
+
+// PromptCacheHit finds the level whose prompts came most from the server's
+// prompt cache, when more than CacheWarnShare did: its concurrency and the
+// cached share. ok is false when no level crossed the line.
+func PromptCacheHit(f *File) (concurrency int, share float64, ok bool) {
+	for _, l := range f.Local.Levels {
+		if s := l.PromptCache.Share(); s > CacheWarnShare && s > share {
+			concurrency, share, ok = l.Concurrency, s, true
+		}
+	}
+	return concurrency, share, ok
+}
+
+// PromptCacheNote says in one line that a run's TTFT came partly from the
+// server's prompt cache, or "".
+func PromptCacheNote(f *File) string {
+	c, share, ok := PromptCacheHit(f)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("at concurrency %d, %.0f%% of the prompt tokens came from the server's prompt cache: its TTFT is not a cold prefill", c, 100*share)
+}

@@ -1,0 +1,70 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// TestPromptCacheAndReconnectsShown: two runs with the same fixed seed on a
+// server that keeps a prompt cache and closes the connection after every
+// answer (the simulator's llamacpp personality, as llama-server does).
+// History marks the second run's cached prompts, Compare names them, and
+// its result says what the slots did about the closed connections and
+// warns about the cache.
+func TestPromptCacheAndReconnectsShown(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	var ids []string
+	for range 2 {
+		p := engine.DefaultPlan()
+		p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 64, 4, []int{1, 2}, 6, 0
+		p.Seed, p.FixedSeed = 7, true
+		f, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "llama box"}, engine.Observer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := h.u.lib.Save("", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	hs := h.u.historyS
+	h.locked(func() {
+		hs.reload()
+		first, second := hs.shown[h.rowOf(ids[0])], hs.shown[h.rowOf(ids[1])]
+		if got := historyCell(first, 8, nil); got != "complete" {
+			t.Errorf("first run's state %q, want plain complete", got)
+		}
+		if got := historyCell(second, 8, nil); !strings.HasPrefix(got, "complete · ") || !strings.HasSuffix(got, "% cached") {
+			t.Errorf("second run's state %q, want the cached share", got)
+		}
+
+		for _, id := range ids {
+			hs.table.Select(widget.TableCellID{Row: h.rowOf(id), Col: 0})
+		}
+		test.Tap(hs.compareButton)
+		cs := h.u.compareS
+		// One of the two runs (whichever the compare put second) met the cache.
+		if strings.Count(cs.details.Text, "came from the server's prompt cache") != 1 {
+			t.Errorf("compare notes %q", cs.details.Text)
+		}
+
+		hs.open(ids[1])
+		v := hs.opened
+		if v == nil || v.connections == nil || !strings.Contains(v.connections.Text, "closed the connection after every answer") {
+			t.Fatalf("result view: connections label %v", v.connections)
+		}
+		if !strings.Contains(v.warnings.Text, "from its prompt cache") || !strings.Contains(v.warnings.Text, "--seed 7") {
+			t.Errorf("warnings %q", v.warnings.Text)
+		}
+	})
+}
