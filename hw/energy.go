@@ -6,58 +6,6 @@ import (
 	"time"
 )
 
-// LevelEnergy is what the GPUs did during one level's window. Pointer
-// fields are nil (JSON null) when the readings could not support them.
-type LevelEnergy struct {
-	DurationS float64 `json:"duration_s"` // the window's length
-	// Samples is the number of ticks (one reading of every GPU) inside the
-	// window.
-	Samples int `json:"samples"`
-	// MaxGapS is the longest stretch of the window without a power reading
-	// from some chosen GPU, edges included. Compare it with the sampling
-	// interval: much larger means the energy leans on interpolation.
-	MaxGapS float64 `json:"max_gap_s"`
-	// EnergyJ is the trapezoidal integral of total power over the window.
-	EnergyJ    *float64 `json:"energy_j"`
-	MeanPowerW *float64 `json:"mean_power_w"` // EnergyJ / DurationS
-	PeakPowerW *float64 `json:"peak_power_w"` // highest total over the window's ticks
-	// MeanUtilPct is the mean of the GPUs' mean utilisation.
-	MeanUtilPct *float64    `json:"mean_util_pct"`
-	GPUs        []GPUEnergy `json:"gpus"`
-}
-
-// GPUEnergy is one GPU's share of a level.
-type GPUEnergy struct {
-	Index       int      `json:"index"`
-	EnergyJ     *float64 `json:"energy_j"`
-	MeanPowerW  *float64 `json:"mean_power_w"`
-	PeakPowerW  *float64 `json:"peak_power_w"`
-	MeanUtilPct *float64 `json:"mean_util_pct"`
-	// The PCIe link under load: links train down when idle, so the peak
-	// inside the level is what the card really ran at.
-	PCIeGenPeak   *int     `json:"pcie_gen_peak"`
-	PCIeWidthPeak *int     `json:"pcie_width_peak"`
-	PeakTempC     *float64 `json:"peak_temp_c"`
-	PeakMemMiB    *float64 `json:"peak_mem_used_mib"`
-}
-
-// TokensPerJoule is output tokens per joule of GPU energy; 0 when the
-// energy is unknown or zero or there were no tokens.
-func (e LevelEnergy) TokensPerJoule(outputTokens int64) float64 {
-	if e.EnergyJ == nil || *e.EnergyJ <= 0 || outputTokens <= 0 {
-		return 0
-	}
-	return float64(outputTokens) / *e.EnergyJ
-}
-
-// JoulesPerToken is GPU energy per output token; 0 when unknown.
-func (e LevelEnergy) JoulesPerToken(outputTokens int64) float64 {
-	if e.EnergyJ == nil || *e.EnergyJ <= 0 || outputTokens <= 0 {
-		return 0
-	}
-	return *e.EnergyJ / float64(outputTokens)
-}
-
 // defaultGap is the gap limit when the samples do not show an interval.
 const defaultGap = 5 * time.Second
 

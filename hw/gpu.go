@@ -7,48 +7,6 @@ import (
 	"strings"
 )
 
-// GPU is one card as found at the start of a run. It never holds a serial
-// number or a UUID. Pointer fields are nil (JSON null) when the source could
-// not say.
-type GPU struct {
-	Index       int    `json:"index"`
-	Name        string `json:"name"`
-	PCIBusID    string `json:"pci_bus_id,omitempty"`    // "0000:41:00.0"
-	PCIDeviceID string `json:"pci_device_id,omitempty"` // vendor:device, "10de:2684"
-	// PCIDeviceIDFrom says where PCIDeviceID came from: "lspci" or
-	// "nvidia-smi" (its pci.device_id, also what nvidia_gpu_exporter shows).
-	PCIDeviceIDFrom  string   `json:"pci_device_id_from,omitempty"`
-	MemoryTotalMiB   *float64 `json:"memory_total_mib"`
-	PCIeGenCurrent   *int     `json:"pcie_gen_current"` // at inventory time; links drop when idle
-	PCIeWidthCurrent *int     `json:"pcie_width_current"`
-	PCIeGenMax       *int     `json:"pcie_gen_max"`
-	PCIeWidthMax     *int     `json:"pcie_width_max"`
-	PowerLimitW      *float64 `json:"power_limit_w"`
-	DriverVersion    string   `json:"driver_version,omitempty"`
-}
-
-// String is one line for the UI: "GPU 0: NVIDIA GeForce RTX 4090, 24564 MiB,
-// PCIe 4 x16 (max 4 x16), 450 W limit, driver 550.54.14".
-func (g GPU) String() string {
-	parts := []string{fmt.Sprintf("GPU %d: %s", g.Index, orUnknown(g.Name))}
-	if g.MemoryTotalMiB != nil {
-		parts = append(parts, fmt.Sprintf("%.0f MiB", *g.MemoryTotalMiB))
-	}
-	if link := linkWords(g.PCIeGenCurrent, g.PCIeWidthCurrent); link != "" {
-		if max := linkWords(g.PCIeGenMax, g.PCIeWidthMax); max != "" && max != link {
-			link += " (max " + max + ")"
-		}
-		parts = append(parts, "PCIe "+link)
-	}
-	if g.PowerLimitW != nil {
-		parts = append(parts, fmt.Sprintf("%.0f W limit", *g.PowerLimitW))
-	}
-	if g.DriverVersion != "" {
-		parts = append(parts, "driver "+g.DriverVersion)
-	}
-	return strings.Join(parts, ", ")
-}
-
 // Summary is a short inventory line for the Test screen: "2 × NVIDIA
 // GeForce RTX 3090 (24576 MiB), driver 550.54.14"; mixed cards are listed
 // one by one.
@@ -64,14 +22,14 @@ func Summary(gpus []GPU) string {
 	}
 	var s string
 	if same {
-		s = fmt.Sprintf("%d × %s", len(gpus), orUnknown(gpus[0].Name))
+		s = fmt.Sprintf("%d × %s", len(gpus), gpus[0].DisplayName())
 		if gpus[0].MemoryTotalMiB != nil {
 			s += fmt.Sprintf(" (%.0f MiB)", *gpus[0].MemoryTotalMiB)
 		}
 	} else {
 		names := make([]string, len(gpus))
 		for i, g := range gpus {
-			names[i] = orUnknown(g.Name)
+			names[i] = g.DisplayName()
 		}
 		s = strings.Join(names, " + ")
 	}
@@ -83,25 +41,6 @@ func Summary(gpus []GPU) string {
 
 func sameFloat(a, b *float64) bool {
 	return a == nil && b == nil || a != nil && b != nil && *a == *b
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown GPU"
-	}
-	return s
-}
-
-func linkWords(gen, width *int) string {
-	switch {
-	case gen != nil && width != nil:
-		return fmt.Sprintf("%d x%d", *gen, *width)
-	case gen != nil:
-		return fmt.Sprintf("gen %d", *gen)
-	case width != nil:
-		return fmt.Sprintf("x%d", *width)
-	}
-	return ""
 }
 
 var busRe = regexp.MustCompile(`^(?:([0-9A-Fa-f]{1,8}):)?([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])$`)

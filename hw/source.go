@@ -12,16 +12,6 @@ import (
 	"time"
 )
 
-// Kind says where GPU readings come from.
-type Kind string
-
-// The kinds of source ParseSource returns.
-const (
-	KindLocal    Kind = "local"    // nvidia-smi on this machine
-	KindSSH      Kind = "ssh"      // nvidia-smi on another machine through ssh
-	KindExporter Kind = "exporter" // a Prometheus GPU exporter's /metrics page
-)
-
 // Source is one place GPU readings come from.
 type Source interface {
 	// Kind is local, ssh or exporter.

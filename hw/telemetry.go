@@ -15,29 +15,6 @@ type LevelWindow struct {
 	OutputTokens int64
 }
 
-// LevelTelemetry is one level's entry in Telemetry.Levels.
-type LevelTelemetry struct {
-	Concurrency int `json:"concurrency"`
-	LevelEnergy
-	OutputTokens   int64    `json:"output_tokens"`
-	TokensPerJoule *float64 `json:"tokens_per_joule"`
-	JoulesPerToken *float64 `json:"joules_per_token"`
-}
-
-// Telemetry is the results file's local.telemetry: where the readings came
-// from (never with credentials), the cards, energy per level keyed by
-// concurrency, what went wrong, and a thinned series for charts.
-type Telemetry struct {
-	Source     Kind                   `json:"source"` // local, ssh or exporter
-	Host       string                 `json:"host"`   // no user, password or path
-	GPUs       []int                  `json:"gpus,omitempty"`
-	IntervalMS int64                  `json:"interval_ms"`
-	Inventory  []GPU                  `json:"inventory"`
-	Levels     map[int]LevelTelemetry `json:"levels"`
-	Warnings   []string               `json:"warnings"`
-	Series     Series                 `json:"series"`
-}
-
 // NewTelemetry assembles local.telemetry after the run. inventory may be
 // nil (it failed: put its error in warnings); s may be nil (sampling never
 // started). warnings come first, then the sampler's; duplicates are dropped.
@@ -89,20 +66,6 @@ func NewTelemetry(src Source, inventory []GPU, s *Sampler, levels []LevelWindow,
 // maxSeriesPoints bounds the stored series: past an hour at 1 s the
 // buckets widen.
 const maxSeriesPoints = 3600
-
-// Series is a compact, chart-ready record: one column per reading, one row
-// per bucket, null where a bucket had no such reading. Power is the total
-// over the chosen GPUs, utilisation and SM clock their mean, memory their
-// sum, temperature the hottest.
-type Series struct {
-	BucketS    float64    `json:"bucket_s"`
-	TS         []float64  `json:"t_s"` // mean time of the bucket's ticks, since the sampler started
-	PowerW     []*float64 `json:"power_w"`
-	UtilPct    []*float64 `json:"util_pct"`
-	MemUsedMiB []*float64 `json:"mem_used_mib"`
-	TempC      []*float64 `json:"temp_c"`
-	SMClockMHz []*float64 `json:"sm_clock_mhz"`
-}
 
 // NewSeries averages ticks into buckets of the given width (at least one
 // interval; 1 s gives at most one point a second).

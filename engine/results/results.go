@@ -3,8 +3,6 @@
 // decide whether a file may be published.
 package results
 
-import "github.com/kovara/desktop/hw"
-
 // Format and FormatVersion identify the file kind every writer stamps.
 const (
 	Format        = "kovara-benchmark-results"
@@ -146,7 +144,7 @@ type Local struct {
 	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
 	// Telemetry is the GPUs' inventory, power and energy per level, when
 	// the endpoint has a GPU source. Never published.
-	Telemetry *hw.Telemetry `json:"telemetry,omitempty"`
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
 }
 
 // Detection is what the endpoint said about the engine behind it.

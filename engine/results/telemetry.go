@@ -1,0 +1,172 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The GPU telemetry a results file records in local.telemetry: the cards,
+// energy per level and a chart-ready series. The types belong to the
+// results format; package hw measures them (and names them with aliases).
+
+// GPUSourceKind says where GPU readings come from.
+type GPUSourceKind string
+
+// The kinds of source ParseSource returns.
+const (
+	GPUSourceLocal    GPUSourceKind = "local"    // nvidia-smi on this machine
+	GPUSourceSSH      GPUSourceKind = "ssh"      // nvidia-smi on another machine through ssh
+	GPUSourceExporter GPUSourceKind = "exporter" // a Prometheus GPU exporter's /metrics page
+)
+
+// GPU is one card as found at the start of a run. It never holds a serial
+// number or a UUID. Pointer fields are nil (JSON null) when the source could
+// not say.
+type GPU struct {
+	Index       int    `json:"index"`
+	Name        string `json:"name"`
+	PCIBusID    string `json:"pci_bus_id,omitempty"`    // "0000:41:00.0"
+	PCIDeviceID string `json:"pci_device_id,omitempty"` // vendor:device, "10de:2684"
+	// PCIDeviceIDFrom says where PCIDeviceID came from: "lspci" or
+	// "nvidia-smi" (its pci.device_id, also what nvidia_gpu_exporter shows).
+	PCIDeviceIDFrom  string   `json:"pci_device_id_from,omitempty"`
+	MemoryTotalMiB   *float64 `json:"memory_total_mib"`
+	PCIeGenCurrent   *int     `json:"pcie_gen_current"` // at inventory time; links drop when idle
+	PCIeWidthCurrent *int     `json:"pcie_width_current"`
+	PCIeGenMax       *int     `json:"pcie_gen_max"`
+	PCIeWidthMax     *int     `json:"pcie_width_max"`
+	PowerLimitW      *float64 `json:"power_limit_w"`
+	DriverVersion    string   `json:"driver_version,omitempty"`
+}
+
+// String is one line for the UI: "GPU 0: NVIDIA GeForce RTX 4090, 24564 MiB,
+// PCIe 4 x16 (max 4 x16), 450 W limit, driver 550.54.14".
+func (g GPU) String() string {
+	parts := []string{fmt.Sprintf("GPU %d: %s", g.Index, g.DisplayName())}
+	if g.MemoryTotalMiB != nil {
+		parts = append(parts, fmt.Sprintf("%.0f MiB", *g.MemoryTotalMiB))
+	}
+	if link := linkWords(g.PCIeGenCurrent, g.PCIeWidthCurrent); link != "" {
+		if max := linkWords(g.PCIeGenMax, g.PCIeWidthMax); max != "" && max != link {
+			link += " (max " + max + ")"
+		}
+		parts = append(parts, "PCIe "+link)
+	}
+	if g.PowerLimitW != nil {
+		parts = append(parts, fmt.Sprintf("%.0f W limit", *g.PowerLimitW))
+	}
+	if g.DriverVersion != "" {
+		parts = append(parts, "driver "+g.DriverVersion)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DisplayName is the card's name, or "unknown GPU" when the source did not
+// say.
+func (g GPU) DisplayName() string {
+	if g.Name == "" {
+		return "unknown GPU"
+	}
+	return g.Name
+}
+
+func linkWords(gen, width *int) string {
+	switch {
+	case gen != nil && width != nil:
+		return fmt.Sprintf("%d x%d", *gen, *width)
+	case gen != nil:
+		return fmt.Sprintf("gen %d", *gen)
+	case width != nil:
+		return fmt.Sprintf("x%d", *width)
+	}
+	return ""
+}
+
+// LevelEnergy is what the GPUs did during one level's window. Pointer
+// fields are nil (JSON null) when the readings could not support them.
+type LevelEnergy struct {
+	DurationS float64 `json:"duration_s"` // the window's length
+	// Samples is the number of ticks (one reading of every GPU) inside the
+	// window.
+	Samples int `json:"samples"`
+	// MaxGapS is the longest stretch of the window without a power reading
+	// from some chosen GPU, edges included. Compare it with the sampling
+	// interval: much larger means the energy leans on interpolation.
+	MaxGapS float64 `json:"max_gap_s"`
+	// EnergyJ is the trapezoidal integral of total power over the window.
+	EnergyJ    *float64 `json:"energy_j"`
+	MeanPowerW *float64 `json:"mean_power_w"` // EnergyJ / DurationS
+	PeakPowerW *float64 `json:"peak_power_w"` // highest total over the window's ticks
+	// MeanUtilPct is the mean of the GPUs' mean utilisation.
+	MeanUtilPct *float64    `json:"mean_util_pct"`
+	GPUs        []GPUEnergy `json:"gpus"`
+}
+
+// GPUEnergy is one GPU's share of a level.
+type GPUEnergy struct {
+	Index       int      `json:"index"`
+	EnergyJ     *float64 `json:"energy_j"`
+	MeanPowerW  *float64 `json:"mean_power_w"`
+	PeakPowerW  *float64 `json:"peak_power_w"`
+	MeanUtilPct *float64 `json:"mean_util_pct"`
+	// The PCIe link under load: links train down when idle, so the peak
+	// inside the level is what the card really ran at.
+	PCIeGenPeak   *int     `json:"pcie_gen_peak"`
+	PCIeWidthPeak *int     `json:"pcie_width_peak"`
+	PeakTempC     *float64 `json:"peak_temp_c"`
+	PeakMemMiB    *float64 `json:"peak_mem_used_mib"`
+}
+
+// TokensPerJoule is output tokens per joule of GPU energy; 0 when the
+// energy is unknown or zero or there were no tokens.
+func (e LevelEnergy) TokensPerJoule(outputTokens int64) float64 {
+	if e.EnergyJ == nil || *e.EnergyJ <= 0 || outputTokens <= 0 {
+		return 0
+	}
+	return float64(outputTokens) / *e.EnergyJ
+}
+
+// JoulesPerToken is GPU energy per output token; 0 when unknown.
+func (e LevelEnergy) JoulesPerToken(outputTokens int64) float64 {
+	if e.EnergyJ == nil || *e.EnergyJ <= 0 || outputTokens <= 0 {
+		return 0
+	}
+	return *e.EnergyJ / float64(outputTokens)
+}
+
+// LevelTelemetry is one level's entry in Telemetry.Levels.
+type LevelTelemetry struct {
+	Concurrency int `json:"concurrency"`
+	LevelEnergy
+	OutputTokens   int64    `json:"output_tokens"`
+	TokensPerJoule *float64 `json:"tokens_per_joule"`
+	JoulesPerToken *float64 `json:"joules_per_token"`
+}
+
+// Telemetry is the results file's local.telemetry: where the readings came
+// from (never with credentials), the cards, energy per level keyed by
+// concurrency, what went wrong, and a thinned series for charts.
+type Telemetry struct {
+	Source     GPUSourceKind          `json:"source"` // local, ssh or exporter
+	Host       string                 `json:"host"`   // no user, password or path
+	GPUs       []int                  `json:"gpus,omitempty"`
+	IntervalMS int64                  `json:"interval_ms"`
+	Inventory  []GPU                  `json:"inventory"`
+	Levels     map[int]LevelTelemetry `json:"levels"`
+	Warnings   []string               `json:"warnings"`
+	Series     Series                 `json:"series"`
+}
+
+// Series is a compact, chart-ready record: one column per reading, one row
+// per bucket, null where a bucket had no such reading. Power is the total
+// over the chosen GPUs, utilisation and SM clock their mean, memory their
+// sum, temperature the hottest.
+type Series struct {
+	BucketS    float64    `json:"bucket_s"`
+	TS         []float64  `json:"t_s"` // mean time of the bucket's ticks, since the sampler started
+	PowerW     []*float64 `json:"power_w"`
+	UtilPct    []*float64 `json:"util_pct"`
+	MemUsedMiB []*float64 `json:"mem_used_mib"`
+	TempC      []*float64 `json:"temp_c"`
+	SMClockMHz []*float64 `json:"sm_clock_mhz"`
+}
