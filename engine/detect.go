@@ -14,42 +14,18 @@ import (
 // not know the path answers 404 at once.
 const detectTimeout = 3 * time.Second
 
-// Engine families the detection can name.
-const (
-	FamilyVLLM     = "vllm"
-	FamilySGLang   = "sglang"
-	FamilyLlamaCpp = "llama.cpp"
-	FamilyOllama   = "ollama"
-)
-
-// FamilyName is a family as people write it: "vLLM", "SGLang",
-// "llama.cpp", "Ollama"; anything else is returned unchanged.
-func FamilyName(family string) string {
-	switch family {
-	case FamilyVLLM:
-		return "vLLM"
-	case FamilySGLang:
-		return "SGLang"
-	case FamilyLlamaCpp:
-		return "llama.cpp"
-	case FamilyOllama:
-		return "Ollama"
-	}
-	return family
-}
-
 // familyOf maps an owned_by value or a Server header product name to a
 // family, or "".
 func familyOf(name string) string {
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "vllm":
-		return FamilyVLLM
+		return results.FamilyVLLM
 	case "sglang":
-		return FamilySGLang
+		return results.FamilySGLang
 	case "llamacpp", "llama.cpp", "llama-server", "llama_cpp":
-		return FamilyLlamaCpp
+		return results.FamilyLlamaCpp
 	case "library", "ollama":
-		return FamilyOllama
+		return results.FamilyOllama
 	}
 	return ""
 }
@@ -120,7 +96,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 		}
 	}
 
-	if d.Family == "" || d.Family == FamilyLlamaCpp {
+	if d.Family == "" || d.Family == results.FamilyLlamaCpp {
 		var props struct {
 			BuildInfo string `json:"build_info"`
 			Settings  struct {
@@ -129,7 +105,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			NCtx int `json:"n_ctx"`
 		}
 		if get("/props", &props) && (props.BuildInfo != "" || props.Settings.NCtx > 0) {
-			d.Family = FamilyLlamaCpp
+			d.Family = results.FamilyLlamaCpp
 			if d.Source == "" {
 				d.Source = "/props"
 			}
@@ -146,26 +122,26 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			return d
 		}
 	}
-	if d.Family == "" || d.Family == FamilyOllama {
+	if d.Family == "" || d.Family == results.FamilyOllama {
 		var v struct {
 			Version string `json:"version"`
 		}
 		if get("/api/version", &v) && v.Version != "" {
-			d.Family, d.Version = FamilyOllama, truncate(v.Version, 80)
+			d.Family, d.Version = results.FamilyOllama, truncate(v.Version, 80)
 			if d.Source == "" {
 				d.Source = "/api/version"
 			}
 			return d
 		}
 	}
-	if d.Family == "" || d.Family == FamilySGLang {
+	if d.Family == "" || d.Family == results.FamilySGLang {
 		var info struct {
 			Version       string `json:"version"`
 			ModelPath     string `json:"model_path"`
 			ContextLength int    `json:"context_length"`
 		}
-		if get("/get_server_info", &info) && info.Version != "" && (info.ModelPath != "" || d.Family == FamilySGLang) {
-			d.Family, d.Version = FamilySGLang, truncate(info.Version, 80)
+		if get("/get_server_info", &info) && info.Version != "" && (info.ModelPath != "" || d.Family == results.FamilySGLang) {
+			d.Family, d.Version = results.FamilySGLang, truncate(info.Version, 80)
 			if d.Source == "" {
 				d.Source = "/get_server_info"
 			}
@@ -175,14 +151,14 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			return d
 		}
 	}
-	if d.Family == "" || d.Family == FamilyVLLM || d.Family == FamilySGLang {
+	if d.Family == "" || d.Family == results.FamilyVLLM || d.Family == results.FamilySGLang {
 		var v struct {
 			Version string `json:"version"`
 		}
 		if get("/version", &v) && v.Version != "" {
 			if d.Family == "" {
 				// Only vLLM answers a bare /version among the engines we know.
-				d.Family, d.Source = FamilyVLLM, "/version"
+				d.Family, d.Source = results.FamilyVLLM, "/version"
 			}
 			d.Version = truncate(v.Version, 80)
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/kovara/desktop/engine/results"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,10 +28,10 @@ func TestDetectPersonalities(t *testing.T) {
 		family, version, ctxAt string
 		header                 string
 	}{
-		{sim.VLLM, FamilyVLLM, "0.11.0", "/v1/models max_model_len", "uvicorn"},
-		{sim.SGLang, FamilySGLang, "0.5.2", "/v1/models max_model_len", "uvicorn"},
-		{sim.LlamaCpp, FamilyLlamaCpp, "b6000-5eed5ee", "/props default_generation_settings.n_ctx", "llama.cpp"},
-		{sim.Ollama, FamilyOllama, "0.12.0", "", ""},
+		{sim.VLLM, results.FamilyVLLM, "0.11.0", "/v1/models max_model_len", "uvicorn"},
+		{sim.SGLang, results.FamilySGLang, "0.5.2", "/v1/models max_model_len", "uvicorn"},
+		{sim.LlamaCpp, results.FamilyLlamaCpp, "b6000-5eed5ee", "/props default_generation_settings.n_ctx", "llama.cpp"},
+		{sim.Ollama, results.FamilyOllama, "0.12.0", "", ""},
 		{sim.Strict, "", "", "", ""},
 	}
 	for _, c := range cases {
@@ -52,10 +53,10 @@ func TestDetectPersonalities(t *testing.T) {
 func TestParseServerHeader(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ h, family, version string }{
-		{"llama.cpp", FamilyLlamaCpp, ""},
-		{"vLLM/0.9.1", FamilyVLLM, "0.9.1"},
-		{"sglang/0.4.6 Python/3.11", FamilySGLang, "0.4.6"},
-		{"ollama/0.6.2", FamilyOllama, "0.6.2"},
+		{"llama.cpp", results.FamilyLlamaCpp, ""},
+		{"vLLM/0.9.1", results.FamilyVLLM, "0.9.1"},
+		{"sglang/0.4.6 Python/3.11", results.FamilySGLang, "0.4.6"},
+		{"ollama/0.6.2", results.FamilyOllama, "0.6.2"},
 		{"uvicorn", "", ""},
 		{"nginx/1.25.3", "", ""},
 		{"", "", ""},
@@ -85,7 +86,7 @@ func TestDetectFromHeaderAndServerInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := Detect(context.Background(), c, Endpoint{URL: hs.URL}, b, models, "m", hdr)
-	if d.Family != FamilyVLLM || d.Version != "0.10.2" || d.Source != "server header" || d.ContextLength != 4096 || d.ContextSource != "/v1/models context_window" {
+	if d.Family != results.FamilyVLLM || d.Version != "0.10.2" || d.Source != "server header" || d.ContextLength != 4096 || d.ContextSource != "/v1/models context_window" {
 		t.Errorf("%+v", d)
 	}
 
@@ -104,10 +105,10 @@ func TestDetectFromHeaderAndServerInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	d = Detect(context.Background(), c, Endpoint{URL: hs2.URL}, b2, models, "m", hdr)
-	if d.Family != FamilySGLang || d.Version != "0.4.9.post2" || d.ContextLength != 65536 || !strings.HasPrefix(d.ContextSource, "/get_server_info") {
+	if d.Family != results.FamilySGLang || d.Version != "0.4.9.post2" || d.ContextLength != 65536 || !strings.HasPrefix(d.ContextSource, "/get_server_info") {
 		t.Errorf("%+v", d)
 	}
-	if FamilyName(d.Family) != "SGLang" || FamilyName("other") != "other" {
-		t.Error("FamilyName")
+	if results.FamilyName(d.Family) != "SGLang" || results.FamilyName("other") != "other" {
+		t.Error("results.FamilyName")
 	}
 }

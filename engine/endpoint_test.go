@@ -182,7 +182,7 @@ func TestCheckReportsWhatTestShows(t *testing.T) {
 	}
 	_, url2 := startSim(t, fastSim())
 	rep, err = Check(context.Background(), Endpoint{URL: url2}, "")
-	if err != nil || rep.Detection.Family != FamilyVLLM || rep.Detection.ContextLength == 0 || !rep.Compat.IgnoreEOS || !rep.Compat.Usage {
+	if err != nil || rep.Detection.Family != results.FamilyVLLM || rep.Detection.ContextLength == 0 || !rep.Compat.IgnoreEOS || !rep.Compat.Usage {
 		t.Errorf("vllm report %+v, %v", rep, err)
 	}
 }

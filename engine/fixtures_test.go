@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/kovara/desktop/engine/results"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -199,7 +200,7 @@ func TestLlamaCppReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := r.file.Local.Detection
-	if d.Family != FamilyLlamaCpp || d.Version != "b9749-d32676d77" || d.ContextLength != 16384 || r.model != "models/tiny.gguf" {
+	if d.Family != results.FamilyLlamaCpp || d.Version != "b9749-d32676d77" || d.ContextLength != 16384 || r.model != "models/tiny.gguf" {
 		t.Errorf("detection %+v, model %q", d, r.model)
 	}
 
@@ -222,7 +223,7 @@ func TestLlamaCppReplay(t *testing.T) {
 		t.Errorf("stats %+v, closes seen %d", cn.stats, r.closes.Load())
 	}
 	m, err := ParseServerMetrics(bytes.NewReader(capture(t, "metrics.txt")))
-	if err != nil || m.Family != FamilyLlamaCpp || m.Running == nil || m.Waiting == nil {
+	if err != nil || m.Family != results.FamilyLlamaCpp || m.Running == nil || m.Waiting == nil {
 		t.Errorf("metrics: %+v, %v", m, err)
 	}
 	if strings.Contains(string(capture(t, "metrics.txt")), "kv_cache_usage_ratio") {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,47 +24,13 @@ const (
 	PhaseSpecDec Phase = "speculative decoding"
 )
 
-// Token sources, from best to worst. Every count in a plan result names
-// its source.
-const (
-	TokensUsage   = "usage"   // the server's usage.completion_tokens / prompt_tokens
-	TokensTimings = "timings" // llama.cpp's timings.predicted_n / prompt_n
-	TokensChunks  = "chunks"  // text-bearing stream chunks (a chunk may hold several tokens)
-)
-
 // worseSource returns the worse of two token sources ("" counts as none).
 func worseSource(a, b string) string {
-	rank := map[string]int{"": 0, TokensUsage: 1, TokensTimings: 2, TokensChunks: 3}
+	rank := map[string]int{"": 0, results.TokensUsage: 1, results.TokensTimings: 2, results.TokensChunks: 3}
 	if rank[b] > rank[a] {
 		return b
 	}
 	return a
-}
-
-// PlanCompat records which optional request fields the server accepted.
-type PlanCompat struct {
-	// ThinkingOff: chat_template_kwargs {"enable_thinking": false} was
-	// accepted and went with every request. False when it was refused
-	// (see Refused) or not asked for.
-	ThinkingOff   bool     `json:"thinking_off"`
-	StreamOptions bool     `json:"stream_options"`
-	Usage         bool     `json:"usage"`   // the server reported usage
-	Timings       bool     `json:"timings"` // the server sent llama.cpp timings
-	Attempts      int      `json:"attempts"`
-	Refused       []string `json:"refused,omitempty"`
-}
-
-// PlanLocal is the part of a plan result that names the endpoint; like the
-// local section of a results file, it never leaves the machine.
-type PlanLocal struct {
-	Endpoint      string                 `json:"endpoint"`
-	EndpointHost  string                 `json:"endpoint_host"`
-	EndpointName  string                 `json:"endpoint_name,omitempty"`
-	Simulated     bool                   `json:"simulated,omitempty"`
-	ServedModels  []string               `json:"served_models"`
-	ServerMetrics *results.ServerMetrics `json:"server_metrics,omitempty"`
-	StartedAt     string                 `json:"started_at"`
-	FinishedAt    string                 `json:"finished_at,omitempty"`
 }
 
 // counted is one request's tokens and their sources.
@@ -78,18 +43,18 @@ type counted struct {
 }
 
 func countTokens(o *outcome) counted {
-	c := counted{tokens: o.chunks, source: TokensChunks, first: o.start + o.ttft, last: o.lastTok}
+	c := counted{tokens: o.chunks, source: results.TokensChunks, first: o.start + o.ttft, last: o.lastTok}
 	switch {
 	case o.hasUsage && o.complTok > 0:
-		c.tokens, c.source = o.complTok, TokensUsage
+		c.tokens, c.source = o.complTok, results.TokensUsage
 	case o.hasTimings && o.timingsOut > 0:
-		c.tokens, c.source = o.timingsOut, TokensTimings
+		c.tokens, c.source = o.timingsOut, results.TokensTimings
 	}
 	switch {
 	case o.hasUsage && o.promptTok > 0:
-		c.promptTokens, c.promptSource = o.promptTok, TokensUsage
+		c.promptTokens, c.promptSource = o.promptTok, results.TokensUsage
 	case o.hasTimings && o.timingsIn > 0:
-		c.promptTokens, c.promptSource = o.timingsIn, TokensTimings
+		c.promptTokens, c.promptSource = o.timingsIn, results.TokensTimings
 	}
 	return c
 }
@@ -126,8 +91,8 @@ func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, 
 	return r, nil
 }
 
-func (r *runner) planLocal(simulated bool) PlanLocal {
-	return PlanLocal{
+func (r *runner) planLocal(simulated bool) results.PlanLocal {
+	return results.PlanLocal{
 		Endpoint:     r.base.Root,
 		EndpointHost: r.base.Host,
 		EndpointName: r.ep.Name,
@@ -142,7 +107,7 @@ func (r *runner) planLocal(simulated bool) PlanLocal {
 // chat_template_kwargs (when thinking off was asked for), then
 // stream_options. It returns the settled options, with max_tokens left for
 // the caller to set.
-func (r *runner) negotiate(ctx context.Context, cn *conn, thinkingOff bool, warmTokens int, timeout time.Duration) (requestOpts, PlanCompat, outcome, error) {
+func (r *runner) negotiate(ctx context.Context, cn *conn, thinkingOff bool, warmTokens int, timeout time.Duration) (requestOpts, results.PlanCompat, outcome, error) {
 	var tries []requestOpts
 	for _, th := range []bool{true, false} {
 		if th && !thinkingOff {
@@ -152,7 +117,7 @@ func (r *runner) negotiate(ctx context.Context, cn *conn, thinkingOff bool, warm
 			tries = append(tries, requestOpts{noThinking: th, streamOptions: so})
 		}
 	}
-	var pc PlanCompat
+	var pc results.PlanCompat
 	for i, t := range tries {
 		t.model, t.maxTokens, t.text = r.model, warmTokens, warmupPrompt()
 		cn.rememberModel = true
@@ -220,26 +185,6 @@ func msPtr(d time.Duration) *float64 {
 		return nil
 	}
 	return ptr(math.Round(ms(d)*1000) / 1000)
-}
-
-// thousands writes n with comma separators: 8012 → "8,012".
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, ch := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(ch)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // planStop turns a cancelled context into ErrInterrupted.

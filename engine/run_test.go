@@ -105,7 +105,7 @@ func TestRunVLLMLike(t *testing.T) {
 	if cp := f.Local.Compat; cp == nil || !cp.IgnoreEOS || !cp.StreamOptions || !cp.Usage || cp.Attempts != 1 {
 		t.Errorf("compat %+v", cp)
 	}
-	if d := f.Local.Detection; d == nil || d.Family != FamilyVLLM || d.ContextLength != 32768 || d.Version == "" {
+	if d := f.Local.Detection; d == nil || d.Family != results.FamilyVLLM || d.ContextLength != 32768 || d.Version == "" {
 		t.Errorf("detection %+v", d)
 	}
 	if f.Local.EndpointHost != "127.0.0.1" || !slices.Equal(f.Local.ServedModels, []string{"kovara-sim-8b"}) {
@@ -178,7 +178,7 @@ func TestRunLlamaCpp(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	mustValid(t, f)
-	if d := f.Local.Detection; d.Family != FamilyLlamaCpp || d.Version == "" {
+	if d := f.Local.Detection; d.Family != results.FamilyLlamaCpp || d.Version == "" {
 		t.Errorf("detection %+v", d)
 	}
 	if f.Runs[1].Metrics.RequestsOK != 8 {

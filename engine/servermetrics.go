@@ -45,10 +45,10 @@ var metricNames = []struct {
 	family                   string
 	running, waiting, kvUsed []string
 }{
-	{FamilyVLLM, []string{"vllm:num_requests_running"}, []string{"vllm:num_requests_waiting"},
+	{results.FamilyVLLM, []string{"vllm:num_requests_running"}, []string{"vllm:num_requests_waiting"},
 		[]string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}},
-	{FamilySGLang, []string{"sglang:num_running_reqs"}, []string{"sglang:num_queue_reqs"}, []string{"sglang:token_usage"}},
-	{FamilyLlamaCpp, []string{"llamacpp:requests_processing"}, []string{"llamacpp:requests_deferred"},
+	{results.FamilySGLang, []string{"sglang:num_running_reqs"}, []string{"sglang:num_queue_reqs"}, []string{"sglang:token_usage"}},
+	{results.FamilyLlamaCpp, []string{"llamacpp:requests_processing"}, []string{"llamacpp:requests_deferred"},
 		[]string{"llamacpp:kv_cache_usage_ratio"}},
 }
 

@@ -36,10 +36,10 @@ func TestParseServerMetricsGauges(t *testing.T) {
 		running, waiting, kvUs float64
 	}{
 		// Two data-parallel engines: counts add up, the cache share is averaged.
-		{"vllm_specdec_before.txt", FamilyVLLM, 5, 1, 0.2},
-		{"vllm_legacy_metrics.txt", FamilyVLLM, 12, 4, 0.875},
-		{"sglang_metrics.txt", FamilySGLang, 7, 2, 0.42},
-		{"llamacpp_metrics.txt", FamilyLlamaCpp, 4, 3, 0.0625},
+		{"vllm_specdec_before.txt", results.FamilyVLLM, 5, 1, 0.2},
+		{"vllm_legacy_metrics.txt", results.FamilyVLLM, 12, 4, 0.875},
+		{"sglang_metrics.txt", results.FamilySGLang, 7, 2, 0.42},
+		{"llamacpp_metrics.txt", results.FamilyLlamaCpp, 4, 3, 0.0625},
 	}
 	for _, c := range cases {
 		m := readFixture(t, c.file)
@@ -126,7 +126,7 @@ func TestRunScrapesServerMetrics(t *testing.T) {
 			case <-stop:
 				return
 			case <-tk.C:
-				if s := live.Snapshot(); s.Server != nil && s.ServerFamily == FamilyVLLM && len(s.ServerNew) > 0 {
+				if s := live.Snapshot(); s.Server != nil && s.ServerFamily == results.FamilyVLLM && len(s.ServerNew) > 0 {
 					sawLive = true
 				}
 			}
@@ -140,7 +140,7 @@ func TestRunScrapesServerMetrics(t *testing.T) {
 	}
 	mustValid(t, f)
 	sm := f.Local.ServerMetrics
-	if sm == nil || sm.Family != FamilyVLLM || len(sm.Samples) < 3 {
+	if sm == nil || sm.Family != results.FamilyVLLM || len(sm.Samples) < 3 {
 		t.Fatalf("server metrics %+v", sm)
 	}
 	var maxRun, maxWait float64

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -89,82 +88,7 @@ func (p SpecDecPlan) Validate() error {
 	return errors.Join(errs...)
 }
 
-// SpecDecResult is a speculative-decoding measurement: the document of
-// kind kovara-desktop-specdec, format_version 1 (docs/plans.md).
-type SpecDecResult struct {
-	Format        string `json:"format"`
-	FormatVersion int    `json:"format_version"`
-	About         string `json:"about"`
-	// Publishable is always false: natural stops and representative
-	// prompts make these numbers unlike Kovara records.
-	Publishable bool   `json:"publishable"`
-	Complete    bool   `json:"complete"`
-	CreatedAt   string `json:"created_at"`
-	Model       string `json:"model"`
-	ServerModel string `json:"server_model,omitempty"`
-
-	Settings SpecDecSettings   `json:"settings"`
-	Engine   results.Detection `json:"engine"`
-	Compat   PlanCompat        `json:"compat"`
-	// Counters names where acceptance came from ("vllm /metrics
-	// counters"), or is "" when the server exposes none.
-	Counters string         `json:"counters"`
-	Levels   []SpecDecLevel `json:"levels"`
-	Warnings []string       `json:"warnings"`
-	Local    PlanLocal      `json:"local"`
-}
-
-// SpecDecSettings are the choices the mode ran with.
-type SpecDecSettings struct {
-	Levels        []int    `json:"levels"`
-	MaxTokens     int      `json:"max_tokens"`
-	Temperature   float64  `json:"temperature"`
-	NaturalStop   bool     `json:"natural_stop"`
-	Thinking      string   `json:"thinking"`
-	PromptSet     string   `json:"prompt_set"`
-	Prompts       []string `json:"prompts"` // the kinds, in order
-	TimeoutS      float64  `json:"timeout_s"`
-	SpecDecode    string   `json:"spec_decode,omitempty"`
-	Client        string   `json:"client"`
-	ClientVersion string   `json:"client_version"`
-}
-
-// SpecDecLevel is one concurrency level.
-type SpecDecLevel struct {
-	Concurrency int     `json:"concurrency"`
-	Requests    int     `json:"requests"`
-	OK          int     `json:"ok"`
-	Errors      int     `json:"errors"`
-	DurationS   float64 `json:"duration_s"`
-	// OutputTPS is all completion tokens / the level's wall time.
-	OutputTPS *float64 `json:"output_tps"`
-	// MeanDecodeTPS is the mean of each request's tokens / (last − first).
-	MeanDecodeTPS *float64 `json:"mean_decode_tps"`
-	TTFTMsP50     *float64 `json:"ttft_ms_p50"`
-	// OutputTokens is the spread of answer lengths: with natural stops
-	// they differ, and the numbers above depend on them.
-	OutputTokens *LengthSpread `json:"output_tokens"`
-	TokenSource  string        `json:"token_source"`
-	// Spec is what the counters moved by over the level; nil without
-	// counters.
-	Spec *SpecWindow `json:"spec"`
-	// AcceptLengthGauge is SGLang's own acceptance-length gauge after the
-	// level (a server-side average), when it has one.
-	AcceptLengthGauge *float64 `json:"accept_length_gauge,omitempty"`
-	Note              string   `json:"note,omitempty"`
-	Failures          []string `json:"failures,omitempty"` // up to three messages
-	Partial           bool     `json:"partial,omitempty"`
-}
-
-// LengthSpread summarises answer lengths in tokens.
-type LengthSpread struct {
-	Min  int     `json:"min"`
-	P50  float64 `json:"p50"`
-	Max  int     `json:"max"`
-	Mean float64 `json:"mean"`
-}
-
-func lengthSpread(xs []int) *LengthSpread {
+func lengthSpread(xs []int) *results.LengthSpread {
 	if len(xs) == 0 {
 		return nil
 	}
@@ -176,14 +100,14 @@ func lengthSpread(xs []int) *LengthSpread {
 		f[i] = float64(v)
 		sum += f[i]
 	}
-	return &LengthSpread{Min: s[0], Max: s[len(s)-1], P50: stats.Round3(stats.Quantile(f, 0.5)), Mean: stats.Round3(sum / float64(len(s)))}
+	return &results.LengthSpread{Min: s[0], Max: s[len(s)-1], P50: stats.Round3(stats.Quantile(f, 0.5)), Mean: stats.Round3(sum / float64(len(s)))}
 }
 
 // RunSpecDec runs the speculative-decoding mode against ep. Like
 // RunStages, it returns the result with an error only for an unusable plan
 // or endpoint, or (with the levels done so far, marked incomplete) for a
 // stop wrapping ErrInterrupted.
-func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer) (*SpecDecResult, error) {
+func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer) (*results.SpecDecResult, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -201,7 +125,7 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	}
 	defer r.metrics.stop()
 	res := newSpecDecResult(r, plan)
-	finish := func(complete bool) *SpecDecResult {
+	finish := func(complete bool) *results.SpecDecResult {
 		res.Complete = complete
 		res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 		res.Local.ServerMetrics = r.metrics.snapshot()
@@ -244,7 +168,7 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	return finish(true), nil
 }
 
-func newSpecDecResult(r *runner, plan SpecDecPlan) *SpecDecResult {
+func newSpecDecResult(r *runner, plan SpecDecPlan) *results.SpecDecResult {
 	thinking := "off"
 	if plan.ServerThinking {
 		thinking = "server default"
@@ -253,19 +177,19 @@ func newSpecDecResult(r *runner, plan SpecDecPlan) *SpecDecResult {
 	for i, p := range SpecDecPrompts {
 		kinds[i] = p.Kind
 	}
-	res := &SpecDecResult{
+	res := &results.SpecDecResult{
 		Format:        results.FormatSpecDec,
 		FormatVersion: 1,
 		About: "Kovara Desktop's speculative-decoding measurement: representative prompts with natural stops, " +
 			"acceptance from the server's own counters. Not a Kovara benchmark record; never publishable.",
 		CreatedAt: r.t0.UTC().Format(time.RFC3339),
 		Model:     r.model,
-		Settings: SpecDecSettings{
+		Settings: results.SpecDecSettings{
 			Levels: slices.Clone(plan.Levels), MaxTokens: plan.MaxTokens, NaturalStop: true, Thinking: thinking,
 			PromptSet: SpecDecPromptSet, Prompts: kinds, TimeoutS: plan.Timeout.Seconds(),
 			SpecDecode: oneLine(plan.SpecDecode, 120), Client: ClientName, ClientVersion: Version,
 		},
-		Levels:   []SpecDecLevel{},
+		Levels:   []results.SpecDecLevel{},
 		Warnings: []string{},
 		Local:    r.planLocal(plan.Simulated),
 	}
@@ -278,11 +202,11 @@ func newSpecDecResult(r *runner, plan SpecDecPlan) *SpecDecResult {
 // specLevel runs one level: total requests over c slots, closed loop, each
 // request a representative prompt behind its own reference line (so no
 // two requests share a cached prefix), the counters read on both sides.
-func (r *runner) specLevel(ctx context.Context, mc *http.Client, opts requestOpts, plan SpecDecPlan, index, c int, counters bool) SpecDecLevel {
+func (r *runner) specLevel(ctx context.Context, mc *http.Client, opts requestOpts, plan SpecDecPlan, index, c int, counters bool) results.SpecDecLevel {
 	total := plan.requestsFor(c)
 	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(plan.Levels), c, total)
 	live := r.obs.Live.beginStage(PhaseSpecDec, index+1, c, total)
-	lv := SpecDecLevel{Concurrency: c, Requests: total}
+	lv := results.SpecDecLevel{Concurrency: c, Requests: total}
 	slots := r.openSlots(ctx, live, true)
 	defer slots.close()
 	if slots.openFailed > 0 {
@@ -378,36 +302,4 @@ func (r *runner) specLevel(ctx context.Context, mc *http.Client, opts requestOpt
 		lv.Spec = specWindow(d)
 	}
 	return lv
-}
-
-// MarshalSpecDec writes a speculative-decoding result as indented JSON with
-// a trailing newline.
-func MarshalSpecDec(r *SpecDecResult) ([]byte, error) {
-	if r == nil {
-		return nil, errors.New("MarshalSpecDec of a nil result")
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
-}
-
-// DecodeSpecDec reads a kovara-desktop-specdec document.
-func DecodeSpecDec(data []byte) (*SpecDecResult, error) {
-	f, v, err := results.DocumentFormat(data)
-	if err != nil {
-		return nil, err
-	}
-	if f != results.FormatSpecDec {
-		return nil, fmt.Errorf("this is a %q document, not a speculative-decoding result (%s)", f, results.FormatSpecDec)
-	}
-	if v != 1 {
-		return nil, fmt.Errorf("speculative-decoding result format_version %d is not supported (this app reads 1)", v)
-	}
-	var r SpecDecResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("speculative-decoding result: %w", err)
-	}
-	return &r, nil
 }

@@ -66,24 +66,24 @@ func TestSpecDecAgainstSimulator(t *testing.T) {
 		}
 		// Natural stops: the lengths differ and stay under the cap.
 		s := lv.OutputTokens
-		if s == nil || s.Min >= s.Max || s.Max > 256 || s.P50 < float64(s.Min) || lv.TokenSource != TokensUsage {
+		if s == nil || s.Min >= s.Max || s.Max > 256 || s.P50 < float64(s.Min) || lv.TokenSource != results.TokensUsage {
 			t.Errorf("length spread %+v", s)
 		}
 		if lv.MeanDecodeTPS == nil || lv.OutputTPS == nil || lv.TTFTMsP50 == nil {
 			t.Errorf("concurrency %d: rates %v %v, TTFT %v", lv.Concurrency, fmtPtr(lv.MeanDecodeTPS), fmtPtr(lv.OutputTPS), fmtPtr(lv.TTFTMsP50))
 		}
 	}
-	data, err := MarshalSpecDec(res)
+	data, err := results.MarshalSpecDec(res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, reasons := results.PublishCheck(data); len(reasons) != 1 || !strings.Contains(reasons[0], "never be published") {
 		t.Errorf("publish check: %v", reasons)
 	}
-	if back, err := DecodeSpecDec(data); err != nil || back.Levels[1].Spec.Drafts != res.Levels[1].Spec.Drafts {
+	if back, err := results.DecodeSpecDec(data); err != nil || back.Levels[1].Spec.Drafts != res.Levels[1].Spec.Drafts {
 		t.Errorf("round trip: %v", err)
 	}
-	if _, err := DecodeStages(data); err == nil {
+	if _, err := results.DecodeStages(data); err == nil {
 		t.Error("a specdec document decoded as a stages one")
 	}
 }

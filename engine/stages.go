@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -95,158 +94,9 @@ var (
 // shortFraction: an answer below this share of its max_tokens is flagged.
 const shortFraction = 0.9
 
-// StagesResult is a three-stage plan result: the document of kind
-// kovara-desktop-stages, format_version 1 (docs/plans.md). It marshals to
-// JSON as it is.
-type StagesResult struct {
-	Format        string `json:"format"`
-	FormatVersion int    `json:"format_version"`
-	Plan          string `json:"plan"`
-	PlanVersion   int    `json:"plan_version"`
-	About         string `json:"about"`
-	Complete      bool   `json:"complete"`
-	// Quick results are smoke tests, not the plan's numbers.
-	Quick       bool   `json:"quick"`
-	CreatedAt   string `json:"created_at"`
-	TestedOn    string `json:"tested_on"` // UTC date, YYYY-MM-DD
-	Model       string `json:"model"`
-	ServerModel string `json:"server_model,omitempty"`
-
-	Settings StagesSettings    `json:"settings"`
-	Engine   results.Detection `json:"engine"`
-	Compat   PlanCompat        `json:"compat"`
-	// TokenSource is the worst source any stage's counts came from:
-	// usage, timings or chunks ("" when nothing was measured).
-	TokenSource string `json:"token_source"`
-
-	Decode  []DecodeStage `json:"decode"`
-	Prefill *PrefillStage `json:"prefill"`
-	Users   *UsersStage   `json:"users"`
-	// SpecObserved is what the server's speculative-decoding counters
-	// moved by during the single-user stage, when it has them.
-	SpecObserved *SpecWindow `json:"spec_decode_observed,omitempty"`
-
-	BenchNote string    `json:"bench_note"`
-	Warnings  []string  `json:"warnings"`
-	Local     PlanLocal `json:"local"`
-}
-
-// StagesSettings are the lengths and choices the plan ran with.
-type StagesSettings struct {
-	DecodeTokens        int     `json:"decode_tokens"`
-	PrefillTargetTokens int     `json:"prefill_target_tokens"`
-	ProbeTargetTokens   int     `json:"probe_target_tokens"`
-	UsersTokens         int     `json:"users_tokens"`
-	WarmupTokens        int     `json:"warmup_tokens"`
-	Users               int     `json:"users"`
-	Temperature         float64 `json:"temperature"`
-	// Thinking: "off" (asked for, see compat.thinking_off for whether
-	// the server took it) or "server default".
-	Thinking      string  `json:"thinking"`
-	NaturalStop   bool    `json:"natural_stop"`
-	TimeoutS      float64 `json:"timeout_s"`
-	SpecDecode    string  `json:"spec_decode,omitempty"`
-	Note          string  `json:"note,omitempty"`
-	Client        string  `json:"client"`
-	ClientVersion string  `json:"client_version"`
-}
-
-// DecodeStage is one single-user decode request.
-type DecodeStage struct {
-	Prompt           string `json:"prompt"` // code, json or prose
-	MaxTokens        int    `json:"max_tokens"`
-	CompletionTokens int    `json:"completion_tokens"`
-	TokenSource      string `json:"token_source"`
-	Chunks           int    `json:"chunks"`
-	// TTFTMs is the time to the first token, apart from the decode rate.
-	TTFTMs *float64 `json:"ttft_ms"`
-	// DecodeS is last token − first token, in seconds; DecodeTPS is
-	// completion tokens / DecodeS.
-	DecodeS   *float64 `json:"decode_s"`
-	DecodeTPS *float64 `json:"decode_tps"`
-	// Short: the answer stopped below 90 % of max_tokens, so it decoded
-	// fewer tokens than the plan asks for. The number stays.
-	Short bool `json:"short,omitempty"`
-	// Reasoning: the answer began with reasoning text (counted as
-	// decode tokens).
-	Reasoning bool   `json:"reasoning,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
-
-// PrefillStage is the cold-prefill measurement and its calibration probe.
-type PrefillStage struct {
-	// The probe: a ~1,000-token text whose measured prompt tokens give
-	// the tokenizer's tokens per character.
-	ProbeChars        int      `json:"probe_chars"`
-	ProbePromptTokens *int     `json:"probe_prompt_tokens"`
-	TokensPerChar     *float64 `json:"tokens_per_char"`
-	// Calibrated: tokens per character came from the probe; false means
-	// 4 characters per token was assumed (see Warnings).
-	Calibrated   bool `json:"calibrated"`
-	TargetTokens int  `json:"target_tokens"`
-	PromptChars  int  `json:"prompt_chars"`
-	// PromptTokens is what the server counted (usage, else llama.cpp's
-	// prompt_n); nil when it reports neither.
-	PromptTokens *int     `json:"prompt_tokens"`
-	TokenSource  string   `json:"token_source"`
-	TTFTMs       *float64 `json:"ttft_ms"`
-	// PrefillTPS is prompt tokens / TTFT.
-	PrefillTPS *float64 `json:"prefill_tps"`
-	Error      string   `json:"error,omitempty"`
-}
-
-// UsersStage is the many-user stage.
-type UsersStage struct {
-	Users            int    `json:"users"`
-	MaxTokens        int    `json:"max_tokens"`
-	CompletionTokens int    `json:"completion_tokens"`
-	TokenSource      string `json:"token_source"`
-	// WindowS is the last token of any request − the first token of
-	// any; AggregateTPS is all completion tokens / WindowS.
-	WindowS      *float64 `json:"window_s"`
-	AggregateTPS *float64 `json:"aggregate_tps"`
-	// Per-user decode rates (each tokens / (last − first)).
-	PerUserMeanTPS *float64 `json:"per_user_mean_tps"`
-	PerUserMinTPS  *float64 `json:"per_user_min_tps"`
-	TTFTMsMax      *float64 `json:"ttft_ms_max"`
-	// Queued: some request's first token came after another request's
-	// last, so the server did not run all users at once.
-	Queued    bool        `json:"queued"`
-	QueueNote string      `json:"queue_note,omitempty"`
-	Failed    int         `json:"failed"`
-	PerUser   []UserStage `json:"per_user"`
-	Error     string      `json:"error,omitempty"`
-}
-
-// UserStage is one user's request in the many-user stage.
-type UserStage struct {
-	CompletionTokens int      `json:"completion_tokens"`
-	TTFTMs           *float64 `json:"ttft_ms"`
-	DecodeTPS        *float64 `json:"decode_tps"`
-	// FirstS and LastS are the first and last token, in seconds after
-	// the stage's release.
-	FirstS *float64 `json:"first_s"`
-	LastS  *float64 `json:"last_s"`
-	Error  string   `json:"error,omitempty"`
-}
-
-// SpecWindow is what the speculative-decoding counters moved by in one
-// window (vLLM's /metrics counters).
-type SpecWindow struct {
-	Drafts      int64 `json:"drafts"`
-	DraftTokens int64 `json:"draft_tokens"`
-	Accepted    int64 `json:"accepted_tokens"`
-	// AcceptanceRate = accepted / draft tokens; MeanAcceptanceLength = 1
-	// + accepted / drafts. Both nil without drafts.
-	AcceptanceRate       *float64 `json:"acceptance_rate"`
-	MeanAcceptanceLength *float64 `json:"mean_acceptance_length"`
-	// PerPosition is the acceptance rate at each draft position, when
-	// the server counts it.
-	PerPosition []float64 `json:"per_position_rate,omitempty"`
-}
-
-func specWindow(d SpecDelta) *SpecWindow {
-	w := &SpecWindow{Drafts: d.Drafts, DraftTokens: d.DraftTokens, Accepted: d.Accepted}
+// specWindow is what the counters moved by, as the documents record it.
+func specWindow(d SpecDelta) *results.SpecWindow {
+	w := &results.SpecWindow{Drafts: d.Drafts, DraftTokens: d.DraftTokens, Accepted: d.Accepted}
 	if v, ok := d.AcceptanceRate(); ok {
 		w.AcceptanceRate = ptr(math.Round(v*10000) / 10000)
 	}
@@ -261,30 +111,13 @@ func specWindow(d SpecDelta) *SpecWindow {
 	return w
 }
 
-// Failed lists the stages (or stage parts) that could not be measured.
-func (r *StagesResult) Failed() []string {
-	var out []string
-	for _, d := range r.Decode {
-		if d.Error != "" {
-			out = append(out, "decode "+d.Prompt)
-		}
-	}
-	if r.Prefill != nil && r.Prefill.Error != "" {
-		out = append(out, "prefill")
-	}
-	if r.Users != nil && r.Users.Error != "" {
-		out = append(out, "users")
-	}
-	return out
-}
-
 // stagesRun carries one three-stage run.
 type stagesRun struct {
 	*runner
 	sp   StagesPlan
 	prof stagesProfile
 	opts requestOpts
-	res  *StagesResult
+	res  *results.StagesResult
 }
 
 // RunStages runs the three-stage plan against ep. It returns the result
@@ -292,7 +125,7 @@ type stagesRun struct {
 // the error is for a plan or endpoint that could not be used
 // (*PlanError, *EndpointError, *StageError) and, with the partial result
 // marked incomplete, for a stop (wrapping ErrInterrupted).
-func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) (*StagesResult, error) {
+func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) (*results.StagesResult, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -354,12 +187,12 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 	return s.finish(true), nil
 }
 
-func (s *stagesRun) newResult() *StagesResult {
+func (s *stagesRun) newResult() *results.StagesResult {
 	thinking := "off"
 	if s.sp.ServerThinking {
 		thinking = "server default"
 	}
-	d := StagesResult{
+	d := results.StagesResult{
 		Format:        results.FormatStages,
 		FormatVersion: 1,
 		Plan:          StagesPlanName,
@@ -370,14 +203,14 @@ func (s *stagesRun) newResult() *StagesResult {
 		CreatedAt: s.t0.UTC().Format(time.RFC3339),
 		TestedOn:  s.t0.UTC().Format(time.DateOnly),
 		Model:     s.model,
-		Settings: StagesSettings{
+		Settings: results.StagesSettings{
 			DecodeTokens: s.prof.decode, PrefillTargetTokens: s.prof.prefill, ProbeTargetTokens: s.prof.probe,
 			UsersTokens: s.prof.users, WarmupTokens: s.prof.warm, Users: s.sp.Users,
 			Thinking: thinking, NaturalStop: true, TimeoutS: s.sp.Timeout.Seconds(),
 			SpecDecode: oneLine(s.sp.SpecDecode, 120), Note: oneLine(s.sp.Note, 300),
 			Client: ClientName, ClientVersion: Version,
 		},
-		Decode:   []DecodeStage{},
+		Decode:   []results.DecodeStage{},
 		Warnings: []string{},
 		Local:    s.planLocal(s.sp.Simulated),
 	}
@@ -388,7 +221,7 @@ func (s *stagesRun) newResult() *StagesResult {
 }
 
 // finish settles the summary fields and returns the result.
-func (s *stagesRun) finish(complete bool) *StagesResult {
+func (s *stagesRun) finish(complete bool) *results.StagesResult {
 	res := s.res
 	res.Complete = complete
 	res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
@@ -401,14 +234,14 @@ func (s *stagesRun) finish(complete bool) *StagesResult {
 		src = worseSource(src, res.Users.TokenSource)
 	}
 	res.TokenSource = src
-	if src == TokensChunks {
+	if src == results.TokensChunks {
 		s.warn("some token counts are stream chunks (the server sent neither usage nor llama.cpp timings): a chunk may hold more than one token")
 	}
 	if res.SpecObserved != nil && res.SpecObserved.Drafts > 0 {
 		s.warn("the speculative-decoding counters are server-wide: other traffic during the run would mix in")
 	}
 	res.Warnings = append([]string{}, s.file.Local.Warnings...)
-	res.BenchNote = res.benchNote()
+	res.BenchNote = res.DefaultBenchNote()
 	return res
 }
 
@@ -430,7 +263,7 @@ func (s *stagesRun) decodeStage(ctx context.Context, cn *conn) {
 		if out.interrupted {
 			return
 		}
-		d := DecodeStage{Prompt: p.Kind, MaxTokens: s.prof.decode, Chunks: out.chunks}
+		d := results.DecodeStage{Prompt: p.Kind, MaxTokens: s.prof.decode, Chunks: out.chunks}
 		if !out.ok() {
 			d.Error = failure(&out)
 			s.warn("single-user %s prompt failed: %s", p.Kind, d.Error)
@@ -465,7 +298,7 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 	slots := s.obs.Live.beginStage(PhasePrefill, 2, 1, 2)
 	cn.live = slots[0]
 	defer func() { cn.live = nil }()
-	ps := &PrefillStage{TargetTokens: s.prof.prefill}
+	ps := &results.PrefillStage{TargetTokens: s.prof.prefill}
 	s.res.Prefill = ps
 	target := s.prof.prefill
 	if ctxLen := s.res.Engine.ContextLength; ctxLen > 0 && float64(target) > 0.9*float64(ctxLen) {
@@ -526,7 +359,7 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 		if out.firstEvent > 0 {
 			ps.PrefillTPS = ptr(math.Round(float64(c.promptTokens) / out.firstEvent.Seconds()))
 		}
-		if c.promptSource == TokensTimings {
+		if c.promptSource == results.TokensTimings {
 			s.warn("cold prefill: prompt tokens are llama.cpp's prompt_n, the tokens it actually processed (a cached template prefix is left out)")
 		}
 	}
@@ -538,7 +371,7 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 func (s *stagesRun) usersStage(ctx context.Context) {
 	n := s.sp.Users
 	s.phase(PhaseUsers)
-	us := &UsersStage{Users: n, MaxTokens: s.prof.users, PerUser: []UserStage{}}
+	us := &results.UsersStage{Users: n, MaxTokens: s.prof.users, PerUser: []results.UserStage{}}
 	s.res.Users = us
 	slots := s.obs.Live.beginStage(PhaseUsers, 3, n, n)
 	set := s.openSlots(ctx, slots, true)
@@ -589,7 +422,7 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 		firstErr      string
 	)
 	for _, o := range outs {
-		u := UserStage{}
+		u := results.UserStage{}
 		if !o.ok() {
 			u.Error = failure(o)
 			us.Failed++
@@ -651,36 +484,4 @@ func oneLine(s string, n int) string {
 		s = s[:n]
 	}
 	return s
-}
-
-// MarshalStages writes a three-stage result as indented JSON with a
-// trailing newline.
-func MarshalStages(r *StagesResult) ([]byte, error) {
-	if r == nil {
-		return nil, errors.New("MarshalStages of a nil result")
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
-}
-
-// DecodeStages reads a kovara-desktop-stages document.
-func DecodeStages(data []byte) (*StagesResult, error) {
-	f, v, err := results.DocumentFormat(data)
-	if err != nil {
-		return nil, err
-	}
-	if f != results.FormatStages {
-		return nil, fmt.Errorf("this is a %q document, not a three-stage result (%s)", f, results.FormatStages)
-	}
-	if v != 1 {
-		return nil, fmt.Errorf("three-stage result format_version %d is not supported (this app reads 1)", v)
-	}
-	var r StagesResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("three-stage result: %w", err)
-	}
-	return &r, nil
 }

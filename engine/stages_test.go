@@ -68,7 +68,7 @@ func TestStagesArithmetic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Complete || res.Quick || len(res.Failed()) > 0 || res.TokenSource != TokensUsage {
+	if !res.Complete || res.Quick || len(res.Failed()) > 0 || res.TokenSource != results.TokensUsage {
 		t.Fatalf("complete %v quick %v failed %v source %q; warnings %v", res.Complete, res.Quick, res.Failed(), res.TokenSource, res.Warnings)
 	}
 	// The server's record, by what each request asked for: the three
@@ -98,7 +98,7 @@ func TestStagesArithmetic(t *testing.T) {
 		t.Fatalf("%d decode results", len(res.Decode))
 	}
 	for i, d := range res.Decode {
-		if d.CompletionTokens != 1024 || d.Short || d.DecodeTPS == nil || d.TTFTMs == nil || d.TokenSource != TokensUsage {
+		if d.CompletionTokens != 1024 || d.Short || d.DecodeTPS == nil || d.TTFTMs == nil || d.TokenSource != results.TokensUsage {
 			t.Errorf("%s: %+v", d.Prompt, d)
 			continue
 		}
@@ -151,7 +151,7 @@ func TestStagesArithmetic(t *testing.T) {
 		}
 		t.Errorf("queueing reported with capacity 64 for 8 users: %s", u.QueueNote)
 	}
-	if res.Engine.Family != FamilyVLLM || res.Engine.ContextLength != 32768 || !res.Compat.ThinkingOff {
+	if res.Engine.Family != results.FamilyVLLM || res.Engine.ContextLength != 32768 || !res.Compat.ThinkingOff {
 		t.Errorf("engine %+v compat %+v", res.Engine, res.Compat)
 	}
 	if res.Local.ServerMetrics == nil {
@@ -170,11 +170,11 @@ func TestStagesArithmetic(t *testing.T) {
 	if strings.Contains(block, "QUICK") || strings.Contains(block, "127.0.0.1") {
 		t.Errorf("wiki block:\n%s", block)
 	}
-	data, err := MarshalStages(res)
+	data, err := results.MarshalStages(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := DecodeStages(data)
+	back, err := results.DecodeStages(data)
 	if err != nil || back.WikiBlock() != block {
 		t.Errorf("round trip: %v", err)
 	}
@@ -213,7 +213,7 @@ func TestStagesQueueing(t *testing.T) {
 // Thinking off goes through chat_template_kwargs; a server that refuses it
 // (400) gets the plan without it, and the result says so.
 func TestStagesThinkingFallback(t *testing.T) {
-	run := func(cfg sim.Config) *StagesResult {
+	run := func(cfg sim.Config) *results.StagesResult {
 		cfg.TokenInterval, cfg.PrefillRate, cfg.NaturalStop = time.Millisecond, 200000, longAnswers
 		_, url := startSim(t, cfg)
 		p := DefaultStagesPlan()
@@ -266,7 +266,7 @@ func hasWarning(ws []string, sub string) bool {
 // Tokens come from usage, else llama.cpp's timings, else stream chunks,
 // and every count says which.
 func TestStagesTokenSources(t *testing.T) {
-	run := func(cfg sim.Config) *StagesResult {
+	run := func(cfg sim.Config) *results.StagesResult {
 		cfg.TokenInterval, cfg.PrefillRate, cfg.NaturalStop, cfg.NoUsage = time.Millisecond, 100000, longAnswers, true
 		_, url := startSim(t, cfg)
 		p := DefaultStagesPlan()
@@ -278,18 +278,18 @@ func TestStagesTokenSources(t *testing.T) {
 		return res
 	}
 	llama := run(sim.Config{Personality: sim.LlamaCpp})
-	if llama.TokenSource != TokensTimings || llama.Decode[0].TokenSource != TokensTimings || llama.Decode[0].CompletionTokens != 128 {
+	if llama.TokenSource != results.TokensTimings || llama.Decode[0].TokenSource != results.TokensTimings || llama.Decode[0].CompletionTokens != 128 {
 		t.Errorf("llama.cpp: source %q, decode %+v", llama.TokenSource, llama.Decode[0])
 	}
-	if p := llama.Prefill; p == nil || p.TokenSource != TokensTimings || p.PrefillTPS == nil || !within(float64(*p.PromptTokens), 2000, 0.03) {
+	if p := llama.Prefill; p == nil || p.TokenSource != results.TokensTimings || p.PrefillTPS == nil || !within(float64(*p.PromptTokens), 2000, 0.03) {
 		t.Errorf("llama.cpp prefill %+v", p)
 	}
-	if llama.Engine.Family != FamilyLlamaCpp || !strings.HasPrefix(llama.Engine.Version, "b6000") || !strings.Contains(llama.BenchNote, "llama.cpp timings") {
+	if llama.Engine.Family != results.FamilyLlamaCpp || !strings.HasPrefix(llama.Engine.Version, "b6000") || !strings.Contains(llama.BenchNote, "llama.cpp timings") {
 		t.Errorf("llama.cpp engine %+v, note %q", llama.Engine, llama.BenchNote)
 	}
 
 	ollama := run(sim.Config{Personality: sim.Ollama})
-	if ollama.TokenSource != TokensChunks || ollama.Decode[0].TokenSource != TokensChunks || ollama.Decode[0].CompletionTokens != 128 {
+	if ollama.TokenSource != results.TokensChunks || ollama.Decode[0].TokenSource != results.TokensChunks || ollama.Decode[0].CompletionTokens != 128 {
 		t.Errorf("ollama: source %q, decode %+v", ollama.TokenSource, ollama.Decode[0])
 	}
 	if p := ollama.Prefill; p == nil || p.Calibrated || p.PromptTokens != nil || p.PrefillTPS != nil || p.TTFTMs == nil {
@@ -378,20 +378,20 @@ func TestPrefillTextIsDeterministic(t *testing.T) {
 
 func TestWikiBlockLayout(t *testing.T) {
 	t.Parallel()
-	r := &StagesResult{
+	r := &results.StagesResult{
 		PlanVersion: 1, Complete: true, TestedOn: "2026-05-01",
-		Settings: StagesSettings{DecodeTokens: 1024, Thinking: "off", Client: "kovara-desktop", ClientVersion: "1.2.3", SpecDecode: "MTP 3"},
-		Engine:   results.Detection{Family: FamilySGLang, Version: "0.5.2", ContextLength: 131072},
-		Compat:   PlanCompat{ThinkingOff: true},
-		Decode: []DecodeStage{
+		Settings: results.StagesSettings{DecodeTokens: 1024, Thinking: "off", Client: "kovara-desktop", ClientVersion: "1.2.3", SpecDecode: "MTP 3"},
+		Engine:   results.Detection{Family: results.FamilySGLang, Version: "0.5.2", ContextLength: 131072},
+		Compat:   results.PlanCompat{ThinkingOff: true},
+		Decode: []results.DecodeStage{
 			{Prompt: "code", DecodeTPS: ptr(41.25)}, {Prompt: "json", DecodeTPS: ptr(40.0)}, {Prompt: "prose", DecodeTPS: ptr(39.94)},
 		},
-		Prefill:      &PrefillStage{PromptTokens: ptr(8012), PrefillTPS: ptr(3118.0)},
-		Users:        &UsersStage{Users: 8, MaxTokens: 512, AggregateTPS: ptr(280.55)},
-		SpecObserved: &SpecWindow{Drafts: 10, MeanAcceptanceLength: ptr(2.412)},
-		TokenSource:  TokensUsage,
+		Prefill:      &results.PrefillStage{PromptTokens: ptr(8012), PrefillTPS: ptr(3118.0)},
+		Users:        &results.UsersStage{Users: 8, MaxTokens: 512, AggregateTPS: ptr(280.55)},
+		SpecObserved: &results.SpecWindow{Drafts: 10, MeanAcceptanceLength: ptr(2.412)},
+		TokenSource:  results.TokensUsage,
 	}
-	r.BenchNote = r.benchNote()
+	r.BenchNote = r.DefaultBenchNote()
 	want := `<!-- Kovara Desktop three-stage plan 1 (after the cmp.wiki benchmark protocol; not cmpbench output), kovara-desktop 1.2.3 -->
 |decode_single=41.2
 |decode_agg=280.6

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -20,8 +19,8 @@ const (
 )
 
 // SaveStages saves a three-stage result under id (a new id when empty).
-func (l *Library) SaveStages(id string, r *engine.StagesResult) (string, error) {
-	data, err := engine.MarshalStages(r)
+func (l *Library) SaveStages(id string, r *results.StagesResult) (string, error) {
+	data, err := results.MarshalStages(r)
 	if err != nil {
 		return "", err
 	}
@@ -29,8 +28,8 @@ func (l *Library) SaveStages(id string, r *engine.StagesResult) (string, error) 
 }
 
 // SaveSpecDec saves a speculative-decoding result under id (new when empty).
-func (l *Library) SaveSpecDec(id string, r *engine.SpecDecResult) (string, error) {
-	data, err := engine.MarshalSpecDec(r)
+func (l *Library) SaveSpecDec(id string, r *results.SpecDecResult) (string, error) {
+	data, err := results.MarshalSpecDec(r)
 	if err != nil {
 		return "", err
 	}
@@ -63,21 +62,21 @@ func (l *Library) saveDocument(id, createdAt, model string, data []byte, sum fun
 }
 
 // LoadStages reads run id as a three-stage result.
-func (l *Library) LoadStages(id string) (*engine.StagesResult, error) {
+func (l *Library) LoadStages(id string) (*results.StagesResult, error) {
 	data, err := l.loadBytes(id)
 	if err != nil {
 		return nil, err
 	}
-	return engine.DecodeStages(data)
+	return results.DecodeStages(data)
 }
 
 // LoadSpecDec reads run id as a speculative-decoding result.
-func (l *Library) LoadSpecDec(id string) (*engine.SpecDecResult, error) {
+func (l *Library) LoadSpecDec(id string) (*results.SpecDecResult, error) {
 	data, err := l.loadBytes(id)
 	if err != nil {
 		return nil, err
 	}
-	return engine.DecodeSpecDec(data)
+	return results.DecodeSpecDec(data)
 }
 
 func (l *Library) loadBytes(id string) ([]byte, error) {
@@ -95,7 +94,7 @@ func decodeAny(id string, data []byte) Summary {
 	}
 	switch format {
 	case results.FormatStages:
-		r, err := engine.DecodeStages(data)
+		r, err := results.DecodeStages(data)
 		if err != nil {
 			return Summary{ID: id, Unreadable: err.Error()}
 		}
@@ -103,7 +102,7 @@ func decodeAny(id string, data []byte) Summary {
 		s.ID = id
 		return s
 	case results.FormatSpecDec:
-		r, err := engine.DecodeSpecDec(data)
+		r, err := results.DecodeSpecDec(data)
 		if err != nil {
 			return Summary{ID: id, Unreadable: err.Error()}
 		}
@@ -128,7 +127,7 @@ func engineName(d results.Detection) string {
 	return d.Family
 }
 
-func summarizeStages(r *engine.StagesResult) Summary {
+func summarizeStages(r *results.StagesResult) Summary {
 	s := Summary{
 		CreatedAt: r.CreatedAt, EndpointName: r.Local.EndpointName, Model: r.Model,
 		Engine: engineName(r.Engine), RunKind: PlanStages, Plan: PlanStages,
@@ -143,7 +142,7 @@ func summarizeStages(r *engine.StagesResult) Summary {
 	return s
 }
 
-func summarizeSpecDec(r *engine.SpecDecResult) Summary {
+func summarizeSpecDec(r *results.SpecDecResult) Summary {
 	s := Summary{
 		CreatedAt: r.CreatedAt, EndpointName: r.Local.EndpointName, Model: r.Model,
 		Engine: engineName(r.Engine), RunKind: PlanSpecDec, Plan: PlanSpecDec,

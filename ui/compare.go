@@ -11,7 +11,6 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/storage"
@@ -302,7 +301,7 @@ func (u *App) compareStages(ids []string) {
 	for _, s := range list {
 		labels[s.ID] = s.Label
 	}
-	var docs []*engine.StagesResult
+	var docs []*results.StagesResult
 	var names []string
 	for _, id := range ids {
 		r, err := u.lib.LoadStages(id)
@@ -321,7 +320,7 @@ func (u *App) compareStages(ids []string) {
 	u.tabs.Select(u.compareTab)
 }
 
-func (c *CompareScreen) showStages(docs []*engine.StagesResult, labels []string) {
+func (c *CompareScreen) showStages(docs []*results.StagesResult, labels []string) {
 	c.files, c.labels = nil, labels
 	c.rows = compare.StagesTable(docs)
 	ok, diffs := compare.StagesVerdict(docs)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kovara/desktop/engine/results"
 	"strings"
 	"time"
 
@@ -347,7 +348,7 @@ func metricsLine(ctx context.Context, ep engine.Endpoint) string {
 	if err != nil || m.Family == "" {
 		return "Server metrics: no /metrics with queue gauges (the live view shows the client's numbers only)"
 	}
-	line := "Server metrics: " + engine.FamilyName(m.Family) + " /metrics answers"
+	line := "Server metrics: " + results.FamilyName(m.Family) + " /metrics answers"
 	if m.Running != nil && m.Waiting != nil {
 		line += fmt.Sprintf(" (%.0f running, %.0f waiting now)", *m.Running, *m.Waiting)
 	}

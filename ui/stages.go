@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/kovara/desktop/engine/results"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -10,8 +11,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
-
-	"github.com/kovara/desktop/engine"
 )
 
 // StagesView shows a three-stage result: each stage's numbers, the wiki
@@ -26,7 +25,7 @@ type StagesView struct {
 }
 
 // stagesRows is the stages table: one row per measured request or stage.
-func stagesRows(r *engine.StagesResult) [][]string {
+func stagesRows(r *results.StagesResult) [][]string {
 	var rows [][]string
 	for _, d := range r.Decode {
 		note := ""
@@ -59,7 +58,7 @@ func stagesRows(r *engine.StagesResult) [][]string {
 
 var stagesColumns = []string{"Stage", "Tokens", "TTFT ms", "tok/s", "Note"}
 
-func newStagesView(u *App, r *engine.StagesResult, id string, saveErr error, onBack func()) *StagesView {
+func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, onBack func()) *StagesView {
 	v := &StagesView{rows: stagesRows(r)}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.EndpointName), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	var state []string
@@ -121,7 +120,7 @@ type SpecDecView struct {
 
 var specDecColumns = []string{"Concurrency", "OK", "Output tok/s", "Decode tok/s", "Tokens min / p50 / max", "Acceptance", "Mean length"}
 
-func specDecRows(r *engine.SpecDecResult) [][]string {
+func specDecRows(r *results.SpecDecResult) [][]string {
 	var rows [][]string
 	for _, l := range r.Levels {
 		spread := "—"
@@ -141,7 +140,7 @@ func specDecRows(r *engine.SpecDecResult) [][]string {
 	return rows
 }
 
-func newSpecDecView(u *App, r *engine.SpecDecResult, id string, saveErr error, onBack func()) *SpecDecView {
+func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, onBack func()) *SpecDecView {
 	v := &SpecDecView{rows: specDecRows(r)}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Speculative decoding: %s on %s", r.Model, r.Local.EndpointName), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	note := "Natural stops on representative prompts: these numbers are not Kovara records and can never be published."

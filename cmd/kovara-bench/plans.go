@@ -223,7 +223,7 @@ func keepPlanResult(f runFlags, kind string, data []byte, save func(*storage.Lib
 	return true
 }
 
-func finishStages(res *engine.StagesResult, err error, f runFlags, stdout, stderr io.Writer) int {
+func finishStages(res *results.StagesResult, err error, f runFlags, stdout, stderr io.Writer) int {
 	code, keep := planExit(err, stderr)
 	if res == nil || (!keep && len(res.Decode) == 0) {
 		return code
@@ -238,7 +238,7 @@ func finishStages(res *engine.StagesResult, err error, f runFlags, stdout, stder
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	data, merr := engine.MarshalStages(res)
+	data, merr := results.MarshalStages(res)
 	save := func(l *storage.Library) (string, error) { return l.SaveStages("", res) }
 	if merr != nil || !keepPlanResult(f, "stages", data, save, stderr) {
 		return exitFailed
@@ -258,7 +258,7 @@ func fmtOpt(v *float64, prec int) string {
 }
 
 // printStages writes the three-stage table.
-func printStages(w io.Writer, r *engine.StagesResult) {
+func printStages(w io.Writer, r *results.StagesResult) {
 	head := "Three-stage plan (Kovara Desktop, after the cmp.wiki benchmark protocol)"
 	if r.Quick {
 		head += " — QUICK RUN, not protocol numbers"
@@ -267,7 +267,7 @@ func printStages(w io.Writer, r *engine.StagesResult) {
 		head += " — SIMULATOR"
 	}
 	fmt.Fprintln(w, head)
-	eng := engine.FamilyName(r.Engine.Family)
+	eng := results.FamilyName(r.Engine.Family)
 	if eng == "" {
 		eng = "not recognised"
 	}
@@ -343,7 +343,7 @@ func pct(v *float64) string {
 	return strconv.FormatFloat(*v*100, 'f', 1, 64) + "%"
 }
 
-func finishSpecDec(res *engine.SpecDecResult, err error, f runFlags, stdout, stderr io.Writer) int {
+func finishSpecDec(res *results.SpecDecResult, err error, f runFlags, stdout, stderr io.Writer) int {
 	code, keep := planExit(err, stderr)
 	if res == nil || (!keep && len(res.Levels) == 0) {
 		return code
@@ -355,7 +355,7 @@ func finishSpecDec(res *engine.SpecDecResult, err error, f runFlags, stdout, std
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	data, merr := engine.MarshalSpecDec(res)
+	data, merr := results.MarshalSpecDec(res)
 	save := func(l *storage.Library) (string, error) { return l.SaveSpecDec("", res) }
 	if merr != nil || !keepPlanResult(f, "specdec", data, save, stderr) {
 		return exitFailed
@@ -371,7 +371,7 @@ func finishSpecDec(res *engine.SpecDecResult, err error, f runFlags, stdout, std
 }
 
 // printSpecDec writes acceptance per level.
-func printSpecDec(w io.Writer, r *engine.SpecDecResult) {
+func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 	head := "Speculative decoding (natural stops, representative prompts; not publishable)"
 	if r.Local.Simulated {
 		head += " — SIMULATOR"
@@ -406,7 +406,7 @@ func printSpecDec(w io.Writer, r *engine.SpecDecResult) {
 	}
 }
 
-func tokenSources(r *engine.SpecDecResult) string {
+func tokenSources(r *results.SpecDecResult) string {
 	src := ""
 	for _, l := range r.Levels {
 		if l.TokenSource != "" && !strings.Contains(src, l.TokenSource) {
@@ -449,5 +449,5 @@ func serverLine(sm *results.ServerMetrics) string {
 	if kv != nil {
 		parts = append(parts, "KV cache "+strconv.FormatFloat(*kv*100, 'f', 1, 64)+"%")
 	}
-	return fmt.Sprintf("server /metrics (%s, %d readings): peak %s", engine.FamilyName(sm.Family), len(sm.Samples), strings.Join(parts, ", "))
+	return fmt.Sprintf("server /metrics (%s, %d readings): peak %s", results.FamilyName(sm.Family), len(sm.Samples), strings.Join(parts, ", "))
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"github.com/kovara/desktop/engine/results"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -29,7 +29,7 @@ func TestRunStagesPrintsWikiBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := engine.DecodeStages(data)
+	res, err := results.DecodeStages(data)
 	if err != nil || !res.Complete || !res.Quick || res.Users.Users != 3 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -57,7 +57,7 @@ func TestRunSpecDecPrintsAcceptance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := engine.DecodeSpecDec(data)
+	res, err := results.DecodeSpecDec(data)
 	if err != nil || len(res.Levels) != 2 || res.Levels[0].Requests != 4 || res.Settings.MaxTokens != 64 || res.Levels[1].Spec == nil {
 		t.Fatalf("%v %+v", err, res)
 	}

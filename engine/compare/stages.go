@@ -2,38 +2,37 @@ package compare
 
 import (
 	"fmt"
-
-	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
 )
 
 // StagesMetrics are the three-stage plan's numbers, side by side.
 var StagesMetrics = []struct {
 	ID, Label, Unit string
 	Dir             Direction
-	Get             func(*engine.StagesResult) (float64, bool)
+	Get             func(*results.StagesResult) (float64, bool)
 }{
 	{"decode_code", "decode, code prompt", "tok/s", HigherBetter, stagesDecode("code")},
 	{"decode_json", "decode, JSON prompt", "tok/s", HigherBetter, stagesDecode("json")},
 	{"decode_prose", "decode, prose prompt", "tok/s", HigherBetter, stagesDecode("prose")},
-	{"decode_agg", "many users, aggregate", "tok/s", HigherBetter, func(r *engine.StagesResult) (float64, bool) {
+	{"decode_agg", "many users, aggregate", "tok/s", HigherBetter, func(r *results.StagesResult) (float64, bool) {
 		if r.Users != nil && r.Users.AggregateTPS != nil {
 			return *r.Users.AggregateTPS, true
 		}
 		return 0, false
 	}},
-	{"per_user_min", "many users, slowest user", "tok/s", HigherBetter, func(r *engine.StagesResult) (float64, bool) {
+	{"per_user_min", "many users, slowest user", "tok/s", HigherBetter, func(r *results.StagesResult) (float64, bool) {
 		if r.Users != nil && r.Users.PerUserMinTPS != nil {
 			return *r.Users.PerUserMinTPS, true
 		}
 		return 0, false
 	}},
-	{"prefill_tps", "cold prefill", "tok/s", HigherBetter, func(r *engine.StagesResult) (float64, bool) {
+	{"prefill_tps", "cold prefill", "tok/s", HigherBetter, func(r *results.StagesResult) (float64, bool) {
 		if r.Prefill != nil && r.Prefill.PrefillTPS != nil {
 			return *r.Prefill.PrefillTPS, true
 		}
 		return 0, false
 	}},
-	{"prefill_ttft", "cold prefill, time to first token", "ms", LowerBetter, func(r *engine.StagesResult) (float64, bool) {
+	{"prefill_ttft", "cold prefill, time to first token", "ms", LowerBetter, func(r *results.StagesResult) (float64, bool) {
 		if r.Prefill != nil && r.Prefill.TTFTMs != nil {
 			return *r.Prefill.TTFTMs, true
 		}
@@ -41,8 +40,8 @@ var StagesMetrics = []struct {
 	}},
 }
 
-func stagesDecode(kind string) func(*engine.StagesResult) (float64, bool) {
-	return func(r *engine.StagesResult) (float64, bool) {
+func stagesDecode(kind string) func(*results.StagesResult) (float64, bool) {
+	return func(r *results.StagesResult) (float64, bool) {
 		for _, d := range r.Decode {
 			if d.Prompt == kind && d.DecodeTPS != nil {
 				return *d.DecodeTPS, true
@@ -54,7 +53,7 @@ func stagesDecode(kind string) func(*engine.StagesResult) (float64, bool) {
 
 // StagesTable is a metric × run table of three-stage results, with the
 // change against the first, as Table is for Kovara runs.
-func StagesTable(docs []*engine.StagesResult) []Row {
+func StagesTable(docs []*results.StagesResult) []Row {
 	var rows []Row
 	for _, m := range StagesMetrics {
 		cells := make([]Cell, len(docs))
@@ -75,7 +74,7 @@ func StagesTable(docs []*engine.StagesResult) []Row {
 
 // StagesVerdict says whether three-stage results measure the same thing:
 // the same model and engine, the same mode (quick or full) and users.
-func StagesVerdict(docs []*engine.StagesResult) (bool, []string) {
+func StagesVerdict(docs []*results.StagesResult) (bool, []string) {
 	var diffs []string
 	for i := 1; i < len(docs); i++ {
 		a, b := docs[0], docs[i]

@@ -1,19 +1,18 @@
 package compare
 
 import (
+	"github.com/kovara/desktop/engine/results"
 	"testing"
-
-	"github.com/kovara/desktop/engine"
 )
 
 func TestStagesTable(t *testing.T) {
 	t.Parallel()
-	mk := func(code, agg float64, quick bool) *engine.StagesResult {
-		return &engine.StagesResult{Model: "m", Quick: quick,
-			Decode: []engine.DecodeStage{{Prompt: "code", DecodeTPS: ptr(code)}},
-			Users:  &engine.UsersStage{Users: 8, AggregateTPS: ptr(agg)}}
+	mk := func(code, agg float64, quick bool) *results.StagesResult {
+		return &results.StagesResult{Model: "m", Quick: quick,
+			Decode: []results.DecodeStage{{Prompt: "code", DecodeTPS: ptr(code)}},
+			Users:  &results.UsersStage{Users: 8, AggregateTPS: ptr(agg)}}
 	}
-	rows := StagesTable([]*engine.StagesResult{mk(50, 300, false), mk(55, 270, false)})
+	rows := StagesTable([]*results.StagesResult{mk(50, 300, false), mk(55, 270, false)})
 	byID := map[string]Row{}
 	for _, r := range rows {
 		byID[r.Metric.ID] = r
@@ -27,7 +26,7 @@ func TestStagesTable(t *testing.T) {
 	if c := byID["prefill_tps"].Cells[0]; c.Present {
 		t.Error("no prefill measured: want a gap")
 	}
-	if ok, diffs := StagesVerdict([]*engine.StagesResult{mk(1, 1, false), mk(1, 1, true)}); ok || len(diffs) != 1 {
+	if ok, diffs := StagesVerdict([]*results.StagesResult{mk(1, 1, false), mk(1, 1, true)}); ok || len(diffs) != 1 {
 		t.Errorf("quick vs full: %v %v", ok, diffs)
 	}
 }

@@ -31,9 +31,9 @@ type ServerMetricsSample struct {
 // Document kinds this app writes besides kovara-benchmark-results. They are
 // kept on the user's machine and are never publishable as Kovara records.
 const (
-	// FormatStages is a three-stage plan result (engine.StagesResult).
+	// FormatStages is a three-stage plan result (results.StagesResult).
 	FormatStages = "kovara-desktop-stages"
 	// FormatSpecDec is a speculative-decoding measurement
-	// (engine.SpecDecResult).
+	// (results.SpecDecResult).
 	FormatSpecDec = "kovara-desktop-specdec"
 )

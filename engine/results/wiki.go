@@ -1,9 +1,12 @@
-package engine
+package results
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // The three-stage result as text for a wiki page: template parameters,
@@ -55,8 +58,8 @@ func (r *StagesResult) SpecDecodeText() string {
 	return ""
 }
 
-// benchNote is the one-line description of how the numbers were made.
-func (r *StagesResult) benchNote() string {
+// DefaultBenchNote is the one-line description of how the numbers were made.
+func (r *StagesResult) DefaultBenchNote() string {
 	const limit = 300
 	var parts []string
 	head := "temperature 0, "
@@ -184,9 +187,14 @@ func (r *StagesResult) WikiBlock() string {
 	field("spec_decode", r.SpecDecodeText())
 	note := r.BenchNote
 	if note == "" {
-		note = r.benchNote()
+		note = r.DefaultBenchNote()
 	}
 	field("bench_note", note)
 	field("tested_on", r.TestedOn)
 	return b.String()
 }
+
+// thousands writes n the way an English reader expects: 8020 → "8,020".
+func thousands(n int) string { return englishNumbers.Sprintf("%d", n) }
+
+var englishNumbers = message.NewPrinter(language.English)

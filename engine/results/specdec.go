@@ -1,0 +1,117 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// The speculative-decoding mode's document, kovara-desktop-specdec
+// (docs/plans.md).
+
+// SpecDecResult is a speculative-decoding measurement: the document of
+// kind kovara-desktop-specdec, format_version 1 (docs/plans.md).
+type SpecDecResult struct {
+	Format        string `json:"format"`
+	FormatVersion int    `json:"format_version"`
+	About         string `json:"about"`
+	// Publishable is always false: natural stops and representative
+	// prompts make these numbers unlike Kovara records.
+	Publishable bool   `json:"publishable"`
+	Complete    bool   `json:"complete"`
+	CreatedAt   string `json:"created_at"`
+	Model       string `json:"model"`
+	ServerModel string `json:"server_model,omitempty"`
+
+	Settings SpecDecSettings `json:"settings"`
+	Engine   Detection       `json:"engine"`
+	Compat   PlanCompat      `json:"compat"`
+	// Counters names where acceptance came from ("vllm /metrics
+	// counters"), or is "" when the server exposes none.
+	Counters string         `json:"counters"`
+	Levels   []SpecDecLevel `json:"levels"`
+	Warnings []string       `json:"warnings"`
+	Local    PlanLocal      `json:"local"`
+}
+
+// SpecDecSettings are the choices the mode ran with.
+type SpecDecSettings struct {
+	Levels        []int    `json:"levels"`
+	MaxTokens     int      `json:"max_tokens"`
+	Temperature   float64  `json:"temperature"`
+	NaturalStop   bool     `json:"natural_stop"`
+	Thinking      string   `json:"thinking"`
+	PromptSet     string   `json:"prompt_set"`
+	Prompts       []string `json:"prompts"` // the kinds, in order
+	TimeoutS      float64  `json:"timeout_s"`
+	SpecDecode    string   `json:"spec_decode,omitempty"`
+	Client        string   `json:"client"`
+	ClientVersion string   `json:"client_version"`
+}
+
+// SpecDecLevel is one concurrency level.
+type SpecDecLevel struct {
+	Concurrency int     `json:"concurrency"`
+	Requests    int     `json:"requests"`
+	OK          int     `json:"ok"`
+	Errors      int     `json:"errors"`
+	DurationS   float64 `json:"duration_s"`
+	// OutputTPS is all completion tokens / the level's wall time.
+	OutputTPS *float64 `json:"output_tps"`
+	// MeanDecodeTPS is the mean of each request's tokens / (last − first).
+	MeanDecodeTPS *float64 `json:"mean_decode_tps"`
+	TTFTMsP50     *float64 `json:"ttft_ms_p50"`
+	// OutputTokens is the spread of answer lengths: with natural stops
+	// they differ, and the numbers above depend on them.
+	OutputTokens *LengthSpread `json:"output_tokens"`
+	TokenSource  string        `json:"token_source"`
+	// Spec is what the counters moved by over the level; nil without
+	// counters.
+	Spec *SpecWindow `json:"spec"`
+	// AcceptLengthGauge is SGLang's own acceptance-length gauge after the
+	// level (a server-side average), when it has one.
+	AcceptLengthGauge *float64 `json:"accept_length_gauge,omitempty"`
+	Note              string   `json:"note,omitempty"`
+	Failures          []string `json:"failures,omitempty"` // up to three messages
+	Partial           bool     `json:"partial,omitempty"`
+}
+
+// LengthSpread summarises answer lengths in tokens.
+type LengthSpread struct {
+	Min  int     `json:"min"`
+	P50  float64 `json:"p50"`
+	Max  int     `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// MarshalSpecDec writes a speculative-decoding result as indented JSON with
+// a trailing newline.
+func MarshalSpecDec(r *SpecDecResult) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("MarshalSpecDec of a nil result")
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// DecodeSpecDec reads a kovara-desktop-specdec document.
+func DecodeSpecDec(data []byte) (*SpecDecResult, error) {
+	f, v, err := DocumentFormat(data)
+	if err != nil {
+		return nil, err
+	}
+	if f != FormatSpecDec {
+		return nil, fmt.Errorf("this is a %q document, not a speculative-decoding result (%s)", f, FormatSpecDec)
+	}
+	if v != 1 {
+		return nil, fmt.Errorf("speculative-decoding result format_version %d is not supported (this app reads 1)", v)
+	}
+	var r SpecDecResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("speculative-decoding result: %w", err)
+	}
+	return &r, nil
+}
