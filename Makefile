@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= 0.1.0
 LDFLAGS := -X github.com/kovara/desktop/engine.Version=$(VERSION)
 
-.PHONY: all build bench-cli desktop run demo package test-package test test-race test-truth test-keyring test-gui-smoke test-fuzz vet fmt-check clean
+.PHONY: all build bench-cli desktop run demo package test-package test test-race test-truth test-keyring test-gui-smoke test-fuzz vet fmt-check lint clean
 
 all: build
 
@@ -37,6 +37,13 @@ vet:
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# staticcheck at a pinned version, and the project's one way of grouping
+# imports (standard library, other modules, this module).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) run ./scripts/importgroups
 
 test-race:
 	$(GO) test -race -count=1 ./...
@@ -86,7 +93,7 @@ test-package: package
 	@echo "package: bin/Kovara Desktop.tar.xz holds the app and its desktop entry"
 
 # Everything CI checks.
-test: vet fmt-check test-race test-truth test-keyring test-fuzz test-gui-smoke test-package
+test: vet fmt-check lint test-race test-truth test-keyring test-fuzz test-gui-smoke test-package
 
 clean:
 	rm -rf bin

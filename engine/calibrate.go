@@ -50,7 +50,7 @@ func (r *runner) calibrate(ctx context.Context) error {
 	lost := 0
 	for i := 0; i < prompt.CalibrationAttempts; {
 		opts.words = w
-		out := cn.do(ctx, opts, prompt.CalibrationRequest(i), r.ep.checkTimeout())
+		out := cn.do(ctx, opts, prompt.CalibrationRequest(i), checkTimeout(r.ep))
 		if out.interrupted {
 			return ErrInterrupted
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // tokenizerServer is a minimal OpenAI-style server whose "tokenizer" turns
@@ -66,7 +68,7 @@ func TestCalibrationConverges(t *testing.T) {
 		t.Run(fmt.Sprintf("ratio%.2f_target%d", tc.ratio, tc.target), func(t *testing.T) {
 			t.Parallel()
 			url := tokenizerServer(t, tc.ratio, tc.overhead)
-			p := DefaultPlan()
+			p := setup.DefaultPlan()
 			p.InputTokens, p.OutputTokens = tc.target, 2
 			p.Concurrency, p.Requests, p.Warmup = []int{1}, 1, 0
 			p.Timeout = 10 * time.Second

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // EndpointReport is what the endpoint screen's Test shows: the served
@@ -26,11 +27,11 @@ type EndpointReport struct {
 // without measuring anything. With several models served and none chosen
 // it probes the first, so the user still sees what the server accepts.
 func Check(ctx context.Context, ep Endpoint, model string) (*EndpointReport, error) {
-	base, err := ParseBase(ep.URL)
+	base, err := setup.ParseBase(ep.URL)
 	if err != nil {
 		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
 	}
-	plan := DefaultPlan()
+	plan := setup.DefaultPlan()
 	plan.Model = model
 	t0 := time.Now()
 	r := &runner{plan: plan, ep: ep, base: base, t0: t0}
@@ -40,9 +41,9 @@ func Check(ctx context.Context, ep Endpoint, model string) (*EndpointReport, err
 	var ee *EndpointError
 	if errors.As(err, &ee) && ee.Kind == ErrModelNotServed && model == "" {
 		// Several models: list them and probe the first.
-		cctx, cancel := context.WithTimeout(ctx, ep.checkTimeout())
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout(ep))
 		defer cancel()
-		c := ep.checkClient(base)
+		c := checkClient(ep, base)
 		defer c.CloseIdleConnections()
 		models, hdr, lerr := listModels(cctx, c, ep, base)
 		if lerr != nil {

@@ -78,7 +78,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 		if err != nil {
 			return false
 		}
-		e.authorize(req)
+		authorize(e, req)
 		resp, err := c.Do(req)
 		if err != nil {
 			return false

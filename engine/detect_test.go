@@ -2,12 +2,13 @@ package engine
 
 import (
 	"context"
-	"github.com/kovara/desktop/engine/results"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -80,7 +81,7 @@ func TestDetectFromHeaderAndServerInfo(t *testing.T) {
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
 	c := &http.Client{}
-	b, _ := ParseBase(hs.URL)
+	b, _ := setup.ParseBase(hs.URL)
 	models, hdr, err := listModels(context.Background(), c, Endpoint{URL: hs.URL}, b)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestDetectFromHeaderAndServerInfo(t *testing.T) {
 	})
 	hs2 := httptest.NewServer(mux2)
 	t.Cleanup(hs2.Close)
-	b2, _ := ParseBase(hs2.URL)
+	b2, _ := setup.ParseBase(hs2.URL)
 	models, hdr, err = listModels(context.Background(), c, Endpoint{URL: hs2.URL}, b2)
 	if err != nil {
 		t.Fatal(err)

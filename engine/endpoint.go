@@ -9,93 +9,18 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/kovara/desktop/engine/netstamp"
+	"github.com/kovara/desktop/engine/setup"
 )
-
-// Endpoint is an OpenAI-compatible server as the user gave it. The API key
-// lives here, in memory, and nowhere else.
-type Endpoint struct {
-	Name        string // saved endpoint name, if any
-	URL         string // server root, with or without /v1
-	APIKey      string
-	InsecureTLS bool          // accept self-signed certificates
-	Timeout     time.Duration // for checks (models, probe); 0 means 15 s
-	GPU         string        // GPU telemetry source (hw.ParseSource); "" for none
-}
 
 // maxModelsBody bounds the /v1/models answer: real lists are kilobytes.
 const maxModelsBody = 8 << 20
 
-// Base is a normalised server address: scheme://host[:port][/prefix], with
-// any trailing /v1 removed, so API paths are Base + "/v1/...".
-type Base struct {
-	Root string // e.g. http://10.0.0.5:8000
-	Host string // host name or address, without port
-}
-
-// ParseBase normalises a user-typed server address. It accepts the root or
-// the root with /v1, adds http:// when no scheme is given, and refuses
-// anything else with a sentence saying why.
-func ParseBase(raw string) (Base, error) {
-	s := strings.TrimSpace(raw)
-	if s == "" {
-		return Base{}, errors.New("the endpoint address is empty: give the server's address, like http://192.168.1.10:8000")
-	}
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return Base{}, fmt.Errorf("%q is not a valid address: give it like http://192.168.1.10:8000", raw)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return Base{}, fmt.Errorf("%q uses %s://: only http:// and https:// servers can be benchmarked", raw, u.Scheme)
-	}
-	if u.Hostname() == "" {
-		return Base{}, fmt.Errorf("%q has no host name: give it like http://192.168.1.10:8000", raw)
-	}
-	if u.User != nil {
-		return Base{}, errors.New("the endpoint address contains a user name or password: remove it and give the key as the API key instead")
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return Base{}, fmt.Errorf("%q has a query or fragment: give only the server's address", raw)
-	}
-	if p := u.Port(); p != "" {
-		var n int
-		if _, err := fmt.Sscanf(p, "%d", &n); err != nil || n < 1 || n > 65535 {
-			return Base{}, fmt.Errorf("%q has port %q, which is not a port number", raw, p)
-		}
-	}
-	path := strings.TrimRight(u.Path, "/")
-	path = strings.TrimSuffix(path, "/v1")
-	root := u.Scheme + "://" + u.Host + path
-	return Base{Root: root, Host: u.Hostname()}, nil
-}
-
-// API returns the full URL of an API path such as "/v1/models".
-func (b Base) API(path string) string { return b.Root + path }
-
-// HostPort is the address to dial, with the scheme's default port filled in.
-func (b Base) HostPort() string {
-	u, _ := url.Parse(b.Root)
-	if u.Port() != "" {
-		return u.Host
-	}
-	if u.Scheme == "https" {
-		return net.JoinHostPort(u.Hostname(), "443")
-	}
-	return net.JoinHostPort(u.Hostname(), "80")
-}
-
-// TLS reports whether the base uses https.
-func (b Base) TLS() bool { return strings.HasPrefix(b.Root, "https://") }
-
-func (e Endpoint) checkTimeout() time.Duration {
+func checkTimeout(e Endpoint) time.Duration {
 	if e.Timeout > 0 {
 		return e.Timeout
 	}
@@ -105,7 +30,7 @@ func (e Endpoint) checkTimeout() time.Duration {
 // tlsConfig is the client TLS setup: verification on unless the user turned
 // it off for this endpoint, and HTTP/1.1 only so one connection is one
 // stream slot.
-func (e Endpoint) tlsConfig(host string) *tls.Config {
+func tlsConfig(e Endpoint, host string) *tls.Config {
 	return &tls.Config{
 		ServerName:         host,
 		InsecureSkipVerify: e.InsecureTLS, //nolint:gosec // the user's explicit per-endpoint choice
@@ -119,7 +44,7 @@ func (e Endpoint) tlsConfig(host string) *tls.Config {
 // connection opened ahead of a level carries the level's first request.
 // Every connection is stamped (netstamp); onConn, when set, learns of each
 // one so the slot can read its stamps.
-func (e Endpoint) newTransport(b Base, pre net.Conn, onConn func(*netstamp.Conn)) *http.Transport {
+func newTransport(e Endpoint, b Base, pre net.Conn, onConn func(*netstamp.Conn)) *http.Transport {
 	take := func() net.Conn {
 		c := pre
 		pre = nil
@@ -132,7 +57,7 @@ func (e Endpoint) newTransport(b Base, pre net.Conn, onConn func(*netstamp.Conn)
 			}
 			return c, nil
 		}
-		sc, c, err := e.dialStamped(ctx, b)
+		sc, c, err := dialStamped(ctx, e, b)
 		if err == nil && onConn != nil {
 			onConn(sc)
 		}
@@ -141,7 +66,7 @@ func (e Endpoint) newTransport(b Base, pre net.Conn, onConn func(*netstamp.Conn)
 	tr := &http.Transport{
 		Proxy:               nil, // a proxy would be measured too; talk to the server directly
 		DialContext:         dial,
-		TLSClientConfig:     e.tlsConfig(b.Host),
+		TLSClientConfig:     tlsConfig(e, b.Host),
 		TLSHandshakeTimeout: 10 * time.Second,
 		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2
 		MaxIdleConns:        1,
@@ -159,7 +84,7 @@ func (e Endpoint) newTransport(b Base, pre net.Conn, onConn func(*netstamp.Conn)
 // dialStamped opens one stamped connection, with the TLS handshake done
 // for https. It returns the stamped TCP connection and the connection to
 // use (the same, or TLS over it).
-func (e Endpoint) dialStamped(ctx context.Context, b Base) (*netstamp.Conn, net.Conn, error) {
+func dialStamped(ctx context.Context, e Endpoint, b Base) (*netstamp.Conn, net.Conn, error) {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	raw, err := dialer.DialContext(ctx, "tcp", b.HostPort())
 	if err != nil {
@@ -169,7 +94,7 @@ func (e Endpoint) dialStamped(ctx context.Context, b Base) (*netstamp.Conn, net.
 	if !b.TLS() {
 		return sc, sc, nil
 	}
-	tc := tls.Client(sc, e.tlsConfig(b.Host))
+	tc := tls.Client(sc, tlsConfig(e, b.Host))
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
@@ -180,11 +105,11 @@ func (e Endpoint) dialStamped(ctx context.Context, b Base) (*netstamp.Conn, net.
 }
 
 // checkClient is a short-lived client for the endpoint checks.
-func (e Endpoint) checkClient(b Base) *http.Client {
-	tr := e.newTransport(b, nil, nil)
+func checkClient(e Endpoint, b Base) *http.Client {
+	tr := newTransport(e, b, nil, nil)
 	tr.MaxConnsPerHost = 0
 	tr.MaxIdleConnsPerHost = 2
-	return &http.Client{Transport: tr, Timeout: e.checkTimeout(), CheckRedirect: sameServer}
+	return &http.Client{Transport: tr, Timeout: checkTimeout(e), CheckRedirect: sameServer}
 }
 
 // sameServer is the redirect policy of every client that carries the API
@@ -203,7 +128,7 @@ func sameServer(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-func (e Endpoint) authorize(req *http.Request) {
+func authorize(e Endpoint, req *http.Request) {
 	if e.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+e.APIKey)
 	}
@@ -220,11 +145,11 @@ type Model struct {
 // ListModels asks GET /v1/models and returns the served models, or an
 // *EndpointError that says in words what is wrong.
 func ListModels(ctx context.Context, e Endpoint) ([]Model, http.Header, error) {
-	b, err := ParseBase(e.URL)
+	b, err := setup.ParseBase(e.URL)
 	if err != nil {
 		return nil, nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
 	}
-	c := e.checkClient(b)
+	c := checkClient(e, b)
 	defer c.CloseIdleConnections()
 	return listModels(ctx, c, e, b)
 }
@@ -235,7 +160,7 @@ func listModels(ctx context.Context, c *http.Client, e Endpoint, b Base) ([]Mode
 	if err != nil {
 		return nil, nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
 	}
-	e.authorize(req)
+	authorize(e, req)
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {

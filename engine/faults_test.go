@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stream"
 )
@@ -71,7 +72,7 @@ const stallTimeout = 2 * time.Second
 
 // faultPlan is the small, fast plan every matrix cell runs.
 func faultPlan(c matrixCell, timeout time.Duration) Plan {
-	p := DefaultPlan()
+	p := setup.DefaultPlan()
 	p.InputTokens, p.OutputTokens = 32, 8
 	p.Concurrency = []int{c.conc}
 	p.Requests, p.Warmup = c.requests, 0

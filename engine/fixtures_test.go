@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"github.com/kovara/desktop/engine/results"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stream"
 )
 
@@ -189,11 +190,11 @@ func TestLlamaCppReplay(t *testing.T) {
 	which.Store("stream.sse")
 	url := replayLlama(t, &which)
 	ep := Endpoint{URL: url}
-	base, err := ParseBase(url)
+	base, err := setup.ParseBase(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{plan: DefaultPlan(), ep: ep, base: base, t0: time.Now()}
+	r := &runner{plan: setup.DefaultPlan(), ep: ep, base: base, t0: time.Now()}
 	r.clock = func() time.Duration { return time.Since(r.t0) }
 	r.file = r.newFile()
 	if err := r.check(context.Background()); err != nil {

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // TestLevelMemoryAtScale builds the measurements of a 1,024-stream level
@@ -32,7 +34,7 @@ func TestLevelMemoryAtScale(t *testing.T) {
 			end: time.Duration(i)*time.Millisecond + 5*time.Second, ttft: 80 * time.Millisecond, ttfa: -1,
 			chunks: tokens, hasUsage: true, promptTok: 1024, complTok: tokens, itlFrom: from, itlTo: len(s.itl)})
 	}
-	r := &runner{plan: DefaultPlan(), t0: time.Now()}
+	r := &runner{plan: setup.DefaultPlan(), t0: time.Now()}
 	r.plan.Requests, r.plan.OutputTokens = requests, tokens
 	r.usage = true
 	run, _ := r.record(lv)

@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"github.com/kovara/desktop/hw"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/hw"
 )
 
 // Phase names the stage a run is in.

@@ -36,7 +36,7 @@ func (r *runner) openSlots(ctx context.Context, live []*liveSlot, preopen bool) 
 	if !preopen {
 		return s
 	}
-	octx, cancel := context.WithTimeout(ctx, r.ep.checkTimeout())
+	octx, cancel := context.WithTimeout(ctx, checkTimeout(r.ep))
 	defer cancel()
 	var failed atomic.Int64
 	var wg sync.WaitGroup

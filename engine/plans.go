@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // Shared machinery of the plans beyond the Kovara method (the three-stage
@@ -73,12 +74,12 @@ func (c counted) decodeRate(o *outcome) (float64, bool) {
 // detection) for a plan beyond the Kovara method and starts the /metrics
 // scraper. The caller stops the scraper.
 func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, stages, total int, metricsEvery time.Duration) (*runner, error) {
-	base, err := ParseBase(ep.URL)
+	base, err := setup.ParseBase(ep.URL)
 	if err != nil {
 		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
 	}
 	t0 := time.Now()
-	p := DefaultPlan()
+	p := setup.DefaultPlan()
 	p.Model = model
 	r := &runner{plan: p, ep: ep, base: base, obs: obs, t0: t0}
 	r.clock = func() time.Duration { return time.Since(t0) }

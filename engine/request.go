@@ -163,7 +163,7 @@ func (a *connStats) add(b connStats) {
 func newConn(ep Endpoint, b Base, t0 time.Time) *conn {
 	c := &conn{ep: ep, base: b, t0: t0, url: b.API("/v1/chat/completions")}
 	c.clock = func() time.Duration { return time.Since(t0) }
-	c.tr = ep.newTransport(b, nil, c.sock.Store)
+	c.tr = newTransport(ep, b, nil, c.sock.Store)
 	c.client = &http.Client{Transport: c.tr, CheckRedirect: sameServer}
 	c.rd = stream.NewReader(eofReader{}, c.arrival, 0)
 	c.trace = &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { c.releaseSend() }}
@@ -251,19 +251,19 @@ func (c *conn) arrival() time.Duration {
 // one GET /v1/models (known to work from the endpoint check) goes over the
 // new connection and leaves it idle, fully open, in the slot's transport.
 func (c *conn) preopen(ctx context.Context) error {
-	sc, nc, err := c.ep.dialStamped(ctx, c.base)
+	sc, nc, err := dialStamped(ctx, c.ep, c.base)
 	if err != nil {
 		return err
 	}
 	c.tr.CloseIdleConnections()
 	c.sock.Store(sc)
-	c.tr = c.ep.newTransport(c.base, nc, c.sock.Store)
+	c.tr = newTransport(c.ep, c.base, nc, c.sock.Store)
 	c.client.Transport = c.tr
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.API("/v1/models"), nil)
 	if err != nil {
 		return err
 	}
-	c.ep.authorize(req)
+	authorize(c.ep, req)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return err
@@ -389,7 +389,7 @@ func (c *conn) serverClosed() {
 // gone.
 func (c *conn) reopen(ctx context.Context) {
 	c.stats.Reconnects++
-	octx, cancel := context.WithTimeout(ctx, c.ep.checkTimeout())
+	octx, cancel := context.WithTimeout(ctx, checkTimeout(c.ep))
 	defer cancel()
 	if c.preopen(octx) != nil {
 		c.tr.CloseIdleConnections()
@@ -417,7 +417,7 @@ func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout t
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	c.ep.authorize(req)
+	authorize(c.ep, req)
 
 	used := c.sock.Load()
 	var readBefore time.Time

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/netstamp"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // TestRequestStartsAtItsLastWrite checks that a measured request starts
@@ -17,7 +18,7 @@ import (
 func TestRequestStartsAtItsLastWrite(t *testing.T) {
 	t.Parallel()
 	_, url := startSim(t, fastSim())
-	base, err := ParseBase(url)
+	base, err := setup.ParseBase(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestSendGateIsGivenBack(t *testing.T) {
 		{"connection refused", refused, false},
 		{"hung up", hangsUp, false},
 	} {
-		base, err := ParseBase(tt.url)
+		base, err := setup.ParseBase(tt.url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +172,7 @@ func TestSendGateIsGivenBack(t *testing.T) {
 	}
 
 	// Waiting for a place ends with the request's context.
-	base, _ := ParseBase(live)
+	base, _ := setup.ParseBase(live)
 	c := newConn(Endpoint{URL: live}, base, time.Now())
 	defer c.close()
 	g := newSendGate(1)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // Client identity written into every run's environment. Version is set at
@@ -123,7 +124,7 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
-	base, err := ParseBase(ep.URL)
+	base, err := setup.ParseBase(ep.URL)
 	if err != nil {
 		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
 	}
@@ -291,9 +292,9 @@ func (r *runner) finish(complete bool) {
 // check is step 1: the model list, engine detection and the model to use.
 func (r *runner) check(ctx context.Context) error {
 	r.phase(PhaseCheck)
-	cctx, cancel := context.WithTimeout(ctx, r.ep.checkTimeout())
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout(r.ep))
 	defer cancel()
-	c := r.ep.checkClient(r.base)
+	c := checkClient(r.ep, r.base)
 	defer c.CloseIdleConnections()
 	models, hdr, err := listModels(cctx, c, r.ep, r.base)
 	if err != nil {
@@ -341,7 +342,7 @@ func (r *runner) probe(ctx context.Context) error {
 	for i, t := range tries {
 		t.model, t.maxTokens, t.words, t.seed = r.model, probeMaxTokens, probeWords, r.plan.Seed
 		cn.rememberModel = true
-		out := cn.do(ctx, t, prompt.ProbeRequest, r.ep.checkTimeout())
+		out := cn.do(ctx, t, prompt.ProbeRequest, checkTimeout(r.ep))
 		if out.interrupted {
 			return ErrInterrupted
 		}
@@ -409,7 +410,7 @@ func (r *runner) warmup(ctx context.Context) error {
 		return nil
 	}
 	r.phase(PhaseWarmup)
-	workers := min(n, r.plan.maxConcurrency())
+	workers := min(n, maxConcurrency(r.plan))
 	slots := r.openSlots(ctx, r.obs.Live.beginStage(PhaseWarmup, 0, workers, n), false)
 	defer slots.close()
 	from := prompt.WarmupRequest(0)
@@ -481,7 +482,7 @@ func (r *runner) runLevel(ctx context.Context, index, conc int) *levelRun {
 	live := r.obs.Live.beginStage(PhaseLevel, index+1, conc, r.plan.Requests)
 	slots := r.openSlots(ctx, live, true)
 	defer slots.close()
-	first := r.plan.levelFirstNumber(index)
+	first := levelFirstNumber(r.plan, index)
 	lv := &levelRun{index: index, concurrency: conc, preopenFailed: slots.openFailed}
 	before, _ := r.readPrefix(ctx)
 	lv.loadRun = slots.run(ctx, loadSpec{total: r.plan.Requests, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -30,7 +31,7 @@ func startSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
 }
 
 func smallPlan() Plan {
-	p := DefaultPlan()
+	p := setup.DefaultPlan()
 	p.InputTokens, p.OutputTokens = 200, 12
 	p.Concurrency = []int{1, 4}
 	p.Requests, p.Warmup = 8, 2
@@ -201,7 +202,7 @@ func TestRunFaultsAreData(t *testing.T) {
 	p.Concurrency = []int{4}
 	p.Requests = 16
 	p.Timeout = 1500 * time.Millisecond
-	first := p.levelFirstNumber(0)
+	first := levelFirstNumber(p, 0)
 	faults := map[int64]sim.Fault{
 		first + 1:  sim.Fault429,
 		first + 2:  sim.Fault500,
@@ -245,7 +246,7 @@ func TestHugeLineIsMalformed(t *testing.T) {
 	t.Parallel()
 	p := smallPlan()
 	p.Concurrency, p.Requests, p.Warmup = []int{1}, 2, 0
-	first := p.levelFirstNumber(0)
+	first := levelFirstNumber(p, 0)
 	cfg := fastSim()
 	cfg.HugeLineBytes = 17 << 20
 	cfg.Faults = func(n int64) sim.Fault {
@@ -323,7 +324,7 @@ func TestRunTimeoutClass(t *testing.T) {
 	p.Concurrency = []int{2}
 	p.Requests = 4
 	p.Timeout = 400 * time.Millisecond
-	first := p.levelFirstNumber(0)
+	first := levelFirstNumber(p, 0)
 	cfg := fastSim()
 	cfg.Faults = func(n int64) sim.Fault {
 		if n == first || n == first+3 {

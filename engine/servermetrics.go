@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/prom"
 )
 
@@ -311,7 +312,7 @@ func fetchMetrics(ctx context.Context, c *http.Client, e Endpoint, b Base, timeo
 	if err != nil {
 		return MetricsReading{}, err
 	}
-	e.authorize(req)
+	authorize(e, req)
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := c.Do(req)
 	if err != nil {
@@ -335,7 +336,7 @@ func fetchMetrics(ctx context.Context, c *http.Client, e Endpoint, b Base, timeo
 // metricsClient is a small client for /metrics, apart from the measured
 // connections.
 func metricsClient(e Endpoint, b Base) *http.Client {
-	tr := e.newTransport(b, nil, nil)
+	tr := newTransport(e, b, nil, nil)
 	tr.MaxConnsPerHost = 0
 	tr.MaxIdleConnsPerHost = 1
 	// A redirect is not followed: the transport only dials the endpoint,
@@ -348,13 +349,13 @@ func metricsClient(e Endpoint, b Base) *http.Client {
 // screen's Test can show about it. An error means there is nothing usable
 // there, which is common and harmless.
 func ReadServerMetrics(ctx context.Context, e Endpoint) (MetricsReading, error) {
-	b, err := ParseBase(e.URL)
+	b, err := setup.ParseBase(e.URL)
 	if err != nil {
 		return MetricsReading{}, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
 	}
 	c := metricsClient(e, b)
 	defer c.CloseIdleConnections()
-	return fetchMetrics(ctx, c, e, b, e.checkTimeout())
+	return fetchMetrics(ctx, c, e, b, checkTimeout(e))
 }
 
 // metricsScraper reads /metrics at a fixed interval beside a plan. It asks

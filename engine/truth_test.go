@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stats"
 )
@@ -121,7 +122,7 @@ const truthRuns = 5
 // request numbers), and says how it missed the bar, if it did.
 func truthLevel(t *testing.T, url string, c int) (string, *results.File) {
 	t.Helper()
-	p := DefaultPlan()
+	p := setup.DefaultPlan()
 	p.InputTokens, p.OutputTokens = 256, 24
 	p.Warmup = 4
 	p.Timeout = 30 * time.Second

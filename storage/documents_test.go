@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -18,7 +19,7 @@ func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	ep := engine.Endpoint{URL: url, Name: "sim"}
+	ep := setup.Endpoint{URL: url, Name: "sim"}
 	sp := engine.DefaultStagesPlan()
 	sp.Quick, sp.Users = true, 2
 	st, err := engine.RunStages(context.Background(), sp, ep, engine.Observer{})

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/hw"
 )
 
@@ -45,7 +45,7 @@ func (e SavedEndpoint) Validate() error {
 	} else if len(e.Name) > 80 {
 		errs = append(errs, errors.New("the name is longer than 80 characters"))
 	}
-	if _, err := engine.ParseBase(e.URL); err != nil {
+	if _, err := setup.ParseBase(e.URL); err != nil {
 		errs = append(errs, err)
 	}
 	if e.Timeout < 0 {
@@ -57,9 +57,9 @@ func (e SavedEndpoint) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Engine is the endpoint as the engine takes it, with its key.
-func (e SavedEndpoint) Engine(key string) engine.Endpoint {
-	return engine.Endpoint{Name: e.Name, URL: e.URL, APIKey: key, InsecureTLS: !e.VerifyTLS, Timeout: e.Timeout, GPU: e.GPU}
+// WithKey is the saved endpoint as a run takes it, with its key.
+func (e SavedEndpoint) WithKey(key string) setup.Endpoint {
+	return setup.Endpoint{Name: e.Name, URL: e.URL, APIKey: key, InsecureTLS: !e.VerifyTLS, Timeout: e.Timeout, GPU: e.GPU}
 }
 
 // EndpointStore keeps the saved endpoints in endpoints.yaml in the config

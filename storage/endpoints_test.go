@@ -28,7 +28,7 @@ func TestEndpointStore(t *testing.T) {
 		t.Errorf("Get = %+v %v %v, want %+v", got, ok, err, a)
 	}
 	got, _, _ = s.Get("lab")
-	if got.VerifyTLS || got.Engine("k").InsecureTLS != true {
+	if got.VerifyTLS || got.WithKey("k").InsecureTLS != true {
 		t.Errorf("verify-TLS off did not survive: %+v", got)
 	}
 	// Rename keeps one entry.

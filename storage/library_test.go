@@ -13,6 +13,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -33,9 +34,9 @@ func sample(t testing.TB) *results.File {
 			return
 		}
 		defer srv.Close()
-		p := engine.DefaultPlan()
+		p := setup.DefaultPlan()
 		p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 32, 4, []int{1, 2}, 4, 0
-		sampleFile, sampleErr = engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "lab box"}, engine.Observer{})
+		sampleFile, sampleErr = engine.Run(context.Background(), p, setup.Endpoint{URL: url, Name: "lab box"}, engine.Observer{})
 	})
 	if sampleErr != nil {
 		t.Fatal(sampleErr)

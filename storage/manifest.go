@@ -15,7 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // MaxManifestSize is the largest manifest file accepted, in bytes. Real
@@ -827,7 +827,7 @@ func (p *manifestParser) profile(v *yamlNode, path string) (ManifestProfile, boo
 	// can run: every in-flight slot needs at least one request per level.
 	levels := prof.Concurrency
 	if levels == nil {
-		levels = engine.DefaultConcurrency()
+		levels = setup.DefaultConcurrency()
 	}
 	highest := slices.Max(levels)
 	switch {
@@ -835,8 +835,8 @@ func (p *manifestParser) profile(v *yamlNode, path string) (ManifestProfile, boo
 		p.add(reqLine, joinKey(path, "requests"), "%d requests per level is fewer than the highest concurrency level %d; every in-flight slot needs at least one request, so use %d or more", *prof.Requests, highest, highest)
 	case prof.Requests != nil && *prof.Requests < highest:
 		p.add(reqLine, joinKey(path, "requests"), "%d requests per level is fewer than the default highest concurrency level %d; use %d or more, or set concurrency: in the profile", *prof.Requests, highest, highest)
-	case prof.Requests == nil && highest > engine.DefaultRequests:
-		p.add(concLine, joinKey(path, "concurrency"), "level %d needs at least %d requests per level, but the profile does not set requests and the method default is %d; add requests: %d or more", highest, highest, engine.DefaultRequests, highest)
+	case prof.Requests == nil && highest > setup.DefaultRequests:
+		p.add(concLine, joinKey(path, "concurrency"), "level %d needs at least %d requests per level, but the profile does not set requests and the method default is %d; add requests: %d or more", highest, highest, setup.DefaultRequests, highest)
 	}
 	return prof, len(p.problems) == before
 }
@@ -945,16 +945,16 @@ func (m *Manifest) label() string {
 
 // Conditions returns what the manifest says the endpoint runs, for the
 // selected profile (see SelectProfile for how "" is resolved).
-func (m *Manifest) Conditions(profile string) (engine.Conditions, error) {
+func (m *Manifest) Conditions(profile string) (setup.Conditions, error) {
 	name, err := m.SelectProfile(profile)
 	if err != nil {
-		return engine.Conditions{}, err
+		return setup.Conditions{}, err
 	}
 	return m.conditions(name), nil
 }
 
-func (m *Manifest) conditions(profile string) engine.Conditions {
-	c := engine.Conditions{
+func (m *Manifest) conditions(profile string) setup.Conditions {
+	c := setup.Conditions{
 		ModelID:       m.Model.ID,
 		ModelRevision: m.Model.Revision,
 		Engine:        m.Engine.Name,
@@ -978,7 +978,7 @@ func (m *Manifest) conditions(profile string) engine.Conditions {
 // plan's values) and sets p.Conditions, making the plan a hardware run.
 // Call it on the method defaults and apply command-line flags afterwards:
 // a profile overrides the defaults and flags override both.
-func (m *Manifest) ApplyProfile(p *engine.Plan, profile string) error {
+func (m *Manifest) ApplyProfile(p *setup.Plan, profile string) error {
 	if p == nil {
 		return errors.New("no plan to apply the manifest to")
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 const exampleManifestPath = "../assets/kovara.example.yaml"
@@ -93,11 +93,11 @@ func TestManifestExampleIsValid(t *testing.T) {
 		}
 	}
 	// The example's default profile is the method's defaults written out.
-	plan := engine.DefaultPlan()
+	plan := setup.DefaultPlan()
 	if err := m.ApplyProfile(&plan, ""); err != nil {
 		t.Fatal(err)
 	}
-	def := engine.DefaultPlan()
+	def := setup.DefaultPlan()
 	if plan.InputTokens != def.InputTokens || plan.OutputTokens != def.OutputTokens || !slices.Equal(plan.Concurrency, def.Concurrency) || plan.Requests != def.Requests || plan.Warmup != def.Warmup {
 		t.Errorf("the example's default profile differs from the method defaults: %+v", plan)
 	}
@@ -548,7 +548,7 @@ func TestManifestProfileSelection(t *testing.T) {
 			m := mustParseManifest(t, tt.src)
 			got, err := m.SelectProfile(tt.ask)
 			_, cerr := m.Conditions(tt.ask)
-			plan := engine.DefaultPlan()
+			plan := setup.DefaultPlan()
 			aerr := m.ApplyProfile(&plan, tt.ask)
 			if tt.wantErr == nil {
 				if err != nil || cerr != nil || aerr != nil {
@@ -572,7 +572,7 @@ func TestManifestProfileSelection(t *testing.T) {
 					}
 				}
 			}
-			if plan.Conditions != nil || plan.Warmup != engine.DefaultWarmup {
+			if plan.Conditions != nil || plan.Warmup != setup.DefaultWarmup {
 				t.Errorf("a failed ApplyProfile changed the plan: %+v", plan)
 			}
 		})
@@ -593,19 +593,19 @@ profiles:
     requests: 16
     warmup: 0
 `)
-	custom := engine.Plan{InputTokens: 1, OutputTokens: 2, Concurrency: []int{3}, Requests: 400, Warmup: 5, Seed: 99, Timeout: 7, Model: "alias"}
+	custom := setup.Plan{InputTokens: 1, OutputTokens: 2, Concurrency: []int{3}, Requests: 400, Warmup: 5, Seed: 99, Timeout: 7, Model: "alias"}
 	tests := []struct {
 		name    string
-		start   engine.Plan
+		start   setup.Plan
 		profile string
-		want    engine.Plan // Conditions are checked apart
+		want    setup.Plan // Conditions are checked apart
 	}{
-		{"partial profile over the defaults", engine.DefaultPlan(), "",
-			engine.Plan{InputTokens: 2048, OutputTokens: engine.DefaultOutputTokens, Concurrency: []int{1, 2, 4}, Requests: engine.DefaultRequests, Warmup: engine.DefaultWarmup, Seed: engine.DefaultSeed, Timeout: engine.DefaultTimeout}},
+		{"partial profile over the defaults", setup.DefaultPlan(), "",
+			setup.Plan{InputTokens: 2048, OutputTokens: setup.DefaultOutputTokens, Concurrency: []int{1, 2, 4}, Requests: setup.DefaultRequests, Warmup: setup.DefaultWarmup, Seed: setup.DefaultSeed, Timeout: setup.DefaultTimeout}},
 		{"partial profile over a custom plan", custom, "default",
-			engine.Plan{InputTokens: 2048, OutputTokens: 2, Concurrency: []int{1, 2, 4}, Requests: 400, Warmup: 5, Seed: 99, Timeout: 7, Model: "alias"}},
+			setup.Plan{InputTokens: 2048, OutputTokens: 2, Concurrency: []int{1, 2, 4}, Requests: 400, Warmup: 5, Seed: 99, Timeout: 7, Model: "alias"}},
 		{"a full profile sets every field it names, warmup 0 included", custom, "full",
-			engine.Plan{InputTokens: 100, OutputTokens: 50, Concurrency: []int{16}, Requests: 16, Warmup: 0, Seed: 99, Timeout: 7, Model: "alias"}},
+			setup.Plan{InputTokens: 100, OutputTokens: 50, Concurrency: []int{16}, Requests: 16, Warmup: 0, Seed: 99, Timeout: 7, Model: "alias"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -651,7 +651,7 @@ func TestManifestConditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := engine.Conditions{
+	want := setup.Conditions{
 		ModelID:       "Qwen/Qwen3-8B",
 		ModelRevision: m.Model.Revision,
 		Engine:        "vllm",
@@ -674,7 +674,7 @@ func TestManifestConditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if (c != engine.Conditions{ModelID: "m", Revision: sparse.Revision, ContentHash: sparse.ContentHash, ManifestPath: "kovara.yaml"}) {
+	if (c != setup.Conditions{ModelID: "m", Revision: sparse.Revision, ContentHash: sparse.ContentHash, ManifestPath: "kovara.yaml"}) {
 		t.Errorf("sparse manifest: got %+v", c)
 	}
 }
@@ -820,7 +820,7 @@ func FuzzManifest(f *testing.F) {
 			names = []string{""}
 		}
 		for _, name := range names {
-			plan := engine.DefaultPlan()
+			plan := setup.DefaultPlan()
 			if err := m.ApplyProfile(&plan, name); err != nil {
 				t.Fatalf("profile %q: %v", name, err)
 			}

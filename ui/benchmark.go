@@ -10,12 +10,12 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	fstorage "fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/storage/repository"
 	"fyne.io/fyne/v2/widget"
 
-	fstorage "fyne.io/fyne/v2/storage"
-
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -85,7 +85,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.profileSelect.PlaceHolder = "(no manifest)"
 	s.profileSelect.Disable()
 
-	d := engine.DefaultPlan()
+	d := setup.DefaultPlan()
 	entry := func(text string, check func(string) error) *widget.Entry {
 		e := widget.NewEntry()
 		e.SetText(text)
@@ -329,7 +329,7 @@ func (s *BenchmarkScreen) onProfile(name string) {
 
 // planFromForm reads the form; the error lists every field that is wrong.
 func (s *BenchmarkScreen) planFromForm() (engine.Plan, error) {
-	p := engine.DefaultPlan()
+	p := setup.DefaultPlan()
 	var errs []error
 	var err error
 	if p.InputTokens, err = engine.ParseCount("input tokens", s.inputEntry.Text, 1); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kovara/desktop/engine/results"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/hw"
 	"github.com/kovara/desktop/storage"
@@ -291,7 +291,7 @@ func (s *EndpointsScreen) onTest() {
 			s.testResult.SetText("Cannot test: " + err.Error())
 			return
 		}
-		ep = e.Engine(key)
+		ep = e.WithKey(key)
 		gpu = e.GPU
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -20,7 +21,7 @@ import (
 // harness's library.
 func (h *harness) seedRun(url string, levels []int, output int, mutate func(*results.File)) string {
 	h.t.Helper()
-	p := engine.DefaultPlan()
+	p := setup.DefaultPlan()
 	p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 32, output, levels, 8, 0
 	f, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "sim box"}, engine.Observer{})
 	if err != nil {

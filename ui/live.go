@@ -133,7 +133,7 @@ func (s *BenchmarkScreen) onRun() {
 			s.planNote.SetText(fmt.Sprintf("The endpoint %q cannot be found: %v", name, err))
 			return
 		}
-		ep = saved.Engine("") // the key is read from the keyring off the UI goroutine
+		ep = saved.WithKey("") // the key is read from the keyring off the UI goroutine
 	}
 	var run planRun
 	switch s.planSelect.Selected {

@@ -219,15 +219,6 @@ func warningsText(f *results.File) string {
 	return "Warnings:\n• " + strings.Join(f.Local.Warnings, "\n• ")
 }
 
-// levelsOf lists the levels of a file, the partial one last.
-func levelsOf(f *results.File) []results.Run {
-	runs := append([]results.Run(nil), f.Runs...)
-	if f.Local.PartialRun != nil {
-		runs = append(runs, *f.Local.PartialRun)
-	}
-	return runs
-}
-
 func throughputSpec(f *results.File, p Palette) ChartSpec {
 	var x, y, ticks []float64
 	for _, r := range f.Runs {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"image/color"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,7 @@ import (
 // each screen renders.
 func TestScreenshots(t *testing.T) {
 	h := newHarness(t)
-	h.u.fyne.Settings().SetTheme(theme.DarkTheme())
+	h.u.fyne.Settings().SetTheme(darkTheme{theme.DefaultTheme()})
 	h.win.Resize(fyne.NewSize(1180, 820))
 	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, BatchSlowdown: 0.05})
 	a := h.seedRun(url, []int{1, 2, 4, 8}, 32, nil)
@@ -65,4 +66,12 @@ func TestScreenshots(t *testing.T) {
 		h.u.showExport(a)
 		shot("export.png")
 	})
+}
+
+// darkTheme is Fyne's theme in its dark variant whatever the desktop asks
+// for, so the screenshots look the same on every machine.
+type darkTheme struct{ fyne.Theme }
+
+func (d darkTheme) Color(n fyne.ThemeColorName, _ fyne.ThemeVariant) color.Color {
+	return d.Theme.Color(n, theme.VariantDark)
 }

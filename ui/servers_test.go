@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -24,7 +25,7 @@ func TestPromptCacheAndReconnectsShown(t *testing.T) {
 	url := startTestSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 1e6})
 	var ids []string
 	for range 2 {
-		p := engine.DefaultPlan()
+		p := setup.DefaultPlan()
 		p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 64, 4, []int{1, 2}, 6, 0
 		p.Seed, p.FixedSeed = 7, true
 		f, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "llama box"}, engine.Observer{})

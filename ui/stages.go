@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"github.com/kovara/desktop/engine/results"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine/results"
 )
 
 // StagesView shows a three-stage result: each stage's numbers, the wiki

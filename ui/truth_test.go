@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stats"
 	"github.com/kovara/desktop/storage"
@@ -133,7 +134,7 @@ func BenchmarkLiveViewTruth256(b *testing.B) {
 	})
 	b.Run("engine-alone", func(b *testing.B) {
 		for range b.N {
-			p := engine.DefaultPlan()
+			p := setup.DefaultPlan()
 			p.Concurrency = []int{256}
 			p.Requests, p.Warmup = 512, 1
 			p.InputTokens, p.OutputTokens = 256, 24

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/kovara/desktop/engine/results"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 )
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/hw"
 	"github.com/kovara/desktop/storage"
 )
@@ -36,7 +37,7 @@ type runFlags struct {
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
-	d := engine.DefaultPlan()
+	d := setup.DefaultPlan()
 	if withEndpoint {
 		fs.StringVar(&f.endpoint, "endpoint", "", "a saved endpoint's name, or the server's address, e.g. http://192.168.1.10:8000 (with or without /v1)")
 		fs.StringVar(&f.model, "model", "", "model to request (default: the only model served)")
@@ -61,7 +62,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 // plan turns the flags into a validated plan: the method's defaults, then
 // the manifest's profile, then every flag given on the command line.
 func (f *runFlags) plan(set map[string]bool) (engine.Plan, error) {
-	p := engine.DefaultPlan()
+	p := setup.DefaultPlan()
 	var errs []error
 	if f.manifest != "" {
 		m, err := storage.LoadManifest(f.manifest)
@@ -163,7 +164,7 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 					fmt.Fprintf(stderr, "warning: %s\n", storage.KeyringProblem(err))
 				}
 			}
-			ep := saved.Engine(key)
+			ep := saved.WithKey(key)
 			ep.InsecureTLS = ep.InsecureTLS || f.insecure
 			if f.gpu != "" {
 				ep.GPU = f.gpu
@@ -171,7 +172,7 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 			return ep, nil
 		}
 	}
-	if _, err := engine.ParseBase(f.endpoint); err != nil {
+	if _, err := setup.ParseBase(f.endpoint); err != nil {
 		return engine.Endpoint{}, fmt.Errorf("%q is not a saved endpoint, and as an address: %w", f.endpoint, err)
 	}
 	return engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu}, nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stats"
 )
@@ -98,7 +99,7 @@ func (r selftestRow) within1ms() bool { return r.failed == 0 && r.ttft[1] <= 1 &
 
 func selftestLevel(ctx context.Context, url string, streams, requests, tokens int) (selftestRow, error) {
 	row := selftestRow{streams: streams, requests: requests}
-	p := engine.DefaultPlan()
+	p := setup.DefaultPlan()
 	p.Concurrency = []int{streams}
 	p.Requests, p.Warmup = requests, min(streams, 64)
 	p.InputTokens, p.OutputTokens = 128, tokens

@@ -30,7 +30,7 @@ func TestKeyOf(t *testing.T) {
 		t.Fatalf("KeyOf = %+v\nwant    %+v", got, want)
 	}
 	// Equal values behind different pointers make equal keys.
-	if KeyOf(baseRun(8)) != KeyOf(baseRun(8)) {
+	if a, b := KeyOf(baseRun(8)), KeyOf(baseRun(8)); a != b {
 		t.Error("keys of identical records differ")
 	}
 	// Null differs from a value, and from the empty string.

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+
 	"github.com/kovara/desktop/engine/results"
 )
 

@@ -1,8 +1,9 @@
 package compare
 
 import (
-	"github.com/kovara/desktop/engine/results"
 	"testing"
+
+	"github.com/kovara/desktop/engine/results"
 )
 
 func TestStagesTable(t *testing.T) {
