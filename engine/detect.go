@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -37,7 +38,7 @@ func parseServerHeader(h string) (family, version string) {
 	for _, tok := range strings.Fields(h) {
 		name, ver, _ := strings.Cut(tok, "/")
 		if f := familyOf(name); f != "" && !strings.EqualFold(name, "library") {
-			return f, truncate(strings.Trim(ver, "()"), 80)
+			return f, clip.Text(strings.Trim(ver, "()"), 80)
 		}
 	}
 	return "", ""
@@ -61,7 +62,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 		d.Family, d.Source = f, "owned_by"
 	}
 	if hdr != nil {
-		d.ServerHeader = truncate(hdr.Get("Server"), 100)
+		d.ServerHeader = clip.Text(hdr.Get("Server"), 100)
 		if f, v := parseServerHeader(d.ServerHeader); f != "" && (d.Family == "" || d.Family == f) {
 			if d.Family == "" {
 				d.Family, d.Source = f, "server header"
@@ -110,7 +111,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 				d.Source = "/props"
 			}
 			if props.BuildInfo != "" {
-				d.Version = truncate(props.BuildInfo, 80)
+				d.Version = clip.Text(props.BuildInfo, 80)
 			}
 			// n_ctx is what the server was started with, per slot;
 			// it beats the model's training context from /v1/models.
@@ -127,7 +128,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			Version string `json:"version"`
 		}
 		if get("/api/version", &v) && v.Version != "" {
-			d.Family, d.Version = results.FamilyOllama, truncate(v.Version, 80)
+			d.Family, d.Version = results.FamilyOllama, clip.Text(v.Version, 80)
 			if d.Source == "" {
 				d.Source = "/api/version"
 			}
@@ -141,7 +142,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			ContextLength int    `json:"context_length"`
 		}
 		if get("/get_server_info", &info) && info.Version != "" && (info.ModelPath != "" || d.Family == results.FamilySGLang) {
-			d.Family, d.Version = results.FamilySGLang, truncate(info.Version, 80)
+			d.Family, d.Version = results.FamilySGLang, clip.Text(info.Version, 80)
 			if d.Source == "" {
 				d.Source = "/get_server_info"
 			}
@@ -160,7 +161,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 				// Only vLLM answers a bare /version among the engines we know.
 				d.Family, d.Source = results.FamilyVLLM, "/version"
 			}
-			d.Version = truncate(v.Version, 80)
+			d.Version = clip.Text(v.Version, 80)
 		}
 	}
 	return d

@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/kovara/desktop/clip"
 )
 
 // ErrorKind says what went wrong with an endpoint, so callers can choose an
@@ -124,7 +126,7 @@ func redirectNote(resp *http.Response, key string) string {
 	}
 	where := "another address"
 	if loc, err := resp.Location(); err == nil {
-		where = truncate(scrub(loc.String(), key), 200)
+		where = clip.Text(scrub(loc.String(), key), 200)
 	}
 	return fmt.Sprintf("redirects %s to %s (HTTP %d): give that address as the endpoint; Kovara does not follow a redirect to another server, so the API key is never sent there",
 		resp.Request.URL.Path, where, resp.StatusCode)

@@ -99,7 +99,7 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 		DurationS:        stats.Round3(dur),
 		TokenCountMethod: method,
 		TTFTMs:           stats.Summarize(ttft),
-		ITLMs:            stats.Summarize32(itl),
+		ITLMs:            stats.Summarize(itl),
 		LatencyMs:        stats.Summarize(lat),
 		TPOTMs:           stats.Summarize(tpot),
 	}

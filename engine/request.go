@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/netstamp"
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/stream"
@@ -506,7 +507,7 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 			break
 		}
 		if et := c.rd.EventType(); len(et) > 0 && string(et) == "error" {
-			out.class, out.msg = ClassErrorEvent, "error event: "+truncate(scrub(string(data), c.ep.APIKey), 200)
+			out.class, out.msg = ClassErrorEvent, "error event: "+clip.Text(scrub(string(data), c.ep.APIKey), 200)
 			return
 		}
 		if err := stream.Decode(data, &c.chunk); err != nil {
@@ -590,14 +591,7 @@ func notSSE(out *outcome, contentType string) {
 		return
 	}
 	out.class = ClassMalformedStream
-	out.msg = fmt.Sprintf("the server answered with %s, not an event stream (text/event-stream): does it support stream: true?", truncate(mt, 80))
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	out.msg = fmt.Sprintf("the server answered with %s, not an event stream (text/event-stream): does it support stream: true?", clip.Text(mt, 80))
 }
 
 // chunkModel reads the "model" field of a chunk; used by the probe only.
@@ -608,5 +602,5 @@ func chunkModel(data []byte) string {
 	if json.Unmarshal(data, &m) != nil {
 		return ""
 	}
-	return truncate(m.Model, 200)
+	return clip.Text(m.Model, 200)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/stats"
 )
@@ -187,7 +188,7 @@ func newSpecDecResult(r *runner, plan SpecDecPlan) *results.SpecDecResult {
 		Settings: results.SpecDecSettings{
 			Levels: slices.Clone(plan.Levels), MaxTokens: plan.MaxTokens, NaturalStop: true, Thinking: thinking,
 			PromptSet: SpecDecPromptSet, Prompts: kinds, TimeoutS: plan.Timeout.Seconds(),
-			SpecDecode: oneLine(plan.SpecDecode, 120), Client: ClientName, ClientVersion: Version,
+			SpecDecode: clip.Line(plan.SpecDecode, 120), Client: ClientName, ClientVersion: Version,
 		},
 		Levels:   []results.SpecDecLevel{},
 		Warnings: []string{},

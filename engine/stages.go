@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -207,7 +207,7 @@ func (s *stagesRun) newResult() *results.StagesResult {
 			DecodeTokens: s.prof.decode, PrefillTargetTokens: s.prof.prefill, ProbeTargetTokens: s.prof.probe,
 			UsersTokens: s.prof.users, WarmupTokens: s.prof.warm, Users: s.sp.Users,
 			Thinking: thinking, NaturalStop: true, TimeoutS: s.sp.Timeout.Seconds(),
-			SpecDecode: oneLine(s.sp.SpecDecode, 120), Note: oneLine(s.sp.Note, 300),
+			SpecDecode: clip.Line(s.sp.SpecDecode, 120), Note: clip.Line(s.sp.Note, 300),
 			Client: ClientName, ClientVersion: Version,
 		},
 		Decode:   []results.DecodeStage{},
@@ -475,13 +475,4 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 			"so the aggregate is not %d users decoding together.", n, n, n)
 		s.warn("many users: %s", us.QueueNote)
 	}
-}
-
-// oneLine flattens s to one line of at most n bytes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n]
-	}
-	return s
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/prom"
 )
 
@@ -184,7 +185,7 @@ func netProblem(ctx context.Context, err error, timeout time.Duration) string {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return "could not be reached (" + oneLine(err.Error()) + ")"
+	return "could not be reached (" + clip.Line(err.Error(), 160) + ")"
 }
 
 // parseExporterPage reads a dcgm-exporter or nvidia_gpu_exporter page.
@@ -193,7 +194,7 @@ func parseExporterPage(body []byte) ([]exporterGPU, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("sent a page that is not Prometheus metrics text (%s)", oneLine(err.Error()))
+		return nil, fmt.Errorf("sent a page that is not Prometheus metrics text (%s)", clip.Line(err.Error(), 160))
 	}
 	var gs []exporterGPU
 	switch {

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kovara/desktop/clip"
 )
 
 // Summary is a short inventory line for the Test screen: "2 × NVIDIA
@@ -128,7 +130,7 @@ func parseInventory(text string, fields []string) ([]GPU, error) {
 		}
 		vals, ok := splitCSV(line, len(fields), nameAt)
 		if !ok {
-			return nil, fmt.Errorf("line %d has %d fields, not %d: %q", n+1, len(vals), len(fields), oneLine(line))
+			return nil, fmt.Errorf("line %d has %d fields, not %d: %q", n+1, len(vals), len(fields), clip.Line(line, 160))
 		}
 		var g GPU
 		for i, f := range fields {
@@ -137,7 +139,7 @@ func parseInventory(text string, fields []string) ([]GPU, error) {
 			case "index":
 				idx, ok := smiInt(v)
 				if !ok {
-					return nil, fmt.Errorf("line %d: the GPU index %q is not a number", n+1, oneLine(v))
+					return nil, fmt.Errorf("line %d: the GPU index %q is not a number", n+1, clip.Line(v, 160))
 				}
 				g.Index = idx
 			case "name":

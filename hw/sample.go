@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kovara/desktop/clip"
 )
 
 // Field names one reading of a Sample.
@@ -133,7 +135,7 @@ func smiNumber(v string) (float64, bool, error) {
 		case "W", "%", "MiB", "MHz", "C":
 			v = num
 		default:
-			return 0, false, fmt.Errorf("%q is not a number", oneLine(v))
+			return 0, false, fmt.Errorf("%q is not a number", clip.Line(v, 160))
 		}
 	}
 	dots := 0
@@ -142,15 +144,15 @@ func smiNumber(v string) (float64, bool, error) {
 		case c == '.':
 			dots++
 		case c < '0' || c > '9':
-			return 0, false, fmt.Errorf("%q is not a number", oneLine(v))
+			return 0, false, fmt.Errorf("%q is not a number", clip.Line(v, 160))
 		}
 	}
 	if dots > 1 || v == "." || len(v) > 24 {
-		return 0, false, fmt.Errorf("%q is not a number", oneLine(v))
+		return 0, false, fmt.Errorf("%q is not a number", clip.Line(v, 160))
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil {
-		return 0, false, fmt.Errorf("%q is not a number", oneLine(v))
+		return 0, false, fmt.Errorf("%q is not a number", clip.Line(v, 160))
 	}
 	return f, true, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kovara/desktop/clip"
 )
 
 // hangIntervals is how many intervals without a line (or without a good
@@ -172,7 +174,7 @@ func (s *Sampler) handleLine(line string) {
 		s.badLines++
 		s.badRun++
 		if s.firstBad == "" {
-			s.firstBad = oneLine(line)
+			s.firstBad = clip.Line(line, 160)
 		}
 		if s.badRun >= maxBadRun {
 			stop = fmt.Sprintf("%s printed lines we could not read, such as %q", s.what, s.firstBad)

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
+
+	"github.com/kovara/desktop/clip"
 )
 
 // waitDelay bounds how long Wait may block on the child's output pipes
@@ -151,14 +152,14 @@ func (sh shell) explain(prog string, err error, stdout, stderr string) error {
 		}
 		return &runError{msg: msg, err: err, code: code}
 	default:
-		return &runError{msg: fmt.Sprintf("%s on %s could not be started: %s", prog, where, oneLine(err.Error())), err: err}
+		return &runError{msg: fmt.Sprintf("%s on %s could not be started: %s", prog, where, clip.Line(err.Error(), 160)), err: err}
 	}
 }
 
 // firstLine is the first non-blank line of s, cleaned for a sentence.
 func firstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
-		if l = oneLine(l); l != "" {
+		if l = clip.Line(l, 160); l != "" {
 			return l
 		}
 	}
@@ -169,33 +170,12 @@ func firstLine(s string) string {
 func lastLine(s string) string {
 	lines := strings.Split(s, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		if l := oneLine(lines[i]); l != "" {
+		if l := clip.Line(lines[i], 160); l != "" {
 			return l
 		}
 	}
 	return ""
 }
-
-// oneLine trims s, drops control characters and keeps it short.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, strings.TrimSpace(s))
-	const max = 160
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8Start(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.TrimSpace(s)
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // seconds formats a duration for sentences: "10 s", "0.5 s".
 func seconds(d time.Duration) string {

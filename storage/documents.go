@@ -83,7 +83,7 @@ func (l *Library) loadBytes(id string) ([]byte, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	return readBounded(l.Path(id), maxImportSize)
+	return ReadBounded(l.Path(id), maxImportSize, resultsFileKind)
 }
 
 // decodeAny reads any of the library's kinds into a summary.

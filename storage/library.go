@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -83,6 +82,9 @@ type labelsDoc struct {
 	Labels  map[string]Annotation `json:"labels"`
 }
 
+// resultsFileKind names what the library reads, in its messages.
+const resultsFileKind = "a results file"
+
 // OpenLibrary opens (creating if needed) the library under dataDir.
 func OpenLibrary(dataDir string) (*Library, error) {
 	dir := filepath.Join(dataDir, resultsSub)
@@ -148,7 +150,7 @@ func (l *Library) Load(id string) (*results.File, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	data, err := readBounded(l.Path(id), maxImportSize)
+	data, err := ReadBounded(l.Path(id), maxImportSize, resultsFileKind)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +164,7 @@ func (l *Library) Load(id string) (*results.File, error) {
 // Import validates the results file at path and copies it into the library.
 // Files written by the Python kovara CLI import too.
 func (l *Library) Import(path string) (Summary, error) {
-	data, err := readBounded(path, maxImportSize)
+	data, err := ReadBounded(path, maxImportSize, resultsFileKind)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -330,7 +332,7 @@ func (l *Library) reconcile(old []Summary) ([]Summary, bool, error) {
 }
 
 func (l *Library) readSummary(id string) Summary {
-	data, err := readBounded(l.Path(id), maxImportSize)
+	data, err := ReadBounded(l.Path(id), maxImportSize, resultsFileKind)
 	if err != nil {
 		return Summary{ID: id, Unreadable: err.Error()}
 	}
@@ -472,24 +474,4 @@ func checkID(id string) error {
 		return fmt.Errorf("%q is not a run id", id)
 	}
 	return nil
-}
-
-// readBounded reads at most limit bytes of a file, refusing bigger ones.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s does not exist", path)
-		}
-		return nil, fmt.Errorf("cannot open %s: %w", path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d MiB, too big for a results file", filepath.Base(path), limit>>20)
-	}
-	return data, nil
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -143,23 +141,13 @@ func (e *ManifestError) Error() string {
 // LoadManifest reads and parses the manifest at path. Files over
 // MaxManifestSize are refused without being read in full.
 func LoadManifest(path string) (*Manifest, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("manifest %s does not exist", path)
-		}
-		return nil, fmt.Errorf("cannot open manifest %s: %w", path, err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s is a folder; choose the kovara.yaml file inside it", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read manifest %s: %w", path, err)
-	}
-	if len(data) > MaxManifestSize {
+	data, err := ReadBounded(path, MaxManifestSize, "the kovara.yaml file")
+	var big *TooBigError
+	switch {
+	case errors.As(err, &big):
 		return nil, tooBigManifest(path)
+	case err != nil:
+		return nil, fmt.Errorf("manifest: %w", err)
 	}
 	return ParseManifest(data, path)
 }

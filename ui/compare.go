@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/storage"
@@ -125,13 +126,6 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 	c.content.Refresh()
 }
 
-func truncateLabel(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
-}
-
 // newTable is the metric × run table over c.rows: the leading columns
 // (level and metric, or metric alone) and one column per run, each cell
 // coloured by whether the run did better or worse than the first.
@@ -160,7 +154,7 @@ func (c *CompareScreen) newTable(labels, lead []string, leadWidths []float32) *w
 			text = lead[id.Col]
 		} else {
 			i := id.Col - len(lead)
-			text = fmt.Sprintf("[%d] %s", i+1, truncateLabel(labels[i], 26))
+			text = fmt.Sprintf("[%d] %s", i+1, clip.Text(labels[i], 26))
 		}
 		o.(*widget.Label).SetText(text)
 	}

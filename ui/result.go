@@ -96,30 +96,11 @@ func optNum(v *float64, prec int) string {
 }
 
 func pct(d *results.Dist, q int) string {
-	v, ok := percentile(d, q)
+	v, ok := d.At(q)
 	if !ok {
 		return "—"
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
-}
-
-func percentile(d *results.Dist, q int) (float64, bool) {
-	if d == nil {
-		return 0, false
-	}
-	switch q {
-	case 50:
-		return d.P50, true
-	case 95:
-		if d.P95 != nil {
-			return *d.P95, true
-		}
-	case 99:
-		if d.P99 != nil {
-			return *d.P99, true
-		}
-	}
-	return 0, false
 }
 
 func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView {
@@ -240,7 +221,7 @@ func latencySpec(f *results.File, p Palette) ChartSpec {
 		x = append(x, float64(r.Concurrency))
 		ticks = append(ticks, float64(r.Concurrency))
 		for i, q := range []int{50, 95, 99} {
-			v, ok := percentile(r.Metrics.TTFTMs, q)
+			v, ok := r.Metrics.TTFTMs.At(q)
 			if !ok {
 				v = math.NaN() // a gap, never a made-up tail
 			}

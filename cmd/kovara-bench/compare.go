@@ -43,7 +43,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 // loadRun reads a results file by path, or a run of the library by id.
 func loadRun(arg string, lib **storage.Library) (*results.File, string, error) {
 	if _, err := os.Stat(arg); err == nil {
-		data, err := readLimited(arg, maxResultsFile)
+		data, err := storage.ReadBounded(arg, maxResultsFile, "a results file")
 		if err != nil {
 			return nil, "", err
 		}

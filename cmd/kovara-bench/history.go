@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -46,7 +47,7 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(tw, "DATE\tID\tENDPOINT\tMODEL\tENGINE\tKIND\tLEVELS\tBEST TOK/S\tSTATUS\tLABEL")
 	for _, s := range list {
 		if s.Unreadable != "" {
-			fmt.Fprintf(tw, "-\t%s\t\t\t\t\t\t\tunreadable: %s\t\n", s.ID, oneLine(s.Unreadable, 90))
+			fmt.Fprintf(tw, "-\t%s\t\t\t\t\t\t\tunreadable: %s\t\n", s.ID, clip.Line(s.Unreadable, 90))
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\n",
@@ -96,14 +97,6 @@ func status(s storage.Summary) string {
 		return "complete"
 	}
 	return "incomplete"
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // cmdImport copies results files into the library after validating them.

@@ -65,22 +65,11 @@ func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 
 
 // p formats one percentile, or "-" when the sample is too small for it.
 func p(d *results.Dist, q int) string {
-	if d == nil {
+	v, ok := d.At(q)
+	if !ok {
 		return "-"
 	}
-	var v *float64
-	switch q {
-	case 50:
-		v = &d.P50
-	case 95:
-		v = d.P95
-	case 99:
-		v = d.P99
-	}
-	if v == nil {
-		return "-"
-	}
-	return num(*v, 1)
+	return num(v, 1)
 }
 
 // opt formats an optional number, "-" when it is missing.

@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/storage"
 )
 
 // maxResultsFile bounds what validate reads.
@@ -24,7 +24,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	path := fs.Arg(0)
-	data, err := readLimited(path, maxResultsFile)
+	data, err := storage.ReadBounded(path, maxResultsFile, "a results file")
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench validate: %v\n", err)
 		return exitBadInput
@@ -40,20 +40,4 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "%s can be published; this is exactly what would be sent:\n", path)
 	stdout.Write(payload)
 	return exitOK
-}
-
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open %s: %w", path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d MiB: not a results file", path, limit>>20)
-	}
-	return data, nil
 }

@@ -73,15 +73,15 @@ var Metrics = []Metric{
 	{ID: "output_throughput", Label: "output tok/s", Unit: "tok/s", Dir: HigherBetter, Get: outputThroughput},
 	{ID: "per_user_throughput", Label: "per-user tok/s", Unit: "tok/s", Dir: HigherBetter, Get: PerUserThroughput},
 	{ID: "request_throughput", Label: "req/s", Unit: "req/s", Dir: HigherBetter, Get: requestThroughput},
-	{ID: "ttft_p50", Label: "TTFT p50", Unit: "ms", Dir: LowerBetter, Get: p50(ttft)},
-	{ID: "ttft_p95", Label: "TTFT p95", Unit: "ms", Dir: LowerBetter, Get: p95(ttft)},
-	{ID: "ttft_p99", Label: "TTFT p99", Unit: "ms", Dir: LowerBetter, Get: p99(ttft)},
-	{ID: "itl_p50", Label: "ITL p50", Unit: "ms", Dir: LowerBetter, Get: p50(itl)},
-	{ID: "itl_p95", Label: "ITL p95", Unit: "ms", Dir: LowerBetter, Get: p95(itl)},
-	{ID: "itl_p99", Label: "ITL p99", Unit: "ms", Dir: LowerBetter, Get: p99(itl)},
-	{ID: "latency_p50", Label: "latency p50", Unit: "ms", Dir: LowerBetter, Get: p50(latency)},
-	{ID: "latency_p99", Label: "latency p99", Unit: "ms", Dir: LowerBetter, Get: p99(latency)},
-	{ID: "tpot_p50", Label: "TPOT p50", Unit: "ms", Dir: LowerBetter, Get: p50(tpot)},
+	{ID: "ttft_p50", Label: "TTFT p50", Unit: "ms", Dir: LowerBetter, Get: at(50, ttft)},
+	{ID: "ttft_p95", Label: "TTFT p95", Unit: "ms", Dir: LowerBetter, Get: at(95, ttft)},
+	{ID: "ttft_p99", Label: "TTFT p99", Unit: "ms", Dir: LowerBetter, Get: at(99, ttft)},
+	{ID: "itl_p50", Label: "ITL p50", Unit: "ms", Dir: LowerBetter, Get: at(50, itl)},
+	{ID: "itl_p95", Label: "ITL p95", Unit: "ms", Dir: LowerBetter, Get: at(95, itl)},
+	{ID: "itl_p99", Label: "ITL p99", Unit: "ms", Dir: LowerBetter, Get: at(99, itl)},
+	{ID: "latency_p50", Label: "latency p50", Unit: "ms", Dir: LowerBetter, Get: at(50, latency)},
+	{ID: "latency_p99", Label: "latency p99", Unit: "ms", Dir: LowerBetter, Get: at(99, latency)},
+	{ID: "tpot_p50", Label: "TPOT p50", Unit: "ms", Dir: LowerBetter, Get: at(50, tpot)},
 	{ID: "requests_ok", Label: "ok requests", Unit: "", Dir: Neutral, Get: requestsOK},
 	{ID: "error_rate", Label: "errors + timeouts", Unit: "%", Dir: LowerBetter, Get: errorRate},
 	{ID: "output_tokens_mean", Label: "output tokens (mean)", Unit: "tok", Dir: Neutral, Get: outputTokensMean},
@@ -134,37 +134,9 @@ func itl(r results.Run) *results.Dist     { return r.Metrics.ITLMs }
 func latency(r results.Run) *results.Dist { return r.Metrics.LatencyMs }
 func tpot(r results.Run) *results.Dist    { return r.Metrics.TPOTMs }
 
-func p50(dist func(results.Run) *results.Dist) func(results.Run) (float64, bool) {
-	return func(r results.Run) (float64, bool) {
-		d := dist(r)
-		if d == nil || d.N < 1 {
-			return 0, false
-		}
-		return d.P50, true
-	}
-}
-
-func p95(dist func(results.Run) *results.Dist) func(results.Run) (float64, bool) {
-	return func(r results.Run) (float64, bool) {
-		return tail(dist(r), func(d *results.Dist) *float64 { return d.P95 })
-	}
-}
-
-func p99(dist func(results.Run) *results.Dist) func(results.Run) (float64, bool) {
-	return func(r results.Run) (float64, bool) {
-		return tail(dist(r), func(d *results.Dist) *float64 { return d.P99 })
-	}
-}
-
-func tail(d *results.Dist, pick func(*results.Dist) *float64) (float64, bool) {
-	if d == nil {
-		return 0, false
-	}
-	p := pick(d)
-	if p == nil {
-		return 0, false
-	}
-	return *p, true
+// at picks one percentile of a run's distribution.
+func at(q int, dist func(results.Run) *results.Dist) func(results.Run) (float64, bool) {
+	return func(r results.Run) (float64, bool) { return dist(r).At(q) }
 }
 
 // PerUserThroughput is the output rate one stream (one user) received at a

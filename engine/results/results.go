@@ -92,6 +92,28 @@ type Dist struct {
 	Max  float64  `json:"max"`
 }
 
+// At is the q-th percentile (50, 95 or 99); ok is false for a nil
+// distribution, an empty one, another q, or a tail the sample was too small
+// to report.
+func (d *Dist) At(q int) (v float64, ok bool) {
+	if d == nil || d.N < 1 {
+		return 0, false
+	}
+	switch q {
+	case 50:
+		return d.P50, true
+	case 95:
+		if d.P95 != nil {
+			return *d.P95, true
+		}
+	case 99:
+		if d.P99 != nil {
+			return *d.P99, true
+		}
+	}
+	return 0, false
+}
+
 // Environment describes the client and the request settings. It never holds
 // a host name, a URL or a key. This app fills Client, ClientVersion and
 // GoVersion; files imported from the Python kovara CLI carry CLIVersion and

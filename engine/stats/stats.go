@@ -20,7 +20,7 @@ const (
 
 // Quantile returns the Hyndman–Fan type 7 quantile (numpy's "linear") of a
 // sorted sample: h = (n-1)q, x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]).
-func Quantile(sorted []float64, q float64) float64 {
+func Quantile[T float32 | float64](sorted []T, q float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return math.NaN()
@@ -28,9 +28,10 @@ func Quantile(sorted []float64, q float64) float64 {
 	h := float64(n-1) * q
 	lo := int(math.Floor(h))
 	if lo >= n-1 {
-		return sorted[n-1]
+		return float64(sorted[n-1])
 	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+	a, b := float64(sorted[lo]), float64(sorted[lo+1])
+	return a + (h-float64(lo))*(b-a)
 }
 
 // Round3 rounds to three decimals (0.001 ms, 0.001 per second), half away
@@ -43,8 +44,9 @@ func Round3(v float64) float64 {
 }
 
 // Summarize sorts xs in place and returns its distribution, or nil for an
-// empty sample. Every value is rounded to 0.001.
-func Summarize(xs []float64) *results.Dist {
+// empty sample. Every value is rounded to 0.001. Inter-token gaps, the
+// biggest samples, come as float32 to halve their memory.
+func Summarize[T float32 | float64](xs []T) *results.Dist {
 	n := len(xs)
 	if n == 0 {
 		return nil
@@ -54,14 +56,14 @@ func Summarize(xs []float64) *results.Dist {
 	// a few million, and the result is rounded to 0.001.
 	var sum float64
 	for _, x := range xs {
-		sum += x
+		sum += float64(x)
 	}
 	d := &results.Dist{
 		N:    n,
 		Mean: Round3(sum / float64(n)),
-		Min:  Round3(xs[0]),
+		Min:  Round3(float64(xs[0])),
 		P50:  Round3(Quantile(xs, 0.50)),
-		Max:  Round3(xs[n-1]),
+		Max:  Round3(float64(xs[n-1])),
 	}
 	if n >= MinP95 {
 		v := Round3(Quantile(xs, 0.95))
@@ -69,47 +71,6 @@ func Summarize(xs []float64) *results.Dist {
 	}
 	if n >= MinP99 {
 		v := Round3(Quantile(xs, 0.99))
-		d.P99 = &v
-	}
-	return d
-}
-
-// Summarize32 is Summarize for compactly stored samples (inter-token gaps
-// are kept as float32 milliseconds to stay small at scale). It sorts xs in
-// place and never widens the whole sample, so a level's gaps are held
-// once: 25.6 million gaps take 102 MB, not 307.
-func Summarize32(xs []float32) *results.Dist {
-	n := len(xs)
-	if n == 0 {
-		return nil
-	}
-	slices.Sort(xs)
-	var sum float64
-	for _, x := range xs {
-		sum += float64(x)
-	}
-	q := func(p float64) float64 {
-		h := float64(n-1) * p
-		lo := int(math.Floor(h))
-		if lo >= n-1 {
-			return float64(xs[n-1])
-		}
-		a, b := float64(xs[lo]), float64(xs[lo+1])
-		return a + (h-float64(lo))*(b-a)
-	}
-	d := &results.Dist{
-		N:    n,
-		Mean: Round3(sum / float64(n)),
-		Min:  Round3(float64(xs[0])),
-		P50:  Round3(q(0.50)),
-		Max:  Round3(float64(xs[n-1])),
-	}
-	if n >= MinP95 {
-		v := Round3(q(0.95))
-		d.P95 = &v
-	}
-	if n >= MinP99 {
-		v := Round3(q(0.99))
 		d.P99 = &v
 	}
 	return d

@@ -29,7 +29,7 @@ func TestQuantileType7(t *testing.T) {
 			t.Errorf("%s: Quantile(%v, %v) = %v, want %v", tc.name, tc.xs, tc.q, got, tc.want)
 		}
 	}
-	if !math.IsNaN(Quantile(nil, 0.5)) {
+	if !math.IsNaN(Quantile([]float64(nil), 0.5)) {
 		t.Errorf("Quantile(nil) should be NaN")
 	}
 }
@@ -75,7 +75,7 @@ func TestSummarizeThresholds(t *testing.T) {
 	if *d.P95 != 95.05 || *d.P99 != 99.01 {
 		t.Errorf("got p95 %v p99 %v, want 95.05 99.01", *d.P95, *d.P99)
 	}
-	if Summarize(nil) != nil {
+	if Summarize([]float64(nil)) != nil {
 		t.Errorf("Summarize(nil) should be nil")
 	}
 }
@@ -98,7 +98,7 @@ func TestRound3(t *testing.T) {
 
 func TestSummarize32(t *testing.T) {
 	t.Parallel()
-	d := Summarize32([]float32{20.5, 19.5, 20})
+	d := Summarize([]float32{20.5, 19.5, 20})
 	if d.N != 3 || d.P50 != 20 || d.Mean != 20 || d.Min != 19.5 || d.Max != 20.5 {
 		t.Errorf("got %+v", d)
 	}
@@ -113,7 +113,7 @@ func TestSummarize32MatchesSummarize(t *testing.T) {
 			v := float32((i*7919)%1000) / 10
 			xs32[i], xs64[i] = v, float64(v)
 		}
-		a, b := Summarize32(xs32), Summarize(xs64)
+		a, b := Summarize(xs32), Summarize(xs64)
 		if a.N != b.N || a.Mean != b.Mean || a.Min != b.Min || a.P50 != b.P50 || a.Max != b.Max ||
 			(a.P95 == nil) != (b.P95 == nil) || (a.P99 == nil) != (b.P99 == nil) ||
 			(a.P95 != nil && *a.P95 != *b.P95) || (a.P99 != nil && *a.P99 != *b.P99) {
