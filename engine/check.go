@@ -10,6 +10,7 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/hw"
 )
 
 // EndpointReport is what the endpoint screen's Test shows: the served
@@ -142,4 +143,50 @@ func (r *EndpointReport) Lines(err error) []string {
 		out = append(out, "The server answers as "+r.ServerModel)
 	}
 	return out
+}
+
+// TestEndpoint is the endpoint Test that the Endpoints screen and
+// kovara-bench check both show, in the same words: what Check found, then
+// whether the server's /metrics answers with queue gauges, then what the
+// endpoint's GPU telemetry source sees. err is Check's (nil when the
+// server took a streaming chat request).
+func TestEndpoint(ctx context.Context, ep Endpoint) ([]string, error) {
+	rep, err := Check(ctx, ep, "")
+	lines := rep.Lines(err)
+	if err == nil {
+		lines = append(lines, metricsLine(ctx, ep))
+	}
+	if ep.GPU != "" {
+		lines = append(lines, gpuLine(ctx, ep.GPU))
+	}
+	return lines, err
+}
+
+// metricsLine says whether the server publishes the queue gauges the live
+// view charts.
+func metricsLine(ctx context.Context, ep Endpoint) string {
+	m, err := ReadServerMetrics(ctx, ep)
+	if err != nil || m.Family == "" {
+		return "Server metrics: no /metrics with queue gauges (the live view shows the client's numbers only)"
+	}
+	line := "Server metrics: " + results.FamilyName(m.Family) + " /metrics answers"
+	if m.Running != nil && m.Waiting != nil {
+		line += fmt.Sprintf(" (%.0f running, %.0f waiting now)", *m.Running, *m.Waiting)
+	}
+	return line
+}
+
+// gpuLine says what the endpoint's GPU telemetry source sees.
+func gpuLine(ctx context.Context, source string) string {
+	src, err := hw.ParseSource(source)
+	if err != nil || src == nil {
+		return "GPU telemetry: " + fmt.Sprint(err)
+	}
+	ictx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	inv, err := src.Inventory(ictx)
+	if err != nil {
+		return "GPU telemetry (" + src.String() + "): " + err.Error()
+	}
+	return "GPUs (" + src.String() + "): " + hw.Summary(inv)
 }

@@ -13,9 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
-	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
-	"github.com/kovara/desktop/hw"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -276,7 +274,6 @@ func (s *EndpointsScreen) onTest() {
 	s.cancelTest()
 	var ep engine.Endpoint
 	var stop func()
-	gpu := ""
 	if s.selected == SimulatorName {
 		srv, url, err := sim.Start(sim.Demo(), "127.0.0.1:0")
 		if err != nil {
@@ -292,7 +289,6 @@ func (s *EndpointsScreen) onTest() {
 			return
 		}
 		ep = e.WithKey(key)
-		gpu = e.GPU
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	s.testing = cancel
@@ -303,14 +299,7 @@ func (s *EndpointsScreen) onTest() {
 		if stop != nil {
 			defer stop()
 		}
-		rep, err := engine.Check(ctx, ep, "")
-		lines := rep.Lines(err)
-		if err == nil {
-			lines = append(lines, metricsLine(ctx, ep))
-		}
-		if gpu != "" {
-			lines = append(lines, gpuLine(ctx, gpu))
-		}
+		lines, _ := engine.TestEndpoint(ctx, ep)
 		text := strings.Join(lines, "\n")
 		s.u.do(func() {
 			s.testButton.Enable()
@@ -326,31 +315,3 @@ func (s *EndpointsScreen) cancelTest() {
 	}
 }
 
-// gpuLine says what the endpoint's GPU telemetry source sees.
-func gpuLine(ctx context.Context, source string) string {
-	src, err := hw.ParseSource(source)
-	if err != nil || src == nil {
-		return "GPU telemetry: " + fmt.Sprint(err)
-	}
-	ictx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	inv, err := src.Inventory(ictx)
-	if err != nil {
-		return "GPU telemetry (" + src.String() + "): " + err.Error()
-	}
-	return "GPUs (" + src.String() + "): " + hw.Summary(inv)
-}
-
-// metricsLine says whether the server publishes the queue gauges the live
-// view charts.
-func metricsLine(ctx context.Context, ep engine.Endpoint) string {
-	m, err := engine.ReadServerMetrics(ctx, ep)
-	if err != nil || m.Family == "" {
-		return "Server metrics: no /metrics with queue gauges (the live view shows the client's numbers only)"
-	}
-	line := "Server metrics: " + results.FamilyName(m.Family) + " /metrics answers"
-	if m.Running != nil && m.Waiting != nil {
-		line += fmt.Sprintf(" (%.0f running, %.0f waiting now)", *m.Running, *m.Waiting)
-	}
-	return line
-}

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/kovara/desktop/engine"
 )
 
 // Exit codes (SPEC §8).
@@ -24,6 +26,7 @@ const usage = `kovara-bench — benchmark an OpenAI-compatible LLM server with t
 
 Usage:
   kovara-bench run --endpoint URL [flags]   benchmark a server
+  kovara-bench check ENDPOINT               test an endpoint, as the app's Test button does
   kovara-bench demo                         a full run against the built-in simulator
   kovara-bench simulate --listen ADDR       serve the built-in simulator
   kovara-bench validate FILE                check a results file for publishing
@@ -45,6 +48,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "run":
 		return cmdRun(rest, stdout, stderr)
+	case "check":
+		return cmdCheck(rest, stdout, stderr)
 	case "demo":
 		return cmdDemo(rest, stdout, stderr)
 	case "simulate":
@@ -70,6 +75,17 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	return exitBadInput
 }
 
+// exitFor is the exit code of a failed run or check: bad input (a plan that
+// cannot run, an endpoint that cannot be used) or a stage that failed.
+func exitFor(err error) int {
+	var pe *engine.PlanError
+	var ee *engine.EndpointError
+	if errors.As(err, &pe) || errors.As(err, &ee) && ee.Kind != engine.ErrRefused {
+		return exitBadInput
+	}
+	return exitFailed
+}
+
 // parseFlags parses a command's flags; it reports -h as exitOK and bad
 // flags as exitBadInput, having already printed the reason.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
@@ -80,7 +96,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 		}
 		return exitBadInput, false
 	}
-	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "compare" && fs.Name() != "import" {
+	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "compare" && fs.Name() != "import" && fs.Name() != "check" {
 		fmt.Fprintf(stderr, "kovara-bench %s: unexpected argument %q\n", fs.Name(), strings.Join(fs.Args(), " "))
 		return exitBadInput, false
 	}

@@ -7,17 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 )
@@ -343,5 +346,45 @@ func TestRunAgainstLlamaCpp(t *testing.T) {
 	}
 	if _, stderr = run(); strings.Contains(stderr, "prompt cache") {
 		t.Errorf("a run with a fresh seed warned about the cache:\n%s", stderr)
+	}
+}
+
+// TestCheckSaysWhatTheAppsTestSays: kovara-bench check prints the lines of
+// engine.TestEndpoint, the Endpoints screen's Test, and exits 2 when the
+// endpoint cannot be reached.
+func TestCheckSaysWhatTheAppsTestSays(t *testing.T) {
+	t.Parallel()
+	cfg := fast()
+	cfg.Personality = sim.LlamaCpp
+	url := startSim(t, cfg)
+	code, stdout, stderr := runCLI("check", url)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	want, err := engine.TestEndpoint(context.Background(), engine.Endpoint{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Split(strings.TrimSpace(stdout), "\n"); !slices.Equal(got, want) {
+		t.Errorf("check printed\n%s\nthe app's Test says\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, w := range []string{"Engine: llama.cpp", "Streaming chat on kovara-sim-8b: accepted", "Server metrics: llama.cpp /metrics answers"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("check lacks %q:\n%s", w, stdout)
+		}
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	code, stdout, _ = runCLI("check", "--endpoint", "http://"+addr)
+	if code != exitBadInput || !strings.HasPrefix(stdout, "Failed: nothing is listening on "+addr) {
+		t.Errorf("unreachable: exit %d, %q", code, stdout)
+	}
+	if code, _, _ := runCLI("check"); code != exitBadInput {
+		t.Errorf("no endpoint: exit %d", code)
 	}
 }

@@ -188,12 +188,7 @@ func planExit(err error, stderr io.Writer) (int, bool) {
 		return exitInterrupted, true
 	}
 	fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
-	var pe *engine.PlanError
-	var ee *engine.EndpointError
-	if errors.As(err, &pe) || errors.As(err, &ee) && ee.Kind != engine.ErrRefused {
-		return exitBadInput, false
-	}
-	return exitFailed, false
+	return exitFor(err), false
 }
 
 // keepPlanResult saves a plan result into the library (save), and writes

@@ -224,13 +224,7 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 	default:
 		fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
-		var pe *engine.PlanError
-		var ee *engine.EndpointError
-		switch {
-		case errors.As(err, &pe), errors.As(err, &ee) && ee.Kind != engine.ErrRefused:
-			return exitBadInput
-		}
-		return exitFailed
+		return exitFor(err)
 	}
 	if file == nil {
 		return code
