@@ -88,33 +88,21 @@ func (l *Library) loadBytes(id string) ([]byte, error) {
 
 // decodeAny reads any of the library's kinds into a summary.
 func decodeAny(id string, data []byte) Summary {
-	format, _, err := results.DocumentFormat(data)
+	d, err := DecodeDocument(data)
 	if err != nil {
 		return Summary{ID: id, Unreadable: err.Error()}
 	}
-	switch format {
-	case results.FormatStages:
-		r, err := results.DecodeStages(data)
-		if err != nil {
-			return Summary{ID: id, Unreadable: err.Error()}
-		}
-		s := summarizeStages(r)
-		s.ID = id
-		return s
-	case results.FormatSpecDec:
-		r, err := results.DecodeSpecDec(data)
-		if err != nil {
-			return Summary{ID: id, Unreadable: err.Error()}
-		}
-		s := summarizeSpecDec(r)
-		s.ID = id
-		return s
+	var s Summary
+	switch {
+	case d.Stages != nil:
+		s = summarizeStages(d.Stages)
+	case d.SpecDec != nil:
+		s = summarizeSpecDec(d.SpecDec)
+	default:
+		return summarize(id, d.File)
 	}
-	f, err := results.Decode(data)
-	if err != nil {
-		return Summary{ID: id, Unreadable: err.Error()}
-	}
-	return summarize(id, f)
+	s.ID = id
+	return s
 }
 
 func engineName(d results.Detection) string {

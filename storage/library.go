@@ -108,8 +108,11 @@ func (l *Library) Path(id string) string { return filepath.Join(l.dir, id+".json
 func NewID(createdAt time.Time, model string) string {
 	var b [3]byte
 	rand.Read(b[:])
-	return createdAt.UTC().Format("20060102-150405") + "_" + slug(model) + "_" + hex.EncodeToString(b[:])
+	return createdAt.UTC().Format(idTimeLayout) + "_" + slug(model) + "_" + hex.EncodeToString(b[:])
 }
+
+// idTimeLayout is how an id begins: the run's time, UTC (ParseRunID).
+const idTimeLayout = "20060102-150405"
 
 func slug(s string) string {
 	var b strings.Builder

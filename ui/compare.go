@@ -43,19 +43,6 @@ func newCompareScreen(u *App) *CompareScreen {
 	return c
 }
 
-// compareLabel names a run in the comparison: its label, else its model
-// and time.
-func compareLabel(s storage.Summary, f *results.File) string {
-	if s.Label != "" {
-		return s.Label
-	}
-	when := f.CreatedAt
-	if len(when) >= 16 {
-		when = strings.Replace(when[5:16], "T", " ", 1)
-	}
-	return fmt.Sprintf("%s %s", s.Model, when)
-}
-
 // compareRuns loads the runs and shows them in the Compare place.
 func (u *App) compareRuns(ids []string) {
 	list, _ := u.lib.List()
@@ -72,7 +59,7 @@ func (u *App) compareRuns(ids []string) {
 			return
 		}
 		files = append(files, f)
-		labels = append(labels, compareLabel(byID[id], f))
+		labels = append(labels, storage.RunName(byID[id].Label, byID[id].Model, f.CreatedAt))
 	}
 	u.compareS.show(files, labels)
 	u.tabs.Select(u.compareTab)
@@ -289,36 +276,62 @@ func (c *CompareScreen) saveChart(view *ChartView, title string) {
 }
 
 // compareStages shows three-stage results side by side.
-func (u *App) compareStages(ids []string) {
+// compareDocs loads runs of one of the other plans, with their names.
+func (u *App) compareDocs(ids []string) ([]storage.Document, []string, bool) {
 	list, _ := u.lib.List()
 	labels := map[string]string{}
 	for _, s := range list {
 		labels[s.ID] = s.Label
 	}
-	var docs []*results.StagesResult
+	var docs []storage.Document
 	var names []string
 	for _, id := range ids {
-		r, err := u.lib.LoadStages(id)
+		d, err := u.lib.LoadDocument(id)
 		if err != nil {
 			u.showProblem("A run cannot be compared", err.Error())
-			return
+			return nil, nil, false
 		}
-		docs = append(docs, r)
-		name := labels[id]
-		if name == "" {
-			name = r.Model + " " + strings.Replace(r.CreatedAt[5:16], "T", " ", 1)
-		}
-		names = append(names, name)
+		docs = append(docs, d)
+		names = append(names, storage.RunName(labels[id], d.Model(), d.CreatedAt()))
 	}
-	u.compareS.showStages(docs, names)
+	return docs, names, true
+}
+
+func (u *App) compareStages(ids []string) {
+	docs, names, ok := u.compareDocs(ids)
+	if !ok {
+		return
+	}
+	var rs []*results.StagesResult
+	for _, d := range docs {
+		rs = append(rs, d.Stages)
+	}
+	same, diffs := compare.StagesVerdict(rs)
+	u.compareS.showDocs("These three-stage results measured the same thing.", same, diffs, names, compare.StagesTable(rs), false)
 	u.tabs.Select(u.compareTab)
 }
 
-func (c *CompareScreen) showStages(docs []*results.StagesResult, labels []string) {
+func (u *App) compareSpecDec(ids []string) {
+	docs, names, ok := u.compareDocs(ids)
+	if !ok {
+		return
+	}
+	var rs []*results.SpecDecResult
+	for _, d := range docs {
+		rs = append(rs, d.SpecDec)
+	}
+	same, diffs := compare.SpecDecVerdict(rs)
+	u.compareS.showDocs("These speculative-decoding results measured the same thing.", same, diffs, names, compare.SpecDecTable(rs, names), true)
+	u.tabs.Select(u.compareTab)
+}
+
+// showDocs shows a comparison of one of the other plans' results: the
+// verdict (same when they are like for like, else each difference) and
+// the metric × run table, per level when perLevel.
+func (c *CompareScreen) showDocs(same string, ok bool, diffs, labels []string, rows []compare.Row, perLevel bool) {
 	c.files, c.labels = nil, labels
-	c.rows = compare.StagesTable(docs)
-	ok, diffs := compare.StagesVerdict(docs)
-	sentence := "These three-stage results measured the same thing."
+	c.rows = rows
+	sentence := same
 	if !ok {
 		sentence = "Not like for like: " + strings.Join(diffs, "; ") + "."
 	}
@@ -329,7 +342,11 @@ func (c *CompareScreen) showStages(docs []*results.StagesResult, labels []string
 		lines = append(lines, fmt.Sprintf("[%d] %s", i+1, l))
 	}
 	c.details = widget.NewLabel(strings.Join(lines, "\n"))
-	c.table = c.newTable(labels, []string{"Metric"}, []float32{300})
+	if perLevel {
+		c.table = c.newTable(labels, []string{"Level", "Metric"}, []float32{60, 240})
+	} else {
+		c.table = c.newTable(labels, []string{"Metric"}, []float32{300})
+	}
 	c.charts, c.saves, c.views = nil, nil, nil
 	c.content.Objects = []fyne.CanvasObject{container.NewBorder(container.NewVBox(c.verdict, c.details), nil, nil, nil, c.table)}
 	c.content.Refresh()

@@ -314,4 +314,3 @@ func (s *EndpointsScreen) cancelTest() {
 		s.testing = nil
 	}
 }
-

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -281,21 +283,18 @@ func (h *HistoryScreen) onCompare() {
 	if len(ids) < 2 || len(ids) > maxCompare {
 		return
 	}
-	kinds := map[string]bool{}
+	var plans []string
 	for _, id := range ids {
-		p := h.planOf(id)
-		if p == "" {
-			p = storage.PlanKovara
-		}
-		kinds[p] = true
+		plans = append(plans, h.planOf(id))
 	}
+	kind, err := storage.ComparableKind(plans)
 	switch {
-	case len(kinds) > 1:
-		h.status.SetText("Compare takes runs of one kind: Kovara runs with Kovara runs, three-stage results with three-stage results.")
-	case kinds[storage.PlanStages]:
+	case err != nil:
+		h.status.SetText(capitalize(err.Error()) + ".")
+	case kind == storage.PlanStages:
 		h.u.compareStages(ids)
-	case kinds[storage.PlanSpecDec]:
-		h.status.SetText("Speculative-decoding results are not compared side by side yet: open each one instead.")
+	case kind == storage.PlanSpecDec:
+		h.u.compareSpecDec(ids)
 	default:
 		h.u.compareRuns(ids)
 	}
@@ -466,4 +465,14 @@ func (h *HistoryScreen) onDropped(_ fyne.Position, uris []fyne.URI) {
 	}
 	h.u.tabs.SelectIndex(1)
 	h.importFiles(paths)
+}
+
+// capitalize starts a phrase with a capital letter, for a label or a
+// status line.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	r, size := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[size:]
 }

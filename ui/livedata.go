@@ -212,10 +212,3 @@ func (d *liveData) utilSpec(p Palette) ChartSpec {
 		Series: []Series{{Name: "", X: d.gpuX, Y: d.gpuUtil, Kind: Line, Color: 4}},
 	}
 }
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return string(s[0]-'a'+'A') + s[1:]
-}

@@ -69,3 +69,45 @@ func TestPromptCacheAndReconnectsShown(t *testing.T) {
 		}
 	})
 }
+
+// TestCompareSpecDecFromHistory: two speculative-decoding results chosen in
+// History compare side by side, per level, with their acceptance.
+func TestCompareSpecDecFromHistory(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, SpecDecode: &sim.SpecDecode{DraftTokens: 2, Acceptance: 0.5}})
+	var ids []string
+	for range 2 {
+		p := engine.DefaultSpecDecPlan()
+		p.Levels, p.Requests, p.MaxTokens = []int{1, 2}, 4, 32
+		r, err := engine.RunSpecDec(context.Background(), p, engine.Endpoint{URL: url}, engine.Observer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := h.u.lib.SaveSpecDec("", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	hs := h.u.historyS
+	h.locked(func() {
+		hs.reload()
+		for _, id := range ids {
+			hs.table.Select(widget.TableCellID{Row: h.rowOf(id), Col: 0})
+		}
+		test.Tap(hs.compareButton)
+		cs := h.u.compareS
+		if h.u.tabs.Selected() != h.u.compareTab || cs.verdict == nil || cs.verdict.Text != "These speculative-decoding results measured the same thing." {
+			t.Fatalf("compare not showing the speculative-decoding verdict (status %q)", hs.status.Text)
+		}
+		var acceptance int
+		for _, row := range cs.rows {
+			if row.Metric.ID == "acceptance_rate" && row.Cells[0].Present && row.Cells[1].Present {
+				acceptance++
+			}
+		}
+		if acceptance != 2 {
+			t.Errorf("acceptance rows with both runs: %d, want one per level", acceptance)
+		}
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -13,8 +12,11 @@ import (
 	"github.com/kovara/desktop/storage"
 )
 
-// cmdCompare prints the comparability verdict and a metric × run table of
-// two or more runs, each a results file or a library id.
+// cmdCompare prints whether two or more runs (results files or library
+// ids) measured the same thing, naming every condition that differs, and
+// a metric × run table with the change against the first. Runs of one kind
+// compare: Kovara runs, three-stage results or speculative-decoding
+// results.
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -24,60 +26,59 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kovara-bench compare: give two or more runs (results files or ids from kovara-bench history)")
 		return exitBadInput
 	}
-	var files []*results.File
-	var labels []string
+	var docs []storage.Document
+	var labels, plans []string
 	var lib *storage.Library
 	for _, arg := range fs.Args() {
-		f, label, err := loadRun(arg, &lib)
+		d, err := storage.LoadArg(arg, &lib, openLibrary)
 		if err != nil {
 			fmt.Fprintf(stderr, "kovara-bench compare: %v\n", err)
 			return exitBadInput
 		}
-		files = append(files, f)
-		labels = append(labels, label)
+		docs = append(docs, d)
+		labels = append(labels, storage.ShortName(arg))
+		plans = append(plans, d.Plan)
 	}
-	printComparison(stdout, files, labels)
+	kind, err := storage.ComparableKind(plans)
+	if err != nil {
+		fmt.Fprintf(stderr, "kovara-bench compare: %v\n", err)
+		return exitBadInput
+	}
+	switch kind {
+	case storage.PlanStages:
+		var rs []*results.StagesResult
+		for _, d := range docs {
+			rs = append(rs, d.Stages)
+		}
+		ok, diffs := compare.StagesVerdict(rs)
+		printVerdict(stdout, "These three-stage results measured the same thing.", ok, diffs)
+		printRows(stdout, compare.StagesTable(rs), labels, false)
+	case storage.PlanSpecDec:
+		var rs []*results.SpecDecResult
+		for _, d := range docs {
+			rs = append(rs, d.SpecDec)
+		}
+		ok, diffs := compare.SpecDecVerdict(rs)
+		printVerdict(stdout, "These speculative-decoding results measured the same thing.", ok, diffs)
+		printRows(stdout, compare.SpecDecTable(rs, labels), labels, true)
+	default:
+		var files []*results.File
+		for _, d := range docs {
+			files = append(files, d.File)
+		}
+		printComparison(stdout, files, labels)
+	}
 	return exitOK
 }
 
-// loadRun reads a results file by path, or a run of the library by id.
-func loadRun(arg string, lib **storage.Library) (*results.File, string, error) {
-	if _, err := os.Stat(arg); err == nil {
-		data, err := storage.ReadBounded(arg, maxResultsFile, "a results file")
-		if err != nil {
-			return nil, "", err
-		}
-		f, err := results.Decode(data)
-		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", arg, err)
-		}
-		return f, shortLabel(arg), nil
+// printVerdict says whether runs of the other plans are like for like.
+func printVerdict(w io.Writer, same string, ok bool, diffs []string) {
+	if ok {
+		fmt.Fprintln(w, same)
+	} else {
+		fmt.Fprintln(w, "Not like for like: "+strings.Join(diffs, "; ")+".")
 	}
-	if *lib == nil {
-		l, err := openLibrary()
-		if err != nil {
-			return nil, "", fmt.Errorf("%s is not a file, and the library cannot be opened: %w", arg, err)
-		}
-		*lib = l
-	}
-	f, err := (*lib).Load(arg)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s is neither a results file nor a run in the library (%v)", arg, err)
-	}
-	return f, shortLabel(arg), nil
-}
-
-func shortLabel(s string) string {
-	s = s[strings.LastIndexAny(s, `/\`)+1:]
-	s = strings.TrimSuffix(s, ".json")
-	// Library ids start with their time; the model and short id tell runs apart.
-	if len(s) > 16 && s[8] == '-' && s[15] == '_' {
-		s = s[16:]
-	}
-	if len(s) > 24 {
-		s = s[:24] + "…"
-	}
-	return s
+	fmt.Fprintln(w)
 }
 
 func printComparison(w io.Writer, files []*results.File, labels []string) {
@@ -90,16 +91,28 @@ func printComparison(w io.Writer, files []*results.File, labels []string) {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	fmt.Fprintln(w)
+	printRows(w, compare.Table(files, labels), labels, true)
+}
+
+// printRows writes a metric × run table, with each row's concurrency
+// first when the rows are per level.
+func printRows(w io.Writer, rows []compare.Row, labels []string, perLevel bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "conc\tmetric"
+	head := "metric"
+	if perLevel {
+		head = "conc\tmetric"
+	}
 	for i, l := range labels {
 		head += fmt.Sprintf("\t[%d] %s", i+1, l)
 	}
 	fmt.Fprintln(tw, head+"\t")
-	for _, row := range compare.Table(files, labels) {
-		line := fmt.Sprintf("%d\t%s", row.Concurrency, row.Metric.Label)
+	for _, row := range rows {
+		line := row.Metric.Label
 		if u := row.Metric.Unit; u != "" && !strings.Contains(row.Metric.Label, u) {
 			line += " (" + row.Metric.Unit + ")"
+		}
+		if perLevel {
+			line = fmt.Sprintf("%d\t%s", row.Concurrency, line)
 		}
 		for i, c := range row.Cells {
 			cell := "—"

@@ -100,3 +100,39 @@ func TestDemoStages(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestCompareOtherPlans: kovara-bench compare takes two three-stage
+// results, or two speculative-decoding results, and refuses to mix kinds.
+func TestCompareOtherPlans(t *testing.T) {
+	t.Parallel()
+	url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, NaturalStop: func(int64) int { return 1 << 20 },
+		SpecDecode: &sim.SpecDecode{DraftTokens: 2, Acceptance: 0.5}})
+	dir := t.TempDir()
+	run := func(name string, args ...string) string {
+		t.Helper()
+		out := filepath.Join(dir, name)
+		code, _, stderr := runCLI(append(append([]string{"run", "--endpoint", url, "-o", out, "--quiet"}, args...))...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d, stderr:\n%s", name, code, stderr)
+		}
+		return out
+	}
+	st1 := run("stages-1.json", "--plan", "stages", "--quick", "--users", "2", "--spec-decode", "none")
+	st2 := run("stages-2.json", "--plan", "stages", "--quick", "--users", "2", "--spec-decode", "none")
+	sd1 := run("specdec-1.json", "--plan", "specdec", "--concurrency", "1,2", "--requests", "4", "--output-tokens", "32")
+	sd2 := run("specdec-2.json", "--plan", "specdec", "--concurrency", "1", "--requests", "4", "--output-tokens", "32")
+
+	code, stdout, stderr := runCLI("compare", st1, st2)
+	if code != exitOK || !strings.HasPrefix(stdout, "These three-stage results measured the same thing.") ||
+		!strings.Contains(stdout, "decode, code prompt (tok/s)") || !strings.Contains(stdout, "[2] stages-2") {
+		t.Errorf("three-stage compare: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("compare", sd1, sd2)
+	if code != exitOK || !strings.HasPrefix(stdout, "These speculative-decoding results measured the same thing.") ||
+		!strings.Contains(stdout, "mean acceptance length") || !strings.Contains(stdout, "2     output (tok/s)") {
+		t.Errorf("speculative-decoding compare: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr = runCLI("compare", st1, sd1); code != exitBadInput || !strings.Contains(stderr, "one kind") {
+		t.Errorf("mixed kinds: exit %d, %s", code, stderr)
+	}
+}

@@ -1,0 +1,117 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// SpecDecMetrics are the speculative-decoding mode's numbers per level,
+// side by side.
+var SpecDecMetrics = []struct {
+	ID, Label, Unit string
+	Dir             Direction
+	Get             func(results.SpecDecLevel) (float64, bool)
+}{
+	{"output_tps", "output", "tok/s", HigherBetter, func(l results.SpecDecLevel) (float64, bool) { return opt(l.OutputTPS) }},
+	{"mean_decode_tps", "decode per request, mean", "tok/s", HigherBetter, func(l results.SpecDecLevel) (float64, bool) { return opt(l.MeanDecodeTPS) }},
+	{"ttft_p50", "TTFT p50", "ms", LowerBetter, func(l results.SpecDecLevel) (float64, bool) { return opt(l.TTFTMsP50) }},
+	{"acceptance_rate", "acceptance rate", "%", HigherBetter, func(l results.SpecDecLevel) (float64, bool) {
+		if l.Spec == nil || l.Spec.AcceptanceRate == nil {
+			return 0, false
+		}
+		return 100 * *l.Spec.AcceptanceRate, true
+	}},
+	{"acceptance_length", "mean acceptance length", "tok", HigherBetter, func(l results.SpecDecLevel) (float64, bool) {
+		if l.Spec == nil {
+			return 0, false
+		}
+		return opt(l.Spec.MeanAcceptanceLength)
+	}},
+	{"output_tokens_p50", "answer length p50", "tok", Neutral, func(l results.SpecDecLevel) (float64, bool) {
+		if l.OutputTokens == nil {
+			return 0, false
+		}
+		return l.OutputTokens.P50, true
+	}},
+}
+
+func opt(v *float64) (float64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	return *v, true
+}
+
+// SpecDecTable is a level × metric × run table of speculative-decoding
+// results, with the change against the first, as Table is for Kovara
+// runs; a level some results lack is a gap.
+func SpecDecTable(docs []*results.SpecDecResult, labels []string) []Row {
+	byLevel := make([]map[int]results.SpecDecLevel, len(docs))
+	var levels []int
+	for i, d := range docs {
+		byLevel[i] = map[int]results.SpecDecLevel{}
+		if d == nil {
+			continue
+		}
+		for _, l := range d.Levels {
+			byLevel[i][l.Concurrency] = l
+			if !slices.Contains(levels, l.Concurrency) {
+				levels = append(levels, l.Concurrency)
+			}
+		}
+	}
+	slices.Sort(levels)
+	var rows []Row
+	for _, c := range levels {
+		shared := true
+		for i := range docs {
+			if _, ok := byLevel[i][c]; !ok {
+				shared = false
+			}
+		}
+		for _, m := range SpecDecMetrics {
+			cells := make([]Cell, len(docs))
+			for i := range docs {
+				cells[i].Label = runName(i)
+				if i < len(labels) && labels[i] != "" {
+					cells[i].Label = labels[i]
+				}
+				if l, ok := byLevel[i][c]; ok {
+					cells[i].Value, cells[i].Present = m.Get(l)
+				}
+			}
+			compareCells(cells, m.Dir)
+			rows = append(rows, Row{Concurrency: c, Shared: shared,
+				Metric: Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Dir: m.Dir}, Cells: cells})
+		}
+	}
+	return rows
+}
+
+// SpecDecVerdict says whether speculative-decoding results measure the
+// same thing: the same model and engine, answer cap, thinking setting and
+// prompt set. The speculative setup itself is what people compare, so
+// it is named, not held against them.
+func SpecDecVerdict(docs []*results.SpecDecResult) (bool, []string) {
+	var diffs []string
+	for i := 1; i < len(docs); i++ {
+		a, b := docs[0], docs[i]
+		if a == nil || b == nil {
+			continue
+		}
+		check := func(what, x, y string) {
+			if x != y {
+				diffs = append(diffs, fmt.Sprintf("%s differs (%s vs %s, run %d)", what, x, y, i+1))
+			}
+		}
+		check("model", a.Model, b.Model)
+		check("engine", strings.TrimSpace(a.Engine.Family+" "+a.Engine.Version), strings.TrimSpace(b.Engine.Family+" "+b.Engine.Version))
+		check("max tokens", fmt.Sprint(a.Settings.MaxTokens), fmt.Sprint(b.Settings.MaxTokens))
+		check("thinking", a.Settings.Thinking, b.Settings.Thinking)
+		check("prompt set", a.Settings.PromptSet, b.Settings.PromptSet)
+	}
+	return len(diffs) == 0, diffs
+}

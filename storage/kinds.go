@@ -1,0 +1,195 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// Document is one saved run of any kind: exactly one of File, Stages and
+// SpecDec is set, as Plan says.
+type Document struct {
+	Plan    string // PlanKovara, PlanStages or PlanSpecDec
+	File    *results.File
+	Stages  *results.StagesResult
+	SpecDec *results.SpecDecResult
+}
+
+// DecodeDocument reads a document of any of the library's kinds.
+func DecodeDocument(data []byte) (Document, error) {
+	format, _, err := results.DocumentFormat(data)
+	if err != nil {
+		return Document{}, err
+	}
+	switch format {
+	case results.FormatStages:
+		r, err := results.DecodeStages(data)
+		return Document{Plan: PlanStages, Stages: r}, err
+	case results.FormatSpecDec:
+		r, err := results.DecodeSpecDec(data)
+		return Document{Plan: PlanSpecDec, SpecDec: r}, err
+	}
+	f, err := results.Decode(data)
+	return Document{Plan: PlanKovara, File: f}, err
+}
+
+// ReadDocument reads a document of any kind from a file.
+func ReadDocument(path string) (Document, error) {
+	data, err := ReadBounded(path, maxImportSize, resultsFileKind)
+	if err != nil {
+		return Document{}, err
+	}
+	d, err := DecodeDocument(data)
+	if err != nil {
+		return Document{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+// LoadDocument reads run id of any kind.
+func (l *Library) LoadDocument(id string) (Document, error) {
+	data, err := l.loadBytes(id)
+	if err != nil {
+		return Document{}, err
+	}
+	return DecodeDocument(data)
+}
+
+// Model and CreatedAt name what the document measured, and when.
+func (d Document) Model() string {
+	switch {
+	case d.File != nil:
+		return fileModel(d.File)
+	case d.Stages != nil:
+		return d.Stages.Model
+	case d.SpecDec != nil:
+		return d.SpecDec.Model
+	}
+	return ""
+}
+
+func (d Document) CreatedAt() string {
+	switch {
+	case d.File != nil:
+		return d.File.CreatedAt
+	case d.Stages != nil:
+		return d.Stages.CreatedAt
+	case d.SpecDec != nil:
+		return d.SpecDec.CreatedAt
+	}
+	return ""
+}
+
+// planNames say each kind in words.
+var planNames = map[string]string{
+	PlanKovara:  "Kovara runs",
+	PlanStages:  "three-stage results",
+	PlanSpecDec: "speculative-decoding results",
+}
+
+// ComparableKind is the one kind every run to compare has (an empty plan
+// counts as a Kovara run, as older index entries have none). Runs of
+// different kinds measure different things and cannot share a table.
+func ComparableKind(plans []string) (string, error) {
+	kind := ""
+	for _, p := range plans {
+		if p == "" {
+			p = PlanKovara
+		}
+		if kind != "" && p != kind {
+			return "", errors.New("compare takes runs of one kind: Kovara runs with Kovara runs, three-stage results with three-stage results, speculative-decoding results with speculative-decoding results")
+		}
+		kind = p
+	}
+	if kind == "" {
+		return "", errors.New("there are no runs to compare")
+	}
+	return kind, nil
+}
+
+// PlanName says a kind in words ("three-stage results").
+func PlanName(plan string) string {
+	if n, ok := planNames[plan]; ok {
+		return n
+	}
+	return planNames[PlanKovara]
+}
+
+// RunID is what a library id says: when the run was made, the model (as
+// a slug) and a short random part that tells runs apart.
+type RunID struct {
+	Created time.Time
+	Model   string
+	Short   string
+}
+
+// ParseRunID reads an id made by NewID; ok is false for anything else.
+func ParseRunID(id string) (RunID, bool) {
+	stamp, rest, ok := strings.Cut(id, "_")
+	if !ok {
+		return RunID{}, false
+	}
+	t, err := time.Parse(idTimeLayout, stamp)
+	if err != nil {
+		return RunID{}, false
+	}
+	i := strings.LastIndex(rest, "_")
+	if i < 0 {
+		return RunID{}, false
+	}
+	return RunID{Created: t, Model: rest[:i], Short: rest[i+1:]}, true
+}
+
+// ShortName names a run given as a file path or a library id in a few
+// characters: a library id without its time, else the file's name.
+func ShortName(arg string) string {
+	s := strings.TrimSuffix(filepath.Base(arg), ".json")
+	if id, ok := ParseRunID(s); ok {
+		s = id.Model + "_" + id.Short
+	}
+	return clip.Text(s, 25)
+}
+
+// RunName names a run for a comparison: the user's label, else the model
+// and when it ran ("qwen3-8b 11-29 14:03", UTC).
+func RunName(label, model, createdAt string) string {
+	if label != "" {
+		return label
+	}
+	if t, err := time.Parse(time.RFC3339, createdAt); err == nil {
+		return model + " " + t.UTC().Format("01-02 15:04")
+	}
+	return model
+}
+
+// isFile reports whether arg names an existing file (rather than an id).
+func isFile(arg string) bool {
+	st, err := os.Stat(arg)
+	return err == nil && !st.IsDir()
+}
+
+// LoadArg reads a run named on a command line: a file path, or an id of
+// the library (opened on first need through open).
+func LoadArg(arg string, lib **Library, open func() (*Library, error)) (Document, error) {
+	if isFile(arg) {
+		return ReadDocument(arg)
+	}
+	if *lib == nil {
+		l, err := open()
+		if err != nil {
+			return Document{}, fmt.Errorf("%s is not a file, and the library cannot be opened: %w", arg, err)
+		}
+		*lib = l
+	}
+	d, err := (*lib).LoadDocument(arg)
+	if err != nil {
+		return Document{}, fmt.Errorf("%s is neither a results file nor a run in the library (%v)", arg, err)
+	}
+	return d, nil
+}

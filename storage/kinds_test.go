@@ -1,0 +1,64 @@
+package storage
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRunID(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 29, 14, 3, 5, 0, time.UTC)
+	id := NewID(at, "Qwen/Qwen3-8B_AWQ")
+	got, ok := ParseRunID(id)
+	if !ok || !got.Created.Equal(at) || got.Model != "qwen-qwen3-8b-awq" || len(got.Short) != 6 {
+		t.Errorf("ParseRunID(%q) = %+v, %v", id, got, ok)
+	}
+	for _, bad := range []string{"", "results", "20261129-140305", "2026-11-29_x_y", "20261129-140305_model"} {
+		if _, ok := ParseRunID(bad); ok {
+			t.Errorf("ParseRunID(%q) accepted", bad)
+		}
+	}
+}
+
+func TestRunNames(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{"20261129-140305_qwen3-8b_a1b2c3", "qwen3-8b_a1b2c3"},
+		{"/home/me/runs/20261129-140305_qwen3-8b_a1b2c3.json", "qwen3-8b_a1b2c3"},
+		{"/home/me/runs/my-baseline.json", "my-baseline"},
+		{"a-very-long-results-file-name-that-goes-on.json", "a-very-long-results-file…"},
+	}
+	for _, tc := range cases {
+		if got := ShortName(tc.in); got != tc.want {
+			t.Errorf("ShortName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := RunName("", "qwen3-8b", "2026-11-29T14:03:05Z"); got != "qwen3-8b 11-29 14:03" {
+		t.Errorf("RunName = %q", got)
+	}
+	if got := RunName("baseline", "qwen3-8b", "2026-11-29T14:03:05Z"); got != "baseline" {
+		t.Errorf("RunName with a label = %q", got)
+	}
+}
+
+func TestComparableKind(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		plans []string
+		want  string
+		err   string
+	}{
+		{[]string{"", PlanKovara}, PlanKovara, ""},
+		{[]string{PlanStages, PlanStages}, PlanStages, ""},
+		{[]string{PlanSpecDec, PlanSpecDec, PlanSpecDec}, PlanSpecDec, ""},
+		{[]string{PlanKovara, PlanStages}, "", "one kind"},
+		{nil, "", "no runs"},
+	}
+	for _, tc := range cases {
+		got, err := ComparableKind(tc.plans)
+		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("ComparableKind(%v) = %q, %v; want %q, %q", tc.plans, got, err, tc.want, tc.err)
+		}
+	}
+}
