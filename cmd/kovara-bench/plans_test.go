@@ -111,7 +111,7 @@ func TestCompareOtherPlans(t *testing.T) {
 	run := func(name string, args ...string) string {
 		t.Helper()
 		out := filepath.Join(dir, name)
-		code, _, stderr := runCLI(append(append([]string{"run", "--endpoint", url, "-o", out, "--quiet"}, args...))...)
+		code, _, stderr := runCLI(append([]string{"run", "--endpoint", url, "-o", out, "--quiet"}, args...)...)
 		if code != exitOK {
 			t.Fatalf("%s: exit %d, stderr:\n%s", name, code, stderr)
 		}
