@@ -12,6 +12,9 @@ import (
 const (
 	maxTPSPoints  = 2400 // ten minutes at 4 Hz
 	maxTTFTPoints = 20000
+	// The server's gauges and the GPUs come about once a second: the
+	// live charts show the last hour of them.
+	maxGaugePoints = 3600
 	// The ITL histogram draws from a uniform sample of the level's gaps
 	// (reservoir sampling): its shape is the level's, its cost is flat.
 	itlReservoir = 8192
@@ -58,9 +61,7 @@ func (d *liveData) add(s engine.Snapshot) {
 		d.tpsX = append(d.tpsX, s.At.Seconds())
 		d.tpsY = append(d.tpsY, rate)
 		d.lastAt, d.lastTokens = s.At, s.Tokens
-		if len(d.tpsX) > maxTPSPoints {
-			d.tpsX, d.tpsY = d.tpsX[len(d.tpsX)-maxTPSPoints:], d.tpsY[len(d.tpsY)-maxTPSPoints:]
-		}
+		keepLast(maxTPSPoints, &d.tpsX, &d.tpsY)
 	}
 	if s.Phase == engine.PhaseLevel {
 		for _, v := range s.TTFT {
@@ -68,9 +69,7 @@ func (d *liveData) add(s engine.Snapshot) {
 			d.ttftX = append(d.ttftX, float64(d.finished))
 			d.ttftY = append(d.ttftY, v)
 		}
-		if len(d.ttftX) > maxTTFTPoints {
-			d.ttftX, d.ttftY = d.ttftX[len(d.ttftX)-maxTTFTPoints:], d.ttftY[len(d.ttftY)-maxTTFTPoints:]
-		}
+		keepLast(maxTTFTPoints, &d.ttftX, &d.ttftY)
 		for _, v := range s.ITL {
 			d.sampleITL(float64(v))
 		}
@@ -81,13 +80,25 @@ func (d *liveData) add(s engine.Snapshot) {
 		d.srvWaiting = append(d.srvWaiting, valueOr(m.Waiting))
 		d.srvKV = append(d.srvKV, valueOr(m.KVCache)*100)
 	}
+	keepLast(maxGaugePoints, &d.srvX, &d.srvRunning, &d.srvWaiting, &d.srvKV)
 	if g := s.GPU; g != nil && g.T != d.lastGPU {
 		d.lastGPU = g.T
 		d.gpuX = append(d.gpuX, s.At.Seconds())
 		d.gpuPower = append(d.gpuPower, valueOr(g.PowerW))
 		d.gpuUtil = append(d.gpuUtil, valueOr(g.UtilPct))
+		keepLast(maxGaugePoints, &d.gpuX, &d.gpuPower, &d.gpuUtil)
 	}
 	d.snap = s
+}
+
+// keepLast cuts parallel series to their last n points. The kept points
+// move to the front of the same arrays, so a long run's memory stays flat.
+func keepLast(n int, series ...*[]float64) {
+	for _, s := range series {
+		if over := len(*s) - n; over > 0 {
+			*s = append((*s)[:0], (*s)[over:]...)
+		}
+	}
 }
 
 // clone copies d for the UI goroutine while the ticker keeps adding to d.

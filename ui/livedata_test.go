@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/hw"
 )
 
 func TestLiveDataSeries(t *testing.T) {
@@ -44,5 +46,41 @@ func TestLiveDataSeries(t *testing.T) {
 	d.add(engine.Snapshot{At: sec(5), Phase: engine.PhaseLevel, Level: 2, Levels: 2, LevelElapsed: sec(1.5), Tokens: 1800, ITL: big})
 	if len(d.itl) != itlReservoir || d.itlSeen != 1+len(big) {
 		t.Errorf("reservoir %d of %d", len(d.itl), d.itlSeen)
+	}
+}
+
+// TestLiveDataBounded: a ten-hour run at 4 Hz, with a server reading and a
+// GPU reading every second and four finished requests a tick, keeps every
+// series of the live view within its limit.
+func TestLiveDataBounded(t *testing.T) {
+	t.Parallel()
+	var d liveData
+	power, util, running := 300.0, 90.0, 8.0
+	const ticks = 10 * 3600 * 4
+	for i := 1; i <= ticks; i++ {
+		at := time.Duration(i) * 250 * time.Millisecond
+		s := engine.Snapshot{At: at, Phase: engine.PhaseLevel, Level: 1, Levels: 1, Tokens: int64(i) * 100,
+			TTFT: []float64{30, 31, 32, 33}, ITL: []float32{20, 21}}
+		if i%4 == 0 {
+			s.ServerNew = []results.ServerMetricsSample{{T: at.Seconds(), Running: &running}}
+			s.GPU = &hw.Point{T: at, PowerW: &power, UtilPct: &util}
+		}
+		d.add(s)
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+		max  int
+	}{
+		{"tok/s", len(d.tpsX), maxTPSPoints}, {"TTFT", len(d.ttftX), maxTTFTPoints}, {"ITL sample", len(d.itl), itlReservoir},
+		{"server", len(d.srvX), maxGaugePoints}, {"server KV", len(d.srvKV), maxGaugePoints},
+		{"GPU", len(d.gpuX), maxGaugePoints}, {"GPU power", cap(d.gpuPower), 2 * maxGaugePoints},
+	} {
+		if c.n > c.max || c.n == 0 {
+			t.Errorf("%s: %d points after ten hours, want 1 to %d", c.name, c.n, c.max)
+		}
+	}
+	if last := d.srvX[len(d.srvX)-1]; last != float64(10*3600) {
+		t.Errorf("the server series ends at %v s, want the newest reading", last)
 	}
 }
