@@ -56,8 +56,8 @@ func p99(xs []float64) float64 {
 // concurrency 1 on this project's VMs), and a 256-stream level's opening
 // burst on 2 cores now and then still leaves a few first chunks unread for
 // a token interval; either skews a whole level. So a level that misses is
-// measured again, up to truthRuns times; every run's numbers are logged
-// and the bar is the same for every run.
+// measured once more (truthMisses); every run's numbers are logged and the
+// bar is the same for every run.
 func TestTruth(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("timing accuracy is checked without -race and -short (make test-truth)")
@@ -95,26 +95,29 @@ func TestTruthLlamaCpp(t *testing.T) {
 	}
 }
 
-// truthWithRetries measures a level until a run keeps the 1 ms bar, up to
-// truthRuns runs, and returns the last run's file.
+// truthMisses is how many runs of a level may miss the bar before the
+// test fails: one in five runs, at most. A shared VM now and then stalls
+// loopback delivery for a stretch and skews a whole run; such a run is
+// logged and measured again, and a second one fails the test.
+const truthMisses = 1
+
+// truthWithRetries measures a level until a run keeps the 1 ms bar,
+// allowing truthMisses runs that do not, and returns the last run's file.
 func truthWithRetries(t *testing.T, url string, c int) *results.File {
 	t.Helper()
-	var miss string
-	var f *results.File
-	for attempt := 1; attempt <= truthRuns; attempt++ {
-		if miss, f = truthLevel(t, url, c); miss == "" {
-			break
+	for misses := 0; ; {
+		miss, f := truthLevel(t, url, c)
+		if miss == "" {
+			return f
 		}
-		t.Logf("run %d missed: %s", attempt, miss)
+		misses++
+		t.Logf("run %d missed: %s", misses, miss)
+		if misses > truthMisses {
+			t.Errorf("%d runs missed the 1 ms bar (%d may); the last: %s", misses, truthMisses, miss)
+			return f
+		}
 	}
-	if miss != "" {
-		t.Errorf("%d runs missed the 1 ms bar; the last: %s", truthRuns, miss)
-	}
-	return f
 }
-
-// truthRuns is how many runs TestTruth gives a level.
-const truthRuns = 5
 
 // truthLevel measures one level — 20 requests at concurrency 1 (about
 // 10 s), else two per stream and at least 256 — compares each request with

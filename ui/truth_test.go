@@ -27,28 +27,28 @@ import (
 // every measured TTFT and gap against the simulator's record: the live view
 // must not change what is measured. As in the engine's TestTruth, a shared
 // VM now and then stalls loopback delivery for a stretch and skews a whole
-// run, so a run that misses is repeated, up to liveTruthRuns runs, each
-// logged; the 1 ms bar is the same for every run.
+// run, so a run that misses is measured once more, logged; a second miss
+// fails (the engine's truthMisses rule), and the 1 ms bar is the same for
+// every run.
 func TestTruthWithLiveView(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("timing accuracy is checked without -race and -short")
 	}
 	// The simulator runs in its own process, as a real server does.
 	url := startSimProcess(t, "--token-interval", "20ms", "--prefill-rate", "100000", "--jitter", "0", "--record-truth")
-	var pt, pi float64
-	for attempt := 1; attempt <= liveTruthRuns; attempt++ {
-		pt, pi = liveTruthRun(t, url, 32, 128)
+	for misses := 1; ; misses++ {
+		pt, pi := liveTruthRun(t, url, 32, 128)
 		if pt <= 1 && pi <= 1 {
 			return
 		}
-		t.Logf("run %d missed the 1 ms bar", attempt)
+		t.Logf("run %d missed the 1 ms bar: p99 error TTFT %.3f ms, ITL %.3f ms", misses, pt, pi)
+		if misses > 1 {
+			t.Errorf("%d runs with the live view attached missed (1 may); the last p99 error is TTFT %.3f ms, ITL %.3f ms; want ≤ 1 ms",
+				misses, pt, pi)
+			return
+		}
 	}
-	t.Errorf("%d runs with the live view attached missed; the last p99 error is TTFT %.3f ms, ITL %.3f ms; want ≤ 1 ms",
-		liveTruthRuns, pt, pi)
 }
-
-// liveTruthRuns is how many runs TestTruthWithLiveView gives the machine.
-const liveTruthRuns = 5
 
 // liveTruthRun drives one run of the given streams and requests (256 input
 // and 24 output tokens) through the Benchmark screen of a fresh app and

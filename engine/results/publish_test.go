@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -326,13 +327,45 @@ func TestAddressLike(t *testing.T) {
 }
 
 // Long hostile strings are scanned in linear time.
+// longAddressLike are megabyte strings built from the pieces the address
+// scanners look for, and what each scanner must make of them.
+var longAddressLike = []struct {
+	unit, what string
+}{
+	{"a:", ""}, {"a://", "a URL"}, {":", "an IPv6 address"},
+	{"1.", ""}, {"a%::", ""}, {"gpubo", ""},
+}
+
+// TestAddressLikeLongStrings: a megabyte of address-like pieces gets the
+// right verdict (BenchmarkAddressLikeLongStrings shows it is found in time
+// linear in the length).
 func TestAddressLikeLongStrings(t *testing.T) {
-	const n = 1 << 20
-	for _, s := range []string{
-		strings.Repeat("a:", n), strings.Repeat("a://", n), strings.Repeat(":", n),
-		strings.Repeat("1.", n), strings.Repeat("a%::", n), strings.Repeat("gpubo", n),
-	} {
-		addressIn(s, []string{"gpubox"}, false)
+	for _, tc := range longAddressLike {
+		s := strings.Repeat(tc.unit, 1<<20/len(tc.unit))
+		what, _, found := addressIn(s, []string{"gpubox"}, false)
+		if what != tc.what || found != (tc.what != "") {
+			t.Errorf("%d × %q: %q, %v; want %q", 1<<20/len(tc.unit), tc.unit, what, found, tc.what)
+		}
+	}
+}
+
+// BenchmarkAddressLikeLongStrings scans the same pieces at 64 KiB and at
+// 1 MiB: ns/byte stays flat when the scan is linear (a quadratic one
+// would take 16 times longer per byte at the larger size).
+func BenchmarkAddressLikeLongStrings(b *testing.B) {
+	for _, size := range []int{64 << 10, 1 << 20} {
+		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+			var inputs []string
+			for _, tc := range longAddressLike {
+				inputs = append(inputs, strings.Repeat(tc.unit, size/len(tc.unit)))
+			}
+			b.SetBytes(int64(len(inputs) * size))
+			for b.Loop() {
+				for _, s := range inputs {
+					addressIn(s, []string{"gpubox"}, false)
+				}
+			}
+		})
 	}
 }
 

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -10,116 +9,103 @@ import (
 	"time"
 )
 
-// These tests hold wall-clock behaviour against generous bounds and are not
-// parallel. The machine may be loaded, so each check gets a few attempts:
-// the timing model is exact, only the scheduler of a busy box is not.
-func attempts(t *testing.T, n int, f func() error) {
-	t.Helper()
-	var err error
-	for i := 0; i < n; i++ {
-		if err = f(); err == nil {
-			return
-		}
-		t.Logf("attempt %d: %v", i+1, err)
+// The simulator paces against absolute deadlines: admission, plus the
+// prefill, plus one interval per token. How late a busy machine runs it
+// is the machine's business, not a property to test; what must hold on
+// any machine is that nothing comes early and that the batch queue admits
+// in order. How close to schedule it runs is BenchmarkPacing's.
+
+// TestChunksNeverEarly: each chunk leaves no earlier than its deadline,
+// and the client reads it no earlier than the server sent it.
+func TestChunksNeverEarly(t *testing.T) {
+	const interval = 20 * time.Millisecond
+	s, url := startSim(t, Config{RecordTruth: true, TokenInterval: interval, PrefillRate: 1e6})
+	res := mustStream(t, url, chatBody("kovara-sim-8b", 1, 20, streamOpts(5, true)))
+	sum := summarize(t, res.lines)
+	tr, ok := s.Truth(1)
+	if !ok || len(tr.Chunks) != 5 || len(sum.textAt) != 5 {
+		t.Fatalf("truth %+v, %d chunks read", tr, len(sum.textAt))
 	}
-	t.Fatal(err)
+	prefill := time.Duration(float64(tr.PromptTokens) / 1e6 * float64(time.Second))
+	for i, at := range tr.Chunks {
+		due := tr.Admitted.Add(prefill + time.Duration(i)*interval)
+		if at.Before(due) {
+			t.Errorf("chunk %d left %v before its deadline", i, due.Sub(at))
+		}
+		// The client's stamp is the kernel's receive time, the truth's
+		// the moment before the write: a read can never precede it
+		// (100 µs allows for the two clocks' reading).
+		if d := sum.textAt[i].Sub(at); d < -100*time.Microsecond {
+			t.Errorf("chunk %d read %v before the server sent it", i, -d)
+		}
+	}
 }
 
-func TestChunkTimingMatchesTruth(t *testing.T) {
-	s, url := startSim(t, Config{RecordTruth: true, TokenInterval: 20 * time.Millisecond})
-	n := int64(0)
-	attempts(t, 3, func() error {
-		n++
-		res := mustStream(t, url, chatBody("kovara-sim-8b", n, 20, streamOpts(5, true)))
-		sum := summarize(t, res.lines)
-		tr, ok := s.Truth(n)
-		if !ok || len(tr.Chunks) != 5 || len(sum.textAt) != 5 {
-			return fmt.Errorf("truth %+v, %d chunks read", tr, len(sum.textAt))
-		}
-		if ttft, _ := tr.TTFT(); ttft > 15*time.Millisecond {
-			return fmt.Errorf("server TTFT %v with a sub-millisecond prefill", ttft)
-		}
-		for i, g := range tr.ITL() {
-			if g < 12*time.Millisecond || g > 28*time.Millisecond {
-				return fmt.Errorf("gap %d is %v, want 20ms±8ms", i, g)
-			}
-		}
-		// Deadlines are absolute, so lateness does not add up.
-		if span := tr.Chunks[4].Sub(tr.Chunks[0]); span < 72*time.Millisecond || span > 88*time.Millisecond {
-			return fmt.Errorf("first to last chunk %v, want 80ms±8ms", span)
-		}
-		var diffs []time.Duration
-		for i, at := range sum.textAt {
-			d := at.Sub(tr.Chunks[i])
-			if d < -2*time.Millisecond || d > 10*time.Millisecond {
-				return fmt.Errorf("chunk %d read %v after the server flushed it", i, d)
-			}
-			diffs = append(diffs, d)
-		}
-		slices.Sort(diffs)
-		if diffs[2] > 3*time.Millisecond {
-			return fmt.Errorf("median read delay %v", diffs[2])
-		}
-		t.Logf("gaps %v, read delays %v", tr.ITL(), diffs)
-		return nil
-	})
-}
-
+// TestBatchQueue: with room for two, the third and fourth requests wait
+// until a running one ends.
 func TestBatchQueue(t *testing.T) {
-	s, url := startSim(t, Config{RecordTruth: true, BatchCapacity: 2, TokenInterval: 20 * time.Millisecond})
-	round := 0
-	attempts(t, 3, func() error {
-		round++
-		var wg sync.WaitGroup
-		for i := range 4 {
-			n := int64(round*10 + i)
-			wg.Go(func() { mustStream(t, url, chatBody("kovara-sim-8b", n, 20, streamOpts(5, true))) })
+	s, url := startSim(t, Config{RecordTruth: true, BatchCapacity: 2, TokenInterval: 5 * time.Millisecond})
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() { mustStream(t, url, chatBody("kovara-sim-8b", int64(i), 20, streamOpts(5, true))) })
+	}
+	wg.Wait()
+	var trs []Truth
+	for i := range 4 {
+		tr, ok := s.Truth(int64(i))
+		if !ok || len(tr.Chunks) != 5 {
+			t.Fatalf("truth %+v", tr)
 		}
-		wg.Wait()
-		var ttfts []time.Duration
-		var duration time.Duration
-		for i := range 4 {
-			tr, ok := s.Truth(int64(round*10 + i))
-			if !ok || len(tr.Chunks) != 5 {
-				return fmt.Errorf("truth %+v", tr)
-			}
-			ttft, _ := tr.TTFT()
-			ttfts = append(ttfts, ttft)
-			duration = max(duration, tr.Chunks[4].Sub(tr.Admitted))
+		trs = append(trs, tr)
+	}
+	slices.SortFunc(trs, func(a, b Truth) int { return a.Admitted.Compare(b.Admitted) })
+	for _, late := range trs[2:] {
+		if !late.Admitted.After(trs[0].Chunks[4]) && !late.Admitted.After(trs[1].Chunks[4]) {
+			t.Errorf("a third request was admitted at %v, before either of the first two finished", late.Admitted.Sub(trs[0].Admitted))
 		}
-		slices.Sort(ttfts)
-		// Two are admitted at once; two wait about one whole request.
-		if ttfts[1] > 30*time.Millisecond || ttfts[2] < duration*3/4 || ttfts[3] < duration*3/4 {
-			return fmt.Errorf("TTFTs %v with requests lasting %v", ttfts, duration)
-		}
-		t.Logf("TTFTs %v, request duration %v", ttfts, duration)
-		return nil
-	})
+	}
 }
 
+// TestBatchSlowdown: the interval stretches with the sequences decoding:
+// TokenInterval × (1 + BatchSlowdown × (b − 1)).
 func TestBatchSlowdown(t *testing.T) {
-	s, url := startSim(t, Config{RecordTruth: true, BatchSlowdown: 1, TokenInterval: 10 * time.Millisecond})
-	round := 0
-	attempts(t, 3, func() error {
-		round++
-		var wg sync.WaitGroup
-		for i := range 2 {
-			n := int64(round*10 + i)
-			wg.Go(func() { mustStream(t, url, chatBody("kovara-sim-8b", n, 20, streamOpts(6, true))) })
+	t.Parallel()
+	s := New(Config{BatchSlowdown: 0.5, TokenInterval: 10 * time.Millisecond})
+	ru := &run{s: s}
+	for b, want := range map[int64]time.Duration{0: 10 * time.Millisecond, 1: 10 * time.Millisecond, 2: 15 * time.Millisecond, 5: 30 * time.Millisecond} {
+		s.decoding.Store(b)
+		if got := ru.interval(); got != want {
+			t.Errorf("%d decoding: interval %v, want %v", b, got, want)
 		}
-		wg.Wait()
-		tr, _ := s.Truth(int64(round * 10))
-		gaps := tr.ITL()
-		if len(gaps) != 5 {
-			return fmt.Errorf("truth %+v", tr)
+	}
+}
+
+// BenchmarkPacing streams five 20 ms tokens and reports how far the
+// server's own record strays from its schedule: the largest gap error and
+// the first-to-last span's error, in ms (ideally near 0 on an idle
+// machine; the tests above hold only what no load can change).
+func BenchmarkPacing(b *testing.B) {
+	const interval = 20 * time.Millisecond
+	s, url, err := Start(Config{RecordTruth: true, TokenInterval: interval}, "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var worstGap, worstSpan time.Duration
+	n := int64(0)
+	for b.Loop() {
+		n++
+		if _, err := postStream(context.Background(), nil, url, chatBody("kovara-sim-8b", n, 20, streamOpts(5, true))); err != nil {
+			b.Fatal(err)
 		}
-		slices.Sort(gaps)
-		// Two sequences decoding: 10ms * (1 + 1*(2-1)) = 20ms.
-		if med := gaps[2]; med < 15*time.Millisecond || med > 26*time.Millisecond {
-			return fmt.Errorf("median gap %v, want about 20ms", med)
+		tr, _ := s.Truth(n)
+		for _, g := range tr.ITL() {
+			worstGap = max(worstGap, (g - interval).Abs())
 		}
-		return nil
-	})
+		worstSpan = max(worstSpan, (tr.Chunks[4].Sub(tr.Chunks[0]) - 4*interval).Abs())
+	}
+	b.ReportMetric(float64(worstGap)/float64(time.Millisecond), "gap-err-max-ms")
+	b.ReportMetric(float64(worstSpan)/float64(time.Millisecond), "span-err-max-ms")
 }
 
 func TestJitterIsSeeded(t *testing.T) {
