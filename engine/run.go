@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -370,7 +371,7 @@ func (r *runner) probe(ctx context.Context) error {
 		return nil
 	}
 	return &StageError{Stage: PhaseProbe, Err: fmt.Errorf(
-		"the server refused every form of streaming chat request: %s", joinLimit(refusals, "; "))}
+		"the server refused every form of streaming chat request: %s", strings.Join(refusals, "; "))}
 }
 
 const (
@@ -389,17 +390,6 @@ func probeFailure(o outcome) error {
 		return fmt.Errorf("the server answered the streaming chat request with %s: %s", o.class, o.msg)
 	}
 	return fmt.Errorf("the streaming chat request failed (%s): %s", o.class, o.msg)
-}
-
-func joinLimit(xs []string, sep string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += sep
-		}
-		out += x
-	}
-	return out
 }
 
 // warmup is step 4: unmeasured requests with up to the highest level's

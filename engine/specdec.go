@@ -13,7 +13,7 @@ import (
 	"github.com/kovara/desktop/engine/stats"
 )
 
-// The speculative-decoding mode (SPEC §3): representative prompts that end
+// The speculative-decoding mode (docs/plans.md): representative prompts that end
 // when the model is done, and per concurrency level the server's own
 // counters read before and after, which give the acceptance rate and the
 // mean acceptance length. Natural stops make output lengths differ, so

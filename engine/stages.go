@@ -13,7 +13,7 @@ import (
 )
 
 // The three-stage plan: Kovara Desktop's own plan after the cmp.wiki
-// benchmark protocol (SPEC §3), with this project's prompts and texts. It
+// benchmark protocol (docs/plans.md), with this project's prompts and texts. It
 // measures what a single user feels (decode speed on three kinds of
 // prompt), how fast a long prompt is read (cold prefill), and what the
 // server gives many users at once (aggregate decode), and prints the

@@ -1,6 +1,6 @@
 package storage
 
-// API keys (SPEC §6). A key lives in the OS keyring (Secret Service on
+// API keys (README, "Benchmark your server"). A key lives in the OS keyring (Secret Service on
 // Linux and the BSDs, the login keychain on macOS, Credential Manager on
 // Windows) or, when that is not possible, in memory for this session only.
 // A key never goes into a file, a log, a results file, an export or an error

@@ -53,8 +53,8 @@ type App struct {
 
 	tabs       *container.AppTabs
 	bench      *BenchmarkScreen
-	historyS   *HistoryScreen
-	compareS   *CompareScreen
+	historyScreen   *HistoryScreen
+	compareScreen   *CompareScreen
 	compareTab *container.TabItem
 	endpointS  *EndpointsScreen
 }
@@ -92,10 +92,10 @@ func New(a fyne.App, opts Options) (*App, error) {
 	u.win.Resize(fyne.NewSize(1180, 820))
 	u.endpointS = newEndpointsScreen(u)
 	u.bench = newBenchmarkScreen(u)
-	u.historyS = newHistoryScreen(u)
-	u.compareS = newCompareScreen(u)
-	u.compareTab = container.NewTabItem("Compare", u.compareS.content)
-	historyTab := container.NewTabItem("History", u.historyS.content)
+	u.historyScreen = newHistoryScreen(u)
+	u.compareScreen = newCompareScreen(u)
+	u.compareTab = container.NewTabItem("Compare", u.compareScreen.content)
+	historyTab := container.NewTabItem("History", u.historyScreen.content)
 	u.tabs = container.NewAppTabs(
 		container.NewTabItem("Benchmark", u.bench.content),
 		historyTab,
@@ -103,12 +103,12 @@ func New(a fyne.App, opts Options) (*App, error) {
 		container.NewTabItem("Endpoints", u.endpointS.content),
 	)
 	u.tabs.OnSelected = func(t *container.TabItem) {
-		if t == historyTab && u.historyS.opened == nil && !u.historyS.openedOther {
-			u.historyS.reload()
+		if t == historyTab && u.historyScreen.opened == nil && !u.historyScreen.openedOther {
+			u.historyScreen.reload()
 		}
 	}
 	u.win.SetContent(u.tabs)
-	u.win.SetOnDropped(u.historyS.onDropped)
+	u.win.SetOnDropped(u.historyScreen.onDropped)
 	if opts.Demo {
 		u.bench.selectEndpoint(SimulatorName)
 		u.bench.onRun()
@@ -132,10 +132,10 @@ func (u *App) showProblem(title, text string) {
 // compareWith opens History with run id selected, to pick the others.
 func (u *App) compareWith(id string) {
 	u.tabs.SelectIndex(1)
-	if u.historyS.opened != nil || u.historyS.openedOther {
-		u.historyS.closeRun()
+	if u.historyScreen.opened != nil || u.historyScreen.openedOther {
+		u.historyScreen.closeRun()
 	}
-	u.historyS.preselect(id)
+	u.historyScreen.preselect(id)
 }
 
 // endpointsChanged refreshes every screen that lists endpoints.

@@ -61,7 +61,7 @@ func (u *App) compareRuns(ids []string) {
 		files = append(files, f)
 		labels = append(labels, storage.RunName(byID[id].Label, byID[id].Model, f.CreatedAt))
 	}
-	u.compareS.show(files, labels)
+	u.compareScreen.show(files, labels)
 	u.tabs.Select(u.compareTab)
 }
 
@@ -307,7 +307,7 @@ func (u *App) compareStages(ids []string) {
 		rs = append(rs, d.Stages)
 	}
 	same, diffs := compare.StagesVerdict(rs)
-	u.compareS.showDocs("These three-stage results measured the same thing.", same, diffs, names, compare.StagesTable(rs), false)
+	u.compareScreen.showDocs("These three-stage results measured the same thing.", same, diffs, names, compare.StagesTable(rs), false)
 	u.tabs.Select(u.compareTab)
 }
 
@@ -321,7 +321,7 @@ func (u *App) compareSpecDec(ids []string) {
 		rs = append(rs, d.SpecDec)
 	}
 	same, diffs := compare.SpecDecVerdict(rs)
-	u.compareS.showDocs("These speculative-decoding results measured the same thing.", same, diffs, names, compare.SpecDecTable(rs, names), true)
+	u.compareScreen.showDocs("These speculative-decoding results measured the same thing.", same, diffs, names, compare.SpecDecTable(rs, names), true)
 	u.tabs.Select(u.compareTab)
 }
 

@@ -18,9 +18,9 @@ func TestExportCompleteRun(t *testing.T) {
 	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
 	id := h.seedRun(url, []int{1, 2}, 8, nil)
 	h.locked(func() {
-		h.u.historyS.reload()
-		h.u.historyS.open(id)
-		test.Tap(h.u.historyS.opened.export)
+		h.u.historyScreen.reload()
+		h.u.historyScreen.open(id)
+		test.Tap(h.u.historyScreen.opened.export)
 	})
 	var v *ExportView
 	h.locked(func() {

@@ -38,7 +38,7 @@ func (h *harness) seedRun(url string, levels []int, output int, mutate func(*res
 }
 
 func (h *harness) rowOf(id string) int {
-	for i, s := range h.u.historyS.shown {
+	for i, s := range h.u.historyScreen.shown {
 		if s.ID == id {
 			return i
 		}
@@ -53,7 +53,7 @@ func TestHistorySelectThreeAndCompare(t *testing.T) {
 	a := h.seedRun(url, []int{1, 2}, 8, nil)
 	b := h.seedRun(url, []int{1, 2, 4}, 8, nil)
 	c := h.seedRun(url, []int{1, 2}, 6, nil) // other output length: not comparable
-	hs := h.u.historyS
+	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
 		if len(hs.shown) != 3 || !hs.compareButton.Disabled() {
@@ -66,7 +66,7 @@ func TestHistorySelectThreeAndCompare(t *testing.T) {
 			t.Fatalf("three selected, compare should be enabled: %q", hs.status.Text)
 		}
 		test.Tap(hs.compareButton)
-		cs := h.u.compareS
+		cs := h.u.compareScreen
 		if h.u.tabs.Selected() != h.u.compareTab || len(cs.files) != 3 {
 			t.Fatalf("compare not showing: %d files", len(cs.files))
 		}
@@ -103,7 +103,7 @@ func TestHistoryLabelDeleteImportUnreadable(t *testing.T) {
 	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
 	a := h.seedRun(url, []int{1}, 4, nil)
 	os.WriteFile(filepath.Join(h.u.lib.Dir(), "mangled.json"), []byte("{not json"), 0o644)
-	hs := h.u.historyS
+	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
 		row := h.rowOf("mangled")

@@ -299,7 +299,7 @@ func (s *BenchmarkScreen) start(name string, simulated bool, ep engine.Endpoint,
 				s.live.stopConfirm.Hide()
 			}
 			show()
-			s.u.historyS.reload()
+			s.u.historyScreen.reload()
 		})
 	}()
 }

@@ -52,7 +52,7 @@ func TestStagesPlanRunViewCopyHistoryCompare(t *testing.T) {
 		test.Tap(findButton(t, view, "New benchmark"))
 	})
 	run()
-	hs := h.u.historyS
+	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
 		stages := 0
@@ -66,7 +66,7 @@ func TestStagesPlanRunViewCopyHistoryCompare(t *testing.T) {
 			t.Fatalf("history holds %d three-stage results", stages)
 		}
 		test.Tap(hs.compareButton)
-		cs := h.u.compareS
+		cs := h.u.compareScreen
 		if h.u.tabs.Selected() != h.u.compareTab || len(cs.rows) == 0 || !strings.Contains(cs.verdict.Text, "same thing") {
 			t.Errorf("stages compare: %d rows, verdict %q", len(cs.rows), cs.verdict.Text)
 		}

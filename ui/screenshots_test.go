@@ -52,7 +52,7 @@ func TestScreenshots(t *testing.T) {
 	}
 	h.locked(func() {
 		h.u.tabs.SelectIndex(1)
-		hs := h.u.historyS
+		hs := h.u.historyScreen
 		hs.reload()
 		for _, id := range []string{a, b, c} {
 			hs.table.Select(widget.TableCellID{Row: h.rowOf(id), Col: 0})
@@ -60,7 +60,7 @@ func TestScreenshots(t *testing.T) {
 		shot("history.png")
 		hs.onCompare()
 		shot("compare-table.png")
-		h.u.compareS.views.SelectIndex(1)
+		h.u.compareScreen.views.SelectIndex(1)
 		shot("compare-charts.png")
 		h.u.tabs.SelectIndex(0)
 		h.u.showExport(a)

@@ -133,7 +133,7 @@ func (h *harness) checkWindow(where string) {
 	var texts []string
 	h.locked(func() {
 		// Every screen, whether or not it is the one showing.
-		for _, o := range []fyne.CanvasObject{h.u.bench.content, h.u.bench.setup, h.u.endpointS.content, h.u.historyS.content, h.u.compareS.content} {
+		for _, o := range []fyne.CanvasObject{h.u.bench.content, h.u.bench.setup, h.u.endpointS.content, h.u.historyScreen.content, h.u.compareScreen.content} {
 			windowTexts(h.T(), o, h.u.endpointS.keyEntry, &texts)
 		}
 		if h.u.bench.live != nil {

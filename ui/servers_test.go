@@ -38,7 +38,7 @@ func TestPromptCacheAndReconnectsShown(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	hs := h.u.historyS
+	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
 		first, second := hs.shown[h.rowOf(ids[0])], hs.shown[h.rowOf(ids[1])]
@@ -53,7 +53,7 @@ func TestPromptCacheAndReconnectsShown(t *testing.T) {
 			hs.table.Select(widget.TableCellID{Row: h.rowOf(id), Col: 0})
 		}
 		test.Tap(hs.compareButton)
-		cs := h.u.compareS
+		cs := h.u.compareScreen
 		// One of the two runs (whichever the compare put second) met the cache.
 		if strings.Count(cs.details.Text, "came from the server's prompt cache") != 1 {
 			t.Errorf("compare notes %q", cs.details.Text)
@@ -89,14 +89,14 @@ func TestCompareSpecDecFromHistory(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	hs := h.u.historyS
+	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
 		for _, id := range ids {
 			hs.table.Select(widget.TableCellID{Row: h.rowOf(id), Col: 0})
 		}
 		test.Tap(hs.compareButton)
-		cs := h.u.compareS
+		cs := h.u.compareScreen
 		if h.u.tabs.Selected() != h.u.compareTab || cs.verdict == nil || cs.verdict.Text != "These speculative-decoding results measured the same thing." {
 			t.Fatalf("compare not showing the speculative-decoding verdict (status %q)", hs.status.Text)
 		}

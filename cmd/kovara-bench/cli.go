@@ -14,7 +14,7 @@ import (
 	"github.com/kovara/desktop/engine"
 )
 
-// Exit codes (SPEC §8).
+// Exit codes (README, "Benchmark your server").
 const (
 	exitOK          = 0
 	exitFailed      = 1 // some stage failed
