@@ -51,12 +51,12 @@ type App struct {
 	endpoints *storage.EndpointStore
 	keys      storage.Keys
 
-	tabs       *container.AppTabs
-	bench      *BenchmarkScreen
-	historyScreen   *HistoryScreen
-	compareScreen   *CompareScreen
-	compareTab *container.TabItem
-	endpointS  *EndpointsScreen
+	tabs          *container.AppTabs
+	bench         *BenchmarkScreen
+	historyScreen *HistoryScreen
+	compareScreen *CompareScreen
+	compareTab    *container.TabItem
+	endpointS     *EndpointsScreen
 }
 
 // New builds the main window on a (real or test) Fyne app.

@@ -172,7 +172,7 @@ func (p Plan) Validate() error {
 	}
 	if p.Requests < 1 {
 		errs = append(errs, fmt.Errorf("requests %d is not allowed: each level needs at least 1 request", p.Requests))
-	} else if m := slices.Max(append([]int{0}, p.Concurrency...)); m > p.Requests {
+	} else if m := MinRequests(p.Concurrency); m > p.Requests {
 		errs = append(errs, fmt.Errorf("requests per level (%d) is less than concurrency %d: every slot needs at least one request, so use %d or more requests per level", p.Requests, m, m))
 	}
 	if p.InputTokens < 1 {
@@ -191,4 +191,11 @@ func (p Plan) Validate() error {
 		errs = append(errs, errors.New("the manifest names no model id"))
 	}
 	return errors.Join(errs...)
+}
+
+// MinRequests is the fewest requests per level that levels can run with:
+// every in-flight slot of the highest level needs at least one. The plan
+// and the manifest checker both hold a profile to it.
+func MinRequests(levels []int) int {
+	return slices.Max(append([]int{1}, levels...))
 }
