@@ -123,7 +123,7 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 		wg.Go(func() {
 			<-gate
 			sr := &res[i]
-			c.gate = sends
+			c.gate, c.loopGate = sends, sends
 			for ctx.Err() == nil {
 				k := int(next.Add(1) - 1)
 				if spec.oneEach {
@@ -143,7 +143,7 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 					c.live.finish(&o, c.itl[o.itlFrom:o.itlTo])
 				}
 			}
-			c.gate = nil
+			c.gate, c.loopGate = nil, nil
 			sr.itl = c.itl
 		})
 	}

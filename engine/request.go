@@ -110,13 +110,16 @@ type conn struct {
 	// goroutine.
 	sock atomic.Pointer[netstamp.Conn]
 
-	// gate, when set, is the send gate the level's first requests go
-	// through (see closedLoopTimed); it is only touched by the slot's own
-	// goroutine. held is the gate this slot has a place in, given back
-	// (from whichever goroutine comes first) once net/http has written the
-	// request out or has given up on it.
-	gate  *sendGate
-	held  atomic.Pointer[sendGate]
+	// gate, when set, is the send gate this request goes through
+	// (slotSet.run): a loop's first requests, and any request right after
+	// the slot reconnected, which comes in a burst too when the server
+	// closes every connection after its answer. loopGate is the loop's
+	// gate. Both are only touched by the slot's own goroutine. held is the
+	// gate this slot has a place in, given back (from whichever goroutine
+	// comes first) once net/http has written the request out or has given
+	// up on it.
+	gate, loopGate *sendGate
+	held           atomic.Pointer[sendGate]
 	trace *httptrace.ClientTrace
 
 	// The probe asks for the model name the server answers with.
@@ -180,7 +183,7 @@ func newSendGate(n int) *sendGate { return &sendGate{places: make(chan struct{},
 // enterSend waits for a place in the slot's send gate, if it has one.
 func (c *conn) enterSend(ctx context.Context) {
 	g := c.gate
-	if g == nil {
+	if g == nil || c.held.Load() == g {
 		return
 	}
 	select {
@@ -373,6 +376,12 @@ func (c *conn) ready(ctx context.Context) {
 	case s != c.chatOn || c.closes == nil || c.closes.Load() < learnedCloses:
 		return
 	}
+	// Reconnecting is a burst of its own when every slot's answer ends
+	// together (the server closes them all): the slot takes its place in
+	// the loop's send gate for the reconnect and the request it sends,
+	// leaving a CPU free to read the streams already flowing.
+	c.gate = c.loopGate
+	c.enterSend(ctx)
 	c.reopen(ctx)
 }
 
