@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -28,42 +26,21 @@ type EndpointReport struct {
 // without measuring anything. With several models served and none chosen
 // it probes the first, so the user still sees what the server accepts.
 func Check(ctx context.Context, ep Endpoint, model string) (*EndpointReport, error) {
-	base, err := setup.ParseBase(ep.URL)
-	if err != nil {
-		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
-	}
-	plan := setup.DefaultPlan()
-	plan.Model = model
-	t0 := time.Now()
-	r := &runner{plan: plan, ep: ep, base: base, t0: t0}
-	r.clock = func() time.Duration { return time.Since(t0) }
-	r.file = r.newFile()
-	err = r.check(ctx)
-	var ee *EndpointError
-	if errors.As(err, &ee) && ee.Kind == ErrModelNotServed && model == "" {
-		// Several models: list them and probe the first.
-		cctx, cancel := context.WithTimeout(ctx, checkTimeout(ep))
-		defer cancel()
-		c := checkClient(ep, base)
-		defer c.CloseIdleConnections()
-		models, hdr, lerr := listModels(cctx, c, ep, base)
-		if lerr != nil {
-			return nil, lerr
-		}
-		ids := modelIDs(models)
-		slices.Sort(ids)
-		first := ids[0]
-		r.model = first
-		det := Detect(cctx, c, ep, base, models, first, hdr)
-		r.file.Local.Detection = &det
-		r.file.Local.ServedModels = modelIDs(models)
-		err = nil
-	}
+	sess, err := newSession(ep, Observer{})
 	if err != nil {
 		return nil, err
 	}
-	rep := &EndpointReport{Model: r.model, Detection: *r.file.Local.Detection}
-	for _, id := range r.file.Local.ServedModels {
+	// The method's first two steps, as a run with the default plan takes
+	// them.
+	plan := setup.DefaultPlan()
+	plan.Model = model
+	r := &runner{session: sess, plan: plan}
+	r.file = r.newFile()
+	if err := r.session.check(ctx, model, true); err != nil {
+		return nil, err
+	}
+	rep := &EndpointReport{Model: r.model, Detection: *r.detection}
+	for _, id := range r.served {
 		m := Model{ID: id}
 		if id == r.model {
 			m.OwnedBy, m.ContextLength = rep.Detection.OwnedBy, rep.Detection.ContextLength
@@ -75,7 +52,7 @@ func Check(ctx context.Context, ep Endpoint, model string) (*EndpointReport, err
 	}
 	rep.Compat = *r.file.Local.Compat
 	rep.ServerModel = r.srvModel
-	rep.Warnings = r.file.Local.Warnings
+	rep.Warnings = r.warnings
 	return rep, nil
 }
 

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stream"
 )
 
@@ -189,18 +188,14 @@ func TestLlamaCppReplay(t *testing.T) {
 	var which atomic.Value
 	which.Store("stream.sse")
 	url := replayLlama(t, &which)
-	ep := Endpoint{URL: url}
-	base, err := setup.ParseBase(url)
+	r, err := newSession(Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{plan: setup.DefaultPlan(), ep: ep, base: base, t0: time.Now()}
-	r.clock = func() time.Duration { return time.Since(r.t0) }
-	r.file = r.newFile()
-	if err := r.check(context.Background()); err != nil {
+	if err := r.check(context.Background(), "", false); err != nil {
 		t.Fatal(err)
 	}
-	d := r.file.Local.Detection
+	d := r.detection
 	if d.Family != results.FamilyLlamaCpp || d.Version != "b9749-d32676d77" || d.ContextLength != 16384 || r.model != "models/tiny.gguf" {
 		t.Errorf("detection %+v, model %q", d, r.model)
 	}

@@ -22,6 +22,14 @@ const (
 	PhaseStopped   Phase = "stopped"
 )
 
+// Phases of the plans beyond the Kovara method.
+const (
+	PhaseDecode  Phase = "single-user decode"
+	PhasePrefill Phase = "cold prefill"
+	PhaseUsers   Phase = "many users"
+	PhaseSpecDec Phase = "speculative decoding"
+)
+
 // liveBufferCap bounds what one slot keeps between two snapshots, so a run
 // nobody watches does not grow without limit.
 const liveBufferCap = 1 << 18

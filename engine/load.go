@@ -17,7 +17,7 @@ import (
 // slotSet is a stage's slots: one connection each, opened ahead of the
 // stage when asked, reused by every loop run over the set.
 type slotSet struct {
-	r          *runner
+	s          *session
 	conns      []*conn
 	openFailed int // connections that could not be opened ahead
 }
@@ -27,16 +27,16 @@ type slotSet struct {
 // not inside the first measured request; a connection that cannot be
 // opened early connects on its first request, and openFailed says how many
 // did.
-func (r *runner) openSlots(ctx context.Context, live []*liveSlot, preopen bool) *slotSet {
-	s := &slotSet{r: r, conns: make([]*conn, len(live))}
+func (ss *session) openSlots(ctx context.Context, live []*liveSlot, preopen bool) *slotSet {
+	s := &slotSet{s: ss, conns: make([]*conn, len(live))}
 	for i := range s.conns {
-		s.conns[i] = r.newConn()
+		s.conns[i] = ss.newConn()
 		s.conns[i].live = live[i]
 	}
 	if !preopen {
 		return s
 	}
-	octx, cancel := context.WithTimeout(ctx, checkTimeout(r.ep))
+	octx, cancel := context.WithTimeout(ctx, checkTimeout(ss.ep))
 	defer cancel()
 	var failed atomic.Int64
 	var wg sync.WaitGroup
@@ -147,7 +147,7 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 			sr.itl = c.itl
 		})
 	}
-	lr := loadRun{slots: res, start: s.r.clock()}
+	lr := loadRun{slots: res, start: s.s.clock()}
 	close(gate)
 	wg.Wait()
 	lr.end = lr.start

@@ -9,21 +9,12 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/engine/setup"
 )
 
 // Shared machinery of the plans beyond the Kovara method (the three-stage
 // plan and the speculative-decoding mode): the endpoint check, the
 // negotiation of optional request fields, token counting with its source,
 // and rounds of requests started together.
-
-// Phases of the plans beyond the Kovara method.
-const (
-	PhaseDecode  Phase = "single-user decode"
-	PhasePrefill Phase = "cold prefill"
-	PhaseUsers   Phase = "many users"
-	PhaseSpecDec Phase = "speculative decoding"
-)
 
 // worseSource returns the worse of two token sources ("" counts as none).
 func worseSource(a, b string) string {
@@ -73,33 +64,27 @@ func (c counted) decodeRate(o *outcome) (float64, bool) {
 // startPlanRun checks the endpoint (model list, the model, engine
 // detection) for a plan beyond the Kovara method and starts the /metrics
 // scraper. The caller stops the scraper.
-func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, stages, total int, metricsEvery time.Duration) (*runner, error) {
-	base, err := setup.ParseBase(ep.URL)
+func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, stages, total int, metricsEvery time.Duration) (*session, error) {
+	s, err := newSession(ep, obs)
 	if err != nil {
-		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
-	}
-	t0 := time.Now()
-	p := setup.DefaultPlan()
-	p.Model = model
-	r := &runner{plan: p, ep: ep, base: base, obs: obs, t0: t0}
-	r.clock = func() time.Duration { return time.Since(t0) }
-	r.file = r.newFile()
-	obs.Live.start(r.clock, stages, total)
-	if err := r.check(ctx); err != nil {
 		return nil, err
 	}
-	r.metrics = startMetricsScraper(ctx, ep, base, metricsEvery, r.clock, obs.Live)
-	return r, nil
+	obs.Live.start(s.clock, stages, total)
+	if err := s.check(ctx, model, false); err != nil {
+		return nil, err
+	}
+	s.startMetrics(ctx, metricsEvery)
+	return s, nil
 }
 
-func (r *runner) planLocal(simulated bool) results.PlanLocal {
+func (s *session) planLocal(simulated bool) results.PlanLocal {
 	return results.PlanLocal{
-		Endpoint:     r.base.Root,
-		EndpointHost: r.base.Host,
-		EndpointName: r.ep.Name,
+		Endpoint:     s.base.Root,
+		EndpointHost: s.base.Host,
+		EndpointName: s.ep.Name,
 		Simulated:    simulated,
-		ServedModels: r.file.Local.ServedModels,
-		StartedAt:    r.t0.UTC().Format(time.RFC3339),
+		ServedModels: s.served,
+		StartedAt:    s.t0.UTC().Format(time.RFC3339),
 	}
 }
 
@@ -108,7 +93,7 @@ func (r *runner) planLocal(simulated bool) results.PlanLocal {
 // chat_template_kwargs (when thinking off was asked for), then
 // stream_options. It returns the settled options, with max_tokens left for
 // the caller to set.
-func (r *runner) negotiate(ctx context.Context, cn *conn, thinkingOff bool, warmTokens int, timeout time.Duration) (requestOpts, results.PlanCompat, outcome, error) {
+func (r *session) negotiate(ctx context.Context, cn *conn, thinkingOff bool, warmTokens int, timeout time.Duration) (requestOpts, results.PlanCompat, outcome, error) {
 	var tries []requestOpts
 	for _, th := range []bool{true, false} {
 		if th && !thinkingOff {
@@ -161,7 +146,7 @@ func (r *runner) negotiate(ctx context.Context, cn *conn, thinkingOff bool, warm
 
 // readSpec reads the speculative-decoding counters; ok is false when the
 // server has none (or no /metrics).
-func (r *runner) readSpec(ctx context.Context, mc *http.Client) (SpecCounters, bool) {
+func (r *session) readSpec(ctx context.Context, mc *http.Client) (SpecCounters, bool) {
 	m, err := fetchMetrics(ctx, mc, r.ep, r.base, 5*time.Second)
 	if err != nil || !m.Spec.Present {
 		return m.Spec, false

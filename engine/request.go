@@ -144,13 +144,6 @@ type conn struct {
 // of racing the server's close with its next request.
 const learnedCloses = 2
 
-// newConn is a slot's client for this run.
-func (r *runner) newConn() *conn {
-	c := newConn(r.ep, r.base, r.t0)
-	c.closes = &r.closes
-	return c
-}
-
 // connStats counts what a slot did about connections the server closed.
 type connStats struct {
 	Reconnects   int // fresh connections opened between requests

@@ -13,13 +13,12 @@ import (
 	"math"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/engine/setup"
 )
 
 // Client identity written into every run's environment. Version is set at
@@ -80,40 +79,20 @@ func (o Observer) logf(format string, args ...any) {
 	}
 }
 
-// runner carries one run's state between its stages.
+// runner carries one Kovara run's state between its stages, on top of the
+// session every plan has.
 type runner struct {
+	*session
 	plan     Plan
-	ep       Endpoint
-	base     Base
-	obs      Observer
-	t0       time.Time
-	clock    func() time.Duration
 	file     *results.File
 	opts     requestOpts // settled by probe and calibration
-	model    string      // the model requested
-	srvModel string      // what the server called it in its answers
 	usage    bool        // the server reports usage in streams
 	probeOut outcome     // the accepted probe, a free calibration point
-	metrics  *metricsScraper
-	gpu      *gpuWatch // nil without a GPU source
+	gpu      *gpuWatch   // nil without a GPU source
 	// prefix: the server's /metrics has prefix-cache counters, read on
 	// both sides of each level through mc.
 	prefix bool
 	mc     *http.Client
-	// closes counts connections the server closed right after an answer
-	// (see conn.ready).
-	closes atomic.Int64
-}
-
-func (r *runner) warn(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	r.file.Local.Warnings = append(r.file.Local.Warnings, msg)
-	r.obs.logf("warning: %s", msg)
-}
-
-func (r *runner) phase(p Phase) {
-	r.obs.Live.setPhase(p)
-	r.obs.logf("%s", p)
 }
 
 // Run benchmarks ep with plan. It owns every goroutine and connection it
@@ -125,16 +104,14 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
-	base, err := setup.ParseBase(ep.URL)
-	if err != nil {
-		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
-	}
 	if !plan.FixedSeed {
 		plan.Seed = FreshSeed()
 	}
-	t0 := time.Now()
-	r := &runner{plan: plan, ep: ep, base: base, obs: obs, t0: t0}
-	r.clock = func() time.Duration { return time.Since(t0) }
+	sess, err := newSession(ep, obs)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{session: sess, plan: plan}
 	r.file = r.newFile()
 	r.file.Local.FreshSeed = !plan.FixedSeed
 	overall := len(plan.Concurrency) * plan.Requests
@@ -143,7 +120,7 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	if err := r.check(ctx); err != nil {
 		return nil, err
 	}
-	r.metrics = startMetricsScraper(ctx, ep, base, plan.MetricsInterval, r.clock, obs.Live)
+	r.startMetrics(ctx, plan.MetricsInterval)
 	defer r.metrics.stop()
 	// GPU telemetry starts before the probe so the sampler is warm by the
 	// first level; it never holds the benchmark up.
@@ -153,7 +130,7 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	if err := r.probe(ctx); err != nil {
 		return nil, r.stop(ctx, err)
 	}
-	r.mc = metricsClient(ep, base)
+	r.mc = metricsClient(ep, r.base)
 	defer r.mc.CloseIdleConnections()
 	_, r.prefix = r.fetchPrefix(ctx)
 	if err := r.calibrate(ctx); err != nil {
@@ -240,15 +217,6 @@ func outputTokens(run results.Run) int64 {
 	return int64(math.Round(*m.OutputTokensMean * float64(m.RequestsOK)))
 }
 
-// stop turns a stage failure into ErrInterrupted when the cause was Stop.
-func (r *runner) stop(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		r.obs.Live.setPhase(PhaseStopped)
-		return fmt.Errorf("%s: %w", r.obs.Live.phaseOr(PhaseCheck), ErrInterrupted)
-	}
-	return err
-}
-
 func (l *Live) phaseOr(def Phase) Phase {
 	if l == nil {
 		return def
@@ -285,46 +253,29 @@ func (r *runner) newFile() *results.File {
 }
 
 func (r *runner) finish(complete bool) {
+	r.file.Local.ServedModels = r.served
+	r.file.Local.RequestedModel = r.model
+	r.file.Local.Detection = r.detection
+	r.file.Local.Warnings = slices.Clone(r.warnings)
 	r.file.Complete = complete
 	r.file.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	r.file.Local.ServerMetrics = r.metrics.snapshot()
 }
 
-// check is step 1: the model list, engine detection and the model to use.
+// check is step 1: the endpoint check, for a hardware run with the
+// manifest's model id.
 func (r *runner) check(ctx context.Context) error {
-	r.phase(PhaseCheck)
-	cctx, cancel := context.WithTimeout(ctx, checkTimeout(r.ep))
-	defer cancel()
-	c := checkClient(r.ep, r.base)
-	defer c.CloseIdleConnections()
-	models, hdr, err := listModels(cctx, c, r.ep, r.base)
-	if err != nil {
-		if ctx.Err() != nil {
-			return r.stop(ctx, err)
-		}
-		return err
-	}
-	r.file.Local.ServedModels = modelIDs(models)
-	if r.base.TLS() && r.ep.InsecureTLS {
-		r.warn("TLS certificate verification was off for this endpoint (Verify TLS unticked, or --insecure): the server's identity was not checked")
-	}
-
 	want := r.plan.Model
 	cond := r.plan.Conditions
 	if want == "" && cond != nil {
 		want = cond.ModelID
 	}
-	model, err := ResolveModel(models, want)
-	if err != nil {
+	if err := r.session.check(ctx, want, false); err != nil {
 		return err
 	}
-	r.model = model
-	r.file.Local.RequestedModel = model
 	if cond != nil && r.plan.Model != "" && r.plan.Model != cond.ModelID {
 		r.warn("the server was asked for %q, an alias: the runs are recorded under the manifest's model id %q", r.plan.Model, cond.ModelID)
 	}
-	det := Detect(cctx, c, r.ep, r.base, models, model, hdr)
-	r.file.Local.Detection = &det
 	return nil
 }
 

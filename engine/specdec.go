@@ -130,7 +130,7 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 		res.Complete = complete
 		res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 		res.Local.ServerMetrics = r.metrics.snapshot()
-		res.Warnings = append([]string{}, r.file.Local.Warnings...)
+		res.Warnings = slices.Clone(r.warnings)
 		return res
 	}
 
@@ -169,7 +169,7 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	return finish(true), nil
 }
 
-func newSpecDecResult(r *runner, plan SpecDecPlan) *results.SpecDecResult {
+func newSpecDecResult(r *session, plan SpecDecPlan) *results.SpecDecResult {
 	thinking := "off"
 	if plan.ServerThinking {
 		thinking = "server default"
@@ -194,7 +194,7 @@ func newSpecDecResult(r *runner, plan SpecDecPlan) *results.SpecDecResult {
 		Warnings: []string{},
 		Local:    r.planLocal(plan.Simulated),
 	}
-	if det := r.file.Local.Detection; det != nil {
+	if det := r.detection; det != nil {
 		res.Engine = *det
 	}
 	return res
@@ -203,7 +203,7 @@ func newSpecDecResult(r *runner, plan SpecDecPlan) *results.SpecDecResult {
 // specLevel runs one level: total requests over c slots, closed loop, each
 // request a representative prompt behind its own reference line (so no
 // two requests share a cached prefix), the counters read on both sides.
-func (r *runner) specLevel(ctx context.Context, mc *http.Client, opts requestOpts, plan SpecDecPlan, index, c int, counters bool) results.SpecDecLevel {
+func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOpts, plan SpecDecPlan, index, c int, counters bool) results.SpecDecLevel {
 	total := plan.requestsFor(c)
 	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(plan.Levels), c, total)
 	live := r.obs.Live.beginStage(PhaseSpecDec, index+1, c, total)

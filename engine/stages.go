@@ -113,7 +113,7 @@ func specWindow(d SpecDelta) *results.SpecWindow {
 
 // stagesRun carries one three-stage run.
 type stagesRun struct {
-	*runner
+	*session
 	sp   StagesPlan
 	prof stagesProfile
 	opts requestOpts
@@ -142,7 +142,7 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 		return nil, err
 	}
 	defer r.metrics.stop()
-	s := &stagesRun{runner: r, sp: plan, prof: prof}
+	s := &stagesRun{session: r, sp: plan, prof: prof}
 	s.res = s.newResult()
 	res := s.res
 
@@ -214,7 +214,7 @@ func (s *stagesRun) newResult() *results.StagesResult {
 		Warnings: []string{},
 		Local:    s.planLocal(s.sp.Simulated),
 	}
-	if det := s.file.Local.Detection; det != nil {
+	if det := s.detection; det != nil {
 		d.Engine = *det
 	}
 	return &d
@@ -240,7 +240,7 @@ func (s *stagesRun) finish(complete bool) *results.StagesResult {
 	if res.SpecObserved != nil && res.SpecObserved.Drafts > 0 {
 		s.warn("the speculative-decoding counters are server-wide: other traffic during the run would mix in")
 	}
-	res.Warnings = append([]string{}, s.file.Local.Warnings...)
+	res.Warnings = slices.Clone(s.warnings)
 	res.BenchNote = res.DefaultBenchNote()
 	return res
 }

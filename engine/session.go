@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+)
+
+// session is what a run of any plan has: the endpoint and one clock, the
+// observer, what the endpoint check found, the warnings so far, the
+// server's /metrics scraper and what the slots have learned about the
+// server's connections. The Kovara method's runner and the other plans'
+// runs each embed one.
+type session struct {
+	ep    Endpoint
+	base  Base
+	obs   Observer
+	t0    time.Time
+	clock func() time.Duration // since t0: every time of the run is an offset
+
+	served    []string // the model list
+	model     string   // the model requested
+	srvModel  string   // what the server called it in its answers
+	detection *results.Detection
+	warnings  []string
+	metrics   *metricsScraper // nil until started
+	// closes counts connections the server closed right after an answer
+	// (see conn.ready).
+	closes atomic.Int64
+}
+
+// newSession starts a session's clock; an address that cannot be used is
+// an *EndpointError.
+func newSession(ep Endpoint, obs Observer) (*session, error) {
+	base, err := setup.ParseBase(ep.URL)
+	if err != nil {
+		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
+	}
+	s := &session{ep: ep, base: base, obs: obs, t0: time.Now(), warnings: []string{}}
+	s.clock = func() time.Duration { return time.Since(s.t0) }
+	return s, nil
+}
+
+func (s *session) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.warnings = append(s.warnings, msg)
+	s.obs.logf("warning: %s", msg)
+}
+
+func (s *session) phase(p Phase) {
+	s.obs.Live.setPhase(p)
+	s.obs.logf("%s", p)
+}
+
+// stop turns a failure into ErrInterrupted when the cause was Stop.
+func (s *session) stop(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		s.obs.Live.setPhase(PhaseStopped)
+		return fmt.Errorf("%s: %w", s.obs.Live.phaseOr(PhaseCheck), ErrInterrupted)
+	}
+	return err
+}
+
+// check is the method's step 1 for every plan: the model list, the model
+// to request (want, else the only one served; with firstWhenMany, the
+// first of several, so the endpoint Test can still probe) and engine
+// detection.
+func (s *session) check(ctx context.Context, want string, firstWhenMany bool) error {
+	s.phase(PhaseCheck)
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout(s.ep))
+	defer cancel()
+	c := checkClient(s.ep, s.base)
+	defer c.CloseIdleConnections()
+	models, hdr, err := listModels(cctx, c, s.ep, s.base)
+	if err != nil {
+		return s.stop(ctx, err)
+	}
+	s.served = modelIDs(models)
+	if s.base.TLS() && s.ep.InsecureTLS {
+		s.warn("TLS certificate verification was off for this endpoint (Verify TLS unticked, or --insecure): the server's identity was not checked")
+	}
+	model, err := ResolveModel(models, want)
+	var ee *EndpointError
+	if errors.As(err, &ee) && ee.Kind == ErrModelNotServed && want == "" && firstWhenMany {
+		model, err = slices.Min(s.served), nil
+	}
+	if err != nil {
+		return err
+	}
+	s.model = model
+	det := Detect(cctx, c, s.ep, s.base, models, model, hdr)
+	s.detection = &det
+	return nil
+}
+
+// startMetrics starts reading the server's /metrics beside the run; the
+// caller stops it.
+func (s *session) startMetrics(ctx context.Context, every time.Duration) {
+	s.metrics = startMetricsScraper(ctx, s.ep, s.base, every, s.clock, s.obs.Live)
+}
+
+// newConn is a slot's client for this session.
+func (s *session) newConn() *conn {
+	c := newConn(s.ep, s.base, s.t0)
+	c.closes = &s.closes
+	return c
+}
