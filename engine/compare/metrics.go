@@ -238,13 +238,9 @@ type Cell struct {
 // present even when all its cells are gaps, so the shape is predictable. A
 // file with two records at one level uses the first.
 func Table(files []*results.File, labels []string) []Row {
-	names := make([]string, len(files))
+	names := runNamesOf(len(files), labels)
 	byLevel := make([]map[int]results.Run, len(files))
 	for i, f := range files {
-		names[i] = runName(i)
-		if i < len(labels) && labels[i] != "" {
-			names[i] = labels[i]
-		}
 		byLevel[i] = map[int]results.Run{}
 		if f == nil {
 			continue
@@ -272,25 +268,47 @@ func Table(files []*results.File, labels []string) []Row {
 			}
 		}
 		for _, m := range metrics {
-			cells := make([]Cell, len(files))
-			for i := range files {
-				cells[i].Label = names[i]
-				if r, ok := byLevel[i][c]; ok {
-					get := m.Get
-					if m.GetLocal != nil {
-						f := files[i]
-						get = func(r results.Run) (float64, bool) { return m.GetLocal(f, r) }
-					}
-					if v, ok := get(r); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-						cells[i].Value, cells[i].Present = v, true
-					}
+			cells := row(names, m.Dir, func(i int) (float64, bool) {
+				r, ok := byLevel[i][c]
+				switch {
+				case !ok:
+					return 0, false
+				case m.GetLocal != nil:
+					return m.GetLocal(files[i], r)
 				}
-			}
-			compareCells(cells, m.Dir)
+				return m.Get(r)
+			})
 			rows = append(rows, Row{Concurrency: c, Shared: shared, Metric: m, Cells: cells})
 		}
 	}
 	return rows
+}
+
+// row is one metric's cells, one per run named in names: value(i) gives
+// run i's value, ok false for a gap (as is a value that is not a finite
+// number); each cell after the first is compared with the first.
+func row(names []string, dir Direction, value func(i int) (float64, bool)) []Cell {
+	cells := make([]Cell, len(names))
+	for i := range cells {
+		cells[i].Label = names[i]
+		if v, ok := value(i); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			cells[i].Value, cells[i].Present = v, true
+		}
+	}
+	compareCells(cells, dir)
+	return cells
+}
+
+// runNamesOf is each run's name: its label, else "run i+1".
+func runNamesOf(n int, labels []string) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = runName(i)
+		if i < len(labels) && labels[i] != "" {
+			names[i] = labels[i]
+		}
+	}
+	return names
 }
 
 // compareCells fills Delta, HasDelta and Better of every cell after the

@@ -49,6 +49,7 @@ func opt(v *float64) (float64, bool) {
 // results, with the change against the first, as Table is for Kovara
 // runs; a level some results lack is a gap.
 func SpecDecTable(docs []*results.SpecDecResult, labels []string) []Row {
+	names := runNamesOf(len(docs), labels)
 	byLevel := make([]map[int]results.SpecDecLevel, len(docs))
 	var levels []int
 	for i, d := range docs {
@@ -73,17 +74,13 @@ func SpecDecTable(docs []*results.SpecDecResult, labels []string) []Row {
 			}
 		}
 		for _, m := range SpecDecMetrics {
-			cells := make([]Cell, len(docs))
-			for i := range docs {
-				cells[i].Label = runName(i)
-				if i < len(labels) && labels[i] != "" {
-					cells[i].Label = labels[i]
+			cells := row(names, m.Dir, func(i int) (float64, bool) {
+				l, ok := byLevel[i][c]
+				if !ok {
+					return 0, false
 				}
-				if l, ok := byLevel[i][c]; ok {
-					cells[i].Value, cells[i].Present = m.Get(l)
-				}
-			}
-			compareCells(cells, m.Dir)
+				return m.Get(l)
+			})
 			rows = append(rows, Row{Concurrency: c, Shared: shared,
 				Metric: Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Dir: m.Dir}, Cells: cells})
 		}

@@ -55,19 +55,15 @@ func stagesDecode(kind string) func(*results.StagesResult) (float64, bool) {
 // StagesTable is a metric × run table of three-stage results, with the
 // change against the first, as Table is for Kovara runs.
 func StagesTable(docs []*results.StagesResult) []Row {
+	names := runNamesOf(len(docs), nil)
 	var rows []Row
 	for _, m := range StagesMetrics {
-		cells := make([]Cell, len(docs))
-		for i, d := range docs {
-			cells[i].Label = runName(i)
-			if d == nil {
-				continue
+		cells := row(names, m.Dir, func(i int) (float64, bool) {
+			if docs[i] == nil {
+				return 0, false
 			}
-			if v, ok := m.Get(d); ok {
-				cells[i].Value, cells[i].Present = v, true
-			}
-		}
-		compareCells(cells, m.Dir)
+			return m.Get(docs[i])
+		})
 		rows = append(rows, Row{Shared: true, Metric: Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Dir: m.Dir}, Cells: cells})
 	}
 	return rows
