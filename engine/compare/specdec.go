@@ -3,7 +3,6 @@ package compare
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/kovara/desktop/engine/results"
 )
@@ -93,22 +92,8 @@ func SpecDecTable(docs []*results.SpecDecResult, labels []string) []Row {
 // prompt set. The speculative setup itself is what people compare, so
 // it is named, not held against them.
 func SpecDecVerdict(docs []*results.SpecDecResult) (bool, []string) {
-	var diffs []string
-	for i := 1; i < len(docs); i++ {
-		a, b := docs[0], docs[i]
-		if a == nil || b == nil {
-			continue
-		}
-		check := func(what, x, y string) {
-			if x != y {
-				diffs = append(diffs, fmt.Sprintf("%s differs (%s vs %s, run %d)", what, x, y, i+1))
-			}
-		}
-		check("model", a.Model, b.Model)
-		check("engine", strings.TrimSpace(a.Engine.Family+" "+a.Engine.Version), strings.TrimSpace(b.Engine.Family+" "+b.Engine.Version))
-		check("max tokens", fmt.Sprint(a.Settings.MaxTokens), fmt.Sprint(b.Settings.MaxTokens))
-		check("thinking", a.Settings.Thinking, b.Settings.Thinking)
-		check("prompt set", a.Settings.PromptSet, b.Settings.PromptSet)
-	}
-	return len(diffs) == 0, diffs
+	return likeForLike(docs, func(r *results.SpecDecResult) []setting {
+		return []setting{{"model", r.Model}, {"engine", engineOf(r.Engine)}, {"max tokens", fmt.Sprint(r.Settings.MaxTokens)},
+			{"thinking", r.Settings.Thinking}, {"prompt set", r.Settings.PromptSet}}
+	})
 }

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kovara/desktop/engine/results"
 )
@@ -72,26 +73,41 @@ func StagesTable(docs []*results.StagesResult) []Row {
 // StagesVerdict says whether three-stage results measure the same thing:
 // the same model and engine, the same mode (quick or full) and users.
 func StagesVerdict(docs []*results.StagesResult) (bool, []string) {
+	return likeForLike(docs, func(r *results.StagesResult) []setting {
+		users := ""
+		if r.Users != nil {
+			users = fmt.Sprint(r.Users.Users)
+		}
+		return []setting{{"model", r.Model}, {"engine", engineOf(r.Engine)}, {"mode", quickName(r.Quick)}, {"users", users}}
+	})
+}
+
+// setting is one named setting a document was made with; "" is unknown
+// and differs from nothing.
+type setting struct{ name, value string }
+
+// likeForLike holds every document's conditions against the first's and
+// names each difference.
+func likeForLike[T any](docs []*T, conditions func(*T) []setting) (bool, []string) {
 	var diffs []string
+	if len(docs) == 0 || docs[0] == nil {
+		return true, nil
+	}
+	first := conditions(docs[0])
 	for i := 1; i < len(docs); i++ {
-		a, b := docs[0], docs[i]
-		if a == nil || b == nil {
+		if docs[i] == nil {
 			continue
 		}
-		check := func(what, x, y string) {
-			if x != y {
-				diffs = append(diffs, fmt.Sprintf("%s differs (%s vs %s, run %d)", what, x, y, i+1))
+		for j, c := range conditions(docs[i]) {
+			if a := first[j].value; a != "" && c.value != "" && a != c.value {
+				diffs = append(diffs, fmt.Sprintf("%s differs (%s vs %s, run %d)", c.name, a, c.value, i+1))
 			}
-		}
-		check("model", a.Model, b.Model)
-		check("engine", a.Engine.Family+" "+a.Engine.Version, b.Engine.Family+" "+b.Engine.Version)
-		check("mode", quickName(a.Quick), quickName(b.Quick))
-		if a.Users != nil && b.Users != nil {
-			check("users", fmt.Sprint(a.Users.Users), fmt.Sprint(b.Users.Users))
 		}
 	}
 	return len(diffs) == 0, diffs
 }
+
+func engineOf(d results.Detection) string { return strings.TrimSpace(d.Family + " " + d.Version) }
 
 func quickName(q bool) string {
 	if q {

@@ -1,11 +1,5 @@
 package results
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-)
-
 // The speculative-decoding mode's document, kovara-desktop-specdec
 // (docs/plans.md).
 
@@ -86,32 +80,9 @@ type LengthSpread struct {
 
 // MarshalSpecDec writes a speculative-decoding result as indented JSON with
 // a trailing newline.
-func MarshalSpecDec(r *SpecDecResult) ([]byte, error) {
-	if r == nil {
-		return nil, errors.New("MarshalSpecDec of a nil result")
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
-}
+func MarshalSpecDec(r *SpecDecResult) ([]byte, error) { return marshalDocument(r, "MarshalSpecDec") }
 
 // DecodeSpecDec reads a kovara-desktop-specdec document.
 func DecodeSpecDec(data []byte) (*SpecDecResult, error) {
-	f, v, err := DocumentFormat(data)
-	if err != nil {
-		return nil, err
-	}
-	if f != FormatSpecDec {
-		return nil, fmt.Errorf("this is a %q document, not a speculative-decoding result (%s)", f, FormatSpecDec)
-	}
-	if v != 1 {
-		return nil, fmt.Errorf("speculative-decoding result format_version %d is not supported (this app reads 1)", v)
-	}
-	var r SpecDecResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("speculative-decoding result: %w", err)
-	}
-	return &r, nil
+	return decodeDocument[SpecDecResult](data, FormatSpecDec, "speculative-decoding result")
 }

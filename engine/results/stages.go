@@ -1,11 +1,5 @@
 package results
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-)
-
 // The three-stage plan's document, kovara-desktop-stages (docs/plans.md).
 
 // StagesResult is a three-stage plan result: the document of kind
@@ -177,32 +171,9 @@ func (r *StagesResult) Failed() []string {
 
 // MarshalStages writes a three-stage result as indented JSON with a
 // trailing newline.
-func MarshalStages(r *StagesResult) ([]byte, error) {
-	if r == nil {
-		return nil, errors.New("MarshalStages of a nil result")
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
-}
+func MarshalStages(r *StagesResult) ([]byte, error) { return marshalDocument(r, "MarshalStages") }
 
 // DecodeStages reads a kovara-desktop-stages document.
 func DecodeStages(data []byte) (*StagesResult, error) {
-	f, v, err := DocumentFormat(data)
-	if err != nil {
-		return nil, err
-	}
-	if f != FormatStages {
-		return nil, fmt.Errorf("this is a %q document, not a three-stage result (%s)", f, FormatStages)
-	}
-	if v != 1 {
-		return nil, fmt.Errorf("three-stage result format_version %d is not supported (this app reads 1)", v)
-	}
-	var r StagesResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("three-stage result: %w", err)
-	}
-	return &r, nil
+	return decodeDocument[StagesResult](data, FormatStages, "three-stage result")
 }
