@@ -120,7 +120,7 @@ type conn struct {
 	// up on it.
 	gate, loopGate *sendGate
 	held           atomic.Pointer[sendGate]
-	trace *httptrace.ClientTrace
+	trace          *httptrace.ClientTrace
 
 	// The probe asks for the model name the server answers with.
 	rememberModel bool

@@ -663,4 +663,3 @@ func (p *manifestParser) levels(v *yamlNode, key string) []int {
 	}
 	return out
 }
-
