@@ -125,18 +125,18 @@ func (pl *platform) sent() (time.Time, bool) {
 // monoOf turns a kernel CLOCK_REALTIME stamp into a monotonic instant. The
 // wall clock is read between two monotonic readings, and again when the
 // thread was interrupted in between: a pair read milliseconds apart (a
-// preempted virtual CPU does that) would shift the stamp by as much.
+// preempted virtual CPU does that) would shift the stamp by as much. All
+// three readings are time.Now's, served by the vDSO: unix.ClockGettime is
+// a real system call, and it was two of every three system calls per
+// chunk (strace -c -f; docs/performance.md).
 func monoOf(stampNs int64) (time.Time, bool) {
-	var ts unix.Timespec
 	for try := 0; ; try++ {
 		a := time.Now()
-		if unix.ClockGettime(unix.CLOCK_REALTIME, &ts) != nil {
-			return a, false
-		}
+		wall := time.Now().UnixNano()
 		b := time.Now()
 		span := b.Sub(a)
 		if span <= 20*time.Microsecond || try == 4 {
-			return fromWall(a.Add(span/2), ts.Nano(), stampNs)
+			return fromWall(a.Add(span/2), wall, stampNs)
 		}
 	}
 }
