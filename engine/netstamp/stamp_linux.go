@@ -98,7 +98,7 @@ func (pl *platform) drain(fd uintptr) {
 	for {
 		pl.emsg.Control = &pl.eoob[0]
 		pl.emsg.SetControllen(len(pl.eoob))
-		_, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&pl.emsg)), unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
+		_, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&pl.emsg)), unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
 		if errno != 0 {
 			pl.emsg.Control = nil
 			return
@@ -141,9 +141,13 @@ func monoOf(stampNs int64) (time.Time, bool) {
 	}
 }
 
+// recv is one recvmsg on the non-blocking socket. It cannot block, so it
+// is a raw system call: syscall.Syscall's entersyscall wakes the runtime's
+// sysmon thread on every call, and those wakeups were a third of the
+// client's CPU at 64 streams (perf; docs/performance.md).
 func (pl *platform) recv(fd uintptr) bool {
 	pl.msg.SetControllen(len(pl.oob))
-	n, _, errno := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&pl.msg)), 0)
+	n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&pl.msg)), 0)
 	if errno == unix.EAGAIN || errno == unix.EWOULDBLOCK {
 		return false
 	}
