@@ -60,6 +60,10 @@ type Observer struct {
 	// Requests gets every finished request of a level after the level
 	// (for accuracy checks against a server's own record).
 	Requests func(concurrency int, recs []RequestRecord)
+	// LevelStart is called as a level's connections are open and its
+	// slots are about to be released; with Requests after it, it brackets
+	// the measured level (selftest counts the client's cost over it).
+	LevelStart func(concurrency int)
 }
 
 // RequestRecord is one measured request, as the engine saw it.
@@ -426,6 +430,9 @@ func (r *runner) runLevel(ctx context.Context, index, conc int) *levelRun {
 	first := levelFirstNumber(r.plan, index)
 	lv := &levelRun{index: index, concurrency: conc, preopenFailed: slots.openFailed}
 	before, _ := r.readPrefix(ctx)
+	if r.obs.LevelStart != nil {
+		r.obs.LevelStart(conc)
+	}
 	lv.loadRun = slots.run(ctx, loadSpec{total: r.plan.Requests, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
 		return r.opts, first + int64(k)
 	}})

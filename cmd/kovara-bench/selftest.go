@@ -90,7 +90,9 @@ type selftestRow struct {
 	merged                    int        // chunks merged with the next one before the client read them
 	writeP99                  float64    // p99 of the simulator's write calls, ms: how exactly it knows when a chunk left
 	ttft, itl                 [3]float64 // p50, p99, max of |measured − true|, ms
-	cpuPerMillion             float64    // client CPU seconds per million chunks
+	cpuPerMillion             float64    // client CPU seconds per million chunks, which is µs per chunk
+	syscallsPerChunk          float64    // NaN when perf could not count them
+	switchesPerChunk          float64    // context switches (getrusage), always there
 	allocsPerChunk            float64
 	peakMiB                   float64
 }
@@ -104,18 +106,37 @@ func selftestLevel(ctx context.Context, url string, streams, requests, tokens in
 	p.Requests, p.Warmup = requests, min(streams, 64)
 	p.InputTokens, p.OutputTokens = 128, tokens
 	p.Timeout = 2 * time.Minute
-	var recs []engine.RequestRecord
-	obs := engine.Observer{Requests: func(_ int, r []engine.RequestRecord) { recs = r }}
-
-	var m0, m1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	cpu0 := cpuTime()
+	// The client's cost is counted over the measured level alone, not the
+	// probe, calibration, warmup and connection set-up around it.
+	var (
+		recs           []engine.RequestRecord
+		m0, m1         runtime.MemStats
+		cpu0, cpu1     time.Duration
+		sw0, sw1       int64
+		counter        *syscallCounter
+		calls          int64
+		counted, level bool
+	)
+	obs := engine.Observer{
+		LevelStart: func(int) {
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			counter = startSyscallCounter()
+			cpu0, sw0, level = cpuTime(), contextSwitches(), true
+		},
+		Requests: func(_ int, r []engine.RequestRecord) {
+			cpu1, sw1 = cpuTime(), contextSwitches()
+			calls, counted = counter.stop()
+			runtime.ReadMemStats(&m1)
+			recs = r
+		},
+	}
 	if _, err := engine.Run(ctx, p, engine.Endpoint{URL: url}, obs); err != nil {
 		return row, err
 	}
-	cpu1 := cpuTime()
-	runtime.ReadMemStats(&m1)
+	if !level {
+		return row, errors.New("the level did not start")
+	}
 
 	truth, err := sim.FetchTimings(url)
 	if err != nil {
@@ -148,6 +169,11 @@ func selftestLevel(ctx context.Context, url string, streams, requests, tokens in
 	if row.chunks > 0 {
 		row.cpuPerMillion = (cpu1 - cpu0).Seconds() / float64(row.chunks) * 1e6
 		row.allocsPerChunk = float64(m1.Mallocs-m0.Mallocs) / float64(row.chunks)
+		row.switchesPerChunk = float64(sw1-sw0) / float64(row.chunks)
+		row.syscallsPerChunk = math.NaN()
+		if counted {
+			row.syscallsPerChunk = float64(calls) / float64(row.chunks)
+		}
 	}
 	row.peakMiB = peakRSSMiB()
 	return row, nil
@@ -163,16 +189,27 @@ func spread(xs []float64) [3]float64 {
 
 func printSelftest(w io.Writer, rows []selftestRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "streams\trequests\tfailed\tTTFT err p50\tp99\tmax\tITL err p50\tp99\tmax\tmerged\tsim write p99\tCPU s/M chunks\tallocs/chunk\tpeak RSS MiB\t")
+	fmt.Fprintln(tw, "streams\trequests\tfailed\tTTFT err p50\tp99\tmax\tITL err p50\tp99\tmax\tmerged\tsim write p99\tCPU µs/chunk\tsyscalls/chunk\tswitches/chunk\tallocs/chunk\tpeak RSS MiB\t")
+	perfCounted := false
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%.3f\t%.1f\t%.2f\t%.0f\t\n",
+		calls := "-"
+		if !math.IsNaN(r.syscallsPerChunk) {
+			calls, perfCounted = fmt.Sprintf("%.2f", r.syscallsPerChunk), true
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%.3f\t%.1f\t%s\t%.2f\t%.2f\t%.0f\t\n",
 			r.streams, r.requests, r.failed, r.ttft[0], r.ttft[1], r.ttft[2], r.itl[0], r.itl[1], r.itl[2],
-			r.merged, r.writeP99, r.cpuPerMillion, r.allocsPerChunk, r.peakMiB)
+			r.merged, r.writeP99, r.cpuPerMillion, calls, r.switchesPerChunk, r.allocsPerChunk, r.peakMiB)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "errors are |measured − true| in ms against the simulator's own record: each chunk's transmit stamp, widened to the whole write call")
 	fmt.Fprintln(w, "when that call stalled for over 1 ms (sim write p99: how long the calls took); CPU and allocations are the client's alone;")
 	fmt.Fprintln(w, "merged: chunks the client read so late that the next one had arrived; the kernel merged the two and kept only the later time")
+	fmt.Fprintln(w, "CPU: this process's user + system time (getrusage) per chunk; switches: its context switches (getrusage) per chunk")
+	if perfCounted {
+		fmt.Fprintln(w, "syscalls: this process's system calls per chunk, counted by perf stat -e raw_syscalls:sys_enter")
+	} else {
+		fmt.Fprintln(w, "syscalls: not counted (needs perf, and a kernel that lets this user count the raw_syscalls tracepoint)")
+	}
 	best := 0
 	for _, r := range rows {
 		if !r.within1ms() {

@@ -9,3 +9,5 @@ import (
 func cpuTime() time.Duration { return 0 }
 
 func peakRSSMiB() float64 { return 0 }
+
+func contextSwitches() int64 { return 0 }

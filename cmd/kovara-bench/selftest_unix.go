@@ -28,3 +28,13 @@ func peakRSSMiB() float64 {
 	}
 	return float64(ru.Maxrss) / 1024 // KiB on Linux
 }
+
+// contextSwitches is this process's voluntary and involuntary context
+// switches so far.
+func contextSwitches() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return int64(ru.Nvcsw + ru.Nivcsw)
+}
