@@ -19,7 +19,7 @@ func TestSelftestReports(t *testing.T) {
 		t.Fatalf("selftest: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{"TTFT err p50", "merged", "allocs/chunk", "This machine "} {
+	for _, want := range []string{"TTFT err p50", "merged", "CPU µs/chunk", "syscalls/chunk", "switches/chunk", "allocs/chunk", "This machine "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("selftest output lacks %q:\n%s", want, text)
 		}
@@ -28,7 +28,7 @@ func TestSelftestReports(t *testing.T) {
 	rows := 0
 	for _, l := range lines {
 		f := strings.Fields(l)
-		if len(f) == 14 && (f[0] == "1" || f[0] == "8") && f[2] == "0" {
+		if len(f) == 16 && (f[0] == "1" || f[0] == "8") && f[2] == "0" {
 			rows++
 		}
 	}
@@ -81,6 +81,21 @@ func TestSelftestVerdict(t *testing.T) {
 			if strings.Contains(b.String(), w) {
 				t.Errorf("%s: output should not say %q:\n%s", tt.name, w, b.String())
 			}
+		}
+	}
+}
+
+func TestParsePerfCount(t *testing.T) {
+	t.Parallel()
+	for out, want := range map[string]int64{
+		"13697,,raw_syscalls:sys_enter,53657451,100.00,,\n":  13697,
+		"\n 42,,raw_syscalls:sys_enter,1,100.00,,":           42,
+		"<not counted>,,raw_syscalls:sys_enter,0,100.00,,\n": -1,
+		"Error: no permission":                               -1,
+	} {
+		got, ok := parsePerfCount(out)
+		if (want < 0) == ok || (ok && got != want) {
+			t.Errorf("parsePerfCount(%q) = %d, %v; want %d", out, got, ok, want)
 		}
 	}
 }

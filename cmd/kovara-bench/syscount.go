@@ -64,7 +64,7 @@ func parsePerfCount(out string) (int64, bool) {
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(line, ",")
 		if len(f) >= 3 && f[2] == "raw_syscalls:sys_enter" {
-			n, err := strconv.ParseInt(f[0], 10, 64)
+			n, err := strconv.ParseInt(strings.TrimSpace(f[0]), 10, 64)
 			return n, err == nil
 		}
 	}
