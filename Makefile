@@ -3,19 +3,28 @@ GO ?= go
 VERSION ?= 0.1.0
 LDFLAGS := -X github.com/kovara/desktop/engine.Version=$(VERSION)
 
-.PHONY: all build bench-cli desktop run demo package test-package test test-race test-truth test-keyring test-gui-smoke test-fuzz vet fmt-check lint clean
+.PHONY: all build bench-cli desktop run demo package test-package test test-race test-truth test-keyring test-gui-smoke test-fuzz vet fmt-check lint deps deps-test windows darwin test-windows clean
 
 all: build
 
 build: bench-cli desktop
 
-# The desktop app (cgo: needs the OpenGL and X11 headers listed in README).
+# What building (and testing) needs on this machine: scripts/deps.sh checks
+# Go and installs the missing system packages (apt-get, dnf or pacman, as
+# root or through sudo), or says the command to run.
+deps:
+	scripts/deps.sh build
+
+deps-test:
+	scripts/deps.sh test
+
+# The desktop app (cgo: needs the OpenGL and X11 headers; make deps).
 desktop:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/kovara-desktop ./cmd/kovara-desktop
 
 # The product's main job: the app, opening on the built-in simulator and
 # running the default benchmark.
-run: desktop
+run: deps desktop
 	./bin/kovara-desktop --demo
 
 # An installable archive (Kovara Desktop.tar.xz) made by the fyne tool.
@@ -92,8 +101,29 @@ test-package: package
 	tar tJf "bin/Kovara Desktop.tar.xz" | grep -q 'applications/dev.kovara.desktop.desktop$$'
 	@echo "package: bin/Kovara Desktop.tar.xz holds the app and its desktop entry"
 
+# Windows: the desktop app cross-built with MinGW (cgo) and packaged by the
+# fyne tool (icon and metadata), and the CLI (pure Go).
+FYNE := $$($(GO) env GOPATH)/bin/fyne
+windows:
+	scripts/deps.sh windows
+	$(GO) install fyne.io/tools/cmd/fyne@v1.7.4
+	cd cmd/kovara-desktop && CC=x86_64-w64-mingw32-gcc CGO_ENABLED=1 GOOS=windows GOARCH=amd64 "$(FYNE)" package -os windows --release=false -name kovara-desktop
+	mv cmd/kovara-desktop/kovara-desktop.exe bin/
+	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags "$(LDFLAGS)" -o bin/kovara-bench.exe ./cmd/kovara-bench
+
+# macOS: the CLI for Intel and Apple silicon. The desktop app is built on a
+# Mac (README, "Install").
+darwin:
+	CGO_ENABLED=0 GOOS=darwin GOARCH=amd64 $(GO) build -ldflags "$(LDFLAGS)" -o bin/kovara-bench-darwin-amd64 ./cmd/kovara-bench
+	CGO_ENABLED=0 GOOS=darwin GOARCH=arm64 $(GO) build -ldflags "$(LDFLAGS)" -o bin/kovara-bench-darwin-arm64 ./cmd/kovara-bench
+
+# The Windows CLI under Wine: the demo writes a results file that validate
+# accepts but for being simulated, and selftest runs and reports.
+test-windows: windows darwin
+	scripts/wine-check.sh
+
 # Everything CI checks.
-test: vet fmt-check lint test-race test-truth test-keyring test-fuzz test-gui-smoke test-package
+test: deps-test vet fmt-check lint test-race test-truth test-keyring test-fuzz test-gui-smoke test-package test-windows
 
 clean:
 	rm -rf bin
