@@ -131,7 +131,9 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 		loc.PromptCache = &results.PromptCache{CachedTokens: lv.prefixCached, PromptTokens: lv.prefixPrompt,
 			Source: results.CacheFromMetrics, Metrics: lv.prefixNames}
 	}
-	if c := lv.conns; c != (connStats{}) {
+	r.stamps.KernelStamped += lv.conns.KernelStamped
+	r.stamps.ReadStamped += lv.conns.ReadStamped
+	if c := lv.conns; c.Reconnects+c.Resent+c.ServerClosed > 0 {
 		loc.Connections = &results.Connections{Reconnects: c.Reconnects, Resent: c.Resent, ServerClosed: c.ServerClosed, Requests: ok + errs + timeouts}
 	}
 	run := r.conditions(lv.concurrency)

@@ -149,12 +149,18 @@ type connStats struct {
 	Reconnects   int // fresh connections opened between requests
 	Resent       int // requests sent again after dying unanswered on a reused connection
 	ServerClosed int // connections the server closed after an answer
+	// Reads of stream data stamped with the kernel's receive time, and
+	// with the moment the read returned (where the system gives no
+	// receive timestamps).
+	KernelStamped, ReadStamped int
 }
 
 func (a *connStats) add(b connStats) {
 	a.Reconnects += b.Reconnects
 	a.Resent += b.Resent
 	a.ServerClosed += b.ServerClosed
+	a.KernelStamped += b.KernelStamped
+	a.ReadStamped += b.ReadStamped
 }
 
 func newConn(ep Endpoint, b Base, t0 time.Time) *conn {
@@ -236,9 +242,15 @@ func (c *conn) settleStart(out *outcome) {
 func (c *conn) arrival() time.Duration {
 	if s := c.sock.Load(); s != nil {
 		if at := s.LastRead(); !at.IsZero() {
+			if s.KernelStamps() {
+				c.stats.KernelStamped++
+			} else {
+				c.stats.ReadStamped++
+			}
 			return at.Sub(c.t0)
 		}
 	}
+	c.stats.ReadStamped++
 	return c.clock()
 }
 

@@ -97,6 +97,8 @@ type runner struct {
 	// both sides of each level through mc.
 	prefix bool
 	mc     *http.Client
+	// stamps counts how the measured levels' reads were stamped.
+	stamps connStats
 }
 
 // Run benchmarks ep with plan. It owns every goroutine and connection it
@@ -261,6 +263,7 @@ func (r *runner) finish(complete bool) {
 	r.file.Local.RequestedModel = r.model
 	r.file.Local.Detection = r.detection
 	r.file.Local.Warnings = slices.Clone(r.warnings)
+	r.file.Local.ReceiveClock = results.ReceiveClockOf(r.stamps.KernelStamped, r.stamps.ReadStamped)
 	r.file.Complete = complete
 	r.file.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	r.file.Local.ServerMetrics = r.metrics.snapshot()

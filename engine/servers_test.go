@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -44,6 +45,9 @@ func TestEveryPlanSurvivesCloseAfterStream(t *testing.T) {
 		if m := r.Metrics; m.RequestsError+m.RequestsTimeout > 0 {
 			t.Errorf("kovara level %d: %d errors %v", r.Concurrency, m.RequestsError, f.Local.Levels[i].Messages)
 		}
+	}
+	if want := map[bool]string{true: results.ReceiveClockKernel, false: results.ReceiveClockRead}[runtime.GOOS == "linux"]; f.Local.ReceiveClock != want {
+		t.Errorf("receive clock %q, want %q on %s", f.Local.ReceiveClock, want, runtime.GOOS)
 	}
 	if note := results.ConnectionNote(f); !strings.Contains(note, "after every answer") {
 		t.Errorf("connection note %q", note)

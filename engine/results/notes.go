@@ -75,3 +75,23 @@ func PromptCacheNote(f *File) string {
 	}
 	return fmt.Sprintf("at concurrency %d, %.0f%% of the prompt tokens came from the server's prompt cache: its TTFT is not a cold prefill", c, 100*share)
 }
+
+// What stamped a run's chunks (local.receive_clock).
+const (
+	ReceiveClockKernel = "kernel" // the kernel's receive time of each read (Linux SO_TIMESTAMPNS)
+	ReceiveClockRead   = "read"   // the moment each read returned: where the system gives no receive timestamps
+	ReceiveClockMixed  = "mixed"  // some of each
+)
+
+// ReceiveClockOf names the receive clock from how many reads each stamped.
+func ReceiveClockOf(kernel, read int) string {
+	switch {
+	case kernel > 0 && read == 0:
+		return ReceiveClockKernel
+	case read > 0 && kernel == 0:
+		return ReceiveClockRead
+	case kernel > 0:
+		return ReceiveClockMixed
+	}
+	return ""
+}

@@ -63,3 +63,15 @@ func TestPromptCacheHit(t *testing.T) {
 		t.Error("5 % cached counted as a cache hit")
 	}
 }
+
+func TestReceiveClockOf(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		kernel, read int
+		want         string
+	}{{10, 0, ReceiveClockKernel}, {0, 10, ReceiveClockRead}, {9, 1, ReceiveClockMixed}, {0, 0, ""}} {
+		if got := ReceiveClockOf(tc.kernel, tc.read); got != tc.want {
+			t.Errorf("ReceiveClockOf(%d, %d) = %q, want %q", tc.kernel, tc.read, got, tc.want)
+		}
+	}
+}

@@ -150,16 +150,19 @@ type Local struct {
 	RequestedModel string   `json:"requested_model,omitempty"`
 	// FreshSeed: the seed was drawn for this run (no --seed), so its
 	// prompts were new to any prompt cache the server keeps.
-	FreshSeed   bool           `json:"fresh_seed,omitempty"`
-	Detection   *Detection     `json:"engine_detection,omitempty"`
-	Compat      *Compat        `json:"compat,omitempty"`
-	Calibration *Calibration   `json:"calibration,omitempty"`
-	Manifest    *ManifestLocal `json:"manifest,omitempty"`
-	Levels      []LevelLocal   `json:"levels"`
-	Warnings    []string       `json:"warnings"`
-	PartialRun  *Run           `json:"partial_run"`
-	StartedAt   string         `json:"started_at,omitempty"`
-	FinishedAt  string         `json:"finished_at,omitempty"`
+	FreshSeed bool `json:"fresh_seed,omitempty"`
+	// ReceiveClock says what stamped the chunks: the kernel's receive
+	// time, or the moment each read returned (ReceiveClockOf).
+	ReceiveClock string         `json:"receive_clock,omitempty"`
+	Detection    *Detection     `json:"engine_detection,omitempty"`
+	Compat       *Compat        `json:"compat,omitempty"`
+	Calibration  *Calibration   `json:"calibration,omitempty"`
+	Manifest     *ManifestLocal `json:"manifest,omitempty"`
+	Levels       []LevelLocal   `json:"levels"`
+	Warnings     []string       `json:"warnings"`
+	PartialRun   *Run           `json:"partial_run"`
+	StartedAt    string         `json:"started_at,omitempty"`
+	FinishedAt   string         `json:"finished_at,omitempty"`
 	// ServerMetrics is the server's own queue and KV-cache series, read
 	// from its /metrics during the run; absent when /metrics did not
 	// answer with any gauge we know.
