@@ -7,13 +7,20 @@ set -eu
 cd "$(dirname "$0")/.."
 exe=bin/kovara-bench.exe
 [ -f "$exe" ] || { echo "wine-check: $exe is missing: run make windows first" >&2; exit 1; }
-wine=$(command -v wine64 || command -v wine || true)
+wine=$(command -v wine64 || command -v wine || ls /usr/lib/wine/wine64 2>/dev/null || true)
 [ -n "$wine" ] || { echo "wine-check: Wine is not installed (scripts/deps.sh windows)" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export WINEPREFIX="$work/prefix" WINEDEBUG=-all KOVARA_DESKTOP_HOME='C:\kovara-home'
 "$wine" wineboot --init >/dev/null 2>&1 || true
+# Debian 12's Wine lacks bcryptprimitives.dll, which Go programs load at
+# start-up; a stand-in built with MinGW (scripts/wine/bcryptprimitives.c)
+# goes where Windows keeps the real one.
+if [ ! -f "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" ]; then
+	x86_64-w64-mingw32-gcc -shared -O2 -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
+		scripts/wine/bcryptprimitives.c -ladvapi32
+fi
 
 go build -o "$work/kovara-bench" ./cmd/kovara-bench
 
