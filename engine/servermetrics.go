@@ -53,14 +53,45 @@ var metricNames = []struct {
 		[]string{"llamacpp:kv_cache_usage_ratio"}},
 }
 
-// vLLM's speculative-decoding counters (lifetime totals).
-const (
-	specDraftsMetric      = "vllm:spec_decode_num_drafts_total"
-	specDraftTokensMetric = "vllm:spec_decode_num_draft_tokens_total"
-	specAcceptedMetric    = "vllm:spec_decode_num_accepted_tokens_total"
-	specPerPosMetric      = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
-	sglangAcceptLength    = "sglang:spec_accept_length"
-)
+// SpecNames are one engine family's speculative-decoding metrics: the
+// lifetime counters of drafting steps, draft tokens, accepted tokens and
+// accepted tokens by draft position (a "position" label), or, where an
+// engine exposes no counters, its own recent-average gauges.
+type SpecNames struct {
+	Family                                 string
+	Drafts, DraftTokens, Accepted, PerPos string
+	AcceptLength, AcceptRate               string // gauges
+}
+
+// specNames is every family's naming, in one table (docs/servers.md).
+// vLLM: its metrics docs; llama.cpp: seen on llama-server b9749 with
+// --spec-type draft-simple; SGLang: python/sglang/srt/metrics/collector.py
+// (gauges only: "mostrecent" batch averages, no counters to take a delta of).
+var specNames = []SpecNames{
+	{Family: results.FamilyVLLM, Drafts: "vllm:spec_decode_num_drafts_total", DraftTokens: "vllm:spec_decode_num_draft_tokens_total",
+		Accepted: "vllm:spec_decode_num_accepted_tokens_total", PerPos: "vllm:spec_decode_num_accepted_tokens_per_pos_total"},
+	{Family: results.FamilyLlamaCpp, Drafts: "llamacpp:spec_decode_num_drafts_total", DraftTokens: "llamacpp:spec_decode_num_draft_tokens_total",
+		Accepted: "llamacpp:spec_decode_num_accepted_tokens_total", PerPos: "llamacpp:spec_decode_num_accepted_tokens_per_pos_total"},
+	{Family: results.FamilySGLang, AcceptLength: "sglang:spec_accept_length", AcceptRate: "sglang:spec_accept_rate"},
+}
+
+// SpecNamesFor is family's row of the table, and whether it has one.
+func SpecNamesFor(family string) (SpecNames, bool) {
+	for _, n := range specNames {
+		if n.Family == family {
+			return n, true
+		}
+	}
+	return SpecNames{}, false
+}
+
+// Looked names the counters (or gauges) a row has, for a sentence.
+func (n SpecNames) Looked() string {
+	if n.Drafts != "" {
+		return n.Drafts + ", " + n.DraftTokens + " and " + n.Accepted
+	}
+	return n.AcceptLength + " and " + n.AcceptRate
+}
 
 // Prefix-cache counters per engine, both in prompt tokens: those looked up
 // (or processed) and those found in the cache. llama.cpp has none; it
@@ -110,16 +141,18 @@ type MetricsReading struct {
 // SpecCounters are a server's lifetime speculative-decoding counters at one
 // moment. Only their difference over a window means anything.
 type SpecCounters struct {
-	// Present: vLLM's three counters were all found.
+	// Present: a family's three counters were all found; Names is its
+	// row.
 	Present     bool
+	Names       SpecNames
 	Drafts      float64 // speculative steps
 	DraftTokens float64 // tokens proposed by the drafter
 	Accepted    float64 // of them accepted by the target model
 	// PerPosition is accepted tokens by draft position, when exposed.
 	PerPosition []float64
-	// AcceptLength is SGLang's own acceptance-length gauge, when exposed
-	// (a server-side average, not a delta).
-	AcceptLength *float64
+	// AcceptLength and AcceptRate are SGLang's own gauges, when exposed
+	// (server-side recent averages, not deltas).
+	AcceptLength, AcceptRate *float64
 }
 
 // SpecDelta is what the counters moved by over a window.
@@ -131,7 +164,7 @@ type SpecDelta struct {
 // Since is the change from before to c. A counter that went down (the
 // server restarted) makes the delta unusable: ok is false.
 func (c SpecCounters) Since(before SpecCounters) (d SpecDelta, ok bool) {
-	if !c.Present || !before.Present {
+	if !c.Present || !before.Present || c.Names.Family != before.Names.Family {
 		return SpecDelta{}, false
 	}
 	d.Drafts = int64(math.Round(c.Drafts - before.Drafts))
@@ -192,14 +225,29 @@ func ParseServerMetrics(r io.Reader) (MetricsReading, error) {
 		}
 		break
 	}
-	d, okD := sumMetric(fams, specDraftsMetric)
-	dt, okT := sumMetric(fams, specDraftTokensMetric)
-	a, okA := sumMetric(fams, specAcceptedMetric)
-	if okD && okT && okA {
-		m.Spec = SpecCounters{Present: true, Drafts: d, DraftTokens: dt, Accepted: a, PerPosition: perPosition(fams)}
-	}
-	if v, ok := meanMetric(fams, sglangAcceptLength); ok {
-		m.Spec.AcceptLength = &v
+	for _, n := range specNames {
+		if n.Drafts != "" {
+			d, okD := sumMetric(fams, n.Drafts)
+			dt, okT := sumMetric(fams, n.DraftTokens)
+			a, okA := sumMetric(fams, n.Accepted)
+			if okD && okT && okA {
+				m.Spec = SpecCounters{Present: true, Names: n, Drafts: d, DraftTokens: dt, Accepted: a, PerPosition: perPosition(fams, n.PerPos)}
+				break
+			}
+			continue
+		}
+		l, okL := meanMetric(fams, n.AcceptLength)
+		r, okR := meanMetric(fams, n.AcceptRate)
+		if okL || okR {
+			m.Spec.Names = n
+			if okL {
+				m.Spec.AcceptLength = &l
+			}
+			if okR {
+				m.Spec.AcceptRate = &r
+			}
+			break
+		}
 	}
 	for _, n := range prefixCacheNames {
 		q, okQ := sumMetric(fams, n.queries)
@@ -209,7 +257,7 @@ func ParseServerMetrics(r io.Reader) (MetricsReading, error) {
 			break
 		}
 	}
-	if m.Family == "" && !m.Spec.Present && m.Spec.AcceptLength == nil && !m.Prefix.Present {
+	if m.Family == "" && !m.Spec.Present && m.Spec.AcceptLength == nil && m.Spec.AcceptRate == nil && !m.Prefix.Present {
 		if perr != nil {
 			return m, fmt.Errorf("the /metrics answer is not Prometheus text: %w", perr)
 		}
@@ -275,10 +323,10 @@ func seriesTotal(fams map[string]*dto.MetricFamily, names []string) (float64, in
 	return 0, 0
 }
 
-// perPosition reads vLLM's accepted-per-position counter, summed over the
-// other labels, indexed by its "position" label.
-func perPosition(fams map[string]*dto.MetricFamily) []float64 {
-	f := family(fams, specPerPosMetric)
+// perPosition reads an accepted-per-position counter (name), summed over
+// the other labels, indexed by its "position" label.
+func perPosition(fams map[string]*dto.MetricFamily, name string) []float64 {
+	f := family(fams, name)
 	if f == nil {
 		return nil
 	}

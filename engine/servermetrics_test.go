@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +198,33 @@ func TestScraperSeriesStaysBounded(t *testing.T) {
 		if d := ser.Samples[i].T - ser.Samples[i-1].T; d != 4 {
 			t.Fatalf("uneven spacing %v at %d", d, i)
 		}
+	}
+}
+
+// TestSpecCountersPerFamily reads each family's naming: llama.cpp's from
+// the capture of a drafting llama-server, vLLM's recorded counters, and
+// SGLang's gauges.
+func TestSpecCountersPerFamily(t *testing.T) {
+	t.Parallel()
+	m, err := ParseServerMetrics(bytes.NewReader(capture(t, "spec-metrics.txt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := m.Spec
+	if !sc.Present || sc.Names.Family != results.FamilyLlamaCpp || sc.Drafts != 16 || sc.DraftTokens != 47 || sc.Accepted != 47 ||
+		!slices.Equal(sc.PerPosition, []float64{16, 16, 15}) {
+		t.Errorf("llama.cpp: %+v", sc)
+	}
+	vllm, err := os.ReadFile("testdata/vllm_specdec_after.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := ParseServerMetrics(bytes.NewReader(vllm)); err != nil || !m.Spec.Present || m.Spec.Names.Family != results.FamilyVLLM {
+		t.Errorf("vLLM: %+v %v", m.Spec, err)
+	}
+	sg := "sglang:num_running_reqs 1\nsglang:spec_accept_length{model_name=\"m\"} 2.8\nsglang:spec_accept_rate{model_name=\"m\"} 0.6\n"
+	if m, err := ParseServerMetrics(strings.NewReader(sg)); err != nil || m.Spec.Present || m.Spec.Names.Family != results.FamilySGLang ||
+		*m.Spec.AcceptLength != 2.8 || *m.Spec.AcceptRate != 0.6 {
+		t.Errorf("SGLang: %+v %v", m.Spec, err)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kovara/desktop/clip"
@@ -150,10 +152,10 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 
 	mc := metricsClient(ep, r.base)
 	defer mc.CloseIdleConnections()
-	if _, ok := r.readSpec(ctx, mc); ok {
-		res.Counters = "vllm /metrics counters"
+	if sc, ok := r.readSpec(ctx, mc); ok {
+		res.Counters = fmt.Sprintf("%s /metrics counters (%s)", results.FamilyName(sc.Names.Family), sc.Names.Looked())
 	} else {
-		r.warn("the server's /metrics has no speculative-decoding counters (vLLM's spec_decode_num_*), so acceptance cannot be measured; lengths and rates are still reported")
+		r.warn("%s", noSpecCounters(r.detection))
 	}
 	for i, c := range plan.Levels {
 		lv := r.specLevel(ctx, mc, opts, plan, i, c, res.Counters != "")
@@ -167,6 +169,25 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	}
 	r.obs.Live.setPhase(PhaseDone)
 	return finish(true), nil
+}
+
+// noSpecCounters says that /metrics had no speculative-decoding counters,
+// naming the ones looked for: the detected family's, else every family's.
+func noSpecCounters(d *results.Detection) string {
+	family := ""
+	if d != nil {
+		family = d.Family
+	}
+	if n, ok := SpecNamesFor(family); ok {
+		return fmt.Sprintf("the server's /metrics has none of %s's speculative-decoding metrics (%s); the answers' own counts are used where they carry them, and lengths and rates are still reported",
+			results.FamilyName(family), n.Looked())
+	}
+	var all []string
+	for _, n := range specNames {
+		all = append(all, results.FamilyName(n.Family)+": "+n.Looked())
+	}
+	return "the server's /metrics has no speculative-decoding metrics this app knows (" + strings.Join(all, "; ") +
+		"); the answers' own counts are used where they carry them, and lengths and rates are still reported"
 }
 
 func newSpecDecResult(r *session, plan SpecDecPlan) *results.SpecDecResult {
@@ -227,6 +248,7 @@ func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOp
 		return o, int64(k)
 	}})
 	start, end := lr.start, lr.end
+	var per requestAcceptance
 	var (
 		lengths         []int
 		rates, ttfts    []float64
@@ -250,6 +272,7 @@ func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOp
 		}
 		lv.OK++
 		cnt := countTokens(o)
+		per.add(o, cnt.tokens)
 		lengths = append(lengths, cnt.tokens)
 		tokens += cnt.tokens
 		src = worseSource(src, cnt.source)
@@ -279,9 +302,19 @@ func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOp
 	if lv.Errors > 0 {
 		r.warn("at concurrency %d, %d of %d requests failed (first: %s)", c, lv.Errors, done, lv.Failures[0])
 	}
+	lv.PerRequest = per.result()
 	if !counters || ctx.Err() != nil {
 		return lv
 	}
+	defer func() {
+		if lv.Spec == nil || lv.Spec.AcceptanceRate == nil || lv.PerRequest == nil || lv.PerRequest.AcceptanceRate == nil {
+			return
+		}
+		a, b := *lv.Spec.AcceptanceRate, *lv.PerRequest.AcceptanceRate
+		if math.Abs(a-b) > 0.02 {
+			r.warn("at concurrency %d the server's counters say acceptance %.1f %% and the answers' own counts %.1f %%: other traffic on the server during the level, or counters that count otherwise", c, 100*a, 100*b)
+		}
+	}()
 	if !beforeOK {
 		lv.Note = "the counters could not be read before the level"
 		return lv
@@ -291,7 +324,7 @@ func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOp
 		lv.Note = "the counters could not be read after the level"
 		return lv
 	}
-	lv.AcceptLengthGauge = m.Spec.AcceptLength
+	lv.AcceptLengthGauge, lv.AcceptRateGauge = m.Spec.AcceptLength, m.Spec.AcceptRate
 	d, ok := m.Spec.Since(before)
 	switch {
 	case !ok:
@@ -303,4 +336,56 @@ func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOp
 		lv.Spec = specWindow(d)
 	}
 	return lv
+}
+
+// requestAcceptance gathers what each answer said about its drafts.
+type requestAcceptance struct {
+	n                     int
+	draftTokens, accepted int64
+	drafts                int64
+	rates, lengths        []float64
+}
+
+// add counts one successful answer of tokens tokens, when it carried
+// llama.cpp's draft counts.
+func (a *requestAcceptance) add(o *outcome, tokens int) {
+	if !o.hasDraft {
+		return
+	}
+	a.n++
+	steps := int64(tokens-1) - int64(o.draftAccepted)
+	a.draftTokens += int64(o.draftN)
+	a.accepted += int64(o.draftAccepted)
+	if steps > 0 {
+		a.drafts += steps
+		a.lengths = append(a.lengths, 1+float64(o.draftAccepted)/float64(steps))
+	}
+	if o.draftN > 0 {
+		a.rates = append(a.rates, float64(o.draftAccepted)/float64(o.draftN))
+	}
+}
+
+func (a *requestAcceptance) result() *results.RequestAcceptance {
+	if a.n == 0 {
+		return nil
+	}
+	out := &results.RequestAcceptance{Source: "timings.draft_n", Requests: a.n, DraftTokens: a.draftTokens, Accepted: a.accepted, Drafts: a.drafts,
+		RateSpread: spreadOf(a.rates), LengthSpread: spreadOf(a.lengths)}
+	if a.draftTokens > 0 {
+		out.AcceptanceRate = ptr(math.Round(float64(a.accepted)/float64(a.draftTokens)*10000) / 10000)
+	}
+	if a.drafts > 0 {
+		out.MeanAcceptanceLength = ptr(math.Round((1+float64(a.accepted)/float64(a.drafts))*1000) / 1000)
+	}
+	return out
+}
+
+// spreadOf is five type-7 percentiles of xs (sorted in place), or nil.
+func spreadOf(xs []float64) *results.Spread {
+	if len(xs) == 0 {
+		return nil
+	}
+	slices.Sort(xs)
+	q := func(p float64) float64 { return math.Round(stats.Quantile(xs, p)*10000) / 10000 }
+	return &results.Spread{Min: q(0), P10: q(0.1), P50: q(0.5), P90: q(0.9), Max: q(1)}
 }

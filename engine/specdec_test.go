@@ -99,7 +99,7 @@ func TestSpecDecWithoutDrafts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Counters != "" || res.Levels[0].Spec != nil || res.Levels[0].OutputTokens == nil || !hasWarning(res.Warnings, "no speculative-decoding counters") {
+	if res.Counters != "" || res.Levels[0].Spec != nil || res.Levels[0].OutputTokens == nil || !hasWarning(res.Warnings, "speculative-decoding metrics") {
 		t.Errorf("%+v %v", res.Levels[0], res.Warnings)
 	}
 	if res.Levels[0].Requests != 4 {
@@ -145,4 +145,82 @@ func fmtPtr(v *float64) any {
 		return nil
 	}
 	return *v
+}
+
+// TestSpecDecLlamaCpp: against the llamacpp personality drafting with
+// every draft accepted, both sources say 100 % at every level — the
+// server's llamacpp: counters and each answer's timings.draft_n — with
+// the mean acceptance length of the counters, per position all accepted,
+// and no warning that the two disagree.
+func TestSpecDecLlamaCpp(t *testing.T) {
+	sd := sim.SpecDecode{DraftTokens: 3, Acceptance: 1}
+	_, url := startSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 200000, SpecDecode: &sd})
+	p := DefaultSpecDecPlan()
+	p.Levels, p.MaxTokens = []int{1, 4}, 128
+	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Counters, "llama.cpp /metrics counters (llamacpp:spec_decode_num_drafts_total") {
+		t.Errorf("counters %q", res.Counters)
+	}
+	for _, lv := range res.Levels {
+		per, win := lv.PerRequest, lv.Spec
+		if per == nil || win == nil || per.AcceptanceRate == nil || win.AcceptanceRate == nil {
+			t.Fatalf("concurrency %d: per request %+v, counters %+v", lv.Concurrency, per, win)
+		}
+		if *per.AcceptanceRate != 1 || *win.AcceptanceRate != 1 || per.Requests != lv.OK || per.RateSpread.Min != 1 {
+			t.Errorf("concurrency %d: acceptance %v (answers) and %v (counters), want 100 %% both", lv.Concurrency, *per.AcceptanceRate, *win.AcceptanceRate)
+		}
+		// The answers' counts cannot tell a final step that drafted nothing
+		// (no room left) from one that did, so their drafts can run one an
+		// answer over the counters' and their mean length a little under.
+		if per.Accepted != win.Accepted || per.DraftTokens != win.DraftTokens || per.Drafts < win.Drafts || per.Drafts > win.Drafts+int64(per.Requests) ||
+			!near(*per.MeanAcceptanceLength, *win.MeanAcceptanceLength, 0.02**win.MeanAcceptanceLength) {
+			t.Errorf("concurrency %d: answers %d drafts %d accepted length %v; counters %d, %d, %v",
+				lv.Concurrency, per.Drafts, per.Accepted, *per.MeanAcceptanceLength, win.Drafts, win.Accepted, *win.MeanAcceptanceLength)
+		}
+		// The first position is drafted at every step; the last steps of an
+		// answer draft fewer (no room), as llama-server's did (16/16/15).
+		if len(win.PerPosition) != 3 || win.PerPosition[0] != 1 || win.PerPosition[2] < 0.9 {
+			t.Errorf("concurrency %d: per position %v, want every drafted position accepted", lv.Concurrency, win.PerPosition)
+		}
+	}
+	if hasWarning(res.Warnings, "disagree") || hasWarning(res.Warnings, "counts otherwise") {
+		t.Errorf("warnings %v", res.Warnings)
+	}
+}
+
+// TestSpecDecNothingAccepted: a drafter the target never agrees with gives
+// acceptance 0 and a mean length of 1, without dividing by zero.
+func TestSpecDecNothingAccepted(t *testing.T) {
+	sd := sim.SpecDecode{DraftTokens: 3, Acceptance: -1}
+	_, url := startSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 200000, SpecDecode: &sd})
+	p := DefaultSpecDecPlan()
+	p.Levels, p.MaxTokens = []int{2}, 64
+	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := res.Levels[0]
+	if lv.PerRequest == nil || *lv.PerRequest.AcceptanceRate != 0 || *lv.PerRequest.MeanAcceptanceLength != 1 ||
+		lv.Spec == nil || *lv.Spec.AcceptanceRate != 0 || *lv.Spec.MeanAcceptanceLength != 1 {
+		t.Errorf("per request %+v, counters %+v", lv.PerRequest, lv.Spec)
+	}
+}
+
+// TestNoSpecCountersNamesTheFamily: the warning names the counters the app
+// looked for: the detected family's, or every family's when it is none of
+// them.
+func TestNoSpecCountersNamesTheFamily(t *testing.T) {
+	t.Parallel()
+	if got := noSpecCounters(&results.Detection{Family: results.FamilyLlamaCpp}); !strings.Contains(got, "none of llama.cpp's") || !strings.Contains(got, "llamacpp:spec_decode_num_drafts_total") || strings.Contains(got, "vllm:") {
+		t.Errorf("llama.cpp: %q", got)
+	}
+	got := noSpecCounters(&results.Detection{Family: results.FamilyOllama})
+	for _, want := range []string{"vllm:spec_decode_num_drafts_total", "llamacpp:spec_decode_num_drafts_total", "sglang:spec_accept_length"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ollama: %q lacks %q", got, want)
+		}
+	}
 }

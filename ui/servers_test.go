@@ -111,3 +111,29 @@ func TestCompareSpecDecFromHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestSpecDecViewShowsPositions: a speculative-decoding result from a
+// llama.cpp-like server shows each answer's own acceptance beside the
+// counters' and charts acceptance by draft position.
+func TestSpecDecViewShowsPositions(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 1e6,
+		SpecDecode: &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}})
+	p := engine.DefaultSpecDecPlan()
+	p.Levels, p.Requests, p.MaxTokens = []int{1, 2}, 4, 64
+	r, err := engine.RunSpecDec(context.Background(), p, engine.Endpoint{URL: url}, engine.Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.locked(func() {
+		v := newSpecDecView(h.u, r, "", nil, func() {})
+		if !v.positions.ShowingChart() {
+			t.Errorf("position chart: %q", v.positions.Text())
+		}
+		for _, row := range v.rows {
+			if got := row[7]; got == "—" || !strings.Contains(got, "%") {
+				t.Errorf("per-answer acceptance %q in row %v", got, row)
+			}
+		}
+	})
+}

@@ -112,14 +112,17 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	return v
 }
 
-// SpecDecView shows a speculative-decoding result per level.
+// SpecDecView shows a speculative-decoding result per level, and the
+// acceptance by draft position as a chart.
 type SpecDecView struct {
-	content fyne.CanvasObject
-	rows    [][]string
-	back    *widget.Button
+	content   fyne.CanvasObject
+	rows      [][]string
+	back      *widget.Button
+	positions *ChartView
 }
 
-var specDecColumns = []string{"Concurrency", "OK", "Output tok/s", "Decode tok/s", "Tokens min / p50 / max", "Acceptance", "Mean length"}
+var specDecColumns = []string{"Concurrency", "OK", "Output tok/s", "Decode tok/s", "Tokens min / p50 / max", "Acceptance", "Mean length",
+	"Per answer p50 [min–max]", "Per answer length"}
 
 func specDecRows(r *results.SpecDecResult) [][]string {
 	var rows [][]string
@@ -131,12 +134,19 @@ func specDecRows(r *results.SpecDecResult) [][]string {
 		acc, length := "—", "—"
 		if l.Spec != nil {
 			if l.Spec.AcceptanceRate != nil {
-				acc = strconv.FormatFloat(*l.Spec.AcceptanceRate*100, 'f', 1, 64) + " %"
+				acc = percent(*l.Spec.AcceptanceRate)
 			}
 			length = optNum(l.Spec.MeanAcceptanceLength, 2)
 		}
+		perAcc, perLen := "—", "—"
+		if pr := l.PerRequest; pr != nil {
+			if sp := pr.RateSpread; sp != nil {
+				perAcc = fmt.Sprintf("%s [%s–%s]", percent(sp.P50), percent(sp.Min), percent(sp.Max))
+			}
+			perLen = optNum(pr.MeanAcceptanceLength, 2)
+		}
 		rows = append(rows, []string{strconv.Itoa(l.Concurrency), fmt.Sprintf("%d / %d", l.OK, l.Requests),
-			optNum(l.OutputTPS, 1), optNum(l.MeanDecodeTPS, 1), spread, acc, length})
+			optNum(l.OutputTPS, 1), optNum(l.MeanDecodeTPS, 1), spread, acc, length, perAcc, perLen})
 	}
 	return rows
 }
@@ -176,8 +186,36 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	warnings := widget.NewLabel(plainWarnings(r.Warnings))
 	warnings.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(title, state, container.NewHBox(v.back, showFileButton(u, id)))
-	v.content = container.NewBorder(top, warnings, nil, nil, table)
+	v.positions = NewChartView("The server counts no acceptance by draft position.")
+	v.positions.SetSpec(positionSpec(r, PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())))
+	body := container.NewVSplit(table, v.positions)
+	body.Offset = 0.45
+	v.content = container.NewBorder(top, warnings, nil, nil, body)
 	return v
+}
+
+func percent(share float64) string { return strconv.FormatFloat(share*100, 'f', 1, 64) + " %" }
+
+// positionSpec charts acceptance by draft position, one line per level:
+// the share of drafting steps whose draft was accepted at each position
+// (the figure --spec-draft-n-max and num_speculative_tokens are tuned by).
+func positionSpec(r *results.SpecDecResult, p Palette) ChartSpec {
+	spec := ChartSpec{Title: "Accepted by draft position", XLabel: "draft position", YLabel: "% of steps", YFromZero: true, Palette: p}
+	for i, l := range r.Levels {
+		if l.Spec == nil || len(l.Spec.PerPosition) == 0 {
+			continue
+		}
+		var x, y []float64
+		for pos, v := range l.Spec.PerPosition {
+			x = append(x, float64(pos+1))
+			y = append(y, 100*v)
+			if len(spec.XTicks) < len(l.Spec.PerPosition) {
+				spec.XTicks = append(spec.XTicks, float64(pos+1))
+			}
+		}
+		spec.Series = append(spec.Series, Series{Name: fmt.Sprintf("concurrency %d", l.Concurrency), X: x, Y: y, Kind: Line, Color: i})
+	}
+	return spec
 }
 
 func plainWarnings(ws []string) string {

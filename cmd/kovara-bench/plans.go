@@ -373,7 +373,8 @@ func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 	}
 	fmt.Fprintln(w, head)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "conc\tok/req\tout tok/s\tdecode tok/s\ttokens min/p50/max\tacceptance\tmean length\t")
+	fmt.Fprintln(tw, "conc\tok/req\tout tok/s\tdecode tok/s\ttokens min/p50/max\tacceptance\tmean length\tper answer p50 [min–max]\tmean length\t")
+	perRequest := false
 	for _, l := range r.Levels {
 		spread := "-"
 		if s := l.OutputTokens; s != nil {
@@ -383,8 +384,16 @@ func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 		if sp := l.Spec; sp != nil {
 			acc, length = pct(sp.AcceptanceRate), fmtOpt(sp.MeanAcceptanceLength, 2)
 		}
-		fmt.Fprintf(tw, "%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t\n", l.Concurrency, l.OK, l.Requests,
-			fmtOpt(l.OutputTPS, 1), fmtOpt(l.MeanDecodeTPS, 1), spread, acc, length)
+		perAcc, perLen := "-", "-"
+		if pr := l.PerRequest; pr != nil {
+			perRequest = true
+			if s := pr.RateSpread; s != nil {
+				perAcc = fmt.Sprintf("%s [%s–%s]", pct(&s.P50), pct(&s.Min), pct(&s.Max))
+			}
+			perLen = fmtOpt(pr.MeanAcceptanceLength, 2)
+		}
+		fmt.Fprintf(tw, "%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Concurrency, l.OK, l.Requests,
+			fmtOpt(l.OutputTPS, 1), fmtOpt(l.MeanDecodeTPS, 1), spread, acc, length, perAcc, perLen)
 	}
 	tw.Flush()
 	switch {
@@ -394,7 +403,17 @@ func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 		fmt.Fprintf(w, "acceptance = accepted / draft tokens, mean length = 1 + accepted / drafts (%s, before/after each level); tokens counted from %s\n",
 			r.Counters, tokenSources(r))
 	}
+	if perRequest {
+		fmt.Fprintln(w, "per answer: each answer's own counts (llama.cpp's timings.draft_n and draft_n_accepted), immune to other traffic on the server")
+	}
 	for _, l := range r.Levels {
+		if sp := l.Spec; sp != nil && len(sp.PerPosition) > 0 {
+			var pos []string
+			for i, v := range sp.PerPosition {
+				pos = append(pos, fmt.Sprintf("%d: %s", i+1, pct(&v)))
+			}
+			fmt.Fprintf(w, "concurrency %d, accepted by draft position: %s\n", l.Concurrency, strings.Join(pos, ", "))
+		}
 		if l.Note != "" {
 			fmt.Fprintf(w, "concurrency %d: %s\n", l.Concurrency, l.Note)
 		}

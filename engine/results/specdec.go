@@ -65,9 +65,15 @@ type SpecDecLevel struct {
 	// AcceptLengthGauge is SGLang's own acceptance-length gauge after the
 	// level (a server-side average), when it has one.
 	AcceptLengthGauge *float64 `json:"accept_length_gauge,omitempty"`
-	Note              string   `json:"note,omitempty"`
-	Failures          []string `json:"failures,omitempty"` // up to three messages
-	Partial           bool     `json:"partial,omitempty"`
+	// AcceptRateGauge is SGLang's acceptance-rate gauge after the level.
+	AcceptRateGauge *float64 `json:"accept_rate_gauge,omitempty"`
+	// PerRequest is acceptance as each answer reported it, where the
+	// server does (llama.cpp's timings): immune to other traffic on the
+	// server, and a distribution rather than one mean.
+	PerRequest *RequestAcceptance `json:"per_request,omitempty"`
+	Note       string             `json:"note,omitempty"`
+	Failures   []string           `json:"failures,omitempty"` // up to three messages
+	Partial    bool               `json:"partial,omitempty"`
 }
 
 // LengthSpread summarises answer lengths in tokens.
@@ -85,4 +91,32 @@ func MarshalSpecDec(r *SpecDecResult) ([]byte, error) { return marshalDocument(r
 // DecodeSpecDec reads a kovara-desktop-specdec document.
 func DecodeSpecDec(data []byte) (*SpecDecResult, error) {
 	return decodeDocument[SpecDecResult](data, FormatSpecDec, "speculative-decoding result")
+}
+
+// RequestAcceptance is a level's acceptance from the answers' own counts
+// (llama.cpp's timings.draft_n and draft_n_accepted). After its first
+// token an answer of n tokens took n − 1 − accepted target steps, each
+// yielding one token plus the draft tokens it accepted.
+type RequestAcceptance struct {
+	Source      string `json:"source"` // "timings.draft_n"
+	Requests    int    `json:"requests"`
+	DraftTokens int64  `json:"draft_tokens"`
+	Accepted    int64  `json:"accepted_tokens"`
+	Drafts      int64  `json:"drafts"` // target steps that checked a draft
+	// AcceptanceRate and MeanAcceptanceLength pool the level's answers:
+	// accepted / draft tokens, and 1 + accepted / drafts.
+	AcceptanceRate       *float64 `json:"acceptance_rate"`
+	MeanAcceptanceLength *float64 `json:"mean_acceptance_length"`
+	// RateSpread and LengthSpread are the same per answer.
+	RateSpread   *Spread `json:"rate_spread,omitempty"`
+	LengthSpread *Spread `json:"length_spread,omitempty"`
+}
+
+// Spread is a distribution in five numbers (type-7 percentiles).
+type Spread struct {
+	Min float64 `json:"min"`
+	P10 float64 `json:"p10"`
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	Max float64 `json:"max"`
 }

@@ -391,16 +391,20 @@ type run struct {
 	admitted time.Time
 	record   bool
 
-	spec     *rand.Rand // draws accepted drafts; nil without SpecDecode
-	burst    int        // tokens left in the current speculative step
-	sock     *stampConn // the connection's stamps; nil when mounted elsewhere
-	held     bool       // owns a batch slot
-	decoding bool       // counted in Server.decoding
-	kv       int64      // tokens this request holds in the KV cache
-	wrote    bool       // response bytes have gone out
-	buffered bool       // FaultBuffer: collect the stream in out
-	out      []byte
-	thought  []byte // non-streaming: the reasoning text
+	spec  *rand.Rand // draws accepted drafts; nil without SpecDecode
+	burst int        // tokens left in the current speculative step
+	// draftN and draftAccepted count this request's draft tokens
+	// proposed and accepted (llama.cpp's timings.draft_n and
+	// draft_n_accepted).
+	draftN, draftAccepted int
+	sock                  *stampConn // the connection's stamps; nil when mounted elsewhere
+	held                  bool       // owns a batch slot
+	decoding              bool       // counted in Server.decoding
+	kv                    int64      // tokens this request holds in the KV cache
+	wrote                 bool       // response bytes have gone out
+	buffered              bool       // FaultBuffer: collect the stream in out
+	out                   []byte
+	thought               []byte // non-streaming: the reasoning text
 }
 
 func (ru *run) cleanup() {
@@ -429,6 +433,17 @@ func (ru *run) stopDecoding() {
 		ru.decoding = false
 		ru.s.decoding.Add(-1)
 	}
+}
+
+// timings is llama.cpp's timings member for this request, with its draft
+// counts when decoding is speculative.
+func (ru *run) timings(firstAt, lastAt time.Time) []byte {
+	draftN, draftAccepted := -1, -1
+	if ru.spec != nil {
+		draftN, draftAccepted = ru.draftN, ru.draftAccepted
+	}
+	return appendTimings(nil, ru.j.prompt, ru.j.cached, msBetween(ru.admitted, firstAt),
+		ru.tr.CompletionTokens, msBetween(firstAt, lastAt), draftN, draftAccepted)
 }
 
 // promptCounted is what the server's prompt-token counter adds for this
@@ -642,8 +657,7 @@ func (ru *run) end(line []byte, firstAt, lastAt time.Time) {
 	// else with the finish_reason.
 	var timings []byte
 	if e.p == LlamaCpp {
-		timings = appendTimings(nil, j.prompt, j.cached, msBetween(ru.admitted, firstAt),
-			ru.tr.CompletionTokens, msBetween(firstAt, lastAt))
+		timings = ru.timings(firstAt, lastAt)
 	}
 	if !e.finishOnLastToken() || j.fault == FaultEmpty {
 		var extra []byte
@@ -852,7 +866,7 @@ func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow i
 		}
 	}
 	if s.cfg.Personality == LlamaCpp {
-		t := appendTimings(nil, j.prompt, j.cached, msBetween(ru.admitted, firstAt), ru.tr.CompletionTokens, msBetween(firstAt, lastAt))
+		t := ru.timings(firstAt, lastAt)
 		b.Timings = t[len(`,"timings":`):]
 	}
 	const wrap = len(`,"padding":""`)

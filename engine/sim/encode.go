@@ -199,8 +199,10 @@ func appendUsage(b []byte, p Personality, prompt, cached, completion int) []byte
 }
 
 // appendTimings appends llama.cpp's `,"timings":{...}` member: cache_n
-// prompt tokens came from its cache and prompt_n were evaluated.
-func appendTimings(b []byte, prompt, cached int, promptMS float64, predicted int, predictedMS float64) []byte {
+// prompt tokens came from its cache and prompt_n were evaluated; draft_n
+// and draft_n_accepted follow when draftN is not negative (speculative
+// decoding).
+func appendTimings(b []byte, prompt, cached int, promptMS float64, predicted int, predictedMS float64, draftN, draftAccepted int) []byte {
 	evaluated := prompt - cached
 	per := func(n int, ms float64) (perToken, perSecond float64) {
 		if n > 0 {
@@ -232,6 +234,12 @@ func appendTimings(b []byte, prompt, cached int, promptMS float64, predicted int
 	b = f(b, gpt)
 	b = append(b, `,"predicted_per_second":`...)
 	b = f(b, gps)
+	if draftN >= 0 {
+		b = append(b, `,"draft_n":`...)
+		b = strconv.AppendInt(b, int64(draftN), 10)
+		b = append(b, `,"draft_n_accepted":`...)
+		b = strconv.AppendInt(b, int64(draftAccepted), 10)
+	}
 	return append(b, '}')
 }
 
@@ -372,6 +380,7 @@ func (s *Server) metricsText() []byte {
 		metric("llamacpp:kv_cache_tokens", "gauge", "Tokens held in the KV cache.", "", float64(max(s.kvTokens.Load(), 0)))
 		metric("llamacpp:requests_processing", "gauge", "Requests being processed.", "", float64(running))
 		metric("llamacpp:requests_deferred", "gauge", "Requests waiting for a slot.", "", float64(waiting))
+		s.specMetrics(&b, "llamacpp:", "")
 		return b.Bytes()
 	}
 	lab := `{engine="0",model_name=` + strconv.Quote(s.cfg.Models[0]) + `}`
@@ -390,6 +399,6 @@ func (s *Server) metricsText() []byte {
 	}{{"stop", s.finishedStop.Load()}, {"length", s.finishedLen.Load()}, {"abort", s.aborted.Load()}} {
 		fmt.Fprintf(&b, "%s{engine=\"0\",finished_reason=%q,model_name=%s} %d\n", name, fr.reason, strconv.Quote(s.cfg.Models[0]), fr.n)
 	}
-	s.specMetrics(&b, lab)
+	s.specMetrics(&b, "vllm:", lab)
 	return b.Bytes()
 }

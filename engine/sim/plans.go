@@ -24,7 +24,7 @@ import (
 // the end of a completion.
 type SpecDecode struct {
 	DraftTokens int     // k; default 3
-	Acceptance  float64 // p, per draft position; 0 to 1, default 0.7
+	Acceptance  float64 // p, per draft position; 0 to 1, default 0.7; negative: 0 (a drafter never agreed with)
 }
 
 func (d *SpecDecode) withDefaults() *SpecDecode {
@@ -35,7 +35,10 @@ func (d *SpecDecode) withDefaults() *SpecDecode {
 	if c.DraftTokens <= 0 {
 		c.DraftTokens = 3
 	}
-	if c.Acceptance <= 0 {
+	switch {
+	case c.Acceptance < 0:
+		c.Acceptance = 0
+	case c.Acceptance == 0:
 		c.Acceptance = 0.7
 	}
 	c.Acceptance = min(c.Acceptance, 1)
@@ -82,16 +85,21 @@ func (ru *run) nextDeadline(deadline time.Time, remaining int) time.Time {
 }
 
 // draftStep runs one speculative step and returns how many tokens it
-// emits (at least 1, at most remaining). Accepted tokens that the
-// completion has no room for are not counted as accepted.
+// emits (at least 1, at most remaining). As llama.cpp does, it drafts no
+// more tokens than the answer has room for after the step's own, and the
+// last token is a plain step with nothing to draft.
 func (ru *run) draftStep(remaining int) int {
 	cfg := ru.s.cfg.SpecDecode
-	k := cfg.DraftTokens
+	k := min(cfg.DraftTokens, remaining-1)
+	if k <= 0 {
+		return 1
+	}
 	a := 0
 	for a < k && ru.spec.Float64() < cfg.Acceptance {
 		a++
 	}
-	a = min(a, remaining-1)
+	ru.draftN += k
+	ru.draftAccepted += a
 	c := &ru.s.spec
 	c.drafts.Add(1)
 	c.draftTokens.Add(int64(k))
@@ -164,28 +172,38 @@ func (s *Server) sglangMetrics(metric func(name, typ, help, labels string, v flo
 			length += float64(s.spec.accepted.Load()) / float64(d)
 		}
 		metric("sglang:spec_accept_length", "gauge", "Mean speculative acceptance length.", lab, length)
+		rate := 0.0
+		if t := s.spec.draftTokens.Load(); t > 0 {
+			rate = float64(s.spec.accepted.Load()) / float64(t)
+		}
+		metric("sglang:spec_accept_rate", "gauge", "Mean speculative acceptance rate.", lab, rate)
 	}
 }
 
-// specMetrics writes vLLM's speculative-decoding counters when decoding is
-// speculative.
-func (s *Server) specMetrics(b *bytes.Buffer, lab string) {
+// specMetrics writes the speculative-decoding counters when decoding is
+// speculative, under prefix ("vllm:" or "llamacpp:", which use the same
+// names), with labels lab ("" or "{…}").
+func (s *Server) specMetrics(b *bytes.Buffer, prefix, lab string) {
 	cfg := s.cfg.SpecDecode
 	if cfg == nil {
 		return
 	}
 	c := &s.spec
 	counter := func(name, help string, v int64) {
+		name = prefix + name
 		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s counter\n%s%s %d\n", name, help, name, name, lab, v)
 	}
-	counter("vllm:spec_decode_num_drafts_total", "Speculative steps proposed.", c.drafts.Load())
-	counter("vllm:spec_decode_num_draft_tokens_total", "Draft tokens proposed.", c.draftTokens.Load())
-	counter("vllm:spec_decode_num_accepted_tokens_total", "Draft tokens accepted.", c.accepted.Load())
-	name := "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+	counter("spec_decode_num_drafts_total", "Speculative steps proposed.", c.drafts.Load())
+	counter("spec_decode_num_draft_tokens_total", "Draft tokens proposed.", c.draftTokens.Load())
+	counter("spec_decode_num_accepted_tokens_total", "Draft tokens accepted.", c.accepted.Load())
+	name := prefix + "spec_decode_num_accepted_tokens_per_pos_total"
 	fmt.Fprintf(b, "# HELP %s Draft tokens accepted at each position.\n# TYPE %s counter\n", name, name)
-	inner := lab[1 : len(lab)-1]
+	inner := ""
+	if lab != "" {
+		inner = lab[1:len(lab)-1] + ","
+	}
 	for i := 0; i < cfg.DraftTokens && i < len(c.perPos); i++ {
-		fmt.Fprintf(b, "%s{%s,position=\"%d\"} %d\n", name, inner, i, c.perPos[i].Load())
+		fmt.Fprintf(b, "%s{%sposition=\"%d\"} %d\n", name, inner, i, c.perPos[i].Load())
 	}
 }
 

@@ -24,8 +24,10 @@ func metricValue(t *testing.T, url, name string) float64 {
 	return x
 }
 
-// Speculative decoding: every step is counted; tokens − 1 per request (the
-// first comes from prefill) are split into steps of accepted + 1.
+// Speculative decoding: every drafting step is counted; tokens − 1 per
+// request (the first comes from prefill) are split into steps of accepted
+// + 1. As llama.cpp, a step drafts no more than the answer has room for,
+// and a last token with no room left is a plain step.
 func TestSpecDecodeCounters(t *testing.T) {
 	t.Parallel()
 	sd := SpecDecode{DraftTokens: 3, Acceptance: 0.8}
@@ -40,8 +42,9 @@ func TestSpecDecodeCounters(t *testing.T) {
 	drafts := metricValue(t, url, "vllm:spec_decode_num_drafts_total")
 	draftTok := metricValue(t, url, "vllm:spec_decode_num_draft_tokens_total")
 	acc := metricValue(t, url, "vllm:spec_decode_num_accepted_tokens_total")
-	if draftTok != 3*drafts || acc+drafts != reqs*(tokens-1) {
-		t.Fatalf("drafts %v, draft tokens %v, accepted %v: want draft tokens = 3 × drafts and accepted + drafts = %d", drafts, draftTok, acc, reqs*(tokens-1))
+	if draftTok > 3*drafts || draftTok < 3*drafts-2*reqs || acc+drafts > reqs*(tokens-1) || acc+drafts < reqs*(tokens-2) {
+		t.Fatalf("drafts %v, draft tokens %v, accepted %v: want draft tokens 3 × drafts (less the last steps' room) and accepted + drafts = %d (less a plain last step each)",
+			drafts, draftTok, acc, reqs*(tokens-1))
 	}
 	rate := acc / draftTok
 	if math.Abs(rate-sd.ExpectedRate()) > 0.05 {
