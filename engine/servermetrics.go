@@ -58,9 +58,9 @@ var metricNames = []struct {
 // accepted tokens by draft position (a "position" label), or, where an
 // engine exposes no counters, its own recent-average gauges.
 type SpecNames struct {
-	Family                                 string
+	Family                                string
 	Drafts, DraftTokens, Accepted, PerPos string
-	AcceptLength, AcceptRate               string // gauges
+	AcceptLength, AcceptRate              string // gauges
 }
 
 // specNames is every family's naming, in one table (docs/servers.md).
