@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -192,4 +193,45 @@ func LoadArg(arg string, lib **Library, open func() (*Library, error)) (Document
 		return Document{}, fmt.Errorf("%s is neither a results file nor a run in the library (%v)", arg, err)
 	}
 	return d, nil
+}
+
+// Comparison is a side by side of three-stage or speculative-decoding
+// results: whether they are like for like, and their metric × run table.
+type Comparison struct {
+	Like     bool
+	Diffs    []string
+	Rows     []compare.Row
+	PerLevel bool // the rows are per concurrency level
+	plan     string
+}
+
+// Sentence is the verdict in words.
+func (c Comparison) Sentence() string {
+	if !c.Like {
+		return "Not like for like: " + strings.Join(c.Diffs, "; ") + "."
+	}
+	return "These " + PlanName(c.plan) + " measured the same thing."
+}
+
+// CompareOthers compares documents of one of the other plans (docs all of
+// kind plan, as ComparableKind found); labels name the runs.
+func CompareOthers(plan string, docs []Document, labels []string) Comparison {
+	c := Comparison{plan: plan}
+	switch plan {
+	case PlanStages:
+		var rs []*results.StagesResult
+		for _, d := range docs {
+			rs = append(rs, d.Stages)
+		}
+		c.Like, c.Diffs = compare.StagesVerdict(rs)
+		c.Rows = compare.StagesTable(rs)
+	case PlanSpecDec:
+		var rs []*results.SpecDecResult
+		for _, d := range docs {
+			rs = append(rs, d.SpecDec)
+		}
+		c.Like, c.Diffs = compare.SpecDecVerdict(rs)
+		c.Rows, c.PerLevel = compare.SpecDecTable(rs, labels), true
+	}
+	return c
 }

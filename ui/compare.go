@@ -275,7 +275,6 @@ func (c *CompareScreen) saveChart(view *ChartView, title string) {
 	d.Show()
 }
 
-// compareStages shows three-stage results side by side.
 // compareDocs loads runs of one of the other plans, with their names.
 func (u *App) compareDocs(ids []string) ([]storage.Document, []string, bool) {
 	list, _ := u.lib.List()
@@ -297,52 +296,30 @@ func (u *App) compareDocs(ids []string) ([]storage.Document, []string, bool) {
 	return docs, names, true
 }
 
-func (u *App) compareStages(ids []string) {
+// compareOthers shows three-stage or speculative-decoding results side by
+// side.
+func (u *App) compareOthers(ids []string, plan string) {
 	docs, names, ok := u.compareDocs(ids)
 	if !ok {
 		return
 	}
-	var rs []*results.StagesResult
-	for _, d := range docs {
-		rs = append(rs, d.Stages)
-	}
-	same, diffs := compare.StagesVerdict(rs)
-	u.compareScreen.showDocs("These three-stage results measured the same thing.", same, diffs, names, compare.StagesTable(rs), false)
-	u.tabs.Select(u.compareTab)
-}
-
-func (u *App) compareSpecDec(ids []string) {
-	docs, names, ok := u.compareDocs(ids)
-	if !ok {
-		return
-	}
-	var rs []*results.SpecDecResult
-	for _, d := range docs {
-		rs = append(rs, d.SpecDec)
-	}
-	same, diffs := compare.SpecDecVerdict(rs)
-	u.compareScreen.showDocs("These speculative-decoding results measured the same thing.", same, diffs, names, compare.SpecDecTable(rs, names), true)
+	u.compareScreen.showDocs(storage.CompareOthers(plan, docs, names), names)
 	u.tabs.Select(u.compareTab)
 }
 
 // showDocs shows a comparison of one of the other plans' results: the
-// verdict (same when they are like for like, else each difference) and
-// the metric × run table, per level when perLevel.
-func (c *CompareScreen) showDocs(same string, ok bool, diffs, labels []string, rows []compare.Row, perLevel bool) {
+// verdict and the metric × run table (per level when the rows are).
+func (c *CompareScreen) showDocs(cmp storage.Comparison, labels []string) {
 	c.files, c.labels = nil, labels
-	c.rows = rows
-	sentence := same
-	if !ok {
-		sentence = "Not like for like: " + strings.Join(diffs, "; ") + "."
-	}
-	c.verdict = widget.NewLabelWithStyle(sentence, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	c.rows = cmp.Rows
+	c.verdict = widget.NewLabelWithStyle(cmp.Sentence(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	c.verdict.Wrapping = fyne.TextWrapWord
 	var lines []string
 	for i, l := range labels {
 		lines = append(lines, fmt.Sprintf("[%d] %s", i+1, l))
 	}
 	c.details = widget.NewLabel(strings.Join(lines, "\n"))
-	if perLevel {
+	if cmp.PerLevel {
 		c.table = c.newTable(labels, []string{"Level", "Metric"}, []float32{60, 240})
 	} else {
 		c.table = c.newTable(labels, []string{"Metric"}, []float32{300})

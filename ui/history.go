@@ -291,12 +291,10 @@ func (h *HistoryScreen) onCompare() {
 	switch {
 	case err != nil:
 		h.status.SetText(capitalize(err.Error()) + ".")
-	case kind == storage.PlanStages:
-		h.u.compareStages(ids)
-	case kind == storage.PlanSpecDec:
-		h.u.compareSpecDec(ids)
-	default:
+	case kind == storage.PlanKovara:
 		h.u.compareRuns(ids)
+	default:
+		h.u.compareOthers(ids, kind)
 	}
 }
 

@@ -44,41 +44,19 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench compare: %v\n", err)
 		return exitBadInput
 	}
-	switch kind {
-	case storage.PlanStages:
-		var rs []*results.StagesResult
-		for _, d := range docs {
-			rs = append(rs, d.Stages)
-		}
-		ok, diffs := compare.StagesVerdict(rs)
-		printVerdict(stdout, "These three-stage results measured the same thing.", ok, diffs)
-		printRows(stdout, compare.StagesTable(rs), labels, false)
-	case storage.PlanSpecDec:
-		var rs []*results.SpecDecResult
-		for _, d := range docs {
-			rs = append(rs, d.SpecDec)
-		}
-		ok, diffs := compare.SpecDecVerdict(rs)
-		printVerdict(stdout, "These speculative-decoding results measured the same thing.", ok, diffs)
-		printRows(stdout, compare.SpecDecTable(rs, labels), labels, true)
-	default:
+	if kind == storage.PlanKovara {
 		var files []*results.File
 		for _, d := range docs {
 			files = append(files, d.File)
 		}
 		printComparison(stdout, files, labels)
+		return exitOK
 	}
+	c := storage.CompareOthers(kind, docs, labels)
+	fmt.Fprintln(stdout, c.Sentence())
+	fmt.Fprintln(stdout)
+	printRows(stdout, c.Rows, labels, c.PerLevel)
 	return exitOK
-}
-
-// printVerdict says whether runs of the other plans are like for like.
-func printVerdict(w io.Writer, same string, ok bool, diffs []string) {
-	if ok {
-		fmt.Fprintln(w, same)
-	} else {
-		fmt.Fprintln(w, "Not like for like: "+strings.Join(diffs, "; ")+".")
-	}
-	fmt.Fprintln(w)
 }
 
 func printComparison(w io.Writer, files []*results.File, labels []string) {
