@@ -28,9 +28,15 @@ run: deps desktop
 	./bin/kovara-desktop --demo
 
 # An installable archive (Kovara Desktop.tar.xz) made by the fyne tool.
+# fyne package counts up Build in FyneApp.toml on every run; the copy kept
+# aside puts it back, so building never leaves a tracked file changed.
+FYNE := $$($(GO) env GOPATH)/bin/fyne
+fyne_package = cd cmd/kovara-desktop && cp FyneApp.toml .FyneApp.toml.keep && \
+	{ $(1) "$(FYNE)" package $(2); rc=$$?; mv .FyneApp.toml.keep FyneApp.toml; exit $$rc; }
+
 package:
 	$(GO) install fyne.io/tools/cmd/fyne@v1.7.4
-	cd cmd/kovara-desktop && "$$($(GO) env GOPATH)/bin/fyne" package -os linux
+	$(call fyne_package,,-os linux)
 	mv "cmd/kovara-desktop/Kovara Desktop.tar.xz" bin/
 
 # The headless binary: no cgo, runs on a display-less server.
@@ -103,11 +109,10 @@ test-package: package
 
 # Windows: the desktop app cross-built with MinGW (cgo) and packaged by the
 # fyne tool (icon and metadata), and the CLI (pure Go).
-FYNE := $$($(GO) env GOPATH)/bin/fyne
 windows:
 	scripts/deps.sh windows
 	$(GO) install fyne.io/tools/cmd/fyne@v1.7.4
-	cd cmd/kovara-desktop && CC=x86_64-w64-mingw32-gcc CGO_ENABLED=1 GOOS=windows GOARCH=amd64 "$(FYNE)" package -os windows --release=false -name kovara-desktop
+	$(call fyne_package,CC=x86_64-w64-mingw32-gcc CGO_ENABLED=1 GOOS=windows GOARCH=amd64,-os windows --release=false -name kovara-desktop)
 	mv cmd/kovara-desktop/kovara-desktop.exe bin/
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build -ldflags "$(LDFLAGS)" -o bin/kovara-bench.exe ./cmd/kovara-bench
 
