@@ -137,7 +137,9 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 		loc.Connections = &results.Connections{Reconnects: c.Reconnects, Resent: c.Resent, ServerClosed: c.ServerClosed, Requests: ok + errs + timeouts}
 	}
 	run := r.conditions(lv.concurrency)
+	run.Requests = lv.requests
 	run.Metrics = m
+	lv.tpot = tpot
 	run.Environment = r.environment(h)
 	return run, loc
 }

@@ -49,6 +49,7 @@ type Live struct {
 	lastError                  string
 	lastErrorAt                time.Duration
 	stage, seenStage           int // bumped per warmup or level; NewLevel compares
+	capacity                   *CapacityProgress
 
 	// The server's own gauges from /metrics, written by the scraper
 	// about once a second under their own lock.
@@ -108,6 +109,8 @@ type Snapshot struct {
 	TTFT         []float64 // ms, requests finished since the previous Snapshot
 	ITL          []float32 // ms, gaps of those requests
 	NewLevel     bool      // warmup or a new level began since the previous Snapshot
+	// Capacity is the capacity plan's search so far; nil for other plans.
+	Capacity *CapacityProgress
 
 	// The server's own view from its /metrics, when it answers (see
 	// servermetrics.go): the engine whose names were read, the latest
@@ -141,6 +144,16 @@ func (l *Live) setPhase(p Phase) {
 	}
 	l.mu.Lock()
 	l.phase = p
+	l.mu.Unlock()
+}
+
+// setCapacity records where the capacity search is.
+func (l *Live) setCapacity(p CapacityProgress) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.capacity = &p
 	l.mu.Unlock()
 }
 
@@ -230,6 +243,10 @@ func (l *Live) Snapshot() Snapshot {
 		sl.mu.Unlock()
 	}
 	s.LastError = l.lastError
+	if l.capacity != nil {
+		c := *l.capacity
+		s.Capacity = &c
+	}
 	s.NewLevel = l.stage != l.seenStage
 	l.smu.Lock()
 	s.ServerFamily, s.Server = l.serverFamily, l.serverLatest

@@ -123,35 +123,13 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	overall := len(plan.Concurrency) * plan.Requests
 	obs.Live.start(r.clock, len(plan.Concurrency), overall)
 
-	if err := r.check(ctx); err != nil {
+	defer r.release()
+	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
-	r.startMetrics(ctx, plan.MetricsInterval)
-	defer r.metrics.stop()
-	// GPU telemetry starts before the probe so the sampler is warm by the
-	// first level; it never holds the benchmark up.
-	r.gpu = watchGPUs(ctx, ep.GPU)
-	defer r.gpu.stop()
-	obs.Live.setGPU(r.gpu.latest)
-	if err := r.probe(ctx); err != nil {
-		return nil, r.stop(ctx, err)
-	}
-	r.mc = metricsClient(ep, r.base)
-	defer r.mc.CloseIdleConnections()
-	_, r.prefix = r.fetchPrefix(ctx)
-	if err := r.calibrate(ctx); err != nil {
-		return nil, r.stop(ctx, err)
-	}
-	if err := r.warmup(ctx); err != nil {
-		return nil, r.stop(ctx, err)
-	}
 	for i, c := range plan.Concurrency {
-		lv := r.runLevel(ctx, i, c)
-		if obs.Requests != nil {
-			obs.Requests(c, lv.records())
-		}
-		run, loc := r.record(lv)
-		r.gpu.level(c, r.t0.Add(lv.start), r.t0.Add(lv.end), outputTokens(run))
+		first := levelFirstNumber(plan, i)
+		lv, run, loc := r.measure(ctx, i, c, plan.Requests, first, fmt.Sprintf("level %d of %d", i+1, len(plan.Concurrency)))
 		if lv.interrupted {
 			loc.Partial = true
 			r.file.Local.PartialRun = &run
@@ -163,12 +141,6 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 		}
 		r.file.Runs = append(r.file.Runs, run)
 		r.file.Local.Levels = append(r.file.Local.Levels, loc)
-		if w := cacheWarning(c, loc.PromptCache, r.plan); w != "" {
-			r.warn("%s", w)
-		}
-		if lv.okCount() == 0 {
-			r.warn("at concurrency %d no request succeeded", c)
-		}
 		if i < len(plan.Concurrency)-1 && obs.Checkpoint != nil {
 			r.finish(false)
 			obs.Checkpoint(r.file)
@@ -178,6 +150,66 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 	r.finish(true)
 	r.obs.Live.setPhase(PhaseDone)
 	return r.file, nil
+}
+
+// prepare is the method's steps 1 to 4 (check, probe, calibration,
+// warmup), with the /metrics scraper and the GPU sampler started beside
+// them; release stops what it started. Errors are ready to return from Run.
+func (r *runner) prepare(ctx context.Context) error {
+	if err := r.check(ctx); err != nil {
+		return err
+	}
+	r.startMetrics(ctx, r.plan.MetricsInterval)
+	// GPU telemetry starts before the probe so the sampler is warm by the
+	// first level; it never holds the benchmark up.
+	r.gpu = watchGPUs(ctx, r.ep.GPU)
+	r.obs.Live.setGPU(r.gpu.latest)
+	if err := r.probe(ctx); err != nil {
+		return r.stop(ctx, err)
+	}
+	r.mc = metricsClient(r.ep, r.base)
+	_, r.prefix = r.fetchPrefix(ctx)
+	if err := r.calibrate(ctx); err != nil {
+		return r.stop(ctx, err)
+	}
+	if err := r.warmup(ctx); err != nil {
+		return r.stop(ctx, err)
+	}
+	return nil
+}
+
+// release stops what prepare started.
+func (r *runner) release() {
+	if r.metrics != nil {
+		r.metrics.stop()
+	}
+	r.gpu.stop()
+	if r.mc != nil {
+		r.mc.CloseIdleConnections()
+	}
+}
+
+// measure is step 5 for one level of requests requests, numbered from
+// first (name says which level it is in the log), and its record: the
+// published run record and its local detail. The level's warnings are
+// given; whether it was interrupted is the caller's to handle.
+func (r *runner) measure(ctx context.Context, index, c, requests int, first int64, name string) (*levelRun, results.Run, results.LevelLocal) {
+	lv := r.runLevel(ctx, index, c, requests, first, name)
+	if r.obs.Requests != nil {
+		r.obs.Requests(c, lv.records())
+	}
+	run, loc := r.record(lv)
+	r.gpu.level(c, r.t0.Add(lv.start), r.t0.Add(lv.end), outputTokens(run))
+	if lv.interrupted {
+		return lv, run, loc
+	}
+	if w := cacheWarning(c, loc.PromptCache, r.plan); w != "" {
+		r.warn("%s", w)
+	}
+	if lv.okCount() == 0 {
+		r.warn("at concurrency %d no request succeeded", c)
+	}
+	return lv, run, loc
 }
 
 // readPrefix reads the server's prefix-cache counters when the run found
@@ -388,7 +420,11 @@ func (r *runner) warmup(ctx context.Context) error {
 type levelRun struct {
 	loadRun
 	index, concurrency int
+	requests           int // the level's requests in all
 	interrupted        bool
+	// tpot is each success's time per output token after the first, ms
+	// (filled by record).
+	tpot []float64
 	preopenFailed      int
 	// The server's prefix-cache counters over the level, when it has them.
 	prefixOK                   bool
@@ -425,18 +461,17 @@ func (l *levelRun) okCount() int {
 // runLevel is step 5 for one level: open one connection per slot, then
 // start every slot together; a slot starts its next request the moment its
 // previous one ends, until the level's requests are used up.
-func (r *runner) runLevel(ctx context.Context, index, conc int) *levelRun {
-	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(r.plan.Concurrency), conc, r.plan.Requests)
-	live := r.obs.Live.beginStage(PhaseLevel, index+1, conc, r.plan.Requests)
+func (r *runner) runLevel(ctx context.Context, index, conc, requests int, first int64, name string) *levelRun {
+	r.obs.logf("%s: concurrency %d, %d requests", name, conc, requests)
+	live := r.obs.Live.beginStage(PhaseLevel, index+1, conc, requests)
 	slots := r.openSlots(ctx, live, true)
 	defer slots.close()
-	first := levelFirstNumber(r.plan, index)
-	lv := &levelRun{index: index, concurrency: conc, preopenFailed: slots.openFailed}
+	lv := &levelRun{index: index, concurrency: conc, requests: requests, preopenFailed: slots.openFailed}
 	before, _ := r.readPrefix(ctx)
 	if r.obs.LevelStart != nil {
 		r.obs.LevelStart(conc)
 	}
-	lv.loadRun = slots.run(ctx, loadSpec{total: r.plan.Requests, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
+	lv.loadRun = slots.run(ctx, loadSpec{total: requests, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
 		return r.opts, first + int64(k)
 	}})
 	lv.interrupted = ctx.Err() != nil

@@ -42,6 +42,8 @@ func localOnlyReason(data []byte) string {
 	switch f {
 	case FormatStages:
 		return "This is a three-stage plan result (" + FormatStages + "), kept on this machine: only kovara-benchmark-results files can be published. Its wiki block is the way to share it."
+	case FormatCapacity:
+		return "This is a capacity plan result (" + FormatCapacity + "): an answer for one service level, kept on this machine; only kovara-benchmark-results files can be published."
 	case FormatSpecDec:
 		return "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published."
 	}

@@ -1,0 +1,412 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/stats"
+)
+
+// The capacity plan (docs/plans.md): how many users at once the server
+// serves within a service level. Closed-loop levels of the Kovara method,
+// doubling from 1 until one misses the service level or the maximum is
+// reached, then bisection between the last level that held and the first
+// that missed, then both boundary levels once more, since a level that
+// holds on one probe and misses on the next makes the answer a range.
+
+// Capacity plan defaults.
+const (
+	DefaultSLOUserTPS         = 20   // tokens/s each user sees; faster than people read
+	DefaultSLOTTFTP95Ms       = 2000 // ms
+	DefaultCapacityMax        = 256
+	capacityTolerance         = 0.10
+	capacityMinRequests       = 20 // enough for a p95 (stats.MinP95)
+	capacityRequestsPerStream = 3
+	// kneeGrowth is the throughput growth per doubling at or below which
+	// the curve has its knee.
+	kneeGrowth = 1.10
+)
+
+// CapacityPlan is what the capacity plan sends and the service level it
+// holds the server to.
+type CapacityPlan struct {
+	// Plan gives the model, prompt and answer lengths, warmup, seed and
+	// timeout of the Kovara method; the search chooses the levels and
+	// their requests, so Plan.Concurrency and Plan.Requests are unused.
+	Plan
+	UserTPS        float64 // per-user output rate floor, tokens/s (p5 of requests)
+	TTFTP95Ms      float64 // ceiling on TTFT p95, ms
+	MaxConcurrency int
+}
+
+// DefaultCapacityPlan is the capacity plan with its defaults.
+func DefaultCapacityPlan() CapacityPlan {
+	p := setup.DefaultPlan()
+	return CapacityPlan{Plan: p, UserTPS: DefaultSLOUserTPS, TTFTP95Ms: DefaultSLOTTFTP95Ms, MaxConcurrency: DefaultCapacityMax}
+}
+
+// CapacityRequests is the number of requests at concurrency c: enough for a
+// p95 and three per stream.
+func CapacityRequests(c int) int { return max(capacityMinRequests, capacityRequestsPerStream*c) }
+
+// kovara is the Kovara plan the levels run under.
+func (p CapacityPlan) kovara() Plan {
+	k := p.Plan
+	k.Concurrency = []int{max(p.MaxConcurrency, 1)}
+	k.Requests = CapacityRequests(max(p.MaxConcurrency, 1))
+	return k
+}
+
+// Validate refuses a plan that cannot run, one sentence per problem.
+func (p CapacityPlan) Validate() error {
+	var errs []error
+	if !(p.UserTPS > 0) || math.IsInf(p.UserTPS, 0) {
+		errs = append(errs, fmt.Errorf("the per-user tok/s floor %v is not allowed: it must be more than 0", p.UserTPS))
+	}
+	if !(p.TTFTP95Ms > 0) || math.IsInf(p.TTFTP95Ms, 0) {
+		errs = append(errs, fmt.Errorf("the TTFT p95 ceiling %v ms is not allowed: it must be more than 0", p.TTFTP95Ms))
+	}
+	if p.MaxConcurrency < 1 {
+		errs = append(errs, fmt.Errorf("maximum concurrency %d is not allowed: it must be at least 1", p.MaxConcurrency))
+	} else if err := p.kovara().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// CapacityProgress is where the search is, for the live view.
+type CapacityProgress struct {
+	Probing int // the level being measured; 0 between levels
+	Step    string
+	Held    int // the largest level that held so far; 0 none yet
+	Missed  int // the smallest level above it that missed; 0 none yet
+	Max     int
+}
+
+// String says it in words: "probing 12 users (bisecting: 8 held, 16 missed)".
+func (p CapacityProgress) String() string {
+	var b strings.Builder
+	if p.Probing > 0 {
+		fmt.Fprintf(&b, "probing %d concurrent users", p.Probing)
+		switch p.Step {
+		case results.StepBisect:
+			b.WriteString(" (bisecting)")
+		case results.StepRepeat:
+			b.WriteString(" again (a boundary level, repeated)")
+		}
+	} else {
+		b.WriteString("capacity search")
+	}
+	switch {
+	case p.Held > 0 && p.Missed > 0:
+		fmt.Fprintf(&b, "; so far %d held, %d missed", p.Held, p.Missed)
+	case p.Held > 0:
+		fmt.Fprintf(&b, "; so far up to %d held (maximum %d)", p.Held, p.Max)
+	case p.Missed > 0:
+		fmt.Fprintf(&b, "; so far %d missed", p.Missed)
+	}
+	return b.String()
+}
+
+// capacitySearch chooses the levels: doubling from 1 (the last step capped
+// at max) until a level misses, bisection until the bracket is one apart or
+// within the tolerance, then each end of the bracket once more.
+type capacitySearch struct {
+	max     int
+	tol     float64
+	lo, hi  int // the largest level that held; the smallest above it that missed (0: none)
+	probes  []searchProbe
+	repeats []int
+	stepNow string
+}
+
+type searchProbe struct {
+	c    int
+	met  bool
+	step string
+	tps  float64 // total output tokens/s, for the knee
+}
+
+func newCapacitySearch(maxConc int, tol float64) *capacitySearch {
+	return &capacitySearch{max: maxConc, tol: tol, stepNow: results.StepDouble}
+}
+
+// next is the next level to measure and its step; ok is false when the
+// search is over.
+func (s *capacitySearch) next() (c int, step string, ok bool) {
+	switch s.stepNow {
+	case results.StepDouble:
+		if len(s.probes) == 0 {
+			return 1, results.StepDouble, true
+		}
+		last := s.probes[len(s.probes)-1]
+		if last.met && last.c < s.max {
+			return min(2*last.c, s.max), results.StepDouble, true
+		}
+		s.stepNow = results.StepBisect
+		return s.next()
+	case results.StepBisect:
+		if s.lo > 0 && s.hi > 0 && s.hi-s.lo > 1 && float64(s.hi) > float64(s.lo)*(1+s.tol) {
+			return (s.lo + s.hi) / 2, results.StepBisect, true
+		}
+		s.stepNow = results.StepRepeat
+		if s.lo > 0 {
+			s.repeats = append(s.repeats, s.lo)
+			if s.hi > 0 {
+				s.repeats = append(s.repeats, s.hi)
+			}
+		}
+		return s.next()
+	case results.StepRepeat:
+		if len(s.repeats) > 0 {
+			c := s.repeats[0]
+			s.repeats = s.repeats[1:]
+			return c, results.StepRepeat, true
+		}
+	}
+	return 0, "", false
+}
+
+// add records a measured level. Only the doubling and bisection steps
+// move the bracket; repeats are judged by answer.
+func (s *capacitySearch) add(c int, step string, met bool, tps float64) {
+	s.probes = append(s.probes, searchProbe{c: c, met: met, step: step, tps: tps})
+	if step == results.StepRepeat {
+		return
+	}
+	if met && c > s.lo {
+		s.lo = c
+	}
+	if !met && (s.hi == 0 || c < s.hi) {
+		s.hi = c
+	}
+}
+
+func (s *capacitySearch) progress(probing int, step string) CapacityProgress {
+	return CapacityProgress{Probing: probing, Step: step, Held: s.lo, Missed: s.hi, Max: s.max}
+}
+
+// answer reads the probes: the capacity is the largest level that met on
+// every probe of it and of every level below it; a level above it that met
+// on some probe, below the first that missed on all of them, makes the
+// answer uncertain, up to that level.
+func (s *capacitySearch) answer() results.CapacityAnswer {
+	a := results.CapacityAnswer{Held: s.lo, Missed: s.hi}
+	met, missed := map[int]int{}, map[int]int{}
+	var levels []int
+	for _, p := range s.probes {
+		if met[p.c]+missed[p.c] == 0 {
+			levels = append(levels, p.c)
+		}
+		if p.met {
+			met[p.c]++
+		} else {
+			missed[p.c]++
+		}
+	}
+	slices.Sort(levels)
+	for _, c := range levels {
+		if missed[c] > 0 {
+			break
+		}
+		a.Capacity = c
+	}
+	a.RangeHigh = a.Capacity
+	for _, c := range levels {
+		if c <= a.Capacity {
+			continue
+		}
+		if met[c] == 0 {
+			break
+		}
+		a.RangeHigh = c
+	}
+	a.Uncertain = a.RangeHigh > a.Capacity
+	for _, c := range levels {
+		if c > a.Capacity && missed[c] > 0 {
+			a.MissedAt = c
+			break
+		}
+	}
+	a.ReachedMax = a.MissedAt == 0 && a.Capacity == s.max
+	a.Knee = s.knee()
+	return a
+}
+
+// knee is the first level of the doubling whose double added 10 % or less
+// to total output tokens/s.
+func (s *capacitySearch) knee() *int {
+	var doubling []searchProbe
+	for _, p := range s.probes {
+		if p.step == results.StepDouble {
+			doubling = append(doubling, p)
+		}
+	}
+	for i := 0; i+1 < len(doubling); i++ {
+		a, b := doubling[i], doubling[i+1]
+		if b.c == 2*a.c && b.tps <= a.tps*kneeGrowth {
+			c := a.c
+			return &c
+		}
+	}
+	return nil
+}
+
+// missedOn is every limit that a probe of level c missed, in judge's
+// order.
+func missedOn(probes []results.CapacityProbe, c int) []string {
+	out := []string{}
+	for _, l := range []string{results.LimitErrors, results.LimitTTFT, results.LimitUserTPS} {
+		for _, p := range probes {
+			if p.Concurrency == c && slices.Contains(p.Missed, l) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// judge holds a level to the service level: the limits it missed, in the
+// order errors, TTFT, per-user rate.
+func judge(plan CapacityPlan, m results.Metrics, userP5 *float64) []string {
+	var missed []string
+	if m.RequestsError+m.RequestsTimeout > 0 {
+		missed = append(missed, results.LimitErrors)
+	}
+	if m.TTFTMs == nil || m.TTFTMs.P95 == nil || *m.TTFTMs.P95 > plan.TTFTP95Ms {
+		missed = append(missed, results.LimitTTFT)
+	}
+	if userP5 == nil || *userP5 < plan.UserTPS {
+		missed = append(missed, results.LimitUserTPS)
+	}
+	return missed
+}
+
+// userRates is the median and the 5th percentile of each success's
+// output rate, 1000 / TPOT in tokens/s (tpot in ms, sorted ascending, so
+// the slowest users are at its end).
+func userRates(tpot []float64) (p50, p5 *float64) {
+	if len(tpot) == 0 {
+		return nil, nil
+	}
+	rates := make([]float64, 0, len(tpot))
+	for _, t := range tpot {
+		if t > 0 {
+			rates = append(rates, 1000/t)
+		}
+	}
+	if len(rates) == 0 {
+		return nil, nil
+	}
+	slices.Sort(rates)
+	a, b := math.Round(stats.Quantile(rates, 0.5)*10)/10, math.Round(stats.Quantile(rates, 0.05)*10)/10
+	return &a, &b
+}
+
+// RunCapacity runs the capacity plan against ep. Like Run, it returns the
+// result with an error only for an unusable plan or endpoint, a failed
+// method step, or (with the levels done so far, marked incomplete) a stop
+// wrapping ErrInterrupted.
+func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observer) (*results.CapacityResult, error) {
+	if err := plan.Validate(); err != nil {
+		return nil, &PlanError{Err: err}
+	}
+	kp := plan.kovara()
+	if !kp.FixedSeed {
+		kp.Seed = FreshSeed()
+	}
+	sess, err := newSession(ep, obs)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{session: sess, plan: kp}
+	r.file = r.newFile()
+	r.file.Local.Plan = "capacity"
+	r.file.Local.FreshSeed = !kp.FixedSeed
+	obs.Live.start(r.clock, 0, 0)
+	defer r.release()
+	if err := r.prepare(ctx); err != nil {
+		return nil, err
+	}
+	res := newCapacityResult(r, plan)
+	search := newCapacitySearch(plan.MaxConcurrency, capacityTolerance)
+	finish := func(complete bool) *results.CapacityResult {
+		r.attachTelemetry()
+		r.finish(complete)
+		res.Complete = complete
+		res.Answer = search.answer()
+		res.Answer.MissedOn = missedOn(res.Probes, res.Answer.MissedAt)
+		res.Runs, res.Local = r.file.Runs, r.file.Local
+		return res
+	}
+	used := int64(0) // measured requests so far, for the prompt numbers
+	for i := 0; ; i++ {
+		c, step, ok := search.next()
+		if !ok {
+			break
+		}
+		obs.Live.setCapacity(search.progress(c, step))
+		n := CapacityRequests(c)
+		first := prompt.FirstWarmupRequest + int64(kp.Warmup) + used
+		used += int64(n)
+		lv, run, loc := r.measure(ctx, i, c, n, first, fmt.Sprintf("probe %d (%s)", i+1, step))
+		if lv.interrupted {
+			loc.Partial = true
+			r.file.Local.PartialRun = &run
+			r.file.Local.Levels = append(r.file.Local.Levels, loc)
+			r.obs.Live.setPhase(PhaseStopped)
+			return finish(false), fmt.Errorf("probe %d (concurrency %d): %w", i+1, c, ErrInterrupted)
+		}
+		p50, p5 := userRates(lv.tpot)
+		missed := judge(plan, run.Metrics, p5)
+		probe := results.CapacityProbe{
+			Concurrency: c, Requests: n, Step: step, Met: len(missed) == 0, Missed: missed,
+			Failed:     run.Metrics.RequestsError + run.Metrics.RequestsTimeout,
+			UserTPSP50: p50, UserTPSP5: p5, OutputTPS: run.Metrics.OutputThroughput,
+		}
+		if d := run.Metrics.TTFTMs; d != nil {
+			probe.TTFTP95Ms = d.P95
+		}
+		if probe.Met {
+			r.obs.logf("concurrency %d met the service level", c)
+		} else {
+			r.obs.logf("concurrency %d missed on %s", c, strings.Join(missed, ", "))
+		}
+		res.Probes = append(res.Probes, probe)
+		r.file.Runs = append(r.file.Runs, run)
+		r.file.Local.Levels = append(r.file.Local.Levels, loc)
+		search.add(c, step, probe.Met, run.Metrics.OutputThroughput)
+	}
+	obs.Live.setCapacity(search.progress(0, ""))
+	r.obs.Live.setPhase(PhaseDone)
+	return finish(true), nil
+}
+
+func newCapacityResult(r *runner, plan CapacityPlan) *results.CapacityResult {
+	return &results.CapacityResult{
+		Format:        results.FormatCapacity,
+		FormatVersion: 1,
+		About: "Kovara Desktop's capacity plan: how many users at once the server serves within a service level, " +
+			"measured with the Kovara method's closed-loop levels. Not a Kovara benchmark record; never publishable.",
+		CreatedAt: r.t0.UTC().Format(time.RFC3339),
+		Model:     r.model,
+		Settings: results.CapacitySettings{
+			UserTPS: plan.UserTPS, TTFTP95Ms: plan.TTFTP95Ms,
+			InputTokens: plan.InputTokens, OutputTokens: plan.OutputTokens,
+			MaxConcurrency: plan.MaxConcurrency, Tolerance: capacityTolerance,
+			RequestsRule: fmt.Sprintf("max(%d, %d × concurrency)", capacityMinRequests, capacityRequestsPerStream),
+			Warmup:       r.plan.Warmup, Seed: r.plan.Seed, TimeoutS: r.plan.Timeout.Seconds(),
+			Client: ClientName, ClientVersion: Version,
+		},
+		Probes: []results.CapacityProbe{},
+	}
+}
