@@ -424,8 +424,8 @@ type levelRun struct {
 	interrupted        bool
 	// tpot is each success's time per output token after the first, ms
 	// (filled by record).
-	tpot []float64
-	preopenFailed      int
+	tpot          []float64
+	preopenFailed int
 	// The server's prefix-cache counters over the level, when it has them.
 	prefixOK                   bool
 	prefixPrompt, prefixCached int64
