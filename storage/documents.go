@@ -4,18 +4,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
 )
 
-// The library keeps three kinds of document: Kovara results files, and
-// this app's three-stage and speculative-decoding results. They share the
+// The library keeps four kinds of document: Kovara results files, and
+// this app's three-stage, speculative-decoding and capacity results. They share the
 // folder, the index and the history; Summary.Plan tells them apart.
 const (
-	PlanKovara  = "kovara"
-	PlanStages  = "stages"
-	PlanSpecDec = "specdec"
+	PlanKovara   = "kovara"
+	PlanStages   = "stages"
+	PlanSpecDec  = "specdec"
+	PlanCapacity = "capacity"
 )
 
 // SaveStages saves a three-stage result under id (a new id when empty).
@@ -34,6 +36,15 @@ func (l *Library) SaveSpecDec(id string, r *results.SpecDecResult) (string, erro
 		return "", err
 	}
 	return l.saveDocument(id, r.CreatedAt, r.Model, data, func(string) Summary { return summarizeSpecDec(r) })
+}
+
+// SaveCapacity saves a capacity result under id (new when empty).
+func (l *Library) SaveCapacity(id string, r *results.CapacityResult) (string, error) {
+	data, err := results.MarshalCapacity(r)
+	if err != nil {
+		return "", err
+	}
+	return l.saveDocument(id, r.CreatedAt, r.Model, data, func(string) Summary { return summarizeCapacity(r) })
 }
 
 // saveDocument writes a document of any kind atomically and updates the
@@ -79,6 +90,15 @@ func (l *Library) LoadSpecDec(id string) (*results.SpecDecResult, error) {
 	return results.DecodeSpecDec(data)
 }
 
+// LoadCapacity reads run id as a capacity result.
+func (l *Library) LoadCapacity(id string) (*results.CapacityResult, error) {
+	data, err := l.loadBytes(id)
+	if err != nil {
+		return nil, err
+	}
+	return results.DecodeCapacity(data)
+}
+
 func (l *Library) loadBytes(id string) ([]byte, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
@@ -98,6 +118,8 @@ func decodeAny(id string, data []byte) Summary {
 		s = summarizeStages(d.Stages)
 	case d.SpecDec != nil:
 		s = summarizeSpecDec(d.SpecDec)
+	case d.Capacity != nil:
+		s = summarizeCapacity(d.Capacity)
 	default:
 		return summarize(id, d.File)
 	}
@@ -143,6 +165,42 @@ func summarizeSpecDec(r *results.SpecDecResult) Summary {
 		}
 	}
 	return s
+}
+
+func summarizeCapacity(r *results.CapacityResult) Summary {
+	s := Summary{
+		CreatedAt: r.CreatedAt, EndpointName: r.Local.EndpointName, Model: r.Model,
+		RunKind: PlanCapacity, Plan: PlanCapacity, Complete: r.Complete, Simulated: r.Local.Simulated,
+	}
+	if d := r.Local.Detection; d != nil {
+		s.Engine = engineName(*d)
+	}
+	for _, p := range r.Probes {
+		if !slices.Contains(s.Levels, p.Concurrency) {
+			s.Levels = append(s.Levels, p.Concurrency)
+		}
+		if p.OutputTPS > s.BestOutputTPS {
+			s.BestOutputTPS = p.OutputTPS
+		}
+	}
+	slices.Sort(s.Levels)
+	s.Capacity = capacityMark(r)
+	return s
+}
+
+// capacityMark is a capacity result's answer in a few characters, for
+// History: "8 users", "4–6 users?", "≥ 256 users", "none".
+func capacityMark(r *results.CapacityResult) string {
+	a := r.Answer
+	switch {
+	case a.Capacity == 0:
+		return "none"
+	case a.Uncertain:
+		return fmt.Sprintf("%d–%d users?", a.Capacity, a.RangeHigh)
+	case a.ReachedMax:
+		return fmt.Sprintf("≥ %d users", a.Capacity)
+	}
+	return fmt.Sprintf("%d users", a.Capacity)
 }
 
 // importDocument validates data of any kind, for Import.

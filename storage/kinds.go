@@ -13,13 +13,14 @@ import (
 	"github.com/kovara/desktop/engine/results"
 )
 
-// Document is one saved run of any kind: exactly one of File, Stages and
-// SpecDec is set, as Plan says.
+// Document is one saved run of any kind: exactly one of File, Stages,
+// SpecDec and Capacity is set, as Plan says.
 type Document struct {
-	Plan    string // PlanKovara, PlanStages or PlanSpecDec
-	File    *results.File
-	Stages  *results.StagesResult
-	SpecDec *results.SpecDecResult
+	Plan     string // PlanKovara, PlanStages, PlanSpecDec or PlanCapacity
+	File     *results.File
+	Stages   *results.StagesResult
+	SpecDec  *results.SpecDecResult
+	Capacity *results.CapacityResult
 }
 
 // DecodeDocument reads a document of any of the library's kinds.
@@ -35,6 +36,9 @@ func DecodeDocument(data []byte) (Document, error) {
 	case results.FormatSpecDec:
 		r, err := results.DecodeSpecDec(data)
 		return Document{Plan: PlanSpecDec, SpecDec: r}, err
+	case results.FormatCapacity:
+		r, err := results.DecodeCapacity(data)
+		return Document{Plan: PlanCapacity, Capacity: r}, err
 	}
 	f, err := results.Decode(data)
 	return Document{Plan: PlanKovara, File: f}, err
@@ -71,6 +75,8 @@ func (d Document) Model() string {
 		return d.Stages.Model
 	case d.SpecDec != nil:
 		return d.SpecDec.Model
+	case d.Capacity != nil:
+		return d.Capacity.Model
 	}
 	return ""
 }
@@ -83,15 +89,18 @@ func (d Document) CreatedAt() string {
 		return d.Stages.CreatedAt
 	case d.SpecDec != nil:
 		return d.SpecDec.CreatedAt
+	case d.Capacity != nil:
+		return d.Capacity.CreatedAt
 	}
 	return ""
 }
 
 // planNames say each kind in words.
 var planNames = map[string]string{
-	PlanKovara:  "Kovara runs",
-	PlanStages:  "three-stage results",
-	PlanSpecDec: "speculative-decoding results",
+	PlanKovara:   "Kovara runs",
+	PlanStages:   "three-stage results",
+	PlanSpecDec:  "speculative-decoding results",
+	PlanCapacity: "capacity results",
 }
 
 // ComparableKind is the one kind every run to compare has (an empty plan
@@ -104,7 +113,7 @@ func ComparableKind(plans []string) (string, error) {
 			p = PlanKovara
 		}
 		if kind != "" && p != kind {
-			return "", errors.New("compare takes runs of one kind: Kovara runs with Kovara runs, three-stage results with three-stage results, speculative-decoding results with speculative-decoding results")
+			return "", errors.New("compare takes runs of one kind: Kovara runs with Kovara runs, three-stage results with three-stage results, speculative-decoding results with speculative-decoding results, capacity results with capacity results")
 		}
 		kind = p
 	}
@@ -195,8 +204,8 @@ func LoadArg(arg string, lib **Library, open func() (*Library, error)) (Document
 	return d, nil
 }
 
-// Comparison is a side by side of three-stage or speculative-decoding
-// results: whether they are like for like, and their metric × run table.
+// Comparison is a side by side of three-stage, speculative-decoding or
+// capacity results: whether they are like for like, and their metric × run table.
 type Comparison struct {
 	Like     bool
 	Diffs    []string
@@ -232,6 +241,13 @@ func CompareOthers(plan string, docs []Document, labels []string) Comparison {
 		}
 		c.Like, c.Diffs = compare.SpecDecVerdict(rs)
 		c.Rows, c.PerLevel = compare.SpecDecTable(rs, labels), true
+	case PlanCapacity:
+		var rs []*results.CapacityResult
+		for _, d := range docs {
+			rs = append(rs, d.Capacity)
+		}
+		c.Like, c.Diffs = compare.CapacityVerdict(rs)
+		c.Rows = compare.CapacityTable(rs, labels)
 	}
 	return c
 }

@@ -60,7 +60,10 @@ type Summary struct {
 	// server took from its prompt cache, when it was enough to matter
 	// (results.PromptCacheHit).
 	CachedShare float64 `json:"cached_share,omitempty"`
-	Unreadable  string  `json:"unreadable,omitempty"` // why the file could not be read
+	// Capacity is a capacity result's answer in a few characters ("8
+	// users", "4–6 users?").
+	Capacity   string `json:"capacity,omitempty"`
+	Unreadable string `json:"unreadable,omitempty"` // why the file could not be read
 
 	Label string `json:"-"`
 	Notes string `json:"-"`
