@@ -95,7 +95,7 @@ type CapacityProgress struct {
 func (p CapacityProgress) String() string {
 	var b strings.Builder
 	if p.Probing > 0 {
-		fmt.Fprintf(&b, "probing %d concurrent users", p.Probing)
+		fmt.Fprintf(&b, "probing %d concurrent %s", p.Probing, results.Plural(p.Probing, "user", "users"))
 		switch p.Step {
 		case results.StepBisect:
 			b.WriteString(" (bisecting)")
@@ -379,7 +379,11 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 		if probe.Met {
 			r.obs.logf("concurrency %d met the service level", c)
 		} else {
-			r.obs.logf("concurrency %d missed on %s", c, strings.Join(missed, ", "))
+			var on []string
+			for _, l := range missed {
+				on = append(on, results.LimitName(l))
+			}
+			r.obs.logf("concurrency %d missed on %s", c, strings.Join(on, ", "))
 		}
 		res.Probes = append(res.Probes, probe)
 		r.file.Runs = append(r.file.Runs, run)

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -86,4 +87,18 @@ func ParseTimeout(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("timeout %q: give seconds, like 120, or a duration, like 90s", s)
 	}
 	return d, nil
+}
+
+// ParsePositive reads a number above 0 ("20", "2.5"), naming the field in
+// the error.
+func ParsePositive(field, s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%s: %q is not a number", field, s)
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("%s must be more than 0", field)
+	}
+	return v, nil
 }

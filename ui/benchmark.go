@@ -21,9 +21,10 @@ import (
 
 // The plans the Benchmark place runs.
 const (
-	planKovara  = "Kovara method"
-	planStages  = "Three stages: decode, cold prefill, many users"
-	planSpecDec = "Speculative decoding (acceptance from /metrics)"
+	planKovara   = "Kovara method"
+	planStages   = "Three stages: decode, cold prefill, many users"
+	planSpecDec  = "Speculative decoding (acceptance from /metrics)"
+	planCapacity = "Capacity: how many users at once within a service level"
 )
 
 // Manifest choices besides the recent files.
@@ -58,8 +59,14 @@ type BenchmarkScreen struct {
 	timeoutEntry   *widget.Entry
 	planNote       *widget.Label
 	runButton      *widget.Button
+	// The capacity plan's service level and its most users.
+	sloUserEntry *widget.Entry
+	sloTTFTEntry *widget.Entry
+	maxConcEntry *widget.Entry
+	capacityForm *widget.Form
 
-	levelsForm   *widget.Form
+	levelsForm   *widget.Form      // prompt and answer lengths
+	concForm     *widget.Form      // the concurrency levels
 	manifest     *storage.Manifest // nil for a protocol test
 	lastManifest string            // the select's value before "Open…"
 
@@ -72,7 +79,7 @@ type BenchmarkScreen struct {
 func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s := &BenchmarkScreen{u: u}
 	s.endpointSelect = widget.NewSelect(nil, func(string) { s.revalidate() })
-	s.planSelect = widget.NewSelect([]string{planKovara, planStages, planSpecDec}, func(string) { s.onPlan() })
+	s.planSelect = widget.NewSelect([]string{planKovara, planStages, planSpecDec, planCapacity}, func(string) { s.onPlan() })
 	s.usersEntry = widget.NewEntry()
 	s.usersEntry.SetText(fmt.Sprint(engine.DefaultUsers))
 	s.usersEntry.Validator = countCheck("users", 1)
@@ -101,6 +108,9 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.seedEntry = entry("", func(v string) error { _, _, err := engine.ParseSeed(v); return err })
 	s.seedEntry.SetPlaceHolder("new for each run")
 	s.timeoutEntry = entry(trimFloat(d.Timeout.Seconds()), func(v string) error { _, err := engine.ParseTimeout(v); return err })
+	s.sloUserEntry = entry(trimFloat(engine.DefaultSLOUserTPS), positiveNumber("per-user tok/s"))
+	s.sloTTFTEntry = entry(trimFloat(engine.DefaultSLOTTFTP95Ms), positiveNumber("TTFT p95"))
+	s.maxConcEntry = entry(fmt.Sprint(engine.DefaultCapacityMax), countCheck("most concurrent users", 1))
 	s.planNote = widget.NewLabel("")
 	s.planNote.Wrapping = fyne.TextWrapWord
 	s.runButton = widget.NewButton("Run", s.onRun)
@@ -117,11 +127,17 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 		widget.NewFormItem("", s.quickCheck),
 	)
 	s.stagesForm.Hide()
+	s.capacityForm = widget.NewForm(
+		widget.NewFormItem("Per-user tok/s, at least", s.sloUserEntry),
+		widget.NewFormItem("TTFT p95, at most (ms)", s.sloTTFTEntry),
+		widget.NewFormItem("Most concurrent users", s.maxConcEntry),
+	)
+	s.capacityForm.Hide()
 	levels := widget.NewForm(
 		widget.NewFormItem("Input tokens", s.inputEntry),
 		widget.NewFormItem("Output tokens", s.outputEntry),
-		widget.NewFormItem("Concurrency levels", s.levelsEntry),
 	)
+	s.concForm = widget.NewForm(widget.NewFormItem("Concurrency levels", s.levelsEntry))
 	advanced := widget.NewForm(
 		widget.NewFormItem("Requests per level", s.requestsEntry),
 		widget.NewFormItem("Warmup requests", s.warmupEntry),
@@ -134,7 +150,9 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 		main,
 		s.manifestCard,
 		s.stagesForm,
+		s.capacityForm,
 		levels,
+		s.concForm,
 		acc,
 		s.planNote,
 		container.NewHBox(s.runButton),
@@ -146,6 +164,10 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.refreshManifests("")
 	s.revalidate()
 	return s
+}
+
+func positiveNumber(field string) func(string) error {
+	return func(v string) error { _, err := engine.ParsePositive(field, v); return err }
 }
 
 func countCheck(field string, min int) func(string) error {
@@ -287,24 +309,32 @@ func (s *BenchmarkScreen) onPlan() {
 	if s.levelsForm == nil {
 		return
 	}
-	switch s.planSelect.Selected {
-	case planStages:
-		s.stagesForm.Show()
-		s.levelsForm.Hide()
-		s.manifestSelect.Disable()
-		s.profileSelect.Disable()
-	case planSpecDec:
-		s.stagesForm.Hide()
-		s.levelsForm.Show()
-		s.manifestSelect.Disable()
-		s.profileSelect.Disable()
-	default:
-		s.stagesForm.Hide()
-		s.levelsForm.Show()
+	plan := s.planSelect.Selected
+	showIf := func(o fyne.CanvasObject, show bool) {
+		if show {
+			o.Show()
+		} else {
+			o.Hide()
+		}
+	}
+	showIf(s.stagesForm, plan == planStages)
+	showIf(s.capacityForm, plan == planCapacity)
+	showIf(s.levelsForm, plan != planStages)
+	showIf(s.concForm, plan != planStages && plan != planCapacity)
+	// The capacity plan chooses each level's requests itself.
+	if plan == planCapacity {
+		s.requestsEntry.Disable()
+	} else {
+		s.requestsEntry.Enable()
+	}
+	if plan == planKovara {
 		s.manifestSelect.Enable()
 		if s.manifest != nil {
 			s.profileSelect.Enable()
 		}
+	} else {
+		s.manifestSelect.Disable()
+		s.profileSelect.Disable()
 	}
 	s.revalidate()
 }
@@ -382,6 +412,8 @@ func (s *BenchmarkScreen) revalidate() {
 		_, err = s.stagesFromForm()
 	case planSpecDec:
 		_, err = s.specDecFromForm()
+	case planCapacity:
+		_, err = s.capacityFromForm()
 	default:
 		_, err = s.planFromForm()
 	}
@@ -409,6 +441,10 @@ func planSummary(s *BenchmarkScreen) string {
 	case planSpecDec:
 		p, _ := s.specDecFromForm()
 		return fmt.Sprintf("Speculative decoding: %d levels, natural stops on representative prompts, acceptance from the server's counters. Not publishable.", len(p.Levels))
+	case planCapacity:
+		p, _ := s.capacityFromForm()
+		return fmt.Sprintf("Capacity: concurrency doubling from 1 up to %d until a level misses per-user ≥ %s tok/s or TTFT p95 ≤ %s ms, then bisection; max(20, 3 × users) requests a level, %d input and %d output tokens. Kept in the history; never published.",
+			p.MaxConcurrency, trimFloat(p.UserTPS), trimFloat(p.TTFTP95Ms), p.InputTokens, p.OutputTokens)
 	}
 	p, _ := s.planFromForm()
 	kind := "Protocol test"
@@ -463,4 +499,43 @@ func (s *BenchmarkScreen) specDecFromForm() (engine.SpecDecPlan, error) {
 		return p, err
 	}
 	return p, p.Validate()
+}
+
+// capacityFromForm reads the capacity plan: the service level and the
+// most users, and the Kovara fields it shares (lengths, warmup, seed,
+// timeout).
+func (s *BenchmarkScreen) capacityFromForm() (engine.CapacityPlan, error) {
+	p := engine.DefaultCapacityPlan()
+	var errs []error
+	var err error
+	if p.UserTPS, err = engine.ParsePositive("per-user tok/s", s.sloUserEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if p.TTFTP95Ms, err = engine.ParsePositive("TTFT p95", s.sloTTFTEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if p.MaxConcurrency, err = engine.ParseCount("most concurrent users", s.maxConcEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	if p.InputTokens, err = engine.ParseCount("input tokens", s.inputEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	if p.OutputTokens, err = engine.ParseCount("output tokens", s.outputEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Warmup, err = engine.ParseCount("warmup", s.warmupEntry.Text, 0); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Seed, p.FixedSeed, err = engine.ParseSeed(s.seedEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Timeout, err = engine.ParseTimeout(s.timeoutEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		if err := p.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return p, errors.Join(errs...)
 }

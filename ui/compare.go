@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -98,7 +99,7 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 	for i, spec := range specs {
 		view := NewChartView("No level is shared by two runs.")
 		view.SetSpec(spec)
-		save := widget.NewButton("Save PNG…", func() { c.saveChart(view, specs[i].Title) })
+		save := widget.NewButton("Save PNG…", func() { c.u.saveChart(view, specs[i].Title) })
 		c.charts = append(c.charts, view)
 		c.saves = append(c.saves, save)
 		boxes = append(boxes, container.NewBorder(nil, container.NewHBox(save), nil, nil, view))
@@ -256,10 +257,10 @@ func compareSpecs(files []*results.File, labels []string, p Palette) []ChartSpec
 }
 
 // saveChart writes a chart as PNG where the user chooses.
-func (c *CompareScreen) saveChart(view *ChartView, title string) {
+func (u *App) saveChart(view *ChartView, title string) {
 	img := view.Image()
 	if img == nil {
-		c.u.showProblem("Nothing to save", "This chart has nothing drawn yet.")
+		u.showProblem("Nothing to save", "This chart has nothing drawn yet.")
 		return
 	}
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
@@ -268,11 +269,28 @@ func (c *CompareScreen) saveChart(view *ChartView, title string) {
 		}
 		defer w.Close()
 		if err := EncodePNG(img, w); err != nil {
-			c.u.showProblem("The chart was not saved", err.Error())
+			u.showProblem("The chart was not saved", err.Error())
 		}
-	}, c.u.win)
-	d.SetFileName(strings.ReplaceAll(strings.ToLower(title), " ", "-") + ".png")
+	}, u.win)
+	d.SetFileName(chartFileName(title))
 	d.Show()
+}
+
+// chartFileName is a chart's title as a file name: lower case, every run
+// of other characters than letters and digits one dash.
+func chartFileName(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-") + ".png"
 }
 
 // compareDocs loads runs of one of the other plans, with their names.

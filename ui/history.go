@@ -205,6 +205,9 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 		if s.CachedShare > 0 {
 			state += fmt.Sprintf(" · %.0f%% cached", 100*s.CachedShare) // prompt tokens from the server's cache
 		}
+		if s.Capacity != "" {
+			state += " · capacity " + s.Capacity
+		}
 		return state
 	case 9:
 		return s.Label
@@ -343,6 +346,17 @@ func (h *HistoryScreen) open(id string) {
 			return
 		}
 		v := newSpecDecView(h.u, r, id, nil, h.closeRun)
+		v.back.SetText("Back to history")
+		h.openedOther = true
+		h.showOpened(v.content)
+		return
+	case storage.PlanCapacity:
+		r, err := h.u.lib.LoadCapacity(id)
+		if err != nil {
+			h.status.SetText(err.Error())
+			return
+		}
+		v := newCapacityView(h.u, r, id, nil, h.closeRun)
 		v.back.SetText("Back to history")
 		h.openedOther = true
 		h.showOpened(v.content)

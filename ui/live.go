@@ -136,6 +136,7 @@ func (s *BenchmarkScreen) onRun() {
 		ep = saved.WithKey("") // the key is read from the keyring off the UI goroutine
 	}
 	var run planRun
+	simCfg := sim.Demo()
 	switch s.planSelect.Selected {
 	case planStages:
 		plan, err := s.stagesFromForm()
@@ -153,6 +154,17 @@ func (s *BenchmarkScreen) onRun() {
 		}
 		plan.Simulated = simulated
 		run = s.runSpecDec(plan)
+	case planCapacity:
+		plan, err := s.capacityFromForm()
+		if err != nil {
+			s.planNote.SetText(err.Error())
+			return
+		}
+		plan.Simulated = simulated
+		run = s.runCapacity(plan)
+		// A simulator with a capacity to find: twelve slots, the rest
+		// queued.
+		simCfg = sim.CapacityDemo()
 	default:
 		plan, err := s.planFromForm()
 		if err != nil {
@@ -163,7 +175,7 @@ func (s *BenchmarkScreen) onRun() {
 		run = s.runKovara(plan)
 	}
 	s.u.fyne.Preferences().SetString(prefLastEndpoint, name)
-	s.start(name, simulated, ep, run)
+	s.start(name, simulated, simCfg, ep, run)
 }
 
 // runKovara is the Kovara method, saved after every level.
@@ -225,6 +237,18 @@ func (s *BenchmarkScreen) runSpecDec(plan engine.SpecDecPlan) planRun {
 	}
 }
 
+// runCapacity is the capacity plan.
+func (s *BenchmarkScreen) runCapacity(plan engine.CapacityPlan) planRun {
+	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
+		r, err := engine.RunCapacity(ctx, plan, ep, obs)
+		if r == nil {
+			return func() { s.runFailed(err) }
+		}
+		id, saveErr := s.u.lib.SaveCapacity("", r)
+		return func() { s.showView(newCapacityView(s.u, r, id, saveErr, s.backToSetup).content) }
+	}
+}
+
 // showView shows a plan's result view and tells whoever waits for one.
 func (s *BenchmarkScreen) showView(o fyne.CanvasObject) {
 	s.show(o)
@@ -235,7 +259,7 @@ func (s *BenchmarkScreen) showView(o fyne.CanvasObject) {
 }
 
 // start runs a plan in the background, with the live view showing it.
-func (s *BenchmarkScreen) start(name string, simulated bool, ep engine.Endpoint, run planRun) {
+func (s *BenchmarkScreen) start(name string, simulated bool, simCfg sim.Config, ep engine.Endpoint, run planRun) {
 	ctx, cancel := context.WithCancel(context.Background())
 	st := &runState{cancel: cancel, done: make(chan struct{})}
 	s.running = st
@@ -271,7 +295,7 @@ func (s *BenchmarkScreen) start(name string, simulated bool, ep engine.Endpoint,
 		defer close(st.done)
 		var stopSim func()
 		if simulated {
-			srv, url, err := sim.Start(sim.Demo(), "127.0.0.1:0")
+			srv, url, err := sim.Start(simCfg, "127.0.0.1:0")
 			if err != nil {
 				close(tickerStop)
 				s.u.do(func() { s.runFailed(fmt.Errorf("the built-in simulator could not start: %w", err)) })

@@ -143,6 +143,9 @@ func (d *liveData) phaseLine() string {
 	s := d.snap
 	switch s.Phase {
 	case engine.PhaseLevel:
+		if c := s.Capacity; c != nil {
+			return fmt.Sprintf("Capacity search: %s — %d of %d requests", c, s.LevelDone, s.LevelTotal)
+		}
 		return fmt.Sprintf("Level %d of %d — concurrency %d — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
 	case engine.PhaseWarmup:
 		return fmt.Sprintf("Warmup — %d of %d requests", s.LevelDone, s.LevelTotal)

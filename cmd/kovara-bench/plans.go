@@ -23,9 +23,10 @@ import (
 
 // Plan names for --plan.
 const (
-	planKovara  = "kovara"
-	planStages  = "stages"
-	planSpecDec = "specdec"
+	planKovara   = "kovara"
+	planStages   = "stages"
+	planSpecDec  = "specdec"
+	planCapacity = "capacity"
 )
 
 // planFlags are the flags of the plans beyond the Kovara method.
@@ -36,18 +37,20 @@ type planFlags struct {
 	specDecode string
 	note       string
 	thinking   string
+	capacity   capacityFlags
 }
 
 func (f *planFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan) or specdec (speculative-decoding acceptance)")
+	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance) or capacity (how many users at once within a service level)")
 	fs.BoolVar(&f.quick, "quick", false, "stages: a short smoke test (128-token answers, 2,000-token prefill); its numbers are not the plan's")
 	fs.IntVar(&f.users, "users", engine.DefaultUsers, "stages: users in the many-user stage")
 	fs.StringVar(&f.specDecode, "spec-decode", "", "stages, specdec: how speculative decoding is set up on the server, e.g. \"MTP 3\" or \"none\" (for the wiki block)")
 	fs.StringVar(&f.note, "note", "", "stages: free text added to the wiki block's bench_note")
 	fs.StringVar(&f.thinking, "thinking", "off", "stages, specdec: off (ask the chat template for no thinking) or default (send nothing)")
+	f.capacity.register(fs)
 }
 
-// runOtherPlan runs --plan stages or specdec. other is false for the
+// runOtherPlan runs --plan stages, specdec or capacity. other is false for the
 // Kovara plan, which the caller runs. demo runs against the built-in
 // simulator.
 func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.Writer) (code int, other bool) {
@@ -67,10 +70,24 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 				return exitBadInput, true
 			}
 		}
+		if name, ok := capacityFlagSet(set); ok {
+			return bad("--%s applies to --plan capacity", name)
+		}
 		return 0, false
-	case planStages, planSpecDec:
+	case planStages, planSpecDec, planCapacity:
 	default:
-		return bad("--plan %q: use kovara, stages or specdec", f.planName)
+		return bad("--plan %q: use kovara, stages, specdec or capacity", f.planName)
+	}
+	if name, ok := capacityFlagSet(set); ok && f.planName != planCapacity {
+		return bad("--%s applies to --plan capacity", name)
+	}
+	var capPlan engine.CapacityPlan
+	if f.planName == planCapacity {
+		p, err := f.capacityPlan(set)
+		if err != nil {
+			return bad("%v", err)
+		}
+		capPlan = p
 	}
 	if f.manifest != "" || f.profile != "" {
 		return bad("--manifest and --profile apply to the Kovara method only")
@@ -87,8 +104,8 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 		timeout = to
 	}
 	for _, name := range []string{"input-tokens", "warmup", "seed"} {
-		if set[name] {
-			return bad("--%s applies to the Kovara method only", name)
+		if set[name] && f.planName != planCapacity {
+			return bad("--%s applies to the Kovara method and the capacity plan only", name)
 		}
 	}
 
@@ -96,9 +113,12 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 	simulated := false
 	if demo {
 		cfg := sim.Demo()
-		if f.planName == planSpecDec {
+		switch f.planName {
+		case planCapacity:
+			cfg = sim.CapacityDemo()
+		case planSpecDec:
 			cfg.SpecDecode = &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}
-		} else {
+		default:
 			// The plan's prompts ask for long answers; the simulated
 			// model obliges instead of stopping half way.
 			cfg.NaturalStop = func(int64) int { return 1 << 20 }
@@ -127,6 +147,13 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 	prog := newProgress(stderr, live, f.quiet)
 	obs := engine.Observer{Live: live, Log: prog.log}
 
+	if f.planName == planCapacity {
+		capPlan.Simulated = simulated
+		prog.start()
+		res, err := engine.RunCapacity(ctx, capPlan, ep, obs)
+		prog.stop()
+		return finishCapacity(res, err, f, stdout, stderr), true
+	}
 	if f.planName == planStages {
 		if set["concurrency"] || set["requests"] || set["output-tokens"] {
 			return bad("--concurrency, --requests and --output-tokens do not apply to --plan stages (it has fixed stages; see --users and --quick)")

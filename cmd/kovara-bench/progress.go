@@ -116,6 +116,9 @@ func (p *progress) draw(s engine.Snapshot, tps float64) {
 	switch s.Phase {
 	case engine.PhaseLevel, engine.PhaseSpecDec:
 		stage = fmt.Sprintf("level %d/%d  c=%d", s.Level, s.Levels, s.Concurrency)
+		if s.Capacity != nil {
+			stage = s.Capacity.String()
+		}
 	case engine.PhaseDecode, engine.PhaseUsers:
 		stage = fmt.Sprintf("stage %d/%d  %s", s.Level, s.Levels, s.Phase)
 	}

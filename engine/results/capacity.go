@@ -210,12 +210,7 @@ func (r *CapacityResult) Headline() string {
 	if !r.Complete {
 		prefix = "Stopped before the search ended; so far: "
 	}
-	people := func(n int) string {
-		if n == 1 {
-			return "1 person"
-		}
-		return strconv.Itoa(n) + " people"
-	}
+	people := func(n int) string { return strconv.Itoa(n) + " " + Plural(n, "person", "people") }
 	if a.Capacity == 0 {
 		if p := r.missedProbe(1); p != nil {
 			return prefix + "Even one person at a time misses the service level (" + s.SLO() + "): " + s.howMissed(p) + "."

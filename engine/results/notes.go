@@ -31,17 +31,18 @@ func ConnectionNote(f *File) string {
 	resent := ""
 	if sum.Resent > 0 {
 		resent = fmt.Sprintf("; %d %s met a connection closed as it was sent and went again on a fresh one, counted once",
-			sum.Resent, plural(sum.Resent, "request", "requests"))
+			sum.Resent, Plural(sum.Resent, "request", "requests"))
 	}
 	if every {
 		return fmt.Sprintf("The server closed the connection after every answer; each slot reconnected between requests, outside the measured time (%d reconnects%s).",
 			sum.Reconnects, resent)
 	}
 	return fmt.Sprintf("The server closed %d %s during the run; the slots reconnected between requests, outside the measured time (%d reconnects%s).",
-		max(sum.ServerClosed, 1), plural(sum.ServerClosed, "connection", "connections"), sum.Reconnects, resent)
+		max(sum.ServerClosed, 1), Plural(sum.ServerClosed, "connection", "connections"), sum.Reconnects, resent)
 }
 
-func plural(n int, one, many string) string {
+// Plural is one when n is 1, else many.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}

@@ -18,3 +18,21 @@ func Demo() Config {
 		Seed:          7,
 	}
 }
+
+// CapacityDemo is the simulator behind `kovara-bench demo --plan capacity`:
+// twelve slots with the rest queued, and decoding slowing as the batch
+// grows, so the capacity plan's defaults (per-user ≥ 20 tok/s, TTFT p95 ≤
+// 2 s, 1,024-token prompts, 256-token answers) find 12 users in about a
+// minute: a thirteenth waits for a whole answer (over 2 s) before its
+// first token.
+func CapacityDemo() Config {
+	return Config{
+		Personality:   VLLM,
+		Models:        []string{"kovara-sim-8b"},
+		PrefillRate:   40000,
+		TokenInterval: 2 * time.Millisecond,
+		BatchSlowdown: 0.3,
+		BatchCapacity: 12,
+		Seed:          7,
+	}
+}

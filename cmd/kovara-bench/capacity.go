@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/storage"
+)
+
+// --plan capacity: how many users at once the server serves within a
+// service level (docs/plans.md).
+
+// capacityFlags are the capacity plan's own flags.
+type capacityFlags struct {
+	userTPS float64
+	ttftP95 float64
+	max     int
+}
+
+// capacityFlagNames are the flags only --plan capacity takes.
+var capacityFlagNames = []string{"slo-user-tps", "slo-ttft-p95", "max-concurrency"}
+
+func (c *capacityFlags) register(fs *flag.FlagSet) {
+	fs.Float64Var(&c.userTPS, "slo-user-tps", engine.DefaultSLOUserTPS, "capacity: the output speed each user must still see, tokens/s (the slowest 5 % of requests)")
+	fs.Float64Var(&c.ttftP95, "slo-ttft-p95", engine.DefaultSLOTTFTP95Ms, "capacity: the ceiling on time to first token at p95, ms")
+	fs.IntVar(&c.max, "max-concurrency", engine.DefaultCapacityMax, "capacity: the most concurrent users to try")
+}
+
+// capacityFlagSet names a capacity flag given on the command line.
+func capacityFlagSet(set map[string]bool) (string, bool) {
+	for _, n := range capacityFlagNames {
+		if set[n] {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// capacityPlan is the plan the flags ask for: the Kovara method's lengths,
+// warmup, seed and timeout (f.plan), and the service level.
+func (f *runFlags) capacityPlan(set map[string]bool) (engine.CapacityPlan, error) {
+	for _, name := range []string{"concurrency", "requests", "quick", "users", "note", "spec-decode", "thinking"} {
+		if set[name] {
+			return engine.CapacityPlan{}, fmt.Errorf("--%s does not apply to --plan capacity (it chooses the levels and their requests itself; see --max-concurrency)", name)
+		}
+	}
+	if f.manifest != "" || f.profile != "" {
+		return engine.CapacityPlan{}, errors.New("--manifest and --profile apply to the Kovara method only")
+	}
+	p := engine.DefaultCapacityPlan()
+	k, err := f.plan(map[string]bool{})
+	if err != nil {
+		return p, err
+	}
+	p.Plan = k
+	p.UserTPS, p.TTFTP95Ms, p.MaxConcurrency = f.capacity.userTPS, f.capacity.ttftP95, f.capacity.max
+	return p, p.Validate()
+}
+
+func finishCapacity(res *results.CapacityResult, err error, f runFlags, stdout, stderr io.Writer) int {
+	code, keep := planExit(err, stderr)
+	if res == nil || (!keep && len(res.Probes) == 0) {
+		return code
+	}
+	printCapacity(stdout, res)
+	if line := serverLine(res.Local.ServerMetrics); line != "" {
+		fmt.Fprintln(stderr, line)
+	}
+	for _, w := range res.Local.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	data, merr := results.MarshalCapacity(res)
+	save := func(l *storage.Library) (string, error) { return l.SaveCapacity("", res) }
+	if merr != nil || !keepPlanResult(f, "capacity", data, save, stderr) {
+		return exitFailed
+	}
+	// The answer line comes last, after where the result was kept.
+	fmt.Fprintln(stdout, res.AnswerLine())
+	if code == exitOK && res.Answer.Capacity == 0 {
+		code = exitFailed
+	}
+	return code
+}
+
+// printCapacity writes every probed level and the answer in words.
+func printCapacity(w io.Writer, r *results.CapacityResult) {
+	head := "Capacity plan (Kovara Desktop): " + r.Settings.SLO()
+	if r.Local.Simulated {
+		head += " — SIMULATOR"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintf(w, "model %s; %d-token prompts, %d-token answers; up to %d users\n", r.Model, r.Settings.InputTokens, r.Settings.OutputTokens, r.Settings.MaxConcurrency)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "conc\tstep\trequests\tfailed\tper-user tok/s p50\tp5\tTTFT p95 ms\ttotal tok/s\t\t")
+	for _, p := range r.Probes {
+		verdict := "met"
+		if !p.Met {
+			var on []string
+			for _, l := range p.Missed {
+				on = append(on, results.LimitName(l))
+			}
+			verdict = "missed: " + strings.Join(on, ", ")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", p.Concurrency, p.Step, p.Requests, p.Failed,
+			fmtOpt(p.UserTPSP50, 1), fmtOpt(p.UserTPSP5, 1), fmtOpt(p.TTFTP95Ms, 1), strconv.FormatFloat(p.OutputTPS, 'f', 1, 64), verdict)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "per-user tok/s = 1000 / TPOT of each request; a level meets the service level with no failed request, TTFT p95 at or under the ceiling and p5 per-user tok/s at or over the floor")
+	if k := r.KneeLine(); k != "" {
+		fmt.Fprintln(w, k)
+	}
+	fmt.Fprintln(w, r.Headline())
+}
