@@ -89,6 +89,11 @@ type CapacityProgress struct {
 	Held    int // the largest level that held so far; 0 none yet
 	Missed  int // the smallest level above it that missed; 0 none yet
 	Max     int
+	// Done is the levels measured so far; Left estimates the levels still
+	// to measure, the one being measured included, as if no level from
+	// now on missed before the maximum (a miss ends the doubling early
+	// and adds a bisection).
+	Done, Left int
 }
 
 // String says it in words: "probing 12 users (bisecting: 8 held, 16 missed)".
@@ -191,7 +196,27 @@ func (s *capacitySearch) add(c int, step string, met bool, tps float64) {
 }
 
 func (s *capacitySearch) progress(probing int, step string) CapacityProgress {
-	return CapacityProgress{Probing: probing, Step: step, Held: s.lo, Missed: s.hi, Max: s.max}
+	p := CapacityProgress{Probing: probing, Step: step, Held: s.lo, Missed: s.hi, Max: s.max, Done: len(s.probes)}
+	if probing == 0 {
+		return p
+	}
+	switch step {
+	case results.StepDouble:
+		// This level, the doublings after it, and the maximum repeated.
+		p.Left = 2
+		for c := probing; c < s.max; c *= 2 {
+			p.Left++
+		}
+	case results.StepBisect:
+		// Halving what is left of the bracket, then both ends repeated.
+		p.Left = 2
+		for w := s.hi - s.lo; w > 1; w /= 2 {
+			p.Left++
+		}
+	case results.StepRepeat:
+		p.Left = len(s.repeats) + 1
+	}
+	return p
 }
 
 // answer reads the probes: the capacity is the largest level that met on

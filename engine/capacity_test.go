@@ -301,3 +301,29 @@ func deref(p *float64) float64 {
 	}
 	return *p
 }
+
+// TestCapacityProgressLeft: the estimate of levels left shrinks as the
+// search goes on, and the last level leaves one.
+func TestCapacityProgressLeft(t *testing.T) {
+	t.Parallel()
+	s := newCapacitySearch(256, capacityTolerance)
+	var fractions []float64
+	for {
+		c, step, ok := s.next()
+		if !ok {
+			break
+		}
+		p := s.progress(c, step)
+		if p.Left < 1 {
+			t.Fatalf("probing %d (%s): %d left, want at least this one", c, step, p.Left)
+		}
+		fractions = append(fractions, float64(p.Done)/float64(p.Done+p.Left))
+		s.add(c, step, c <= 8, 1)
+	}
+	if last := s.progress(9, results.StepRepeat); last.Left != 1 {
+		t.Errorf("the last repeat leaves %d, want 1", last.Left)
+	}
+	if !slices.IsSorted(fractions) {
+		t.Errorf("progress went backwards: %v", fractions)
+	}
+}

@@ -168,6 +168,9 @@ func (d *liveData) levelProgress() float64 {
 }
 
 func (d *liveData) overallProgress() float64 {
+	if c := d.snap.Capacity; c != nil && c.Done+c.Left > 0 {
+		return float64(c.Done) / float64(c.Done+c.Left)
+	}
 	if d.snap.OverallTotal == 0 {
 		return 0
 	}

@@ -7,7 +7,7 @@ import (
 
 // The load model's answer to "how many users at once within a service
 // level?", the ground truth the capacity plan is tested against
-// (docs/simulator.md).
+// (docs/plans.md, "The capacity plan").
 
 // ServiceLevel is a capacity question: a per-user output rate floor and a
 // TTFT p95 ceiling, for prompts of PromptWords words and answers of
