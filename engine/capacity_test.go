@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -325,5 +326,61 @@ func TestCapacityProgressLeft(t *testing.T) {
 	}
 	if !slices.IsSorted(fractions) {
 		t.Errorf("progress went backwards: %v", fractions)
+	}
+}
+
+// TestCapacityLlamaReplay holds the search to what a real llama-server
+// (-np 8, CPU, the tiny model; docs/servers.md) did: its recorded probes,
+// judged again from their run records, drive the same search to the same
+// order and the same answer, 8 users, with 9 missing on TTFT p95 because
+// the ninth request queues behind a whole answer.
+func TestCapacityLlamaReplay(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(llamaCaptures + "/capacity.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.DecodeCapacity(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Runs) != len(r.Probes) {
+		t.Fatalf("%d runs for %d probes", len(r.Runs), len(r.Probes))
+	}
+	plan := DefaultCapacityPlan()
+	plan.UserTPS, plan.TTFTP95Ms = r.Settings.UserTPS, r.Settings.TTFTP95Ms
+	outcome := map[int][]bool{}
+	var recorded []int
+	for i, p := range r.Probes {
+		run := r.Runs[i]
+		if run.Concurrency != p.Concurrency || run.Requests != p.Requests || p.Requests != CapacityRequests(p.Concurrency) {
+			t.Errorf("probe %d: concurrency %d with %d requests, run %d with %d", i, p.Concurrency, p.Requests, run.Concurrency, run.Requests)
+		}
+		if got, want := *p.TTFTP95Ms, *run.Metrics.TTFTMs.P95; got != want {
+			t.Errorf("probe %d: TTFT p95 %v, its run says %v", i, got, want)
+		}
+		missed := judge(plan, run.Metrics, p.UserTPSP5)
+		if !slices.Equal(missed, p.Missed) {
+			t.Errorf("probe %d (concurrency %d): judged %v, recorded %v", i, p.Concurrency, missed, p.Missed)
+		}
+		outcome[p.Concurrency] = append(outcome[p.Concurrency], len(missed) == 0)
+		recorded = append(recorded, p.Concurrency)
+	}
+	tps := map[int]float64{}
+	for _, p := range r.Probes {
+		tps[p.Concurrency] = p.OutputTPS
+	}
+	order, a := searchWith(r.Settings.MaxConcurrency,
+		func(c, k int) bool { return outcome[c][k] },
+		func(c int) float64 { return tps[c] })
+	if !slices.Equal(order, recorded) {
+		t.Errorf("replayed order %v, recorded %v", order, recorded)
+	}
+	if a.Capacity != 8 || a.MissedAt != 9 || a.Uncertain || a.Capacity != r.Answer.Capacity || a.MissedAt != r.Answer.MissedAt {
+		t.Errorf("replayed capacity %d (missed at %d, uncertain %v), recorded %d (missed at %d); want 8 with 9 missing",
+			a.Capacity, a.MissedAt, a.Uncertain, r.Answer.Capacity, r.Answer.MissedAt)
+	}
+	if got, want := r.AnswerLine(), "capacity: 8 concurrent users (per-user ≥ 20 tok/s, TTFT p95 ≤ 2000 ms); 9 missed on TTFT p95"; got != want {
+		t.Errorf("answer line %q, want %q", got, want)
 	}
 }

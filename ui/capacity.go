@@ -48,7 +48,7 @@ func capacityRows(r *results.CapacityResult) [][]string {
 
 func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error, onBack func()) *CapacityView {
 	v := &CapacityView{rows: capacityRows(r)}
-	title := widget.NewLabelWithStyle(fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.EndpointName), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle(fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.headline = widget.NewLabelWithStyle(r.Headline(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.headline.Wrapping = fyne.TextWrapWord
 	if r.Answer.Capacity == 0 || r.Answer.Uncertain || !r.Complete {

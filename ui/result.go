@@ -114,11 +114,7 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	} else if f.Local.PartialRun != nil {
 		model = f.Local.PartialRun.ModelID
 	}
-	where := f.Local.EndpointName
-	if where == "" {
-		where = f.Local.EndpointHost
-	}
-	v.title = widget.NewLabelWithStyle(fmt.Sprintf("%s on %s", model, where), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v.title = widget.NewLabelWithStyle(fmt.Sprintf("%s on %s", model, f.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	state := "Complete."
 	if !f.Complete {
 		state = "Stopped before the end: the finished levels are kept, the interrupted one is shown as partial. Incomplete runs cannot be published."

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
@@ -63,8 +64,30 @@ func TestScreenshots(t *testing.T) {
 		h.u.compareScreen.views.SelectIndex(1)
 		shot("compare-charts.png")
 		h.u.tabs.SelectIndex(0)
-		h.u.showExport(a)
+		ex := h.u.showExport(a)
 		shot("export.png")
+		ex.dialog.Hide()
+	})
+	// The capacity result is a real llama-server's (-np 8), replayed from
+	// the engine's captures.
+	data, err := os.ReadFile("../engine/testdata/llamacpp-b9749/capacity.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.DecodeCapacity(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := h.u.lib.SaveCapacity("", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.locked(func() {
+		h.u.tabs.SelectIndex(1)
+		hs := h.u.historyScreen
+		hs.reload()
+		hs.open(id)
+		shot("capacity.png")
 	})
 }
 

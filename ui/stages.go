@@ -61,7 +61,7 @@ var stagesColumns = []string{"Stage", "Tokens", "TTFT ms", "tok/s", "Note"}
 
 func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, onBack func()) *StagesView {
 	v := &StagesView{rows: stagesRows(r)}
-	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.EndpointName), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	var state []string
 	if r.Complete {
 		state = append(state, "Complete.")
@@ -153,7 +153,7 @@ func specDecRows(r *results.SpecDecResult) [][]string {
 
 func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, onBack func()) *SpecDecView {
 	v := &SpecDecView{rows: specDecRows(r)}
-	title := widget.NewLabelWithStyle(fmt.Sprintf("Speculative decoding: %s on %s", r.Model, r.Local.EndpointName), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle(fmt.Sprintf("Speculative decoding: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	note := "Natural stops on representative prompts: these numbers are not Kovara records and can never be published."
 	if r.Counters == "" {
 		note += " The server exposes no speculative-decoding counters, so acceptance is unknown."

@@ -263,7 +263,7 @@ func (r *CapacityResult) AnswerLine() string {
 // KneeLine says where total throughput stopped growing.
 func (r *CapacityResult) KneeLine() string {
 	if k := r.Answer.Knee; k != nil {
-		return fmt.Sprintf("throughput knee: %d concurrent users (doubling past it added 10 %% or less to total tokens/s)", *k)
+		return fmt.Sprintf("throughput knee: %d concurrent %s (doubling past it added 10 %% or less to total tokens/s)", *k, Plural(*k, "user", "users"))
 	}
 	last := 0
 	for _, p := range r.Probes {

@@ -59,3 +59,17 @@ func FamilyName(family string) string {
 	}
 	return family
 }
+
+// Where names the endpoint for people: its saved name, or its host when
+// the run had none (the CLI's runs).
+func (l PlanLocal) Where() string { return whereOf(l.EndpointName, l.EndpointHost) }
+
+// Where names the endpoint for people, like PlanLocal.Where.
+func (l Local) Where() string { return whereOf(l.EndpointName, l.EndpointHost) }
+
+func whereOf(name, host string) string {
+	if name != "" {
+		return name
+	}
+	return host
+}
