@@ -128,6 +128,14 @@ func (r *EndpointReport) Lines(err error) []string {
 // endpoint's GPU telemetry source sees. err is Check's (nil when the
 // server took a streaming chat request).
 func TestEndpoint(ctx context.Context, ep Endpoint) ([]string, error) {
+	lines, _, err := TestEndpointReport(ctx, ep)
+	return lines, err
+}
+
+// TestEndpointReport is TestEndpoint with what Check found (nil when the
+// check failed before the model list), for a caller that keeps it: the
+// app remembers each endpoint's context length.
+func TestEndpointReport(ctx context.Context, ep Endpoint) ([]string, *EndpointReport, error) {
 	rep, err := Check(ctx, ep, "")
 	lines := rep.Lines(err)
 	if err == nil {
@@ -136,7 +144,7 @@ func TestEndpoint(ctx context.Context, ep Endpoint) ([]string, error) {
 	if ep.GPU != "" {
 		lines = append(lines, gpuLine(ctx, ep.GPU))
 	}
-	return lines, err
+	return lines, rep, err
 }
 
 // metricsLine says whether the server publishes the queue gauges the live

@@ -175,7 +175,7 @@ func listModels(ctx context.Context, c *http.Client, e Endpoint, b Base) ([]Mode
 		return nil, resp.Header, &EndpointError{Kind: ErrBadAddress, Msg: "the server " + note}
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, resp.Header, statusError(resp.StatusCode, "/v1/models", body, e.APIKey)
+		return nil, resp.Header, statusError(e, resp.StatusCode, "/v1/models", body)
 	}
 	if tooBig {
 		return nil, resp.Header, &EndpointError{Kind: ErrNotOpenAI, Msg: fmt.Sprintf(

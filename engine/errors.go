@@ -46,8 +46,29 @@ type EndpointError struct {
 func (e *EndpointError) Error() string { return e.Msg }
 func (e *EndpointError) Unwrap() error { return e.Err }
 
-// connectError explains a failed request before any answer arrived.
+// answered says what had answered before a request failed without an
+// answer, so the advice fits the case: on first contact the address
+// itself is in doubt (the port, http or https); once the endpoint has
+// answered at that address, it is not, and once the very connection the
+// request went on had carried an answer, the server closed a connection
+// it was keeping.
+type answered int
+
+const (
+	answeredNothing  answered = iota // first contact: the endpoint check
+	answeredEndpoint                 // the endpoint answered before, on another connection
+	answeredConn                     // this connection carried an answer before
+)
+
+// connectError explains a failed request before any answer arrived, on
+// first contact with the endpoint.
 func connectError(e Endpoint, b Base, err error) error {
+	return connectErrorAfter(e, b, err, answeredNothing)
+}
+
+// connectErrorAfter explains a failed request before any answer arrived,
+// given what had answered before it.
+func connectErrorAfter(e Endpoint, b Base, err error, before answered) error {
 	addr := b.HostPort()
 	var certErr *tls.CertificateVerificationError
 	var unknownAuth x509.UnknownAuthorityError
@@ -67,12 +88,21 @@ func connectError(e Endpoint, b Base, err error) error {
 	case errors.As(err, &dnsErr):
 		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
 			"the host name %q could not be found: check the spelling, or use the server's IP address", b.Host)}
+	case errors.Is(err, syscall.ECONNREFUSED) && before != answeredNothing:
+		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
+			"nothing is listening on %s any more, though the server answered there before: it has stopped, or is restarting", addr)}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
 			"nothing is listening on %s: is the server running, and is the port right?", addr)}
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
 			"%s cannot be reached from this machine: check the address and the network", addr)}
+	case closedByServer(err) && before == answeredConn:
+		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
+			"%s closed a connection it had answered on before, without answering this request (it may close idle or finished connections, or have restarted)", addr)}
+	case closedByServer(err) && before == answeredEndpoint:
+		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
+			"%s closed a new connection without answering this request, though it had answered at this address before: it may be restarting, or dropping connections under load", addr)}
 	case closedByServer(err):
 		return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
 			"%s closed the connection without answering: check that this is the server's API port (and whether it wants https://), and that the server is not restarting", addr)}
@@ -133,16 +163,15 @@ func redirectNote(resp *http.Response, key string) string {
 }
 
 // statusError explains a non-200 answer to an API call.
-func statusError(status int, path string, body []byte, key string) error {
-	detail := serverMessage(body, key)
+func statusError(e Endpoint, status int, path string, body []byte) error {
+	detail := serverMessage(body, e.APIKey)
 	suffix := ""
 	if detail != "" {
 		suffix = " (the server said: " + detail + ")"
 	}
 	switch {
 	case status == 401 || status == 403:
-		return &EndpointError{Kind: ErrAuth, Msg: fmt.Sprintf(
-			"the server refused the API key (HTTP %d on %s): check the key for this endpoint%s", status, path, suffix)}
+		return authError(e, status, path, detail, false)
 	case status == 404:
 		return &EndpointError{Kind: ErrNotFound, Msg: fmt.Sprintf(
 			"%s was not found (HTTP 404): check the path — the API usually lives under /v1 at the server's root%s", path, suffix)}
@@ -151,6 +180,38 @@ func statusError(status int, path string, body []byte, key string) error {
 			"the server answered HTTP %d on %s: no model is ready yet (still loading, or the backend behind a proxy is down)%s", status, path, suffix)}
 	}
 	return &EndpointError{Kind: ErrRefused, Msg: fmt.Sprintf("the server answered HTTP %d on %s%s", status, path, suffix)}
+}
+
+// keyHintBoth is where the key goes when the caller did not say
+// (Endpoint.KeyHint): the app's endpoint form, or the CLI's variable.
+const keyHintBoth = "in the endpoint's API key field in the app (Endpoints: select the endpoint, type the key, Save), which keeps it in the system keyring; " +
+	"for kovara-bench, in the environment variable named by --api-key-env (KOVARA_API_KEY unless you name another)"
+
+// authError explains a 401 or 403 on path: the server wants a key and
+// none was given, or refused the one given. detail is the server's own
+// message, already scrubbed of the key; listedOpen says the model list
+// answered without a key, as llama-server's does when it was started with
+// --api-key. The message says where the key goes and never holds it.
+func authError(e Endpoint, status int, path, detail string, listedOpen bool) *EndpointError {
+	hint := e.KeyHint
+	if hint == "" {
+		hint = keyHintBoth
+	}
+	said := ""
+	if detail != "" {
+		said = "; the server said: " + detail
+	}
+	var msg string
+	switch {
+	case e.APIKey == "" && listedOpen:
+		msg = fmt.Sprintf("the server wants an API key for chat requests (HTTP %d on %s%s), though it listed its models without one: the key goes %s",
+			status, path, said, hint)
+	case e.APIKey == "":
+		msg = fmt.Sprintf("the server wants an API key (HTTP %d on %s%s), and none was given: the key goes %s", status, path, said, hint)
+	default:
+		msg = fmt.Sprintf("the server refused the API key (HTTP %d on %s%s): check the key for this endpoint; it goes %s", status, path, said, hint)
+	}
+	return &EndpointError{Kind: ErrAuth, Msg: scrub(msg, e.APIKey)}
 }
 
 // serverMessage pulls a short human message out of an error body.

@@ -26,7 +26,10 @@ import (
 // /props, /metrics and streamed chat answers (with usage and timings, a
 // repeat of the same prompt served from its prompt cache, one without
 // stream_options, and one from a server drafting with
-// --spec-type draft-simple). docs/servers.md says how they were made.
+// --spec-type draft-simple). The apikey-* captures are what another one,
+// started with --api-key (-np 2 -c 16384), answered without the key: its
+// model list, and 401 for /props and the chat request (replayed by
+// apiKeyLlama). docs/servers.md says how they were made.
 
 const llamaCaptures = "testdata/llamacpp-b9749"
 

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
@@ -30,6 +29,7 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 		honoured             = true
 		outSum, inSum        float64
 		reasoningFirst       int
+		sameRead             int
 	)
 	// The merged gaps are the level's biggest sample: size it once.
 	gaps := 0
@@ -54,6 +54,7 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 				ttft = append(ttft, ms(o.ttft))
 				lat = append(lat, ms(o.end-o.start))
 				itl = append(itl, s.itl[o.itlFrom:o.itlTo]...)
+				sameRead += o.sameRead
 				if o.reasoning {
 					reasoningFirst++
 					if o.ttfa >= 0 {
@@ -126,6 +127,7 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 	if len(loc.Messages) == 0 {
 		loc.Messages = nil
 	}
+	loc.Gaps, loc.MergedGaps = len(itl), sameRead
 	loc.PromptCache = requestCache(oks)
 	if loc.PromptCache == nil && lv.prefixOK {
 		loc.PromptCache = &results.PromptCache{CachedTokens: lv.prefixCached, PromptTokens: lv.prefixPrompt,
@@ -222,22 +224,4 @@ func requestCache(oks []*outcome) *results.PromptCache {
 		return &timings
 	}
 	return nil
-}
-
-// cacheWarning says when a level's prompts came noticeably from the
-// server's prompt cache, or "".
-func cacheWarning(concurrency int, pc *results.PromptCache, p Plan) string {
-	if pc == nil || pc.Share() <= results.CacheWarnShare {
-		return ""
-	}
-	how := "the server's own count per request, " + pc.Source
-	if pc.Source == results.CacheFromMetrics {
-		how = "the server-wide counters " + pc.Metrics + ", so other traffic would count too"
-	}
-	advice := "these prompts were new to this run, so the server shares more between them than the instruction: check its prompt-cache settings"
-	if p.FixedSeed {
-		advice = fmt.Sprintf("the seed was fixed (--seed %d) and the server had seen these prompts before; leave the seed out for new prompts each run", p.Seed)
-	}
-	return fmt.Sprintf("at concurrency %d the server took %.0f%% of the prompt tokens (%d of %d) from its prompt cache (%s): TTFT there measures cache hits, not a cold prefill; %s",
-		concurrency, 100*pc.Share(), pc.CachedTokens, pc.PromptTokens, how, advice)
 }

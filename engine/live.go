@@ -107,7 +107,7 @@ type Snapshot struct {
 	LevelElapsed time.Duration
 	LastError    string
 	TTFT         []float64 // ms, requests finished since the previous Snapshot
-	ITL          []float32 // ms, gaps of those requests
+	ITL          []float32 // ms, gaps of those requests; exactly 0 where two chunks came off the socket in one read
 	NewLevel     bool      // warmup or a new level began since the previous Snapshot
 	// Capacity is the capacity plan's search so far; nil for other plans.
 	Capacity *CapacityProgress

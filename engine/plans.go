@@ -124,7 +124,7 @@ func (r *session) negotiate(ctx context.Context, cn *conn, thinkingOff bool, war
 			continue
 		}
 		if out.class != "" {
-			return t, pc, out, &StageError{Stage: PhaseProbe, Err: probeFailure(out)}
+			return t, pc, out, &StageError{Stage: PhaseProbe, Err: r.probeFailure(out)}
 		}
 		r.srvModel = cn.seenModel
 		pc.ThinkingOff, pc.StreamOptions = t.noThinking, t.streamOptions

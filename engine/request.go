@@ -66,6 +66,11 @@ type outcome struct {
 	itlTo       int
 	interrupted bool // the run was stopped while this request was in flight
 
+	// sameRead counts the request's gaps that are exactly 0 because both
+	// chunks came off the socket in one read and carry its one stamp (the
+	// client read late, or the server sent them together).
+	sameRead int
+
 	// For the plans beyond the Kovara method: the last text-bearing
 	// chunk's time (offset from the run's start, like start and end), the
 	// first chunk that carried text or a finish_reason (-1 if none,
@@ -136,6 +141,9 @@ type conn struct {
 	// after an answer (shared by every slot; nil outside a run).
 	chatOn *netstamp.Conn
 	closes *atomic.Int64
+	// reached: the endpoint had answered (its check) before this slot's
+	// first request, so a failure's advice need not doubt the address.
+	reached bool
 }
 
 // learnedCloses is how many closes right after an answer make the run
@@ -446,7 +454,7 @@ func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout t
 	defer c.settleStart(&out) // out is the named result: this runs on every return
 	if err != nil {
 		out.end = c.clock()
-		c.classifyErr(&out, runCtx, ctx, err)
+		c.classifyErr(&out, runCtx, ctx, err, c.answeredBefore(used))
 		out.itlTo = len(c.itl)
 		unanswered = out.class == ClassConnection && used != nil && used == c.answeredOn &&
 			c.sock.Load() == used && used.LastRead().Equal(readBefore)
@@ -494,7 +502,7 @@ func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout t
 	return out, false
 }
 
-func (c *conn) classifyErr(out *outcome, runCtx, ctx context.Context, err error) {
+func (c *conn) classifyErr(out *outcome, runCtx, ctx context.Context, err error, before answered) {
 	switch {
 	case runCtx.Err() != nil:
 		out.interrupted = true
@@ -502,8 +510,22 @@ func (c *conn) classifyErr(out *outcome, runCtx, ctx context.Context, err error)
 		out.class, out.msg = ClassTimeout, "no answer within the timeout"
 	default:
 		out.class = ClassConnection
-		out.msg = scrub(connectError(c.ep, c.base, err).Error(), c.ep.APIKey)
+		out.msg = scrub(connectErrorAfter(c.ep, c.base, err, before).Error(), c.ep.APIKey)
 	}
+}
+
+// answeredBefore says what had answered before a request that failed
+// without an answer: the connection it went on (used, the slot's
+// connection when it was sent, still the slot's and the one the latest
+// answer came on), the endpoint on some other connection, or nothing yet.
+func (c *conn) answeredBefore(used *netstamp.Conn) answered {
+	switch {
+	case used != nil && used == c.answeredOn && c.sock.Load() == used:
+		return answeredConn
+	case c.reached || c.answeredOn != nil:
+		return answeredEndpoint
+	}
+	return answeredNothing
 }
 
 // readStream reads SSE events until [DONE], EOF or a failure, stamping each
@@ -542,6 +564,9 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 				out.reasoning = !ch.Content
 			} else {
 				c.itl = append(c.itl, float32(float64(at-last)/float64(time.Millisecond)))
+				if at == last {
+					out.sameRead++
+				}
 			}
 			if ch.Content && out.ttfa < 0 {
 				out.ttfa = at - out.start

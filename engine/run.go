@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,6 +160,11 @@ func (r *runner) prepare(ctx context.Context) error {
 	if err := r.check(ctx); err != nil {
 		return err
 	}
+	// A plan the server's context cannot hold would fail every request:
+	// refuse it before the first one.
+	if ce := FitContext(r.plan.InputTokens, r.plan.OutputTokens, r.detection); ce != nil {
+		return &PlanError{Err: ce}
+	}
 	r.startMetrics(ctx, r.plan.MetricsInterval)
 	// GPU telemetry starts before the probe so the sampler is warm by the
 	// first level; it never holds the benchmark up.
@@ -203,11 +209,10 @@ func (r *runner) measure(ctx context.Context, index, c, requests int, first int6
 	if lv.interrupted {
 		return lv, run, loc
 	}
-	if w := cacheWarning(c, loc.PromptCache, r.plan); w != "" {
-		r.warn("%s", w)
-	}
+	// A level's failures and prompt-cache hits are warned from the file
+	// itself (results.Warnings); the log says them as they happen.
 	if lv.okCount() == 0 {
-		r.warn("at concurrency %d no request succeeded", c)
+		r.obs.logf("at concurrency %d no request succeeded", c)
 	}
 	return lv, run, loc
 }
@@ -242,6 +247,12 @@ func (r *runner) attachTelemetry() {
 	t, warns := r.gpu.finish()
 	r.file.Local.Telemetry = t
 	for _, w := range warns {
+		if t != nil {
+			// Kept in Telemetry.Warnings and warned from there
+			// (results.Warnings); the log says it now.
+			r.obs.logf("warning: %s", w)
+			continue
+		}
 		r.warn("%s", w)
 	}
 }
@@ -342,7 +353,7 @@ func (r *runner) probe(ctx context.Context) error {
 			continue
 		}
 		if out.class != "" {
-			return &StageError{Stage: PhaseProbe, Err: probeFailure(out)}
+			return &StageError{Stage: PhaseProbe, Err: r.probeFailure(out)}
 		}
 		r.opts = t
 		r.opts.maxTokens = r.plan.OutputTokens
@@ -369,7 +380,14 @@ const (
 	probeMaxTokens = 4
 )
 
-func probeFailure(o outcome) error {
+// probeFailure explains the probe's failed streaming chat request. A 401
+// or 403 is the API key: an *EndpointError that says where the key goes
+// (the model list answered, without the key when none was given).
+func (s *session) probeFailure(o outcome) error {
+	if o.class == httpClass(http.StatusUnauthorized) || o.class == httpClass(http.StatusForbidden) {
+		status, _ := strconv.Atoi(strings.TrimPrefix(o.class, "http_"))
+		return authError(s.ep, status, "/v1/chat/completions", o.msg, s.served != nil)
+	}
 	switch o.class {
 	case ClassConnection:
 		return fmt.Errorf("the streaming chat request failed: %s", o.msg)

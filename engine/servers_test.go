@@ -108,7 +108,7 @@ func TestRepeatedRunMeetsNoCache(t *testing.T) {
 		if pc := f.Local.Levels[0].PromptCache; pc == nil || pc.Source != results.CacheFromUsage {
 			t.Fatalf("prompt cache %+v, want the server's per-request count", pc)
 		}
-		if got := cached(f); got > results.CacheWarnShare || hasWarning(f.Local.Warnings, "prompt cache") {
+		if got := cached(f); got > results.CacheWarnShare || containsWord(warningTexts(f), "prompt cache") {
 			t.Errorf("fresh seed: %.0f%% from cache, warnings %v", 100*got, f.Local.Warnings)
 		}
 	}
@@ -118,8 +118,8 @@ func TestRepeatedRunMeetsNoCache(t *testing.T) {
 	if got := cached(c); got < 0.5 {
 		t.Errorf("second run with --seed 7: %.0f%% from cache, want most of it", 100*got)
 	}
-	if !hasWarning(c.Local.Warnings, "from its prompt cache") || !hasWarning(c.Local.Warnings, "--seed 7") {
-		t.Errorf("warnings %v", c.Local.Warnings)
+	if ws := warningTexts(c); !containsWord(ws, "from its prompt cache") || !containsWord(ws, "--seed 7") {
+		t.Errorf("warnings %v", ws)
 	}
 	mustValid(t, c)
 }
@@ -145,8 +145,8 @@ func TestPrefixCacheFromMetrics(t *testing.T) {
 		if got := pc.Share(); got < want.lo || got > want.hi {
 			t.Errorf("run %d: %.0f%% from cache (%d of %d), want %.0f–%.0f%%", i+1, 100*got, pc.CachedTokens, pc.PromptTokens, 100*want.lo, 100*want.hi)
 		}
-		if i == 1 && !hasWarning(f.Local.Warnings, "server-wide counters") {
-			t.Errorf("warnings %v", f.Local.Warnings)
+		if i == 1 && !containsWord(warningTexts(f), "server-wide counters") {
+			t.Errorf("warnings %v", warningTexts(f))
 		}
 	}
 }
@@ -179,7 +179,7 @@ func TestCalibrationSurvivesDroppedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	cal := f.Local.Calibration
-	if dropped.Load() < 3 || !cal.Converged || hasWarning(f.Local.Warnings, "calibration") {
-		t.Errorf("dropped %d; calibration %+v; warnings %v", dropped.Load(), cal, f.Local.Warnings)
+	if dropped.Load() < 3 || !cal.Converged || containsWord(warningTexts(f), "calibration") {
+		t.Errorf("dropped %d; calibration %+v; warnings %v", dropped.Load(), cal, warningTexts(f))
 	}
 }

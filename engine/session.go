@@ -109,5 +109,6 @@ func (s *session) startMetrics(ctx context.Context, every time.Duration) {
 func (s *session) newConn() *conn {
 	c := newConn(s.ep, s.base, s.t0)
 	c.closes = &s.closes
+	c.reached = s.served != nil // the endpoint check listed the models
 	return c
 }

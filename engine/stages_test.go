@@ -240,7 +240,7 @@ func TestStagesThinkingFallback(t *testing.T) {
 	if !refused.Decode[0].Reasoning || refused.Decode[0].CompletionTokens != 128 {
 		t.Errorf("with thinking on, the answer should begin with reasoning: %+v", refused.Decode[0])
 	}
-	if !hasWarning(refused.Warnings, "refused chat_template_kwargs") || !strings.Contains(refused.BenchNote, "chat_template_kwargs refused") {
+	if !containsWord(refused.Warnings, "refused chat_template_kwargs") || !strings.Contains(refused.BenchNote, "chat_template_kwargs refused") {
 		t.Errorf("warnings %v, note %q", refused.Warnings, refused.BenchNote)
 	}
 	if refused.Prefill == nil || refused.Prefill.PrefillTPS == nil || refused.Users == nil || refused.Users.AggregateTPS == nil {
@@ -252,15 +252,6 @@ func TestStagesThinkingFallback(t *testing.T) {
 	if strict.Compat.ThinkingOff || !strict.Compat.StreamOptions || strict.Compat.Attempts != 3 {
 		t.Errorf("strict server: compat %+v", strict.Compat)
 	}
-}
-
-func hasWarning(ws []string, sub string) bool {
-	for _, w := range ws {
-		if strings.Contains(w, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // Tokens come from usage, else llama.cpp's timings, else stream chunks,
@@ -295,7 +286,7 @@ func TestStagesTokenSources(t *testing.T) {
 	if p := ollama.Prefill; p == nil || p.Calibrated || p.PromptTokens != nil || p.PrefillTPS != nil || p.TTFTMs == nil {
 		t.Errorf("without prompt counts, prefill has a TTFT and no rate: %+v", p)
 	}
-	if !hasWarning(ollama.Warnings, "stream chunks") || !strings.Contains(ollama.WikiBlock(), "|prefill_tps=\n") {
+	if !containsWord(ollama.Warnings, "stream chunks") || !strings.Contains(ollama.WikiBlock(), "|prefill_tps=\n") {
 		t.Errorf("warnings %v\n%s", ollama.Warnings, ollama.WikiBlock())
 	}
 	if ollama.Local.ServerMetrics != nil {

@@ -62,8 +62,8 @@ func TestGPUTelemetryFailureIsAWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Runs) != 2 || !containsWord(f.Local.Warnings, "GPU telemetry") {
-		t.Errorf("runs %d warnings %v", len(f.Runs), f.Local.Warnings)
+	if len(f.Runs) != 2 || !containsWord(warningTexts(f), "GPU telemetry") {
+		t.Errorf("runs %d warnings %v", len(f.Runs), warningTexts(f))
 	}
 	_, err = Run(context.Background(), smallPlan(), Endpoint{URL: url, GPU: "nvidia please"}, Observer{})
 	if err != nil {

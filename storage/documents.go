@@ -185,6 +185,7 @@ func summarizeCapacity(r *results.CapacityResult) Summary {
 	}
 	slices.Sort(s.Levels)
 	s.Capacity = capacityMark(r)
+	s.Problems, _ = results.Split(r.Warnings())
 	return s
 }
 

@@ -35,7 +35,7 @@ const (
 	resultsSub    = "results"
 	indexFile     = "index.json"
 	labelsFile    = "labels.json"
-	indexVersion  = 2 // 2: cached_share
+	indexVersion  = 3 // 2: cached_share; 3: problems
 	maxImportSize = results.MaxFileSize
 )
 
@@ -60,6 +60,9 @@ type Summary struct {
 	// server took from its prompt cache, when it was enough to matter
 	// (results.PromptCacheHit).
 	CachedShare float64 `json:"cached_share,omitempty"`
+	// Problems are the result's problems (results.Warnings), in the words
+	// its result view shows.
+	Problems []string `json:"problems,omitempty"`
 	// Capacity is a capacity result's answer in a few characters ("8
 	// users", "4–6 users?").
 	Capacity   string `json:"capacity,omitempty"`
@@ -445,6 +448,7 @@ func summarize(id string, f *results.File) Summary {
 	if _, share, ok := results.PromptCacheHit(f); ok {
 		s.CachedShare = share
 	}
+	s.Problems, _ = results.Split(results.Warnings(f))
 	if len(runs) > 0 {
 		r := runs[0]
 		s.RunKind = r.RunKind

@@ -141,6 +141,7 @@ func (u *App) compareWith(id string) {
 // endpointsChanged refreshes every screen that lists endpoints.
 func (u *App) endpointsChanged() {
 	u.bench.refreshEndpoints()
+	u.bench.revalidate() // an address changed: its last check may no longer apply
 }
 
 var errNoEndpoint = errors.New("choose an endpoint")

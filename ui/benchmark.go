@@ -407,15 +407,22 @@ func (s *BenchmarkScreen) revalidate() {
 		return // still building the form
 	}
 	var err error
+	// The Kovara method and the capacity plan send prompts and answers of
+	// fixed lengths: 0 for the others.
+	input, output := 0, 0
 	switch s.planSelect.Selected {
 	case planStages:
 		_, err = s.stagesFromForm()
 	case planSpecDec:
 		_, err = s.specDecFromForm()
 	case planCapacity:
-		_, err = s.capacityFromForm()
+		var p engine.CapacityPlan
+		p, err = s.capacityFromForm()
+		input, output = p.InputTokens, p.OutputTokens
 	default:
-		_, err = s.planFromForm()
+		var p engine.Plan
+		p, err = s.planFromForm()
+		input, output = p.InputTokens, p.OutputTokens
 	}
 	if err == nil && s.endpointSelect.Selected == "" {
 		err = errNoEndpoint
@@ -424,6 +431,13 @@ func (s *BenchmarkScreen) revalidate() {
 		s.planNote.SetText(err.Error())
 		s.runButton.Disable()
 		return
+	}
+	if input > 0 {
+		if why := s.u.contextProblem(s.endpointSelect.Selected, input, output); why != "" {
+			s.planNote.SetText(why)
+			s.runButton.Disable()
+			return
+		}
 	}
 	s.planNote.SetText(planSummary(s))
 	s.runButton.Enable()

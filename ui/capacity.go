@@ -20,6 +20,7 @@ import (
 type CapacityView struct {
 	content  fyne.CanvasObject
 	headline *widget.Label
+	problems *widget.Label // results.Warnings' problems, above the charts; nil when none
 	rows     [][]string
 	speed    *ChartView
 	ttft     *ChartView
@@ -101,9 +102,18 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 		table.SetColumnWidth(i, w)
 	}
 	v.back = widget.NewButton("New benchmark", onBack)
-	warnings := widget.NewLabel(plainWarnings(r.Local.Warnings))
+	problems, notes := results.Split(r.Warnings())
+	warnings := widget.NewLabel(notesText(notes, len(problems) > 0))
 	warnings.Wrapping = fyne.TextWrapWord
-	top := container.NewVBox(title, v.headline, state, container.NewHBox(v.back, showFileButton(u, id)))
+	top := container.NewVBox(title, v.headline)
+	if len(problems) > 0 {
+		v.problems = widget.NewLabel(bullets(problems))
+		v.problems.Importance = widget.WarningImportance
+		v.problems.Wrapping = fyne.TextWrapWord
+		top.Add(v.problems)
+	}
+	top.Add(state)
+	top.Add(container.NewHBox(v.back, showFileButton(u, id)))
 	body := container.NewVSplit(charts, container.NewBorder(nil, warnings, nil, nil, table))
 	body.Offset = 0.55
 	v.content = container.NewBorder(top, nil, nil, nil, body)

@@ -21,6 +21,10 @@ import (
 // endpoint list.
 const SimulatorName = "Built-in simulator"
 
+// appKeyHint is where the app takes an endpoint's API key, for the error
+// that asks for one (engine.Endpoint.KeyHint).
+const appKeyHint = "in the endpoint's API key field (Endpoints: select the endpoint, type the key, Save), which keeps it in the system keyring"
+
 const simulatorAbout = "A vLLM-like server inside the app, for trying Kovara Desktop " +
 	"without a GPU. Its runs are marked simulated and can never be published."
 
@@ -190,6 +194,11 @@ func (s *EndpointsScreen) setEditable(on bool) {
 			w.Disable()
 		}
 	}
+	// The form colours each label from its widget's state, but only when
+	// the form itself refreshes: without this the labels stay grey after
+	// the simulator's read-only entry (the first one selected), however
+	// editable the form has become.
+	s.form.Refresh()
 }
 
 // formEndpoint reads the form into a saved endpoint and its key.
@@ -224,6 +233,7 @@ func (s *EndpointsScreen) onSave() {
 	note := "Saved."
 	if old != "" && old != e.Name {
 		_ = s.u.keys.Delete(old)
+		s.u.forgetCheck(old)
 	}
 	if key != "" {
 		if err := s.u.keys.Set(e.Name, key); err != nil {
@@ -263,6 +273,7 @@ func (s *EndpointsScreen) onDelete() {
 			return
 		}
 		_ = s.u.keys.Delete(name)
+		s.u.forgetCheck(name)
 		s.reload()
 		s.list.Select(0)
 		s.u.endpointsChanged()
@@ -289,6 +300,7 @@ func (s *EndpointsScreen) onTest() {
 			return
 		}
 		ep = e.WithKey(key)
+		ep.KeyHint = appKeyHint
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	s.testing = cancel
@@ -299,11 +311,17 @@ func (s *EndpointsScreen) onTest() {
 		if stop != nil {
 			defer stop()
 		}
-		lines, _ := engine.TestEndpoint(ctx, ep)
+		lines, rep, err := engine.TestEndpointReport(ctx, ep)
 		text := strings.Join(lines, "\n")
 		s.u.do(func() {
 			s.testButton.Enable()
 			s.testResult.SetText(text)
+			if rep != nil {
+				// The Benchmark form refuses a plan this context
+				// cannot hold.
+				s.u.rememberCheck(ep, &rep.Detection, err)
+				s.u.bench.revalidate()
+			}
 		})
 	}()
 }

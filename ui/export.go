@@ -24,12 +24,19 @@ type ExportView struct {
 	Publishable bool
 	Payload     string
 	Reasons     []string
+	// Problems and Notes are the run's warnings (results.Warnings), shown
+	// above the payload; with a problem, saving for publishing waits for
+	// accept to be ticked.
+	Problems []string
+	Notes    []string
 
 	content    fyne.CanvasObject
 	verdict    *widget.Label
 	payload    *widget.Label
 	saveButton *widget.Button
 	note       *widget.Label
+	warnings   *widget.Label // the problems, then the notes; nil when none
+	accept     *widget.Check // "publish it as it is"; nil without problems
 	dialog     dialog.Dialog
 }
 
@@ -42,6 +49,10 @@ func newExportView(u *App, id string) (*ExportView, error) {
 	v := &ExportView{u: u, id: id, data: data}
 	payload, reasons := results.PublishCheck(data)
 	v.Publishable, v.Payload, v.Reasons = len(reasons) == 0, string(payload), reasons
+	var f *results.File
+	if f, err = results.Decode(data); err == nil {
+		v.Problems, v.Notes = results.Split(results.Warnings(f))
+	}
 
 	v.note = widget.NewLabel("")
 	v.note.Wrapping = fyne.TextWrapWord
@@ -55,6 +66,19 @@ func newExportView(u *App, id string) (*ExportView, error) {
 		body = container.NewScroll(v.payload)
 		v.saveButton = widget.NewButton("Save results file…", v.onSave)
 		v.saveButton.Importance = widget.HighImportance
+		if len(v.Problems) > 0 {
+			v.verdict.SetText(fmt.Sprintf("%s This is exactly what would be sent, unchanged; publish it only if the figures still say what you want to show.",
+				results.Headline(f, results.Warnings(f))))
+			v.verdict.Importance = widget.WarningImportance
+			v.saveButton.Disable()
+			v.accept = widget.NewCheck("I have read the "+results.Plural(len(v.Problems), "problem", "problems")+" above: save it for publishing as it is", func(on bool) {
+				if on {
+					v.saveButton.Enable()
+				} else {
+					v.saveButton.Disable()
+				}
+			})
+		}
 	} else {
 		v.verdict = widget.NewLabelWithStyle("This run cannot be published:", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 		v.verdict.Importance = widget.WarningImportance
@@ -65,7 +89,26 @@ func newExportView(u *App, id string) (*ExportView, error) {
 		v.note.SetText("A private copy is the whole results file, local section included; keep it to yourself.")
 	}
 	v.verdict.Wrapping = fyne.TextWrapWord
-	v.content = container.NewBorder(v.verdict, container.NewVBox(v.note, container.NewHBox(v.saveButton)), nil, nil, body)
+	top := container.NewVBox(v.verdict)
+	if len(v.Problems)+len(v.Notes) > 0 {
+		var lines []string
+		for _, p := range v.Problems {
+			lines = append(lines, "Problem: "+p)
+		}
+		for _, n := range v.Notes {
+			lines = append(lines, "Note: "+n)
+		}
+		v.warnings = widget.NewLabel(bullets(lines))
+		v.warnings.Wrapping = fyne.TextWrapWord
+		if len(v.Problems) > 0 {
+			v.warnings.Importance = widget.WarningImportance
+		}
+		top.Add(v.warnings)
+	}
+	if v.accept != nil {
+		top.Add(v.accept)
+	}
+	v.content = container.NewBorder(top, container.NewVBox(v.note, container.NewHBox(v.saveButton)), nil, nil, body)
 	return v, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	fstorage "fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -201,6 +202,14 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 		state := "incomplete"
 		if s.Complete {
 			state = "complete"
+		}
+		if n := len(s.Problems); n > 0 {
+			// The count the result's state gives; the sentences are
+			// the first thing the result opened from here shows.
+			if s.Complete {
+				state = "finished"
+			}
+			state += fmt.Sprintf(", %d %s", n, results.Plural(n, "problem", "problems"))
 		}
 		if s.CachedShare > 0 {
 			state += fmt.Sprintf(" · %.0f%% cached", 100*s.CachedShare) // prompt tokens from the server's cache

@@ -102,6 +102,7 @@ func (v *LiveView) update(d *liveData, p Palette) {
 	switch v.tabs.SelectedIndex() {
 	case 0:
 		v.ttftChart.SetSpec(d.ttftSpec(p))
+		v.itlChart.SetPlaceholder(d.itlPlaceholder())
 		v.itlChart.SetSpec(d.itlSpec(p))
 	case 1:
 		v.srvChart.SetSpec(d.serverSpec(p))
@@ -134,6 +135,7 @@ func (s *BenchmarkScreen) onRun() {
 			return
 		}
 		ep = saved.WithKey("") // the key is read from the keyring off the UI goroutine
+		ep.KeyHint = appKeyHint
 	}
 	var run planRun
 	simCfg := sim.Demo()
@@ -204,6 +206,7 @@ func (s *BenchmarkScreen) runKovara(plan engine.Plan) planRun {
 			}
 		}
 		return func() {
+			s.u.rememberCheck(ep, detectionOf(f), err)
 			if f == nil {
 				s.runFailed(err)
 				return
@@ -242,10 +245,13 @@ func (s *BenchmarkScreen) runCapacity(plan engine.CapacityPlan) planRun {
 	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
 		r, err := engine.RunCapacity(ctx, plan, ep, obs)
 		if r == nil {
-			return func() { s.runFailed(err) }
+			return func() { s.u.rememberCheck(ep, nil, err); s.runFailed(err) }
 		}
 		id, saveErr := s.u.lib.SaveCapacity("", r)
-		return func() { s.showView(newCapacityView(s.u, r, id, saveErr, s.backToSetup).content) }
+		return func() {
+			s.u.rememberCheck(ep, r.Local.Detection, err)
+			s.showView(newCapacityView(s.u, r, id, saveErr, s.backToSetup).content)
+		}
 	}
 }
 

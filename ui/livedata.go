@@ -40,6 +40,13 @@ type liveData struct {
 	itlSeen int       // gaps of the current level so far
 	rng     uint64    // for the reservoir; any sequence will do
 	snap    engine.Snapshot
+
+	// itlMerged counts the current level's gaps of exactly 0 ms: two
+	// chunks that came off the socket together and carry one receive
+	// stamp (separate arrivals never share a stamp). They are not an
+	// inter-token latency, so they stay out of the sample and the bars,
+	// and the chart says how many it left out.
+	itlMerged int
 }
 
 // add folds one snapshot in.
@@ -48,7 +55,7 @@ func (d *liveData) add(s engine.Snapshot) {
 		// A new level restarts its token counter and its ITL histogram;
 		// a gap in the throughput line marks the boundary.
 		d.level = s.Level
-		d.itl, d.itlSeen = d.itl[:0], 0
+		d.itl, d.itlSeen, d.itlMerged = d.itl[:0], 0, 0
 		if len(d.tpsY) > 0 {
 			d.tpsX = append(d.tpsX, s.At.Seconds())
 			d.tpsY = append(d.tpsY, math.NaN())
@@ -71,6 +78,10 @@ func (d *liveData) add(s engine.Snapshot) {
 		}
 		keepLast(maxTTFTPoints, &d.ttftX, &d.ttftY)
 		for _, v := range s.ITL {
+			if v == 0 {
+				d.itlMerged++
+				continue
+			}
 			d.sampleITL(float64(v))
 		}
 	}
@@ -194,9 +205,29 @@ func (d *liveData) ttftSpec(p Palette) ChartSpec {
 func (d *liveData) itlSpec(p Palette) ChartSpec {
 	centers, counts := Histogram(d.itl, 30)
 	return ChartSpec{
-		Title: fmt.Sprintf("Inter-token latency, level %d", d.snap.Level), XLabel: "ms", YLabel: "gaps", YFromZero: true, Palette: p,
+		Title: fmt.Sprintf("Inter-token latency, level %d", d.snap.Level), XLabel: "ms" + d.itlLeftOut(" — "), YLabel: "gaps", YFromZero: true, Palette: p,
 		Series: []Series{{Name: "ITL", X: centers, Y: counts, Kind: Bars, Color: 2}},
 	}
+}
+
+// itlLeftOut says, after sep, how many of the level's gaps the histogram
+// leaves out as chunks read together; "" when none were.
+func (d *liveData) itlLeftOut(sep string) string {
+	switch d.itlMerged {
+	case 0:
+		return ""
+	case 1:
+		return sep + "1 chunk read together (0 ms) not shown"
+	}
+	return sep + fmt.Sprintf("%d chunks read together (0 ms) not shown", d.itlMerged)
+}
+
+// itlPlaceholder is what the ITL chart says while it has no bars to draw.
+func (d *liveData) itlPlaceholder() string {
+	if d.itlMerged > 0 {
+		return "Waiting for token gaps…" + d.itlLeftOut(" ")
+	}
+	return "Waiting for token gaps…"
 }
 
 func (d *liveData) serverSpec(p Palette) ChartSpec {

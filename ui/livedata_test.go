@@ -41,7 +41,7 @@ func TestLiveDataSeries(t *testing.T) {
 	// The histogram's sample stays bounded however long the level runs.
 	big := make([]float32, 3*itlReservoir)
 	for i := range big {
-		big[i] = float32(i % 50)
+		big[i] = float32(1 + i%50)
 	}
 	d.add(engine.Snapshot{At: sec(5), Phase: engine.PhaseLevel, Level: 2, Levels: 2, LevelElapsed: sec(1.5), Tokens: 1800, ITL: big})
 	if len(d.itl) != itlReservoir || d.itlSeen != 1+len(big) {
@@ -82,5 +82,68 @@ func TestLiveDataBounded(t *testing.T) {
 	}
 	if last := d.srvX[len(d.srvX)-1]; last != float64(10*3600) {
 		t.Errorf("the server series ends at %v s, want the newest reading", last)
+	}
+}
+
+// TestLiveITLLeavesOutChunksReadTogether: a gap of exactly 0 ms is two
+// chunks read together, not an inter-token latency. The histogram's bars
+// hold only the real gaps, and its caption says how many it left out,
+// counted afresh each level.
+func TestLiveITLLeavesOutChunksReadTogether(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		snaps       [][]float32 // ITL of each snapshot, all in level 1
+		real        int         // gaps the bars hold
+		xLabel      string
+		placeholder string
+	}{
+		{"no chunks read together", [][]float32{{20, 21}, {22, 0.001}},
+			4, "ms", "Waiting for token gaps…"},
+		{"one", [][]float32{{20, 0, 21}},
+			2, "ms — 1 chunk read together (0 ms) not shown", "Waiting for token gaps… 1 chunk read together (0 ms) not shown"},
+		{"over several snapshots", [][]float32{{0, 20, 0}, {21, 0, 22, 23}},
+			4, "ms — 3 chunks read together (0 ms) not shown", "Waiting for token gaps… 3 chunks read together (0 ms) not shown"},
+		{"every gap read together", [][]float32{{0, 0}, {0}},
+			0, "ms — 3 chunks read together (0 ms) not shown", "Waiting for token gaps… 3 chunks read together (0 ms) not shown"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d liveData
+			for i, itl := range tt.snaps {
+				d.add(engine.Snapshot{At: time.Duration(i+1) * time.Second, Phase: engine.PhaseLevel, Level: 1, Levels: 2, NewLevel: i == 0, ITL: itl})
+			}
+			spec := d.itlSpec(Palette{})
+			if len(spec.Series) != 1 {
+				t.Fatalf("%d series, want the one of real gaps", len(spec.Series))
+			}
+			bars, sum := spec.Series[0], 0.0
+			for i := range bars.Y {
+				sum += bars.Y[i]
+				if bars.Y[i] > 0 && bars.X[i] <= 0 {
+					t.Errorf("a bar of %v gaps at %v ms", bars.Y[i], bars.X[i])
+				}
+			}
+			if got, want := int(sum), tt.real; got != want {
+				t.Errorf("the bars hold %d gaps, want %d", got, want)
+			}
+			for _, v := range d.itl {
+				if v == 0 {
+					t.Errorf("a 0 ms gap in the histogram's sample %v", d.itl)
+					break
+				}
+			}
+			if got, want := spec.XLabel, tt.xLabel; got != want {
+				t.Errorf("caption %q, want %q", got, want)
+			}
+			if got, want := d.itlPlaceholder(), tt.placeholder; got != want {
+				t.Errorf("placeholder %q, want %q", got, want)
+			}
+			// The next level starts its own count.
+			d.add(engine.Snapshot{At: time.Minute, Phase: engine.PhaseLevel, Level: 2, Levels: 2, NewLevel: true, ITL: []float32{20, 21}})
+			if got, want := d.itlSpec(Palette{}).XLabel, "ms"; got != want {
+				t.Errorf("level 2: caption %q, want %q", got, want)
+			}
+		})
 	}
 }

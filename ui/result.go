@@ -31,20 +31,24 @@ type ResultView struct {
 	columns      []string
 	tpsChart     *ChartView
 	latencyChart *ChartView
-	warnings     *widget.Label
-	connections  *widget.Label // what was done about connections the server closed; nil when none
-	showFile     *widget.Button
-	newRun       *widget.Button
-	export       *widget.Button
-	compareWith  *widget.Button
-	buttons      *fyne.Container
+	// problems are what makes the figures not describe the run asked
+	// for (results.Warnings), above the table in the warning colour; nil
+	// when there are none. warnings holds the notes, below.
+	problems    *widget.Label
+	warnings    *widget.Label
+	connections *widget.Label // what was done about connections the server closed; nil when none
+	showFile    *widget.Button
+	newRun      *widget.Button
+	export      *widget.Button
+	compareWith *widget.Button
+	buttons     *fyne.Container
 }
 
 // resultColumns are the per-level table's headings; energyColumns follow
 // when the endpoint has a GPU telemetry source.
 var (
 	resultColumns = []string{"Concurrency", "OK / err", "Output tok/s", "Req/s",
-		"TTFT p50", "TTFT p95", "TTFT p99", "ITL p50", "ITL p95", "ITL p99", "Latency p50", "Latency p99"}
+		"TTFT p50 ms", "TTFT p95 ms", "TTFT p99 ms", "ITL p50 ms", "ITL p95 ms", "ITL p99 ms", "Latency p50 ms", "Latency p99 ms"}
 	energyColumns = []string{"Power W", "Tokens/J"}
 )
 
@@ -115,15 +119,25 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		model = f.Local.PartialRun.ModelID
 	}
 	v.title = widget.NewLabelWithStyle(fmt.Sprintf("%s on %s", model, f.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	state := "Complete."
-	if !f.Complete {
-		state = "Stopped before the end: the finished levels are kept, the interrupted one is shown as partial. Incomplete runs cannot be published."
-	}
+	ws := results.Warnings(f)
+	problems, notes := results.Split(ws)
+	state := results.Headline(f, ws)
 	if f.Local.Simulated {
 		state += " Simulated: made against the built-in simulator."
 	}
 	v.state = widget.NewLabel(state)
 	v.state.Wrapping = fyne.TextWrapWord
+	if len(problems) > 0 {
+		v.state.Importance = widget.WarningImportance
+		v.state.TextStyle.Bold = true
+		text := bullets(problems)
+		if details := results.ErrorDetails(f); len(details) > 0 {
+			text += "\nFirst error of each kind:\n    " + strings.Join(details, "\n    ")
+		}
+		v.problems = widget.NewLabel(text)
+		v.problems.Importance = widget.WarningImportance
+		v.problems.Wrapping = fyne.TextWrapWord
+	}
 
 	v.table = widget.NewTableWithHeaders(
 		func() (int, int) { return len(v.rows), len(v.columns) },
@@ -149,7 +163,7 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	v.tpsChart.SetSpec(throughputSpec(f, p))
 	v.latencyChart.SetSpec(latencySpec(f, p))
 
-	v.warnings = widget.NewLabel(warningsText(f))
+	v.warnings = widget.NewLabel(notesText(notes, len(problems) > 0))
 	v.warnings.Wrapping = fyne.TextWrapWord
 	v.showFile = widget.NewButton("Show file", func() {
 		if v.path == "" {
@@ -175,7 +189,12 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		file.SetText("Not saved.")
 	}
 	file.Wrapping = fyne.TextWrapBreak
-	top := container.NewVBox(v.title, v.state, file, v.buttons)
+	top := container.NewVBox(v.title, v.state)
+	if v.problems != nil {
+		top.Add(v.problems)
+	}
+	top.Add(file)
+	top.Add(v.buttons)
 	if note := results.ConnectionNote(f); note != "" {
 		v.connections = widget.NewLabel(note)
 		v.connections.Wrapping = fyne.TextWrapWord
@@ -189,11 +208,21 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	return v
 }
 
-func warningsText(f *results.File) string {
-	if len(f.Local.Warnings) == 0 {
+// notesText is the notes under a result, or that there are none (none
+// besides the problems above, when there are).
+func notesText(notes []string, problems bool) string {
+	switch {
+	case len(notes) == 0 && problems:
+		return "No other warnings."
+	case len(notes) == 0:
 		return "No warnings."
 	}
-	return "Warnings:\n• " + strings.Join(f.Local.Warnings, "\n• ")
+	return "Notes:\n" + bullets(notes)
+}
+
+// bullets puts each line after a bullet.
+func bullets(lines []string) string {
+	return "• " + strings.Join(lines, "\n• ")
 }
 
 func throughputSpec(f *results.File, p Palette) ChartSpec {

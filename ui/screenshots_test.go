@@ -89,6 +89,22 @@ func TestScreenshots(t *testing.T) {
 		hs.open(id)
 		shot("capacity.png")
 	})
+	// A run where a fifth of the requests failed (the simulator's 503
+	// fault): the problem is the first thing the result says.
+	faulty := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, BatchSlowdown: 0.05,
+		Faults: func(n int64) sim.Fault {
+			if n%5 == 4 {
+				return sim.Fault503
+			}
+			return sim.FaultNone
+		}})
+	bad := h.seedRun(faulty, []int{1, 4, 8}, 32, nil)
+	h.locked(func() {
+		hs := h.u.historyScreen
+		hs.closeRun()
+		hs.open(bad)
+		shot("result-problems.png")
+	})
 }
 
 // darkTheme is Fyne's theme in its dark variant whatever the desktop asks

@@ -45,8 +45,8 @@ func TestPromptCacheAndReconnectsShown(t *testing.T) {
 		if got := historyCell(first, 8, nil); got != "complete" {
 			t.Errorf("first run's state %q, want plain complete", got)
 		}
-		if got := historyCell(second, 8, nil); !strings.HasPrefix(got, "complete · ") || !strings.HasSuffix(got, "% cached") {
-			t.Errorf("second run's state %q, want the cached share", got)
+		if got := historyCell(second, 8, nil); !strings.HasPrefix(got, "finished, 1 problem · ") || !strings.HasSuffix(got, "% cached") {
+			t.Errorf("second run's state %q, want its problem counted and the cached share", got)
 		}
 
 		for _, id := range ids {
@@ -55,7 +55,7 @@ func TestPromptCacheAndReconnectsShown(t *testing.T) {
 		test.Tap(hs.compareButton)
 		cs := h.u.compareScreen
 		// One of the two runs (whichever the compare put second) met the cache.
-		if strings.Count(cs.details.Text, "came from the server's prompt cache") != 1 {
+		if strings.Count(cs.details.Text, "from its prompt cache") != 1 {
 			t.Errorf("compare notes %q", cs.details.Text)
 		}
 
@@ -64,8 +64,10 @@ func TestPromptCacheAndReconnectsShown(t *testing.T) {
 		if v == nil || v.connections == nil || !strings.Contains(v.connections.Text, "closed the connection after every answer") {
 			t.Fatalf("result view: connections label %v", v.connections)
 		}
-		if !strings.Contains(v.warnings.Text, "from its prompt cache") || !strings.Contains(v.warnings.Text, "--seed 7") {
-			t.Errorf("warnings %q", v.warnings.Text)
+		// A cache hit is a problem: above the table, not among the notes.
+		if v.problems == nil || !strings.Contains(v.problems.Text, "from its prompt cache") || !strings.Contains(v.problems.Text, "--seed 7") ||
+			strings.Contains(v.warnings.Text, "prompt cache") || v.state.Text != "Finished, with a problem: read it before trusting the figures." {
+			t.Errorf("state %q, problems %v, notes %q", v.state.Text, v.problems, v.warnings.Text)
 		}
 	})
 }

@@ -222,7 +222,7 @@ func plainWarnings(ws []string) string {
 	if len(ws) == 0 {
 		return "No warnings."
 	}
-	return "Warnings:\n• " + strings.Join(ws, "\n• ")
+	return "Warnings:\n" + bullets(ws)
 }
 
 // showFileButton opens the folder holding run id (disabled without one).

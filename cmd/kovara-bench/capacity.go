@@ -73,9 +73,6 @@ func finishCapacity(res *results.CapacityResult, err error, f runFlags, stdout, 
 	if line := serverLine(res.Local.ServerMetrics); line != "" {
 		fmt.Fprintln(stderr, line)
 	}
-	for _, w := range res.Local.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
-	}
 	data, merr := results.MarshalCapacity(res)
 	save := func(l *storage.Library) (string, error) { return l.SaveCapacity("", res) }
 	if merr != nil || !keepPlanResult(f, "capacity", data, save, stderr) {
@@ -97,6 +94,8 @@ func printCapacity(w io.Writer, r *results.CapacityResult) {
 	}
 	fmt.Fprintln(w, head)
 	fmt.Fprintf(w, "model %s; %d-token prompts, %d-token answers; up to %d users\n", r.Model, r.Settings.InputTokens, r.Settings.OutputTokens, r.Settings.MaxConcurrency)
+	ws := r.Warnings()
+	printProblems(w, r.AsFile(), ws)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "conc\tstep\trequests\tfailed\tper-user tok/s p50\tp5\tTTFT p95 ms\ttotal tok/s\t\t")
 	for _, p := range r.Probes {
@@ -116,5 +115,6 @@ func printCapacity(w io.Writer, r *results.CapacityResult) {
 	if k := r.KneeLine(); k != "" {
 		fmt.Fprintln(w, k)
 	}
+	printNotes(w, ws)
 	fmt.Fprintln(w, r.Headline())
 }

@@ -29,7 +29,7 @@ Usage:
   kovara-bench check ENDPOINT               test an endpoint, as the app's Test button does
   kovara-bench demo                         a full run against the built-in simulator
   kovara-bench simulate --listen ADDR       serve the built-in simulator
-  kovara-bench validate FILE                check a results file for publishing
+  kovara-bench validate FILE                check a results file for publishing (problems: exit 1 unless --accept-problems)
   kovara-bench history [--model M]          list the runs in the local library
   kovara-bench compare RUN RUN...           compare runs (files or library ids)
   kovara-bench import FILE...               copy results files into the library

@@ -165,6 +165,7 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 				}
 			}
 			ep := saved.WithKey(key)
+			ep.KeyHint = fmt.Sprintf("in the environment variable %s (--api-key-env names another), or in the saved endpoint's keyring entry (in the app: Endpoints, select %q, type the key, Save)", f.apiKeyEnv, saved.Name)
 			ep.InsecureTLS = ep.InsecureTLS || f.insecure
 			if f.gpu != "" {
 				ep.GPU = f.gpu
@@ -175,7 +176,8 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 	if _, err := setup.ParseBase(f.endpoint); err != nil {
 		return engine.Endpoint{}, fmt.Errorf("%q is not a saved endpoint, and as an address: %w", f.endpoint, err)
 	}
-	return engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu}, nil
+	return engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu,
+		KeyHint: fmt.Sprintf("in the environment variable %s (--api-key-env names another)", f.apiKeyEnv)}, nil
 }
 
 // benchmark runs a plan with Ctrl-C handling, progress and a summary, and
@@ -232,9 +234,6 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 	printSummary(stdout, file)
 	if line := serverLine(file.Local.ServerMetrics); line != "" {
 		fmt.Fprintln(stderr, line)
-	}
-	for _, w := range file.Local.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	if len(file.Runs) > 0 || file.Local.PartialRun != nil {
 		saved := false

@@ -104,7 +104,7 @@ func TestKeyFromEnvLeavesNoTrace(t *testing.T) {
 		t.Error("the API key was printed")
 	}
 	code, _, stderr = runCLI("run", "--endpoint", url, "--api-key-env", "UNSET_KEY_VAR")
-	if code != exitBadInput || !strings.Contains(stderr, "check the key") {
+	if code != exitBadInput || !strings.Contains(stderr, "none was given: the key goes in the environment variable UNSET_KEY_VAR") {
 		t.Errorf("no key: exit %d %s", code, stderr)
 	}
 }

@@ -9,8 +9,14 @@ import (
 	"github.com/kovara/desktop/engine/results"
 )
 
-// printSummary writes the per-level table to w.
+// printSummary writes the per-level table to w: the run's problems above
+// it, its notes below (results.Warnings, the words every surface uses).
 func printSummary(w io.Writer, f *results.File) {
+	ws := results.Warnings(f)
+	printProblems(w, f, ws)
+	for _, d := range results.ErrorDetails(f) {
+		fmt.Fprintf(w, "    first error %s\n", d)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	tel := f.Local.Telemetry
 	head := "conc\tok\terr\ttimeout\tout tok/s\treq/s\tTTFT p50\tp95\tp99\tITL p50\tp95\tp99\tlatency p50\tp99\t"
@@ -48,6 +54,28 @@ func printSummary(w io.Writer, f *results.File) {
 	}
 	if note := results.ConnectionNote(f); note != "" {
 		fmt.Fprintln(w, note)
+	}
+	printNotes(w, ws)
+}
+
+// printProblems writes a result's problems, one a line, under the state
+// that says the result is not clean; nothing when it has none.
+func printProblems(w io.Writer, f *results.File, ws []results.Warning) {
+	problems, _ := results.Split(ws)
+	if len(problems) == 0 {
+		return
+	}
+	fmt.Fprintln(w, results.Headline(f, ws))
+	for _, p := range problems {
+		fmt.Fprintf(w, "  problem: %s\n", p)
+	}
+}
+
+// printNotes writes a result's notes, one a line.
+func printNotes(w io.Writer, ws []results.Warning) {
+	_, notes := results.Split(ws)
+	for _, n := range notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 }
 

@@ -13,9 +13,12 @@ import (
 const maxResultsFile = 64 << 20
 
 // cmdValidate prints the publish payload of a results file, or every
-// reason it cannot be published.
+// reason it cannot be published. The file's warnings come first; when one
+// is a problem (failed requests, a prompt cache, …) it exits 1 unless
+// --accept-problems says the user has read them.
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	accept := fs.Bool("accept-problems", false, "exit 0 even when the results file has problems (failed requests, prompt-cache hits, …), having read them")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -30,11 +33,31 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return exitBadInput
 	}
 	payload, reasons := results.PublishCheck(data)
+	var problems []string
+	if f, err := results.Decode(data); err == nil {
+		var notes []string
+		problems, notes = results.Split(results.Warnings(f))
+		if len(problems) > 0 {
+			fmt.Fprintf(stderr, "%s: %s\n", path, results.Headline(f, results.Warnings(f)))
+		}
+		for _, p := range problems {
+			fmt.Fprintf(stderr, "  problem: %s\n", p)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "  note: %s\n", n)
+		}
+	}
 	if len(reasons) > 0 {
 		fmt.Fprintf(stderr, "%s cannot be published:\n", path)
 		for _, r := range reasons {
 			fmt.Fprintf(stderr, "  - %s\n", r)
 		}
+		return exitFailed
+	}
+	if len(problems) > 0 && !*accept {
+		fmt.Fprintf(stderr, "%s can be published only as it is, with the %s above; this is exactly what would be sent (exit 1: pass --accept-problems once you have read them):\n",
+			path, results.Plural(len(problems), "problem", "problems"))
+		stdout.Write(payload)
 		return exitFailed
 	}
 	fmt.Fprintf(stderr, "%s can be published; this is exactly what would be sent:\n", path)

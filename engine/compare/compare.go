@@ -287,15 +287,12 @@ func VerdictOf(files ...*results.File) Verdict {
 func caveats(files []*results.File) []string {
 	var notes []string
 
-	var incomplete, simulated, shortAnswers []int
+	var simulated []int
 	methodRuns := map[string][]int{}
 	var methods []string
 	for i, f := range files {
 		if f == nil || len(f.Runs) == 0 {
 			continue
-		}
-		if !f.Complete {
-			incomplete = append(incomplete, i)
 		}
 		if f.Local.Simulated {
 			simulated = append(simulated, i)
@@ -312,25 +309,16 @@ func caveats(files []*results.File) []string {
 			methods = append(methods, m)
 		}
 		methodRuns[m] = append(methodRuns[m], i)
-		if slices.ContainsFunc(f.Runs, func(r results.Run) bool {
-			h := r.Environment.IgnoreEOSHonoured
-			return h != nil && !*h
-		}) {
-			shortAnswers = append(shortAnswers, i)
-		}
 	}
 
 	for i, f := range files {
 		if f == nil || len(f.Runs) == 0 {
 			continue
 		}
-		if n := results.PromptCacheNote(f); n != "" {
-			notes = append(notes, runName(i)+": "+n)
+		// Each run's own warnings, in the words its result shows.
+		for _, w := range results.Warnings(f) {
+			notes = append(notes, runName(i)+": "+w.Text)
 		}
-	}
-	if len(incomplete) > 0 {
-		notes = append(notes, fmt.Sprintf("%s %s incomplete: the benchmark stopped before every level finished",
-			runNames(incomplete), verb(len(incomplete), "is", "are")))
 	}
 	if len(simulated) > 0 {
 		notes = append(notes, fmt.Sprintf("%s %s from the built-in simulator, not a real server",
@@ -343,10 +331,6 @@ func caveats(files []*results.File) []string {
 		}
 		notes = append(notes, fmt.Sprintf("output tokens were counted differently (%s), so token figures may not line up exactly",
 			strings.Join(parts, ", ")))
-	}
-	if len(shortAnswers) > 0 {
-		notes = append(notes, fmt.Sprintf("ignore_eos was not honoured in %s: some answers stopped before the requested length, so throughput covers fewer tokens",
-			runNames(shortAnswers)))
 	}
 	for i, f := range files {
 		if f == nil {

@@ -239,19 +239,21 @@ func TestVerdictNotes(t *testing.T) {
 	}{
 		{"token counting differs",
 			[]*results.File{session(std), session(std, chunks), session(std)},
-			[]string{"output tokens were counted differently (server_usage in runs 1 and 3, stream_chunks in run 2), so token figures may not line up exactly"}},
+			[]string{"run 2: the server did not report token usage: tokens were counted as stream chunks, and a chunk may hold more than one token",
+				"output tokens were counted differently (server_usage in runs 1 and 3, stream_chunks in run 2), so token figures may not line up exactly"}},
 		{"ignore_eos not honoured",
 			[]*results.File{session(std), session(std, atLevel(8, func(r *results.Run) { r.Environment.IgnoreEOSHonoured = ptr(false) }))},
-			[]string{"ignore_eos was not honoured in run 2: some answers stopped before the requested length, so throughput covers fewer tokens"}},
+			[]string{"run 2: ignore_eos was not honoured at concurrency 8: some answers stopped before 256 tokens, so throughput is less comparable"}},
 		{"ignore_eos unknown is not a note",
 			[]*results.File{session(std), session(std, func(r *results.Run) { r.Environment.IgnoreEOSHonoured = nil })},
 			nil},
 		{"incomplete",
 			[]*results.File{session(std), incomplete},
-			[]string{"run 2 is incomplete: the benchmark stopped before every level finished"}},
+			[]string{"run 2: the run stopped before the end: concurrency 1, 8, 32 finished; an incomplete run cannot be published"}},
 		{"both incomplete",
 			[]*results.File{incomplete, incomplete},
-			[]string{"runs 1 and 2 are incomplete: the benchmark stopped before every level finished"}},
+			[]string{"run 1: the run stopped before the end: concurrency 1, 8, 32 finished; an incomplete run cannot be published",
+				"run 2: the run stopped before the end: concurrency 1, 8, 32 finished; an incomplete run cannot be published"}},
 		{"simulated",
 			[]*results.File{simulated, session(std)},
 			[]string{"run 1 comes from the built-in simulator, not a real server"}},
@@ -354,7 +356,10 @@ func TestVerdictPromptCache(t *testing.T) {
 	cold, warm := session(std), session(std)
 	warm.Local.Levels = []results.LevelLocal{{Concurrency: 1, PromptCache: &results.PromptCache{CachedTokens: 620, PromptTokens: 1000}}}
 	v := VerdictOf(cold, warm)
-	want := "run 2: at concurrency 1, 62% of the prompt tokens came from the server's prompt cache: its TTFT is not a cold prefill"
+	want := "run 2: " + results.PromptCacheText(warm)
+	if !strings.Contains(want, "took 62% of the prompt tokens (620 of 1000)") {
+		t.Errorf("warning %q does not give the share", want)
+	}
 	if !slices.Contains(v.Notes, want) {
 		t.Errorf("notes %q, want %q", v.Notes, want)
 	}

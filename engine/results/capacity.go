@@ -276,3 +276,12 @@ func (r *CapacityResult) KneeLine() string {
 	}
 	return fmt.Sprintf("throughput knee: not reached; total tokens/s still grew by more than 10 %% at the last doubling (to %d)", last)
 }
+
+// AsFile is the capacity result seen as a Kovara results file: its probes'
+// run records and local detail, for what reads one (Warnings).
+func (r *CapacityResult) AsFile() *File {
+	return &File{Format: Format, FormatVersion: FormatVersion, Complete: r.Complete, CreatedAt: r.CreatedAt, Runs: r.Runs, Local: r.Local}
+}
+
+// Warnings is what Warnings says of the probes' records.
+func (r *CapacityResult) Warnings() []Warning { return Warnings(r.AsFile()) }

@@ -67,16 +67,6 @@ func PromptCacheHit(f *File) (concurrency int, share float64, ok bool) {
 	return concurrency, share, ok
 }
 
-// PromptCacheNote says in one line that a run's TTFT came partly from the
-// server's prompt cache, or "".
-func PromptCacheNote(f *File) string {
-	c, share, ok := PromptCacheHit(f)
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("at concurrency %d, %.0f%% of the prompt tokens came from the server's prompt cache: its TTFT is not a cold prefill", c, 100*share)
-}
-
 // What stamped a run's chunks (local.receive_clock).
 const (
 	ReceiveClockKernel = "kernel" // the kernel's receive time of each read (Linux SO_TIMESTAMPNS)

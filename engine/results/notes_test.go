@@ -55,11 +55,11 @@ func TestPromptCacheHit(t *testing.T) {
 	if !ok || c != 1 || share != 0.64 {
 		t.Errorf("PromptCacheHit = %d, %v, %v; want 1, 0.64, true", c, share, ok)
 	}
-	if got, want := PromptCacheNote(f), "at concurrency 1, 64% of the prompt tokens came from the server's prompt cache"; !strings.HasPrefix(got, want) {
-		t.Errorf("note %q, want it to start %q", got, want)
+	if got, want := PromptCacheText(f), "at concurrency 1 the server took 64% of the prompt tokens (640 of 1000) from its prompt cache"; !strings.HasPrefix(got, want) {
+		t.Errorf("warning %q, want it to start %q", got, want)
 	}
 	f.Local.Levels[0].PromptCache.CachedTokens = 50 // 5 %: the shared instruction, no more
-	if _, _, ok := PromptCacheHit(f); ok || PromptCacheNote(f) != "" {
+	if _, _, ok := PromptCacheHit(f); ok || PromptCacheText(f) != "" {
 		t.Error("5 % cached counted as a cache hit")
 	}
 }

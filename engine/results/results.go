@@ -233,6 +233,15 @@ type LevelLocal struct {
 	// its prompt cache during the level, and how it said so (nil when it
 	// did not say).
 	PromptCache *PromptCache `json:"prompt_cache,omitempty"`
+	// Gaps is how many inter-token gaps the level's successful requests
+	// had: the samples of its published itl_ms. MergedGaps is how many of
+	// them were two chunks read together, exactly 0 ms because both came
+	// off the socket in one read and carry its one receive stamp (the
+	// client read late, or the server sent them at once). They stay in
+	// itl_ms as the method defines it; the counts say how much of its
+	// low end is not a real inter-token gap.
+	Gaps       int `json:"gaps,omitempty"`
+	MergedGaps int `json:"merged_gaps,omitempty"`
 }
 
 // Connections counts a level's reconnects. Each happened between

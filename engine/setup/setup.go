@@ -23,6 +23,11 @@ type Endpoint struct {
 	InsecureTLS bool          // accept self-signed certificates
 	Timeout     time.Duration // for checks (models, probe); 0 means 15 s
 	GPU         string        // GPU telemetry source (hw.ParseSource); "" for none
+	// KeyHint says where the user gives this endpoint's API key, in the
+	// words of whoever runs it (the app's endpoint form, the CLI's
+	// environment variable), as a phrase that follows "the key goes": an
+	// error asking for the key ends with it. Empty names both places.
+	KeyHint string
 }
 
 // Base is a normalised server address: scheme://host[:port][/prefix], with

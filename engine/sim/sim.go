@@ -14,6 +14,7 @@
 package sim
 
 import (
+	"crypto/subtle"
 	"errors"
 	"io"
 	"log"
@@ -146,6 +147,12 @@ type Config struct {
 	// reasoning (delta.reasoning_content) unless the request turned
 	// thinking off with chat_template_kwargs {"enable_thinking": false}.
 	ReasoningTokens int
+
+	// APIKey, when set, is what llama-server's --api-key does: the model
+	// list and /health answer anyone, every other path (chat, /props,
+	// /metrics…) answers 401 "Invalid API Key" unless the request carries
+	// "Authorization: Bearer APIKey" (engine/testdata/llamacpp-b9749/apikey-*).
+	APIKey string
 
 	bodyLimit int64 // request body limit; tests lower it
 }
@@ -379,6 +386,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(path) > 1 {
 		path = strings.TrimSuffix(path, "/")
 	}
+	if !s.authorized(r, path) {
+		s.invalidKey(w)
+		return
+	}
 	switch {
 	case path == "/v1/chat/completions" || path == "/chat/completions":
 		s.handleChat(w, r, arrived)
@@ -411,6 +422,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.writeError(w, http.StatusNotFound, "Not Found: "+r.URL.Path, "not_found_error")
 	}
+}
+
+// authorized says whether a request may have path: with Config.APIKey,
+// only the model list and /health answer without the key.
+func (s *Server) authorized(r *http.Request, path string) bool {
+	switch {
+	case s.cfg.APIKey == "":
+		return true
+	case path == "/v1/models" || path == "/models" || path == "/health" || path == "/v1/health":
+		return true
+	}
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+s.cfg.APIKey)) == 1
+}
+
+// invalidKey answers a request without the right key as llama-server
+// b9749 does: 401, its error body, and the connection closed.
+func (s *Server) invalidKey(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(http.StatusUnauthorized)
+	w.Write([]byte(`{"error":{"message":"Invalid API Key","type":"authentication_error","code":401}}`))
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, ctype string, body []byte) {

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kovara/desktop/engine/results"
+)
+
+// ContextError is a plan whose prompts and answers cannot fit the context
+// the server reported at its endpoint check. A prompt longer than the
+// context is refused ("exceeds the available context size"); a prompt
+// that fits with an answer that does not is cut short when the context
+// fills (llama-server b9749 answered 182 of 500 tokens, finish_reason
+// "length", after an 8,010-token prompt in 8,192). Either way the run
+// would not measure the plan, so it is refused before the first request.
+type ContextError struct {
+	Input, Output int // the plan's prompt and answer lengths, in tokens
+	// Margin is how far over Input a calibrated prompt may come out (the
+	// calibration's tolerance). The chat template needs none of its own:
+	// calibration counts it in the prompt, as the server does.
+	Margin  int
+	Context int    // the server's context, in tokens
+	Source  string // where the server reported it (results.Detection.ContextSource)
+	Family  string // the engine family, when known
+	// Lower names what to lower, in the caller's words; "" names the
+	// CLI's flags.
+	Lower string
+}
+
+func (e *ContextError) Error() string {
+	need := e.Input + e.Output
+	msg := fmt.Sprintf("the plan asks for %d-token prompts and %d-token answers, %d tokens", e.Input, e.Output, need)
+	if need <= e.Context {
+		msg += fmt.Sprintf(", and a calibrated prompt may come out up to %d tokens longer", e.Margin)
+	}
+	msg += fmt.Sprintf(", but the server's context holds %d", e.Context)
+	if e.Source != "" {
+		msg += " (from " + e.Source + ")"
+	}
+	switch {
+	case e.Input >= e.Context:
+		msg += ", so every request would be refused"
+	case need > e.Context:
+		msg += fmt.Sprintf(", so answers would stop short of %d tokens", e.Output)
+	default:
+		msg += fmt.Sprintf(", so answers could stop short of %d tokens", e.Output)
+	}
+	lower := e.Lower
+	if lower == "" {
+		lower = "--input-tokens or --output-tokens"
+	}
+	msg += ": lower " + lower + ", or start the server with a larger context"
+	if e.Family == results.FamilyLlamaCpp {
+		msg += " (llama-server: -c, which it may divide among its -np slots)"
+	}
+	return msg
+}
+
+// FitContext says whether a plan's prompts of input tokens and answers of
+// output tokens fit the context d reports: nil when they do, or when the
+// server reported none.
+func FitContext(input, output int, d *results.Detection) *ContextError {
+	if d == nil || d.ContextLength <= 0 {
+		return nil
+	}
+	margin := int(math.Ceil(calibrationTolerance(input)))
+	if input+output+margin <= d.ContextLength {
+		return nil
+	}
+	return &ContextError{Input: input, Output: output, Margin: margin,
+		Context: d.ContextLength, Source: d.ContextSource, Family: d.Family}
+}

@@ -1,0 +1,370 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Severity says how much a warning changes what a result means.
+type Severity string
+
+const (
+	// SeverityProblem: the figures do not describe what the run set out
+	// to measure (requests failed, prompts came from a cache, the run
+	// stopped). Shown above the result, in the warning colour; a result
+	// with one is never "Complete", and publishing it needs a yes.
+	SeverityProblem Severity = "problem"
+	// SeverityNote: the figures stand, with a caveat worth reading.
+	SeverityNote Severity = "note"
+)
+
+// Warning kinds, one per thing that can go wrong in a run.
+const (
+	WarnFailed      = "failed_requests"
+	WarnPartial     = "partial_run"
+	WarnPromptCache = "prompt_cache"
+	WarnCalibration = "calibration"
+	WarnIgnoreEOS   = "ignore_eos"
+	WarnChunkCounts = "chunk_counts"
+	WarnTails       = "missing_tails"
+	WarnMerged      = "merged_chunks"
+	WarnTelemetry   = "telemetry"
+	WarnRun         = "run" // said by the engine while it ran (Local.Warnings)
+)
+
+// Warning is one thing a reader of a result must know, in the words every
+// surface shows (docs/results-format.md, "Warnings").
+type Warning struct {
+	Severity Severity
+	Kind     string
+	Text     string
+}
+
+// Warnings is every warning about f, problems first, each computed from
+// the file itself so that the CLI, the app, History, Compare, Export and
+// validate say the same thing in the same words. The engine's own
+// sentences (Local.Warnings) follow as notes.
+func Warnings(f *File) []Warning {
+	var ws []Warning
+	add := func(s Severity, kind, format string, args ...any) {
+		ws = append(ws, Warning{Severity: s, Kind: kind, Text: fmt.Sprintf(format, args...)})
+	}
+	runs := f.Runs
+	if f.Local.PartialRun != nil {
+		runs = append(slices.Clone(runs), *f.Local.PartialRun)
+	}
+	if !f.Complete {
+		add(SeverityProblem, WarnPartial, "%s", partialText(f))
+	}
+	for _, r := range runs {
+		if t := failedText(r, levelLocal(f, r.Concurrency)); t != "" {
+			add(SeverityProblem, WarnFailed, "%s", t)
+		}
+	}
+	if t := PromptCacheText(f); t != "" {
+		add(SeverityProblem, WarnPromptCache, "%s", t)
+	}
+	if t := calibrationText(f); t != "" {
+		add(SeverityProblem, WarnCalibration, "%s", t)
+	}
+	if t := ignoreEOSText(f, runs); t != "" {
+		add(SeverityNote, WarnIgnoreEOS, "%s", t)
+	}
+	if chunkCounted(runs) {
+		add(SeverityNote, WarnChunkCounts, "the server did not report token usage: tokens were counted as stream chunks, and a chunk may hold more than one token")
+	}
+	if t := tailsText(runs); t != "" {
+		add(SeverityNote, WarnTails, "%s", t)
+	}
+	if t := mergedText(f); t != "" {
+		add(SeverityNote, WarnMerged, "%s", t)
+	}
+	if t := f.Local.Telemetry; t != nil {
+		for _, w := range t.Warnings {
+			add(SeverityNote, WarnTelemetry, "%s", w)
+		}
+	}
+	for _, w := range f.Local.Warnings {
+		if !derived(w) && !slices.ContainsFunc(ws, func(x Warning) bool { return x.Text == w }) {
+			add(SeverityNote, WarnRun, "%s", w)
+		}
+	}
+	return ws
+}
+
+// HasProblem reports whether any warning is a problem.
+func HasProblem(ws []Warning) bool {
+	return slices.ContainsFunc(ws, func(w Warning) bool { return w.Severity == SeverityProblem })
+}
+
+// Split parts warnings into problems and notes, keeping their order.
+func Split(ws []Warning) (problems, notes []string) {
+	for _, w := range ws {
+		if w.Severity == SeverityProblem {
+			problems = append(problems, w.Text)
+		} else {
+			notes = append(notes, w.Text)
+		}
+	}
+	return problems, notes
+}
+
+// Headline is the one-line state of a result: "Complete." only when it is.
+func Headline(f *File, ws []Warning) string {
+	problems, _ := Split(ws)
+	switch {
+	case !f.Complete:
+		return "Stopped before the end: the finished levels are kept, the interrupted one is shown as partial."
+	case len(problems) == 1:
+		return "Finished, with a problem: read it before trusting the figures."
+	case len(problems) > 1:
+		return fmt.Sprintf("Finished, with %d problems: read them before trusting the figures.", len(problems))
+	}
+	return "Complete."
+}
+
+func levelLocal(f *File, concurrency int) *LevelLocal {
+	for i := range f.Local.Levels {
+		if f.Local.Levels[i].Concurrency == concurrency {
+			return &f.Local.Levels[i]
+		}
+	}
+	return nil
+}
+
+func partialText(f *File) string {
+	done := make([]string, 0, len(f.Runs))
+	for _, r := range f.Runs {
+		done = append(done, strconv.Itoa(r.Concurrency))
+	}
+	t := "the run stopped before the end"
+	if len(done) > 0 {
+		t += fmt.Sprintf(": concurrency %s finished", strings.Join(done, ", "))
+	} else {
+		t += ": no level finished"
+	}
+	if p := f.Local.PartialRun; p != nil {
+		t += fmt.Sprintf("; the interrupted level (concurrency %d) is kept apart as partial", p.Concurrency)
+	}
+	return t + "; an incomplete run cannot be published"
+}
+
+// failedText says how many of a level's requests failed and how, or "".
+func failedText(r Run, loc *LevelLocal) string {
+	m := r.Metrics
+	failed := m.RequestsError + m.RequestsTimeout
+	if failed == 0 {
+		return ""
+	}
+	total := failed + m.RequestsOK
+	how := ""
+	if loc != nil && len(loc.Errors) > 0 {
+		how = " (" + ErrorClasses(loc.Errors) + ")"
+	} else if m.RequestsTimeout > 0 {
+		how = fmt.Sprintf(" (%d timed out)", m.RequestsTimeout)
+	}
+	if m.RequestsOK == 0 {
+		return fmt.Sprintf("all %d requests failed at concurrency %d%s: the level has no figures", total, r.Concurrency, how)
+	}
+	return fmt.Sprintf("%d of %d requests failed at concurrency %d%s; the figures describe the %d that succeeded",
+		failed, total, r.Concurrency, how, m.RequestsOK)
+}
+
+// ErrorClasses lists error counts by class, most first: "connection: 42,
+// HTTP 503: 3".
+func ErrorClasses(errs map[string]int) string {
+	var parts []string
+	for _, c := range byCount(errs) {
+		parts = append(parts, ClassName(c.class)+": "+strconv.Itoa(c.n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+type classCount struct {
+	class string
+	n     int
+}
+
+// byCount is a level's error classes, most first, then by name.
+func byCount(errs map[string]int) []classCount {
+	var all []classCount
+	for k, n := range errs {
+		if n > 0 {
+			all = append(all, classCount{k, n})
+		}
+	}
+	slices.SortFunc(all, func(a, b classCount) int {
+		if c := cmp.Compare(b.n, a.n); c != 0 {
+			return c
+		}
+		return strings.Compare(a.class, b.class)
+	})
+	return all
+}
+
+// ClassName is an error class for people: "http_503" is "HTTP 503".
+func ClassName(class string) string {
+	if code, ok := strings.CutPrefix(class, "http_"); ok {
+		return "HTTP " + code
+	}
+	switch class {
+	case "empty_completion":
+		return "empty answer"
+	case "error_event":
+		return "error in the stream"
+	}
+	return strings.ReplaceAll(class, "_", " ")
+}
+
+// PromptCacheText says that a level's TTFT came partly from the server's
+// prompt cache, how the server said so and what to do, or "".
+func PromptCacheText(f *File) string {
+	c, share, ok := PromptCacheHit(f)
+	if !ok {
+		return ""
+	}
+	pc := levelLocal(f, c).PromptCache
+	how := "the server's own count per request, " + pc.Source
+	switch pc.Source {
+	case CacheFromMetrics:
+		how = "the server-wide counters " + pc.Metrics + ", so other traffic would count too"
+	case "":
+		how = "as the server reported it"
+	}
+	advice := "these prompts were new to this run, so the server shares more between them than the instruction: check its prompt-cache settings"
+	if !f.Local.FreshSeed && len(f.Runs) > 0 {
+		advice = fmt.Sprintf("the seed was fixed (--seed %d) and the server had seen these prompts before; leave the seed out for new prompts each run", f.Runs[0].Seed)
+	}
+	return fmt.Sprintf("at concurrency %d the server took %.0f%% of the prompt tokens (%d of %d) from its prompt cache (%s): TTFT there measures cache hits, not a cold prefill; %s",
+		c, 100*share, pc.CachedTokens, pc.PromptTokens, how, advice)
+}
+
+func calibrationText(f *File) string {
+	cal := f.Local.Calibration
+	if cal == nil || cal.Converged || (f.Local.Compat != nil && !f.Local.Compat.Usage) {
+		return ""
+	}
+	if cal.PromptTokens == nil {
+		return fmt.Sprintf("prompt calibration failed: the prompts (%d words) were never measured against the %d tokens asked for", cal.Words, cal.TargetTokens)
+	}
+	return fmt.Sprintf("prompt calibration did not converge in %d %s: prompts are about %d tokens against the %d asked for",
+		len(cal.Attempts), Plural(len(cal.Attempts), "request", "requests"), *cal.PromptTokens, cal.TargetTokens)
+}
+
+func ignoreEOSText(f *File, runs []Run) string {
+	if c := f.Local.Compat; c != nil && !c.IgnoreEOS {
+		out := 0
+		if len(runs) > 0 {
+			out = runs[0].OutputTokens
+		}
+		return fmt.Sprintf("the server refused ignore_eos: answers may stop before %d tokens, so throughput is less comparable", out)
+	}
+	var short []string
+	for _, r := range runs {
+		if h := r.Environment.IgnoreEOSHonoured; h != nil && !*h {
+			short = append(short, strconv.Itoa(r.Concurrency))
+		}
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("ignore_eos was not honoured at concurrency %s: some answers stopped before %d tokens, so throughput is less comparable",
+		strings.Join(short, ", "), runs[0].OutputTokens)
+}
+
+func chunkCounted(runs []Run) bool {
+	return slices.ContainsFunc(runs, func(r Run) bool { return r.Metrics.TokenCountMethod == TokenCountStreamChunks })
+}
+
+// tailsText names the levels whose p95 or p99 is missing for lack of
+// successes, or "".
+func tailsText(runs []Run) string {
+	var no95, no99 []string
+	for _, r := range runs {
+		d := r.Metrics.TTFTMs
+		if d == nil || d.N == 0 {
+			continue // no success: failedText says so
+		}
+		switch {
+		case d.P95 == nil:
+			no95 = append(no95, strconv.Itoa(r.Concurrency))
+		case d.P99 == nil && r.Requests >= 100:
+			no99 = append(no99, strconv.Itoa(r.Concurrency))
+		}
+	}
+	var parts []string
+	if len(no95) > 0 {
+		parts = append(parts, fmt.Sprintf("p95 and p99 are missing at concurrency %s (fewer than 20 successes)", strings.Join(no95, ", ")))
+	}
+	if len(no99) > 0 {
+		parts = append(parts, fmt.Sprintf("p99 is missing at concurrency %s (fewer than 100 successes)", strings.Join(no99, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// MergedWarnShare is the share of a level's token gaps read together with
+// the chunk before them (0 ms) above which its ITL is warned about: below
+// it, a few late reads on a busy client; above it, the low end of the ITL
+// distribution is the client's or the server's batching, not the decode.
+// MergedWarnMin merged gaps at least make the share worth a warning; a
+// short level's few late reads say nothing about the client.
+const (
+	MergedWarnShare = 0.05
+	MergedWarnMin   = 100
+)
+
+// mergedText names the level with the largest share of chunks read
+// together, when any level passed MergedWarnShare, or "".
+func mergedText(f *File) string {
+	worst, share := 0, 0.0
+	var l LevelLocal
+	for _, x := range f.Local.Levels {
+		if x.Gaps == 0 || x.MergedGaps < MergedWarnMin {
+			continue
+		}
+		if s := float64(x.MergedGaps) / float64(x.Gaps); s > MergedWarnShare && s > share {
+			worst, share, l = x.Concurrency, s, x
+		}
+	}
+	if share == 0 {
+		return ""
+	}
+	return fmt.Sprintf("at concurrency %d, %.0f%% of the token gaps (%d of %d) were two chunks read from the socket together, counted as 0 ms in ITL: the client read late or the server sent them at once, so the low end of ITL there is not the decode pace",
+		worst, 100*share, l.MergedGaps, l.Gaps)
+}
+
+// derived tells the engine's sentences that Warnings now computes from the
+// file itself, so that files saved before it are not warned twice.
+func derived(w string) bool {
+	for _, p := range []string{
+		"prompt calibration did not converge",
+		"the server refused ignore_eos",
+		"the server does not report token usage",
+	} {
+		if strings.HasPrefix(w, p) {
+			return true
+		}
+	}
+	return strings.HasPrefix(w, "at concurrency ") &&
+		(strings.Contains(w, "from its prompt cache") || strings.HasSuffix(w, "no request succeeded"))
+}
+
+// ErrorDetails is each level's failures grouped by class, most first, with
+// the first message the class recorded: "at concurrency 8, connection ×42:
+// 127.0.0.1:8080 closed …". Nothing for a run without failures.
+func ErrorDetails(f *File) []string {
+	var out []string
+	for _, l := range f.Local.Levels {
+		for _, c := range byCount(l.Errors) {
+			line := fmt.Sprintf("at concurrency %d, %s ×%d", l.Concurrency, ClassName(c.class), c.n)
+			if msgs := l.Messages[c.class]; len(msgs) > 0 {
+				line += ": " + msgs[0]
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}

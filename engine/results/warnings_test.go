@@ -1,0 +1,114 @@
+package results
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestWarnings: each kind from the file alone, with its severity and
+// words; a clean file has none.
+func TestWarnings(t *testing.T) {
+	t.Parallel()
+	p := func(v float64) *float64 { return &v }
+	no := false
+	run := func(c, ok, errs int) Run {
+		d := &Dist{N: ok, P50: 10, P95: p(12), P99: p(13)}
+		return Run{Concurrency: c, Requests: ok + errs, OutputTokens: 256, Seed: 7,
+			Metrics: Metrics{RequestsOK: ok, RequestsError: errs, TTFTMs: d, TokenCountMethod: TokenCountServerUsage}}
+	}
+	clean := func() *File {
+		return &File{Complete: true, Runs: []Run{run(1, 100, 0), run(8, 100, 0)},
+			Local: Local{FreshSeed: true, Compat: &Compat{IgnoreEOS: true, Usage: true}, Calibration: &Calibration{TargetTokens: 1024, Converged: true},
+				Levels: []LevelLocal{{Concurrency: 1}, {Concurrency: 8}}}}
+	}
+	tests := []struct {
+		name  string
+		edit  func(f *File)
+		kind  string
+		sev   Severity
+		words string
+	}{
+		{"failed", func(f *File) {
+			f.Runs[0] = run(1, 58, 42)
+			f.Local.Levels[0].Errors = map[string]int{"connection": 40, "http_503": 2}
+		}, WarnFailed, SeverityProblem,
+			"42 of 100 requests failed at concurrency 1 (connection: 40, HTTP 503: 2); the figures describe the 58 that succeeded"},
+		{"all failed", func(f *File) {
+			f.Runs[1] = run(8, 0, 100)
+			f.Runs[1].Metrics.TTFTMs = nil
+			f.Local.Levels[1].Errors = map[string]int{"timeout": 100}
+		}, WarnFailed, SeverityProblem, "all 100 requests failed at concurrency 8 (timeout: 100): the level has no figures"},
+		{"partial", func(f *File) {
+			f.Complete, f.Local.PartialRun, f.Runs = false, &f.Runs[1], f.Runs[:1]
+		}, WarnPartial, SeverityProblem,
+			"the run stopped before the end: concurrency 1 finished; the interrupted level (concurrency 8) is kept apart as partial; an incomplete run cannot be published"},
+		{"cache", func(f *File) {
+			f.Local.FreshSeed = false
+			f.Local.Levels[1].PromptCache = &PromptCache{CachedTokens: 900, PromptTokens: 1000, Source: CacheFromTimings}
+		}, WarnPromptCache, SeverityProblem,
+			"at concurrency 8 the server took 90% of the prompt tokens (900 of 1000) from its prompt cache (the server's own count per request, timings.cache_n): TTFT there measures cache hits, not a cold prefill; the seed was fixed (--seed 7) and the server had seen these prompts before; leave the seed out for new prompts each run"},
+		{"calibration", func(f *File) {
+			pt := 980
+			f.Local.Calibration = &Calibration{TargetTokens: 1024, PromptTokens: &pt, Attempts: make([]CalibrationAttempt, 2)}
+		}, WarnCalibration, SeverityProblem, "prompt calibration did not converge in 2 requests: prompts are about 980 tokens against the 1024 asked for"},
+		{"ignore_eos refused", func(f *File) { f.Local.Compat.IgnoreEOS = false }, WarnIgnoreEOS, SeverityNote,
+			"the server refused ignore_eos: answers may stop before 256 tokens, so throughput is less comparable"},
+		{"ignore_eos not honoured", func(f *File) { f.Runs[1].Environment.IgnoreEOSHonoured = &no }, WarnIgnoreEOS, SeverityNote,
+			"ignore_eos was not honoured at concurrency 8: some answers stopped before 256 tokens, so throughput is less comparable"},
+		{"chunks", func(f *File) { f.Runs[0].Metrics.TokenCountMethod = TokenCountStreamChunks }, WarnChunkCounts, SeverityNote,
+			"the server did not report token usage: tokens were counted as stream chunks, and a chunk may hold more than one token"},
+		{"tails", func(f *File) {
+			f.Runs[0].Metrics.TTFTMs.P99 = nil
+			f.Runs[1].Metrics.TTFTMs.P95, f.Runs[1].Metrics.TTFTMs.P99 = nil, nil
+		}, WarnTails, SeverityNote,
+			"p95 and p99 are missing at concurrency 8 (fewer than 20 successes); p99 is missing at concurrency 1 (fewer than 100 successes)"},
+		{"merged", func(f *File) { f.Local.Levels[1].Gaps, f.Local.Levels[1].MergedGaps = 20000, 1600 }, WarnMerged, SeverityNote,
+			"at concurrency 8, 8% of the token gaps (1600 of 20000) were two chunks read from the socket together, counted as 0 ms in ITL: the client read late or the server sent them at once, so the low end of ITL there is not the decode pace"},
+		{"telemetry", func(f *File) {
+			f.Local.Telemetry = &Telemetry{Warnings: []string{"GPU telemetry stopped: nvidia-smi exited"}}
+		}, WarnTelemetry, SeverityNote,
+			"GPU telemetry stopped: nvidia-smi exited"},
+		{"engine", func(f *File) { f.Local.Warnings = []string{"TLS certificate verification was off"} }, WarnRun, SeverityNote,
+			"TLS certificate verification was off"},
+		{"an old file's engine line is not said twice", func(f *File) {
+			f.Local.FreshSeed = false
+			f.Local.Levels[1].PromptCache = &PromptCache{CachedTokens: 900, PromptTokens: 1000, Source: CacheFromTimings}
+			f.Local.Warnings = []string{"at concurrency 8 the server took 90% of the prompt tokens (900 of 1000) from its prompt cache (old words)"}
+		}, WarnPromptCache, SeverityProblem, ""},
+	}
+	if ws := Warnings(clean()); len(ws) != 0 || Headline(clean(), ws) != "Complete." {
+		t.Fatalf("a clean file warns %+v", ws)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := clean()
+			tt.edit(f)
+			ws := Warnings(f)
+			if len(ws) != 1 || ws[0].Kind != tt.kind || ws[0].Severity != tt.sev || (tt.words != "" && ws[0].Text != tt.words) {
+				t.Fatalf("got %+v\nwant one %s %s: %q", ws, tt.sev, tt.kind, tt.words)
+			}
+			problems, notes := Split(ws)
+			if got, want := HasProblem(ws), tt.sev == SeverityProblem; got != want || len(problems)+len(notes) != 1 {
+				t.Errorf("HasProblem %v, want %v", got, want)
+			}
+			h := Headline(f, ws)
+			if (h == "Complete.") == (tt.sev == SeverityProblem) {
+				t.Errorf("headline %q with a %s", h, tt.sev)
+			}
+		})
+	}
+}
+
+func TestErrorDetails(t *testing.T) {
+	t.Parallel()
+	f := &File{Local: Local{Levels: []LevelLocal{
+		{Concurrency: 1},
+		{Concurrency: 8, Errors: map[string]int{"http_503": 2, "connection": 5},
+			Messages: map[string][]string{"connection": {"closed", "reset"}, "http_503": {"overloaded"}}},
+	}}}
+	got := ErrorDetails(f)
+	want := []string{"at concurrency 8, connection ×5: closed", "at concurrency 8, HTTP 503 ×2: overloaded"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,97 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// prefCheckPrefix keys what each endpoint's latest check found out about
+// its context (the Endpoints screen's Test, or a run's endpoint check),
+// so the Benchmark form can refuse a plan the server cannot hold.
+const prefCheckPrefix = "endpoint.check."
+
+// lastCheck is what an endpoint's latest check reported, and the address
+// it was made against: a check of another address says nothing about the
+// endpoint as saved now.
+type lastCheck struct {
+	URL       string            `json:"url"`
+	Detection results.Detection `json:"detection"`
+}
+
+// rememberCheck keeps what a check of ep found (d), or, when the run was
+// refused for its context, what the refusal read; a check that reported
+// no context length forgets an older one. The built-in simulator's
+// address changes with every start, so it is kept without one.
+func (u *App) rememberCheck(ep engine.Endpoint, d *results.Detection, err error) {
+	if ep.Name == "" {
+		return
+	}
+	var ce *engine.ContextError
+	switch {
+	case errors.As(err, &ce):
+		d = &results.Detection{Family: ce.Family, ContextLength: ce.Context, ContextSource: ce.Source}
+	case d == nil:
+		return // the check did not get as far as the detection
+	}
+	lc := lastCheck{URL: ep.URL, Detection: *d}
+	if ep.Name == SimulatorName {
+		lc.URL = ""
+	}
+	data, jerr := json.Marshal(lc)
+	if jerr != nil {
+		return
+	}
+	u.fyne.Preferences().SetString(prefCheckPrefix+ep.Name, string(data))
+}
+
+// forgetCheck drops what was kept about an endpoint's checks.
+func (u *App) forgetCheck(name string) {
+	u.fyne.Preferences().RemoveValue(prefCheckPrefix + name)
+}
+
+// checkedDetection is what the latest check of the endpoint called name
+// reported, or nil when none is known for its address as saved now.
+func (u *App) checkedDetection(name string) *results.Detection {
+	raw := u.fyne.Preferences().String(prefCheckPrefix + name)
+	if raw == "" {
+		return nil
+	}
+	var lc lastCheck
+	if json.Unmarshal([]byte(raw), &lc) != nil {
+		return nil
+	}
+	if name != SimulatorName {
+		saved, ok, err := u.endpoints.Get(name)
+		if err != nil || !ok || saved.URL != lc.URL {
+			return nil
+		}
+	}
+	return &lc.Detection
+}
+
+// contextProblem says why a plan of input and output tokens cannot run on
+// the endpoint called name, from what its latest check reported, or "".
+func (u *App) contextProblem(name string, input, output int) string {
+	ce := engine.FitContext(input, output, u.checkedDetection(name))
+	if ce == nil {
+		return ""
+	}
+	ce.Lower = "the input or output tokens"
+	if ce.Source != "" {
+		ce.Source += ", at the endpoint's last check"
+	} else {
+		ce.Source = "at the endpoint's last check"
+	}
+	return "Cannot run: " + ce.Error() + "."
+}
+
+// detectionOf is a run's endpoint detection, or nil without a run.
+func detectionOf(f *results.File) *results.Detection {
+	if f == nil {
+		return nil
+	}
+	return f.Local.Detection
+}
