@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,10 +19,14 @@ import (
 // while there is a problem, unless --accept-problems.
 func TestWarningsInRunAndValidate(t *testing.T) {
 	t.Parallel()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
 	cases := []struct {
-		name string
-		cfg  func(*sim.Config)
-		kind string
+		name  string
+		cfg   func(*sim.Config)
+		kind  string
+		flags []string // more run flags
+		again bool     // run twice with these flags; the second is checked
 	}{
 		{"a fifth of the requests answer 503", func(c *sim.Config) {
 			c.Faults = func(n int64) sim.Fault {
@@ -29,9 +35,11 @@ func TestWarningsInRunAndValidate(t *testing.T) {
 				}
 				return sim.FaultNone
 			}
-		}, results.WarnFailed},
-		{"the server refuses ignore_eos", func(c *sim.Config) { c.Personality = sim.Strict }, results.WarnIgnoreEOS},
-		{"no usage", func(c *sim.Config) { c.NoUsage = true }, results.WarnChunkCounts},
+		}, results.WarnFailed, nil, false},
+		{"the server refuses ignore_eos", func(c *sim.Config) { c.Personality = sim.Strict }, results.WarnIgnoreEOS, nil, false},
+		{"no usage", func(c *sim.Config) { c.NoUsage = true }, results.WarnChunkCounts, nil, false},
+		{"prompts from the server's cache", func(c *sim.Config) { c.Personality = sim.LlamaCpp }, results.WarnPromptCache, []string{"--seed", "7"}, true},
+		{"GPU telemetry lost", func(*sim.Config) {}, results.WarnTelemetry, []string{"--gpu", down.URL + "/metrics"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,7 +47,13 @@ func TestWarningsInRunAndValidate(t *testing.T) {
 			cfg := fast()
 			tc.cfg(&cfg)
 			out := filepath.Join(t.TempDir(), "r.json")
-			code, stdout, stderr := runCLI(append([]string{"run", "--endpoint", startSim(t, cfg), "-o", out}, smallFlags...)...)
+			args := append(append([]string{"run", "--endpoint", startSim(t, cfg), "-o", out}, smallFlags...), tc.flags...)
+			if tc.again {
+				if code, _, stderr := runCLI(args...); code != exitOK {
+					t.Fatalf("first run: exit %d: %s", code, stderr)
+				}
+			}
+			code, stdout, stderr := runCLI(args...)
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
