@@ -59,8 +59,8 @@ func Warnings(f *File) []Warning {
 	if !f.Complete {
 		add(SeverityProblem, WarnPartial, "%s", partialText(f))
 	}
-	for _, r := range runs {
-		if t := failedText(r, levelLocal(f, r.Concurrency)); t != "" {
+	for i, r := range runs {
+		if t := failedText(r, levelLocal(f, i, r.Concurrency)); t != "" {
 			add(SeverityProblem, WarnFailed, "%s", t)
 		}
 	}
@@ -126,7 +126,14 @@ func Headline(f *File, ws []Warning) string {
 	return "Complete."
 }
 
-func levelLocal(f *File, concurrency int) *LevelLocal {
+// levelLocal is the local detail of the i-th run record (the partial one
+// last): local.levels lists them in the same order, and a capacity
+// document probes a concurrency more than once, so the index decides
+// first; a file whose lists do not line up is matched by concurrency.
+func levelLocal(f *File, i, concurrency int) *LevelLocal {
+	if i >= 0 && i < len(f.Local.Levels) && f.Local.Levels[i].Concurrency == concurrency {
+		return &f.Local.Levels[i]
+	}
 	for i := range f.Local.Levels {
 		if f.Local.Levels[i].Concurrency == concurrency {
 			return &f.Local.Levels[i]
@@ -226,7 +233,13 @@ func PromptCacheText(f *File) string {
 	if !ok {
 		return ""
 	}
-	pc := levelLocal(f, c).PromptCache
+	var pc *PromptCache
+	for _, l := range f.Local.Levels {
+		if l.Concurrency == c && l.PromptCache.Share() == share {
+			pc = l.PromptCache
+			break
+		}
+	}
 	how := "the server's own count per request, " + pc.Source
 	switch pc.Source {
 	case CacheFromMetrics:
@@ -264,7 +277,7 @@ func ignoreEOSText(f *File, runs []Run) string {
 	}
 	var short []string
 	for _, r := range runs {
-		if h := r.Environment.IgnoreEOSHonoured; h != nil && !*h {
+		if h := r.Environment.IgnoreEOSHonoured; h != nil && !*h && !slices.Contains(short, strconv.Itoa(r.Concurrency)) {
 			short = append(short, strconv.Itoa(r.Concurrency))
 		}
 	}
@@ -288,11 +301,12 @@ func tailsText(runs []Run) string {
 		if d == nil || d.N == 0 {
 			continue // no success: failedText says so
 		}
+		c := strconv.Itoa(r.Concurrency)
 		switch {
-		case d.P95 == nil:
-			no95 = append(no95, strconv.Itoa(r.Concurrency))
-		case d.P99 == nil && r.Requests >= 100:
-			no99 = append(no99, strconv.Itoa(r.Concurrency))
+		case d.P95 == nil && !slices.Contains(no95, c):
+			no95 = append(no95, c)
+		case d.P95 != nil && d.P99 == nil && r.Requests >= 100 && !slices.Contains(no99, c):
+			no99 = append(no99, c)
 		}
 	}
 	var parts []string

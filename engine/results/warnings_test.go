@@ -112,3 +112,31 @@ func TestErrorDetails(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestWarningsRepeatedLevels: a capacity document measures a level twice;
+// each probe's failures come from its own detail, and a cache hit on the
+// repeat is found.
+func TestWarningsRepeatedLevels(t *testing.T) {
+	t.Parallel()
+	p95 := 1.0
+	d := &Dist{N: 20, P95: &p95}
+	f := &File{Complete: true, Local: Local{FreshSeed: true, Levels: []LevelLocal{
+		{Concurrency: 8, Errors: map[string]int{"http_503": 4}},
+		{Concurrency: 8, Errors: map[string]int{"timeout": 1}, PromptCache: &PromptCache{CachedTokens: 500, PromptTokens: 1000, Source: CacheFromUsage}},
+	}}, Runs: []Run{
+		{Concurrency: 8, Requests: 24, Metrics: Metrics{RequestsOK: 20, RequestsError: 4, TTFTMs: d}},
+		{Concurrency: 8, Requests: 24, Metrics: Metrics{RequestsOK: 23, RequestsTimeout: 1, TTFTMs: d}},
+	}}
+	var got []string
+	for _, w := range Warnings(f) {
+		got = append(got, w.Text)
+	}
+	want := []string{
+		"4 of 24 requests failed at concurrency 8 (HTTP 503: 4); the figures describe the 20 that succeeded",
+		"1 of 24 requests failed at concurrency 8 (timeout: 1); the figures describe the 23 that succeeded",
+		"at concurrency 8 the server took 50% of the prompt tokens (500 of 1000) from its prompt cache (the server's own count per request, usage.prompt_tokens_details.cached_tokens): TTFT there measures cache hits, not a cold prefill; these prompts were new to this run, so the server shares more between them than the instruction: check its prompt-cache settings",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
