@@ -63,9 +63,14 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	v := &StagesView{rows: stagesRows(r)}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	var state []string
-	if r.Complete {
+	switch {
+	case r.Complete && len(r.Warnings) > 0:
+		// Never "Complete." above a list of what went wrong.
+		state = append(state, fmt.Sprintf("Finished, with %d %s below: read %s before trusting the figures.",
+			len(r.Warnings), results.Plural(len(r.Warnings), "warning", "warnings"), results.Plural(len(r.Warnings), "it", "them")))
+	case r.Complete:
 		state = append(state, "Complete.")
-	} else {
+	default:
 		state = append(state, "Stopped before every stage finished.")
 	}
 	if r.Quick {

@@ -163,3 +163,19 @@ func TestWarningsOnEverySurface(t *testing.T) {
 		})
 	}
 }
+
+// TestStagesStateWithWarnings: a three-stage result with warnings never
+// says "Complete." above them.
+func TestStagesStateWithWarnings(t *testing.T) {
+	h := newHarness(t)
+	r := &results.StagesResult{Complete: true, Model: "m", TokenSource: "usage"}
+	h.locked(func() {
+		if got := newStagesView(h.u, r, "", nil, func() {}).state.Text; !strings.HasPrefix(got, "Complete.") {
+			t.Errorf("clean: state %q", got)
+		}
+		r.Warnings = []string{"single-user code prompt failed: timeout"}
+		if got, want := newStagesView(h.u, r, "", nil, func() {}).state.Text, "Finished, with 1 warning below: read it before trusting the figures."; !strings.HasPrefix(got, want) {
+			t.Errorf("state %q, want it to start %q", got, want)
+		}
+	})
+}
