@@ -72,6 +72,24 @@ type Summary struct {
 	Notes string `json:"-"`
 }
 
+// State is a run's state in a word or three: "complete", "incomplete",
+// or, when it has problems, "finished, 2 problems" / "incomplete, 1
+// problem" — the count its result's state gives; the sentences are the
+// first thing its result shows.
+func (s Summary) State() string {
+	state := "incomplete"
+	if s.Complete {
+		state = "complete"
+	}
+	if n := len(s.Problems); n > 0 {
+		if s.Complete {
+			state = "finished"
+		}
+		state += fmt.Sprintf(", %d %s", n, results.Plural(n, "problem", "problems"))
+	}
+	return state
+}
+
 type indexDoc struct {
 	Version int       `json:"version"`
 	Entries []Summary `json:"entries"`

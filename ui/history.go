@@ -14,7 +14,6 @@ import (
 	fstorage "fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -199,18 +198,7 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 	case 7:
 		return strconv.FormatFloat(s.BestOutputTPS, 'f', 1, 64)
 	case 8:
-		state := "incomplete"
-		if s.Complete {
-			state = "complete"
-		}
-		if n := len(s.Problems); n > 0 {
-			// The count the result's state gives; the sentences are
-			// the first thing the result opened from here shows.
-			if s.Complete {
-				state = "finished"
-			}
-			state += fmt.Sprintf(", %d %s", n, results.Plural(n, "problem", "problems"))
-		}
+		state := s.State()
 		if s.CachedShare > 0 {
 			state += fmt.Sprintf(" · %.0f%% cached", 100*s.CachedShare) // prompt tokens from the server's cache
 		}

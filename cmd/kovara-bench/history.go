@@ -52,7 +52,7 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\n",
 			localTime(s.CreatedAt), s.ID, dash(s.EndpointName), dash(s.Model), dash(s.Engine), kind(s),
-			levels(s), s.BestOutputTPS, status(s), s.Label)
+			levels(s), s.BestOutputTPS, s.State(), s.Label)
 	}
 	tw.Flush()
 	return exitOK
@@ -92,12 +92,6 @@ func levels(s storage.Summary) string {
 	return dash(strings.Join(parts, ","))
 }
 
-func status(s storage.Summary) string {
-	if s.Complete {
-		return "complete"
-	}
-	return "incomplete"
-}
 
 // cmdImport copies results files into the library after validating them.
 func cmdImport(args []string, stdout, stderr io.Writer) int {
