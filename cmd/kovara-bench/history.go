@@ -92,7 +92,6 @@ func levels(s storage.Summary) string {
 	return dash(strings.Join(parts, ","))
 }
 
-
 // cmdImport copies results files into the library after validating them.
 func cmdImport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
