@@ -84,20 +84,7 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 		chartWithSave(v.speed, capacitySpeedSpec(r, palette).Title),
 		chartWithSave(v.ttft, capacityTTFTSpec(r, palette).Title))
 
-	table := widget.NewTableWithHeaders(
-		func() (int, int) { return len(v.rows), len(capacityColumns) },
-		func() fyne.CanvasObject { return widget.NewLabel("missed: TTFT p95") },
-		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.rows[id.Row][id.Col]) },
-	)
-	table.ShowHeaderColumn = false
-	table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("Concurrency", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Row < 0 && id.Col >= 0 {
-			o.(*widget.Label).SetText(capacityColumns[id.Col])
-		}
-	}
+	table := textTable(v.rows, capacityColumns, "missed: TTFT p95", "Concurrency")
 	for i, w := range []float32{110, 80, 90, 70, 150, 70, 120, 110, 250} {
 		table.SetColumnWidth(i, w)
 	}

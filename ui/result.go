@@ -139,20 +139,7 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		v.problems.Wrapping = fyne.TextWrapWord
 	}
 
-	v.table = widget.NewTableWithHeaders(
-		func() (int, int) { return len(v.rows), len(v.columns) },
-		func() fyne.CanvasObject { return widget.NewLabel("0000.0") },
-		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.rows[id.Row][id.Col]) },
-	)
-	v.table.ShowHeaderColumn = false
-	v.table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("Latency p99", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	v.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Row < 0 && id.Col >= 0 {
-			o.(*widget.Label).SetText(v.columns[id.Col])
-		}
-	}
+	v.table = textTable(v.rows, v.columns, "0000.0", "Latency p99")
 	for i, c := range v.columns {
 		v.table.SetColumnWidth(i, float32(max(82, 9*len(c))))
 	}

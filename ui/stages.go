@@ -85,20 +85,7 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	}
 	v.state = widget.NewLabel(strings.Join(state, " "))
 	v.state.Wrapping = fyne.TextWrapWord
-	table := widget.NewTableWithHeaders(
-		func() (int, int) { return len(v.rows), len(stagesColumns) },
-		func() fyne.CanvasObject { return widget.NewLabel("decode, prose prompt") },
-		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.rows[id.Row][id.Col]) },
-	)
-	table.ShowHeaderColumn = false
-	table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("Stage", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Row < 0 && id.Col >= 0 {
-			o.(*widget.Label).SetText(stagesColumns[id.Col])
-		}
-	}
+	table := textTable(v.rows, stagesColumns, "decode, prose prompt", "Stage")
 	for i, w := range []float32{200, 170, 110, 100, 480} {
 		table.SetColumnWidth(i, w)
 	}
@@ -170,20 +157,7 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	}
 	state := widget.NewLabel(note)
 	state.Wrapping = fyne.TextWrapWord
-	table := widget.NewTableWithHeaders(
-		func() (int, int) { return len(v.rows), len(specDecColumns) },
-		func() fyne.CanvasObject { return widget.NewLabel("Tokens min / p50 / max") },
-		func(id widget.TableCellID, o fyne.CanvasObject) { o.(*widget.Label).SetText(v.rows[id.Row][id.Col]) },
-	)
-	table.ShowHeaderColumn = false
-	table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("Concurrency", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Row < 0 && id.Col >= 0 {
-			o.(*widget.Label).SetText(specDecColumns[id.Col])
-		}
-	}
+	table := textTable(v.rows, specDecColumns, "Tokens min / p50 / max", "Concurrency")
 	for i := range specDecColumns {
 		table.SetColumnWidth(i, 160)
 	}
