@@ -357,9 +357,9 @@ func (s *BenchmarkScreen) onProfile(name string) {
 	s.revalidate()
 }
 
-// planFromForm reads the form; the error lists every field that is wrong.
-func (s *BenchmarkScreen) planFromForm() (engine.Plan, error) {
-	p := setup.DefaultPlan()
+// lengthsFromForm reads the prompt and answer lengths into p, the fields
+// the Kovara and capacity plans share; it returns what is wrong.
+func (s *BenchmarkScreen) lengthsFromForm(p *engine.Plan) []error {
 	var errs []error
 	var err error
 	if p.InputTokens, err = engine.ParseCount("input tokens", s.inputEntry.Text, 1); err != nil {
@@ -368,12 +368,14 @@ func (s *BenchmarkScreen) planFromForm() (engine.Plan, error) {
 	if p.OutputTokens, err = engine.ParseCount("output tokens", s.outputEntry.Text, 1); err != nil {
 		errs = append(errs, err)
 	}
-	if p.Concurrency, err = engine.ParseLevels(s.levelsEntry.Text); err != nil {
-		errs = append(errs, fmt.Errorf("concurrency levels: %w", err))
-	}
-	if p.Requests, err = engine.ParseCount("requests", s.requestsEntry.Text, 1); err != nil {
-		errs = append(errs, err)
-	}
+	return errs
+}
+
+// runSettingsFromForm reads warmup, seed and timeout into p, as
+// lengthsFromForm does the lengths.
+func (s *BenchmarkScreen) runSettingsFromForm(p *engine.Plan) []error {
+	var errs []error
+	var err error
 	if p.Warmup, err = engine.ParseCount("warmup", s.warmupEntry.Text, 0); err != nil {
 		errs = append(errs, err)
 	}
@@ -383,6 +385,22 @@ func (s *BenchmarkScreen) planFromForm() (engine.Plan, error) {
 	if p.Timeout, err = engine.ParseTimeout(s.timeoutEntry.Text); err != nil {
 		errs = append(errs, err)
 	}
+	return errs
+}
+
+// planFromForm reads the form; the error lists every field that is wrong.
+func (s *BenchmarkScreen) planFromForm() (engine.Plan, error) {
+	p := setup.DefaultPlan()
+	var errs []error
+	var err error
+	errs = append(errs, s.lengthsFromForm(&p)...)
+	if p.Concurrency, err = engine.ParseLevels(s.levelsEntry.Text); err != nil {
+		errs = append(errs, fmt.Errorf("concurrency levels: %w", err))
+	}
+	if p.Requests, err = engine.ParseCount("requests", s.requestsEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, s.runSettingsFromForm(&p)...)
 	if len(errs) == 0 {
 		if s.manifest != nil {
 			if s.profileSelect.Selected == "" {
@@ -531,21 +549,8 @@ func (s *BenchmarkScreen) capacityFromForm() (engine.CapacityPlan, error) {
 	if p.MaxConcurrency, err = engine.ParseCount("most concurrent users", s.maxConcEntry.Text, 1); err != nil {
 		errs = append(errs, err)
 	}
-	if p.InputTokens, err = engine.ParseCount("input tokens", s.inputEntry.Text, 1); err != nil {
-		errs = append(errs, err)
-	}
-	if p.OutputTokens, err = engine.ParseCount("output tokens", s.outputEntry.Text, 1); err != nil {
-		errs = append(errs, err)
-	}
-	if p.Warmup, err = engine.ParseCount("warmup", s.warmupEntry.Text, 0); err != nil {
-		errs = append(errs, err)
-	}
-	if p.Seed, p.FixedSeed, err = engine.ParseSeed(s.seedEntry.Text); err != nil {
-		errs = append(errs, err)
-	}
-	if p.Timeout, err = engine.ParseTimeout(s.timeoutEntry.Text); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, s.lengthsFromForm(&p.Plan)...)
+	errs = append(errs, s.runSettingsFromForm(&p.Plan)...)
 	if len(errs) == 0 {
 		if err := p.Validate(); err != nil {
 			errs = append(errs, err)
