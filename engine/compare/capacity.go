@@ -8,11 +8,7 @@ import (
 
 // CapacityMetrics are the capacity plan's answers, side by side; the
 // numbers at the capacity are those of its first probe.
-var CapacityMetrics = []struct {
-	ID, Label, Unit string
-	Dir             Direction
-	Get             func(*results.CapacityResult) (float64, bool)
-}{
+var CapacityMetrics = []DocMetric[results.CapacityResult]{
 	{"capacity", "capacity", "users", HigherBetter, func(r *results.CapacityResult) (float64, bool) {
 		return float64(r.Answer.Capacity), true
 	}},
@@ -49,18 +45,7 @@ func atCapacity(get func(*results.CapacityProbe) (float64, bool)) func(*results.
 // CapacityTable is a metric × run table of capacity results, with the
 // change against the first.
 func CapacityTable(docs []*results.CapacityResult, labels []string) []Row {
-	names := runNamesOf(len(docs), labels)
-	var rows []Row
-	for _, m := range CapacityMetrics {
-		cells := row(names, m.Dir, func(i int) (float64, bool) {
-			if docs[i] == nil {
-				return 0, false
-			}
-			return m.Get(docs[i])
-		})
-		rows = append(rows, Row{Shared: true, Metric: Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Dir: m.Dir}, Cells: cells})
-	}
-	return rows
+	return docTable(docs, labels, CapacityMetrics)
 }
 
 // CapacityVerdict says whether capacity results answer the same question:

@@ -8,11 +8,7 @@ import (
 )
 
 // StagesMetrics are the three-stage plan's numbers, side by side.
-var StagesMetrics = []struct {
-	ID, Label, Unit string
-	Dir             Direction
-	Get             func(*results.StagesResult) (float64, bool)
-}{
+var StagesMetrics = []DocMetric[results.StagesResult]{
 	{"decode_code", "decode, code prompt", "tok/s", HigherBetter, stagesDecode("code")},
 	{"decode_json", "decode, JSON prompt", "tok/s", HigherBetter, stagesDecode("json")},
 	{"decode_prose", "decode, prose prompt", "tok/s", HigherBetter, stagesDecode("prose")},
@@ -56,18 +52,7 @@ func stagesDecode(kind string) func(*results.StagesResult) (float64, bool) {
 // StagesTable is a metric × run table of three-stage results, with the
 // change against the first, as Table is for Kovara runs.
 func StagesTable(docs []*results.StagesResult) []Row {
-	names := runNamesOf(len(docs), nil)
-	var rows []Row
-	for _, m := range StagesMetrics {
-		cells := row(names, m.Dir, func(i int) (float64, bool) {
-			if docs[i] == nil {
-				return 0, false
-			}
-			return m.Get(docs[i])
-		})
-		rows = append(rows, Row{Shared: true, Metric: Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Dir: m.Dir}, Cells: cells})
-	}
-	return rows
+	return docTable(docs, nil, StagesMetrics)
 }
 
 // StagesVerdict says whether three-stage results measure the same thing:
@@ -114,4 +99,29 @@ func quickName(q bool) string {
 		return "quick"
 	}
 	return "full"
+}
+
+// DocMetric is one figure of a plan document (a three-stage or capacity
+// result), for a metric × run table.
+type DocMetric[D any] struct {
+	ID, Label, Unit string
+	Dir             Direction
+	Get             func(*D) (float64, bool)
+}
+
+// docTable is a metric × run table of plan documents, with the change
+// against the first; a missing document has no values.
+func docTable[D any](docs []*D, labels []string, metrics []DocMetric[D]) []Row {
+	names := runNamesOf(len(docs), labels)
+	var rows []Row
+	for _, m := range metrics {
+		cells := row(names, m.Dir, func(i int) (float64, bool) {
+			if docs[i] == nil {
+				return 0, false
+			}
+			return m.Get(docs[i])
+		})
+		rows = append(rows, Row{Shared: true, Metric: Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Dir: m.Dir}, Cells: cells})
+	}
+	return rows
 }
