@@ -98,7 +98,8 @@ func (r *runner) calibrate(ctx context.Context) error {
 	}
 	r.opts.words = cal.Words
 	if !cal.Converged && best >= 0 {
-		r.warn("prompt calibration did not converge in %d requests: prompts are about %d tokens against the %d asked for", len(cal.Attempts), *cal.PromptTokens, target)
+		// Warned from the file (results.Warnings); the log says it now.
+		r.obs.logf("warning: prompt calibration did not converge in %d requests: prompts are about %d tokens against the %d asked for", len(cal.Attempts), *cal.PromptTokens, target)
 	}
 	return nil
 }
