@@ -33,16 +33,8 @@ var capacityColumns = []string{"Concurrency", "Step", "Requests", "Failed", "Per
 func capacityRows(r *results.CapacityResult) [][]string {
 	var rows [][]string
 	for _, p := range r.Probes {
-		verdict := "met"
-		if !p.Met {
-			var on []string
-			for _, l := range p.Missed {
-				on = append(on, results.LimitName(l))
-			}
-			verdict = "missed: " + strings.Join(on, ", ")
-		}
 		rows = append(rows, []string{strconv.Itoa(p.Concurrency), p.Step, strconv.Itoa(p.Requests), strconv.Itoa(p.Failed),
-			optNum(p.UserTPSP50, 1), optNum(p.UserTPSP5, 1), optNum(p.TTFTP95Ms, 0), strconv.FormatFloat(p.OutputTPS, 'f', 1, 64), verdict})
+			optNum(p.UserTPSP50, 1), optNum(p.UserTPSP5, 1), optNum(p.TTFTP95Ms, 0), strconv.FormatFloat(p.OutputTPS, 'f', 1, 64), p.Verdict()})
 	}
 	return rows
 }

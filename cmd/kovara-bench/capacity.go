@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/kovara/desktop/engine"
@@ -99,16 +98,8 @@ func printCapacity(w io.Writer, r *results.CapacityResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "conc\tstep\trequests\tfailed\tper-user tok/s p50\tp5\tTTFT p95 ms\ttotal tok/s\t\t")
 	for _, p := range r.Probes {
-		verdict := "met"
-		if !p.Met {
-			var on []string
-			for _, l := range p.Missed {
-				on = append(on, results.LimitName(l))
-			}
-			verdict = "missed: " + strings.Join(on, ", ")
-		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", p.Concurrency, p.Step, p.Requests, p.Failed,
-			fmtOpt(p.UserTPSP50, 1), fmtOpt(p.UserTPSP5, 1), fmtOpt(p.TTFTP95Ms, 1), strconv.FormatFloat(p.OutputTPS, 'f', 1, 64), verdict)
+			fmtOpt(p.UserTPSP50, 1), fmtOpt(p.UserTPSP5, 1), fmtOpt(p.TTFTP95Ms, 1), strconv.FormatFloat(p.OutputTPS, 'f', 1, 64), p.Verdict())
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "per-user tok/s = 1000 / TPOT of each request; a level meets the service level with no failed request, TTFT p95 at or under the ceiling and p5 per-user tok/s at or over the floor")

@@ -140,6 +140,24 @@ func LimitName(limit string) string {
 	return limit
 }
 
+// limitNames says limits in words, in their order.
+func limitNames(limits []string) []string {
+	out := make([]string, len(limits))
+	for i, l := range limits {
+		out[i] = LimitName(l)
+	}
+	return out
+}
+
+// Verdict is a probe's outcome in a few words: "met", or "missed: " and
+// the limits it missed.
+func (p CapacityProbe) Verdict() string {
+	if p.Met {
+		return "met"
+	}
+	return "missed: " + strings.Join(limitNames(p.Missed), ", ")
+}
+
 // SLO says the service level ("per-user ≥ 20 tok/s, TTFT p95 ≤ 2000 ms").
 func (s CapacitySettings) SLO() string {
 	return "per-user ≥ " + num(s.UserTPS) + " tok/s, TTFT p95 ≤ " + num(s.TTFTP95Ms) + " ms"
@@ -248,11 +266,7 @@ func (r *CapacityResult) AnswerLine() string {
 		line += fmt.Sprintf(", at least: the maximum, %d, held", r.Settings.MaxConcurrency)
 	}
 	if a.MissedAt > 0 {
-		var on []string
-		for _, l := range a.MissedOn {
-			on = append(on, LimitName(l))
-		}
-		line += fmt.Sprintf("; %d missed on %s", a.MissedAt, strings.Join(on, " and "))
+		line += fmt.Sprintf("; %d missed on %s", a.MissedAt, strings.Join(limitNames(a.MissedOn), " and "))
 	}
 	if !r.Complete {
 		line += " (stopped before the search ended)"
