@@ -14,6 +14,7 @@ import (
 	fstorage "fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -322,41 +323,41 @@ func (h *HistoryScreen) showOpened(o fyne.CanvasObject) {
 	h.content.Refresh()
 }
 
+// openPlanDoc loads a plan document (three stages, speculative decoding,
+// capacity) and shows its view in the History place, its back button
+// leading back here.
+func openPlanDoc[D any](h *HistoryScreen, id string, load func(string) (D, error), view func(D) (back *widget.Button, content fyne.CanvasObject)) {
+	r, err := load(id)
+	if err != nil {
+		h.status.SetText(err.Error())
+		return
+	}
+	back, content := view(r)
+	back.SetText("Back to history")
+	h.openedOther = true
+	h.showOpened(content)
+}
+
 // open shows a run's result view inside the History place.
 func (h *HistoryScreen) open(id string) {
 	switch h.planOf(id) {
 	case storage.PlanStages:
-		r, err := h.u.lib.LoadStages(id)
-		if err != nil {
-			h.status.SetText(err.Error())
-			return
-		}
-		v := newStagesView(h.u, r, id, nil, h.closeRun)
-		v.back.SetText("Back to history")
-		h.openedOther = true
-		h.showOpened(v.content)
+		openPlanDoc(h, id, h.u.lib.LoadStages, func(r *results.StagesResult) (*widget.Button, fyne.CanvasObject) {
+			v := newStagesView(h.u, r, id, nil, h.closeRun)
+			return v.back, v.content
+		})
 		return
 	case storage.PlanSpecDec:
-		r, err := h.u.lib.LoadSpecDec(id)
-		if err != nil {
-			h.status.SetText(err.Error())
-			return
-		}
-		v := newSpecDecView(h.u, r, id, nil, h.closeRun)
-		v.back.SetText("Back to history")
-		h.openedOther = true
-		h.showOpened(v.content)
+		openPlanDoc(h, id, h.u.lib.LoadSpecDec, func(r *results.SpecDecResult) (*widget.Button, fyne.CanvasObject) {
+			v := newSpecDecView(h.u, r, id, nil, h.closeRun)
+			return v.back, v.content
+		})
 		return
 	case storage.PlanCapacity:
-		r, err := h.u.lib.LoadCapacity(id)
-		if err != nil {
-			h.status.SetText(err.Error())
-			return
-		}
-		v := newCapacityView(h.u, r, id, nil, h.closeRun)
-		v.back.SetText("Back to history")
-		h.openedOther = true
-		h.showOpened(v.content)
+		openPlanDoc(h, id, h.u.lib.LoadCapacity, func(r *results.CapacityResult) (*widget.Button, fyne.CanvasObject) {
+			v := newCapacityView(h.u, r, id, nil, h.closeRun)
+			return v.back, v.content
+		})
 		return
 	}
 	f, err := h.u.lib.Load(id)
