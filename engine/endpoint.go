@@ -98,7 +98,7 @@ func dialStamped(ctx context.Context, e Endpoint, b Base) (*netstamp.Conn, net.C
 	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
-		raw.Close()
+		sc.Close()
 		return nil, nil, err
 	}
 	return sc, tc, nil

@@ -43,6 +43,8 @@ var epoch = time.Now()
 // Wrap stamps c: reads with the kernel's receive time where the OS gives
 // it, writes with the moment just before the write call began. It never
 // fails: without kernel timestamps reads get the time the call returned.
+// The Conn owns c: close the Conn, never c itself (on Linux a read may be
+// waiting inside c, and only the Conn's Close ends that wait).
 //
 // Writes are not stamped by the kernel here on purpose. A transmit stamp
 // is delivered on the socket's error queue, which wakes whoever polls the
@@ -83,7 +85,22 @@ func (c *Conn) Read(p []byte) (int, error) {
 // Close closes the connection and marks it gone.
 func (c *Conn) Close() error {
 	c.gone.Store(true)
+	c.plat.closing()
 	return c.Conn.Close()
+}
+
+// SetDeadline sets the wrapped connection's deadlines. The reader's own
+// bound on its waits (see pull_linux.go) steps aside from then on.
+func (c *Conn) SetDeadline(t time.Time) error {
+	c.plat.userDeadline()
+	return c.Conn.SetDeadline(t)
+}
+
+// SetReadDeadline sets the wrapped connection's read deadline, as
+// SetDeadline does.
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	c.plat.userDeadline()
+	return c.Conn.SetReadDeadline(t)
 }
 
 // Gone reports whether the connection can no longer carry a request: a

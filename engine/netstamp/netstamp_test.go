@@ -27,8 +27,9 @@ func pair(t *testing.T) (*Conn, net.Conn) {
 		t.Fatal(err)
 	}
 	s := <-acc
-	t.Cleanup(func() { c.Close(); s.Close() })
-	return WrapSending(c), s
+	w := WrapSending(c)
+	t.Cleanup(func() { w.Close(); s.Close() })
+	return w, s
 }
 
 // timestampsOn waits until the kernel's receive timestamping is on: the

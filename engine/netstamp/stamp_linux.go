@@ -54,6 +54,9 @@ type platform struct {
 	eoob    [256]byte
 	drainFn func(uintptr)
 	txNs    int64
+
+	// The reader that waits before it reads (pull_linux.go).
+	pull puller
 }
 
 // txFlags asks for a software timestamp of each write's last byte as it
@@ -81,6 +84,7 @@ func (pl *platform) init(c net.Conn, sending bool) {
 	}
 	pl.raw = raw
 	pl.fn = pl.recv
+	pl.pull.init(c, raw, pl)
 	if !sending {
 		return
 	}
@@ -168,7 +172,12 @@ func (pl *platform) read(c net.Conn, p []byte) (int, time.Time, bool, error) {
 	pl.msg.Iov = &pl.iov
 	pl.msg.Iovlen = 1
 	pl.msg.Control = &pl.oob[0]
-	err := pl.raw.Read(pl.fn)
+	var err error
+	if pl.pull.on {
+		err = pl.pull.read()
+	} else {
+		err = pl.raw.Read(pl.fn)
+	}
 	pl.iov.Base, pl.msg.Iov, pl.msg.Control = nil, nil, nil // do not pin the caller's buffer
 	now := time.Now()
 	if err != nil {
@@ -188,28 +197,55 @@ func (pl *platform) read(c net.Conn, p []byte) (int, time.Time, bool, error) {
 	return pl.rn, now, false, nil
 }
 
+// closing and userDeadline tell the reader what Conn is about to do.
+func (pl *platform) closing()      { pl.pull.close() }
+func (pl *platform) userDeadline() { pl.pull.userDeadline() }
+
 // timestampNs finds an SCM_TIMESTAMPNS control message (or the software
 // stamp of an SCM_TIMESTAMPING one) and returns its time in Unix
 // nanoseconds.
 func timestampNs(oob []byte) (int64, bool) {
+	data, ok := findCmsg(oob, func(level, typ int32) bool {
+		return level == unix.SOL_SOCKET && (typ == unix.SCM_TIMESTAMPNS || typ == unix.SCM_TIMESTAMPING)
+	})
+	if !ok || len(data) < 16 {
+		return 0, false
+	}
+	sec := int64(binary.NativeEndian.Uint64(data[0:8]))
+	nsec := int64(binary.NativeEndian.Uint64(data[8:16]))
+	return sec*1e9 + nsec, true
+}
+
+// inqOf finds the TCP_CM_INQ control message: how many bytes the socket
+// still held after the read.
+func inqOf(oob []byte) (int, bool) {
+	data, ok := findCmsg(oob, func(level, typ int32) bool {
+		return level == unix.SOL_TCP && typ == unix.TCP_CM_INQ
+	})
+	if !ok || len(data) < 4 {
+		return 0, false
+	}
+	return int(int32(binary.NativeEndian.Uint32(data[0:4]))), true
+}
+
+// findCmsg returns the data of the first control message match accepts.
+func findCmsg(oob []byte, match func(level, typ int32) bool) ([]byte, bool) {
 	const hdr = unix.SizeofCmsghdr
 	for len(oob) >= hdr {
 		l := int(binary.NativeEndian.Uint64(oob[0:8]))
 		level := int32(binary.NativeEndian.Uint32(oob[8:12]))
 		typ := int32(binary.NativeEndian.Uint32(oob[12:16]))
 		if l < hdr || l > len(oob) {
-			return 0, false
+			return nil, false
 		}
-		if level == unix.SOL_SOCKET && (typ == unix.SCM_TIMESTAMPNS || typ == unix.SCM_TIMESTAMPING) && l >= hdr+16 {
-			sec := int64(binary.NativeEndian.Uint64(oob[hdr : hdr+8]))
-			nsec := int64(binary.NativeEndian.Uint64(oob[hdr+8 : hdr+16]))
-			return sec*1e9 + nsec, true
+		if match(level, typ) {
+			return oob[hdr:l], true
 		}
 		adv := (l + 7) &^ 7
 		if adv > len(oob) {
-			return 0, false
+			return nil, false
 		}
 		oob = oob[adv:]
 	}
-	return 0, false
+	return nil, false
 }

@@ -18,3 +18,6 @@ func (pl *platform) read(c net.Conn, p []byte) (int, time.Time, bool, error) {
 }
 
 func (pl *platform) sent() (time.Time, bool) { return time.Time{}, false }
+
+func (pl *platform) closing()      {}
+func (pl *platform) userDeadline() {}
