@@ -47,6 +47,7 @@ type platform struct {
 	rn    int
 	roobn int
 	rerr  error
+	recvs int // recvmsg calls made, for the tests
 
 	// Transmit timestamps come back on the socket's error queue.
 	tx      bool
@@ -151,6 +152,7 @@ func monoOf(stampNs int64) (time.Time, bool) {
 // client's CPU at 64 streams (perf; docs/performance.md).
 func (pl *platform) recv(fd uintptr) bool {
 	pl.msg.SetControllen(len(pl.oob))
+	pl.recvs++
 	n, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&pl.msg)), 0)
 	if errno == unix.EAGAIN || errno == unix.EWOULDBLOCK {
 		return false
