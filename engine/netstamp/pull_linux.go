@@ -9,7 +9,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -41,19 +40,17 @@ var aLongTimeAgo = time.Unix(1, 0)
 type puller struct {
 	on   bool
 	conn net.Conn
-	raw  syscall.RawConn
-	pl   *platform // whose recvmsg state the reads use
+	pl   *platform // whose socket and recvmsg state the reads use
 
 	// mu lets one Read (or the close) at a time drive the coroutine.
 	mu      sync.Mutex
 	next    func() (struct{}, bool)
 	stop    func()
 	yield   func(struct{}) bool
-	stepFn  func(uintptr) bool
-	serveFn func(func(struct{}) bool)
-	ended   bool  // the coroutine is finished: the connection is closed
-	stopped bool  // stop asked the coroutine to end
-	rawErr  error // RawConn.Read's own error for the Read in progress
+	stepFn  func(uintptr) bool // p.step, made once: RawConn.Read takes a func
+	ended   bool               // the coroutine is finished: the connection is closed
+	stopped bool               // stop asked the coroutine to end
+	rawErr  error              // RawConn.Read's own error for the Read in progress
 	// waitFirst: the latest read left the socket empty.
 	waitFirst bool
 
@@ -66,18 +63,12 @@ type puller struct {
 }
 
 // init switches the puller on when the kernel gives TCP_INQ.
-func (p *puller) init(c net.Conn, raw syscall.RawConn, pl *platform) {
-	if pullOff {
+func (p *puller) init(c net.Conn, pl *platform) {
+	if pullOff || setInt(pl.raw, unix.SOL_TCP, unix.TCP_INQ, 1) != nil {
 		return
 	}
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_TCP, unix.TCP_INQ, 1)
-	}); err != nil || serr != nil {
-		return
-	}
-	p.on, p.conn, p.raw, p.pl = true, c, raw, pl
-	p.stepFn, p.serveFn = p.step, p.serve
+	p.on, p.conn, p.pl = true, c, pl
+	p.stepFn = p.step
 }
 
 // read brings the next bytes into the platform's message buffers, as one
@@ -89,7 +80,7 @@ func (p *puller) read() error {
 		return net.ErrClosed
 	}
 	if p.next == nil {
-		p.next, p.stop = iter.Pull(p.serveFn)
+		p.next, p.stop = iter.Pull(p.serve)
 	}
 	p.rawErr = nil
 	if _, ok := p.next(); !ok {
@@ -106,7 +97,7 @@ func (p *puller) read() error {
 func (p *puller) serve(yield func(struct{}) bool) {
 	p.yield = yield
 	for {
-		err := p.raw.Read(p.stepFn)
+		err := p.pl.raw.Read(p.stepFn)
 		if p.stopped || err == nil {
 			return
 		}

@@ -77,25 +77,30 @@ func (pl *platform) init(c net.Conn, sending bool) {
 	if err != nil {
 		return
 	}
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	}); err != nil || serr != nil {
+	if setInt(raw, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
 		return
 	}
 	pl.raw = raw
 	pl.fn = pl.recv
-	pl.pull.init(c, raw, pl)
+	pl.pull.init(c, pl)
 	if !sending {
 		return
 	}
-	var terr error
-	if err := raw.Control(func(fd uintptr) {
-		terr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, txFlags)
-	}); err == nil && terr == nil {
+	if setInt(raw, unix.SOL_SOCKET, unix.SO_TIMESTAMPING, txFlags) == nil {
 		pl.tx = true
 		pl.drainFn = pl.drain
 	}
+}
+
+// setInt sets an integer socket option on raw's socket.
+func setInt(raw syscall.RawConn, level, opt, value int) error {
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), level, opt, value)
+	}); err != nil {
+		return err
+	}
+	return serr
 }
 
 // drain empties the error queue and keeps the newest transmit timestamp.
