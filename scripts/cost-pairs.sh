@@ -34,6 +34,7 @@ trap 'rm -rf "$work"' EXIT
 # cpu FILE: user + system seconds from GNU time's "%U %S" line.
 cpu() { awk 'END { print $1 + $2 }' "$1"; }
 per_token() { awk -v c="$1" -v t="$2" 'BEGIN { if (t > 0) printf "%.1f", c / t * 1e6; else print "-" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.1f", a / b; else print "-" }'; }
 
 printf '%-6s %14s %14s %14s %16s %16s\n' round "kovara us/tok" "floor us/tok" "python us/tok" "python/kovara" "python/floor"
 for round in $(seq 1 "$rounds"); do
@@ -55,7 +56,5 @@ for round in $(seq 1 "$rounds"); do
 	k=$(per_token "$(cpu "$work/t.k")" "$ktok")
 	f=$(per_token "$(cpu "$work/t.f")" "$ftok")
 	p=$(per_token "$(cpu "$work/t.p")" "$ptok")
-	printf '%-6s %14s %14s %14s %16s %16s\n' "$round" "$k" "$f" "$p" \
-		"$(awk -v a="$p" -v b="$k" 'BEGIN { printf "%.1f", a / b }')" \
-		"$(awk -v a="$p" -v b="$f" 'BEGIN { printf "%.1f", a / b }')"
+	printf '%-6s %14s %14s %14s %16s %16s\n' "$round" "$k" "$f" "$p" "$(ratio "$p" "$k")" "$(ratio "$p" "$f")"
 done
