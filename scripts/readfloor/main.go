@@ -194,45 +194,51 @@ func (l *loop) stream(o *options, n int) error {
 	if err != nil {
 		return fmt.Errorf("socket: %w", err)
 	}
-	// SO_SNDTIMEO bounds both the blocking connect and the blocking send.
-	tv := unix.NsecToTimeval(int64(10 * time.Second))
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
+	s := &stream{fd: fd, done: make(chan struct{})}
+	if err := l.open1(o, n, s); err != nil {
 		unix.Close(fd)
-		return fmt.Errorf("setting the send timeout: %w", err)
-	}
-	if err := unix.Connect(fd, o.addr); err != nil {
-		unix.Close(fd)
-		return fmt.Errorf("connecting: %w", err)
-	}
-	for req := o.request(n); len(req) > 0; {
-		k, err := unix.Write(fd, req)
-		if err != nil {
-			unix.Close(fd)
-			return fmt.Errorf("sending: %w", err)
-		}
-		req = req[k:]
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return fmt.Errorf("setting non-blocking: %w", err)
-	}
-	s := &stream{fd: fd, last: time.Now(), done: make(chan struct{})}
-	l.mu.Lock()
-	l.open[fd] = s
-	l.mu.Unlock()
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd)}
-	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		l.mu.Lock()
-		delete(l.open, fd)
-		l.mu.Unlock()
-		unix.Close(fd)
-		return fmt.Errorf("epoll_ctl: %w", err)
+		return err
 	}
 	<-s.done
 	if s.err != nil {
 		return s.err
 	}
 	l.c.done.Add(1)
+	return nil
+}
+
+// open1 connects s, sends request n and hands s to the loop, which closes
+// it from then on.
+func (l *loop) open1(o *options, n int, s *stream) error {
+	// SO_SNDTIMEO bounds both the blocking connect and the blocking send.
+	tv := unix.NsecToTimeval(int64(10 * time.Second))
+	if err := unix.SetsockoptTimeval(s.fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
+		return fmt.Errorf("setting the send timeout: %w", err)
+	}
+	if err := unix.Connect(s.fd, o.addr); err != nil {
+		return fmt.Errorf("connecting: %w", err)
+	}
+	for req := o.request(n); len(req) > 0; {
+		k, err := unix.Write(s.fd, req)
+		if err != nil {
+			return fmt.Errorf("sending: %w", err)
+		}
+		req = req[k:]
+	}
+	if err := unix.SetNonblock(s.fd, true); err != nil {
+		return fmt.Errorf("setting non-blocking: %w", err)
+	}
+	s.last = time.Now()
+	l.mu.Lock()
+	l.open[s.fd] = s
+	l.mu.Unlock()
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(s.fd)}
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, s.fd, &ev); err != nil {
+		l.mu.Lock()
+		delete(l.open, s.fd)
+		l.mu.Unlock()
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
 	return nil
 }
 
