@@ -106,6 +106,26 @@ func (l *Library) loadBytes(id string) ([]byte, error) {
 	return ReadBounded(l.Path(id), maxImportSize, resultsFileKind)
 }
 
+// ReadArg reads the bytes of a run named on a command line: a file path,
+// or an id of the library (opened on first need through open).
+func ReadArg(arg string, lib **Library, open func() (*Library, error)) ([]byte, error) {
+	if isFile(arg) {
+		return ReadBounded(arg, maxImportSize, resultsFileKind)
+	}
+	if *lib == nil {
+		l, err := open()
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a file, and the library cannot be opened: %w", arg, err)
+		}
+		*lib = l
+	}
+	data, err := (*lib).loadBytes(arg)
+	if err != nil {
+		return nil, fmt.Errorf("%s is neither a results file nor a run in the library (%v)", arg, err)
+	}
+	return data, nil
+}
+
 // decodeAny reads any of the library's kinds into a summary.
 func decodeAny(id string, data []byte) Summary {
 	d, err := DecodeDocument(data)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -14,12 +15,13 @@ import (
 	"github.com/kovara/desktop/storage"
 )
 
-// ExportView shows whether a run can be published, the exact payload that
-// would be sent, and saves the results file.
+// ExportView shows whether a run can be published and the exact document
+// that would be sent, and saves that document — never the local section.
+// A private copy of the whole file is a separate, plainly named button.
 type ExportView struct {
 	u    *App
 	id   string
-	data []byte // the results file, exactly as stored
+	data []byte // the results file, exactly as stored (the private copy)
 
 	Publishable bool
 	Payload     string
@@ -30,14 +32,15 @@ type ExportView struct {
 	Problems []string
 	Notes    []string
 
-	content    fyne.CanvasObject
-	verdict    *widget.Label
-	payload    *widget.Label
-	saveButton *widget.Button
-	note       *widget.Label
-	warnings   *widget.Label // the problems, then the notes; nil when none
-	accept     *widget.Check // "publish it as it is"; nil without problems
-	dialog     dialog.Dialog
+	content     fyne.CanvasObject
+	verdict     *widget.Label
+	payload     *widget.Label
+	saveButton  *widget.Button // saves the published document; nil when there is none
+	privateSave *widget.Button // saves the whole file, local included
+	note        *widget.Label
+	warnings    *widget.Label // the problems, then the notes; nil when none
+	accept      *widget.Check // "publish it as it is"; nil without problems
+	dialog      dialog.Dialog
 }
 
 // newExportView checks run id for publishing.
@@ -64,7 +67,7 @@ func newExportView(u *App, id string) (*ExportView, error) {
 		v.payload = widget.NewLabelWithStyle(v.Payload, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 		v.payload.Selectable = true
 		body = container.NewScroll(v.payload)
-		v.saveButton = widget.NewButton("Save results file…", v.onSave)
+		v.saveButton = widget.NewButton("Save for publishing…", v.onSave)
 		v.saveButton.Importance = widget.HighImportance
 		if len(v.Problems) > 0 {
 			v.verdict.SetText(fmt.Sprintf("%s This is exactly what would be sent, unchanged; publish it only if the figures still say what you want to show.",
@@ -85,9 +88,9 @@ func newExportView(u *App, id string) (*ExportView, error) {
 		reasons := widget.NewLabel("• " + strings.Join(v.Reasons, "\n• "))
 		reasons.Wrapping = fyne.TextWrapWord
 		body = container.NewVScroll(reasons)
-		v.saveButton = widget.NewButton("Save a private copy…", v.onSave)
-		v.note.SetText("A private copy is the whole results file, local section included; keep it to yourself.")
+		v.note.SetText(privateNote)
 	}
+	v.privateSave = widget.NewButton("Save a private copy (with endpoint details)…", v.onSavePrivate)
 	v.verdict.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(v.verdict)
 	if len(v.Problems)+len(v.Notes) > 0 {
@@ -108,9 +111,16 @@ func newExportView(u *App, id string) (*ExportView, error) {
 	if v.accept != nil {
 		top.Add(v.accept)
 	}
-	v.content = container.NewBorder(top, container.NewVBox(v.note, container.NewHBox(v.saveButton)), nil, nil, body)
+	buttons := container.NewHBox(v.privateSave)
+	if v.saveButton != nil {
+		buttons = container.NewHBox(v.saveButton, v.privateSave)
+	}
+	v.content = container.NewBorder(top, container.NewVBox(v.note, buttons), nil, nil, body)
 	return v, nil
 }
+
+// privateNote is said wherever the whole file can be saved.
+const privateNote = "A private copy is the whole results file, with the endpoint's address, name and served models and the server's error messages: keep it to yourself, never publish it."
 
 // showExport opens the export dialog for run id.
 func (u *App) showExport(id string) *ExportView {
@@ -127,28 +137,50 @@ func (u *App) showExport(id string) *ExportView {
 }
 
 func (v *ExportView) onSave() {
+	v.askPath(v.id+".json", v.saveTo)
+}
+
+func (v *ExportView) onSavePrivate() {
+	v.askPath(v.id+".private.json", v.savePrivateTo)
+}
+
+// askPath asks where to save, then calls save with the path.
+func (v *ExportView) askPath(name string, save func(string) error) {
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil || w == nil {
 			return
 		}
 		path := w.URI().Path()
 		w.Close()
-		v.saveTo(path)
+		save(path)
 	}, v.u.win)
-	name := v.id + ".json"
-	if !v.Publishable {
-		name = v.id + ".private.json"
-	}
 	d.SetFileName(name)
 	d.Show()
 }
 
-// saveTo writes the results file, byte for byte as stored, atomically.
+// saveTo writes the published document — exactly the bytes shown —
+// atomically.
 func (v *ExportView) saveTo(path string) error {
-	if err := storage.WriteFileAtomic(path, v.data, 0o644); err != nil {
+	if !v.Publishable {
+		return errors.New("this run cannot be published")
+	}
+	return v.write(path, []byte(v.Payload), 0o644, "Saved for publishing to "+path+": the run records only, nothing of the endpoint.")
+}
+
+// savePrivateTo writes the whole results file, local section included.
+func (v *ExportView) savePrivateTo(path string) error {
+	return v.write(path, v.data, 0o600, "Saved a private copy to "+path+". "+privateNote)
+}
+
+func (v *ExportView) write(path string, data []byte, perm os.FileMode, done string) error {
+	if err := storage.WriteFileAtomic(path, data, perm); err != nil {
 		v.note.SetText("Not saved: " + err.Error())
+		v.note.Importance = widget.WarningImportance
+		v.note.Refresh()
 		return err
 	}
-	v.note.SetText("Saved to " + path)
+	v.note.SetText(done)
+	v.note.Importance = widget.MediumImportance
+	v.note.Refresh()
 	return nil
 }

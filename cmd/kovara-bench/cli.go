@@ -30,6 +30,7 @@ Usage:
   kovara-bench demo                         a full run against the built-in simulator
   kovara-bench simulate --listen ADDR       serve the built-in simulator
   kovara-bench validate FILE                check a results file for publishing (problems: exit 1 unless --accept-problems)
+  kovara-bench export RUN -o FILE           write what would be published (never the endpoint's details)
   kovara-bench history [--model M]          list the runs in the local library
   kovara-bench compare RUN RUN...           compare runs (files or library ids)
   kovara-bench import FILE...               copy results files into the library
@@ -56,6 +57,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return cmdSimulate(rest, stdout, stderr)
 	case "validate":
 		return cmdValidate(rest, stdout, stderr)
+	case "export":
+		return cmdExport(rest, stdout, stderr)
 	case "history":
 		return cmdHistory(rest, stdout, stderr)
 	case "compare":
@@ -96,7 +99,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 		}
 		return exitBadInput, false
 	}
-	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "compare" && fs.Name() != "import" && fs.Name() != "check" {
+	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "export" && fs.Name() != "compare" && fs.Name() != "import" && fs.Name() != "check" {
 		fmt.Fprintf(stderr, "kovara-bench %s: unexpected argument %q\n", fs.Name(), strings.Join(fs.Args(), " "))
 		return exitBadInput, false
 	}

@@ -197,7 +197,7 @@ func TestValidatePrintsPayload(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("validate: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, `"runs"`) || !strings.Contains(stdout, `"revision": null`) || strings.Contains(stdout, "127.0.0.1") || strings.Contains(stdout, "local") {
+	if !strings.Contains(stdout, `"runs"`) || !strings.Contains(stdout, `"manifest": null`) || strings.Contains(stdout, "127.0.0.1") || strings.Contains(stdout, "local") {
 		t.Errorf("payload:\n%s", stdout)
 	}
 }

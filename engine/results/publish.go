@@ -11,11 +11,19 @@ import (
 	"unicode/utf8"
 )
 
-// Payload is exactly what publishing sends: the manifest revision (null for
-// a protocol test) and the run records as they are in the file.
-type Payload struct {
-	Revision *string           `json:"revision"`
-	Runs     []json.RawMessage `json:"runs"`
+// Published is exactly what publishing sends and what Export saves: the
+// results file without its local section. The run records are kept as
+// they are written in the file; nothing of local (the endpoint's address,
+// host and name, the served models, the server's error messages) is in it.
+// It is itself a valid results file, so it can be validated and imported
+// (docs/results-format.md, "Publishing").
+type Published struct {
+	Format        string            `json:"format"`
+	FormatVersion int               `json:"format_version"`
+	Complete      bool              `json:"complete"`
+	CreatedAt     string            `json:"created_at"`
+	Manifest      *ManifestRef      `json:"manifest"`
+	Runs          []json.RawMessage `json:"runs"`
 }
 
 // manifestConditions are the run fields a manifest supplies; a protocol
@@ -23,8 +31,10 @@ type Payload struct {
 var manifestConditions = []string{"model_revision", "engine", "engine_version", "accelerator", "gpu_count", "precision", "profile"}
 
 // PublishCheck decides whether a results file may be published. It returns
-// the pretty-printed payload {"revision", "runs"} when it may, or every
-// reason it may not, each a short sentence; never both.
+// the pretty-printed published document (Published: the file without
+// local) when it may, or every reason it may not, each a short sentence;
+// never both. Export, `kovara-bench export` and `kovara-bench validate`
+// all write or print exactly these bytes.
 //
 // endpointHosts are host names (or "host:port", or URLs) of the endpoint the
 // runs were measured on; the hosts named by the file's own
@@ -73,13 +83,15 @@ func PublishCheck(data []byte, endpointHosts ...string) (payload []byte, reasons
 		hosts = appendHost(hosts, s)
 	}
 
-	var revision *string
+	var ref *ManifestRef
 	manifest, hasManifest := top["manifest"].(map[string]any)
 	if hasManifest {
-		if s, ok := manifest["revision"].(string); ok && s != "" {
-			revision = &s
-			if what, m, found := addressIn(s, hosts, false); found {
-				r.add(addressReason("/manifest/revision", "", m, what))
+		ref = &ManifestRef{}
+		ref.Revision, _ = manifest["revision"].(string)
+		ref.ContentHash, _ = manifest["content_hash"].(string)
+		for _, f := range []struct{ ptr, v string }{{"/manifest/revision", ref.Revision}, {"/manifest/content_hash", ref.ContentHash}} {
+			if what, m, found := addressIn(f.v, hosts, false); found {
+				r.add(addressReason(f.ptr, "", m, what))
 			}
 		}
 	}
@@ -96,7 +108,7 @@ func PublishCheck(data []byte, endpointHosts ...string) (payload []byte, reasons
 	for i, raw := range runs {
 		base := "/runs/" + strconv.Itoa(i)
 		if i < len(parsedRuns) {
-			checkKind(&r, base, parsedRuns[i], hasManifest, revision != nil)
+			checkKind(&r, base, parsedRuns[i], hasManifest, ref != nil && ref.Revision != "")
 		}
 		if !utf8.Valid(raw) {
 			r.add(fmt.Sprintf("at %s: the record is not valid UTF-8 text.", base))
@@ -115,9 +127,17 @@ func PublishCheck(data []byte, endpointHosts ...string) (payload []byte, reasons
 	if len(r.list) > 0 {
 		return nil, r.list
 	}
-	out, err := encodeIndented(Payload{Revision: revision, Runs: runs})
+	created, _ := top["created_at"].(string)
+	out, err := encodeIndented(Published{
+		Format: Format, FormatVersion: FormatVersion, Complete: true, CreatedAt: created,
+		Manifest: ref, Runs: runs,
+	})
+	if err == nil {
+		// What is published must be a results file by itself.
+		err = Validate(out)
+	}
 	if err != nil {
-		return nil, []string{"The payload could not be built: " + err.Error() + "."}
+		return nil, []string{"The document to publish could not be built: " + err.Error() + "."}
 	}
 	return out, nil
 }

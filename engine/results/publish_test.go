@@ -31,14 +31,31 @@ func TestPublishCheckGolden(t *testing.T) {
 		t.Fatalf("payload differs from %s (rerun with -update if the change is meant):\n%s", golden, payload)
 	}
 
-	// The payload is exactly {revision, runs}, and the runs are the file's
-	// own objects, key order and all.
+	// The payload is the file without local: its head, the manifest
+	// reference and the runs, which are the file's own objects, key order
+	// and all.
 	var p map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	if len(p) != 2 || string(p["revision"]) != `"r3f9c2a71b0de"` {
-		t.Fatalf("payload keys/revision: %s", payload)
+	var keys []string
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if got, want := strings.Join(keys, " "), "complete created_at format format_version manifest runs"; got != want {
+		t.Fatalf("payload keys: got %q, want %q", got, want)
+	}
+	var head struct{ Manifest ManifestRef }
+	if err := json.Unmarshal(payload, &head); err != nil || head.Manifest.Revision != "r3f9c2a71b0de" {
+		t.Fatalf("payload manifest: %+v (%v)", head.Manifest, err)
+	}
+	// It is a results file by itself, and publishing it again gives it back.
+	if err := Validate(payload); err != nil {
+		t.Fatalf("the published document is not a valid results file: %v", err)
+	}
+	if again, reasons := PublishCheck(payload); reasons != nil || !bytes.Equal(again, payload) {
+		t.Fatalf("publishing the published document: reasons %q, same bytes %v", reasons, bytes.Equal(again, payload))
 	}
 	var file struct{ Runs json.RawMessage }
 	if err := json.Unmarshal(data, &file); err != nil {
@@ -60,7 +77,7 @@ func TestPublishCheckProtocolPayload(t *testing.T) {
 	if reasons != nil {
 		t.Fatalf("refused: %q", reasons)
 	}
-	if !bytes.HasPrefix(payload, []byte("{\n  \"revision\": null,\n  \"runs\": [\n")) {
+	if !bytes.Contains(payload, []byte("\n  \"manifest\": null,\n  \"runs\": [\n")) || bytes.Contains(payload, []byte(`"local"`)) {
 		t.Fatalf("payload:\n%s", payload)
 	}
 	// The raw run is sent as written: the Python client's identity stays.

@@ -116,8 +116,14 @@ func Split(ws []Warning) (problems, notes []string) {
 func Headline(f *File, ws []Warning) string {
 	problems, _ := Split(ws)
 	switch {
-	case !f.Complete:
+	case !f.Complete && f.Local.PartialRun != nil:
 		return "Stopped before the end: the finished levels are kept, the interrupted one is shown as partial."
+	case !f.Complete && len(f.Runs) == 0:
+		return "Stopped before the end: no level finished, and the one in progress was not saved."
+	case !f.Complete:
+		// A checkpoint: the file as it was after its last finished level,
+		// left so by a crash or a closed app.
+		return "Stopped before the end: the finished levels are kept; the level in progress was not saved (the app closed or crashed while it ran)."
 	case len(problems) == 1:
 		return "Finished, with a problem: read it before trusting the figures."
 	case len(problems) > 1:
@@ -155,6 +161,8 @@ func partialText(f *File) string {
 	}
 	if p := f.Local.PartialRun; p != nil {
 		t += fmt.Sprintf("; the interrupted level (concurrency %d) is kept apart as partial", p.Concurrency)
+	} else {
+		t += "; the level in progress was not saved"
 	}
 	return t + "; an incomplete run cannot be published"
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -96,6 +97,43 @@ func TestWarnings(t *testing.T) {
 				t.Errorf("headline %q with a %s", h, tt.sev)
 			}
 		})
+	}
+}
+
+// TestHeadlineStopped: what a stopped run's page says matches what its
+// file holds — a partial level, or none (a checkpoint left by a crash or
+// a closed app).
+func TestHeadlineStopped(t *testing.T) {
+	t.Parallel()
+	base := func() *File {
+		return &File{Runs: []Run{{Concurrency: 1}, {Concurrency: 8}}, Local: Local{Levels: []LevelLocal{{Concurrency: 1}, {Concurrency: 8}}}}
+	}
+	tests := []struct {
+		name      string
+		edit      func(f *File)
+		headline  string
+		mentioned string // in the partial-run warning
+	}{
+		{"partial kept", func(f *File) { f.Local.PartialRun, f.Runs = &f.Runs[1], f.Runs[:1] },
+			"Stopped before the end: the finished levels are kept, the interrupted one is shown as partial.",
+			"the interrupted level (concurrency 8) is kept apart as partial"},
+		{"checkpoint", func(f *File) { f.Runs = f.Runs[:1] },
+			"Stopped before the end: the finished levels are kept; the level in progress was not saved (the app closed or crashed while it ran).",
+			"the level in progress was not saved"},
+		{"nothing finished", func(f *File) { f.Runs = nil },
+			"Stopped before the end: no level finished, and the one in progress was not saved.",
+			"no level finished"},
+	}
+	for _, tt := range tests {
+		f := base()
+		tt.edit(f)
+		ws := Warnings(f)
+		if got := Headline(f, ws); got != tt.headline {
+			t.Errorf("%s: headline %q, want %q", tt.name, got, tt.headline)
+		}
+		if !slices.ContainsFunc(ws, func(w Warning) bool { return w.Kind == WarnPartial && strings.Contains(w.Text, tt.mentioned) }) {
+			t.Errorf("%s: warnings %+v should say %q", tt.name, ws, tt.mentioned)
+		}
 	}
 }
 
