@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
@@ -22,6 +23,16 @@ import (
 const (
 	prefRecentManifests = "benchmark.recent_manifests"
 	prefLastEndpoint    = "benchmark.last_endpoint"
+	prefWindowWidth     = "window.width"
+	prefWindowHeight    = "window.height"
+)
+
+// The window's size the first time, and the smallest size every place is
+// laid out for (a 1024×640 screen less the tab bar; a test holds each
+// place's content to it).
+var (
+	defaultWindowSize = fyne.NewSize(1180, 820)
+	minWindowSize     = fyne.NewSize(1024, 640)
 )
 
 // Options are the command-line choices of kovara-desktop.
@@ -57,6 +68,9 @@ type App struct {
 	compareScreen *CompareScreen
 	compareTab    *container.TabItem
 	endpointS     *EndpointsScreen
+
+	closeConfirm dialog.Dialog // the close-during-a-run question, while it is shown
+	closed       bool          // the window was closed (tests look)
 }
 
 // New builds the main window on a (real or test) Fyne app.
@@ -89,7 +103,7 @@ func New(a fyne.App, opts Options) (*App, error) {
 		keys:      keys,
 	}
 	u.win = a.NewWindow("Kovara Desktop")
-	u.win.Resize(fyne.NewSize(1180, 820))
+	u.win.Resize(u.savedSize())
 	u.endpointS = newEndpointsScreen(u)
 	u.bench = newBenchmarkScreen(u)
 	u.historyScreen = newHistoryScreen(u)
@@ -109,6 +123,8 @@ func New(a fyne.App, opts Options) (*App, error) {
 	}
 	u.win.SetContent(u.tabs)
 	u.win.SetOnDropped(u.historyScreen.onDropped)
+	u.win.SetCloseIntercept(u.requestClose)
+	u.addShortcuts()
 	if opts.Demo {
 		u.bench.selectEndpoint(SimulatorName)
 		u.bench.onRun()
@@ -118,6 +134,72 @@ func New(a fyne.App, opts Options) (*App, error) {
 
 // Window is the main window.
 func (u *App) Window() fyne.Window { return u.win }
+
+// savedSize is the window's size when the app was last closed, or the
+// default; never smaller than the smallest layout.
+func (u *App) savedSize() fyne.Size {
+	p := u.fyne.Preferences()
+	w := p.FloatWithFallback(prefWindowWidth, float64(defaultWindowSize.Width))
+	h := p.FloatWithFallback(prefWindowHeight, float64(defaultWindowSize.Height))
+	return fyne.NewSize(max(float32(w), minWindowSize.Width), max(float32(h), minWindowSize.Height))
+}
+
+// requestClose is the window's close button and Ctrl+Q. With a benchmark
+// running it asks, as Stop does; "Stop and close" stops the run the way
+// Stop does — the level in progress kept as partial, the file saved — and
+// closes the window once the run has ended.
+func (u *App) requestClose() {
+	st := u.bench.running
+	if st == nil {
+		u.closeWindow()
+		return
+	}
+	if u.closeConfirm != nil {
+		return // already asking
+	}
+	d := dialog.NewConfirm("Stop the benchmark and close?",
+		"The benchmark is still running. Closing stops it as Stop does: finished levels are kept in the history and the level in progress is kept as a partial measurement.",
+		func(ok bool) {
+			u.closeConfirm = nil
+			if !ok {
+				return
+			}
+			u.bench.stopRun(st)
+			go func() {
+				<-st.done
+				u.do(u.closeWindow)
+			}()
+		}, u.win)
+	d.SetConfirmText("Stop and close")
+	d.SetDismissText("Keep running")
+	u.closeConfirm = d
+	d.Show()
+}
+
+// closeWindow remembers the window's size and closes it.
+func (u *App) closeWindow() {
+	if s := u.win.Canvas().Size(); s.Width > 0 && s.Height > 0 {
+		p := u.fyne.Preferences()
+		p.SetFloat(prefWindowWidth, float64(s.Width))
+		p.SetFloat(prefWindowHeight, float64(s.Height))
+	}
+	u.closed = true
+	u.win.Close()
+}
+
+// addShortcuts: Ctrl+1…4 go to the four places, Ctrl+Q closes (asking
+// first during a run). Cmd on macOS.
+func (u *App) addShortcuts() {
+	c := u.win.Canvas()
+	for i, key := range []fyne.KeyName{fyne.Key1, fyne.Key2, fyne.Key3, fyne.Key4} {
+		c.AddShortcut(&desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) {
+			u.tabs.SelectIndex(i)
+		})
+	}
+	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) {
+		u.requestClose()
+	})
+}
 
 // showProblem explains a problem in a dialog wide enough to read: Fyne's
 // error dialog wraps long messages into a narrow column.

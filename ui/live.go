@@ -340,15 +340,22 @@ func (s *BenchmarkScreen) confirmStop(st *runState) {
 		"Finished levels are kept in the history; the level in progress is kept as a partial measurement.",
 		func(ok bool) {
 			if ok {
-				s.live.stopButton.Disable()
-				s.live.phase.SetText("Stopping…")
-				st.cancel()
+				s.stopRun(st)
 			}
 		}, s.u.win)
 	d.SetConfirmText("Stop")
 	d.SetDismissText("Keep running")
 	s.live.stopConfirm = d
 	d.Show()
+}
+
+// stopRun stops the run in flight: the engine closes its requests, keeps
+// the finished levels and the level in progress as partial, and the plan's
+// own code saves what it has.
+func (s *BenchmarkScreen) stopRun(st *runState) {
+	s.live.stopButton.Disable()
+	s.live.phase.SetText("Stopping…")
+	st.cancel()
 }
 
 // runFailed returns to the form with the reason in words.

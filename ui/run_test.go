@@ -5,10 +5,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 
 	"github.com/kovara/desktop/engine/sim"
@@ -148,6 +151,83 @@ func TestLiveServerAndGPUCharts(t *testing.T) {
 		r := b.result
 		if len(r.columns) != len(resultColumns)+2 || r.rows[0][len(r.columns)-1] == "—" {
 			t.Errorf("energy columns: %v / %v", r.columns, r.rows)
+		}
+	})
+}
+
+// Closing the window during a run asks as Stop does; "Keep running"
+// changes nothing, "Stop and close" stops the run the way Stop does (the
+// level in progress kept as partial, the file saved) and then closes.
+func TestCloseDuringRunKeepsPartialLevel(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.selectEndpoint(SimulatorName)
+		h.setPlan("1,2", "12", "128")
+		test.Tap(b.runButton)
+	})
+	h.waitFor("level 2", 30*time.Second, func() bool {
+		return strings.HasPrefix(b.live.phase.Text, "Level 2")
+	})
+	h.locked(func() {
+		h.u.requestClose() // the window's close intercept
+		h.tapInOverlay("Keep running")
+		if b.running == nil || h.u.closed {
+			t.Fatal("dismissing the question stopped the run or closed the window")
+		}
+		h.u.requestClose()
+		h.tapInOverlay("Stop and close")
+	})
+	h.waitFor("the window to close", 30*time.Second, func() bool { return h.u.closed })
+	list, _ := h.u.lib.List()
+	if len(list) != 1 || list[0].Complete || len(list[0].Levels) != 1 || list[0].PartialLevel != 2 {
+		t.Fatalf("library after closing mid-run: %+v", list)
+	}
+	f, err := h.u.lib.Load(list[0].ID)
+	if err != nil || f.Local.PartialRun == nil || f.Local.PartialRun.Concurrency != 2 {
+		t.Fatalf("the closed run's file should keep level 2 as partial: %v", err)
+	}
+}
+
+// Without a run, closing closes at once and remembers the window's size
+// for the next start.
+func TestCloseRemembersWindowSize(t *testing.T) {
+	h := newHarness(t)
+	h.locked(func() {
+		h.win.Resize(fyne.NewSize(1100, 700))
+		h.u.requestClose()
+		if !h.u.closed {
+			t.Fatal("closing without a run should not ask")
+		}
+		if got := h.u.savedSize(); got != fyne.NewSize(1100, 700) {
+			t.Errorf("saved size %v, want 1100×700", got)
+		}
+	})
+}
+
+// Ctrl+1…4 go to the four places and Ctrl+Q closes, as the close button
+// does.
+func TestKeyboardShortcuts(t *testing.T) {
+	h := newHarness(t)
+	// The test window's canvas wraps the one that dispatches shortcuts.
+	inner := reflect.ValueOf(h.win.Canvas()).Elem().FieldByName("WindowlessCanvas").Interface()
+	typed, ok := inner.(interface{ TypedShortcut(fyne.Shortcut) })
+	if !ok {
+		t.Fatal("the test canvas takes no shortcuts")
+	}
+	press := func(k fyne.KeyName) {
+		typed.TypedShortcut(&desktop.CustomShortcut{KeyName: k, Modifier: fyne.KeyModifierShortcutDefault})
+	}
+	h.locked(func() {
+		for i, k := range []fyne.KeyName{fyne.Key2, fyne.Key3, fyne.Key4, fyne.Key1} {
+			press(k)
+			if got, want := h.u.tabs.SelectedIndex(), (i+1)%4; got != want {
+				t.Errorf("Ctrl+%s: place %d, want %d", k, got, want)
+			}
+		}
+		press(fyne.KeyQ)
+		if !h.u.closed {
+			t.Error("Ctrl+Q did not close the window")
 		}
 	})
 }
