@@ -204,6 +204,19 @@ func LoadArg(arg string, lib **Library, open func() (*Library, error)) (Document
 	return d, nil
 }
 
+// CompareOrder is the order runs of any kind are shown in a comparison
+// (compare.Order, by each document's created_at): the baseline first —
+// docs[baseline], or the oldest for compare.OldestBaseline — then the
+// others oldest to newest. Arrange the runs, their names and anything
+// else kept beside them with compare.Arrange.
+func CompareOrder(docs []Document, baseline int) []int {
+	created := make([]string, len(docs))
+	for i, d := range docs {
+		created[i] = d.CreatedAt()
+	}
+	return compare.Order(created, baseline)
+}
+
 // Comparison is a side by side of three-stage, speculative-decoding or
 // capacity results: whether they are like for like, and their metric × run table.
 type Comparison struct {

@@ -1,9 +1,13 @@
 package storage
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
 )
 
 func TestParseRunID(t *testing.T) {
@@ -60,5 +64,23 @@ func TestComparableKind(t *testing.T) {
 		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("ComparableKind(%v) = %q, %v; want %q, %q", tc.plans, got, err, tc.want, tc.err)
 		}
+	}
+}
+
+// TestCompareOrder: every kind is ordered by its own created_at, the
+// oldest first unless a baseline is chosen.
+func TestCompareOrder(t *testing.T) {
+	t.Parallel()
+	docs := []Document{
+		{Plan: PlanStages, Stages: &results.StagesResult{CreatedAt: "2026-03-01T00:00:00Z"}},
+		{Plan: PlanSpecDec, SpecDec: &results.SpecDecResult{CreatedAt: "2026-01-01T00:00:00Z"}},
+		{Plan: PlanKovara, File: &results.File{CreatedAt: "2026-04-01T00:00:00Z"}},
+		{Plan: PlanCapacity, Capacity: &results.CapacityResult{CreatedAt: "2026-02-01T00:00:00Z"}},
+	}
+	if got, want := CompareOrder(docs, compare.OldestBaseline), []int{1, 3, 0, 2}; !slices.Equal(got, want) {
+		t.Errorf("oldest first: %v, want %v", got, want)
+	}
+	if got, want := CompareOrder(docs, 0), []int{0, 1, 3, 2}; !slices.Equal(got, want) {
+		t.Errorf("baseline 0: %v, want %v", got, want)
 	}
 }

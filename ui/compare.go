@@ -19,76 +19,201 @@ import (
 )
 
 // CompareScreen shows 2–4 runs side by side: whether they are comparable,
-// a metric × run table with the change against the first run, and
-// overlaid charts.
+// a metric × run table with the change against the baseline, and overlaid
+// charts. The baseline is the oldest run unless the person picks another;
+// the others follow oldest to newest (compare.Order).
 type CompareScreen struct {
 	u       *App
 	content *fyne.Container
+	empty   *widget.Label // what the place says when nothing is compared
 
+	// The runs chosen in History, in the order it gave them, and the
+	// baseline: an index into them, or compare.OldestBaseline.
+	ids      []string
+	docs     []storage.Document
+	names    []string
+	plan     string
+	baseline int
+
+	// What is shown, baseline first: the Kovara runs' files (nil for
+	// the other plans), their names and the table's rows.
 	files  []*results.File
 	labels []string
 	rows   []compare.Row
+
+	baselineSelect *widget.Select
+	options        []string // baselineSelect's options, oldest run first
+	optionRun      []int    // the run (index into ids) of each option
 
 	verdict *widget.Label
 	details *widget.Label
 	table   *widget.Table
 	charts  []*ChartView
 	saves   []*widget.Button
-	views   *container.AppTabs // Table | Charts
+	views   *container.AppTabs // Table | Charts; nil for the other plans
 }
 
 func newCompareScreen(u *App) *CompareScreen {
-	c := &CompareScreen{u: u}
-	empty := widget.NewLabel("Choose 2 to 4 runs in History and press Compare.")
-	c.content = container.NewStack(container.NewCenter(empty))
+	c := &CompareScreen{u: u, empty: widget.NewLabel("Choose 2 to 4 runs in History and press Compare.")}
+	c.content = container.NewStack(container.NewCenter(c.empty))
 	return c
 }
 
-// compareRuns loads the runs and shows them in the Compare place.
+// compareRuns shows Kovara runs side by side in the Compare place.
 func (u *App) compareRuns(ids []string) {
-	list, _ := u.lib.List()
-	byID := map[string]storage.Summary{}
-	for _, s := range list {
-		byID[s.ID] = s
+	u.compareOthers(ids, storage.PlanKovara)
+}
+
+// compareOthers shows runs of one kind (plan, as storage.ComparableKind
+// found) side by side in the Compare place.
+func (u *App) compareOthers(ids []string, plan string) {
+	docs, names, ok := u.compareDocs(ids)
+	if !ok {
+		return
 	}
-	var files []*results.File
-	var labels []string
-	for _, id := range ids {
-		f, err := u.lib.Load(id)
-		if err != nil {
-			u.showProblem("A run cannot be compared", err.Error())
-			return
-		}
-		files = append(files, f)
-		labels = append(labels, storage.RunName(byID[id].Label, byID[id].Model, f.CreatedAt))
-	}
-	u.compareScreen.show(files, labels)
+	u.compareScreen.set(ids, docs, names, plan)
 	u.tabs.Select(u.compareTab)
 }
 
+// compareDocs loads runs of any kind, with their names.
+func (u *App) compareDocs(ids []string) ([]storage.Document, []string, bool) {
+	list, _ := u.lib.List()
+	labels := map[string]string{}
+	for _, s := range list {
+		labels[s.ID] = s.Label
+	}
+	var docs []storage.Document
+	var names []string
+	for _, id := range ids {
+		d, err := u.lib.LoadDocument(id)
+		if err != nil {
+			u.showProblem("A run cannot be compared", err.Error())
+			return nil, nil, false
+		}
+		docs = append(docs, d)
+		names = append(names, storage.RunName(labels[id], d.Model(), d.CreatedAt()))
+	}
+	return docs, names, true
+}
+
+// set compares these runs, the oldest as the baseline.
+func (c *CompareScreen) set(ids []string, docs []storage.Document, names []string, plan string) {
+	c.ids, c.docs, c.names, c.plan = ids, docs, names, plan
+	c.baseline = compare.OldestBaseline
+	c.newBaselineSelect()
+	c.render()
+}
+
+// newBaselineSelect offers every run as the baseline, oldest first, the
+// current baseline selected.
+func (c *CompareScreen) newBaselineSelect() {
+	c.optionRun = storage.CompareOrder(c.docs, compare.OldestBaseline)
+	c.options = nil
+	seen := map[string]int{}
+	for _, i := range c.optionRun {
+		name := clip.Text(c.names[i], 60)
+		// Two runs may share a name (a label used twice): each option
+		// must still say which run it is.
+		if seen[name]++; seen[name] > 1 {
+			name = fmt.Sprintf("%s (%d)", name, seen[name])
+		}
+		c.options = append(c.options, name)
+	}
+	c.baselineSelect = widget.NewSelect(c.options, nil)
+	c.baselineSelect.PlaceHolder = "Choose the run the others are measured against"
+	c.baselineSelect.SetSelected(c.options[slices.Index(c.optionRun, c.baselineRun())])
+	c.baselineSelect.OnChanged = c.onBaseline
+}
+
+// baselineRun is the index into ids of the run shown as the baseline.
+func (c *CompareScreen) baselineRun() int {
+	return storage.CompareOrder(c.docs, c.baseline)[0]
+}
+
+// onBaseline measures the others against the run of this option.
+func (c *CompareScreen) onBaseline(option string) {
+	i := slices.Index(c.options, option)
+	if i < 0 || c.optionRun[i] == c.baselineRun() {
+		return
+	}
+	c.baseline = c.optionRun[i]
+	c.render()
+}
+
+// forget takes runs that are no longer in the library (deleted in
+// History) out of the comparison; with fewer than two left there is
+// nothing to compare and the place says why.
+func (c *CompareScreen) forget(ids []string) {
+	var keep []int
+	for i, id := range c.ids {
+		if !slices.Contains(ids, id) {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == len(c.ids) {
+		return
+	}
+	baseID := ""
+	if c.baseline >= 0 {
+		baseID = c.ids[c.baseline]
+	}
+	gone := len(c.ids) - len(keep)
+	c.ids, c.docs, c.names = compare.Arrange(c.ids, keep), compare.Arrange(c.docs, keep), compare.Arrange(c.names, keep)
+	if len(c.ids) < 2 {
+		msg := "A compared run was deleted; choose runs in History to compare."
+		if gone > 1 {
+			msg = "The compared runs were deleted; choose runs in History to compare."
+		}
+		c.clear(msg)
+		return
+	}
+	c.baseline = slices.Index(c.ids, baseID) // OldestBaseline (-1) when the baseline was deleted
+	c.newBaselineSelect()
+	c.render()
+}
+
+// clear shows nothing compared, and says why.
+func (c *CompareScreen) clear(why string) {
+	*c = CompareScreen{u: c.u, content: c.content, empty: c.empty}
+	c.empty.SetText(why)
+	c.content.Objects = []fyne.CanvasObject{container.NewCenter(c.empty)}
+	c.content.Refresh()
+}
+
+// render shows the runs in the order compare.Order gives for the
+// baseline: the verdict, the details and the table (and charts).
+func (c *CompareScreen) render() {
+	order := storage.CompareOrder(c.docs, c.baseline)
+	docs, labels := compare.Arrange(c.docs, order), compare.Arrange(c.names, order)
+	if c.plan == storage.PlanKovara {
+		files := make([]*results.File, len(docs))
+		for i, d := range docs {
+			files[i] = d.File
+		}
+		c.show(files, labels)
+		return
+	}
+	c.showDocs(storage.CompareOthers(c.plan, docs, labels), labels)
+}
+
+// show shows Kovara runs, baseline first.
 func (c *CompareScreen) show(files []*results.File, labels []string) {
 	c.files, c.labels = files, labels
 	c.rows = compare.Table(files, labels)
 	v := compare.VerdictOf(files...)
-	c.verdict = widget.NewLabelWithStyle(v.Sentence(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	c.verdict.Wrapping = fyne.TextWrapWord
-	if v.Comparable {
-		c.verdict.Importance = widget.SuccessImportance
-	} else {
-		c.verdict.Importance = widget.WarningImportance
+	imp := widget.WarningImportance
+	if v.Clean() {
+		imp = widget.SuccessImportance
 	}
-	var lines []string
-	for i, l := range labels {
-		lines = append(lines, fmt.Sprintf("[%d] %s", i+1, l))
-	}
+	c.setVerdict(v.Lines(), imp)
+	lines := runLines(labels)
 	for _, d := range v.Differences {
 		lines = append(lines, fmt.Sprintf("• %s: %s", d.Label, strings.Join(d.Values, " | ")))
 	}
 	for _, n := range v.Notes {
 		lines = append(lines, "• "+n)
 	}
-	c.details = widget.NewLabel(strings.Join(lines, "\n"))
-	c.details.Wrapping = fyne.TextWrapWord
+	c.setDetails(lines)
 
 	c.table = c.newTable(labels, []string{"Level", "Metric"}, []float32{60, 190})
 
@@ -104,19 +229,86 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 		c.saves = append(c.saves, save)
 		boxes = append(boxes, container.NewBorder(nil, container.NewHBox(save), nil, nil, view))
 	}
-	charts := container.NewGridWithColumns(2, boxes...)
-	top := container.NewVBox(c.verdict, c.details)
+	// The charts scroll rather than holding the window taller than a
+	// laptop's screen: the place must fit a 1024×640 window.
+	charts := container.NewVScroll(container.NewGridWithColumns(2, boxes...))
 	c.views = container.NewAppTabs(
 		container.NewTabItem("Table", c.table),
 		container.NewTabItem("Charts", charts),
 	)
-	c.content.Objects = []fyne.CanvasObject{container.NewBorder(top, nil, nil, nil, c.views)}
+	c.layout(c.views)
+}
+
+// showDocs shows a comparison of one of the other plans' results, baseline
+// first: the verdict and the metric × run table (per level when the rows
+// are). Their verdict weighs conditions only, so it is never shown as good
+// news in the success colour.
+func (c *CompareScreen) showDocs(cmp storage.Comparison, labels []string) {
+	c.files, c.labels = nil, labels
+	c.rows = cmp.Rows
+	imp := widget.MediumImportance
+	if !cmp.Like {
+		imp = widget.WarningImportance
+	}
+	c.setVerdict([]string{cmp.Sentence()}, imp)
+	c.setDetails(runLines(labels))
+	if cmp.PerLevel {
+		c.table = c.newTable(labels, []string{"Level", "Metric"}, []float32{60, 240})
+	} else {
+		c.table = c.newTable(labels, []string{"Metric"}, []float32{300})
+	}
+	c.charts, c.saves, c.views = nil, nil, nil
+	c.layout(c.table)
+}
+
+// setVerdict shows the verdict's lines, the first a sentence, the others
+// each a difference to weigh.
+func (c *CompareScreen) setVerdict(lines []string, imp widget.Importance) {
+	c.verdict = widget.NewLabelWithStyle(strings.Join(lines, "\n• "), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	c.verdict.Wrapping = fyne.TextWrapWord
+	c.verdict.Importance = imp
+}
+
+func (c *CompareScreen) setDetails(lines []string) {
+	c.details = widget.NewLabel(strings.Join(lines, "\n"))
+	c.details.Wrapping = fyne.TextWrapWord
+}
+
+// runLines name the runs as the table's columns do, the baseline marked.
+func runLines(labels []string) []string {
+	var lines []string
+	for i, l := range labels {
+		line := fmt.Sprintf("[%d] %s", i+1, l)
+		if i == 0 {
+			line += " (baseline: the changes are against it)"
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// layout puts the baseline choice above the verdict and details, and
+// those above the table (or the Table | Charts tabs); the person can move
+// the divider between them. The verdict and details scroll, so however
+// many notes there are the place fits a 1024×640 window.
+func (c *CompareScreen) layout(body fyne.CanvasObject) {
+	choice := container.NewBorder(nil, nil, widget.NewLabel("Baseline"), nil, c.baselineSelect)
+	info := container.NewVScroll(container.NewVBox(c.verdict, c.details))
+	info.SetMinSize(fyne.NewSize(0, compareInfoMinHeight))
+	split := container.NewVSplit(info, body)
+	split.Offset = 0.3
+	c.content.Objects = []fyne.CanvasObject{container.NewBorder(choice, nil, nil, nil, split)}
 	c.content.Refresh()
 }
 
+// compareInfoMinHeight keeps the verdict's first lines in view however
+// far the divider is moved.
+const compareInfoMinHeight = 80
+
 // newTable is the metric × run table over c.rows: the leading columns
 // (level and metric, or metric alone) and one column per run, each cell
-// coloured by whether the run did better or worse than the first.
+// coloured by whether the run did better or worse than the baseline (the
+// first).
 func (c *CompareScreen) newTable(labels, lead []string, leadWidths []float32) *widget.Table {
 	skip := 2 - len(lead) // compareCell counts the level column even when it is not shown
 	t := widget.NewTableWithHeaders(
@@ -149,14 +341,31 @@ func (c *CompareScreen) newTable(labels, lead []string, leadWidths []float32) *w
 	for i, w := range leadWidths {
 		t.SetColumnWidth(i, w)
 	}
+	// The runs share what the leading columns leave of a 1024-pixel-wide
+	// window, so four runs show without scrolling sideways.
+	run := compareTableWidth
+	for _, w := range leadWidths {
+		run -= w
+	}
+	run = min(max(run/float32(max(len(labels), 1)), compareRunMinWidth), compareRunMaxWidth)
 	for i := range labels {
-		t.SetColumnWidth(len(lead)+i, 200)
+		t.SetColumnWidth(len(lead)+i, run)
 	}
 	return t
 }
 
+// The compare table's widths: what the whole table may take, and the
+// narrowest and widest a run's column is (a value with its change,
+// "1007.8 −4.3 %", needs the narrowest).
+const (
+	compareTableWidth  float32 = 960
+	compareRunMinWidth float32 = 150
+	compareRunMaxWidth float32 = 200
+)
+
 // compareCell is one cell of the compare table and its colour: green
-// where the run did better than the first for that metric, red where worse.
+// where the run did better than the baseline for that metric, red where
+// worse.
 func compareCell(row compare.Row, col int) (string, widget.Importance) {
 	switch col {
 	case 0:
@@ -291,58 +500,4 @@ func chartFileName(title string) string {
 		}
 	}
 	return strings.TrimSuffix(b.String(), "-") + ".png"
-}
-
-// compareDocs loads runs of one of the other plans, with their names.
-func (u *App) compareDocs(ids []string) ([]storage.Document, []string, bool) {
-	list, _ := u.lib.List()
-	labels := map[string]string{}
-	for _, s := range list {
-		labels[s.ID] = s.Label
-	}
-	var docs []storage.Document
-	var names []string
-	for _, id := range ids {
-		d, err := u.lib.LoadDocument(id)
-		if err != nil {
-			u.showProblem("A run cannot be compared", err.Error())
-			return nil, nil, false
-		}
-		docs = append(docs, d)
-		names = append(names, storage.RunName(labels[id], d.Model(), d.CreatedAt()))
-	}
-	return docs, names, true
-}
-
-// compareOthers shows three-stage or speculative-decoding results side by
-// side.
-func (u *App) compareOthers(ids []string, plan string) {
-	docs, names, ok := u.compareDocs(ids)
-	if !ok {
-		return
-	}
-	u.compareScreen.showDocs(storage.CompareOthers(plan, docs, names), names)
-	u.tabs.Select(u.compareTab)
-}
-
-// showDocs shows a comparison of one of the other plans' results: the
-// verdict and the metric × run table (per level when the rows are).
-func (c *CompareScreen) showDocs(cmp storage.Comparison, labels []string) {
-	c.files, c.labels = nil, labels
-	c.rows = cmp.Rows
-	c.verdict = widget.NewLabelWithStyle(cmp.Sentence(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	c.verdict.Wrapping = fyne.TextWrapWord
-	var lines []string
-	for i, l := range labels {
-		lines = append(lines, fmt.Sprintf("[%d] %s", i+1, l))
-	}
-	c.details = widget.NewLabel(strings.Join(lines, "\n"))
-	if cmp.PerLevel {
-		c.table = c.newTable(labels, []string{"Level", "Metric"}, []float32{60, 240})
-	} else {
-		c.table = c.newTable(labels, []string{"Metric"}, []float32{300})
-	}
-	c.charts, c.saves, c.views = nil, nil, nil
-	c.content.Objects = []fyne.CanvasObject{container.NewBorder(container.NewVBox(c.verdict, c.details), nil, nil, nil, c.table)}
-	c.content.Refresh()
 }

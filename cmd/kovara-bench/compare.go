@@ -13,23 +13,30 @@ import (
 )
 
 // cmdCompare prints whether two or more runs (results files or library
-// ids) measured the same thing, naming every condition that differs, and
-// a metric × run table with the change against the first. Runs of one kind
-// compare: Kovara runs, three-stage results or speculative-decoding
-// results.
+// ids) measured the same thing, naming every condition that differs and
+// every difference to weigh, and a metric × run table with the change
+// against the baseline: the oldest run, or the one --baseline names. Runs
+// of one kind compare: Kovara runs, three-stage, speculative-decoding or
+// capacity results.
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	baseline := fs.Int("baseline", 0, "the run the others are measured against, by its place among the runs given (1 for the first); the oldest run when not given")
+	runs, code, ok := compareArgs(fs, args, stderr)
+	if !ok {
 		return code
 	}
-	if fs.NArg() < 2 {
+	if len(runs) < 2 {
 		fmt.Fprintln(stderr, "kovara-bench compare: give two or more runs (results files or ids from kovara-bench history)")
+		return exitBadInput
+	}
+	if *baseline < 0 || *baseline > len(runs) {
+		fmt.Fprintf(stderr, "kovara-bench compare: --baseline %d is not one of the runs given: give its place among them, 1 to %d\n", *baseline, len(runs))
 		return exitBadInput
 	}
 	var docs []storage.Document
 	var labels, plans []string
 	var lib *storage.Library
-	for _, arg := range fs.Args() {
+	for _, arg := range runs {
 		d, err := storage.LoadArg(arg, &lib, openLibrary)
 		if err != nil {
 			fmt.Fprintf(stderr, "kovara-bench compare: %v\n", err)
@@ -44,24 +51,59 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench compare: %v\n", err)
 		return exitBadInput
 	}
+	chosen, why := compare.OldestBaseline, "the oldest of these runs; --baseline N picks another"
+	if *baseline > 0 {
+		chosen, why = *baseline-1, "chosen with --baseline"
+	}
+	order := storage.CompareOrder(docs, chosen)
+	docs, labels = compare.Arrange(docs, order), compare.Arrange(labels, order)
+	base := fmt.Sprintf("changes are against [1] %s, the baseline (%s); + better, − worse for that metric", labels[0], why)
 	if kind == storage.PlanKovara {
 		var files []*results.File
 		for _, d := range docs {
 			files = append(files, d.File)
 		}
 		printComparison(stdout, files, labels)
+		fmt.Fprintln(stdout, base)
 		return exitOK
 	}
 	c := storage.CompareOthers(kind, docs, labels)
 	fmt.Fprintln(stdout, c.Sentence())
 	fmt.Fprintln(stdout)
 	printRows(stdout, c.Rows, labels, c.PerLevel)
+	fmt.Fprintln(stdout, base)
 	return exitOK
+}
+
+// compareArgs parses compare's flags wherever they stand among the runs
+// ("compare A B --baseline 2" as well as "compare --baseline 2 A B"); after
+// "--" every argument is a run.
+func compareArgs(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, int, bool) {
+	var runs []string
+	for {
+		if code, ok := parseFlags(fs, args, stderr); !ok {
+			return nil, code, false
+		}
+		if fs.NArg() == 0 {
+			return runs, 0, true
+		}
+		if used := len(args) - fs.NArg(); used > 0 && args[used-1] == "--" {
+			return append(runs, fs.Args()...), 0, true
+		}
+		runs = append(runs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 func printComparison(w io.Writer, files []*results.File, labels []string) {
 	v := compare.VerdictOf(files...)
-	fmt.Fprintln(w, v.Sentence())
+	for i, line := range v.Lines() {
+		if i == 0 {
+			fmt.Fprintln(w, line)
+		} else {
+			fmt.Fprintf(w, "  caution: %s\n", line)
+		}
+	}
 	for _, d := range v.Differences {
 		fmt.Fprintf(w, "  %s: %s\n", d.Label, strings.Join(d.Values, " | "))
 	}
@@ -107,7 +149,6 @@ func printRows(w io.Writer, rows []compare.Row, labels []string, perLevel bool) 
 		fmt.Fprintln(tw, line+"\t")
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "changes are against run [1]; + better, − worse for that metric")
 }
 
 func mark(better int) string {

@@ -8,7 +8,8 @@
 //
 // Vocabulary: a results File is one benchmark session and holds one run
 // record per concurrency level. Messages speak of files as "run 1", "run 2"…
-// in the order they were given, because that is what the user picked.
+// in the order they were given, which is the order Order decides: the
+// baseline first, then the others oldest to newest.
 package compare
 
 import (
@@ -166,9 +167,17 @@ type Verdict struct {
 	Comparable bool
 	// Differences name the conditions that make the runs not comparable.
 	Differences []Difference
+	// Cautions name what differs between the runs beyond the key and
+	// changes how far their side by side can be trusted: another number
+	// of requests per level, another warmup, a run with problems. Each is
+	// one sentence naming the runs, with why it matters. Runs that are
+	// comparable with cautions are still comparable, but not cleanly so
+	// (Clean).
+	Cautions []string
 	// Notes are caveats that do not decide comparability but that a careful
 	// reader must see: levels only some runs have, differently counted
-	// tokens, short answers, incomplete or simulated runs.
+	// tokens, short answers, incomplete or simulated runs, and each run's
+	// own warnings.
 	Notes []string
 
 	runs     int      // how many runs were given, for Sentence
@@ -278,9 +287,88 @@ func VerdictOf(files ...*results.File) Verdict {
 		}
 	}
 
+	v.Cautions = cautions(files, usable)
 	v.Notes = append(v.Notes, caveats(files)...)
 	v.Comparable = len(v.Differences) == 0 && len(v.blockers) == 0
 	return v
+}
+
+// Clean reports whether the runs are comparable with nothing to weigh: two
+// or more runs, the same conditions and no caution. Only a clean verdict
+// may be shown as good news (the success colour); any other is a warning.
+func (v Verdict) Clean() bool {
+	return v.Comparable && v.runs > 1 && len(v.Cautions) == 0
+}
+
+// Lines are the verdict as shown: the sentence, then each caution.
+func (v Verdict) Lines() []string {
+	return append([]string{v.Sentence()}, v.Cautions...)
+}
+
+// cautions are the differences a careful reader must weigh although the
+// conditions match; files[usable[0]] is the baseline, named last in each
+// sentence so the sentence reads "this run did X, the baseline Y".
+func cautions(files []*results.File, usable []int) []string {
+	var out []string
+	if s := spread(files, usable, func(r results.Run) int { return r.Requests }, "measured %s requests per level"); s != "" {
+		out = append(out, s+": fewer requests make the tails noisier")
+	}
+	if s := spread(files, usable, func(r results.Run) int { return r.Warmup }, "sent %s warmup requests"); s != "" {
+		out = append(out, s+": a shorter warmup can leave the server's cold start in the first level")
+	}
+	for _, i := range usable {
+		problems, _ := results.Split(results.Warnings(files[i]))
+		switch n := len(problems); {
+		case n == 1:
+			out = append(out, runName(i)+" has a problem: read it before trusting its figures")
+		case n > 1:
+			out = append(out, fmt.Sprintf("%s has %d problems: read them before trusting its figures", runName(i), n))
+		}
+	}
+	return out
+}
+
+// spread says how the usable files differ in one per-record number, or ""
+// when they all have the same: "run 2 measured 40 requests per level, run
+// 1 100". first words the first group (its value in place of %s); the
+// baseline's group comes last. A file whose records differ shows each of
+// its values, joined with " / ".
+func spread(files []*results.File, usable []int, get func(results.Run) int, first string) string {
+	type group struct {
+		value string
+		runs  []int
+	}
+	var groups []group
+	for _, i := range usable {
+		var distinct []int
+		for _, r := range files[i].Runs {
+			if !slices.Contains(distinct, get(r)) {
+				distinct = append(distinct, get(r))
+			}
+		}
+		slices.Sort(distinct)
+		value := strings.ReplaceAll(joinInts(distinct), ", ", " / ")
+		j := slices.IndexFunc(groups, func(g group) bool { return g.value == value })
+		if j < 0 {
+			groups = append(groups, group{value: value})
+			j = len(groups) - 1
+		}
+		groups[j].runs = append(groups[j].runs, i)
+	}
+	if len(groups) < 2 {
+		return ""
+	}
+	// The baseline's group was made first: move it to the end.
+	groups = append(groups[1:], groups[0])
+	parts := make([]string, len(groups))
+	for j, g := range groups {
+		if j == 0 {
+			parts[j] = runNames(g.runs) + " " + fmt.Sprintf(first, g.value)
+		} else {
+			parts[j] = runNames(g.runs) + " " + g.value
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // caveats are the notes about how the numbers were measured.
@@ -370,8 +458,11 @@ func lengthOff(mean float64, requested int) bool {
 // Sentence sums the verdict up in one plain sentence.
 func (v Verdict) Sentence() string {
 	if v.Comparable {
-		if v.runs == 1 {
+		switch {
+		case v.runs == 1:
 			return "There is only one run, so there is nothing to compare it with."
+		case len(v.Cautions) > 0:
+			return "These runs are comparable on conditions; weigh these differences before trusting the changes."
 		}
 		return "These runs are comparable."
 	}

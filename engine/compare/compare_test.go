@@ -249,11 +249,11 @@ func TestVerdictNotes(t *testing.T) {
 			nil},
 		{"incomplete",
 			[]*results.File{session(std), incomplete},
-			[]string{"run 2: the run stopped before the end: concurrency 1, 8, 32 finished; an incomplete run cannot be published"}},
+			[]string{"run 2: the run stopped before the end: concurrency 1, 8, 32 finished; the level in progress was not saved; an incomplete run cannot be published"}},
 		{"both incomplete",
 			[]*results.File{incomplete, incomplete},
-			[]string{"run 1: the run stopped before the end: concurrency 1, 8, 32 finished; an incomplete run cannot be published",
-				"run 2: the run stopped before the end: concurrency 1, 8, 32 finished; an incomplete run cannot be published"}},
+			[]string{"run 1: the run stopped before the end: concurrency 1, 8, 32 finished; the level in progress was not saved; an incomplete run cannot be published",
+				"run 2: the run stopped before the end: concurrency 1, 8, 32 finished; the level in progress was not saved; an incomplete run cannot be published"}},
 		{"simulated",
 			[]*results.File{simulated, session(std)},
 			[]string{"run 1 comes from the built-in simulator, not a real server"}},
@@ -365,5 +365,85 @@ func TestVerdictPromptCache(t *testing.T) {
 	}
 	if !v.Comparable {
 		t.Error("a cache hit made the runs not comparable; it is a note, not a condition")
+	}
+}
+
+// TestVerdictCautions: runs that match on every condition but differ in
+// requests per level or warmup, or have problems, are comparable on
+// conditions but never cleanly, and each difference is named in words.
+func TestVerdictCautions(t *testing.T) {
+	t.Parallel()
+	requests := func(n int) func(*results.Run) { return func(r *results.Run) { r.Requests = n } }
+	warmup := func(n int) func(*results.Run) { return func(r *results.Run) { r.Warmup = n } }
+	failed := func(r *results.Run) { r.Metrics.RequestsError, r.Metrics.RequestsOK = 2, 98 }
+	stopped := session(std, atLevel(1, failed), atLevel(8, failed))
+	stopped.Complete = false
+
+	const (
+		sentence = "These runs are comparable on conditions; weigh these differences before trusting the changes."
+		tails    = ": fewer requests make the tails noisier"
+		cold     = ": a shorter warmup can leave the server's cold start in the first level"
+	)
+	tests := []struct {
+		name     string
+		files    []*results.File
+		cautions []string
+	}{
+		{"the same everywhere", []*results.File{session(std), session(std)}, nil},
+		{"requests per level", []*results.File{session(std), session(std, requests(40))},
+			[]string{"run 2 measured 40 requests per level, run 1 100" + tails}},
+		{"requests, three runs in three groups", []*results.File{session(std), session(std, requests(40)), session(std, requests(60)), session(std, requests(40))},
+			[]string{"runs 2 and 4 measured 40 requests per level, run 3 60, run 1 100" + tails}},
+		{"requests differing inside one run", []*results.File{session(std), session(std, atLevel(32, requests(40)))},
+			[]string{"run 2 measured 40 / 100 requests per level, run 1 100" + tails}},
+		{"warmup", []*results.File{session(std, warmup(0)), session(std)},
+			[]string{"run 2 sent 4 warmup requests, run 1 0" + cold}},
+		{"one problem", []*results.File{session(std), session(std, atLevel(8, failed))},
+			[]string{"run 2 has a problem: read it before trusting its figures"}},
+		{"three problems in the baseline", []*results.File{stopped, session(std)},
+			[]string{"run 1 has 3 problems: read them before trusting its figures"}},
+		{"all at once", []*results.File{session(std), session(std, requests(40), warmup(0), atLevel(8, failed))},
+			[]string{"run 2 measured 40 requests per level, run 1 100" + tails,
+				"run 2 sent 0 warmup requests, run 1 4" + cold,
+				"run 2 has a problem: read it before trusting its figures"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := VerdictOf(tt.files...)
+			if !v.Comparable {
+				t.Fatalf("cautions must not decide comparability: %+v", v)
+			}
+			if !reflect.DeepEqual(v.Cautions, tt.cautions) {
+				t.Errorf("Cautions = %#v\nwant %#v", v.Cautions, tt.cautions)
+			}
+			if got, want := v.Clean(), tt.cautions == nil; got != want {
+				t.Errorf("Clean = %v, want %v", got, want)
+			}
+			wantLines := []string{"These runs are comparable."}
+			if tt.cautions != nil {
+				wantLines = append([]string{sentence}, tt.cautions...)
+			}
+			if got := v.Lines(); !reflect.DeepEqual(got, wantLines) {
+				t.Errorf("Lines = %#v\nwant %#v", got, wantLines)
+			}
+		})
+	}
+}
+
+// TestVerdictCleanNeedsTwoComparableRuns: a verdict that is not
+// comparable, or has one run, is never clean, so never shown as good news.
+func TestVerdictCleanNeedsTwoComparableRuns(t *testing.T) {
+	t.Parallel()
+	for name, v := range map[string]Verdict{
+		"one run":        VerdictOf(session(std)),
+		"not comparable": VerdictOf(session(std), session(std, func(r *results.Run) { r.OutputTokens = 6 })),
+		"no runs":        VerdictOf(),
+	} {
+		if v.Clean() {
+			t.Errorf("%s: Clean = true", name)
+		}
+	}
+	if !VerdictOf(session(std), session(std)).Clean() {
+		t.Error("two identical runs: Clean = false")
 	}
 }

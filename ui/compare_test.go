@@ -1,0 +1,223 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/storage"
+)
+
+// seedLabelled seeds a run made at a known time (January 2026, on the
+// day given) under a label, with more edits of its file.
+func (h *harness) seedLabelled(url, label string, day int, edits ...func(*results.File)) string {
+	h.t.Helper()
+	id := h.seedRun(url, []int{1}, 8, func(f *results.File) {
+		f.CreatedAt = fmt.Sprintf("2026-01-%02dT10:00:00Z", day)
+		for _, e := range edits {
+			e(f)
+		}
+	})
+	if err := h.u.lib.SetAnnotation(id, storage.Annotation{Label: label}); err != nil {
+		h.t.Fatal(err)
+	}
+	return id
+}
+
+func eachRun(edit func(*results.Run)) func(*results.File) {
+	return func(f *results.File) {
+		for i := range f.Runs {
+			edit(&f.Runs[i])
+		}
+	}
+}
+
+// outputRow is the compare table's output tok/s row.
+func outputRow(t *testing.T, cs *CompareScreen) compare.Row {
+	t.Helper()
+	for _, r := range cs.rows {
+		if r.Metric.ID == "output_throughput" {
+			return r
+		}
+	}
+	t.Fatal("no output tok/s row")
+	return compare.Row{}
+}
+
+// TestCompareBaselineChoice: runs given newest first are shown with the
+// older as the baseline (the newer's gain reads "+", in green); choosing
+// the newer as the baseline puts it first and re-renders the table and
+// the verdict against it.
+func TestCompareBaselineChoice(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	older := h.seedLabelled(url, "older", 5, eachRun(func(r *results.Run) { r.Metrics.OutputThroughput = 1000 }))
+	newer := h.seedLabelled(url, "newer", 20, eachRun(func(r *results.Run) {
+		r.Warmup = 4
+		r.Metrics.OutputThroughput = 2000
+	}))
+	h.locked(func() {
+		h.u.compareRuns([]string{newer, older})
+		cs := h.u.compareScreen
+		if got, want := cs.labels, []string{"older", "newer"}; !slices.Equal(got, want) {
+			t.Fatalf("runs shown %q, want %q: the older is the baseline", got, want)
+		}
+		if got, want := cs.options, []string{"older", "newer"}; !slices.Equal(got, want) || cs.baselineSelect.Selected != "older" {
+			t.Errorf("baseline choice %q, selected %q; want %q with older selected", got, cs.baselineSelect.Selected, want)
+		}
+		text, imp := compareCell(outputRow(t, cs), 3)
+		if !strings.HasSuffix(text, "+100.0 %") || imp != widget.SuccessImportance {
+			t.Errorf("the newer run's output %q (importance %v), want +100.0 %% in the success colour", text, imp)
+		}
+		if !strings.Contains(cs.verdict.Text, "run 2 sent 4 warmup requests, run 1 0") {
+			t.Errorf("verdict %q", cs.verdict.Text)
+		}
+		if !strings.HasPrefix(cs.details.Text, "[1] older (baseline") {
+			t.Errorf("details %q, want the older named as the baseline", cs.details.Text)
+		}
+
+		cs.baselineSelect.SetSelected("newer")
+		if got, want := cs.labels, []string{"newer", "older"}; !slices.Equal(got, want) {
+			t.Fatalf("after choosing the newer: runs shown %q, want %q", got, want)
+		}
+		text, imp = compareCell(outputRow(t, cs), 3)
+		if !strings.HasSuffix(text, "−50.0 %") || imp != widget.DangerImportance {
+			t.Errorf("against the newer, the older's output %q (importance %v), want −50.0 %% in the danger colour", text, imp)
+		}
+		if !strings.Contains(cs.verdict.Text, "run 2 sent 0 warmup requests, run 1 4") {
+			t.Errorf("verdict after the choice %q", cs.verdict.Text)
+		}
+		if !strings.HasPrefix(cs.details.Text, "[1] newer (baseline") {
+			t.Errorf("details %q, want the newer named as the baseline", cs.details.Text)
+		}
+	})
+}
+
+// TestCompareVerdictColour: only runs comparable with nothing to weigh are
+// called comparable in the success colour; other request counts, another
+// warmup or a run with a problem are named, in the warning colour.
+func TestCompareVerdictColour(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	base := h.seedLabelled(url, "base", 1)
+	same := h.seedLabelled(url, "same", 2)
+	warm := h.seedLabelled(url, "warm", 3, eachRun(func(r *results.Run) { r.Warmup = 2 }))
+	stopped := h.seedLabelled(url, "stopped", 4, func(f *results.File) { f.Complete = false })
+	long := h.seedRun(url, []int{1}, 6, nil)
+
+	const onConditions = "These runs are comparable on conditions; weigh these differences before trusting the changes."
+	tests := []struct {
+		name  string
+		other string
+		want  string
+		imp   widget.Importance
+	}{
+		{"the same", same, "These runs are comparable.", widget.SuccessImportance},
+		{"another warmup", warm, onConditions + "\n• run 2 sent 2 warmup requests, run 1 0: a shorter warmup can leave the server's cold start in the first level",
+			widget.WarningImportance},
+		{"a run with a problem", stopped, onConditions + "\n• run 2 has a problem: read it before trusting its figures", widget.WarningImportance},
+		{"not comparable", long, "Not comparable: output tokens differs (8 vs 6).", widget.WarningImportance},
+	}
+	for _, tt := range tests {
+		h.locked(func() {
+			h.u.compareRuns([]string{base, tt.other})
+			v := h.u.compareScreen.verdict
+			if v.Text != tt.want || v.Importance != tt.imp {
+				t.Errorf("%s: verdict %q (importance %v)\nwant %q (importance %v)", tt.name, v.Text, v.Importance, tt.want, tt.imp)
+			}
+		})
+	}
+}
+
+// TestCompareForget: runs deleted from the library leave Compare; the
+// chosen baseline stays while it is there and falls back to the oldest
+// when it goes; with one run left the place says why it is empty.
+func TestCompareForget(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	a := h.seedLabelled(url, "a", 1)
+	b := h.seedLabelled(url, "b", 2)
+	c := h.seedLabelled(url, "c", 3)
+	d := h.seedLabelled(url, "d", 4)
+	h.locked(func() {
+		cs := h.u.compareScreen
+		h.u.compareRuns([]string{d, b, a, c})
+		cs.baselineSelect.SetSelected("c")
+		check := func(step string, labels []string) {
+			t.Helper()
+			if !slices.Equal(cs.labels, labels) || len(cs.files) != len(labels) || len(cs.rows[0].Cells) != len(labels) {
+				t.Errorf("%s: shown %q with %d files and %d cells a row, want %q", step, cs.labels, len(cs.files), len(cs.rows[0].Cells), labels)
+			}
+			if cs.baselineSelect.Selected != labels[0] || !slices.Equal(cs.options, slices.Sorted(slices.Values(labels))) {
+				t.Errorf("%s: baseline choice %q of %q", step, cs.baselineSelect.Selected, cs.options)
+			}
+		}
+		check("c chosen", []string{"c", "a", "b", "d"})
+
+		shown := cs.verdict
+		cs.forget([]string{"not-compared"})
+		if cs.verdict != shown {
+			t.Error("forgetting a run that is not compared changed the screen")
+		}
+		cs.forget([]string{a})
+		check("a deleted", []string{"c", "b", "d"})
+		cs.forget([]string{c})
+		check("the baseline deleted", []string{"b", "d"})
+		cs.forget([]string{d})
+		const why = "A compared run was deleted; choose runs in History to compare."
+		if cs.empty.Text != why || cs.verdict != nil || cs.files != nil || cs.rows != nil || cs.ids != nil {
+			t.Errorf("one run left: %q, verdict %v, %d files, %d rows", cs.empty.Text, cs.verdict, len(cs.files), len(cs.rows))
+		}
+		center, ok := cs.content.Objects[0].(*fyne.Container)
+		if len(cs.content.Objects) != 1 || !ok || len(center.Objects) != 1 || center.Objects[0] != cs.empty {
+			t.Errorf("the place shows %v, want the sentence alone", cs.content.Objects)
+		}
+
+		h.u.compareRuns([]string{a, b, c})
+		cs.forget([]string{a, c})
+		if want := "The compared runs were deleted; choose runs in History to compare."; cs.empty.Text != want {
+			t.Errorf("two deleted: %q, want %q", cs.empty.Text, want)
+		}
+	})
+}
+
+// TestCompareFitsSmallWindow: four runs with notes, problems and cautions
+// still fit a 1024×640 window (its content area is about 1000×590), on
+// either tab.
+func TestCompareFitsSmallWindow(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	var ids []string
+	for i := range 4 {
+		ids = append(ids, h.seedLabelled(url, fmt.Sprintf("qwen3-8b on the homelab box, run number %d with a long label", i+1), i+1,
+			eachRun(func(r *results.Run) { r.Warmup = i }),
+			func(f *results.File) {
+				f.Complete = i%2 == 0
+				f.Local.Warnings = []string{"the server answered under another model name than asked", "TLS verification was off"}
+			}))
+	}
+	h.locked(func() {
+		h.u.compareRuns(ids)
+		cs := h.u.compareScreen
+		if len(cs.files) != 4 {
+			t.Fatalf("%d runs shown, want 4", len(cs.files))
+		}
+		if n := strings.Count(cs.details.Text, "\n"); n < 10 {
+			t.Fatalf("the details have %d lines: the test wants many", n+1)
+		}
+		for tab := range 2 {
+			cs.views.SelectIndex(tab)
+			if got := cs.content.MinSize(); got.Width > 1000 || got.Height > 590 {
+				t.Errorf("tab %d: the Compare place needs %v, more than a 1024×640 window's 1000×590", tab, got)
+			}
+		}
+	})
+}
