@@ -14,6 +14,7 @@ import (
 	fstorage "fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/storage"
 )
@@ -32,7 +33,7 @@ type HistoryScreen struct {
 	search        *widget.Entry
 	kindSelect    *widget.Select
 	sortSelect    *widget.Select
-	table         *widget.Table
+	table         *fitTable
 	status        *widget.Label
 	compareButton *widget.Button
 	labelButton   *widget.Button
@@ -45,6 +46,31 @@ type HistoryScreen struct {
 
 // historyColumns are the table's headings; column 0 is the selection box.
 var historyColumns = []string{"", "Date", "Endpoint", "Model", "Engine", "Kind", "Levels", "Best tok/s", "Status", "Label"}
+
+// runKinds are the kinds of run the library holds (a Kovara run is a
+// hardware or a protocol run; storage/documents.go has the others), each
+// with the name History gives it in its Kind column and its filter.
+var runKinds = []struct{ kind, name string }{
+	{results.RunKindHardware, "hardware"},
+	{results.RunKindProtocol, "protocol"},
+	{storage.PlanCapacity, "capacity"},
+	{storage.PlanStages, "three stages"},
+	{storage.PlanSpecDec, "spec decoding"},
+}
+
+// kindName is a run kind as History names it.
+func kindName(kind string) string {
+	for _, k := range runKinds {
+		if k.kind == kind {
+			return k.name
+		}
+	}
+	return kind
+}
+
+// deleteNamed is how many runs the delete confirmation names before it
+// counts the rest.
+const deleteNamed = 4
 
 const (
 	kindAll      = "All kinds"
@@ -60,30 +86,20 @@ func newHistoryScreen(u *App) *HistoryScreen {
 	h.search = widget.NewEntry()
 	h.search.SetPlaceHolder("Search model, endpoint, engine, label…")
 	h.search.OnChanged = func(string) { h.apply() }
-	h.kindSelect = widget.NewSelect([]string{kindAll, "hardware", "protocol"}, func(string) { h.apply() })
+	kinds := []string{kindAll}
+	for _, k := range runKinds {
+		kinds = append(kinds, k.name)
+	}
+	h.kindSelect = widget.NewSelect(kinds, func(string) { h.apply() })
 	h.kindSelect.SetSelected(kindAll)
 	h.sortSelect = widget.NewSelect([]string{sortNewest, sortFastest}, func(string) { h.apply() })
 	h.sortSelect.SetSelected(sortNewest)
 	h.status = widget.NewLabel("")
 	h.status.Wrapping = fyne.TextWrapWord
 
-	h.table = widget.NewTableWithHeaders(
-		func() (int, int) { return len(h.shown), len(historyColumns) },
-		func() fyne.CanvasObject { return widget.NewLabel("0000-00-00 00:00") },
-		h.updateCell,
-	)
-	h.table.ShowHeaderColumn = false
-	h.table.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("Best tok/s", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	}
-	h.table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
-		if id.Row < 0 && id.Col >= 0 {
-			o.(*widget.Label).SetText(historyColumns[id.Col])
-		}
-	}
-	for i, w := range []float32{40, 140, 150, 200, 130, 95, 90, 100, 170, 160} {
-		h.table.SetColumnWidth(i, w)
-	}
+	h.table = newFitTable(historyColumns, func() int { return len(h.shown) }, func(row, col int) string {
+		return historyCell(h.shown[row], col, h.selected)
+	})
 	h.table.OnSelected = func(id widget.TableCellID) {
 		h.table.UnselectAll()
 		if id.Row < 0 || id.Row >= len(h.shown) {
@@ -113,6 +129,13 @@ func (h *HistoryScreen) reload() {
 		return
 	}
 	h.all = list
+	rows := make([][]string, len(list))
+	for i, s := range list {
+		for col := range historyColumns {
+			rows[i] = append(rows[i], historyCell(s, col, map[string]bool{s.ID: true}))
+		}
+	}
+	h.table.measure(rows)
 	for id := range h.selected {
 		found := false
 		for _, s := range list {
@@ -131,8 +154,10 @@ func (h *HistoryScreen) apply() {
 		return
 	}
 	q := storage.Query{Text: strings.TrimSpace(h.search.Text)}
-	if k := h.kindSelect.Selected; k != kindAll {
-		q.Kind = k
+	for _, k := range runKinds {
+		if h.kindSelect.Selected == k.name {
+			q.Kind = k.kind
+		}
 	}
 	if h.sortSelect.Selected == sortFastest {
 		q.SortBy = "tps"
@@ -140,15 +165,6 @@ func (h *HistoryScreen) apply() {
 	h.shown = storage.Filter(h.all, q)
 	h.table.Refresh()
 	h.updateButtons()
-}
-
-func (h *HistoryScreen) updateCell(id widget.TableCellID, o fyne.CanvasObject) {
-	l := o.(*widget.Label)
-	if id.Row >= len(h.shown) {
-		l.SetText("")
-		return
-	}
-	l.SetText(historyCell(h.shown[id.Row], id.Col, h.selected))
 }
 
 // historyCell is the text of one history table cell.
@@ -184,9 +200,9 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 		return s.Engine
 	case 5:
 		if s.Simulated {
-			return s.RunKind + " (sim)"
+			return kindName(s.RunKind) + " (sim)"
 		}
-		return s.RunKind
+		return kindName(s.RunKind)
 	case 6:
 		var parts []string
 		for _, l := range s.Levels {
@@ -262,7 +278,7 @@ func (h *HistoryScreen) updateButtons() {
 	case len(h.all) == 0:
 		h.status.SetText("No runs yet. Run a benchmark, or import a results file (Import…, or drop it on the window).")
 	case n == 0:
-		h.status.SetText(fmt.Sprintf("%d runs, %d shown. %s", len(h.all), len(h.shown), noSelection))
+		h.status.SetText(fmt.Sprintf("%d %s, %d shown. %s", len(h.all), results.Plural(len(h.all), "run", "runs"), len(h.shown), noSelection))
 	case n > maxCompare:
 		h.status.SetText(fmt.Sprintf("%d selected: compare takes 2 to 4 runs.", n))
 	case readable < n:
@@ -414,11 +430,15 @@ func (h *HistoryScreen) onDelete() {
 	if len(ids) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("Delete %d runs from the history? Their results files are removed from disk.", len(ids))
-	if len(ids) == 1 {
-		msg = "Delete this run from the history? Its results file is removed from disk."
+	var runs []storage.Summary
+	for _, s := range h.all {
+		if h.selected[s.ID] {
+			runs = append(runs, s)
+		}
 	}
-	d := dialog.NewConfirm("Delete", msg, func(ok bool) {
+	question, names := deleteMessage(runs)
+	list := widget.NewLabel(names)
+	d := dialog.NewCustomConfirm("Delete", "Delete", "Keep", container.NewVBox(widget.NewLabel(question), list), func(ok bool) {
 		if !ok {
 			return
 		}
@@ -430,8 +450,35 @@ func (h *HistoryScreen) onDelete() {
 		}
 		h.reload()
 	}, h.u.win)
-	d.SetConfirmText("Delete")
 	d.Show()
+}
+
+// deleteMessage asks before runs are deleted and names them, one line
+// each (date, model, endpoint, kind), the first deleteNamed of them and
+// how many more.
+func deleteMessage(runs []storage.Summary) (question, names string) {
+	question = fmt.Sprintf("Delete these %d runs from the history? Their results files are removed from disk.", len(runs))
+	if len(runs) == 1 {
+		question = "Delete this run from the history? Its results file is removed from disk."
+	}
+	var lines []string
+	for i, s := range runs {
+		if i == deleteNamed {
+			lines = append(lines, fmt.Sprintf("and %d more", len(runs)-deleteNamed))
+			break
+		}
+		parts := []string{historyCell(s, 1, nil)}
+		if s.Unreadable != "" {
+			parts = append(parts, "unreadable file")
+		}
+		for _, p := range []string{s.Model, s.EndpointName, kindName(s.RunKind)} {
+			if p != "" {
+				parts = append(parts, clip.Line(p, 60))
+			}
+		}
+		lines = append(lines, "• "+strings.Join(parts, " · "))
+	}
+	return question, strings.Join(lines, "\n")
 }
 
 func (h *HistoryScreen) onImport() {

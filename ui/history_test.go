@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/storage"
 )
 
 // seedRun makes a real run against the simulator and saves it in the
@@ -155,4 +157,199 @@ func findEntries(t *testing.T, o any) []*widget.Entry {
 	var out []*widget.Entry
 	collectEntries(t, o, &out)
 	return out
+}
+
+// seedEveryKind saves a run of each kind the library holds, with the long
+// names a real llama-server gives (the model file, a build and commit as
+// the version), and returns their ids by kind.
+func (h *harness) seedEveryKind(url string) map[string]string {
+	h.t.Helper()
+	const model, family, version = "Qwen3-30B-A3B-Instruct-2507-Q4_K_M", "llama.cpp", "b9749-d32676d77"
+	kovara := func(kind string) func(*results.File) {
+		return func(f *results.File) {
+			f.Local.EndpointName = "lab box"
+			for i := range f.Runs {
+				f.Runs[i].ModelID, f.Runs[i].RunKind = model, kind
+				f.Runs[i].Engine, f.Runs[i].EngineVersion = ptrTo(family), ptrTo(version)
+			}
+		}
+	}
+	ids := map[string]string{
+		results.RunKindProtocol: h.seedRun(url, []int{1, 2}, 8, kovara(results.RunKindProtocol)),
+		results.RunKindHardware: h.seedRun(url, []int{1, 2, 4}, 8, kovara(results.RunKindHardware)),
+	}
+	created := time.Now().UTC().Format(time.RFC3339)
+	engine := results.Detection{Family: family, Version: version}
+	local := results.PlanLocal{EndpointName: "lab box", Endpoint: "http://10.0.0.7:8080"}
+	save := func(kind string, id string, err error) {
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		ids[kind] = id
+	}
+	id, err := h.u.lib.SaveStages("", &results.StagesResult{Format: results.FormatStages, FormatVersion: 1, CreatedAt: created,
+		Model: model, Engine: engine, Complete: true, Local: local, Users: &results.UsersStage{Users: 4}})
+	save(storage.PlanStages, id, err)
+	id, err = h.u.lib.SaveSpecDec("", &results.SpecDecResult{Format: results.FormatSpecDec, FormatVersion: 1, CreatedAt: created,
+		Model: model, Engine: engine, Complete: true, Local: local, Levels: []results.SpecDecLevel{{Concurrency: 1}, {Concurrency: 4}}})
+	save(storage.PlanSpecDec, id, err)
+	data, err := os.ReadFile("../engine/testdata/llamacpp-b9749/capacity.json")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c, err := results.DecodeCapacity(data)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c.Local.EndpointName = "lab box"
+	id, err = h.u.lib.SaveCapacity("", c)
+	save(storage.PlanCapacity, id, err)
+	return ids
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TestHistoryFilterListsEveryKind: the kind filter offers every kind the
+// library holds, each shows only its runs, and the Kind column names
+// them as the filter does.
+func TestHistoryFilterListsEveryKind(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	ids := h.seedEveryKind(url)
+	hs := h.u.historyScreen
+	h.locked(func() {
+		hs.reload()
+		want := []string{kindAll, "hardware", "protocol", "capacity", "three stages", "spec decoding"}
+		if got := hs.kindSelect.Options; strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("kind filter offers %q, want %q", got, want)
+		}
+		for _, k := range runKinds {
+			hs.kindSelect.SetSelected(k.name)
+			if len(hs.shown) != 1 || hs.shown[0].ID != ids[k.kind] {
+				t.Errorf("filter %q shows %d runs, want only %s", k.name, len(hs.shown), ids[k.kind])
+				continue
+			}
+			if got := historyCell(hs.shown[0], 5, nil); !strings.HasPrefix(got, k.name) {
+				t.Errorf("filter %q: Kind column says %q", k.name, got)
+			}
+		}
+		hs.kindSelect.SetSelected(kindAll)
+		if len(hs.shown) != len(runKinds) {
+			t.Errorf("all kinds: %d shown, want %d", len(hs.shown), len(runKinds))
+		}
+	})
+}
+
+// TestHistoryTableFitsTheWindow: at the default window size every
+// History column is on screen, none cut below its content up to the cap
+// and none running into the next (the long engine version among them);
+// the screen fits a 1024×640 window.
+func TestHistoryTableFitsTheWindow(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	ids := h.seedEveryKind(url)
+	h.u.lib.SetAnnotation(ids[results.RunKindProtocol], storage.Annotation{Label: "after the driver update"})
+	hs := h.u.historyScreen
+	h.locked(func() {
+		h.win.Resize(fyne.NewSize(1180, 800))
+		h.u.tabs.SelectIndex(1)
+		hs.reload()
+		tb := hs.table
+		if got, room := tb.width(), tb.Size().Width; got > room {
+			t.Errorf("the columns take %.1f px, the table has %.1f: some are off screen", got, room)
+		}
+		for i, c := range historyColumns {
+			var content float32
+			for _, s := range hs.all {
+				content = max(content, widget.NewLabel(historyCell(s, i, hs.selected)).MinSize().Width)
+			}
+			if want := min(content, keepWidth); tb.widths[i]+0.5 < want {
+				t.Errorf("column %q is %.1f px, its content needs %.1f", c, tb.widths[i], want)
+			}
+		}
+		if d := widget.NewLabel("2026-05-01 14:03").MinSize().Width; tb.widths[1] < d {
+			t.Errorf("the date column is %.1f px, a date needs %.1f", tb.widths[1], d)
+		}
+		assertNothingOverflows(t, "History", tb)
+		if got := cellText(t, tb, "llama.cpp b9749-d32676d77"); !strings.HasPrefix(got, "llama.cpp b") {
+			t.Errorf("the engine shows as %q", got)
+		}
+		assertFits(t, "History", hs.content)
+	})
+}
+
+// assertFits fails when o needs more than a 1024×640 window leaves for a
+// place (its tabs and the window's frame take the rest).
+func assertFits(t *testing.T, what string, o fyne.CanvasObject) {
+	t.Helper()
+	if got := o.MinSize(); got.Width > 1000 || got.Height > 590 {
+		t.Errorf("%s needs %.0f×%.0f px, more than a 1024×640 window leaves (1000×590)", what, got.Width, got.Height)
+	}
+}
+
+// TestHistoryDeleteNamesTheRuns: the delete confirmation names each run
+// it deletes (date, model, endpoint, kind), a few of them and how many
+// more; Keep deletes nothing, and the status counts "1 run".
+func TestHistoryDeleteNamesTheRuns(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	ids := h.seedEveryKind(url)
+	os.WriteFile(filepath.Join(h.u.lib.Dir(), "mangled.json"), []byte("{not json"), 0o644)
+	hs := h.u.historyScreen
+	h.locked(func() {
+		hs.reload()
+		for _, s := range hs.all {
+			hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
+		}
+		test.Tap(hs.deleteButton)
+		text := test.RenderObjectToMarkup(h.win.Canvas().Overlays().Top())
+		if !strings.Contains(text, "Delete these 6 runs from the history?") {
+			t.Errorf("the confirmation does not count six runs:\n%s", text)
+		}
+		first := hs.all[0]
+		if line := "• " + historyCell(first, 1, nil) + " · Qwen3-30B-A3B-Instruct-2507-Q4_K_M · lab box · " + kindName(first.RunKind); !strings.Contains(text, line) {
+			t.Errorf("the confirmation lacks %q", line)
+		}
+		if got := strings.Count(text, "• "); got != deleteNamed {
+			t.Errorf("%d runs named, want %d", got, deleteNamed)
+		}
+		if !strings.Contains(text, "and 2 more") {
+			t.Error("the confirmation does not say how many more")
+		}
+		h.tapInOverlay("Keep")
+		if len(hs.all) != 6 {
+			t.Fatalf("Keep deleted runs: %d left", len(hs.all))
+		}
+
+		// One run, then the unreadable file: each named.
+		hs.selected = map[string]bool{}
+		hs.table.Select(widget.TableCellID{Row: h.rowOf(ids[storage.PlanStages]), Col: 0})
+		test.Tap(hs.deleteButton)
+		text = test.RenderObjectToMarkup(h.win.Canvas().Overlays().Top())
+		if !strings.Contains(text, "Delete this run from the history?") || strings.Count(text, "• ") != 1 || !strings.Contains(text, "Qwen3-30B-A3B-Instruct-2507-Q4_K_M · lab box · three stages") {
+			t.Errorf("one run's confirmation:\n%s", text)
+		}
+		h.tapInOverlay("Delete")
+		hs.selected = map[string]bool{}
+		hs.table.Select(widget.TableCellID{Row: h.rowOf("mangled"), Col: 0})
+		test.Tap(hs.deleteButton)
+		if text := test.RenderObjectToMarkup(h.win.Canvas().Overlays().Top()); !strings.Contains(text, "• mangled · unreadable file") {
+			t.Errorf("the unreadable file's confirmation:\n%s", text)
+		}
+		h.tapInOverlay("Delete")
+		if len(hs.all) != 4 {
+			t.Errorf("after two deletes %d runs, want 4", len(hs.all))
+		}
+	})
+	// "1 run", not "1 runs".
+	h.locked(func() {
+		for _, s := range hs.all[1:] {
+			h.u.lib.Delete(s.ID)
+		}
+		hs.selected = map[string]bool{}
+		hs.reload()
+		if want := "1 run, 1 shown. "; !strings.HasPrefix(hs.status.Text, want) {
+			t.Errorf("status %q, want it to start %q", hs.status.Text, want)
+		}
+	})
 }

@@ -3,8 +3,6 @@ package ui
 import (
 	"fmt"
 	"math"
-	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -18,7 +16,8 @@ import (
 // ResultView shows a finished (or stopped) run: a table per level, charts
 // against concurrency, the warnings, and where the file is.
 type ResultView struct {
-	content fyne.CanvasObject
+	content fyne.CanvasObject // page, scrolling where the window is too short for it
+	page    fyne.CanvasObject
 
 	file  *results.File
 	id    string
@@ -26,7 +25,7 @@ type ResultView struct {
 	title *widget.Label
 	state *widget.Label
 
-	table        *widget.Table
+	table        *fitTable
 	rows         [][]string
 	columns      []string
 	tpsChart     *ChartView
@@ -44,12 +43,13 @@ type ResultView struct {
 	buttons     *fyne.Container
 }
 
-// resultColumns are the per-level table's headings; energyColumns follow
-// when the endpoint has a GPU telemetry source.
+// resultColumns are the per-level table's headings, each on two lines
+// (what, then its unit) so twelve columns fit the window; energyColumns
+// follow when the endpoint has a GPU telemetry source.
 var (
-	resultColumns = []string{"Concurrency", "OK / err", "Output tok/s", "Req/s",
-		"TTFT p50 ms", "TTFT p95 ms", "TTFT p99 ms", "ITL p50 ms", "ITL p95 ms", "ITL p99 ms", "Latency p50 ms", "Latency p99 ms"}
-	energyColumns = []string{"Power W", "Tokens/J"}
+	resultColumns = []string{"Concurrency", "OK / err", "Output\ntok/s", "Req/s",
+		"TTFT p50\nms", "TTFT p95\nms", "TTFT p99\nms", "ITL p50\nms", "ITL p95\nms", "ITL p99\nms", "Latency\np50 ms", "Latency\np99 ms"}
+	energyColumns = []string{"Power\nW", "Tokens/J"}
 )
 
 func columnsFor(f *results.File) []string {
@@ -139,10 +139,8 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		v.problems.Wrapping = fyne.TextWrapWord
 	}
 
-	v.table = textTable(v.rows, v.columns, "0000.0", "Latency p99")
-	for i, c := range v.columns {
-		v.table.SetColumnWidth(i, float32(max(82, 9*len(c))))
-	}
+	v.table = textTable(v.rows, v.columns)
+	v.table.allRows = true // a few levels: every one shown, the page scrolls
 
 	p := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
 	v.tpsChart = NewChartView("One level: no curve to draw.")
@@ -152,17 +150,7 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 
 	v.warnings = widget.NewLabel(notesText(notes, len(problems) > 0))
 	v.warnings.Wrapping = fyne.TextWrapWord
-	v.showFile = widget.NewButton("Show file", func() {
-		if v.path == "" {
-			return
-		}
-		if u, err := url.Parse("file://" + filepath.ToSlash(filepath.Dir(v.path))); err == nil {
-			fyne.CurrentApp().OpenURL(u)
-		}
-	})
-	if v.path == "" {
-		v.showFile.Disable()
-	}
+	v.showFile = showFileButton(u, id)
 	v.newRun = widget.NewButton("New benchmark", onNew)
 	v.export = widget.NewButton("Export…", func() { u.showExport(id) })
 	v.compareWith = widget.NewButton("Compare with…", func() { u.compareWith(id) })
@@ -176,22 +164,23 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		file.SetText("Not saved.")
 	}
 	file.Wrapping = fyne.TextWrapBreak
-	top := container.NewVBox(v.title, v.state)
+	file.Selectable = true // the path, to copy
+	// The title shares its row with the buttons, so a default run's page
+	// fits a 1024×640 window without scrolling; a longer one scrolls.
+	v.title.Wrapping = fyne.TextWrapWord
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, v.buttons, v.title), v.state)
 	if v.problems != nil {
 		top.Add(v.problems)
 	}
 	top.Add(file)
-	top.Add(v.buttons)
 	if note := results.ConnectionNote(f); note != "" {
 		v.connections = widget.NewLabel(note)
 		v.connections.Wrapping = fyne.TextWrapWord
 		top.Add(v.connections)
 	}
-	tableBox := container.NewGridWrap(fyne.NewSize(1100, 36*float32(len(v.rows)+1)+8), v.table)
 	charts := container.NewGridWithColumns(2, v.tpsChart, v.latencyChart)
-	v.content = container.NewBorder(
-		container.NewVBox(top, widget.NewSeparator(), tableBox),
-		v.warnings, nil, nil, charts)
+	v.page = container.NewBorder(container.NewVBox(top, v.table), v.warnings, nil, nil, charts)
+	v.content = container.NewVScroll(v.page)
 	return v
 }
 

@@ -1,14 +1,20 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
+	"image/color"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine/results"
@@ -17,13 +23,23 @@ import (
 // StagesView shows a three-stage result: each stage's numbers, the wiki
 // block with a Copy button, and the warnings.
 type StagesView struct {
+	u        *App
 	content  fyne.CanvasObject
 	rows     [][]string
 	wiki     *widget.Label
 	copyWiki *widget.Button
+	table    *fitTable
+	copies   int // taps of copyWiki, so only the last one's timer puts its text back
 	back     *widget.Button
 	state    *widget.Label
 }
+
+const (
+	copyWikiText = "Copy wiki block"
+	copiedText   = "Copied ✓"
+	// copiedFor is how long the Copy button says it copied.
+	copiedFor = 2 * time.Second
+)
 
 // stagesRows is the stages table: one row per measured request or stage.
 func stagesRows(r *results.StagesResult) [][]string {
@@ -60,7 +76,7 @@ func stagesRows(r *results.StagesResult) [][]string {
 var stagesColumns = []string{"Stage", "Tokens", "TTFT ms", "tok/s", "Note"}
 
 func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, onBack func()) *StagesView {
-	v := &StagesView{rows: stagesRows(r)}
+	v := &StagesView{u: u, rows: stagesRows(r)}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	var state []string
 	switch {
@@ -85,36 +101,53 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	}
 	v.state = widget.NewLabel(strings.Join(state, " "))
 	v.state.Wrapping = fyne.TextWrapWord
-	table := textTable(v.rows, stagesColumns, "decode, prose prompt", "Stage")
-	for i, w := range []float32{200, 170, 110, 100, 480} {
-		table.SetColumnWidth(i, w)
-	}
+	v.table = textTable(v.rows, stagesColumns)
 	block := r.WikiBlock()
 	v.wiki = widget.NewLabelWithStyle(block, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	v.wiki.Selectable = true
-	v.copyWiki = widget.NewButton("Copy wiki block", func() { u.fyne.Clipboard().SetContent(block) })
+	v.copyWiki = widget.NewButton(copyWikiText, func() { v.onCopy(block) })
 	v.back = widget.NewButton("New benchmark", onBack)
 	buttons := container.NewHBox(v.back, v.copyWiki, showFileButton(u, id))
 	warnings := widget.NewLabel(plainWarnings(r.Warnings))
 	warnings.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(title, v.state, buttons)
-	body := container.NewVSplit(table, container.NewBorder(widget.NewLabel("Wiki block"), warnings, nil, nil, container.NewScroll(v.wiki)))
+	body := container.NewVSplit(v.table, container.NewBorder(widget.NewLabel("Wiki block"), warnings, nil, nil, container.NewScroll(v.wiki)))
 	body.Offset = 0.35
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v
+}
+
+// onCopy puts the wiki block on the clipboard and says so on the button
+// for copiedFor.
+func (v *StagesView) onCopy(block string) {
+	v.u.fyne.Clipboard().SetContent(block)
+	v.copies++
+	n := v.copies
+	v.copyWiki.SetText(copiedText)
+	time.AfterFunc(copiedFor, func() {
+		v.u.do(func() {
+			if v.copies == n {
+				v.copyWiki.SetText(copyWikiText)
+			}
+		})
+	})
 }
 
 // SpecDecView shows a speculative-decoding result per level, and the
 // acceptance by draft position as a chart.
 type SpecDecView struct {
 	content   fyne.CanvasObject
+	state     *widget.Label
+	table     *fitTable
 	rows      [][]string
 	back      *widget.Button
 	positions *ChartView
 }
 
-var specDecColumns = []string{"Concurrency", "OK", "Output tok/s", "Decode tok/s", "Tokens min / p50 / max", "Acceptance", "Mean length",
-	"Per answer p50 [min–max]", "Per answer length"}
+// specDecColumns are the table's headings, on two lines where a heading is
+// wider than its numbers.
+var specDecColumns = []string{"Concurrency", "OK", "Output\ntok/s", "Decode\ntok/s", "Answer tokens\nmin / p50 / max", "Acceptance", "Mean\nlength",
+	"Per answer\np50 [min–max]", "Per answer\nmean length"}
 
 func specDecRows(r *results.SpecDecResult) [][]string {
 	var rows [][]string
@@ -146,7 +179,10 @@ func specDecRows(r *results.SpecDecResult) [][]string {
 func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, onBack func()) *SpecDecView {
 	v := &SpecDecView{rows: specDecRows(r)}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Speculative decoding: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	note := "Natural stops on representative prompts: these numbers are not Kovara records and can never be published."
+	note := "Representative prompts, each answer free to stop on its own: these numbers are not Kovara records and can never be published."
+	if stops := r.Stops(); stops != "" {
+		note += " " + stops
+	}
 	if r.Counters == "" {
 		note += " The server exposes no speculative-decoding counters, so acceptance is unknown."
 	} else {
@@ -155,19 +191,16 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	if saveErr != nil {
 		note += " It could not be saved in the history: " + saveErr.Error()
 	}
-	state := widget.NewLabel(note)
-	state.Wrapping = fyne.TextWrapWord
-	table := textTable(v.rows, specDecColumns, "Tokens min / p50 / max", "Concurrency")
-	for i := range specDecColumns {
-		table.SetColumnWidth(i, 160)
-	}
+	v.state = widget.NewLabel(note)
+	v.state.Wrapping = fyne.TextWrapWord
+	v.table = textTable(v.rows, specDecColumns)
 	v.back = widget.NewButton("New benchmark", onBack)
 	warnings := widget.NewLabel(plainWarnings(r.Warnings))
 	warnings.Wrapping = fyne.TextWrapWord
-	top := container.NewVBox(title, state, container.NewHBox(v.back, showFileButton(u, id)))
+	top := container.NewVBox(title, v.state, container.NewHBox(v.back, showFileButton(u, id)))
 	v.positions = NewChartView("The server counts no acceptance by draft position.")
 	v.positions.SetSpec(positionSpec(r, PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())))
-	body := container.NewVSplit(table, v.positions)
+	body := container.NewVSplit(v.table, v.positions)
 	body.Offset = 0.45
 	v.content = container.NewBorder(top, warnings, nil, nil, body)
 	return v
@@ -207,15 +240,41 @@ func plainWarnings(ws []string) string {
 // showFileButton opens the folder holding run id (disabled without one).
 func showFileButton(u *App, id string) *widget.Button {
 	b := widget.NewButton("Show file", func() {
-		if id == "" {
-			return
-		}
-		if l, err := url.Parse("file://" + filepath.ToSlash(filepath.Dir(u.lib.Path(id)))); err == nil {
-			u.fyne.OpenURL(l)
+		if id != "" {
+			showFile(u, u.lib.Path(id))
 		}
 	})
 	if id == "" {
 		b.Disable()
 	}
 	return b
+}
+
+// showFile opens the folder holding path in the desktop's file manager.
+// Where that fails (no xdg-open, no handler for folders), it says so and
+// shows the path, selectable, with a button that copies it.
+func showFile(u *App, path string) {
+	dir, err := url.Parse("file://" + filepath.ToSlash(filepath.Dir(path)))
+	if err == nil {
+		err = u.fyne.OpenURL(dir)
+	}
+	if err == nil {
+		return
+	}
+	why := err.Error()
+	var missing *exec.Error
+	if errors.As(err, &missing) && errors.Is(missing.Err, exec.ErrNotFound) {
+		why = "this desktop has no " + missing.Name + " to open folders with"
+	}
+	msg := widget.NewLabel("The folder could not be opened: " + why + ". The results file is here:")
+	msg.Wrapping = fyne.TextWrapWord
+	where := widget.NewLabelWithStyle(path, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
+	where.Selectable = true
+	where.Wrapping = fyne.TextWrapBreak
+	copyPath := widget.NewButton("Copy path", func() { u.fyne.Clipboard().SetContent(path) })
+	// A wrapped label takes the width it is given: give it a line's.
+	width := canvas.NewRectangle(color.Transparent)
+	width.SetMinSize(fyne.NewSize(600, 0))
+	content := container.NewStack(width, container.NewVBox(msg, where, container.NewHBox(copyPath)))
+	dialog.ShowCustom("Show file", "Close", content, u.win)
 }

@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // The speculative-decoding mode's document, kovara-desktop-specdec
 // (docs/plans.md).
 
@@ -119,4 +121,33 @@ type Spread struct {
 	P50 float64 `json:"p50"`
 	P90 float64 `json:"p90"`
 	Max float64 `json:"max"`
+}
+
+// Stops says how the answers ended, from each level's answer lengths:
+// every one at the max_tokens limit (the model never stopped on its own,
+// so natural stops were asked for but none happened), every one before
+// it, or some of each. "" when no level has answers to tell.
+func (r *SpecDecResult) Stops() string {
+	limit := r.Settings.MaxTokens
+	lo, hi, n := 0, 0, 0
+	for _, l := range r.Levels {
+		t := l.OutputTokens
+		if t == nil {
+			continue
+		}
+		if n == 0 || t.Min < lo {
+			lo = t.Min
+		}
+		hi = max(hi, t.Max)
+		n++
+	}
+	switch {
+	case n == 0 || limit <= 0:
+		return ""
+	case lo >= limit:
+		return fmt.Sprintf("Every answer hit the %d-token limit: the model never stopped on its own.", limit)
+	case hi < limit:
+		return fmt.Sprintf("Every answer stopped on its own, before the %d-token limit (%d to %d tokens).", limit, lo, hi)
+	}
+	return fmt.Sprintf("Answers of %d to %d tokens: some stopped on their own, some hit the %d-token limit.", lo, hi, limit)
 }
