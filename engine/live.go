@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,16 @@ const (
 	PhaseSpecDec Phase = "speculative decoding"
 )
 
+// Measured says whether requests in phase p are measured: their tokens,
+// TTFTs and gaps are the plan's figures (warmup's are not).
+func (p Phase) Measured() bool {
+	switch p {
+	case PhaseLevel, PhaseDecode, PhasePrefill, PhaseUsers, PhaseSpecDec:
+		return true
+	}
+	return false
+}
+
 // liveBufferCap bounds what one slot keeps between two snapshots, so a run
 // nobody watches does not grow without limit.
 const liveBufferCap = 1 << 18
@@ -43,13 +55,20 @@ type Live struct {
 	phase                      Phase
 	level, levels, concurrency int
 	levelTotal, overallTotal   int
+	tokensEach                 int // output tokens a request of this stage asks for; 0 unknown
 	doneBefore                 int // requests of finished levels
 	levelStart                 time.Duration
 	slots                      []*liveSlot
+	slotsMeasured              bool      // the slots' requests are measured (not warmup)
+	carryTTFT                  []float64 // a finished stage's last TTFTs, for the next Snapshot
 	lastError                  string
 	lastErrorAt                time.Duration
 	stage, seenStage           int // bumped per warmup or level; NewLevel compares
 	capacity                   *CapacityProgress
+	// The previous Snapshot's token count and time, for its rate.
+	rateStage  int
+	rateTokens int64
+	rateAt     time.Duration
 
 	// The server's own gauges from /metrics, written by the scraper
 	// about once a second under their own lock.
@@ -57,6 +76,7 @@ type Live struct {
 	serverFamily string
 	serverLatest *results.ServerMetricsSample
 	serverNew    []results.ServerMetricsSample
+	serverNone   string // why there are no server readings, once known
 
 	gpu func() (hw.Point, bool) // the GPU sampler's newest reading; nil without one
 }
@@ -104,11 +124,29 @@ type Snapshot struct {
 	Errors       int
 	Timeouts     int
 	Tokens       int64 // text chunks received in the current level
+	// TPS is output tokens (text chunks) per second over all streams
+	// since the previous Snapshot, or since the stage began when it began
+	// in between: the live throughput both programs show.
+	TPS float64
+	// TokensEach is what each request of the stage asks for (0: unknown).
+	TokensEach   int
 	LevelElapsed time.Duration
-	LastError    string
-	TTFT         []float64 // ms, requests finished since the previous Snapshot
-	ITL          []float32 // ms, gaps of those requests; exactly 0 where two chunks came off the socket in one read
-	NewLevel     bool      // warmup or a new level began since the previous Snapshot
+	// Left estimates the time the stage still needs from its progress so
+	// far (its finished requests, and the tokens of those in flight);
+	// 0 until a request has finished or a tenth of its tokens came.
+	Left time.Duration
+	// Progress is how far the whole plan is, 0 to 1, as well as it is
+	// known: the capacity search guesses its remaining levels.
+	Progress  float64
+	LastError string
+	// TTFT and ITL are of the measured requests (never warmup's) that
+	// finished since the previous Snapshot: ms, and the gaps of those
+	// requests, exactly 0 where two chunks came off the socket in one
+	// read. A stage's last TTFTs may come with the next stage's first
+	// Snapshot; its last gaps are dropped with its histogram.
+	TTFT     []float64
+	ITL      []float32
+	NewLevel bool // warmup or a new level began since the previous Snapshot
 	// Capacity is the capacity plan's search so far; nil for other plans.
 	Capacity *CapacityProgress
 
@@ -124,6 +162,9 @@ type Snapshot struct {
 	ServerFamily string
 	Server       *results.ServerMetricsSample
 	ServerNew    []results.ServerMetricsSample
+	// ServerNone says why the server's charts stay empty, once that is
+	// known: its /metrics did not answer, or stopped answering.
+	ServerNone string
 }
 
 // NewLive makes an empty live view.
@@ -157,8 +198,9 @@ func (l *Live) setCapacity(p CapacityProgress) {
 	l.mu.Unlock()
 }
 
-// beginStage installs fresh slots for warmup or a level.
-func (l *Live) beginStage(p Phase, level, concurrency, total int) []*liveSlot {
+// beginStage installs fresh slots for warmup or a level of total
+// requests, each asking for up to tokensEach output tokens (0: unknown).
+func (l *Live) beginStage(p Phase, level, concurrency, total, tokensEach int) []*liveSlot {
 	slots := make([]*liveSlot, concurrency)
 	for i := range slots {
 		slots[i] = &liveSlot{}
@@ -167,8 +209,19 @@ func (l *Live) beginStage(p Phase, level, concurrency, total int) []*liveSlot {
 		return slots
 	}
 	l.mu.Lock()
-	l.phase, l.level, l.concurrency, l.levelTotal = p, level, concurrency, total
-	l.slots = slots
+	l.phase, l.level, l.concurrency, l.levelTotal, l.tokensEach = p, level, concurrency, total, tokensEach
+	if l.slotsMeasured {
+		// The stage that ends may have TTFTs no Snapshot took yet.
+		for _, sl := range l.slots {
+			sl.mu.Lock()
+			if len(l.carryTTFT)+len(sl.ttft) <= liveBufferCap {
+				l.carryTTFT = append(l.carryTTFT, sl.ttft...)
+			}
+			sl.ttft = sl.ttft[:0]
+			sl.mu.Unlock()
+		}
+	}
+	l.slots, l.slotsMeasured = slots, p.Measured()
 	l.stage++
 	if l.clock != nil {
 		l.levelStart = l.clock()
@@ -221,12 +274,13 @@ func (l *Live) Snapshot() Snapshot {
 	defer l.mu.Unlock()
 	s := Snapshot{
 		Phase: l.phase, Level: l.level, Levels: l.levels, Concurrency: l.concurrency,
-		LevelTotal: l.levelTotal, OverallTotal: l.overallTotal,
+		LevelTotal: l.levelTotal, OverallTotal: l.overallTotal, TokensEach: l.tokensEach,
 	}
 	if l.clock != nil {
 		s.At = l.clock()
 		s.LevelElapsed = s.At - l.levelStart
 	}
+	s.TTFT, l.carryTTFT = l.carryTTFT, nil
 	for _, sl := range l.slots {
 		s.Tokens += sl.tokens.Load()
 		s.LevelDone += int(sl.done.Load())
@@ -234,8 +288,10 @@ func (l *Live) Snapshot() Snapshot {
 		s.Errors += int(sl.errs.Load())
 		s.Timeouts += int(sl.timeouts.Load())
 		sl.mu.Lock()
-		s.TTFT = append(s.TTFT, sl.ttft...)
-		s.ITL = append(s.ITL, sl.itl...)
+		if l.slotsMeasured {
+			s.TTFT = append(s.TTFT, sl.ttft...)
+			s.ITL = append(s.ITL, sl.itl...)
+		}
 		sl.ttft, sl.itl = sl.ttft[:0], sl.itl[:0]
 		if sl.lastErr != "" && sl.lastErrAt >= l.lastErrorAt {
 			l.lastError, l.lastErrorAt = sl.lastErr, sl.lastErrAt
@@ -249,24 +305,109 @@ func (l *Live) Snapshot() Snapshot {
 	}
 	s.NewLevel = l.stage != l.seenStage
 	l.smu.Lock()
-	s.ServerFamily, s.Server = l.serverFamily, l.serverLatest
+	s.ServerFamily, s.Server, s.ServerNone = l.serverFamily, l.serverLatest, l.serverNone
 	if len(l.serverNew) > 0 {
 		s.ServerNew = l.serverNew
 		l.serverNew = nil
 	}
 	l.smu.Unlock()
 	l.seenStage = l.stage
-	if s.Phase == PhaseLevel {
+	if s.Phase.Measured() {
 		s.OverallDone = l.doneBefore + s.LevelDone
 	} else {
 		s.OverallDone = l.doneBefore
 	}
+	l.rate(&s)
+	s.Left = stageLeft(s)
+	s.Progress = progress(s)
 	if l.gpu != nil {
 		if p, ok := l.gpu(); ok {
 			s.GPU = &p
 		}
 	}
 	return s
+}
+
+// rate sets s.TPS from the tokens since the previous Snapshot, or since
+// the stage began when a stage began in between. Call with mu.
+func (l *Live) rate(s *Snapshot) {
+	if l.rateStage != l.stage {
+		l.rateStage, l.rateTokens, l.rateAt = l.stage, 0, l.levelStart
+	}
+	if dt := s.At - l.rateAt; dt > 0 && s.Tokens >= l.rateTokens {
+		s.TPS = float64(s.Tokens-l.rateTokens) / dt.Seconds()
+	}
+	l.rateTokens, l.rateAt = s.Tokens, s.At
+}
+
+// stageFraction is how much of the stage is done, 0 to 1: its finished
+// requests, or the tokens received against those asked for when that
+// says more (a few long requests: the tokens move while they run).
+// Answers that stop early make the token share lag, never lead.
+func stageFraction(s Snapshot) float64 {
+	if s.LevelTotal <= 0 {
+		return 0
+	}
+	f := float64(s.LevelDone) / float64(s.LevelTotal)
+	if s.TokensEach > 0 {
+		f = max(f, float64(s.Tokens)/float64(s.TokensEach*s.LevelTotal))
+	}
+	return min(f, 1)
+}
+
+// stageLeft extrapolates the stage's elapsed time over what is left of
+// it, once there is something to go on: a finished request, or a tenth of
+// the stage's tokens.
+func stageLeft(s Snapshot) time.Duration {
+	if s.Phase != PhaseWarmup && !s.Phase.Measured() {
+		return 0
+	}
+	f := stageFraction(s)
+	if f <= 0 || f >= 1 || (s.LevelDone == 0 && f < 0.1) {
+		return 0
+	}
+	return time.Duration(float64(s.LevelElapsed) * (1 - f) / f)
+}
+
+// progress is the whole plan's share done: the finished stages' requests
+// and the current stage's fraction of its own; for the capacity search,
+// its levels measured (and the current one's fraction) against those it
+// expects to measure.
+func progress(s Snapshot) float64 {
+	in := 0.0
+	if s.Phase.Measured() {
+		in = stageFraction(s)
+	}
+	if c := s.Capacity; c != nil {
+		if c.Done+c.Left == 0 {
+			return 0
+		}
+		if c.Probing == 0 {
+			in = 0
+		}
+		return min((float64(c.Done)+in)/float64(c.Done+c.Left), 1)
+	}
+	if s.Phase == PhaseDone {
+		return 1
+	}
+	if s.OverallTotal <= 0 {
+		return 0
+	}
+	done := float64(s.OverallDone-s.LevelDone) + in*float64(s.LevelTotal)
+	if !s.Phase.Measured() {
+		done = float64(s.OverallDone)
+	}
+	return min(done/float64(s.OverallTotal), 1)
+}
+
+// serverUnavailable records why there will be no server readings.
+func (l *Live) serverUnavailable(why string) {
+	if l == nil {
+		return
+	}
+	l.smu.Lock()
+	l.serverNone = why
+	l.smu.Unlock()
 }
 
 // serverSample records one /metrics reading for the next Snapshot.
@@ -282,4 +423,61 @@ func (l *Live) serverSample(family string, smp results.ServerMetricsSample) {
 		l.serverNew = append(l.serverNew, smp)
 	}
 	l.smu.Unlock()
+}
+
+// Describe says in words where the run is, the same in the app's live
+// view and the CLI's progress line: the plan's stage or level, how many
+// of its requests finished, and the estimated time left in it.
+func (s Snapshot) Describe() string {
+	var b strings.Builder
+	switch s.Phase {
+	case PhaseLevel:
+		if c := s.Capacity; c != nil {
+			fmt.Fprintf(&b, "Capacity search: %s — %d of %d requests", c, s.LevelDone, s.LevelTotal)
+		} else {
+			fmt.Fprintf(&b, "Level %d of %d — concurrency %d — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
+		}
+	case PhaseSpecDec:
+		fmt.Fprintf(&b, "Speculative decoding, level %d of %d — concurrency %d — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
+	case PhaseDecode:
+		fmt.Fprintf(&b, "Stage %d of %d: single-user decode — answer %d of %d", s.Level, s.Levels, min(s.LevelDone+1, s.LevelTotal), s.LevelTotal)
+	case PhasePrefill:
+		what := "calibration probe"
+		if s.LevelDone > 0 {
+			what = "the long prompt"
+		}
+		fmt.Fprintf(&b, "Stage %d of %d: cold prefill — %s (%d of %d requests)", s.Level, s.Levels, what, min(s.LevelDone+1, s.LevelTotal), s.LevelTotal)
+	case PhaseUsers:
+		fmt.Fprintf(&b, "Stage %d of %d: %d users at once — %d of %d answers finished", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
+	case PhaseWarmup:
+		if s.Level > 0 {
+			fmt.Fprintf(&b, "Stage %d of %d: warmup at %d users (not measured) — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
+		} else {
+			fmt.Fprintf(&b, "Warmup (not measured) — %d of %d requests", s.LevelDone, s.LevelTotal)
+		}
+	case "":
+		return "Starting…"
+	default:
+		p := string(s.Phase)
+		return strings.ToUpper(p[:1]) + p[1:] + "…"
+	}
+	if s.Left > 0 {
+		b.WriteString(" — " + FormatLeft(s.Left))
+	}
+	return b.String()
+}
+
+// FormatLeft says an estimated time left: "about 40 s left".
+func FormatLeft(d time.Duration) string {
+	switch {
+	case d < 10*time.Second:
+		return "a few seconds left"
+	case d < 90*time.Second:
+		return fmt.Sprintf("about %d s left", int(d.Round(5*time.Second)/time.Second))
+	case d < 90*time.Minute:
+		return fmt.Sprintf("about %d min left", int(d.Round(time.Minute)/time.Minute))
+	}
+	h := int(d / time.Hour)
+	m := int((d - time.Duration(h)*time.Hour).Round(time.Minute) / time.Minute)
+	return fmt.Sprintf("about %d h %d min left", h, m)
 }

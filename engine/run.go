@@ -409,7 +409,7 @@ func (r *runner) warmup(ctx context.Context) error {
 	}
 	r.phase(PhaseWarmup)
 	workers := min(n, maxConcurrency(r.plan))
-	slots := r.openSlots(ctx, r.obs.Live.beginStage(PhaseWarmup, 0, workers, n), false)
+	slots := r.openSlots(ctx, r.obs.Live.beginStage(PhaseWarmup, 0, workers, n, r.opts.maxTokens), false)
 	defer slots.close()
 	from := prompt.WarmupRequest(0)
 	lr := slots.run(ctx, loadSpec{total: n, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
@@ -481,7 +481,7 @@ func (l *levelRun) okCount() int {
 // previous one ends, until the level's requests are used up.
 func (r *runner) runLevel(ctx context.Context, index, conc, requests int, first int64, name string) *levelRun {
 	r.obs.logf("%s: concurrency %d, %d requests", name, conc, requests)
-	live := r.obs.Live.beginStage(PhaseLevel, index+1, conc, requests)
+	live := r.obs.Live.beginStage(PhaseLevel, index+1, conc, requests, r.opts.maxTokens)
 	slots := r.openSlots(ctx, live, true)
 	defer slots.close()
 	lv := &levelRun{index: index, concurrency: conc, requests: requests, preopenFailed: slots.openFailed}

@@ -465,14 +465,21 @@ func (s *metricsScraper) loop(ctx context.Context, e Endpoint, b Base) {
 			s.mu.Unlock()
 			s.live.serverSample(m.Family, smp)
 		case first:
-			// Nothing usable at the start: no series, no noise.
+			// Nothing usable at the start: no series, no noise in the
+			// file; the live view says why its server charts stay empty.
 			s.mu.Unlock()
+			why := "has none of the gauges vLLM, SGLang or llama.cpp publish"
+			if err != nil {
+				why = "did not answer (" + err.Error() + ")"
+			}
+			s.live.serverUnavailable("No server charts: this server's /metrics " + why + ".")
 			return
 		default:
 			s.series.Failures++
 			failedInRow++
 			s.mu.Unlock()
 			if failedInRow >= metricsGiveUp {
+				s.live.serverUnavailable("The server's /metrics stopped answering: the server charts end here.")
 				return
 			}
 		}

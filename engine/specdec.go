@@ -227,7 +227,7 @@ func newSpecDecResult(r *session, plan SpecDecPlan) *results.SpecDecResult {
 func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOpts, plan SpecDecPlan, index, c int, counters bool) results.SpecDecLevel {
 	total := plan.requestsFor(c)
 	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(plan.Levels), c, total)
-	live := r.obs.Live.beginStage(PhaseSpecDec, index+1, c, total)
+	live := r.obs.Live.beginStage(PhaseSpecDec, index+1, c, total, opts.maxTokens)
 	lv := results.SpecDecLevel{Concurrency: c, Requests: total}
 	slots := r.openSlots(ctx, live, true)
 	defer slots.close()

@@ -248,7 +248,7 @@ func (s *stagesRun) finish(complete bool) *results.StagesResult {
 // decodeStage is stage 1: one user, each fixed prompt in turn.
 func (s *stagesRun) decodeStage(ctx context.Context, cn *conn) {
 	s.phase(PhaseDecode)
-	slots := s.obs.Live.beginStage(PhaseDecode, 1, 1, len(DecodePrompts))
+	slots := s.obs.Live.beginStage(PhaseDecode, 1, 1, len(DecodePrompts), s.prof.decode)
 	cn.live = slots[0]
 	defer func() { cn.live = nil }()
 	for _, p := range DecodePrompts {
@@ -295,7 +295,7 @@ func (s *stagesRun) decodeStage(ctx context.Context, cn *conn) {
 // lines and answered with one token.
 func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 	s.phase(PhasePrefill)
-	slots := s.obs.Live.beginStage(PhasePrefill, 2, 1, 2)
+	slots := s.obs.Live.beginStage(PhasePrefill, 2, 1, 2, 1)
 	cn.live = slots[0]
 	defer func() { cn.live = nil }()
 	ps := &results.PrefillStage{TargetTokens: s.prof.prefill}
@@ -373,8 +373,10 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 	s.phase(PhaseUsers)
 	us := &results.UsersStage{Users: n, MaxTokens: s.prof.users, PerUser: []results.UserStage{}}
 	s.res.Users = us
-	slots := s.obs.Live.beginStage(PhaseUsers, 3, n, n)
-	set := s.openSlots(ctx, slots, true)
+	// The warmup round shows as warmup; the measured round gets its own
+	// slots, so its tokens and times start from zero.
+	warm := s.obs.Live.beginStage(PhaseWarmup, 3, n, n, s.prof.warm)
+	set := s.openSlots(ctx, warm, true)
 	defer set.close()
 	if set.openFailed > 0 {
 		s.warn("%d of %d connections could not be opened ahead of the many-user stage; their first request includes connecting", set.openFailed, n)
@@ -389,7 +391,6 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 	}
 
 	s.obs.logf("%d users: warmup at the same concurrency", n)
-	set.setLive(nil) // the warmup is not progress
 	wouts := round(s.prof.warm)
 	if ctx.Err() != nil {
 		return
@@ -401,7 +402,7 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 			return
 		}
 	}
-	set.setLive(slots)
+	set.setLive(s.obs.Live.beginStage(PhaseUsers, 3, n, n, s.prof.users))
 
 	s.obs.logf("%d users together, up to %d tokens each", n, s.prof.users)
 	outs := round(s.prof.users)

@@ -62,6 +62,12 @@ type ChartSpec struct {
 	// XTicks, when set, are the only labelled x ticks (for example the
 	// concurrency levels of a run). The axis is widened to include them.
 	XTicks []float64
+	// XMinSpan, when set, is the least width of the x axis: a live series
+	// of a few points is drawn on a steady scale, not stretched over the
+	// fraction of a second it covers so far. The axis grows to the right.
+	XMinSpan float64
+	// XInteger labels the x axis at whole numbers only (request numbers).
+	XInteger bool
 
 	// Width and Height are the image size in pixels. Zero means 640×360.
 	Width, Height int
@@ -509,6 +515,9 @@ func xAxisRange(spec ChartSpec, series []plotSeries) axisRange {
 		r.min -= slot / 2
 		r.max += slot / 2
 	}
+	if span := spec.XMinSpan; span > 0 && !spec.XLog && r.max-r.min < span {
+		r.max = r.min + span
+	}
 	if r.max-r.min <= 0 {
 		r.min, r.max = r.min-0.5, r.max+0.5
 	}
@@ -638,6 +647,17 @@ func xAxisTicks(spec ChartSpec, series []plotSeries, xr axisRange, plotW int, sc
 		}
 	default:
 		inner := niceTicks(xr.min, xr.max, clampInt(plotW/int(math.Max(1, 90*scale)), 2, 10))
+		if spec.XInteger && len(inner) > 1 {
+			if step := inner[1].Value - inner[0].Value; step != math.Trunc(step) {
+				// A step of 0.2 or 2.5 would label request 1.2 or 7.5:
+				// use whole numbers, the next whole step apart.
+				step = math.Max(1, math.Ceil(step))
+				inner = inner[:0]
+				for v := math.Ceil(xr.min/step) * step; v <= xr.max+1e-9; v += step {
+					inner = append(inner, chart.Tick{Value: v})
+				}
+			}
+		}
 		f := tickFormatter(inner)
 		for _, t := range inner {
 			if t.Value >= xr.min-1e-9*(xr.max-xr.min) && t.Value <= xr.max+1e-9*(xr.max-xr.min) {

@@ -780,3 +780,33 @@ func BenchmarkRenderChart(b *testing.B) {
 		})
 	}
 }
+
+// Request axes label whole requests only, and a live series of a few
+// points keeps a steady scale instead of stretching over 0.3 seconds.
+func TestXAxisIntegerTicksAndMinSpan(t *testing.T) {
+	t.Parallel()
+	measure := func(s string, _ float64) (int, int) { return 7 * len(s), 10 }
+	for _, r := range []axisRange{{min: 1, max: 3}, {min: 1, max: 7}, {min: 1, max: 14}, {min: 1, max: 240}} {
+		ticks := xAxisTicks(ChartSpec{XInteger: true}, nil, r, 600, 1, 12, measure)
+		labelled := 0
+		for _, tk := range ticks {
+			if tk.Label == "" {
+				continue
+			}
+			labelled++
+			if tk.Value != math.Trunc(tk.Value) {
+				t.Errorf("range %v: tick %v (%q) is not a whole request", r, tk.Value, tk.Label)
+			}
+		}
+		if labelled < 2 {
+			t.Errorf("range %v: %d labelled ticks", r, labelled)
+		}
+	}
+	series := []plotSeries{{x: []float64{20, 20.25, 20.5}, y: []float64{1, 2, 3}, kind: Line, points: 3}}
+	if r := xAxisRange(ChartSpec{XMinSpan: 10}, series); r.min != 20 || r.max != 30 {
+		t.Errorf("min span 10 over 20…20.5: got %v…%v, want 20…30", r.min, r.max)
+	}
+	if r := xAxisRange(ChartSpec{}, series); r.max != 20.5 {
+		t.Errorf("without a min span the axis should end at the data: %v", r.max)
+	}
+}

@@ -105,6 +105,8 @@ func (v *LiveView) update(d *liveData, p Palette) {
 		v.itlChart.SetPlaceholder(d.itlPlaceholder())
 		v.itlChart.SetSpec(d.itlSpec(p))
 	case 1:
+		v.srvChart.SetPlaceholder(d.serverPlaceholder())
+		v.kvChart.SetPlaceholder(d.kvPlaceholder())
 		v.srvChart.SetSpec(d.serverSpec(p))
 		v.kvChart.SetSpec(d.kvSpec(p))
 	case 2:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
 )
 
 // Limits on what the live view keeps, so a long run's charts stay cheap.
@@ -24,11 +25,12 @@ const (
 // It is plain data: the ticker goroutine owns it, and tests drive it with
 // made-up snapshots.
 type liveData struct {
-	lastAt     time.Duration
-	lastTokens int64
-	level      int
+	level int
 
+	// Output tokens per second over time, measured stages and warmup
+	// apart (warmup is not measured, so it is drawn as such).
 	tpsX, tpsY   []float64 // seconds since start, output tokens/s
+	warmX, warmY []float64
 	ttftX, ttftY []float64 // finished request number, ms
 	finished     int
 	// The server's own gauges and the GPUs, when they answer.
@@ -51,26 +53,27 @@ type liveData struct {
 
 // add folds one snapshot in.
 func (d *liveData) add(s engine.Snapshot) {
+	warm := s.Phase == engine.PhaseWarmup
+	counting := warm || s.Phase.Measured()
 	if s.NewLevel || s.Level != d.level {
-		// A new level restarts its token counter and its ITL histogram;
-		// a gap in the throughput line marks the boundary.
+		// A new stage restarts its ITL histogram; a gap in the
+		// throughput lines marks the boundary.
 		d.level = s.Level
 		d.itl, d.itlSeen, d.itlMerged = d.itl[:0], 0, 0
-		if len(d.tpsY) > 0 {
-			d.tpsX = append(d.tpsX, s.At.Seconds())
-			d.tpsY = append(d.tpsY, math.NaN())
+		gap(&d.tpsX, &d.tpsY, s.At)
+		gap(&d.warmX, &d.warmY, s.At)
+	}
+	if counting {
+		x, y := &d.tpsX, &d.tpsY
+		if warm {
+			x, y = &d.warmX, &d.warmY
 		}
-		d.lastTokens = 0
-		d.lastAt = s.At - s.LevelElapsed
-	}
-	if s.Phase == engine.PhaseLevel && s.At > d.lastAt {
-		rate := float64(s.Tokens-d.lastTokens) / (s.At - d.lastAt).Seconds()
-		d.tpsX = append(d.tpsX, s.At.Seconds())
-		d.tpsY = append(d.tpsY, rate)
-		d.lastAt, d.lastTokens = s.At, s.Tokens
+		*x = append(*x, s.At.Seconds())
+		*y = append(*y, s.TPS)
 		keepLast(maxTPSPoints, &d.tpsX, &d.tpsY)
+		keepLast(maxTPSPoints, &d.warmX, &d.warmY)
 	}
-	if s.Phase == engine.PhaseLevel {
+	{ // the engine hands over measured requests only
 		for _, v := range s.TTFT {
 			d.finished++
 			d.ttftX = append(d.ttftX, float64(d.finished))
@@ -102,6 +105,14 @@ func (d *liveData) add(s engine.Snapshot) {
 	d.snap = s
 }
 
+// gap ends a line at t (a NaN point), when it has points.
+func gap(x, y *[]float64, t time.Duration) {
+	if n := len(*y); n > 0 && !math.IsNaN((*y)[n-1]) {
+		*x = append(*x, t.Seconds())
+		*y = append(*y, math.NaN())
+	}
+}
+
 // keepLast cuts parallel series to their last n points. The kept points
 // move to the front of the same arrays, so a long run's memory stays flat.
 func keepLast(n int, series ...*[]float64) {
@@ -115,7 +126,7 @@ func keepLast(n int, series ...*[]float64) {
 // clone copies d for the UI goroutine while the ticker keeps adding to d.
 func (d *liveData) clone() liveData {
 	c := *d
-	for _, sl := range []*[]float64{&c.tpsX, &c.tpsY, &c.ttftX, &c.ttftY, &c.itl,
+	for _, sl := range []*[]float64{&c.tpsX, &c.tpsY, &c.warmX, &c.warmY, &c.ttftX, &c.ttftY, &c.itl,
 		&c.srvX, &c.srvRunning, &c.srvWaiting, &c.srvKV, &c.gpuX, &c.gpuPower, &c.gpuUtil} {
 		*sl = append([]float64(nil), (*sl)...)
 	}
@@ -149,22 +160,9 @@ func (d *liveData) sampleITL(v float64) {
 	}
 }
 
-// phaseLine is what the live view says the run is doing.
-func (d *liveData) phaseLine() string {
-	s := d.snap
-	switch s.Phase {
-	case engine.PhaseLevel:
-		if c := s.Capacity; c != nil {
-			return fmt.Sprintf("Capacity search: %s — %d of %d requests", c, s.LevelDone, s.LevelTotal)
-		}
-		return fmt.Sprintf("Level %d of %d — concurrency %d — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
-	case engine.PhaseWarmup:
-		return fmt.Sprintf("Warmup — %d of %d requests", s.LevelDone, s.LevelTotal)
-	case "":
-		return "Starting…"
-	}
-	return capitalize(string(s.Phase)) + "…"
-}
+// phaseLine is what the live view says the run is doing (the engine's
+// words, which the CLI prints too).
+func (d *liveData) phaseLine() string { return d.snap.Describe() }
 
 func (d *liveData) counters() string {
 	s := d.snap
@@ -178,26 +176,26 @@ func (d *liveData) levelProgress() float64 {
 	return float64(d.snap.LevelDone) / float64(d.snap.LevelTotal)
 }
 
-func (d *liveData) overallProgress() float64 {
-	if c := d.snap.Capacity; c != nil && c.Done+c.Left > 0 {
-		return float64(c.Done) / float64(c.Done+c.Left)
-	}
-	if d.snap.OverallTotal == 0 {
-		return 0
-	}
-	return float64(d.snap.OverallDone) / float64(d.snap.OverallTotal)
-}
+func (d *liveData) overallProgress() float64 { return d.snap.Progress }
+
+// tpsSpan is the least width of the throughput chart's time axis, so its
+// first seconds are not stretched across the chart.
+const tpsSpan = 20
 
 func (d *liveData) tpsSpec(p Palette) ChartSpec {
+	series := []Series{{Name: "measured", X: d.tpsX, Y: d.tpsY, Kind: Line}}
+	if len(d.warmX) > 0 {
+		series = append(series, Series{Name: "warmup (not measured)", X: d.warmX, Y: d.warmY, Kind: Line, Color: 5})
+	}
 	return ChartSpec{
-		Title: "Output tokens per second", XLabel: "seconds", YLabel: "tok/s", YFromZero: true, Palette: p,
-		Series: []Series{{Name: "all streams", X: d.tpsX, Y: d.tpsY, Kind: Line}},
+		Title: "Output tokens per second, all streams", XLabel: "seconds since the start", YLabel: "tok/s", YFromZero: true, XMinSpan: tpsSpan, Palette: p,
+		Series: series,
 	}
 }
 
 func (d *liveData) ttftSpec(p Palette) ChartSpec {
 	return ChartSpec{
-		Title: "Time to first token, each finished request", XLabel: "request", YLabel: "ms", YFromZero: true, Palette: p,
+		Title: "Time to first token, each finished request", XLabel: "request", YLabel: "ms", YFromZero: true, XInteger: true, Palette: p,
 		Series: []Series{{Name: "TTFT", X: d.ttftX, Y: d.ttftY, Kind: Scatter, Color: 1}},
 	}
 }
@@ -220,6 +218,28 @@ func (d *liveData) itlLeftOut(sep string) string {
 		return sep + "1 chunk read together (0 ms) not shown"
 	}
 	return sep + fmt.Sprintf("%d chunks read together (0 ms) not shown", d.itlMerged)
+}
+
+// serverPlaceholder is what the server's queue chart says while it has
+// nothing to draw.
+func (d *liveData) serverPlaceholder() string {
+	if why := d.snap.ServerNone; why != "" {
+		return why
+	}
+	return "Waiting for the server's /metrics (vLLM, SGLang and llama.cpp publish one)…"
+}
+
+// kvPlaceholder is what the KV-cache chart says while it has nothing to
+// draw: a server that reports its queue but no KV-cache gauge says so.
+func (d *liveData) kvPlaceholder() string {
+	s := d.snap
+	switch {
+	case s.ServerNone != "":
+		return s.ServerNone
+	case s.Server != nil && s.Server.KVCache == nil:
+		return "This server's /metrics (" + results.FamilyName(s.ServerFamily) + ") has no KV-cache gauge: there is nothing to chart."
+	}
+	return "Waiting for the server's /metrics…"
 }
 
 // itlPlaceholder is what the ITL chart says while it has no bars to draw.

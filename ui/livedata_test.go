@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,17 +15,22 @@ func TestLiveDataSeries(t *testing.T) {
 	t.Parallel()
 	var d liveData
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-	d.add(engine.Snapshot{At: sec(1), Phase: engine.PhaseWarmup, NewLevel: true, LevelTotal: 4, LevelDone: 2})
-	if len(d.tpsX) != 0 || d.phaseLine() != "Warmup — 2 of 4 requests" {
-		t.Errorf("warmup: %v %q", d.tpsX, d.phaseLine())
+	// Warmup is drawn, as warmup: its own series, not the measured one.
+	d.add(engine.Snapshot{At: sec(0.5), Phase: engine.PhaseWarmup, NewLevel: true, LevelTotal: 4, LevelDone: 1, TPS: 200})
+	d.add(engine.Snapshot{At: sec(1), Phase: engine.PhaseWarmup, LevelTotal: 4, LevelDone: 2, TPS: 300})
+	if len(d.tpsX) != 0 || len(d.warmY) != 2 || d.warmY[1] != 300 || len(d.ttftY) != 0 || d.phaseLine() != "Warmup (not measured) — 2 of 4 requests" {
+		t.Errorf("warmup: measured %v warmup %v ttft %v %q", d.tpsY, d.warmY, d.ttftY, d.phaseLine())
 	}
-	// Level 1 starts at 1.5 s; at 2 s it has 500 tokens.
+	if spec := d.tpsSpec(Palette{}); len(spec.Series) != 2 || spec.Series[1].Name != "warmup (not measured)" {
+		t.Errorf("tok/s chart series %+v", spec.Series)
+	}
+	// Level 1 starts at 1.5 s; the engine's rate is drawn as it is.
 	d.add(engine.Snapshot{At: sec(2), Phase: engine.PhaseLevel, Level: 1, Levels: 2, Concurrency: 4, NewLevel: true,
-		LevelElapsed: sec(0.5), Tokens: 500, TTFT: []float64{30, 31}, ITL: []float32{20, 21, 22}, LevelDone: 2, LevelTotal: 10, OK: 2})
+		LevelElapsed: sec(0.5), Tokens: 500, TPS: 1000, TTFT: []float64{30, 31}, ITL: []float32{20, 21, 22}, LevelDone: 2, LevelTotal: 10, OK: 2})
 	d.add(engine.Snapshot{At: sec(3), Phase: engine.PhaseLevel, Level: 1, Levels: 2, Concurrency: 4,
-		LevelElapsed: sec(1.5), Tokens: 1500, TTFT: []float64{32}, ITL: []float32{20}, LevelDone: 3, LevelTotal: 10, OK: 3})
-	if len(d.tpsY) != 2 || d.tpsY[0] != 1000 || d.tpsY[1] != 1000 {
-		t.Errorf("tok/s series %v", d.tpsY)
+		LevelElapsed: sec(1.5), Tokens: 1500, TPS: 1000, TTFT: []float64{32}, ITL: []float32{20}, LevelDone: 3, LevelTotal: 10, OK: 3})
+	if len(d.tpsY) != 2 || d.tpsY[0] != 1000 || d.tpsY[1] != 1000 || !math.IsNaN(d.warmY[len(d.warmY)-1]) {
+		t.Errorf("tok/s series %v, warmup %v (ended by a gap)", d.tpsY, d.warmY)
 	}
 	if len(d.ttftY) != 3 || d.ttftX[2] != 3 || len(d.itl) != 4 {
 		t.Errorf("ttft %v itl %v", d.ttftY, d.itl)
@@ -32,8 +38,8 @@ func TestLiveDataSeries(t *testing.T) {
 	if d.phaseLine() != "Level 1 of 2 — concurrency 4 — 3 of 10 requests" || d.levelProgress() != 0.3 {
 		t.Errorf("phase %q progress %v", d.phaseLine(), d.levelProgress())
 	}
-	// A new level: a gap in the line, a fresh histogram, its own counter.
-	d.add(engine.Snapshot{At: sec(4), Phase: engine.PhaseLevel, Level: 2, Levels: 2, NewLevel: true, LevelElapsed: sec(0.5), Tokens: 800, ITL: []float32{25}})
+	// A new level: a gap in the line, a fresh histogram.
+	d.add(engine.Snapshot{At: sec(4), Phase: engine.PhaseLevel, Level: 2, Levels: 2, NewLevel: true, LevelElapsed: sec(0.5), Tokens: 800, TPS: 1600, ITL: []float32{25}})
 	n := len(d.tpsY)
 	if !math.IsNaN(d.tpsY[n-2]) || d.tpsY[n-1] != 1600 || len(d.itl) != 1 {
 		t.Errorf("level change: tps %v itl %v", d.tpsY, d.itl)
@@ -46,6 +52,38 @@ func TestLiveDataSeries(t *testing.T) {
 	d.add(engine.Snapshot{At: sec(5), Phase: engine.PhaseLevel, Level: 2, Levels: 2, LevelElapsed: sec(1.5), Tokens: 1800, ITL: big})
 	if len(d.itl) != itlReservoir || d.itlSeen != 1+len(big) {
 		t.Errorf("reservoir %d of %d", len(d.itl), d.itlSeen)
+	}
+}
+
+// Every plan's measured stages feed the live charts: the three-stage
+// plan's decode, prefill and users stages and the speculative-decoding
+// levels, not the Kovara levels alone.
+func TestLiveDataEveryPlan(t *testing.T) {
+	t.Parallel()
+	for _, ph := range []engine.Phase{engine.PhaseDecode, engine.PhasePrefill, engine.PhaseUsers, engine.PhaseSpecDec} {
+		var d liveData
+		for i := 1; i <= 2; i++ {
+			d.add(engine.Snapshot{At: time.Duration(i) * time.Second, Phase: ph, Level: 1, Levels: 3, NewLevel: i == 1,
+				Tokens: int64(100 * i), TPS: 100, TTFT: []float64{float64(20 * i)}, ITL: []float32{10, 11}})
+		}
+		if len(d.tpsY) != 2 || len(d.ttftY) != 2 || len(d.itl) != 4 {
+			t.Errorf("%s: tok/s %v, TTFT %v, ITL %v: want the stage drawn", ph, d.tpsY, d.ttftY, d.itl)
+		}
+	}
+}
+
+// The server charts say why they stay empty: no /metrics, or no KV gauge.
+func TestLiveServerPlaceholders(t *testing.T) {
+	t.Parallel()
+	running := 2.0
+	var d liveData
+	d.add(engine.Snapshot{Phase: engine.PhaseLevel, ServerFamily: results.FamilyLlamaCpp, Server: &results.ServerMetricsSample{Running: &running}})
+	if got := d.kvPlaceholder(); !strings.Contains(got, "llama.cpp") || !strings.Contains(got, "no KV-cache gauge") {
+		t.Errorf("KV placeholder for llama.cpp without the gauge: %q", got)
+	}
+	d.add(engine.Snapshot{Phase: engine.PhaseLevel, ServerNone: "No server charts: this server's /metrics did not answer (GET /metrics answered HTTP 404)."})
+	if got := d.serverPlaceholder(); !strings.Contains(got, "HTTP 404") || d.kvPlaceholder() != got {
+		t.Errorf("placeholders without /metrics: %q, %q", got, d.kvPlaceholder())
 	}
 }
 

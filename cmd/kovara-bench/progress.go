@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine"
 )
 
@@ -62,20 +63,16 @@ func (p *progress) start() {
 		defer p.wg.Done()
 		t := time.NewTicker(every)
 		defer t.Stop()
-		var rate rateMeter
 		for {
 			select {
 			case <-p.done:
 				return
 			case <-t.C:
 				s := p.live.Snapshot()
-				tps := rate.update(s)
-				switch s.Phase {
-				case engine.PhaseLevel, engine.PhaseWarmup, engine.PhaseSpecDec, engine.PhaseUsers, engine.PhaseDecode:
-				default:
+				if s.Phase != engine.PhaseWarmup && !s.Phase.Measured() {
 					continue
 				}
-				p.draw(s, tps)
+				p.draw(s)
 			}
 		}
 	}()
@@ -95,43 +92,30 @@ func (p *progress) stop() {
 	p.mu.Unlock()
 }
 
-// rateMeter turns the level's cumulative token count into tokens per
-// second between two snapshots.
-type rateMeter struct {
-	at     time.Duration
-	tokens int64
-	level  int
-}
-
-func (m *rateMeter) update(s engine.Snapshot) float64 {
-	defer func() { m.at, m.tokens, m.level = s.At, s.Tokens, s.Level }()
-	if s.NewLevel || s.Level != m.level || s.At <= m.at || s.Tokens < m.tokens {
-		return 0
-	}
-	return float64(s.Tokens-m.tokens) / (s.At - m.at).Seconds()
-}
-
-func (p *progress) draw(s engine.Snapshot, tps float64) {
-	stage := "warmup"
-	switch s.Phase {
-	case engine.PhaseLevel, engine.PhaseSpecDec:
-		stage = fmt.Sprintf("level %d/%d  c=%d", s.Level, s.Levels, s.Concurrency)
-		if s.Capacity != nil {
-			stage = s.Capacity.String()
-		}
-	case engine.PhaseDecode, engine.PhaseUsers:
-		stage = fmt.Sprintf("stage %d/%d  %s", s.Level, s.Levels, s.Phase)
-	}
-	counts := fmt.Sprintf("%d/%d  ok %d  err %d  timeout %d  %.0f tok/s",
-		s.LevelDone, s.LevelTotal, s.OK, s.Errors, s.Timeouts, tps)
+// draw shows one snapshot: the engine's words for where the run is (the
+// app's live view says the same), a bar of the stage, and its counts.
+func (p *progress) draw(s engine.Snapshot) {
+	counts := fmt.Sprintf("ok %d  err %d  timeout %d  %.0f tok/s", s.OK, s.Errors, s.Timeouts, s.TPS)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty {
-		fmt.Fprintf(p.w, "\r\x1b[K%s  %s  %s", stage, bar(s.LevelDone, s.LevelTotal, 24), counts)
+		// One terminal row at most, or the next redraw lands below it.
+		line := fmt.Sprintf("%s  %s  %s", bar(s.LevelDone, s.LevelTotal, 24), counts, s.Describe())
+		fmt.Fprint(p.w, "\r\x1b[K"+clip.Text(line, p.width()-1))
 		p.barShown = true
 		return
 	}
-	fmt.Fprintf(p.w, "%s  %s\n", stage, counts)
+	fmt.Fprintf(p.w, "%s  %s\n", s.Describe(), counts)
+}
+
+// width is the terminal's width in characters (80 when it cannot say).
+func (p *progress) width() int {
+	if f, ok := p.w.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
+			return w
+		}
+	}
+	return 80
 }
 
 func bar(done, total, width int) string {

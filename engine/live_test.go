@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// TestLiveArithmetic: the snapshot's rate, time left and progress from a
+// hand-driven clock and slots.
+func TestLiveArithmetic(t *testing.T) {
+	t.Parallel()
+	now := time.Duration(0)
+	l := NewLive()
+	l.start(func() time.Duration { return now }, 2, 20)
+	now = time.Second
+	slots := l.beginStage(PhaseLevel, 1, 2, 10, 100)
+	now = 1500 * time.Millisecond
+	slots[0].tokens.Add(40)
+	slots[1].tokens.Add(20)
+	s := l.Snapshot()
+	if got, want := s.TPS, 120.0; got != want {
+		t.Errorf("first rate: %v tok/s, want %v (60 tokens in the 0.5 s since the level began)", got, want)
+	}
+	if s.Left != 0 {
+		t.Errorf("time left %v before a request finished or a tenth of the tokens came", s.Left)
+	}
+	// 2 of 10 requests done and 250 of 1,000 tokens after 2 s: a quarter.
+	now = 3 * time.Second
+	slots[0].tokens.Add(190)
+	slots[0].done.Add(2)
+	s = l.Snapshot()
+	if got, want := s.TPS, 190.0/1.5; !near(got, want, 1e-9) {
+		t.Errorf("rate: %v, want %v", got, want)
+	}
+	if got, want := s.Left, 6*time.Second; got != want {
+		t.Errorf("time left %v, want %v (a quarter done in 2 s)", got, want)
+	}
+	if got, want := s.Progress, 0.125; !near(got, want, 1e-9) {
+		t.Errorf("progress %v, want %v (a quarter of the first of two levels)", got, want)
+	}
+	if got, want := s.Describe(), "Level 1 of 2 — concurrency 2 — 2 of 10 requests — a few seconds left"; got != want {
+		t.Errorf("describe %q, want %q", got, want)
+	}
+	// A new stage's first rate counts from its own start.
+	l.endLevel(10)
+	now = 4 * time.Second
+	slots = l.beginStage(PhaseLevel, 2, 4, 10, 100)
+	now = 5 * time.Second
+	slots[3].tokens.Add(400)
+	if s = l.Snapshot(); s.TPS != 400 || !near(s.Progress, 0.7, 1e-9) {
+		t.Errorf("level 2: rate %v (want 400), progress %v (want 0.7)", s.TPS, s.Progress)
+	}
+}
+
+func TestFormatLeft(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{3 * time.Second, "a few seconds left"},
+		{42 * time.Second, "about 40 s left"},
+		{150 * time.Second, "about 3 min left"},
+		{100 * time.Minute, "about 1 h 40 min left"},
+	} {
+		if got := FormatLeft(tt.d); got != tt.want {
+			t.Errorf("FormatLeft(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+// watch polls live as the app's ticker does and keeps, per phase, what a
+// viewer would have seen.
+type watched struct {
+	tokens   int64
+	tps      bool
+	ttft     int
+	left     bool
+	describe string
+	progress float64
+}
+
+func watch(live *Live) (stop func() map[Phase]*watched) {
+	seen := map[Phase]*watched{}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for final := false; !final; {
+			select {
+			case <-done:
+				final = true // one last look, as the app's last redraw
+			case <-t.C:
+			}
+			s := live.Snapshot()
+			w := seen[s.Phase]
+			if w == nil {
+				w = &watched{}
+				seen[s.Phase] = w
+			}
+			w.tokens = max(w.tokens, s.Tokens)
+			w.tps = w.tps || s.TPS > 0
+			w.ttft += len(s.TTFT)
+			w.left = w.left || s.Left > 0
+			w.describe = s.Describe()
+			w.progress = max(w.progress, s.Progress)
+		}
+	}()
+	return func() map[Phase]*watched {
+		close(done)
+		wg.Wait()
+		return seen
+	}
+}
+
+// TestLiveEveryPlan: while each plan runs, its measured stages show
+// tokens, a rate, finished requests' TTFTs and a time left, and say where
+// they are; warmup shows as warmup. The three-stage and speculative-
+// decoding plans once showed nothing at all.
+func TestLiveEveryPlan(t *testing.T) {
+	cfg := sim.Config{TokenInterval: 3 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers}
+	tests := []struct {
+		name     string
+		run      func(url string, obs Observer) error
+		phases   []Phase
+		words    map[Phase]string
+		measured int // requests whose TTFT the live chart must get
+	}{
+		{"kovara", func(url string, obs Observer) error {
+			p := smallPlan()
+			p.OutputTokens, p.Warmup = 64, 4
+			_, err := Run(context.Background(), p, Endpoint{URL: url}, obs)
+			return err
+		}, []Phase{PhaseWarmup, PhaseLevel}, map[Phase]string{PhaseLevel: "Level 2 of 2", PhaseWarmup: "Warmup (not measured)"}, 16},
+		{"three stages", func(url string, obs Observer) error {
+			p := DefaultStagesPlan()
+			p.Quick, p.Users, p.Timeout, p.SpecDecode = true, 3, 30*time.Second, "none"
+			_, err := RunStages(context.Background(), p, Endpoint{URL: url}, obs)
+			return err
+		}, []Phase{PhaseDecode, PhasePrefill, PhaseWarmup, PhaseUsers}, map[Phase]string{
+			PhaseDecode: "Stage 1 of 3: single-user decode", PhaseUsers: "Stage 3 of 3: 3 users at once", PhaseWarmup: "Stage 3 of 3: warmup at 3 users"}, 3 + 2 + 3},
+		{"speculative decoding", func(url string, obs Observer) error {
+			p := DefaultSpecDecPlan()
+			p.Levels, p.MaxTokens, p.Timeout = []int{1, 2}, 64, 30*time.Second
+			_, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, obs)
+			return err
+		}, []Phase{PhaseSpecDec}, map[Phase]string{PhaseSpecDec: "Speculative decoding, level 2 of 2"}, 2 * len(SpecDecPrompts)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, url := startSim(t, cfg)
+			live := NewLive()
+			stop := watch(live)
+			err := tt.run(url, Observer{Live: live})
+			seen := stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ph := range tt.phases {
+				w := seen[ph]
+				if w == nil {
+					t.Errorf("%s: never seen", ph)
+					continue
+				}
+				if w.tokens == 0 || !w.tps {
+					t.Errorf("%s: tokens %d, a rate %v: the live view would show none", ph, w.tokens, w.tps)
+				}
+				if ph.Measured() && ph != PhasePrefill && !w.left {
+					t.Errorf("%s: no time left was ever estimated", ph)
+				}
+				if want := tt.words[ph]; want != "" && !strings.HasPrefix(w.describe, want) {
+					t.Errorf("%s: says %q, want it to begin %q", ph, w.describe, want)
+				}
+			}
+			if d := seen[PhaseDone]; d == nil || d.progress != 1 {
+				t.Errorf("the finished plan's progress: %+v", d)
+			}
+			// Every measured request's TTFT reaches the chart (a stage's
+			// last ones come with the next stage's first look), and no
+			// warmup request's does.
+			ttfts := 0
+			for _, w := range seen {
+				ttfts += w.ttft
+			}
+			if ttfts != tt.measured {
+				t.Errorf("the live TTFT chart got %d points, want one per measured request: %d", ttfts, tt.measured)
+			}
+		})
+	}
+}
