@@ -267,7 +267,8 @@ func (s *capacitySearch) answer() results.CapacityAnswer {
 }
 
 // knee is the first level of the doubling whose double added 10 % or less
-// to total output tokens/s.
+// to total output tokens/s, a fall included: results.KneeLine says which
+// it was, from the same two probes.
 func (s *capacitySearch) knee() *int {
 	var doubling []searchProbe
 	for _, p := range s.probes {

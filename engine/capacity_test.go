@@ -188,7 +188,9 @@ func TestCapacityRecords(t *testing.T) {
 	if err != nil || back.Answer.Capacity != 2 || len(back.Runs) != len(res.Runs) {
 		t.Fatalf("round trip: %v, %+v", err, back)
 	}
-	if h := res.Headline(); !strings.HasPrefix(h, "Your server holds 2 people at ≥ 10 tok/s each with TTFT p95 ≤ 40 ms; at 3, TTFT p95 passes 40 ms (") {
+	// The headline quotes both probes of 2 (the search repeats it) and of 3.
+	if h := res.Headline(); !strings.HasPrefix(h, "Your server holds 2 people at ≥ 10 tok/s each with TTFT p95 ≤ 40 ms; at 2, the first probe met both limits (TTFT p95 ") ||
+		!strings.Contains(h, "; at 3, on the first probe TTFT p95 passes 40 ms (") || !strings.Contains(h, "and on the repeat TTFT p95 passes 40 ms (") {
 		t.Errorf("headline %q", h)
 	}
 	if l := res.AnswerLine(); !strings.HasPrefix(l, "capacity: 2 concurrent users (per-user ≥ 10 tok/s, TTFT p95 ≤ 40 ms); 3 missed on TTFT p95") {
@@ -336,14 +338,7 @@ func TestCapacityProgressLeft(t *testing.T) {
 // the ninth request queues behind a whole answer.
 func TestCapacityLlamaReplay(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(llamaCaptures + "/capacity.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.DecodeCapacity(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := llamaCapacity(t)
 	if len(r.Runs) != len(r.Probes) {
 		t.Fatalf("%d runs for %d probes", len(r.Runs), len(r.Probes))
 	}
@@ -383,4 +378,164 @@ func TestCapacityLlamaReplay(t *testing.T) {
 	if got, want := r.AnswerLine(), "capacity: 8 concurrent users (per-user ≥ 20 tok/s, TTFT p95 ≤ 2000 ms); 9 missed on TTFT p95"; got != want {
 		t.Errorf("answer line %q, want %q", got, want)
 	}
+	// Both probes of 8 and of 9 decided the answer, so the headline
+	// quotes all four.
+	want := "Your server holds 8 people at ≥ 20 tok/s each with TTFT p95 ≤ 2 s; " +
+		"at 8, the first probe met both limits (TTFT p95 1.06 s, the slowest 5 % at 84.6 tok/s), " +
+		"and the repeat met both limits (TTFT p95 725 ms, the slowest 5 % at 95.7 tok/s); " +
+		"at 9, on the first probe TTFT p95 passes 2 s (2.45 s, 1.2× the ceiling), " +
+		"and on the repeat TTFT p95 passes 2 s (2.32 s, 1.2× the ceiling)."
+	if got := r.Headline(); got != want {
+		t.Errorf("headline\n%q\nwant\n%q", got, want)
+	}
+}
+
+// disturbedCapacity is the search the issue saw (docs/plans.md): a quiet
+// first doubling, then something else takes the machine: 4 users get a
+// twentieth of the throughput and 3 misses TTFT p95 on its first probe,
+// while the repeat at 3 meets the service level. The answer, the knee
+// and the missed limits are the search's own, replayed from the probes.
+func disturbedCapacity(t *testing.T) *results.CapacityResult {
+	t.Helper()
+	f := func(v float64) *float64 { return &v }
+	probes := []results.CapacityProbe{
+		{Concurrency: 1, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(300), UserTPSP5: f(280), TTFTP95Ms: f(150), OutputTPS: 290},
+		{Concurrency: 2, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(250), UserTPSP5: f(230), TTFTP95Ms: f(300), OutputTPS: 480},
+		{Concurrency: 4, Requests: 20, Step: results.StepDouble, Missed: []string{results.LimitTTFT, results.LimitUserTPS}, UserTPSP50: f(6), UserTPSP5: f(3), TTFTP95Ms: f(9000), OutputTPS: 24},
+		{Concurrency: 3, Requests: 20, Step: results.StepBisect, Missed: []string{results.LimitTTFT}, UserTPSP50: f(26), UserTPSP5: f(21), TTFTP95Ms: f(3200), OutputTPS: 70},
+		{Concurrency: 2, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(248), UserTPSP5: f(228), TTFTP95Ms: f(310), OutputTPS: 470},
+		{Concurrency: 3, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(124), UserTPSP5: f(110), TTFTP95Ms: f(491), OutputTPS: 350},
+	}
+	s := newCapacitySearch(256, capacityTolerance)
+	for i, p := range probes {
+		c, step, ok := s.next()
+		if !ok || c != p.Concurrency || step != p.Step {
+			t.Fatalf("probe %d: the search asks for %d (%s, %v), the scenario has %d (%s)", i, c, step, ok, p.Concurrency, p.Step)
+		}
+		s.add(c, step, p.Met, p.OutputTPS)
+	}
+	if _, _, ok := s.next(); ok {
+		t.Fatal("the search goes on after the scenario's last probe")
+	}
+	r := &results.CapacityResult{
+		Format: results.FormatCapacity, FormatVersion: 1, Complete: true,
+		Settings: results.CapacitySettings{UserTPS: 20, TTFTP95Ms: 2000, InputTokens: 1024, OutputTokens: 256, MaxConcurrency: 256},
+		Probes:   probes,
+		Answer:   s.answer(),
+	}
+	r.Answer.MissedOn = missedOn(probes, r.Answer.MissedAt)
+	return r
+}
+
+// TestCapacityDisturbedHeadline: the answer's sentence quotes every probe
+// of the level that held and of the level above it, not only the first
+// probe of each; here the failing first probe at 3 and its passing repeat.
+func TestCapacityDisturbedHeadline(t *testing.T) {
+	t.Parallel()
+	r := disturbedCapacity(t)
+	if a := r.Answer; a.Capacity != 2 || !a.Uncertain || a.RangeHigh != 3 || a.MissedAt != 3 || a.Knee == nil || *a.Knee != 2 {
+		t.Fatalf("answer %+v, want 2 to 3 (uncertain), missed at 3, knee 2", a)
+	}
+	want := "Your server holds 2 to 3 people at ≥ 20 tok/s each with TTFT p95 ≤ 2 s; the result is uncertain: " +
+		"a level in that range met the limits on one probe and missed on another, so 2 is the safe answer; " +
+		"at 2, the first probe met both limits (TTFT p95 300 ms, the slowest 5 % at 230.0 tok/s), " +
+		"and the repeat met both limits (TTFT p95 310 ms, the slowest 5 % at 228.0 tok/s); " +
+		"at 3, on the first probe TTFT p95 passes 2 s (3.2 s, 1.6× the ceiling), " +
+		"while the repeat met both limits (TTFT p95 491 ms, the slowest 5 % at 110.0 tok/s)."
+	if got := r.Headline(); got != want {
+		t.Errorf("headline\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestCapacityKneeLine: the knee's sentence says what total throughput
+// did past the knee, with both levels' numbers: a fall is a fall.
+func TestCapacityKneeLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		from, to float64
+		want     string
+	}{
+		{"fell", 480, 24, "throughput knee: 2 concurrent users; total tokens/s fell 95 % from 2 to 4 users (480.0 to 24.0 tok/s)"},
+		{"grew a little", 480, 518, "throughput knee: 2 concurrent users; doubling to 4 users added 8 % to total tokens/s, 10 % or less (480.0 to 518.0 tok/s)"},
+		{"flat", 480, 479, "throughput knee: 2 concurrent users; total tokens/s stayed flat from 2 to 4 users (480.0 to 479.0 tok/s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := disturbedCapacity(t)
+			r.Probes[1].OutputTPS, r.Probes[2].OutputTPS = tt.from, tt.to
+			if got := r.KneeLine(); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// The llama-server capture grew 2 % from one user to two.
+	r := llamaCapacity(t)
+	if got, want := r.KneeLine(), "throughput knee: 1 concurrent user; doubling to 2 users added 2 % to total tokens/s, 10 % or less (448.2 to 458.5 tok/s)"; got != want {
+		t.Errorf("llama-server capture: got %q, want %q", got, want)
+	}
+}
+
+// TestCapacityProbesDisagree: probes of one level far apart in throughput
+// are a problem that names the level and both probes' numbers; probes on
+// both sides of the service level with throughput within noise are a
+// note; agreeing repeats say nothing.
+func TestCapacityProbesDisagree(t *testing.T) {
+	t.Parallel()
+	disagreeing := func(r *results.CapacityResult) []results.Warning {
+		var out []results.Warning
+		for _, w := range r.Warnings() {
+			if w.Kind == results.WarnProbesDisagree {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	r := disturbedCapacity(t)
+	ws := disagreeing(r)
+	want := "The two probes at 3 users disagree (per-user p50 26.0 vs 124.0 tok/s, total 70.0 vs 350.0 tok/s, TTFT p95 3.2 s vs 491 ms; " +
+		"one met the service level and one missed it): throughput that far apart is beyond run-to-run noise, " +
+		"so something else used the server or this machine during the search; run it again on a quiet machine"
+	if len(ws) != 1 || ws[0].Severity != results.SeverityProblem || ws[0].Text != want {
+		t.Errorf("warnings %+v, want one problem:\n%q", ws, want)
+	}
+	if problems, _ := results.Split(r.Warnings()); len(problems) == 0 || problems[0] != want {
+		t.Errorf("problems %q, want the disagreement among them", problems)
+	}
+
+	// Both met at 3, the repeat at twice the throughput: still disturbed.
+	r = disturbedCapacity(t)
+	r.Probes[3].Met, r.Probes[3].Missed = true, nil
+	if ws := disagreeing(r); len(ws) != 1 || ws[0].Severity != results.SeverityProblem || !strings.Contains(ws[0].Text, "all met the service level") {
+		t.Errorf("throughput apart, both met: %+v", ws)
+	}
+
+	// One met and one missed with the same throughput: on the edge.
+	r = disturbedCapacity(t)
+	r.Probes[3].UserTPSP50, r.Probes[3].OutputTPS = r.Probes[5].UserTPSP50, 340
+	ws = disagreeing(r)
+	if len(ws) != 1 || ws[0].Severity != results.SeverityNote || !strings.HasPrefix(ws[0].Text,
+		"The two probes at 3 users disagree: one met the service level and one missed it, with throughput within run-to-run noise (per-user p50 124.0 vs 124.0 tok/s, total 340.0 vs 350.0 tok/s") {
+		t.Errorf("on the edge: %+v", ws)
+	}
+
+	// The llama-server capture's repeats agree (632.6 and 730.6 tok/s at 8).
+	if ws := disagreeing(llamaCapacity(t)); len(ws) != 0 {
+		t.Errorf("llama-server capture: %+v, want none", ws)
+	}
+}
+
+// llamaCapacity is the capacity document a real llama-server answered
+// (docs/plans.md).
+func llamaCapacity(t *testing.T) *results.CapacityResult {
+	t.Helper()
+	data, err := os.ReadFile(llamaCaptures + "/capacity.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.DecodeCapacity(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -15,12 +14,15 @@ import (
 )
 
 // CapacityView shows a capacity result: the answer in words, per-user
-// speed and TTFT p95 against concurrency with the service level's limits
-// and the answer drawn in, and every probed level.
+// speed and TTFT p95 of every probe against concurrency (repeats as dots
+// of their own) with the service level's limits and the answer drawn in,
+// and every probe in the order measured.
 type CapacityView struct {
 	content  fyne.CanvasObject
 	headline *widget.Label
 	problems *widget.Label // results.Warnings' problems, above the charts; nil when none
+	state    *widget.Label // the service level, the knee and where the result is kept
+	warnings *widget.Label // the notes, under the table
 	rows     [][]string
 	speed    *ChartView
 	ttft     *ChartView
@@ -42,6 +44,8 @@ func capacityRows(r *results.CapacityResult) [][]string {
 func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error, onBack func()) *CapacityView {
 	v := &CapacityView{rows: capacityRows(r)}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	// A long model id must not widen the view past a small window.
+	title.Truncation = fyne.TextTruncateEllipsis
 	v.headline = widget.NewLabelWithStyle(r.Headline(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.headline.Wrapping = fyne.TextWrapWord
 	if r.Answer.Capacity == 0 || r.Answer.Uncertain || !r.Complete {
@@ -59,8 +63,8 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 	if saveErr != nil {
 		notes = append(notes, "It could not be saved in the history: "+saveErr.Error())
 	}
-	state := widget.NewLabel(strings.Join(notes, " "))
-	state.Wrapping = fyne.TextWrapWord
+	v.state = widget.NewLabel(strings.Join(notes, " "))
+	v.state.Wrapping = fyne.TextWrapWord
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
 	v.speed = NewChartView("Two probed levels are needed for a chart.")
@@ -82,41 +86,62 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 	}
 	v.back = widget.NewButton("New benchmark", onBack)
 	problems, notes := results.Split(r.Warnings())
-	warnings := widget.NewLabel(notesText(notes, len(problems) > 0))
-	warnings.Wrapping = fyne.TextWrapWord
-	top := container.NewVBox(title, v.headline)
+	v.warnings = widget.NewLabel(notesText(notes, len(problems) > 0))
+	v.warnings.Wrapping = fyne.TextWrapWord
+	// The buttons share the title's row and the table scrolls with the
+	// notes under it, so the view fits a 1024×640 window (docs/plans.md).
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(v.back, showFileButton(u, id)), title), v.headline)
 	if len(problems) > 0 {
 		v.problems = widget.NewLabel(bullets(problems))
 		v.problems.Importance = widget.WarningImportance
 		v.problems.Wrapping = fyne.TextWrapWord
 		top.Add(v.problems)
 	}
-	top.Add(state)
-	top.Add(container.NewHBox(v.back, showFileButton(u, id)))
-	body := container.NewVSplit(charts, container.NewBorder(nil, warnings, nil, nil, table))
+	top.Add(v.state)
+	body := container.NewVSplit(charts, container.NewVScroll(container.NewBorder(nil, v.warnings, nil, nil, table)))
 	body.Offset = 0.55
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v
 }
 
-// capacityLevels are the probed levels in order, each with its first
-// probe's numbers (the table lists the repeats).
-func capacityLevels(r *results.CapacityResult) []results.CapacityProbe {
-	var out []results.CapacityProbe
-	for _, p := range r.Probes {
-		if !slices.ContainsFunc(out, func(q results.CapacityProbe) bool { return q.Concurrency == p.Concurrency }) {
-			out = append(out, p)
+// capacityPoints splits one number of every probe into two series' points:
+// each level's first probe (joined by a line) and its repeats (dots), so a
+// repeat that disagrees with its level's first probe is seen; top is the
+// largest value, for the answer's line.
+func capacityPoints(r *results.CapacityResult, get func(results.CapacityProbe) *float64) (firstX, firstY, againX, againY []float64, top float64) {
+	for _, l := range r.Levels() {
+		for i, p := range l.Probes {
+			v := get(p)
+			if i == 0 {
+				firstX, firstY = append(firstX, float64(l.Concurrency)), append(firstY, valueOr(v))
+			} else if v != nil {
+				againX, againY = append(againX, float64(l.Concurrency)), append(againY, *v)
+			}
+			if v != nil {
+				top = math.Max(top, *v)
+			}
 		}
 	}
-	slices.SortFunc(out, func(a, b results.CapacityProbe) int { return a.Concurrency - b.Concurrency })
-	return out
+	return firstX, firstY, againX, againY, top
+}
+
+// capacitySeries is a number's two series: a line through each level's
+// first probe and dots at its repeats, in their own colour and named so in
+// the legend (no dots series when nothing was repeated).
+func capacitySeries(r *results.CapacityResult, name string, first, again int, get func(results.CapacityProbe) *float64) (line Series, dots []Series, top float64) {
+	fx, fy, ax, ay, top := capacityPoints(r, get)
+	line = Series{Name: name + ", first probe", X: fx, Y: fy, Kind: Line, Color: first}
+	if len(ax) > 0 {
+		dots = []Series{{Name: name + ", repeat", X: ax, Y: ay, Kind: Scatter, Color: again}}
+	}
+	return line, dots, top
 }
 
 // capacityFrame is what both charts share: the probed levels on a log2
 // x axis, a horizontal limit line across them and a vertical line at the
-// answer, from 0 to top.
+// answer, from 0 to top, under the probes' series.
 func capacityFrame(r *results.CapacityResult, title, ylabel string, p Palette, series []Series, limitName string, limit, top float64) ChartSpec {
-	levels := capacityLevels(r)
+	levels := r.Levels()
 	spec := ChartSpec{Title: title, XLabel: "concurrent users", YLabel: ylabel, XLog: true, YFromZero: true, Palette: p}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, l := range levels {
@@ -124,7 +149,6 @@ func capacityFrame(r *results.CapacityResult, title, ylabel string, p Palette, s
 		spec.XTicks = append(spec.XTicks, c)
 		lo, hi = math.Min(lo, c), math.Max(hi, c)
 	}
-	spec.Series = append(spec.Series, series...)
 	if len(levels) > 0 {
 		if lo == hi {
 			hi = lo * 2
@@ -132,44 +156,30 @@ func capacityFrame(r *results.CapacityResult, title, ylabel string, p Palette, s
 		spec.Series = append(spec.Series, Series{Name: limitName, X: []float64{lo, hi}, Y: []float64{limit, limit}, Kind: Line, Color: 3})
 	}
 	if c := r.Answer.Capacity; c > 0 {
-		spec.Series = append(spec.Series, Series{Name: fmt.Sprintf("capacity: %d", c), X: []float64{float64(c), float64(c)}, Y: []float64{0, top}, Kind: Line, Color: 2})
+		spec.Series = append(spec.Series, Series{Name: fmt.Sprintf("capacity: %d", c), X: []float64{float64(c), float64(c)}, Y: []float64{0, math.Max(top, limit)}, Kind: Line, Color: 2})
 	}
+	// The probes come last, so the limit and the answer's line never hide
+	// a probe's dot (the answer's line runs through every probe of its
+	// level).
+	spec.Series = append(spec.Series, series...)
 	return spec
 }
 
-// capacitySpeedSpec is per-user tok/s (p50 and p5) against concurrency,
-// with the floor.
+// capacitySpeedSpec is per-user tok/s (p50 and p5) of every probe against
+// concurrency, with the floor. The repeats' dots come after the lines, so
+// one that lands on a line is drawn over it.
 func capacitySpeedSpec(r *results.CapacityResult, p Palette) ChartSpec {
-	var x, p50, p5 []float64
-	top := r.Settings.UserTPS
-	for _, l := range capacityLevels(r) {
-		x = append(x, float64(l.Concurrency))
-		p50 = append(p50, valueOr(l.UserTPSP50))
-		p5 = append(p5, valueOr(l.UserTPSP5))
-		if l.UserTPSP50 != nil {
-			top = math.Max(top, *l.UserTPSP50)
-		}
-	}
-	series := []Series{
-		{Name: "per user, p50", X: x, Y: p50, Kind: Line, Color: 0},
-		{Name: "per user, slowest 5 %", X: x, Y: p5, Kind: Line, Color: 1},
-	}
-	return capacityFrame(r, "Per-user speed by concurrency", "tok/s", p, series,
-		"floor "+strconv.FormatFloat(r.Settings.UserTPS, 'f', -1, 64)+" tok/s", r.Settings.UserTPS, top)
+	p50, again50, top50 := capacitySeries(r, "p50", 0, 4, func(q results.CapacityProbe) *float64 { return q.UserTPSP50 })
+	p5, again5, top5 := capacitySeries(r, "slowest 5 %", 1, 5, func(q results.CapacityProbe) *float64 { return q.UserTPSP5 })
+	series := append(append([]Series{p50, p5}, again50...), again5...)
+	return capacityFrame(r, "Per-user speed by concurrency", "tok/s per user", p, series,
+		"floor "+strconv.FormatFloat(r.Settings.UserTPS, 'f', -1, 64)+" tok/s", r.Settings.UserTPS, math.Max(top50, top5))
 }
 
-// capacityTTFTSpec is TTFT p95 against concurrency, with the ceiling.
+// capacityTTFTSpec is TTFT p95 of every probe against concurrency, with
+// the ceiling.
 func capacityTTFTSpec(r *results.CapacityResult, p Palette) ChartSpec {
-	var x, y []float64
-	top := r.Settings.TTFTP95Ms
-	for _, l := range capacityLevels(r) {
-		x = append(x, float64(l.Concurrency))
-		y = append(y, valueOr(l.TTFTP95Ms))
-		if l.TTFTP95Ms != nil {
-			top = math.Max(top, *l.TTFTP95Ms)
-		}
-	}
-	series := []Series{{Name: "TTFT p95", X: x, Y: y, Kind: Line, Color: 0}}
-	return capacityFrame(r, "Time to first token p95 by concurrency", "ms", p, series,
+	line, again, top := capacitySeries(r, "TTFT p95", 0, 4, func(q results.CapacityProbe) *float64 { return q.TTFTP95Ms })
+	return capacityFrame(r, "Time to first token p95 by concurrency", "ms", p, append([]Series{line}, again...),
 		"ceiling "+strconv.FormatFloat(r.Settings.TTFTP95Ms, 'f', -1, 64)+" ms", r.Settings.TTFTP95Ms, top)
 }

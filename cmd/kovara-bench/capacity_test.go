@@ -27,7 +27,8 @@ func TestRunCapacity(t *testing.T) {
 		t.Errorf("last line %q", last)
 	}
 	for _, want := range []string{"conc  ", "per-user tok/s p50", "TTFT p95 ms", "missed: TTFT p95", "  repeat  ",
-		"Your server holds 2 people at ≥ 5 tok/s each with TTFT p95 ≤ 30 ms; at 3, TTFT p95 passes 30 ms ("} {
+		"Your server holds 2 people at ≥ 5 tok/s each with TTFT p95 ≤ 30 ms; at 2, the first probe met both limits (",
+		"; at 3, on the first probe TTFT p95 passes 30 ms ("} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -77,5 +78,46 @@ func TestCapacityFlags(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitBadInput, tc.want)
 		}
+	}
+}
+
+// TestPrintCapacityDisturbed: the CLI prints what the engine says of a
+// disturbed search: the disagreement at 3 as a problem before the table,
+// the knee as a fall, and the headline quoting both probes at 3.
+func TestPrintCapacityDisturbed(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	knee := 2
+	r := &results.CapacityResult{
+		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "tiny-model",
+		Settings: results.CapacitySettings{UserTPS: 20, TTFTP95Ms: 2000, InputTokens: 1024, OutputTokens: 256, MaxConcurrency: 256},
+		Probes: []results.CapacityProbe{
+			{Concurrency: 1, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(300), UserTPSP5: f(280), TTFTP95Ms: f(150), OutputTPS: 290},
+			{Concurrency: 2, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(250), UserTPSP5: f(230), TTFTP95Ms: f(300), OutputTPS: 480},
+			{Concurrency: 4, Requests: 20, Step: results.StepDouble, Missed: []string{results.LimitTTFT, results.LimitUserTPS}, UserTPSP50: f(6), UserTPSP5: f(3), TTFTP95Ms: f(9000), OutputTPS: 24},
+			{Concurrency: 3, Requests: 20, Step: results.StepBisect, Missed: []string{results.LimitTTFT}, UserTPSP50: f(26), UserTPSP5: f(21), TTFTP95Ms: f(3200), OutputTPS: 70},
+			{Concurrency: 2, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(248), UserTPSP5: f(228), TTFTP95Ms: f(310), OutputTPS: 470},
+			{Concurrency: 3, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(124), UserTPSP5: f(110), TTFTP95Ms: f(491), OutputTPS: 350},
+		},
+		Answer: results.CapacityAnswer{Capacity: 2, Held: 2, Missed: 3, MissedAt: 3, MissedOn: []string{results.LimitTTFT}, Uncertain: true, RangeHigh: 3, Knee: &knee},
+	}
+	var b strings.Builder
+	printCapacity(&b, r)
+	out := b.String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if got, want := lines[len(lines)-1], r.Headline(); got != want {
+		t.Errorf("last line %q, want the headline %q", got, want)
+	}
+	for _, want := range []string{
+		"\n  problem: The two probes at 3 users disagree (per-user p50 26.0 vs 124.0 tok/s, total 70.0 vs 350.0 tok/s, TTFT p95 3.2 s vs 491 ms; one met the service level and one missed it): ",
+		"\nthroughput knee: 2 concurrent users; total tokens/s fell 95 % from 2 to 4 users (480.0 to 24.0 tok/s)\n",
+		"; at 3, on the first probe TTFT p95 passes 2 s (3.2 s, 1.6× the ceiling), while the repeat met both limits (TTFT p95 491 ms, the slowest 5 % at 110.0 tok/s).",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "problem: The two probes") > strings.Index(out, "conc  ") {
+		t.Errorf("the disagreement comes after the table:\n%s", out)
 	}
 }

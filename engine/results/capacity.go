@@ -1,8 +1,10 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -113,7 +115,8 @@ type CapacityAnswer struct {
 	Uncertain bool `json:"uncertain"`
 	RangeHigh int  `json:"range_high"`
 	// Knee is the level after which total output tokens/s grew by 10 %
-	// or less per doubling; nil when it still grew at the last doubling.
+	// or less per doubling, or fell (KneeLine says which); nil when it
+	// still grew at the last doubling.
 	Knee *int `json:"knee"`
 }
 
@@ -183,18 +186,42 @@ func (r *CapacityResult) ProbeOf(c int) *CapacityProbe {
 	return nil
 }
 
-// missedProbe is the first probe of level c that missed, or nil.
-func (r *CapacityResult) missedProbe(c int) *CapacityProbe {
-	for i := range r.Probes {
-		if p := &r.Probes[i]; p.Concurrency == c && !p.Met {
-			return p
+// CapacityLevel is one concurrency the search measured, with every probe
+// of it in the order measured: the first, then any repeat.
+type CapacityLevel struct {
+	Concurrency int
+	Probes      []CapacityProbe
+}
+
+// Levels are the measured concurrencies, ascending, each with all its
+// probes: what the charts draw and what the headline and the disagreement
+// warning read, so that none of them shows only a level's first probe.
+func (r *CapacityResult) Levels() []CapacityLevel {
+	var out []CapacityLevel
+	for _, p := range r.Probes {
+		i := slices.IndexFunc(out, func(l CapacityLevel) bool { return l.Concurrency == p.Concurrency })
+		if i < 0 {
+			out = append(out, CapacityLevel{Concurrency: p.Concurrency})
+			i = len(out) - 1
+		}
+		out[i].Probes = append(out[i].Probes, p)
+	}
+	slices.SortFunc(out, func(a, b CapacityLevel) int { return a.Concurrency - b.Concurrency })
+	return out
+}
+
+// level is the measured level c, or false.
+func (r *CapacityResult) level(c int) (CapacityLevel, bool) {
+	for _, l := range r.Levels() {
+		if l.Concurrency == c {
+			return l, true
 		}
 	}
-	return nil
+	return CapacityLevel{}, false
 }
 
 // howMissed says how probe p missed its limits, with the numbers:
-// "TTFT p95 passes 2 s (3.41 s)".
+// "TTFT p95 passes 2 s (3.41 s, 1.7× the ceiling)".
 func (s CapacitySettings) howMissed(p *CapacityProbe) string {
 	var parts []string
 	for _, l := range p.Missed {
@@ -220,8 +247,90 @@ func (s CapacitySettings) howMissed(p *CapacityProbe) string {
 
 func ratio(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) + "×" }
 
+// figures are a probe's numbers against the two limits: "TTFT p95
+// 491 ms, the slowest 5 % at 118.0 tok/s".
+func figures(p *CapacityProbe) string {
+	ttft, user := "not measured", "not measured"
+	if p.TTFTP95Ms != nil {
+		ttft = seconds(*p.TTFTP95Ms)
+	}
+	if p.UserTPSP5 != nil {
+		user = strconv.FormatFloat(*p.UserTPSP5, 'f', 1, 64) + " tok/s"
+	}
+	return "TTFT p95 " + ttft + ", the slowest 5 % at " + user
+}
+
+// probeName names probe i of a level's n probes as the headline says it.
+func probeName(i, n int) string {
+	switch {
+	case n == 1:
+		return "the probe"
+	case n == 2 && i == 0:
+		return "the first probe"
+	case n == 2:
+		return "the repeat"
+	}
+	return "probe " + strconv.Itoa(i+1)
+}
+
+// evidence says what every probe of level l measured against the service
+// level, the passing ones with their figures and the failing ones with
+// how they missed: "on the first probe TTFT p95 passes 2 s (3.2 s, 1.6×
+// the ceiling), while the repeat met both limits (TTFT p95 491 ms, the
+// slowest 5 % at 118.0 tok/s)".
+func (s CapacitySettings) evidence(l CapacityLevel) string {
+	n := len(l.Probes)
+	if n == 1 {
+		if p := &l.Probes[0]; !p.Met {
+			return s.howMissed(p)
+		}
+		return "both limits were met (" + figures(&l.Probes[0]) + ")"
+	}
+	parts := make([]string, n)
+	mixed := false
+	for i := range l.Probes {
+		p := &l.Probes[i]
+		if p.Met != l.Probes[0].Met {
+			mixed = true
+		}
+		if p.Met {
+			parts[i] = probeName(i, n) + " met both limits (" + figures(p) + ")"
+		} else {
+			parts[i] = "on " + probeName(i, n) + " " + s.howMissed(p)
+		}
+	}
+	if n == 2 && mixed {
+		return parts[0] + ", while " + parts[1]
+	}
+	return strings.Join(parts[:n-1], ", ") + ", and " + parts[n-1]
+}
+
+// decidingLevels are the levels whose probes decided the answer: the
+// capacity itself, the first level above it that missed and, when the
+// answer is uncertain, the top of its range.
+func (r *CapacityResult) decidingLevels() []CapacityLevel {
+	a := r.Answer
+	want := []int{a.Capacity, a.MissedAt}
+	if a.Uncertain {
+		want = append(want, a.RangeHigh)
+	}
+	var out []CapacityLevel
+	for _, c := range want {
+		if c == 0 || slices.ContainsFunc(out, func(l CapacityLevel) bool { return l.Concurrency == c }) {
+			continue
+		}
+		if l, ok := r.level(c); ok {
+			out = append(out, l)
+		}
+	}
+	slices.SortFunc(out, func(x, y CapacityLevel) int { return x.Concurrency - y.Concurrency })
+	return out
+}
+
 // Headline is the answer in words, the first thing the app and the CLI
-// say about a capacity result.
+// say about a capacity result, quoting the probes that decided it: every
+// probe of the capacity level and of the first level above it that
+// missed (docs/plans.md).
 func (r *CapacityResult) Headline() string {
 	a, s := r.Answer, r.Settings
 	prefix := ""
@@ -230,8 +339,8 @@ func (r *CapacityResult) Headline() string {
 	}
 	people := func(n int) string { return strconv.Itoa(n) + " " + Plural(n, "person", "people") }
 	if a.Capacity == 0 {
-		if p := r.missedProbe(1); p != nil {
-			return prefix + "Even one person at a time misses the service level (" + s.SLO() + "): " + s.howMissed(p) + "."
+		if l, ok := r.level(1); ok && a.MissedAt == 1 {
+			return prefix + "Even one person at a time misses the service level (" + s.SLO() + "): " + s.evidence(l) + "."
 		}
 		return prefix + "No level was measured."
 	}
@@ -247,8 +356,8 @@ func (r *CapacityResult) Headline() string {
 	default:
 		fmt.Fprintf(&b, "Your server holds %s at ≥ %s tok/s each with TTFT p95 ≤ %s", people(a.Capacity), num(s.UserTPS), seconds(s.TTFTP95Ms))
 	}
-	if p := r.missedProbe(a.MissedAt); a.MissedAt > 0 && p != nil {
-		fmt.Fprintf(&b, "; at %d, %s", a.MissedAt, s.howMissed(p))
+	for _, l := range r.decidingLevels() {
+		fmt.Fprintf(&b, "; at %d, %s", l.Concurrency, s.evidence(l))
 	}
 	b.WriteString(".")
 	return b.String()
@@ -274,10 +383,19 @@ func (r *CapacityResult) AnswerLine() string {
 	return line
 }
 
-// KneeLine says where total throughput stopped growing.
+// KneeLine says where total throughput stopped growing, and what it did
+// past that level: grew by 10 % or less, stayed flat, or fell, with the
+// two levels' total output tok/s.
 func (r *CapacityResult) KneeLine() string {
 	if k := r.Answer.Knee; k != nil {
-		return fmt.Sprintf("throughput knee: %d concurrent %s (doubling past it added 10 %% or less to total tokens/s)", *k, Plural(*k, "user", "users"))
+		head := fmt.Sprintf("throughput knee: %d concurrent %s", *k, Plural(*k, "user", "users"))
+		// The knee is read from the doubling's probes (engine/capacity.go
+		// knee), so those are the two to quote.
+		from, to := r.doublingProbe(*k), r.doublingProbe(2**k)
+		if from == nil || to == nil {
+			return head
+		}
+		return head + "; " + growthText(from, to)
 	}
 	last := 0
 	for _, p := range r.Probes {
@@ -291,11 +409,159 @@ func (r *CapacityResult) KneeLine() string {
 	return fmt.Sprintf("throughput knee: not reached; total tokens/s still grew by more than 10 %% at the last doubling (to %d)", last)
 }
 
+// doublingProbe is the doubling step's probe of level c, or nil.
+func (r *CapacityResult) doublingProbe(c int) *CapacityProbe {
+	for i := range r.Probes {
+		if p := &r.Probes[i]; p.Concurrency == c && p.Step == StepDouble {
+			return p
+		}
+	}
+	return nil
+}
+
+// growthText says how total output tok/s changed from one doubling level
+// to the next: "total tokens/s fell 95 % from 2 to 4 users (480.0 to
+// 24.0 tok/s)". A change that rounds to 0 % is said as flat, never as a
+// rise or a fall.
+func growthText(from, to *CapacityProbe) string {
+	span := fmt.Sprintf("(%s to %s tok/s)", strconv.FormatFloat(from.OutputTPS, 'f', 1, 64), strconv.FormatFloat(to.OutputTPS, 'f', 1, 64))
+	if from.OutputTPS <= 0 {
+		return fmt.Sprintf("no output at %d %s %s", from.Concurrency, Plural(from.Concurrency, "user", "users"), span)
+	}
+	pct := math.Round((to.OutputTPS/from.OutputTPS - 1) * 100)
+	switch {
+	case pct < 0:
+		return fmt.Sprintf("total tokens/s fell %.0f %% from %d to %d users %s", -pct, from.Concurrency, to.Concurrency, span)
+	case pct == 0:
+		return fmt.Sprintf("total tokens/s stayed flat from %d to %d users %s", from.Concurrency, to.Concurrency, span)
+	}
+	return fmt.Sprintf("doubling to %d users added %.0f %% to total tokens/s, 10 %% or less %s", to.Concurrency, pct, span)
+}
+
+// WarnProbesDisagree: two probes of one capacity level disagree.
+const WarnProbesDisagree = "probes_disagree"
+
+// disagreeFactor is how far apart two probes of one level may be, in
+// per-user (p50) or total output tok/s, before they are taken to have
+// measured different conditions rather than run-to-run noise. On an
+// otherwise idle machine repeats of a level differ by up to about 16 %
+// (the llama-server capture in docs/plans.md: 632.6 and 730.6 tok/s at 8
+// users); 1.5× is three times that, and a probe slowed by a build or a
+// second client sharing the server is typically several times slower.
+const disagreeFactor = 1.5
+
+// disagreements are the warnings about levels whose probes disagree
+// (docs/plans.md): throughput further apart than disagreeFactor is a
+// problem (something else used the server or this machine); probes on
+// both sides of the service level with throughput within noise are a
+// note (the level sits on the limit).
+func (r *CapacityResult) disagreements() []Warning {
+	var ws []Warning
+	for _, l := range r.Levels() {
+		n := len(l.Probes)
+		if n < 2 {
+			continue
+		}
+		met := 0
+		var user, total, ttft []string
+		userSpread, totalSpread := 1.0, 1.0
+		for i, p := range l.Probes {
+			if p.Met {
+				met++
+			}
+			user = append(user, optTPS(p.UserTPSP50))
+			total = append(total, strconv.FormatFloat(p.OutputTPS, 'f', 1, 64))
+			if p.TTFTP95Ms != nil {
+				ttft = append(ttft, seconds(*p.TTFTP95Ms))
+			} else {
+				ttft = append(ttft, "not measured")
+			}
+			for _, q := range l.Probes[:i] {
+				userSpread = math.Max(userSpread, spread(p.UserTPSP50, q.UserTPSP50))
+				totalSpread = math.Max(totalSpread, spreadOf(p.OutputTPS, q.OutputTPS))
+			}
+		}
+		mixed := met > 0 && met < n
+		disturbed := userSpread > disagreeFactor || totalSpread > disagreeFactor
+		if !mixed && !disturbed {
+			continue
+		}
+		probes := "The " + strconv.Itoa(n) + " probes"
+		if n == 2 {
+			probes = "The two probes"
+		}
+		nums := fmt.Sprintf("per-user p50 %s tok/s, total %s tok/s, TTFT p95 %s",
+			strings.Join(user, " vs "), strings.Join(total, " vs "), strings.Join(ttft, " vs "))
+		var verdict string
+		switch {
+		case mixed && n == 2:
+			verdict = "one met the service level and one missed it"
+		case mixed:
+			verdict = fmt.Sprintf("%d met the service level and %d missed it", met, n-met)
+		case met == n:
+			verdict = "all met the service level"
+		default:
+			verdict = "all missed the service level"
+		}
+		if disturbed {
+			ws = append(ws, Warning{Severity: SeverityProblem, Kind: WarnProbesDisagree, Text: fmt.Sprintf(
+				"%s at %d users disagree (%s; %s): throughput that far apart is beyond run-to-run noise, so something else used the server or this machine during the search; run it again on a quiet machine",
+				probes, l.Concurrency, nums, verdict)})
+			continue
+		}
+		ws = append(ws, Warning{Severity: SeverityNote, Kind: WarnProbesDisagree, Text: fmt.Sprintf(
+			"%s at %d users disagree: %s, with throughput within run-to-run noise (%s): %d users sits on the service level's edge, and the answer takes the safe side",
+			probes, l.Concurrency, verdict, nums, l.Concurrency)})
+	}
+	return ws
+}
+
+// spread is how many times larger the larger of two rates is: 1 when
+// equal, +Inf when only one is above zero, 1 when either is missing.
+func spread(a, b *float64) float64 {
+	if a == nil || b == nil {
+		return 1
+	}
+	return spreadOf(*a, *b)
+}
+
+func spreadOf(a, b float64) float64 {
+	lo, hi := math.Min(a, b), math.Max(a, b)
+	switch {
+	case hi <= 0:
+		return 1
+	case lo <= 0:
+		return math.Inf(1)
+	}
+	return hi / lo
+}
+
+func optTPS(v *float64) string {
+	if v == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*v, 'f', 1, 64)
+}
+
 // AsFile is the capacity result seen as a Kovara results file: its probes'
 // run records and local detail, for what reads one (Warnings).
 func (r *CapacityResult) AsFile() *File {
 	return &File{Format: Format, FormatVersion: FormatVersion, Complete: r.Complete, CreatedAt: r.CreatedAt, Runs: r.Runs, Local: r.Local}
 }
 
-// Warnings is what Warnings says of the probes' records.
-func (r *CapacityResult) Warnings() []Warning { return Warnings(r.AsFile()) }
+// Warnings is what Warnings says of the probes' records, and whether
+// probes of one level disagree, problems first.
+func (r *CapacityResult) Warnings() []Warning {
+	ws := append(Warnings(r.AsFile()), r.disagreements()...)
+	slices.SortStableFunc(ws, func(a, b Warning) int {
+		return cmp.Compare(severityRank(a.Severity), severityRank(b.Severity))
+	})
+	return ws
+}
+
+func severityRank(s Severity) int {
+	if s == SeverityProblem {
+		return 0
+	}
+	return 1
+}
