@@ -106,6 +106,27 @@ func (l *Library) loadBytes(id string) ([]byte, error) {
 	return ReadBounded(l.Path(id), maxImportSize, resultsFileKind)
 }
 
+// RunKinds are the kinds of run the library holds — a Kovara run is a
+// hardware or a protocol run, then the other plans' documents — each with
+// the name History, its filter and kovara-bench history give it.
+var RunKinds = []struct{ Kind, Name string }{
+	{results.RunKindHardware, "hardware"},
+	{results.RunKindProtocol, "protocol"},
+	{PlanCapacity, "capacity"},
+	{PlanStages, "three stages"},
+	{PlanSpecDec, "spec decoding"},
+}
+
+// KindName is a run kind (Summary.RunKind) as people read it.
+func KindName(kind string) string {
+	for _, k := range RunKinds {
+		if k.Kind == kind {
+			return k.Name
+		}
+	}
+	return kind
+}
+
 // ReadArg reads the bytes of a run named on a command line: a file path,
 // or an id of the library (opened on first need through open).
 func ReadArg(arg string, lib **Library, open func() (*Library, error)) ([]byte, error) {

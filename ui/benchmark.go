@@ -66,7 +66,14 @@ type BenchmarkScreen struct {
 	capacityForm *widget.Form
 
 	levelsForm   *widget.Form      // prompt and answer lengths
+	inputItem    *widget.FormItem  // the prompt length (not for speculative decoding)
+	outputItem   *widget.FormItem
 	concForm     *widget.Form      // the concurrency levels
+	// Each plan keeps its own lengths, levels and requests: switching
+	// plans shows the new plan's values (its defaults the first time),
+	// never the previous plan's.
+	fields    map[string]planFields
+	shownPlan string
 	manifest     *storage.Manifest // nil for a protocol test
 	lastManifest string            // the select's value before "Open…"
 
@@ -133,10 +140,9 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 		widget.NewFormItem("Most concurrent users", s.maxConcEntry),
 	)
 	s.capacityForm.Hide()
-	levels := widget.NewForm(
-		widget.NewFormItem("Input tokens", s.inputEntry),
-		widget.NewFormItem("Output tokens", s.outputEntry),
-	)
+	s.inputItem = widget.NewFormItem("Input tokens", s.inputEntry)
+	s.outputItem = widget.NewFormItem("Output tokens", s.outputEntry)
+	levels := widget.NewForm(s.inputItem, s.outputItem)
 	s.concForm = widget.NewForm(widget.NewFormItem("Concurrency levels", s.levelsEntry))
 	advanced := widget.NewForm(
 		widget.NewFormItem("Requests per level", s.requestsEntry),
@@ -159,6 +165,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	)))
 	s.content = container.NewStack(s.setup)
 	s.levelsForm = levels
+	s.fields = map[string]planFields{}
 	s.planSelect.SetSelected(planKovara)
 	s.refreshEndpoints()
 	s.refreshManifests("")
@@ -317,9 +324,15 @@ func (s *BenchmarkScreen) onPlan() {
 			o.Hide()
 		}
 	}
+	s.swapFields(plan)
 	showIf(s.stagesForm, plan == planStages)
 	showIf(s.capacityForm, plan == planCapacity)
 	showIf(s.levelsForm, plan != planStages)
+	// Speculative decoding sends its own prompts: no prompt length.
+	if items := s.lengthItems(plan); len(items) != len(s.levelsForm.Items) {
+		s.levelsForm.Items = items
+		s.levelsForm.Refresh()
+	}
 	showIf(s.concForm, plan != planStages && plan != planCapacity)
 	// The capacity plan chooses each level's requests itself.
 	if plan == planCapacity {
@@ -337,6 +350,76 @@ func (s *BenchmarkScreen) onPlan() {
 		s.profileSelect.Disable()
 	}
 	s.revalidate()
+}
+
+// lengthItems are the length fields plan takes.
+func (s *BenchmarkScreen) lengthItems(plan string) []*widget.FormItem {
+	if plan == planSpecDec {
+		return []*widget.FormItem{s.outputItem}
+	}
+	return []*widget.FormItem{s.inputItem, s.outputItem}
+}
+
+// planFields are the form's texts a plan keeps for itself.
+type planFields struct{ input, output, levels, requests string }
+
+// defaultFields are a plan's own defaults.
+func defaultFields(plan string) planFields {
+	d := setup.DefaultPlan()
+	f := planFields{input: fmt.Sprint(d.InputTokens), output: fmt.Sprint(d.OutputTokens),
+		levels: engine.FormatLevels(d.Concurrency), requests: fmt.Sprint(d.Requests)}
+	switch plan {
+	case planSpecDec:
+		sd := engine.DefaultSpecDecPlan()
+		f.output, f.levels, f.requests = fmt.Sprint(sd.MaxTokens), engine.FormatLevels(sd.Levels), ""
+	case planCapacity:
+		c := engine.DefaultCapacityPlan()
+		f.input, f.output, f.requests = fmt.Sprint(c.InputTokens), fmt.Sprint(c.OutputTokens), ""
+	}
+	return f
+}
+
+// swapFields keeps the shown plan's texts and shows plan's.
+func (s *BenchmarkScreen) swapFields(plan string) {
+	if plan == s.shownPlan {
+		return
+	}
+	if s.shownPlan != "" {
+		s.fields[s.shownPlan] = planFields{s.inputEntry.Text, s.outputEntry.Text, s.levelsEntry.Text, s.requestsEntry.Text}
+	}
+	f, ok := s.fields[plan]
+	if !ok {
+		f = defaultFields(plan)
+	}
+	s.shownPlan = plan
+	// The requests field means "each level's requests" for the Kovara
+	// plan; the others choose per level when it is empty.
+	switch plan {
+	case planSpecDec:
+		s.requestsEntry.Validator = optionalCount("requests")
+		s.requestsEntry.SetPlaceHolder("every prompt, at least 2 per user")
+	case planCapacity:
+		s.requestsEntry.Validator = nil
+		s.requestsEntry.SetPlaceHolder("chosen per level: max(20, 3 × users)")
+	default:
+		s.requestsEntry.Validator = countCheck("requests", 1)
+		s.requestsEntry.SetPlaceHolder("")
+	}
+	s.inputEntry.SetText(f.input)
+	s.outputEntry.SetText(f.output)
+	s.levelsEntry.SetText(f.levels)
+	s.requestsEntry.SetText(f.requests)
+}
+
+// optionalCount accepts an empty field (the plan chooses) or a count.
+func optionalCount(field string) func(string) error {
+	return func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
+		_, err := engine.ParseCount(field, v, 1)
+		return err
+	}
 }
 
 // onProfile fills the lengths and levels from the chosen profile.
@@ -521,8 +604,10 @@ func (s *BenchmarkScreen) specDecFromForm() (engine.SpecDecPlan, error) {
 	if p.Levels, err = engine.ParseLevels(s.levelsEntry.Text); err != nil {
 		return p, fmt.Errorf("concurrency levels: %w", err)
 	}
-	if p.Requests, err = engine.ParseCount("requests", s.requestsEntry.Text, 1); err != nil {
-		return p, err
+	if strings.TrimSpace(s.requestsEntry.Text) != "" { // empty: the plan chooses per level
+		if p.Requests, err = engine.ParseCount("requests", s.requestsEntry.Text, 1); err != nil {
+			return p, err
+		}
 	}
 	if p.MaxTokens, err = engine.ParseCount("output tokens", s.outputEntry.Text, 1); err != nil {
 		return p, err

@@ -80,10 +80,7 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 		chartWithSave(v.speed, capacitySpeedSpec(r, palette).Title),
 		chartWithSave(v.ttft, capacityTTFTSpec(r, palette).Title))
 
-	table := textTable(v.rows, capacityColumns, "missed: TTFT p95", "Concurrency")
-	for i, w := range []float32{110, 80, 90, 70, 150, 70, 120, 110, 250} {
-		table.SetColumnWidth(i, w)
-	}
+	table := textTable(v.rows, capacityColumns)
 	v.back = widget.NewButton("New benchmark", onBack)
 	problems, notes := results.Split(r.Warnings())
 	v.warnings = widget.NewLabel(notesText(notes, len(problems) > 0))

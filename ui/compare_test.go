@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine/compare"
@@ -218,6 +219,27 @@ func TestCompareFitsSmallWindow(t *testing.T) {
 			if got := cs.content.MinSize(); got.Width > 1000 || got.Height > 590 {
 				t.Errorf("tab %d: the Compare place needs %v, more than a 1024×640 window's 1000×590", tab, got)
 			}
+		}
+	})
+}
+
+// Deleting a compared run in History takes it out of Compare.
+func TestHistoryDeleteLeavesCompare(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	a := h.seedLabelled(url, "a", 1)
+	b := h.seedLabelled(url, "b", 2)
+	c := h.seedLabelled(url, "c", 3)
+	hs, cs := h.u.historyScreen, h.u.compareScreen
+	h.locked(func() {
+		h.u.compareRuns([]string{a, b, c})
+		hs.reload()
+		hs.selected = map[string]bool{}
+		hs.table.Select(widget.TableCellID{Row: h.rowOf(b), Col: 0})
+		test.Tap(hs.deleteButton)
+		h.tapInOverlay("Delete")
+		if slices.Contains(cs.ids, b) || len(cs.ids) != 2 {
+			t.Errorf("Compare still shows %v after %s was deleted", cs.ids, b)
 		}
 	})
 }

@@ -47,27 +47,6 @@ type HistoryScreen struct {
 // historyColumns are the table's headings; column 0 is the selection box.
 var historyColumns = []string{"", "Date", "Endpoint", "Model", "Engine", "Kind", "Levels", "Best tok/s", "Status", "Label"}
 
-// runKinds are the kinds of run the library holds (a Kovara run is a
-// hardware or a protocol run; storage/documents.go has the others), each
-// with the name History gives it in its Kind column and its filter.
-var runKinds = []struct{ kind, name string }{
-	{results.RunKindHardware, "hardware"},
-	{results.RunKindProtocol, "protocol"},
-	{storage.PlanCapacity, "capacity"},
-	{storage.PlanStages, "three stages"},
-	{storage.PlanSpecDec, "spec decoding"},
-}
-
-// kindName is a run kind as History names it.
-func kindName(kind string) string {
-	for _, k := range runKinds {
-		if k.kind == kind {
-			return k.name
-		}
-	}
-	return kind
-}
-
 // deleteNamed is how many runs the delete confirmation names before it
 // counts the rest.
 const deleteNamed = 4
@@ -87,8 +66,8 @@ func newHistoryScreen(u *App) *HistoryScreen {
 	h.search.SetPlaceHolder("Search model, endpoint, engine, label…")
 	h.search.OnChanged = func(string) { h.apply() }
 	kinds := []string{kindAll}
-	for _, k := range runKinds {
-		kinds = append(kinds, k.name)
+	for _, k := range storage.RunKinds {
+		kinds = append(kinds, k.Name)
 	}
 	h.kindSelect = widget.NewSelect(kinds, func(string) { h.apply() })
 	h.kindSelect.SetSelected(kindAll)
@@ -154,9 +133,9 @@ func (h *HistoryScreen) apply() {
 		return
 	}
 	q := storage.Query{Text: strings.TrimSpace(h.search.Text)}
-	for _, k := range runKinds {
-		if h.kindSelect.Selected == k.name {
-			q.Kind = k.kind
+	for _, k := range storage.RunKinds {
+		if h.kindSelect.Selected == k.Name {
+			q.Kind = k.Kind
 		}
 	}
 	if h.sortSelect.Selected == sortFastest {
@@ -200,9 +179,9 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 		return s.Engine
 	case 5:
 		if s.Simulated {
-			return kindName(s.RunKind) + " (sim)"
+			return storage.KindName(s.RunKind) + " (sim)"
 		}
-		return kindName(s.RunKind)
+		return storage.KindName(s.RunKind)
 	case 6:
 		var parts []string
 		for _, l := range s.Levels {
@@ -442,12 +421,17 @@ func (h *HistoryScreen) onDelete() {
 		if !ok {
 			return
 		}
+		var gone []string
 		for _, id := range ids {
 			if err := h.u.lib.Delete(id); err != nil {
 				h.status.SetText("Not deleted: " + err.Error())
+				continue
 			}
+			gone = append(gone, id)
 			delete(h.selected, id)
 		}
+		// A deleted run leaves Compare too.
+		h.u.compareScreen.forget(gone)
 		h.reload()
 	}, h.u.win)
 	d.Show()
@@ -471,7 +455,7 @@ func deleteMessage(runs []storage.Summary) (question, names string) {
 		if s.Unreadable != "" {
 			parts = append(parts, "unreadable file")
 		}
-		for _, p := range []string{s.Model, s.EndpointName, kindName(s.RunKind)} {
+		for _, p := range []string{s.Model, s.EndpointName, storage.KindName(s.RunKind)} {
 			if p != "" {
 				parts = append(parts, clip.Line(p, 60))
 			}

@@ -223,19 +223,19 @@ func TestHistoryFilterListsEveryKind(t *testing.T) {
 		if got := hs.kindSelect.Options; strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("kind filter offers %q, want %q", got, want)
 		}
-		for _, k := range runKinds {
-			hs.kindSelect.SetSelected(k.name)
-			if len(hs.shown) != 1 || hs.shown[0].ID != ids[k.kind] {
-				t.Errorf("filter %q shows %d runs, want only %s", k.name, len(hs.shown), ids[k.kind])
+		for _, k := range storage.RunKinds {
+			hs.kindSelect.SetSelected(k.Name)
+			if len(hs.shown) != 1 || hs.shown[0].ID != ids[k.Kind] {
+				t.Errorf("filter %q shows %d runs, want only %s", k.Name, len(hs.shown), ids[k.Kind])
 				continue
 			}
-			if got := historyCell(hs.shown[0], 5, nil); !strings.HasPrefix(got, k.name) {
-				t.Errorf("filter %q: Kind column says %q", k.name, got)
+			if got := historyCell(hs.shown[0], 5, nil); !strings.HasPrefix(got, k.Name) {
+				t.Errorf("filter %q: Kind column says %q", k.Name, got)
 			}
 		}
 		hs.kindSelect.SetSelected(kindAll)
-		if len(hs.shown) != len(runKinds) {
-			t.Errorf("all kinds: %d shown, want %d", len(hs.shown), len(runKinds))
+		if len(hs.shown) != len(storage.RunKinds) {
+			t.Errorf("all kinds: %d shown, want %d", len(hs.shown), len(storage.RunKinds))
 		}
 	})
 }
@@ -307,7 +307,7 @@ func TestHistoryDeleteNamesTheRuns(t *testing.T) {
 			t.Errorf("the confirmation does not count six runs:\n%s", text)
 		}
 		first := hs.all[0]
-		if line := "• " + historyCell(first, 1, nil) + " · Qwen3-30B-A3B-Instruct-2507-Q4_K_M · lab box · " + kindName(first.RunKind); !strings.Contains(text, line) {
+		if line := "• " + historyCell(first, 1, nil) + " · Qwen3-30B-A3B-Instruct-2507-Q4_K_M · lab box · " + storage.KindName(first.RunKind); !strings.Contains(text, line) {
 			t.Errorf("the confirmation lacks %q", line)
 		}
 		if got := strings.Count(text, "• "); got != deleteNamed {

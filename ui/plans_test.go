@@ -102,3 +102,32 @@ func TestSpecDecPlanRun(t *testing.T) {
 		t.Errorf("library: %+v", list)
 	}
 }
+
+// Each plan keeps its own lengths, levels and requests: switching plans
+// shows the new plan's (its defaults at first), never the previous one's,
+// and switching back gives back what was typed.
+func TestPlanFormKeepsEachPlansFields(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.planSelect.SetSelected(planKovara)
+		b.levelsEntry.SetText("1,2")
+		b.outputEntry.SetText("64")
+		b.planSelect.SetSelected(planSpecDec)
+		if b.levelsEntry.Text != "1,4,16" || b.outputEntry.Text != "512" || b.requestsEntry.Text != "" || len(b.levelsForm.Items) != 1 {
+			t.Errorf("speculative decoding shows levels %q, output %q, requests %q, input hidden %v; want its own defaults and no input length",
+				b.levelsEntry.Text, b.outputEntry.Text, b.requestsEntry.Text, len(b.levelsForm.Items) == 1)
+		}
+		if b.runButton.Disabled() || !strings.Contains(b.planNote.Text, "3 levels") {
+			t.Errorf("speculative decoding with its defaults: %q", b.planNote.Text)
+		}
+		b.planSelect.SetSelected(planCapacity)
+		if b.outputEntry.Text != "256" || b.inputEntry.Text != "1024" || len(b.levelsForm.Items) != 2 {
+			t.Errorf("capacity shows output %q input %q", b.outputEntry.Text, b.inputEntry.Text)
+		}
+		b.planSelect.SetSelected(planKovara)
+		if b.levelsEntry.Text != "1,2" || b.outputEntry.Text != "64" || b.requestsEntry.Text != "100" {
+			t.Errorf("back to Kovara: levels %q output %q requests %q", b.levelsEntry.Text, b.outputEntry.Text, b.requestsEntry.Text)
+		}
+	})
+}

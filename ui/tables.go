@@ -95,10 +95,8 @@ func newFitTable(columns []string, rows func() int, text func(row, col int) stri
 }
 
 // textTable is a fitTable of fixed rows, the shape every result view
-// shows. Older callers passed two template texts to size cells by hand;
-// they are no longer used and the parameter goes once capacity.go stops
-// passing them.
-func textTable(rows [][]string, columns []string, _ ...string) *fitTable {
+// shows.
+func textTable(rows [][]string, columns []string) *fitTable {
 	t := newFitTable(columns, func() int { return len(rows) }, func(r, c int) string {
 		if c < len(rows[r]) {
 			return rows[r][c]

@@ -32,7 +32,8 @@ Usage:
   kovara-bench validate FILE                check a results file for publishing (problems: exit 1 unless --accept-problems)
   kovara-bench export RUN -o FILE           write what would be published (never the endpoint's details)
   kovara-bench history [--model M]          list the runs in the local library
-  kovara-bench compare RUN RUN...           compare runs (files or library ids)
+  kovara-bench compare [--baseline N] RUN RUN...
+                                            compare runs (files or library ids), against the oldest or the N-th
   kovara-bench import FILE...               copy results files into the library
   kovara-bench selftest                     how truthfully this machine measures
 

@@ -74,7 +74,7 @@ func dash(s string) string {
 }
 
 func kind(s storage.Summary) string {
-	k := s.RunKind
+	k := storage.KindName(s.RunKind)
 	if s.Simulated {
 		k += " (sim)"
 	}

@@ -394,11 +394,12 @@ func finishSpecDec(res *results.SpecDecResult, err error, f runFlags, stdout, st
 
 // printSpecDec writes acceptance per level.
 func printSpecDec(w io.Writer, r *results.SpecDecResult) {
-	head := "Speculative decoding (natural stops, representative prompts; not publishable)"
+	head := "Speculative decoding (representative prompts; not publishable)"
 	if r.Local.Simulated {
 		head += " — SIMULATOR"
 	}
 	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, r.Stops())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "conc\tok/req\tout tok/s\tdecode tok/s\ttokens min/p50/max\tacceptance\tmean length\tper answer p50 [min–max]\tmean length\t")
 	perRequest := false

@@ -49,8 +49,9 @@ func TestRunSpecDecPrintsAcceptance(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 	lines := strings.Split(stdout, "\n")
-	if len(lines) < 4 || !strings.Contains(lines[1], "acceptance") || !strings.Contains(lines[1], "mean length") ||
-		!strings.Contains(lines[2], "%") || !strings.Contains(stdout, "not publishable") {
+	// The heading, how the answers ended, the table.
+	if len(lines) < 5 || !strings.Contains(lines[1], "answer") || !strings.Contains(lines[2], "acceptance") || !strings.Contains(lines[2], "mean length") ||
+		!strings.Contains(lines[3], "%") || !strings.Contains(stdout, "not publishable") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 	data, err := os.ReadFile(out)
