@@ -37,12 +37,23 @@ type ChartView struct {
 
 	image *canvas.Image
 	label *widget.Label
+
+	// minHeight is the least height asked for: chartViewMinHeight, or
+	// less where many charts share a screen (the live view).
+	minHeight float32
+}
+
+// SetMinHeight lowers (or raises) the height the view asks for and
+// renders at least.
+func (v *ChartView) SetMinHeight(h float32) {
+	v.minHeight = h
+	v.Refresh()
 }
 
 // NewChartView returns a view that shows placeholder (for example
 // "Waiting for data…") until SetSpec gives it at least two points to draw.
 func NewChartView(placeholder string) *ChartView {
-	v := &ChartView{placeholder: placeholder}
+	v := &ChartView{placeholder: placeholder, minHeight: chartViewMinHeight}
 	v.image = canvas.NewImageFromImage(nil)
 	v.image.FillMode = canvas.ImageFillContain
 	v.image.ScaleMode = canvas.ImageScaleSmooth
@@ -117,7 +128,7 @@ func (v *ChartView) Err() error { return v.err }
 func (v *ChartView) pixelSize() (int, int, float64) {
 	size := v.Size()
 	w := math.Max(float64(size.Width), chartViewMinWidth)
-	h := math.Max(float64(size.Height), chartViewMinHeight)
+	h := math.Max(float64(size.Height), float64(v.minHeight))
 	scale := 1.0
 	if app := fyne.CurrentApp(); app != nil {
 		if c := app.Driver().CanvasForObject(v); c != nil && c.Scale() > 0 {
@@ -167,7 +178,7 @@ func (r *chartViewRenderer) Layout(size fyne.Size) {
 }
 
 func (r *chartViewRenderer) MinSize() fyne.Size {
-	return fyne.NewSize(chartViewMinWidth, chartViewMinHeight)
+	return fyne.NewSize(chartViewMinWidth, r.view.minHeight)
 }
 
 func (r *chartViewRenderer) Refresh() {

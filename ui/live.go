@@ -22,6 +22,10 @@ import (
 // second, whatever the number of streams.
 const liveRefresh = 250 * time.Millisecond
 
+// liveChartMinHeight is the least height of a live chart: two rows of
+// them and the run's state fit a 1024×640 window.
+const liveChartMinHeight = 150
+
 // LiveView shows a run while it happens.
 type LiveView struct {
 	content fyne.CanvasObject
@@ -64,16 +68,23 @@ func newLiveView(title string, onStop func()) *LiveView {
 		utilChart:  NewChartView("No GPU readings yet."),
 	}
 	v.lastError.Wrapping = fyne.TextWrapWord
+	v.phase.Wrapping = fyne.TextWrapWord
 	v.stopButton = widget.NewButton("Stop", onStop)
 	v.stopButton.Importance = widget.DangerImportance
-	bars := widget.NewForm(
-		widget.NewFormItem("Level", v.levelBar),
-		widget.NewFormItem("Overall", v.overallBar),
+	// The bars side by side and the counters beside the last error, so
+	// the charts keep their room on a 1024×640 screen.
+	bars := container.NewGridWithColumns(2,
+		widget.NewForm(widget.NewFormItem("This stage", v.levelBar)),
+		widget.NewForm(widget.NewFormItem("Whole plan", v.overallBar)),
 	)
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, nil, v.stopButton, v.title),
-		v.phase, bars, v.counters, v.lastError,
+		v.phase, bars,
+		container.NewBorder(nil, nil, v.counters, nil, v.lastError),
 	)
+	for _, c := range []*ChartView{v.tpsChart, v.ttftChart, v.itlChart, v.srvChart, v.kvChart, v.powerChart, v.utilChart} {
+		c.SetMinHeight(liveChartMinHeight)
+	}
 	v.tabs = container.NewAppTabs(
 		container.NewTabItem("Requests", container.NewGridWithColumns(2, v.ttftChart, v.itlChart)),
 		container.NewTabItem("Server", container.NewGridWithColumns(2, v.srvChart, v.kvChart)),

@@ -1,0 +1,51 @@
+package ui
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// TestWindowFitsSmallScreen: the window can be made as small as 1024×640
+// (a small laptop screen) in every place and state — each plan's form,
+// the live view, the result, History, Compare and Endpoints — because the
+// window's least size is its content's.
+func TestWindowFitsSmallScreen(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	fits := func(state string) {
+		t.Helper()
+		if m := h.win.Content().MinSize(); m.Width > minWindowSize.Width || m.Height > minWindowSize.Height {
+			t.Errorf("%s: the window needs at least %v×%v, more than %v×%v", state, m.Width, m.Height, minWindowSize.Width, minWindowSize.Height)
+		}
+	}
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	a := h.seedLabelled(url, "a", 1)
+	c := h.seedLabelled(url, "c", 2)
+	h.locked(func() {
+		for _, p := range []string{planKovara, planStages, planSpecDec, planCapacity} {
+			b.planSelect.SetSelected(p)
+			fits("the form of " + p)
+		}
+		h.u.historyScreen.reload()
+		fits("History")
+		h.u.compareRuns([]string{a, c})
+		fits("Compare")
+		h.u.historyScreen.open(a)
+		fits("a run opened in History")
+		b.planSelect.SetSelected(planKovara)
+		b.selectEndpoint(SimulatorName)
+		h.setPlan("1,2", "6", "400")
+		test.Tap(b.runButton)
+		for i := 0; i < 3; i++ {
+			b.live.tabs.SelectIndex(i)
+			fits(fmt.Sprintf("the live view, tab %d", i))
+		}
+	})
+	h.waitFor("the result", 60*time.Second, func() bool { return b.result != nil })
+	h.locked(func() { fits("the result") })
+}
