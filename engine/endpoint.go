@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -104,12 +105,96 @@ func dialStamped(ctx context.Context, e Endpoint, b Base) (*netstamp.Conn, net.C
 	return sc, tc, nil
 }
 
-// checkClient is a short-lived client for the endpoint checks.
+// checkClient is a short-lived client for the endpoint checks, the first
+// contact with an endpoint: an https handshake that goes unanswered has
+// the port asked whether it speaks plain HTTP (dialTLSWatched).
 func checkClient(e Endpoint, b Base) *http.Client {
 	tr := newTransport(e, b, nil, nil)
 	tr.MaxConnsPerHost = 0
 	tr.MaxIdleConnsPerHost = 2
+	if b.TLS() {
+		tr.DialTLSContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialTLSWatched(ctx, e, b)
+		}
+	}
 	return &http.Client{Transport: tr, Timeout: checkTimeout(e), CheckRedirect: sameServer}
+}
+
+// otherSchemeAfter is how long a first TLS handshake may go unanswered
+// before the port is asked whether it speaks plain HTTP. A TLS server on a
+// home network answers in milliseconds; a plain one reads the handshake as
+// a request line and may wait for its end until its read timeout
+// (llama-server waits for a CRLF for minutes), so without asking, the
+// check would only say that the server did not answer in time.
+const otherSchemeAfter = time.Second
+
+// errOtherScheme marks a first contact that found the server speaking the
+// protocol its address does not name (speaksOtherScheme); connectError
+// says so with the address that would reach it.
+var errOtherScheme = errors.New("the server speaks the other protocol on this port")
+
+// dialTLSWatched is dialStamped for the first contact with an https
+// address: when the handshake is still unanswered after otherSchemeAfter
+// and the port answers plain HTTP, it ends at once with errOtherScheme.
+func dialTLSWatched(ctx context.Context, e Endpoint, b Base) (net.Conn, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watch := time.AfterFunc(otherSchemeAfter, func() {
+		if speaksOtherScheme(ctx, e, b) {
+			cancel(errOtherScheme)
+		}
+	})
+	defer watch.Stop()
+	_, c, err := dialStamped(ctx, e, b)
+	if err != nil && errors.Is(context.Cause(ctx), errOtherScheme) {
+		return nil, fmt.Errorf("%w: %w", errOtherScheme, err)
+	}
+	return c, err
+}
+
+// otherSchemeProbeTime bounds speaksOtherScheme: one connection and one
+// short answer.
+const otherSchemeProbeTime = 3 * time.Second
+
+// speaksOtherScheme reports whether the server at b's host and port speaks
+// the protocol b's address does not name. For an https address: it answers
+// a plain HTTP request with an HTTP answer that is not a TLS server's
+// complaint about one (tlsComplaint). For an http address: it completes a
+// TLS handshake, or answers one with a TLS alert. It sends no API key and
+// no body, and verifies no certificate: it only asks which protocol the
+// port speaks, and the request that follows on the right scheme verifies
+// as the endpoint says.
+func speaksOtherScheme(ctx context.Context, e Endpoint, b Base) bool {
+	ctx, cancel := context.WithTimeout(ctx, otherSchemeProbeTime)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", b.HostPort())
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+	defer stop()
+	if !b.TLS() {
+		cfg := tlsConfig(e, b.Host)
+		cfg.InsecureSkipVerify = true //nolint:gosec // asks only whether the port speaks TLS; nothing is sent over it
+		err := tls.Client(c, cfg).HandshakeContext(ctx)
+		return err == nil || strings.Contains(err.Error(), "remote error: tls:")
+	}
+	req := "GET / HTTP/1.1\r\nHost: " + b.HostPort() + "\r\nUser-Agent: kovara-desktop\r\nConnection: close\r\n\r\n"
+	if _, err := io.WriteString(c, req); err != nil {
+		return false
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var body []byte
+	if resp.StatusCode == http.StatusBadRequest {
+		body, _, _ = readBounded(resp.Body, 4<<10)
+	}
+	return !tlsComplaint(resp.StatusCode, body)
 }
 
 // sameServer is the redirect policy of every client that carries the API
@@ -164,12 +249,20 @@ func listModels(ctx context.Context, c *http.Client, e Endpoint, b Base) ([]Mode
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {
+		// A port that closes on the scheme the address names may speak
+		// the other one: ask it, once, before advising.
+		if !errors.Is(err, errOtherScheme) && closedByServer(err) && ctx.Err() == nil && speaksOtherScheme(ctx, e, b) {
+			err = fmt.Errorf("%w: %w", errOtherScheme, err)
+		}
 		return nil, nil, connectError(e, b, err)
 	}
 	defer resp.Body.Close()
 	body, tooBig, err := readBounded(resp.Body, maxModelsBody)
 	if err != nil {
 		return nil, resp.Header, connectError(e, b, err)
+	}
+	if !b.TLS() && tlsComplaint(resp.StatusCode, body) {
+		return nil, resp.Header, otherSchemeError(b, nil)
 	}
 	if note := redirectNote(resp, e.APIKey); note != "" {
 		return nil, resp.Header, &EndpointError{Kind: ErrBadAddress, Msg: "the server " + note}

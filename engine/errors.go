@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -76,6 +77,8 @@ func connectErrorAfter(e Endpoint, b Base, err error, before answered) error {
 	var recordErr tls.RecordHeaderError
 	var dnsErr *net.DNSError
 	switch {
+	case before == answeredNothing && otherScheme(b, err):
+		return otherSchemeError(b, err)
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || isTimeout(err):
 		return &EndpointError{Kind: ErrTimeout, Err: err, Msg: fmt.Sprintf(
 			"%s did not answer in time: is the server up and reachable from this machine?", addr)}
@@ -109,6 +112,60 @@ func connectErrorAfter(e Endpoint, b Base, err error, before answered) error {
 	}
 	return &EndpointError{Kind: ErrUnreachable, Err: err, Msg: fmt.Sprintf(
 		"could not talk to %s: %s", addr, scrub(rootCause(err), e.APIKey))}
+}
+
+// otherScheme reports a failure that shows the server speaking, on the
+// address's port, the protocol the address does not name: what the port
+// said when asked (errOtherScheme), an HTTP answer to the TLS handshake of
+// an https address, or a TLS record where an http address expected an HTTP
+// answer (a TLS server's alert, which net/http calls a malformed
+// response).
+func otherScheme(b Base, err error) bool {
+	if errors.Is(err, errOtherScheme) {
+		return true
+	}
+	msg := err.Error()
+	if b.TLS() {
+		var rec tls.RecordHeaderError
+		return errors.As(err, &rec) && string(rec.RecordHeader[:]) == "HTTP/" ||
+			strings.Contains(msg, "server gave HTTP response to HTTPS client")
+	}
+	return strings.Contains(msg, `malformed HTTP response "\x15\x03`) ||
+		strings.Contains(msg, `malformed HTTP response "\x16\x03`)
+}
+
+// tlsComplaint reports the answer with which an https server refuses a
+// plain HTTP request: HTTP 400 saying so, as Go servers ("Client sent an
+// HTTP request to an HTTPS server"), nginx ("The plain HTTP request was
+// sent to HTTPS port") and Apache ("speaking plain HTTP to an SSL-enabled
+// server port") put it.
+func tlsComplaint(status int, body []byte) bool {
+	if status != http.StatusBadRequest {
+		return false
+	}
+	text := strings.ToLower(string(body))
+	for _, s := range []string{"https server", "https port", "ssl-enabled server"} {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// otherSchemeError says that the server speaks the other protocol on the
+// address's port, with the address that reaches it: the other scheme and
+// the same port, spelled out, since the port stays what it was.
+func otherSchemeError(b Base, err error) *EndpointError {
+	addr := b.HostPort()
+	scheme, msg := "https", "the server at %s speaks HTTPS, not plain HTTP: try %s as the address"
+	if b.TLS() {
+		scheme, msg = "http", "the server at %s speaks plain HTTP, not HTTPS: try %s as the address"
+	}
+	other := scheme + "://" + addr
+	if u, perr := url.Parse(b.Root); perr == nil {
+		other += u.Path
+	}
+	return &EndpointError{Kind: ErrTLS, Err: err, Msg: fmt.Sprintf(msg, addr, other)}
 }
 
 // closedByServer reports a connection the server closed or reset before

@@ -51,9 +51,27 @@ type EndpointsScreen struct {
 	testResult   *widget.Label
 	form         *widget.Form
 
-	// testing is the cancel of the Test in flight, if any.
+	// testing is the cancel of the Test in flight, if any; testGen counts
+	// the Tests started and cancelled, so a cancelled one's answer, which
+	// no longer applies, is dropped.
 	testing context.CancelFunc
+	testGen int
+	// tested is what the Test report shown says, and testedURL the
+	// address it is about: the report stays until the address changes.
+	tested    testState
+	testedURL string
 }
+
+// testState is what the endpoint form's Test report says.
+type testState int
+
+const (
+	testNone    testState = iota // no report
+	testRefused                  // the form could not be tested as filled in
+	testRunning
+	testPassed
+	testFailed // the server was asked and the Test failed
+)
 
 func newEndpointsScreen(u *App) *EndpointsScreen {
 	s := &EndpointsScreen{u: u}
@@ -63,7 +81,9 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(s.names[i]) },
 	)
 	s.list.OnSelected = func(i widget.ListItemID) {
-		if i >= 0 && i < len(s.names) {
+		// The entry the form already shows (just saved) is not read
+		// again: that would clear its Test report.
+		if i >= 0 && i < len(s.names) && s.names[i] != s.selected {
 			s.onSelect(s.names[i])
 		}
 	}
@@ -71,6 +91,7 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s.nameEntry.SetPlaceHolder("e.g. 4090 box")
 	s.urlEntry = widget.NewEntry()
 	s.urlEntry.SetPlaceHolder("http://192.168.1.10:8000")
+	s.urlEntry.OnChanged = s.onAddressChanged
 	s.keyEntry = widget.NewPasswordEntry()
 	s.keyEntry.SetPlaceHolder("optional; kept in the system keyring")
 	s.verifyCheck = widget.NewCheck("Verify TLS certificate", nil)
@@ -116,7 +137,7 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 func (s *EndpointsScreen) reload() {
 	saved, err := s.u.endpoints.List()
 	if err != nil {
-		s.formNote.SetText("The saved endpoints could not be read: " + err.Error())
+		setLabel(s.formNote, "The saved endpoints could not be read: "+err.Error(), true)
 	}
 	s.names = []string{SimulatorName}
 	for _, e := range saved {
@@ -128,21 +149,21 @@ func (s *EndpointsScreen) reload() {
 func (s *EndpointsScreen) onSelect(name string) {
 	s.cancelTest()
 	s.selected = name
-	s.testResult.SetText("")
+	s.clearReport()
 	if name == SimulatorName {
 		s.fill(storage.SavedEndpoint{Name: SimulatorName, URL: "(inside the app)", VerifyTLS: true}, "")
 		s.setEditable(false)
-		s.formNote.SetText(simulatorAbout)
+		setLabel(s.formNote, simulatorAbout, false)
 		return
 	}
 	e, ok, err := s.u.endpoints.Get(name)
 	if err != nil || !ok {
-		s.formNote.SetText(fmt.Sprintf("%q could not be read: %v", name, err))
+		setLabel(s.formNote, fmt.Sprintf("%q could not be read: %v", name, err), true)
 		return
 	}
 	s.fill(e, "")
 	s.setEditable(true)
-	s.formNote.SetText("")
+	setLabel(s.formNote, "", false)
 	// The keyring may be slow to answer (or ask the user to unlock it):
 	// fetch the key off the UI goroutine.
 	s.keyEntry.SetPlaceHolder("reading the keyring…")
@@ -156,7 +177,7 @@ func (s *EndpointsScreen) onSelect(name string) {
 			if kerr == nil {
 				s.keyEntry.SetText(key)
 			} else if !errors.Is(kerr, storage.ErrNoKey) {
-				s.formNote.SetText(storage.KeyringProblem(kerr))
+				setLabel(s.formNote, storage.KeyringProblem(kerr), true)
 			}
 		})
 	}()
@@ -168,8 +189,9 @@ func (s *EndpointsScreen) onAdd() {
 	s.selected = ""
 	s.fill(storage.SavedEndpoint{VerifyTLS: true}, "")
 	s.setEditable(true)
-	s.formNote.SetText("Give the server's address and a name; the API key is optional.")
-	s.testResult.SetText("")
+	setLabel(s.formNote, "Give the server's address and a name; the API key is optional.", false)
+	s.cancelTest()
+	s.clearReport()
 	s.u.win.Canvas().Focus(s.nameEntry)
 }
 
@@ -219,31 +241,46 @@ func (s *EndpointsScreen) formEndpoint() (storage.SavedEndpoint, string, error) 
 	return e, s.keyEntry.Text, e.Validate()
 }
 
+// onSave stores the form's endpoint after the same checks Test makes of
+// it (formEndpoint: the address through setup.ParseBase), so an address
+// Test refuses is refused here in the same words. An address that is well
+// formed but did not answer its Test is saved (the server may be down
+// while it is set up), and the note says so.
 func (s *EndpointsScreen) onSave() {
 	e, key, err := s.formEndpoint()
 	if err != nil {
-		s.formNote.SetText("Not saved: " + err.Error())
+		setLabel(s.formNote, "Not saved: "+err.Error(), true)
 		return
 	}
 	old := s.selected
 	if err := s.u.endpoints.Put(e, old); err != nil {
-		s.formNote.SetText("Not saved: " + err.Error())
+		setLabel(s.formNote, "Not saved: "+err.Error(), true)
 		return
 	}
-	note := "Saved."
+	note, problem := "Saved.", false
 	if old != "" && old != e.Name {
 		_ = s.u.keys.Delete(old)
 		s.u.forgetCheck(old)
 	}
 	if key != "" {
 		if err := s.u.keys.Set(e.Name, key); err != nil {
-			note = "Saved, but the API key was not: " + err.Error()
+			note, problem = "Saved, but the API key was not: "+err.Error(), true
 		} else if sk, ok := s.u.keys.(*storage.SessionKeys); ok && sk.SessionOnly(e.Name) {
-			note = "Saved. " + storage.KeyringProblem(sk.Problem())
+			note, problem = "Saved. "+storage.KeyringProblem(sk.Problem()), true
 		}
 	} else {
 		_ = s.u.keys.Delete(e.Name)
 	}
+	switch {
+	case s.testedURL != e.URL || s.tested == testNone || s.tested == testRefused:
+		note += " Not tested yet: Test asks the server whether it answers at this address."
+	case s.tested == testFailed:
+		note += " Its last Test failed (below): the server may be down, or the address wrong."
+		problem = true
+	}
+	// The form already shows what was saved: selecting its new row
+	// leaves the form, the key typed and the Test report as they are
+	// (see list.OnSelected).
 	s.selected = e.Name
 	s.reload()
 	for i, n := range s.names {
@@ -251,11 +288,7 @@ func (s *EndpointsScreen) onSave() {
 			s.list.Select(i)
 		}
 	}
-	// Selecting reads the key back from the keyring in the background;
-	// until then the form keeps the key just saved, so a Test right after
-	// Save sends it.
-	s.keyEntry.SetText(key)
-	s.formNote.SetText(note)
+	setLabel(s.formNote, note, problem)
 	s.u.endpointsChanged()
 }
 
@@ -269,7 +302,7 @@ func (s *EndpointsScreen) onDelete() {
 			return
 		}
 		if err := s.u.endpoints.Delete(name); err != nil {
-			s.formNote.SetText("Not deleted: " + err.Error())
+			setLabel(s.formNote, "Not deleted: "+err.Error(), true)
 			return
 		}
 		_ = s.u.keys.Delete(name)
@@ -283,20 +316,21 @@ func (s *EndpointsScreen) onDelete() {
 // onTest checks the endpoint in the form (saved or not) in the background.
 func (s *EndpointsScreen) onTest() {
 	s.cancelTest()
+	url := strings.TrimSpace(s.urlEntry.Text)
 	var ep engine.Endpoint
 	var stop func()
 	if s.selected == SimulatorName {
-		srv, url, err := sim.Start(sim.Demo(), "127.0.0.1:0")
+		srv, simURL, err := sim.Start(sim.Demo(), "127.0.0.1:0")
 		if err != nil {
-			s.testResult.SetText("The simulator could not start: " + err.Error())
+			s.setReport("The simulator could not start: "+err.Error(), testFailed, url)
 			return
 		}
 		stop = func() { srv.Close() }
-		ep = engine.Endpoint{Name: SimulatorName, URL: url}
+		ep = engine.Endpoint{Name: SimulatorName, URL: simURL}
 	} else {
 		e, key, err := s.formEndpoint()
 		if err != nil {
-			s.testResult.SetText("Cannot test: " + err.Error())
+			s.setReport("Cannot test: "+err.Error(), testRefused, url)
 			return
 		}
 		ep = e.WithKey(key)
@@ -304,8 +338,9 @@ func (s *EndpointsScreen) onTest() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	s.testing = cancel
+	gen := s.testGen
 	s.testButton.Disable()
-	s.testResult.SetText("Testing " + ep.Name + "…")
+	s.setReport("Testing "+ep.Name+"…", testRunning, url)
 	go func() {
 		defer cancel()
 		if stop != nil {
@@ -314,8 +349,16 @@ func (s *EndpointsScreen) onTest() {
 		lines, rep, err := engine.TestEndpointReport(ctx, ep)
 		text := strings.Join(lines, "\n")
 		s.u.do(func() {
+			if s.testGen != gen {
+				return // cancelled: another endpoint or address now
+			}
+			s.testing = nil
 			s.testButton.Enable()
-			s.testResult.SetText(text)
+			st := testPassed
+			if err != nil {
+				st = testFailed
+			}
+			s.setReport(text, st, url)
 			if rep != nil {
 				// The Benchmark form refuses a plan this context
 				// cannot hold.
@@ -330,5 +373,39 @@ func (s *EndpointsScreen) cancelTest() {
 	if s.testing != nil {
 		s.testing()
 		s.testing = nil
+		s.testGen++
+		s.testButton.Enable()
 	}
+}
+
+// onAddressChanged drops the Test report (and the Test in flight) once
+// the address differs from the one tested: it no longer applies.
+// Everything else in the form, and Save, leave it.
+func (s *EndpointsScreen) onAddressChanged(text string) {
+	if s.tested != testNone && strings.TrimSpace(text) != s.testedURL {
+		s.cancelTest()
+		s.clearReport()
+	}
+}
+
+// setReport shows a Test report about the address url, in the warning
+// colour when the form could not be tested or the Test failed.
+func (s *EndpointsScreen) setReport(text string, st testState, url string) {
+	s.tested, s.testedURL = st, url
+	setLabel(s.testResult, text, st == testRefused || st == testFailed)
+}
+
+func (s *EndpointsScreen) clearReport() {
+	s.setReport("", testNone, "")
+}
+
+// setLabel shows text in l, in the warning colour when it says something
+// went wrong.
+func setLabel(l *widget.Label, text string, problem bool) {
+	l.Importance = widget.MediumImportance
+	if problem {
+		l.Importance = widget.WarningImportance
+	}
+	l.Text = text
+	l.Refresh()
 }

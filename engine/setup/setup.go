@@ -46,6 +46,15 @@ func ParseBase(raw string) (Base, error) {
 		return Base{}, errors.New("the endpoint address is empty: give the server's address, like http://192.168.1.10:8000")
 	}
 	if !strings.Contains(s, "://") {
+		// Without a scheme, a colon can only start a port. "htp:/x" or
+		// "http:/x" would otherwise pass as the host "htp" with no port,
+		// and "https:10.0.0.5" as a host "https": mistyped schemes,
+		// refused here rather than looked up as host names.
+		before, rest, ok := strings.Cut(s, ":")
+		notPort := rest == "" || rest[0] < '0' || rest[0] > '9'
+		if ok && !strings.HasPrefix(s, "[") && (notPort || strings.EqualFold(before, "http") || strings.EqualFold(before, "https")) {
+			return Base{}, fmt.Errorf("%q is not a server address: it should start with http:// or https://, like http://192.168.1.10:8000", raw)
+		}
 		s = "http://" + s
 	}
 	u, err := url.Parse(s)

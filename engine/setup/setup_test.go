@@ -24,6 +24,16 @@ func TestParseBase(t *testing.T) {
 		{in: "http://host:99999", err: "not a port"},
 		{in: "http://host:8000/v1?x=1", err: "query"},
 		{in: "http://ex ample:80", err: "not a valid address"},
+		{in: "[::1]:8080", root: "http://[::1]:8080", host: "::1"},
+		{in: "localhost:8080/v1", root: "http://localhost:8080", host: "localhost"},
+		// Mistyped schemes are not host names.
+		{in: "htp:/x", err: `"htp:/x" is not a server address: it should start with http:// or https://`},
+		{in: "http:/10.0.0.5:8000", err: "should start with http:// or https://"},
+		{in: "https:10.0.0.5", err: "should start with http:// or https://"},
+		{in: "htp:", err: "should start with http:// or https://"},
+		{in: "htp://x", err: "uses htp://"},
+		{in: "https://:8000", err: "no host"},
+		{in: "http:///v1", err: "no host"},
 	}
 	for _, tc := range tests {
 		b, err := ParseBase(tc.in)
