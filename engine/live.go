@@ -65,10 +65,10 @@ type Live struct {
 	lastErrorAt                time.Duration
 	stage, seenStage           int // bumped per warmup or level; NewLevel compares
 	capacity                   *CapacityProgress
-	// The previous Snapshot's token count and time, for its rate.
-	rateStage  int
-	rateTokens int64
-	rateAt     time.Duration
+	// This stage's recent Snapshots (time, tokens), oldest first, for
+	// the rate over the last rateWindow.
+	rateStage int
+	rateHist  []ratePoint
 
 	// The server's own gauges from /metrics, written by the scraper
 	// about once a second under their own lock.
@@ -124,9 +124,9 @@ type Snapshot struct {
 	Errors       int
 	Timeouts     int
 	Tokens       int64 // text chunks received in the current level
-	// TPS is output tokens (text chunks) per second over all streams
-	// since the previous Snapshot, or since the stage began when it began
-	// in between: the live throughput both programs show.
+	// TPS is output tokens (text chunks) per second over all streams in
+	// about the last second (since the stage began, if that is later):
+	// the live throughput both programs show.
 	TPS float64
 	// TokensEach is what each request of the stage asks for (0: unknown).
 	TokensEach   int
@@ -328,16 +328,32 @@ func (l *Live) Snapshot() Snapshot {
 	return s
 }
 
-// rate sets s.TPS from the tokens since the previous Snapshot, or since
-// the stage began when a stage began in between. Call with mu.
+// rateWindow is what the live rate averages over: chunks come in bursts
+// (a slot's answer, a batch step), and a quarter-second rate jumps
+// between 0 and twice the truth.
+const rateWindow = time.Second
+
+type ratePoint struct {
+	at     time.Duration
+	tokens int64
+}
+
+// rate sets s.TPS from the tokens of the last rateWindow: since the
+// newest earlier Snapshot at least that old, or since the stage began.
+// Call with mu.
 func (l *Live) rate(s *Snapshot) {
 	if l.rateStage != l.stage {
-		l.rateStage, l.rateTokens, l.rateAt = l.stage, 0, l.levelStart
+		l.rateStage = l.stage
+		l.rateHist = append(l.rateHist[:0], ratePoint{l.levelStart, 0})
 	}
-	if dt := s.At - l.rateAt; dt > 0 && s.Tokens >= l.rateTokens {
-		s.TPS = float64(s.Tokens-l.rateTokens) / dt.Seconds()
+	l.rateHist = append(l.rateHist, ratePoint{s.At, s.Tokens})
+	for len(l.rateHist) > 2 && l.rateHist[1].at <= s.At-rateWindow {
+		l.rateHist = l.rateHist[1:]
 	}
-	l.rateTokens, l.rateAt = s.Tokens, s.At
+	base := l.rateHist[0]
+	if dt := s.At - base.at; dt > 0 && s.Tokens >= base.tokens {
+		s.TPS = float64(s.Tokens-base.tokens) / dt.Seconds()
+	}
 }
 
 // stageFraction is how much of the stage is done, 0 to 1: its finished

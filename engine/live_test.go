@@ -46,6 +46,12 @@ func TestLiveArithmetic(t *testing.T) {
 	if got, want := s.Describe(), "Level 1 of 2 — concurrency 2 — 2 of 10 requests — a few seconds left"; got != want {
 		t.Errorf("describe %q, want %q", got, want)
 	}
+	// A quarter second without a chunk is not 0 tok/s: the rate is of
+	// the last second or more (here since 1.5 s).
+	now = 3250 * time.Millisecond
+	if s = l.Snapshot(); !near(s.TPS, 190/1.75, 1e-9) {
+		t.Errorf("rate after a quiet quarter second: %v, want %v", s.TPS, 190/1.75)
+	}
 	// A new stage's first rate counts from its own start.
 	l.endLevel(10)
 	now = 4 * time.Second

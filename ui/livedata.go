@@ -252,7 +252,7 @@ func (d *liveData) itlPlaceholder() string {
 
 func (d *liveData) serverSpec(p Palette) ChartSpec {
 	return ChartSpec{
-		Title: "Server: requests running and waiting", XLabel: "seconds", YLabel: "requests", YFromZero: true, Palette: p,
+		Title: "Server: requests running and waiting", XLabel: "seconds since the start", YLabel: "requests", YFromZero: true, Palette: p,
 		Series: []Series{
 			{Name: "running", X: d.srvX, Y: d.srvRunning, Kind: Line},
 			{Name: "waiting", X: d.srvX, Y: d.srvWaiting, Kind: Line, Color: 1},
@@ -262,21 +262,21 @@ func (d *liveData) serverSpec(p Palette) ChartSpec {
 
 func (d *liveData) kvSpec(p Palette) ChartSpec {
 	return ChartSpec{
-		Title: "Server: KV cache in use", XLabel: "seconds", YLabel: "%", YFromZero: true, Palette: p,
+		Title: "Server: KV cache in use", XLabel: "seconds since the start", YLabel: "%", YFromZero: true, Palette: p,
 		Series: []Series{{Name: "", X: d.srvX, Y: d.srvKV, Kind: Line, Color: 2}},
 	}
 }
 
 func (d *liveData) powerSpec(p Palette) ChartSpec {
 	return ChartSpec{
-		Title: "GPU power (all GPUs)", XLabel: "seconds", YLabel: "W", YFromZero: true, Palette: p,
+		Title: "GPU power (all GPUs)", XLabel: "seconds since the start", YLabel: "W", YFromZero: true, Palette: p,
 		Series: []Series{{Name: "", X: d.gpuX, Y: d.gpuPower, Kind: Line, Color: 3}},
 	}
 }
 
 func (d *liveData) utilSpec(p Palette) ChartSpec {
 	return ChartSpec{
-		Title: "GPU utilisation (mean)", XLabel: "seconds", YLabel: "%", YFromZero: true, Palette: p,
+		Title: "GPU utilisation (mean)", XLabel: "seconds since the start", YLabel: "%", YFromZero: true, Palette: p,
 		Series: []Series{{Name: "", X: d.gpuX, Y: d.gpuUtil, Kind: Line, Color: 4}},
 	}
 }
