@@ -65,15 +65,15 @@ type BenchmarkScreen struct {
 	maxConcEntry *widget.Entry
 	capacityForm *widget.Form
 
-	levelsForm   *widget.Form      // prompt and answer lengths
-	inputItem    *widget.FormItem  // the prompt length (not for speculative decoding)
-	outputItem   *widget.FormItem
-	concForm     *widget.Form      // the concurrency levels
+	levelsForm *widget.Form     // prompt and answer lengths
+	inputItem  *widget.FormItem // the prompt length (not for speculative decoding)
+	outputItem *widget.FormItem
+	concForm   *widget.Form // the concurrency levels
 	// Each plan keeps its own lengths, levels and requests: switching
 	// plans shows the new plan's values (its defaults the first time),
 	// never the previous plan's.
-	fields    map[string]planFields
-	shownPlan string
+	fields       map[string]planFields
+	shownPlan    string
 	manifest     *storage.Manifest // nil for a protocol test
 	lastManifest string            // the select's value before "Open…"
 

@@ -55,7 +55,11 @@ func TestBenchmarkFormRefusesPlanBeyondContext(t *testing.T) {
 		if !b.runButton.Disabled() || b.planNote.Text != why {
 			t.Errorf("Kovara plan: run enabled=%v, note\n%q\nwant\n%q", !b.runButton.Disabled(), b.planNote.Text, why)
 		}
+		// The capacity plan keeps its own lengths: the same ones are
+		// refused the same way.
 		b.planSelect.SetSelected(planCapacity)
+		b.inputEntry.SetText("3000")
+		b.outputEntry.SetText("64")
 		if !b.runButton.Disabled() || b.planNote.Text != why {
 			t.Errorf("capacity plan: run enabled=%v, note %q", !b.runButton.Disabled(), b.planNote.Text)
 		}

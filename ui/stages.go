@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -29,16 +28,14 @@ type StagesView struct {
 	wiki     *widget.Label
 	copyWiki *widget.Button
 	table    *fitTable
-	copies   int // taps of copyWiki, so only the last one's timer puts its text back
+	copied   *widget.Label // says the block went to the clipboard
 	back     *widget.Button
 	state    *widget.Label
 }
 
 const (
 	copyWikiText = "Copy wiki block"
-	copiedText   = "Copied ✓"
-	// copiedFor is how long the Copy button says it copied.
-	copiedFor = 2 * time.Second
+	copiedText   = "Copied to the clipboard ✓"
 )
 
 // stagesRows is the stages table: one row per measured request or stage.
@@ -107,7 +104,9 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	v.wiki.Selectable = true
 	v.copyWiki = widget.NewButton(copyWikiText, func() { v.onCopy(block) })
 	v.back = widget.NewButton("New benchmark", onBack)
-	buttons := container.NewHBox(v.back, v.copyWiki, showFileButton(u, id))
+	v.copied = widget.NewLabel("")
+	v.copied.Importance = widget.SuccessImportance
+	buttons := container.NewHBox(v.back, v.copyWiki, showFileButton(u, id), v.copied)
 	warnings := widget.NewLabel(plainWarnings(r.Warnings))
 	warnings.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(title, v.state, buttons)
@@ -117,20 +116,12 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	return v
 }
 
-// onCopy puts the wiki block on the clipboard and says so on the button
-// for copiedFor.
+// onCopy puts the wiki block on the clipboard and says so beside the
+// button. (No timer takes the words back: a late UI change from a timer
+// is one more thing that can land on a screen that has moved on.)
 func (v *StagesView) onCopy(block string) {
 	v.u.fyne.Clipboard().SetContent(block)
-	v.copies++
-	n := v.copies
-	v.copyWiki.SetText(copiedText)
-	time.AfterFunc(copiedFor, func() {
-		v.u.do(func() {
-			if v.copies == n {
-				v.copyWiki.SetText(copyWikiText)
-			}
-		})
-	})
+	v.copied.SetText(copiedText)
 }
 
 // SpecDecView shows a speculative-decoding result per level, and the
