@@ -165,7 +165,11 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 		}
 	}
 	if res.Counters != "" {
-		r.warn("the counters are server-wide: other traffic during a level would mix into its acceptance")
+		if !slices.ContainsFunc(res.Levels, func(l results.SpecDecLevel) bool { return l.Spec != nil && l.Spec.Drafts > 0 }) {
+			r.warn("the server drafted no tokens at any level, so there is no acceptance to report: speculative decoding looks off (llama-server: start it with a draft model, -md DRAFT.gguf; vLLM: --speculative-config)")
+		} else {
+			r.warn("the counters are server-wide: other traffic during a level would mix into its acceptance")
+		}
 	}
 	r.obs.Live.setPhase(PhaseDone)
 	return finish(true), nil

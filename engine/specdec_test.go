@@ -129,6 +129,13 @@ func TestSpecDecWithoutDrafts(t *testing.T) {
 	if res.Counters == "" || lv.Spec == nil || lv.Spec.Drafts != 0 || lv.Spec.AcceptanceRate != nil || !strings.Contains(lv.Note, "no drafts") {
 		t.Errorf("%+v", lv)
 	}
+	// Said once for the run, with the fix, and each level's note kept.
+	if !containsWord(res.Warnings, "drafted no tokens at any level") || containsWord(res.Warnings, "server-wide") {
+		t.Errorf("warnings %q: want the run to say no level drafted anything", res.Warnings)
+	}
+	if notes := res.LevelNotes(); len(notes) != 1 || !strings.HasPrefix(notes[0], "concurrency 2: no drafts") {
+		t.Errorf("level notes %q", notes)
+	}
 }
 
 func TestSpecDecPlanValidate(t *testing.T) {

@@ -61,7 +61,7 @@ func newExportView(u *App, id string) (*ExportView, error) {
 	v.note.Wrapping = fyne.TextWrapWord
 	var body fyne.CanvasObject
 	if v.Publishable {
-		v.verdict = widget.NewLabelWithStyle("Ready to publish. This is exactly what would be sent: the run records and the manifest revision, nothing else.", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+		v.verdict = widget.NewLabelWithStyle("Ready to publish. This is exactly what would be sent, and what Save for publishing writes: the run records, the date and the manifest revision — nothing of your endpoint (its address, name, served models or errors).", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 		v.verdict.Importance = widget.SuccessImportance
 		// Read-only but selectable: what you see is what is sent.
 		v.payload = widget.NewLabelWithStyle(v.Payload, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})

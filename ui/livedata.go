@@ -203,9 +203,21 @@ func (d *liveData) ttftSpec(p Palette) ChartSpec {
 func (d *liveData) itlSpec(p Palette) ChartSpec {
 	centers, counts := Histogram(d.itl, 30)
 	return ChartSpec{
-		Title: fmt.Sprintf("Inter-token latency, level %d", d.snap.Level), XLabel: "ms" + d.itlLeftOut(" — "), YLabel: "gaps", YFromZero: true, Palette: p,
+		Title: "Inter-token latency, " + d.stageName(), XLabel: "ms" + d.itlLeftOut(" — "), YLabel: "gaps", YFromZero: true, Palette: p,
 		Series: []Series{{Name: "ITL", X: centers, Y: counts, Kind: Bars, Color: 2}},
 	}
+}
+
+// stageName names the stage the ITL histogram is of: a Kovara or
+// speculative-decoding level, or one of the three-stage plan's stages.
+func (d *liveData) stageName() string {
+	switch d.snap.Phase {
+	case engine.PhaseDecode, engine.PhasePrefill, engine.PhaseUsers:
+		return fmt.Sprintf("stage %d (%s)", d.snap.Level, d.snap.Phase)
+	case engine.PhaseWarmup:
+		return "warmup"
+	}
+	return fmt.Sprintf("level %d", d.snap.Level)
 }
 
 // itlLeftOut says, after sep, how many of the level's gaps the histogram

@@ -186,7 +186,7 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	v.state.Wrapping = fyne.TextWrapWord
 	v.table = textTable(v.rows, specDecColumns)
 	v.back = widget.NewButton("New benchmark", onBack)
-	warnings := widget.NewLabel(plainWarnings(r.Warnings))
+	warnings := widget.NewLabel(plainWarnings(append(r.LevelNotes(), r.Warnings...)))
 	warnings.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(title, v.state, container.NewHBox(v.back, showFileButton(u, id)))
 	v.positions = NewChartView("The server counts no acceptance by draft position.")

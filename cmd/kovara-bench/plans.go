@@ -442,9 +442,9 @@ func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 			}
 			fmt.Fprintf(w, "concurrency %d, accepted by draft position: %s\n", l.Concurrency, strings.Join(pos, ", "))
 		}
-		if l.Note != "" {
-			fmt.Fprintf(w, "concurrency %d: %s\n", l.Concurrency, l.Note)
-		}
+	}
+	for _, n := range r.LevelNotes() {
+		fmt.Fprintln(w, n)
 	}
 }
 

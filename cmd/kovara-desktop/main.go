@@ -19,6 +19,7 @@ func main() {
 	flag.Parse()
 	a := app.NewWithID("dev.kovara.desktop")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
+	a.Settings().SetTheme(ui.Theme())
 	u, err := ui.New(a, ui.Options{Demo: *demo, OnResult: func() { fmt.Println("kovara-desktop: result shown") }})
 	if err != nil {
 		log.Fatalf("kovara-desktop: %v", err)

@@ -151,3 +151,15 @@ func (r *SpecDecResult) Stops() string {
 	}
 	return fmt.Sprintf("Answers of %d to %d tokens: some stopped on their own, some hit the %d-token limit.", lo, hi, limit)
 }
+
+// LevelNotes are the levels' own notes ("no drafts during the level…"),
+// each with its concurrency, for the app and the CLI alike.
+func (r *SpecDecResult) LevelNotes() []string {
+	var out []string
+	for _, l := range r.Levels {
+		if l.Note != "" {
+			out = append(out, fmt.Sprintf("concurrency %d: %s", l.Concurrency, l.Note))
+		}
+	}
+	return out
+}
