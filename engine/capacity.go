@@ -266,9 +266,12 @@ func (s *capacitySearch) answer() results.CapacityAnswer {
 	return a
 }
 
-// knee is the first level of the doubling whose double added 10 % or less
-// to total output tokens/s, a fall included: results.KneeLine says which
-// it was, from the same two probes.
+// knee is the first level of the doubling beyond which total output
+// tokens/s never grew by more than 10 % again: its double added 10 % or
+// less (a fall included), and so did every level after. A flat stretch
+// that a later level climbs out of is not the knee (a CPU llama-server
+// grew 4 % from 1 to 2 users and 43 % from 4 to 8). results.KneeLine
+// quotes the knee and its double.
 func (s *capacitySearch) knee() *int {
 	var doubling []searchProbe
 	for _, p := range s.probes {
@@ -276,12 +279,19 @@ func (s *capacitySearch) knee() *int {
 			doubling = append(doubling, p)
 		}
 	}
+next:
 	for i := 0; i+1 < len(doubling); i++ {
-		a, b := doubling[i], doubling[i+1]
-		if b.c == 2*a.c && b.tps <= a.tps*kneeGrowth {
-			c := a.c
-			return &c
+		a := doubling[i]
+		if doubling[i+1].c != 2*a.c {
+			continue
 		}
+		for _, b := range doubling[i+1:] {
+			if b.tps > a.tps*kneeGrowth {
+				continue next
+			}
+		}
+		c := a.c
+		return &c
 	}
 	return nil
 }

@@ -87,6 +87,13 @@ func TestCapacityKnee(t *testing.T) {
 		{"flat past 8", func(c int) float64 { return 100 * float64(min(c, 8)) }, 8},
 		{"slowing growth", func(c int) float64 { return map[int]float64{1: 100, 2: 180, 4: 300, 8: 320, 16: 330, 32: 330}[c] }, 4},
 		{"still growing", linearTPS, 0},
+		// A flat stretch that a later level climbs out of is not the
+		// knee: the real llama-server -np 8 grew 4 % from 1 to 2 users
+		// and 43 % from 4 to 8.
+		{"flat, then a climb", func(c int) float64 {
+			return map[int]float64{1: 338.3, 2: 351.9, 4: 380.4, 8: 545.8, 16: 496.6, 32: 480}[c]
+		}, 8},
+		{"a fall at the end", func(c int) float64 { return map[int]float64{1: 100, 2: 190, 4: 350, 8: 600, 16: 30, 32: 20}[c] }, 8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -539,3 +546,4 @@ func llamaCapacity(t *testing.T) *results.CapacityResult {
 	}
 	return r
 }
+
