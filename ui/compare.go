@@ -334,9 +334,12 @@ func (c *CompareScreen) newTable(labels, lead []string, leadWidths []float32) *w
 			text = lead[id.Col]
 		} else {
 			i := id.Col - len(lead)
-			text = fmt.Sprintf("[%d] %s", i+1, clip.Text(labels[i], 26))
+			text = fmt.Sprintf("[%d] %s", i+1, labels[i])
 		}
-		o.(*widget.Label).SetText(text)
+		// Shortened to the column's width: a long run name ran into the
+		// next heading.
+		l := o.(*widget.Label)
+		l.SetText(fitText(text, l.Size().Width, l.TextStyle))
 	}
 	for i, w := range leadWidths {
 		t.SetColumnWidth(i, w)

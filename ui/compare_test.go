@@ -243,3 +243,18 @@ func TestHistoryDeleteLeavesCompare(t *testing.T) {
 		}
 	})
 }
+
+// TestCompareHeadingsFitTheirColumns: long run names are shortened to
+// their column, never running into the next heading.
+func TestCompareHeadingsFitTheirColumns(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	a := h.seedLabelled(url, "Qwen3-30B-A3B-Instruct-2507-Q4_K_M on the basement box, flash attention on", 1)
+	b := h.seedLabelled(url, "Qwen3-30B-A3B-Instruct-2507-Q4_K_M on the basement box, flash attention off", 2)
+	h.locked(func() {
+		h.win.Resize(fyne.NewSize(1180, 800))
+		h.u.compareRuns([]string{a, b})
+		h.u.tabs.Select(h.u.compareTab)
+		assertNothingOverflows(t, "compare", h.u.compareScreen.table)
+	})
+}
