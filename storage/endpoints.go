@@ -22,6 +22,20 @@ type SavedEndpoint struct {
 	VerifyTLS bool
 	Timeout   time.Duration // for checks; 0 means the default
 	GPU       string        // telemetry source: "", "local", "ssh://user@host", "http://host:9400/metrics"
+	// NoKey: saved without an API key, so the keyring need not be asked
+	// (a desktop without one would be told at every run that it cannot
+	// keep a key nobody gave). Endpoints saved before this was kept
+	// read false and ask the keyring as before.
+	NoKey bool
+}
+
+// Key is the endpoint's API key from keys: "" with ErrNoKey when it was
+// saved without one, without asking the keyring.
+func (e SavedEndpoint) Key(keys Keys) (string, error) {
+	if e.NoKey {
+		return "", ErrNoKey
+	}
+	return keys.Get(e.Name)
 }
 
 // endpointYAML is the file form of a SavedEndpoint.
@@ -31,6 +45,7 @@ type endpointYAML struct {
 	VerifyTLS *bool    `yaml:"verify_tls,omitempty"`
 	TimeoutS  *float64 `yaml:"timeout_s,omitempty"`
 	GPU       string   `yaml:"gpu,omitempty"`
+	NoKey     bool     `yaml:"no_key,omitempty"`
 }
 
 type endpointsFile struct {
@@ -156,7 +171,7 @@ func (s *EndpointStore) read() ([]SavedEndpoint, error) {
 	}
 	out := make([]SavedEndpoint, 0, len(f.Endpoints))
 	for _, y := range f.Endpoints {
-		e := SavedEndpoint{Name: y.Name, URL: y.URL, VerifyTLS: y.VerifyTLS == nil || *y.VerifyTLS, GPU: y.GPU}
+		e := SavedEndpoint{Name: y.Name, URL: y.URL, VerifyTLS: y.VerifyTLS == nil || *y.VerifyTLS, GPU: y.GPU, NoKey: y.NoKey}
 		if y.TimeoutS != nil {
 			e.Timeout = time.Duration(*y.TimeoutS * float64(time.Second))
 		}
@@ -171,7 +186,7 @@ func (s *EndpointStore) write(list []SavedEndpoint) error {
 	var f endpointsFile
 	f.Endpoints = []endpointYAML{}
 	for _, e := range list {
-		y := endpointYAML{Name: e.Name, URL: e.URL, GPU: e.GPU}
+		y := endpointYAML{Name: e.Name, URL: e.URL, GPU: e.GPU, NoKey: e.NoKey}
 		if !e.VerifyTLS {
 			no := false
 			y.VerifyTLS = &no

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -74,5 +75,43 @@ func TestEndpointValidateAndBadFile(t *testing.T) {
 	os.WriteFile(s.Path(), []byte("endpoints:\n  - name: a\n    url: http://h\n    colour: red\n"), 0o600)
 	if _, err := s.List(); err == nil || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "colour") {
 		t.Errorf("unknown key: %v", err)
+	}
+}
+
+// lockedKeys is a keyring that refuses everything, and counts the asks.
+type lockedKeys struct{ asked int }
+
+func (k *lockedKeys) Get(string) (string, error) { k.asked++; return "", ErrKeyringLocked }
+func (k *lockedKeys) Set(string, string) error   { k.asked++; return ErrKeyringLocked }
+func (k *lockedKeys) Delete(string) error        { k.asked++; return ErrKeyringLocked }
+
+// An endpoint saved without a key says so in its file, and its key is
+// never asked of the keyring (a desktop without one was told at every run
+// that it could not keep a key nobody gave); one saved before the field
+// existed asks as before.
+func TestEndpointSavedWithoutKey(t *testing.T) {
+	t.Parallel()
+	s := OpenEndpoints(t.TempDir())
+	if err := s.Put(SavedEndpoint{Name: "open box", URL: "http://10.0.0.5:8080", VerifyTLS: true, NoKey: true}, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.Get("open box")
+	if err != nil || !got.NoKey {
+		t.Fatalf("NoKey did not survive the file: %+v %v", got, err)
+	}
+	keys := &lockedKeys{}
+	if key, err := got.Key(keys); key != "" || !errors.Is(err, ErrNoKey) || keys.asked != 0 {
+		t.Errorf("Key = %q, %v after %d keyring asks; want ErrNoKey and none", key, err, keys.asked)
+	}
+	old := `endpoints:
+  - name: old box
+    url: http://10.0.0.6:8080
+`
+	if err := os.WriteFile(s.Path(), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ = s.Get("old box")
+	if _, err := got.Key(keys); got.NoKey || !errors.Is(err, ErrKeyringLocked) || keys.asked != 1 {
+		t.Errorf("an endpoint saved before no_key: NoKey %v, err %v, %d asks; want the keyring asked", got.NoKey, err, keys.asked)
 	}
 }

@@ -164,11 +164,14 @@ func (s *EndpointsScreen) onSelect(name string) {
 	s.fill(e, "")
 	s.setEditable(true)
 	setLabel(s.formNote, "", false)
+	if e.NoKey {
+		return // saved without a key: nothing to ask the keyring for
+	}
 	// The keyring may be slow to answer (or ask the user to unlock it):
 	// fetch the key off the UI goroutine.
 	s.keyEntry.SetPlaceHolder("reading the keyring…")
 	go func() {
-		key, kerr := s.u.keys.Get(name)
+		key, kerr := e.Key(s.u.keys)
 		s.u.do(func() {
 			if s.selected != name {
 				return // the user moved on
@@ -238,6 +241,7 @@ func (s *EndpointsScreen) formEndpoint() (storage.SavedEndpoint, string, error) 
 		}
 		e.Timeout = d
 	}
+	e.NoKey = s.keyEntry.Text == ""
 	return e, s.keyEntry.Text, e.Validate()
 }
 

@@ -140,9 +140,12 @@ type planRun func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) 
 func (s *BenchmarkScreen) onRun() {
 	name := s.endpointSelect.Selected
 	var ep engine.Endpoint
+	var saved storage.SavedEndpoint
 	simulated := name == SimulatorName
 	if !simulated {
-		saved, ok, err := s.u.endpoints.Get(name)
+		var ok bool
+		var err error
+		saved, ok, err = s.u.endpoints.Get(name)
 		if err != nil || !ok {
 			s.planNote.SetText(fmt.Sprintf("The endpoint %q cannot be found: %v", name, err))
 			return
@@ -190,7 +193,7 @@ func (s *BenchmarkScreen) onRun() {
 		run = s.runKovara(plan)
 	}
 	s.u.fyne.Preferences().SetString(prefLastEndpoint, name)
-	s.start(name, simulated, simCfg, ep, run)
+	s.start(saved, simulated, simCfg, ep, run)
 }
 
 // runKovara is the Kovara method, saved after every level.
@@ -278,7 +281,11 @@ func (s *BenchmarkScreen) showView(o fyne.CanvasObject) {
 }
 
 // start runs a plan in the background, with the live view showing it.
-func (s *BenchmarkScreen) start(name string, simulated bool, simCfg sim.Config, ep engine.Endpoint, run planRun) {
+func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, simCfg sim.Config, ep engine.Endpoint, run planRun) {
+	name := saved.Name
+	if simulated {
+		name = SimulatorName
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	st := &runState{cancel: cancel, done: make(chan struct{})}
 	s.running = st
@@ -323,7 +330,7 @@ func (s *BenchmarkScreen) start(name string, simulated bool, simCfg sim.Config, 
 			stopSim = func() { srv.Close() }
 			ep = engine.Endpoint{Name: SimulatorName, URL: url}
 		} else {
-			key, kerr := s.u.keys.Get(name)
+			key, kerr := saved.Key(s.u.keys)
 			if kerr != nil && !errors.Is(kerr, storage.ErrNoKey) {
 				problem := storage.KeyringProblem(kerr)
 				s.u.do(func() { s.live.lastError.SetText(problem) })

@@ -156,7 +156,7 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 		if ok {
 			key := envKey
 			if key == "" {
-				k, err := storage.NewKeyring(5 * time.Second).Get(saved.Name)
+				k, err := saved.Key(storage.NewKeyring(5 * time.Second))
 				switch {
 				case err == nil:
 					key = k
