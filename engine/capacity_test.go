@@ -556,4 +556,3 @@ func llamaCapacity(t *testing.T) *results.CapacityResult {
 	}
 	return r
 }
-

@@ -60,10 +60,9 @@ func (c *firstByteConn) Read(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
-// tlsAlertServer answers whatever comes with a TLS alert record (fatal,
-// protocol_version) and closes, as OpenSSL-based https servers answer a
-// plain HTTP request.
-func tlsAlertServer(t *testing.T) string {
+// rawServer listens on loopback and hands every connection to handle on
+// its own goroutine (handle closes it); it returns host:port.
+func rawServer(t *testing.T, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -76,38 +75,30 @@ func tlsAlertServer(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				buf := make([]byte, 4096)
-				if _, err := c.Read(buf); err != nil {
-					return
-				}
-				_, _ = c.Write([]byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46})
-			}()
+			go handle(c)
 		}
 	}()
 	return ln.Addr().String()
 }
 
+// tlsAlertServer answers whatever comes with a TLS alert record (fatal,
+// protocol_version) and closes, as OpenSSL-based https servers answer a
+// plain HTTP request.
+func tlsAlertServer(t *testing.T) string {
+	return rawServer(t, func(c net.Conn) {
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 4096)
+		if _, err := c.Read(buf); err != nil {
+			return
+		}
+		_, _ = c.Write([]byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46})
+	})
+}
+
 // closingServer accepts every connection and closes it unread.
 func closingServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln.Addr().String()
+	return rawServer(t, func(c net.Conn) { c.Close() })
 }
 
 // TestSchemeMixUpSaidInOneSentence: an https address on a port that speaks

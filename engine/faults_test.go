@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -410,23 +409,7 @@ func TestMisbehavingServersInsideALevel(t *testing.T) {
 // sentence that says what is wrong, and no file.
 func TestMisbehavingServersStopTheCheck(t *testing.T) {
 	t.Parallel()
-	tcpClose := func(t *testing.T) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-		return "http://" + ln.Addr().String()
-	}
+	tcpClose := func(t *testing.T) string { return "http://" + closingServer(t) }
 	handler := func(h http.HandlerFunc) func(t *testing.T) string {
 		return func(t *testing.T) string {
 			ts := httptest.NewServer(h)

@@ -124,24 +124,10 @@ func TestSendGateIsGivenBack(t *testing.T) {
 		return "http://" + addr
 	}()
 	// A server that reads the request and hangs up without an answer.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				c.Read(make([]byte, 64<<10))
-				c.Close()
-			}()
-		}
-	}()
-	hangsUp := "http://" + ln.Addr().String()
+	hangsUp := "http://" + rawServer(t, func(c net.Conn) {
+		c.Read(make([]byte, 64<<10))
+		c.Close()
+	})
 
 	opts := requestOpts{model: "kovara-sim-8b", maxTokens: 4, words: 50, seed: 1, ignoreEOS: true}
 	for _, tt := range []struct {
