@@ -28,7 +28,7 @@ const (
 	DefaultSLOTTFTP95Ms       = 2000 // ms
 	DefaultCapacityMax        = 256
 	capacityTolerance         = 0.10
-	capacityMinRequests       = 20 // enough for a p95 (stats.MinP95)
+	capacityMinRequests       = stats.MinP95 // each level reports its p95
 	capacityRequestsPerStream = 3
 	// kneeGrowth is the throughput growth per doubling at or below which
 	// the curve has its knee.
@@ -366,7 +366,7 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 	}
 	r := &runner{session: sess, plan: kp}
 	r.file = r.newFile()
-	r.file.Local.Plan = "capacity"
+	r.file.Local.Plan = results.PlanCapacity
 	r.file.Local.FreshSeed = !kp.FixedSeed
 	obs.Live.start(r.clock, 0, 0)
 	defer r.release()

@@ -12,9 +12,11 @@ import (
 )
 
 // Shared machinery of the plans beyond the Kovara method (the three-stage
-// plan and the speculative-decoding mode): the endpoint check, the
-// negotiation of optional request fields, token counting with its source,
-// and rounds of requests started together.
+// plan and the speculative-decoding mode): how they start (startPlanRun),
+// the negotiation of optional request fields, token counting with its
+// source, the speculative-decoding counters and the local section of their
+// documents. Their requests, a many-user round released together included,
+// go through the one request loop of every plan (load.go).
 
 // worseSource returns the worse of two token sources ("" counts as none).
 func worseSource(a, b string) string {
@@ -61,19 +63,19 @@ func (c counted) decodeRate(o *outcome) (float64, bool) {
 	return float64(c.tokens) / d, true
 }
 
-// startPlanRun checks the endpoint (model list, the model, engine
-// detection) for a plan beyond the Kovara method and starts the /metrics
-// scraper. The caller stops the scraper.
-func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, stages, total int, metricsEvery time.Duration) (*session, error) {
+// startPlanRun starts a plan beyond the Kovara method: its session, the
+// live view's stages and requests, and the start-up every plan shares
+// (session.startup). The caller releases the session.
+func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, output, stages, total int, metricsEvery time.Duration) (*session, error) {
 	s, err := newSession(ep, obs)
 	if err != nil {
 		return nil, err
 	}
 	obs.Live.start(s.clock, stages, total)
-	if err := s.check(ctx, model, false); err != nil {
+	if err := s.startup(ctx, model, 0, output, metricsEvery); err != nil {
+		s.release()
 		return nil, err
 	}
-	s.startMetrics(ctx, metricsEvery)
 	return s, nil
 }
 

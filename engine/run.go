@@ -93,7 +93,6 @@ type runner struct {
 	opts     requestOpts // settled by probe and calibration
 	usage    bool        // the server reports usage in streams
 	probeOut outcome     // the accepted probe, a free calibration point
-	gpu      *gpuWatch   // nil without a GPU source
 	// prefix: the server's /metrics has prefix-cache counters, read on
 	// both sides of each level through mc.
 	prefix bool
@@ -157,19 +156,10 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 // warmup), with the /metrics scraper and the GPU sampler started beside
 // them; release stops what it started. Errors are ready to return from Run.
 func (r *runner) prepare(ctx context.Context) error {
-	if err := r.check(ctx); err != nil {
+	if err := r.startup(ctx, r.wantModel(), r.plan.InputTokens, r.plan.OutputTokens, r.plan.MetricsInterval); err != nil {
 		return err
 	}
-	// A plan the server's context cannot hold would fail every request:
-	// refuse it before the first one.
-	if ce := FitContext(r.plan.InputTokens, r.plan.OutputTokens, r.detection); ce != nil {
-		return &PlanError{Err: ce}
-	}
-	r.startMetrics(ctx, r.plan.MetricsInterval)
-	// GPU telemetry starts before the probe so the sampler is warm by the
-	// first level; it never holds the benchmark up.
-	r.gpu = watchGPUs(ctx, r.ep.GPU)
-	r.obs.Live.setGPU(r.gpu.latest)
+	r.aliasWarning()
 	if err := r.probe(ctx); err != nil {
 		return r.stop(ctx, err)
 	}
@@ -186,10 +176,7 @@ func (r *runner) prepare(ctx context.Context) error {
 
 // release stops what prepare started.
 func (r *runner) release() {
-	if r.metrics != nil {
-		r.metrics.stop()
-	}
-	r.gpu.stop()
+	r.session.release()
 	if r.mc != nil {
 		r.mc.CloseIdleConnections()
 	}
@@ -205,7 +192,7 @@ func (r *runner) measure(ctx context.Context, index, c, requests int, first int6
 		r.obs.Requests(c, lv.records())
 	}
 	run, loc := r.record(lv)
-	r.gpu.level(c, r.t0.Add(lv.start), r.t0.Add(lv.end), outputTokens(run))
+	r.gpuWindow(c, c, lv.start, lv.end, outputTokens(run))
 	if lv.interrupted {
 		return lv, run, loc
 	}
@@ -243,19 +230,7 @@ func FreshSeed() int64 {
 }
 
 // attachTelemetry stops the GPU sampler and files what it saw.
-func (r *runner) attachTelemetry() {
-	t, warns := r.gpu.finish()
-	r.file.Local.Telemetry = t
-	for _, w := range warns {
-		if t != nil {
-			// Kept in Telemetry.Warnings and warned from there
-			// (results.Warnings); the log says it now.
-			r.obs.logf("warning: %s", w)
-			continue
-		}
-		r.warn("%s", w)
-	}
-}
+func (r *runner) attachTelemetry() { r.file.Local.Telemetry = r.telemetry() }
 
 // outputTokens is a level's total output tokens, from its record.
 func outputTokens(run results.Run) int64 {
@@ -314,19 +289,21 @@ func (r *runner) finish(complete bool) {
 
 // check is step 1: the endpoint check, for a hardware run with the
 // manifest's model id.
-func (r *runner) check(ctx context.Context) error {
-	want := r.plan.Model
-	cond := r.plan.Conditions
-	if want == "" && cond != nil {
-		want = cond.ModelID
+// wantModel is the model the run asks for: the plan's, else the
+// manifest's model id, else "" (the only one served).
+func (r *runner) wantModel() string {
+	if r.plan.Model == "" && r.plan.Conditions != nil {
+		return r.plan.Conditions.ModelID
 	}
-	if err := r.session.check(ctx, want, false); err != nil {
-		return err
-	}
-	if cond != nil && r.plan.Model != "" && r.plan.Model != cond.ModelID {
+	return r.plan.Model
+}
+
+// aliasWarning says when a hardware run asked for its model under another
+// name than the manifest's.
+func (r *runner) aliasWarning() {
+	if cond := r.plan.Conditions; cond != nil && r.plan.Model != "" && r.plan.Model != cond.ModelID {
 		r.warn("the server was asked for %q, an alias: the runs are recorded under the manifest's model id %q", r.plan.Model, cond.ModelID)
 	}
-	return nil
 }
 
 // probe is step 2: one small streaming request, falling back on 400/422

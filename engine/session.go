@@ -30,6 +30,7 @@ type session struct {
 	detection *results.Detection
 	warnings  []string
 	metrics   *metricsScraper // nil until started
+	gpu       *gpuWatch       // nil without a GPU source
 	// closes counts connections the server closed right after an answer
 	// (see conn.ready).
 	closes atomic.Int64
@@ -99,10 +100,59 @@ func (s *session) check(ctx context.Context, want string, firstWhenMany bool) er
 	return nil
 }
 
-// startMetrics starts reading the server's /metrics beside the run; the
-// caller stops it.
-func (s *session) startMetrics(ctx context.Context, every time.Duration) {
-	s.metrics = startMetricsScraper(ctx, s.ep, s.base, every, s.clock, s.obs.Live)
+// startup is how every plan begins, before its first request to the
+// model: the endpoint check (the model list, the model to request — want,
+// else the only one served — and engine detection), then the context fit
+// (a plan whose prompts of input and answers of output tokens the
+// server's context cannot hold is refused as a *PlanError before any
+// request; 0, 0 checks nothing), then the server's /metrics scraper and
+// the GPU telemetry beside the run. The probe that follows is each
+// plan's own. release stops what startup started, whatever it returned.
+func (s *session) startup(ctx context.Context, want string, input, output int, metricsEvery time.Duration) error {
+	if err := s.check(ctx, want, false); err != nil {
+		return err
+	}
+	if input+output > 0 {
+		if ce := FitContext(input, output, s.detection); ce != nil {
+			return &PlanError{Err: ce}
+		}
+	}
+	s.metrics = startMetricsScraper(ctx, s.ep, s.base, metricsEvery, s.clock, s.obs.Live)
+	// GPU telemetry starts before the probe so the sampler is warm by the
+	// first measured request; it never holds the benchmark up.
+	s.gpu = watchGPUs(ctx, s.ep.GPU)
+	s.obs.Live.setGPU(s.gpu.latest)
+	return nil
+}
+
+// release stops the /metrics scraper and the GPU sampler.
+func (s *session) release() {
+	if s.metrics != nil {
+		s.metrics.stop()
+	}
+	s.gpu.stop()
+}
+
+// gpuWindow records one measured stage's window for its energy: key names
+// the stage in local.telemetry.levels (a Kovara or speculative-decoding
+// level's concurrency, a three-stage plan's stage number).
+func (s *session) gpuWindow(key, concurrency int, start, end time.Duration, outputTokens int64) {
+	s.gpu.level(key, concurrency, s.t0.Add(start), s.t0.Add(end), outputTokens)
+}
+
+// telemetry stops the GPU sampler and returns what it saw for the
+// document's local.telemetry (nil without a source); its warnings are
+// logged now and kept in it, or, without telemetry, become the run's.
+func (s *session) telemetry() *results.Telemetry {
+	t, warns := s.gpu.finish()
+	for _, w := range warns {
+		if t != nil {
+			s.obs.logf("warning: %s", w)
+			continue
+		}
+		s.warn("%s", w)
+	}
+	return t
 }
 
 // newConn is a slot's client for this session.

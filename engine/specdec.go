@@ -119,19 +119,20 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	for _, c := range plan.Levels {
 		total += plan.requestsFor(c)
 	}
-	r, err := startPlanRun(ctx, ep, obs, plan.Model, len(plan.Levels), total, plan.MetricsInterval)
+	r, err := startPlanRun(ctx, ep, obs, plan.Model, plan.MaxTokens, len(plan.Levels), total, plan.MetricsInterval)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: %w", PhaseCheck, ErrInterrupted)
 		}
 		return nil, err
 	}
-	defer r.metrics.stop()
+	defer r.release()
 	res := newSpecDecResult(r, plan)
 	finish := func(complete bool) *results.SpecDecResult {
 		res.Complete = complete
 		res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 		res.Local.ServerMetrics = r.metrics.snapshot()
+		res.Local.Telemetry = r.telemetry()
 		res.Warnings = slices.Clone(r.warnings)
 		return res
 	}
@@ -286,6 +287,9 @@ func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOp
 		ttfts = append(ttfts, ms(o.ttft))
 	}
 	r.obs.Live.endLevel(done)
+	if !lv.Partial && end > start {
+		r.gpuWindow(c, c, start, end, int64(tokens))
+	}
 	lv.DurationS = stats.Round3((end - start).Seconds())
 	if d := (end - start).Seconds(); d > 0 && lv.OK > 0 {
 		lv.OutputTPS = ptr(round1(float64(tokens) / d))

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kovara/desktop/clip"
@@ -37,8 +39,9 @@ const DefaultPlanTimeout = 900 * time.Second
 type StagesPlan struct {
 	Model string // the model to request; "" for the only one served
 	Users int    // the many-user stage's users; 0 means DefaultUsers
-	// Quick: 128-token answers and a 2,000-token prefill, for a smoke
-	// test. Its numbers are labelled as not the plan's.
+	// Quick: the protocol's quick lengths (128-token single-user answers,
+	// a 2,000-token prefill, 64-token many-user answers: stagesQuick), for
+	// a smoke test. Its numbers are labelled as not the plan's.
 	Quick bool
 	// ServerThinking leaves thinking at the server's default; otherwise
 	// every request asks for thinking off through chat_template_kwargs
@@ -81,14 +84,22 @@ func (p StagesPlan) withDefaults() StagesPlan {
 	return p
 }
 
-// stagesProfile holds the lengths of a full or a quick run.
+// stagesProfile holds the lengths, in tokens, of a full or a quick run.
 type stagesProfile struct {
-	decode, prefill, probe, users, warm int
+	decode  int // each single-user answer's max_tokens
+	prefill int // the cold prefill's prompt
+	probe   int // the calibration probe's prompt
+	users   int // each many-user answer's max_tokens
+	warm    int // the warmup request's and the many-user warmup round's max_tokens
 }
 
+// The cmp.wiki protocol's lengths in both modes, exactly (docs/plans.md;
+// TestStagesProfilesFollowTheProtocol holds them): a quick run's numbers
+// are a smoke test, but its many-user figure is still made the protocol's
+// way.
 var (
 	stagesFull  = stagesProfile{decode: 1024, prefill: 8000, probe: 1000, users: 512, warm: 32}
-	stagesQuick = stagesProfile{decode: 128, prefill: 2000, probe: 500, users: 128, warm: 16}
+	stagesQuick = stagesProfile{decode: 128, prefill: 2000, probe: 500, users: 64, warm: 16}
 )
 
 // shortFraction: an answer below this share of its max_tokens is flagged.
@@ -134,14 +145,14 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 	if plan.Quick {
 		prof = stagesQuick
 	}
-	r, err := startPlanRun(ctx, ep, obs, plan.Model, 3, len(DecodePrompts)+2+plan.Users, plan.MetricsInterval)
+	r, err := startPlanRun(ctx, ep, obs, plan.Model, prof.decode, 3, len(DecodePrompts)+2+plan.Users, plan.MetricsInterval)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: %w", PhaseCheck, ErrInterrupted)
 		}
 		return nil, err
 	}
-	defer r.metrics.stop()
+	defer r.release()
 	s := &stagesRun{session: r, sp: plan, prof: prof}
 	s.res = s.newResult()
 	res := s.res
@@ -220,12 +231,78 @@ func (s *stagesRun) newResult() *results.StagesResult {
 	return &d
 }
 
+// stageWindow is a measured stage's span, from its first request's start
+// to its last one's end, and its output tokens: the window its GPU energy
+// is read over.
+type stageWindow struct {
+	start, end time.Duration
+	tokens     int64
+	n          int
+}
+
+func (w *stageWindow) add(o *outcome, tokens int) {
+	if o.interrupted {
+		return
+	}
+	if w.n == 0 || o.start < w.start {
+		w.start = o.start
+	}
+	w.end = max(w.end, o.end)
+	w.tokens += int64(tokens)
+	w.n++
+}
+
+// record files the window under the stage's number.
+func (w *stageWindow) record(s *session, stage, concurrency int) {
+	if w.n > 0 && w.end > w.start {
+		s.gpuWindow(stage, concurrency, w.start, w.end, w.tokens)
+	}
+}
+
+// cards are the GPUs the run read, for the document and the wiki block:
+// only from nvidia-smi where the server may run (a local or ssh source;
+// an exporter's page says too little of a card), with a caution when the
+// source's machine is not the endpoint's.
+func (s *stagesRun) cards(t *results.Telemetry) *results.StagesGPUs {
+	if t == nil || len(t.Inventory) == 0 || (t.Source != results.GPUSourceLocal && t.Source != results.GPUSourceSSH) {
+		return nil
+	}
+	g := &results.StagesGPUs{Source: t.Source, Cards: results.CardsFrom(t)}
+	host := strings.ToLower(s.base.Host)
+	switch {
+	case t.Source == results.GPUSourceLocal && !loopbackHost(host):
+		g.Caution = "the endpoint is another machine: these may not be the server's cards"
+	case t.Source == results.GPUSourceSSH && !strings.EqualFold(sshHostName(t.Host), host):
+		g.Caution = "read over ssh on another host than the endpoint's: these may not be the server's cards"
+	}
+	return g
+}
+
+// loopbackHost says whether host names this machine.
+func loopbackHost(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// sshHostName is the host of an ssh destination ("user@host" or "host").
+func sshHostName(dest string) string {
+	if i := strings.LastIndex(dest, "@"); i >= 0 {
+		return dest[i+1:]
+	}
+	return dest
+}
+
 // finish settles the summary fields and returns the result.
 func (s *stagesRun) finish(complete bool) *results.StagesResult {
 	res := s.res
 	res.Complete = complete
 	res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	res.Local.ServerMetrics = s.metrics.snapshot()
+	res.Local.Telemetry = s.telemetry()
+	res.GPUs = s.cards(res.Local.Telemetry)
 	src := ""
 	for _, d := range res.Decode {
 		src = worseSource(src, d.TokenSource)
@@ -250,7 +327,8 @@ func (s *stagesRun) decodeStage(ctx context.Context, cn *conn) {
 	s.phase(PhaseDecode)
 	slots := s.obs.Live.beginStage(PhaseDecode, 1, 1, len(DecodePrompts), s.prof.decode)
 	cn.live = slots[0]
-	defer func() { cn.live = nil }()
+	var w stageWindow
+	defer func() { cn.live = nil; w.record(s.session, 1, 1) }()
 	for _, p := range DecodePrompts {
 		if ctx.Err() != nil {
 			return
@@ -271,6 +349,7 @@ func (s *stagesRun) decodeStage(ctx context.Context, cn *conn) {
 			continue
 		}
 		c := countTokens(&out)
+		w.add(&out, c.tokens)
 		d.CompletionTokens, d.TokenSource = c.tokens, c.source
 		d.TTFTMs = msPtr(out.ttft)
 		if v, ok := c.decodeRate(&out); ok {
@@ -297,7 +376,8 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 	s.phase(PhasePrefill)
 	slots := s.obs.Live.beginStage(PhasePrefill, 2, 1, 2, 1)
 	cn.live = slots[0]
-	defer func() { cn.live = nil }()
+	var w stageWindow
+	defer func() { cn.live = nil; w.record(s.session, 2, 1) }()
 	ps := &results.PrefillStage{TargetTokens: s.prof.prefill}
 	s.res.Prefill = ps
 	target := s.prof.prefill
@@ -311,6 +391,7 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 		o.maxTokens, o.text = 1, text
 		out := cn.do(ctx, o, -1, s.sp.Timeout)
 		cn.live.finish(&out, cn.itl[out.itlFrom:out.itlTo])
+		w.add(&out, countTokens(&out).tokens)
 		// One output token may be empty text (a special token); the
 		// finish_reason chunk still marks the end of the prefill.
 		usable := out.ok() || (out.class == ClassEmptyCompletion && out.firstEvent >= 0)
@@ -410,6 +491,11 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	var w stageWindow
+	for _, o := range outs {
+		w.add(o, countTokens(o).tokens)
+	}
+	w.record(s.session, 3, n)
 	release := time.Duration(math.MaxInt64)
 	for _, o := range outs {
 		release = min(release, o.start)

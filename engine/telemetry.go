@@ -49,12 +49,13 @@ func watchGPUs(ctx context.Context, source string) *gpuWatch {
 	return g
 }
 
-// level records a finished level's window and output tokens.
-func (g *gpuWatch) level(concurrency int, start, end time.Time, outputTokens int64) {
+// level records a finished stage's window and output tokens under key
+// (see session.gpuWindow).
+func (g *gpuWatch) level(key, concurrency int, start, end time.Time, outputTokens int64) {
 	if g == nil || g.smp == nil {
 		return
 	}
-	g.windows = append(g.windows, hw.LevelWindow{Concurrency: concurrency, Start: start, End: end, OutputTokens: outputTokens})
+	g.windows = append(g.windows, hw.LevelWindow{Key: key, Concurrency: concurrency, Start: start, End: end, OutputTokens: outputTokens})
 }
 
 // latest is the newest total power and utilisation, for the live view.

@@ -10,6 +10,11 @@ import (
 // (time.Now() readings, which carry the monotonic clock) and how many
 // output tokens its successful requests produced.
 type LevelWindow struct {
+	// Key is the window's key in Telemetry.Levels: a level's concurrency,
+	// or, where one plan measures the same concurrency twice (the
+	// three-stage plan's decode and prefill stages, both one user), the
+	// stage's number. 0 means Concurrency.
+	Key          int
 	Concurrency  int
 	Start, End   time.Time
 	OutputTokens int64
@@ -52,7 +57,11 @@ func NewTelemetry(src Source, inventory []GPU, s *Sampler, levels []LevelWindow,
 		if v := le.JoulesPerToken(lv.OutputTokens); v > 0 {
 			lt.JoulesPerToken = &v
 		}
-		t.Levels[lv.Concurrency] = lt
+		key := lv.Key
+		if key == 0 {
+			key = lv.Concurrency
+		}
+		t.Levels[key] = lt
 	}
 	var span time.Duration
 	if n := len(samples); n > 0 {

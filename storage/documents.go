@@ -13,11 +13,13 @@ import (
 // The library keeps four kinds of document: Kovara results files, and
 // this app's three-stage, speculative-decoding and capacity results. They share the
 // folder, the index and the history; Summary.Plan tells them apart.
+// Summary.Plan is one of results.Plan*, named here too for the library's
+// users.
 const (
-	PlanKovara   = "kovara"
-	PlanStages   = "stages"
-	PlanSpecDec  = "specdec"
-	PlanCapacity = "capacity"
+	PlanKovara   = results.PlanKovara
+	PlanStages   = results.PlanStages
+	PlanSpecDec  = results.PlanSpecDec
+	PlanCapacity = results.PlanCapacity
 )
 
 // SaveStages saves a three-stage result under id (a new id when empty).

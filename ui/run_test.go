@@ -85,7 +85,9 @@ func TestStopKeepsPartialRun(t *testing.T) {
 	b := h.u.bench
 	h.locked(func() {
 		b.selectEndpoint(SimulatorName)
-		h.setPlan("1,2", "12", "128") // level 1 takes about 1.7 s
+		// A short first level and a long second one (about 2.4 s), so
+		// Stop lands inside it however slow the machine.
+		h.setPlan("4,1", "8", "300")
 		test.Tap(b.runButton)
 	})
 	h.waitFor("level 2", 30*time.Second, func() bool {
@@ -109,7 +111,7 @@ func TestStopKeepsPartialRun(t *testing.T) {
 		}
 	})
 	list, _ := h.u.lib.List()
-	if len(list) != 1 || list[0].Complete || len(list[0].Levels) != 1 || list[0].PartialLevel != 2 {
+	if len(list) != 1 || list[0].Complete || len(list[0].Levels) != 1 || list[0].PartialLevel != 1 {
 		t.Fatalf("library after Stop: %+v", list)
 	}
 	f, err := h.u.lib.Load(list[0].ID)
@@ -163,7 +165,10 @@ func TestCloseDuringRunKeepsPartialLevel(t *testing.T) {
 	b := h.u.bench
 	h.locked(func() {
 		b.selectEndpoint(SimulatorName)
-		h.setPlan("1,2", "12", "128")
+		// A short first level and a long second one (8 answers of 300
+		// tokens one after another, about 2.4 s), so the close lands
+		// inside it however slow the machine.
+		h.setPlan("4,1", "8", "300")
 		test.Tap(b.runButton)
 	})
 	h.waitFor("level 2", 30*time.Second, func() bool {
@@ -180,12 +185,12 @@ func TestCloseDuringRunKeepsPartialLevel(t *testing.T) {
 	})
 	h.waitFor("the window to close", 30*time.Second, func() bool { return h.u.closed })
 	list, _ := h.u.lib.List()
-	if len(list) != 1 || list[0].Complete || len(list[0].Levels) != 1 || list[0].PartialLevel != 2 {
+	if len(list) != 1 || list[0].Complete || len(list[0].Levels) != 1 || list[0].PartialLevel != 1 {
 		t.Fatalf("library after closing mid-run: %+v", list)
 	}
 	f, err := h.u.lib.Load(list[0].ID)
-	if err != nil || f.Local.PartialRun == nil || f.Local.PartialRun.Concurrency != 2 {
-		t.Fatalf("the closed run's file should keep level 2 as partial: %v", err)
+	if err != nil || f.Local.PartialRun == nil || f.Local.PartialRun.Concurrency != 1 {
+		t.Fatalf("the closed run's file should keep level 2 (concurrency 1) as partial: %v", err)
 	}
 }
 

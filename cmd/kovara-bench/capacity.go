@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"text/tabwriter"
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
@@ -23,36 +20,16 @@ type capacityFlags struct {
 	max     int
 }
 
-// capacityFlagNames are the flags only --plan capacity takes.
-var capacityFlagNames = []string{"slo-user-tps", "slo-ttft-p95", "max-concurrency"}
-
 func (c *capacityFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.userTPS, "slo-user-tps", engine.DefaultSLOUserTPS, "capacity: the output speed each user must still see, tokens/s (the slowest 5 % of requests)")
 	fs.Float64Var(&c.ttftP95, "slo-ttft-p95", engine.DefaultSLOTTFTP95Ms, "capacity: the ceiling on time to first token at p95, ms")
 	fs.IntVar(&c.max, "max-concurrency", engine.DefaultCapacityMax, "capacity: the most concurrent users to try")
 }
 
-// capacityFlagSet names a capacity flag given on the command line.
-func capacityFlagSet(set map[string]bool) (string, bool) {
-	for _, n := range capacityFlagNames {
-		if set[n] {
-			return n, true
-		}
-	}
-	return "", false
-}
-
-// capacityPlan is the plan the flags ask for: the Kovara method's lengths,
-// warmup, seed and timeout (f.plan), and the service level.
-func (f *runFlags) capacityPlan(set map[string]bool) (engine.CapacityPlan, error) {
-	for _, name := range []string{"concurrency", "requests", "quick", "users", "note", "spec-decode", "thinking"} {
-		if set[name] {
-			return engine.CapacityPlan{}, fmt.Errorf("--%s does not apply to --plan capacity (it chooses the levels and their requests itself; see --max-concurrency)", name)
-		}
-	}
-	if f.manifest != "" || f.profile != "" {
-		return engine.CapacityPlan{}, errors.New("--manifest and --profile apply to the Kovara method only")
-	}
+// capacityPlan is the capacity plan the flags ask for: the Kovara
+// method's lengths, warmup, seed and timeout (f.plan), and the service
+// level.
+func (f *runFlags) capacityPlan() (engine.CapacityPlan, error) {
 	p := engine.DefaultCapacityPlan()
 	k, err := f.plan(map[string]bool{})
 	if err != nil {
@@ -95,13 +72,7 @@ func printCapacity(w io.Writer, r *results.CapacityResult) {
 	fmt.Fprintf(w, "model %s; %d-token prompts, %d-token answers; up to %d users\n", r.Model, r.Settings.InputTokens, r.Settings.OutputTokens, r.Settings.MaxConcurrency)
 	ws := r.Warnings()
 	printProblems(w, r.AsFile(), ws)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "conc\tstep\trequests\tfailed\tper-user tok/s p50\tp5\tTTFT p95 ms\ttotal tok/s\t\t")
-	for _, p := range r.Probes {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", p.Concurrency, p.Step, p.Requests, p.Failed,
-			fmtOpt(p.UserTPSP50, 1), fmtOpt(p.UserTPSP5, 1), fmtOpt(p.TTFTP95Ms, 1), strconv.FormatFloat(p.OutputTPS, 'f', 1, 64), p.Verdict())
-	}
-	tw.Flush()
+	printTable(w, r.Table())
 	fmt.Fprintln(w, "per-user tok/s = 1000 / TPOT of each request; a level meets the service level with no failed request, TTFT p95 at or under the ceiling and p5 per-user tok/s at or over the floor")
 	if k := r.KneeLine(); k != "" {
 		fmt.Fprintln(w, k)

@@ -26,7 +26,7 @@ func TestRunCapacity(t *testing.T) {
 	if last := lines[len(lines)-1]; last != "capacity: 2 concurrent users (per-user ≥ 5 tok/s, TTFT p95 ≤ 30 ms); 3 missed on TTFT p95" {
 		t.Errorf("last line %q", last)
 	}
-	for _, want := range []string{"conc  ", "per-user tok/s p50", "TTFT p95 ms", "missed: TTFT p95", "  repeat  ",
+	for _, want := range []string{"Concurrency  ", "Per-user tok/s p50", "TTFT p95 ms", "missed: TTFT p95", "  repeat  ",
 		"Your server holds 2 people at ≥ 5 tok/s each with TTFT p95 ≤ 30 ms; at 2, the first probe met both limits (",
 		"; at 3, on the first probe TTFT p95 passes 30 ms ("} {
 		if !strings.Contains(stdout, want) {
@@ -67,8 +67,8 @@ func TestCapacityFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--plan", "capacity", "--concurrency", "1,2"}, "--concurrency does not apply to --plan capacity"},
-		{[]string{"--plan", "capacity", "--requests", "50"}, "--requests does not apply to --plan capacity"},
+		{[]string{"--plan", "capacity", "--concurrency", "1,2"}, "--concurrency applies to --plan kovara or specdec, not to --plan capacity"},
+		{[]string{"--plan", "capacity", "--requests", "50"}, "--requests applies to --plan kovara or specdec, not to --plan capacity"},
 		{[]string{"--slo-user-tps", "10"}, "--slo-user-tps applies to --plan capacity"},
 		{[]string{"--plan", "stages", "--max-concurrency", "10"}, "--max-concurrency applies to --plan capacity"},
 		{[]string{"--plan", "capacity", "--slo-ttft-p95", "0"}, "the TTFT p95 ceiling 0 ms is not allowed"},
@@ -117,7 +117,7 @@ func TestPrintCapacityDisturbed(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Index(out, "problem: The two probes") > strings.Index(out, "conc  ") {
+	if strings.Index(out, "problem: The two probes") > strings.Index(out, "Concurrency  ") {
 		t.Errorf("the disagreement comes after the table:\n%s", out)
 	}
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -16,17 +18,20 @@ import (
 	"github.com/kovara/desktop/storage"
 )
 
-// The plans beyond the Kovara method: --plan stages (the three-stage plan)
-// and --plan specdec (the speculative-decoding mode). Their results are
-// their own document kinds, written as a file (-o, or a name with the time
-// in the current folder); the library keeps kovara-benchmark-results only.
+// The plans beyond the Kovara method: --plan stages (the three-stage
+// plan), specdec (the speculative-decoding mode) and capacity. Each has a
+// builder (flags → plan, here and in capacity.go); runOtherPlan checks the
+// flags against the plan, builds it, finds the endpoint (or starts the
+// plan's demo simulator) and runs it. Their results are their own
+// document kinds, kept in the library like Kovara runs and written to -o
+// when given.
 
 // Plan names for --plan.
 const (
-	planKovara   = "kovara"
-	planStages   = "stages"
-	planSpecDec  = "specdec"
-	planCapacity = "capacity"
+	planKovara   = results.PlanKovara
+	planStages   = results.PlanStages
+	planSpecDec  = results.PlanSpecDec
+	planCapacity = results.PlanCapacity
 )
 
 // planFlags are the flags of the plans beyond the Kovara method.
@@ -42,7 +47,7 @@ type planFlags struct {
 
 func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance) or capacity (how many users at once within a service level)")
-	fs.BoolVar(&f.quick, "quick", false, "stages: a short smoke test (128-token answers, 2,000-token prefill); its numbers are not the plan's")
+	fs.BoolVar(&f.quick, "quick", false, "stages: a short smoke test (the protocol's quick lengths); its numbers are not the plan's")
 	fs.IntVar(&f.users, "users", engine.DefaultUsers, "stages: users in the many-user stage")
 	fs.StringVar(&f.specDecode, "spec-decode", "", "stages, specdec: how speculative decoding is set up on the server, e.g. \"MTP 3\" or \"none\" (for the wiki block)")
 	fs.StringVar(&f.note, "note", "", "stages: free text added to the wiki block's bench_note")
@@ -50,142 +55,144 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	f.capacity.register(fs)
 }
 
-// runOtherPlan runs --plan stages, specdec or capacity. other is false for the
-// Kovara plan, which the caller runs. demo runs against the built-in
-// simulator.
-func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.Writer) (code int, other bool) {
-	cmd := "run"
-	if demo {
-		cmd = "demo"
+// planOnly names the plans each plan-specific flag applies to; a flag
+// given with another plan is refused, naming them. Flags not listed apply
+// to every plan.
+var planOnly = map[string][]string{
+	"manifest": {planKovara}, "profile": {planKovara},
+	"input-tokens": {planKovara, planCapacity}, "warmup": {planKovara, planCapacity}, "seed": {planKovara, planCapacity},
+	"concurrency": {planKovara, planSpecDec}, "requests": {planKovara, planSpecDec},
+	"output-tokens": {planKovara, planSpecDec, planCapacity},
+	"quick":         {planStages}, "users": {planStages}, "note": {planStages},
+	"spec-decode": {planStages, planSpecDec}, "thinking": {planStages, planSpecDec},
+	"slo-user-tps": {planCapacity}, "slo-ttft-p95": {planCapacity}, "max-concurrency": {planCapacity},
+}
+
+// checkPlanFlags refuses the first flag (by name) given with a plan it
+// does not apply to.
+func checkPlanFlags(plan string, set map[string]bool) error {
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
 	}
-	bad := func(format string, args ...any) (int, bool) {
-		fmt.Fprintf(stderr, "kovara-bench %s: %s\n", cmd, fmt.Sprintf(format, args...))
-		return exitBadInput, true
+	slices.Sort(names)
+	for _, n := range names {
+		if plans, ok := planOnly[n]; ok && !slices.Contains(plans, plan) {
+			return fmt.Errorf("--%s applies to --plan %s, not to --plan %s", n, strings.Join(plans, " or "), plan)
+		}
 	}
+	return nil
+}
+
+// otherPlan is a built plan beyond the Kovara method: it runs against ep
+// (simulated for the demo) and prints and keeps its result, returning the
+// exit code.
+type otherPlan func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int
+
+// otherPlan builds the plan --plan names from the flags.
+func (f *runFlags) otherPlan(set map[string]bool) (otherPlan, error) {
 	switch f.planName {
-	case planKovara:
-		for _, name := range []string{"quick", "users", "spec-decode", "note", "thinking"} {
-			if set[name] {
-				fmt.Fprintf(stderr, "kovara-bench %s: --%s applies to --plan stages or specdec, not to the Kovara method\n", cmd, name)
-				return exitBadInput, true
-			}
-		}
-		if name, ok := capacityFlagSet(set); ok {
-			return bad("--%s applies to --plan capacity", name)
-		}
-		return 0, false
-	case planStages, planSpecDec, planCapacity:
-	default:
-		return bad("--plan %q: use kovara, stages, specdec or capacity", f.planName)
-	}
-	if name, ok := capacityFlagSet(set); ok && f.planName != planCapacity {
-		return bad("--%s applies to --plan capacity", name)
-	}
-	var capPlan engine.CapacityPlan
-	if f.planName == planCapacity {
-		p, err := f.capacityPlan(set)
+	case planStages:
+		p, err := f.stagesPlan(set)
 		if err != nil {
-			return bad("%v", err)
+			return nil, err
 		}
-		capPlan = p
-	}
-	if f.manifest != "" || f.profile != "" {
-		return bad("--manifest and --profile apply to the Kovara method only")
-	}
-	if f.thinking != "off" && f.thinking != "default" {
-		return bad("--thinking %q: use off or default", f.thinking)
-	}
-	var timeout time.Duration
-	if set["timeout"] {
-		to, err := engine.ParseTimeout(f.timeout)
+		return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
+			p.Simulated = simulated
+			prog.start()
+			res, err := engine.RunStages(ctx, p, ep, obs)
+			prog.stop()
+			return finishStages(res, err, *f, stdout, stderr)
+		}, nil
+	case planSpecDec:
+		p, err := f.specDecPlan(set)
 		if err != nil {
-			return bad("--%v", err)
+			return nil, err
 		}
-		timeout = to
-	}
-	for _, name := range []string{"input-tokens", "warmup", "seed"} {
-		if set[name] && f.planName != planCapacity {
-			return bad("--%s applies to the Kovara method and the capacity plan only", name)
-		}
-	}
-
-	var ep engine.Endpoint
-	simulated := false
-	if demo {
-		cfg := sim.Demo()
-		switch f.planName {
-		case planCapacity:
-			cfg = sim.CapacityDemo()
-		case planSpecDec:
-			cfg.SpecDecode = &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}
-		default:
-			// The plan's prompts ask for long answers; the simulated
-			// model obliges instead of stopping half way.
-			cfg.NaturalStop = func(int64) int { return 1 << 20 }
-		}
-		srv, url, err := sim.Start(cfg, "127.0.0.1:0")
+		return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
+			p.Simulated = simulated
+			prog.start()
+			res, err := engine.RunSpecDec(ctx, p, ep, obs)
+			prog.stop()
+			return finishSpecDec(res, err, *f, stdout, stderr)
+		}, nil
+	case planCapacity:
+		p, err := f.capacityPlan()
 		if err != nil {
-			fmt.Fprintf(stderr, "kovara-bench demo: could not start the simulator: %v\n", err)
-			return exitFailed, true
+			return nil, err
 		}
-		defer srv.Close()
-		ep, simulated = engine.Endpoint{Name: "Built-in simulator", URL: url}, true
-		fmt.Fprintf(stderr, "demo: the %s plan against the built-in simulator (a vLLM-like fake server, not real hardware)\n", f.planName)
-	} else {
-		if f.endpoint == "" {
-			return bad("give the server with --endpoint, e.g. --endpoint http://192.168.1.10:8000 or the name of a saved endpoint")
-		}
-		var err error
-		if ep, err = f.resolveEndpoint(stderr); err != nil {
-			return bad("%v", err)
-		}
+		return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
+			p.Simulated = simulated
+			prog.start()
+			res, err := engine.RunCapacity(ctx, p, ep, obs)
+			prog.stop()
+			return finishCapacity(res, err, *f, stdout, stderr)
+		}, nil
 	}
+	return nil, fmt.Errorf("--plan %q: use kovara, stages, specdec or capacity", f.planName)
+}
 
-	ctx, stop := interruptContext()
-	defer stop()
-	live := engine.NewLive()
-	prog := newProgress(stderr, live, f.quiet)
-	obs := engine.Observer{Live: live, Log: prog.log}
+// thinkingOff reads --thinking.
+func (f *runFlags) thinkingOff() (bool, error) {
+	switch f.thinking {
+	case "off":
+		return true, nil
+	case "default":
+		return false, nil
+	}
+	return false, fmt.Errorf("--thinking %q: use off or default", f.thinking)
+}
 
-	if f.planName == planCapacity {
-		capPlan.Simulated = simulated
-		prog.start()
-		res, err := engine.RunCapacity(ctx, capPlan, ep, obs)
-		prog.stop()
-		return finishCapacity(res, err, f, stdout, stderr), true
+// planTimeout is --timeout when given, else 0 (the plan's default).
+func (f *runFlags) planTimeout(set map[string]bool) (time.Duration, error) {
+	if !set["timeout"] {
+		return 0, nil
 	}
-	if f.planName == planStages {
-		if set["concurrency"] || set["requests"] || set["output-tokens"] {
-			return bad("--concurrency, --requests and --output-tokens do not apply to --plan stages (it has fixed stages; see --users and --quick)")
-		}
-		if f.users < 1 {
-			return bad("--users must be at least 1")
-		}
-		p := engine.DefaultStagesPlan()
-		p.Model, p.Users, p.Quick, p.Simulated = f.model, f.users, f.quick, simulated
-		p.ServerThinking = f.thinking == "default"
-		p.SpecDecode, p.Note = f.specDecode, f.note
-		if timeout > 0 {
-			p.Timeout = timeout
-		}
-		prog.start()
-		res, err := engine.RunStages(ctx, p, ep, obs)
-		prog.stop()
-		return finishStages(res, err, f, stdout, stderr), true
+	to, err := engine.ParseTimeout(f.timeout)
+	if err != nil {
+		return 0, fmt.Errorf("--%w", err)
 	}
+	return to, nil
+}
 
-	if set["quick"] || set["users"] || set["note"] {
-		return bad("--quick, --users and --note apply to --plan stages")
+// stagesPlan is the three-stage plan the flags ask for.
+func (f *runFlags) stagesPlan(set map[string]bool) (engine.StagesPlan, error) {
+	p := engine.DefaultStagesPlan()
+	off, err := f.thinkingOff()
+	if err != nil {
+		return p, err
 	}
+	to, err := f.planTimeout(set)
+	if err != nil {
+		return p, err
+	}
+	if f.users < 1 { // the plan reads 0 as its default
+		return p, fmt.Errorf("--users %d: the many-user stage needs at least 1 user", f.users)
+	}
+	p.Model, p.Users, p.Quick, p.ServerThinking = f.model, f.users, f.quick, !off
+	p.SpecDecode, p.Note = f.specDecode, f.note
+	if to > 0 {
+		p.Timeout = to
+	}
+	return p, p.Validate()
+}
+
+// specDecPlan is the speculative-decoding plan the flags ask for.
+func (f *runFlags) specDecPlan(set map[string]bool) (engine.SpecDecPlan, error) {
 	p := engine.DefaultSpecDecPlan()
-	p.Model, p.Simulated, p.SpecDecode = f.model, simulated, f.specDecode
-	p.ServerThinking = f.thinking == "default"
+	off, err := f.thinkingOff()
+	if err != nil {
+		return p, err
+	}
+	to, err := f.planTimeout(set)
+	if err != nil {
+		return p, err
+	}
+	p.Model, p.SpecDecode, p.ServerThinking = f.model, f.specDecode, !off
 	if set["concurrency"] {
-		levels, err := engine.ParseLevels(f.concurrency)
-		if err != nil {
-			return bad("--concurrency %q: %v", f.concurrency, err)
+		if p.Levels, err = engine.ParseLevels(f.concurrency); err != nil {
+			return p, fmt.Errorf("--concurrency %q: %w", f.concurrency, err)
 		}
-		p.Levels = levels
 	}
 	if set["requests"] {
 		p.Requests = f.requests
@@ -193,16 +200,61 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 	if set["output-tokens"] {
 		p.MaxTokens = f.outputTokens
 	}
-	if timeout > 0 {
-		p.Timeout = timeout
+	if to > 0 {
+		p.Timeout = to
 	}
-	if err := p.Validate(); err != nil {
-		return bad("%v", err)
+	return p, p.Validate()
+}
+
+// runOtherPlan runs --plan stages, specdec or capacity; other is false for
+// the Kovara plan, which the caller runs (its flags checked here too).
+// demo runs against the plan's demo simulator (sim.DemoFor, as in the
+// app).
+func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.Writer) (code int, other bool) {
+	cmd := "run"
+	if demo {
+		cmd = "demo"
 	}
-	prog.start()
-	res, err := engine.RunSpecDec(ctx, p, ep, obs)
-	prog.stop()
-	return finishSpecDec(res, err, f, stdout, stderr), true
+	bad := func(err error) (int, bool) {
+		fmt.Fprintf(stderr, "kovara-bench %s: %v\n", cmd, err)
+		return exitBadInput, true
+	}
+	if err := checkPlanFlags(f.planName, set); err != nil {
+		return bad(err)
+	}
+	if f.planName == planKovara {
+		return 0, false
+	}
+	if f.manifest != "" || f.profile != "" {
+		return bad(errors.New("--manifest and --profile apply to the Kovara method only"))
+	}
+	run, err := f.otherPlan(set)
+	if err != nil {
+		return bad(err)
+	}
+	var ep engine.Endpoint
+	if demo {
+		srv, url, err := sim.Start(sim.DemoFor(f.planName), "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintf(stderr, "kovara-bench demo: could not start the simulator: %v\n", err)
+			return exitFailed, true
+		}
+		defer srv.Close()
+		ep = engine.Endpoint{Name: "Built-in simulator", URL: url}
+		fmt.Fprintf(stderr, "demo: the %s plan against the built-in simulator (a vLLM-like fake server, not real hardware)\n", f.planName)
+	} else {
+		if f.endpoint == "" {
+			return bad(errors.New("give the server with --endpoint, e.g. --endpoint http://192.168.1.10:8000 or the name of a saved endpoint"))
+		}
+		if ep, err = f.resolveEndpoint(stderr); err != nil {
+			return bad(err)
+		}
+	}
+	ctx, stop := interruptContext()
+	defer stop()
+	live := engine.NewLive()
+	prog := newProgress(stderr, live, f.quiet)
+	return run(ctx, ep, demo, engine.Observer{Live: live, Log: prog.log}, prog, stdout, stderr), true
 }
 
 // planExit maps a plan's error to an exit code, having said what it was.
@@ -272,11 +324,21 @@ func finishStages(res *results.StagesResult, err error, f runFlags, stdout, stde
 	return code
 }
 
-func fmtOpt(v *float64, prec int) string {
-	if v == nil {
-		return "-"
+// printTable writes a result's table (results.Table) in aligned columns,
+// each heading on one line: the same cells the app shows.
+func printTable(w io.Writer, t results.Table) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, c := range t.Columns {
+		if i > 0 {
+			fmt.Fprint(tw, "\t")
+		}
+		fmt.Fprint(tw, results.Flat(c))
 	}
-	return strconv.FormatFloat(*v, 'f', prec, 64)
+	fmt.Fprintln(tw, "\t")
+	for _, r := range t.Rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	tw.Flush()
 }
 
 // printStages writes the three-stage table.
@@ -301,49 +363,11 @@ func printStages(w io.Writer, r *results.StagesResult) {
 		thinking = "thinking off"
 	}
 	fmt.Fprintf(w, "model %s, engine %s, %s\n", r.Model, eng, thinking)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\ttokens\tTTFT ms\ttok/s\t\t")
-	for _, d := range r.Decode {
-		label := "1 user, " + d.Prompt
-		if d.Prompt == "code" {
-			label += " (decode_single)"
-		}
-		if d.Error != "" {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\tfailed: %s\t\n", label, d.Error)
-			continue
-		}
-		flag := ""
-		if d.Short {
-			flag = "short answer"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", label, d.CompletionTokens, fmtOpt(d.TTFTMs, 1), fmtOpt(d.DecodeTPS, 1), flag)
+	printTable(w, r.Table())
+	if t := r.GPUs.CardsTable(); t != nil {
+		fmt.Fprintln(w, r.GPUs.Heading()+":")
+		printTable(w, *t)
 	}
-	if p := r.Prefill; p != nil {
-		switch {
-		case p.Error != "":
-			fmt.Fprintf(tw, "cold prefill\t-\t-\t-\tfailed: %s\t\n", p.Error)
-		default:
-			tokens := "?"
-			if p.PromptTokens != nil {
-				tokens = strconv.Itoa(*p.PromptTokens)
-			}
-			fmt.Fprintf(tw, "cold prefill (prefill_tps)\t%s\t%s\t%s\t\t\n", tokens, fmtOpt(p.TTFTMs, 1), fmtOpt(p.PrefillTPS, 0))
-		}
-	}
-	if u := r.Users; u != nil {
-		label := fmt.Sprintf("%d users (decode_agg)", u.Users)
-		if u.Error != "" {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\tfailed: %s\t\n", label, u.Error)
-		} else {
-			q := ""
-			if u.Queued {
-				q = "QUEUED"
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", label, u.CompletionTokens, fmtOpt(u.TTFTMsMax, 1), fmtOpt(u.AggregateTPS, 1), q)
-			fmt.Fprintf(tw, "  per user, mean / min\t\t\t%s / %s\t\t\n", fmtOpt(u.PerUserMeanTPS, 1), fmtOpt(u.PerUserMinTPS, 1))
-		}
-	}
-	tw.Flush()
 	src := r.TokenSource
 	if src == "" {
 		src = "-"
@@ -354,15 +378,8 @@ func printStages(w io.Writer, r *results.StagesResult) {
 	}
 	if sp := r.SpecObserved; sp != nil && sp.MeanAcceptanceLength != nil {
 		fmt.Fprintf(w, "speculative decoding during the single-user stage: acceptance %s, mean acceptance length %s\n",
-			pct(sp.AcceptanceRate), fmtOpt(sp.MeanAcceptanceLength, 2))
+			results.Percent(sp.AcceptanceRate), results.Num(sp.MeanAcceptanceLength, 2))
 	}
-}
-
-func pct(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return strconv.FormatFloat(*v*100, 'f', 1, 64) + "%"
 }
 
 func finishSpecDec(res *results.SpecDecResult, err error, f runFlags, stdout, stderr io.Writer) int {
@@ -400,30 +417,11 @@ func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 	}
 	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, r.Stops())
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "conc\tok/req\tout tok/s\tdecode tok/s\ttokens min/p50/max\tacceptance\tmean length\tper answer p50 [min–max]\tmean length\t")
+	printTable(w, r.Table())
 	perRequest := false
 	for _, l := range r.Levels {
-		spread := "-"
-		if s := l.OutputTokens; s != nil {
-			spread = fmt.Sprintf("%d/%s/%d", s.Min, strconv.FormatFloat(s.P50, 'f', -1, 64), s.Max)
-		}
-		acc, length := "-", "-"
-		if sp := l.Spec; sp != nil {
-			acc, length = pct(sp.AcceptanceRate), fmtOpt(sp.MeanAcceptanceLength, 2)
-		}
-		perAcc, perLen := "-", "-"
-		if pr := l.PerRequest; pr != nil {
-			perRequest = true
-			if s := pr.RateSpread; s != nil {
-				perAcc = fmt.Sprintf("%s [%s–%s]", pct(&s.P50), pct(&s.Min), pct(&s.Max))
-			}
-			perLen = fmtOpt(pr.MeanAcceptanceLength, 2)
-		}
-		fmt.Fprintf(tw, "%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", l.Concurrency, l.OK, l.Requests,
-			fmtOpt(l.OutputTPS, 1), fmtOpt(l.MeanDecodeTPS, 1), spread, acc, length, perAcc, perLen)
+		perRequest = perRequest || l.PerRequest != nil
 	}
-	tw.Flush()
 	switch {
 	case r.Counters == "":
 		fmt.Fprintln(w, "acceptance: the server exposes no speculative-decoding counters")
@@ -438,7 +436,7 @@ func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 		if sp := l.Spec; sp != nil && len(sp.PerPosition) > 0 {
 			var pos []string
 			for i, v := range sp.PerPosition {
-				pos = append(pos, fmt.Sprintf("%d: %s", i+1, pct(&v)))
+				pos = append(pos, fmt.Sprintf("%d: %s", i+1, results.Percent(&v)))
 			}
 			fmt.Fprintf(w, "concurrency %d, accepted by draft position: %s\n", l.Concurrency, strings.Join(pos, ", "))
 		}

@@ -19,7 +19,7 @@ func TestRunStagesPrintsWikiBlock(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
-	for _, want := range []string{"QUICK RUN", "1 user, code (decode_single)", "cold prefill (prefill_tps)", "3 users (decode_agg)",
+	for _, want := range []string{"QUICK RUN", "1 user, code prompt (decode_single)", "cold prefill (prefill_tps)", "3 users at once (decode_agg)",
 		"---- wiki block ----", "|decode_single=", "|agg_users=3\n", "|spec_decode=none\n", "|engine_family=vLLM\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
@@ -50,7 +50,7 @@ func TestRunSpecDecPrintsAcceptance(t *testing.T) {
 	}
 	lines := strings.Split(stdout, "\n")
 	// The heading, how the answers ended, the table.
-	if len(lines) < 5 || !strings.Contains(lines[1], "answer") || !strings.Contains(lines[2], "acceptance") || !strings.Contains(lines[2], "mean length") ||
+	if len(lines) < 5 || !strings.Contains(lines[1], "answer") || !strings.Contains(lines[2], "Acceptance") || !strings.Contains(lines[2], "Mean length") ||
 		!strings.Contains(lines[3], "%") || !strings.Contains(stdout, "not publishable") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
@@ -70,20 +70,32 @@ func TestRunSpecDecPrintsAcceptance(t *testing.T) {
 
 func TestPlanFlagsRefusedWhereTheyDoNotApply(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{
-		{"run", "--plan", "nope", "--endpoint", "http://127.0.0.1:1"},
-		{"run", "--quick", "--endpoint", "http://127.0.0.1:1"},
-		{"run", "--users", "4", "--endpoint", "http://127.0.0.1:1"},
-		{"run", "--plan", "stages", "--requests", "5", "--endpoint", "http://127.0.0.1:1"},
-		{"run", "--plan", "stages", "--users", "0", "--endpoint", "http://127.0.0.1:1"},
-		{"run", "--plan", "specdec", "--quick", "--endpoint", "http://127.0.0.1:1"},
-		{"run", "--plan", "stages", "--thinking", "maybe", "--endpoint", "http://127.0.0.1:1"},
-		{"run", "--plan", "stages", "--manifest", "x.yaml", "--endpoint", "http://127.0.0.1:1"},
-		{"run", "--plan", "stages"},
+	// Each is refused for its own reason, said exactly (a reachable
+	// address, so no refusal comes from the endpoint instead).
+	url := startSim(t, fast())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--plan", "nope"}, `--plan "nope": use kovara, stages, specdec or capacity`},
+		{[]string{"--quick"}, "--quick applies to --plan stages, not to --plan kovara"},
+		{[]string{"--users", "4"}, "--users applies to --plan stages, not to --plan kovara"},
+		{[]string{"--slo-user-tps", "5"}, "--slo-user-tps applies to --plan capacity, not to --plan kovara"},
+		{[]string{"--plan", "stages", "--requests", "5"}, "--requests applies to --plan kovara or specdec, not to --plan stages"},
+		{[]string{"--plan", "stages", "--users", "0"}, "users"},
+		{[]string{"--plan", "specdec", "--quick"}, "--quick applies to --plan stages, not to --plan specdec"},
+		{[]string{"--plan", "capacity", "--concurrency", "1,2"}, "--concurrency applies to --plan kovara or specdec, not to --plan capacity"},
+		{[]string{"--plan", "stages", "--thinking", "maybe"}, `--thinking "maybe": use off or default`},
+		{[]string{"--plan", "stages", "--manifest", "x.yaml"}, "--manifest applies to --plan kovara, not to --plan stages"},
 	} {
-		if code, _, stderr := runCLI(args...); code != exitBadInput || stderr == "" {
-			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		args := append([]string{"run", "--endpoint", url, "--quiet"}, tc.args...)
+		code, stdout, stderr := runCLI(args...)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q and nothing run", tc.args, code, stderr, tc.want)
 		}
+	}
+	if code, _, stderr := runCLI("run", "--plan", "stages"); code != exitBadInput || !strings.Contains(stderr, "--endpoint") {
+		t.Errorf("no endpoint: exit %d, %q", code, stderr)
 	}
 	// An unreachable endpoint is exit 2, said in words.
 	code, _, stderr := runCLI("run", "--plan", "stages", "--quick", "--endpoint", "http://127.0.0.1:1", "--quiet")

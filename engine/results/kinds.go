@@ -6,6 +6,15 @@ import (
 	"fmt"
 )
 
+// The plans, by the names that --plan, the library's index and a
+// document's local.plan use.
+const (
+	PlanKovara   = "kovara"
+	PlanStages   = "stages"
+	PlanSpecDec  = "specdec"
+	PlanCapacity = "capacity"
+)
+
 // DocumentFormat reads a document's top-level "format" and
 // "format_version" without validating the rest, so a reader (the library,
 // an importer) can tell a kovara-benchmark-results file from this app's

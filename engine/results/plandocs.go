@@ -32,8 +32,12 @@ type PlanLocal struct {
 	Simulated     bool           `json:"simulated,omitempty"`
 	ServedModels  []string       `json:"served_models"`
 	ServerMetrics *ServerMetrics `json:"server_metrics,omitempty"`
-	StartedAt     string         `json:"started_at"`
-	FinishedAt    string         `json:"finished_at,omitempty"`
+	// Telemetry is the GPUs' power and energy per stage or level, when
+	// the endpoint has a GPU source, as in a results file's
+	// local.telemetry.
+	Telemetry  *Telemetry `json:"telemetry,omitempty"`
+	StartedAt  string     `json:"started_at"`
+	FinishedAt string     `json:"finished_at,omitempty"`
 }
 
 // Engine families the detection can name.

@@ -32,6 +32,11 @@ type StagesResult struct {
 	// SpecObserved is what the server's speculative-decoding counters
 	// moved by during the single-user stage, when it has them.
 	SpecObserved *SpecWindow `json:"spec_decode_observed,omitempty"`
+	// GPUs are the cards, when a local or ssh GPU telemetry source read
+	// them (cards.go); their power and energy per stage are in
+	// local.telemetry, keyed by stage number (1 decode, 2 prefill,
+	// 3 users).
+	GPUs *StagesGPUs `json:"gpus,omitempty"`
 
 	BenchNote string    `json:"bench_note"`
 	Warnings  []string  `json:"warnings"`

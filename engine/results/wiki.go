@@ -181,6 +181,12 @@ func (r *StagesResult) WikiBlock() string {
 	if r.Engine.ContextLength > 0 {
 		ctx = strconv.Itoa(r.Engine.ContextLength)
 	}
+	for _, f := range r.GPUs.wikiFields() {
+		field(f[0], f[1])
+	}
+	if r.GPUs != nil && r.GPUs.Caution != "" {
+		fmt.Fprintf(&b, "<!-- the cards: %s -->\n", wikiClean(r.GPUs.Caution))
+	}
 	field("context_tokens", ctx)
 	field("engine_family", FamilyName(r.Engine.Family))
 	field("engine_version", r.Engine.Version)

@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+)
 
 // Demo is the simulator behind the demo and the app's "Built-in simulator"
 // endpoint: vLLM-like, fast enough that the default plan (1, 8, 32 × 100
@@ -35,4 +39,22 @@ func CapacityDemo() Config {
 		BatchCapacity: 12,
 		Seed:          7,
 	}
+}
+
+// DemoFor is the simulator each plan's demo runs against, in the app and
+// the CLI alike (plan as results.Plan*): the capacity plan's has a
+// capacity to find, the speculative-decoding plan's drafts (so its demo
+// shows an acceptance), the three-stage plan's writes its long answers to
+// the end instead of stopping half way.
+func DemoFor(plan string) Config {
+	cfg := Demo()
+	switch plan {
+	case results.PlanCapacity:
+		cfg = CapacityDemo()
+	case results.PlanSpecDec:
+		cfg.SpecDecode = &SpecDecode{DraftTokens: 3, Acceptance: 0.7}
+	case results.PlanStages:
+		cfg.NaturalStop = func(int64) int { return 1 << 20 }
+	}
+	return cfg
 }

@@ -1,0 +1,149 @@
+//go:build unix
+
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// standInSMI puts a stand-in nvidia-smi first on the PATH: two RTX 3090s
+// (the captured inventory of hw/testdata), each drawing 250 W at Gen4 x16
+// while sampled. It cannot be used with t.Parallel (t.Setenv).
+func standInSMI(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	inv, err := filepath.Abs(filepath.Join("..", "hw", "testdata", "smi_inventory_2x3090.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `#!/bin/sh
+case "$*" in
+*-lms*) while :; do printf '0, 250.00, 90, 20000, 1800, 60, 4, 16\n1, 250.00, 90, 20000, 1800, 60, 4, 16\n'; sleep 0.2; done ;;
+*--query-gpu=index*) cat "` + inv + `" ;;
+*) echo "unexpected arguments: $*" >&2; exit 64 ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestStagesRecordGPUs: the three-stage plan starts like every plan, so a
+// local GPU source gives it power and energy per stage, and the cards the
+// way the cmp.wiki protocol reports them, in the document and its wiki
+// block. (It once accepted --gpu local and recorded nothing.)
+func TestStagesRecordGPUs(t *testing.T) {
+	standInSMI(t)
+	_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers})
+	p := DefaultStagesPlan()
+	p.Quick, p.Users, p.Timeout, p.SpecDecode = true, 3, 30*time.Second, "none"
+	res, err := RunStages(context.Background(), p, Endpoint{URL: url, GPU: "local"}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := res.Local.Telemetry
+	if tel == nil || len(tel.Inventory) != 2 {
+		t.Fatalf("telemetry %+v (warnings %v)", tel, res.Warnings)
+	}
+	for stage, name := range map[int]string{1: "decode", 3: "many users"} {
+		lv, ok := tel.Levels[stage]
+		if !ok || lv.MeanPowerW == nil || *lv.MeanPowerW < 450 || *lv.MeanPowerW > 550 || lv.EnergyJ == nil || lv.OutputTokens == 0 {
+			t.Errorf("stage %d (%s): %+v, want about 500 W over both cards and its tokens", stage, name, lv)
+		}
+	}
+	g := res.GPUs
+	if g == nil || len(g.Cards) != 2 || g.Caution != "" || g.Source != results.GPUSourceLocal {
+		t.Fatalf("gpus %+v", g)
+	}
+	rows := g.CardRows()
+	if want := []string{"0", "NVIDIA GeForce RTX 3090", "Gen4 x16", "350", "250", "24576", "550.120"}; !containsAll(strings.Join(rows[0], "|"), want) ||
+		!strings.Contains(strings.Join(rows[1], "|"), "Gen4 x16") {
+		t.Errorf("card rows %q: the link under load is Gen4 x16 on both (card 1 idled at x4)", rows)
+	}
+	wiki := res.WikiBlock()
+	for _, want := range []string{"|cards=2× NVIDIA GeForce RTX 3090\n", "|card_count=2\n", "|pcie_link=Gen4\n", "|pcie_width=x16\n", "|power_cap=350 W\n", "|driver=550.120\n"} {
+		if !strings.Contains(wiki, want) {
+			t.Errorf("wiki block lacks %q:\n%s", want, wiki)
+		}
+	}
+	data, err := results.MarshalStages(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := results.DecodeStages(data)
+	if err != nil || back.GPUs == nil || back.Local.Telemetry == nil {
+		t.Fatalf("round trip: %v", err)
+	}
+}
+
+// TestSpecDecRecordsGPUs: energy per speculative-decoding level.
+func TestSpecDecRecordsGPUs(t *testing.T) {
+	standInSMI(t)
+	_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers})
+	p := DefaultSpecDecPlan()
+	p.Levels, p.MaxTokens, p.Requests = []int{1, 2}, 64, 4
+	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url, GPU: "local"}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel := res.Local.Telemetry
+	if tel == nil {
+		t.Fatalf("no telemetry (warnings %v)", res.Warnings)
+	}
+	for _, c := range p.Levels {
+		if lv, ok := tel.Levels[c]; !ok || lv.EnergyJ == nil || lv.TokensPerJoule == nil {
+			t.Errorf("level %d: %+v", c, lv)
+		}
+	}
+}
+
+// The cards come with a caution when they may not be the server's.
+func TestStagesCardsCaution(t *testing.T) {
+	t.Parallel()
+	tel := &results.Telemetry{Source: results.GPUSourceLocal, Host: "localhost", Inventory: []results.GPU{{Index: 0, Name: "NVIDIA GeForce RTX 4090"}}}
+	for _, tc := range []struct {
+		endpoint, source, host, caution string
+	}{
+		{"http://127.0.0.1:8080", "local", "localhost", ""},
+		{"http://localhost:8080", "local", "localhost", ""},
+		{"http://[::1]:8080", "local", "localhost", ""},
+		{"http://10.0.0.5:8000", "local", "localhost", "the endpoint is another machine"},
+		{"http://gpubox:8000", "ssh", "gpubox", ""},
+		{"http://gpubox:8000", "ssh", "me@gpubox", ""},
+		{"http://10.0.0.5:8000", "ssh", "lab", "another host than the endpoint's"},
+	} {
+		base, err := setup.ParseBase(tc.endpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tel.Source, tel.Host = results.GPUSourceKind(tc.source), tc.host
+		s := &stagesRun{session: &session{base: base}}
+		g := s.cards(tel)
+		if g == nil || (tc.caution == "") != (g.Caution == "") || !strings.Contains(g.Caution, tc.caution) {
+			t.Errorf("%s read by %s on %s: %+v, want caution %q", tc.endpoint, tc.source, tc.host, g, tc.caution)
+		}
+	}
+	tel.Source = results.GPUSourceExporter
+	if g := (&stagesRun{session: &session{}}).cards(tel); g != nil {
+		t.Errorf("an exporter's page gave cards %+v", g)
+	}
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

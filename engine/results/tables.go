@@ -1,0 +1,144 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Table is what a result shows as a table — headings and rows of text —
+// defined once, so the app (a table widget) and the CLI (aligned columns)
+// show the same figures with the same precision. A heading may hold a
+// line break: the app shows it on two lines, the CLI on one (Flat).
+type Table struct {
+	Columns []string
+	Rows    [][]string
+}
+
+// Flat is a heading on one line.
+func Flat(heading string) string { return strings.ReplaceAll(heading, "\n", " ") }
+
+// Missing is what a cell says when there is no figure.
+const Missing = "—"
+
+// Num is v with prec decimals, or Missing.
+func Num(v *float64, prec int) string {
+	if v == nil {
+		return Missing
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
+}
+
+// Percent is a share (0 to 1) as a percentage with one decimal, or
+// Missing.
+func Percent(v *float64) string {
+	if v == nil {
+		return Missing
+	}
+	return strconv.FormatFloat(*v*100, 'f', 1, 64) + " %"
+}
+
+// StagesColumns are the three-stage table's headings.
+var StagesColumns = []string{"Stage", "Tokens", "TTFT\nms", "tok/s", "Note"}
+
+// Table is the three-stage table: a row per single-user answer, the cold
+// prefill and the many-users stage, each with what it measured or the
+// error it failed with.
+func (r *StagesResult) Table() Table {
+	t := Table{Columns: StagesColumns}
+	for _, d := range r.Decode {
+		label := "1 user, " + d.Prompt + " prompt"
+		if d.Prompt == "code" {
+			label += " (decode_single)"
+		}
+		if d.Error != "" {
+			t.Rows = append(t.Rows, []string{label, Missing, Missing, Missing, "failed: " + d.Error})
+			continue
+		}
+		note := ""
+		if d.Short {
+			note = fmt.Sprintf("short answer (under %d %% of %d)", int(shortShare*100), d.MaxTokens)
+		}
+		t.Rows = append(t.Rows, []string{label, strconv.Itoa(d.CompletionTokens), Num(d.TTFTMs, 1), Num(d.DecodeTPS, 1), note})
+	}
+	if p := r.Prefill; p != nil {
+		const label = "cold prefill (prefill_tps)"
+		if p.Error != "" {
+			t.Rows = append(t.Rows, []string{label, Missing, Missing, Missing, "failed: " + p.Error})
+		} else {
+			tokens := Missing
+			if p.PromptTokens != nil {
+				tokens = strconv.Itoa(*p.PromptTokens) + " prompt"
+			}
+			t.Rows = append(t.Rows, []string{label, tokens, Num(p.TTFTMs, 1), Num(p.PrefillTPS, 0), ""})
+		}
+	}
+	if u := r.Users; u != nil {
+		label := fmt.Sprintf("%d users at once (decode_agg)", u.Users)
+		note := fmt.Sprintf("per user: mean %s, slowest %s tok/s; TTFT is the slowest user's", Num(u.PerUserMeanTPS, 1), Num(u.PerUserMinTPS, 1))
+		switch {
+		case u.Error != "":
+			note = "failed: " + u.Error
+		case u.Queued:
+			note = "QUEUED: " + u.QueueNote
+		}
+		t.Rows = append(t.Rows, []string{label, strconv.Itoa(u.CompletionTokens), Num(u.TTFTMsMax, 1), Num(u.AggregateTPS, 1), note})
+	}
+	return t
+}
+
+// shortShare is the share of the answer cap below which a single-user
+// answer is flagged short (the plan's rule, engine/stages.go).
+const shortShare = 0.9
+
+// CardsTable is the GPU table under a three-stage result (nil when the
+// run read no cards).
+func (g *StagesGPUs) CardsTable() *Table {
+	if g == nil || len(g.Cards) == 0 {
+		return nil
+	}
+	return &Table{Columns: CardColumns, Rows: g.CardRows()}
+}
+
+// SpecDecColumns are the speculative-decoding table's headings.
+var SpecDecColumns = []string{"Concurrency", "OK", "Output\ntok/s", "Decode\ntok/s", "Answer tokens\nmin / p50 / max", "Acceptance", "Mean\nlength",
+	"Per answer\np50 [min–max]", "Per answer\nmean length"}
+
+// Table is the speculative-decoding table: a row per level.
+func (r *SpecDecResult) Table() Table {
+	t := Table{Columns: SpecDecColumns}
+	for _, l := range r.Levels {
+		spread := Missing
+		if s := l.OutputTokens; s != nil {
+			spread = fmt.Sprintf("%d / %s / %d", s.Min, strconv.FormatFloat(s.P50, 'f', -1, 64), s.Max)
+		}
+		acc, length := Missing, Missing
+		if sp := l.Spec; sp != nil {
+			acc, length = Percent(sp.AcceptanceRate), Num(sp.MeanAcceptanceLength, 2)
+		}
+		perAcc, perLen := Missing, Missing
+		if pr := l.PerRequest; pr != nil {
+			if s := pr.RateSpread; s != nil {
+				perAcc = fmt.Sprintf("%s [%s–%s]", Percent(&s.P50), Percent(&s.Min), Percent(&s.Max))
+			}
+			perLen = Num(pr.MeanAcceptanceLength, 2)
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(l.Concurrency), fmt.Sprintf("%d / %d", l.OK, l.Requests),
+			Num(l.OutputTPS, 1), Num(l.MeanDecodeTPS, 1), spread, acc, length, perAcc, perLen})
+	}
+	return t
+}
+
+// CapacityColumns are the capacity table's headings.
+var CapacityColumns = []string{"Concurrency", "Step", "Requests", "Failed", "Per-user tok/s\np50", "Per-user tok/s\np5", "TTFT p95\nms", "Total\ntok/s", "Service level"}
+
+// Table is the capacity table: every probe in the order measured.
+func (r *CapacityResult) Table() Table {
+	t := Table{Columns: CapacityColumns}
+	for _, p := range r.Probes {
+		total := p.OutputTPS
+		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Concurrency), p.Step, strconv.Itoa(p.Requests), strconv.Itoa(p.Failed),
+			Num(p.UserTPSP50, 1), Num(p.UserTPSP5, 1), Num(p.TTFTP95Ms, 1), Num(&total, 1), p.Verdict()})
+	}
+	return t
+}
