@@ -317,6 +317,81 @@ func TestStagesShortAnswersAndQuick(t *testing.T) {
 	}
 }
 
+// TestStagesProfilesFollowTheProtocol holds the plan's lengths against the
+// cmp.wiki protocol's, written here as cmpbench.py 1.0 (the seed of
+// docs/plans.md) has them, so a profile that drifts from the protocol
+// fails: the FULL and QUICK dictionaries at the top of the script
+// (decode_tokens, prefill_target, calib_target, multi_tokens,
+// warm_tokens), the --users and --timeout defaults of its argument parser,
+// and the 0.9 × decode_tokens below which stage_single calls an answer
+// short.
+func TestStagesProfilesFollowTheProtocol(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		mode string
+		got  stagesProfile
+		// The seed's numbers, in its dictionaries' order.
+		decodeTokens, prefillTarget, calibTarget, multiTokens, warmTokens int
+	}{
+		{"full (FULL)", stagesFull, 1024, 8000, 1000, 512, 32},
+		{"quick (QUICK)", stagesQuick, 128, 2000, 500, 64, 16},
+	} {
+		want := stagesProfile{decode: c.decodeTokens, prefill: c.prefillTarget, probe: c.calibTarget, users: c.multiTokens, warm: c.warmTokens}
+		if c.got != want {
+			t.Errorf("%s: got %+v, want the protocol's %+v", c.mode, c.got, want)
+		}
+	}
+	if got, want := DefaultUsers, 8; got != want { // --users default
+		t.Errorf("DefaultUsers %d, want the protocol's %d", got, want)
+	}
+	if got, want := DefaultPlanTimeout, 900*time.Second; got != want { // --timeout default, seconds per request
+		t.Errorf("DefaultPlanTimeout %s, want the protocol's %s", got, want)
+	}
+	if got, want := shortFraction, 0.9; got != want { // stage_single's short-answer check
+		t.Errorf("shortFraction %v, want the protocol's %v", got, want)
+	}
+}
+
+// TestStagesQuickSendsItsProfile: a quick run asks for exactly the quick
+// profile's lengths, as the server's record shows them (answers written
+// to max_tokens): the warmup, three single-user answers, the probe and the
+// prefill (one token each), the many-user warmup round and the measured
+// round; and its document records those lengths.
+func TestStagesQuickSendsItsProfile(t *testing.T) {
+	srv, url := startSim(t, sim.Config{TokenInterval: 100 * time.Microsecond, PrefillRate: 1e6, NaturalStop: longAnswers, RecordTruth: true})
+	p := DefaultStagesPlan()
+	p.Quick, p.Users = true, 2
+	res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
+	if err != nil || len(res.Failed()) > 0 {
+		t.Fatalf("err %v, failed %v, warnings %v", err, res.Failed(), res.Warnings)
+	}
+	q := stagesQuick
+	want := []int{q.warm, q.decode, q.decode, q.decode, 1, 1, q.warm, q.warm, q.users, q.users}
+	slices.Sort(want)
+	var got []int
+	for _, tr := range srv.Truths() {
+		got = append(got, tr.CompletionTokens)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("the server was asked for answers of %v tokens, want %v", got, want)
+	}
+	// The probe is sized in characters at 4 per token (the tokenizer is
+	// not known yet); the prefill in tokens, at the probe's ratio.
+	if pf := res.Prefill; pf == nil || pf.PromptTokens == nil {
+		t.Errorf("prefill %+v: no prompt length", pf)
+	} else if pf.ProbeChars < 4*q.probe || pf.ProbeChars > 4*q.probe*11/10 || !within(float64(*pf.PromptTokens), float64(q.prefill), 0.02) {
+		t.Errorf("a probe of %d characters and a prefill of %d tokens, want about %d and %d", pf.ProbeChars, *pf.PromptTokens, 4*q.probe, q.prefill)
+	}
+	s := res.Settings
+	if got := (stagesProfile{decode: s.DecodeTokens, prefill: s.PrefillTargetTokens, probe: s.ProbeTargetTokens, users: s.UsersTokens, warm: s.WarmupTokens}); got != q {
+		t.Errorf("the document records %+v, want %+v", got, q)
+	}
+	if u := res.Users; u == nil || u.MaxTokens != q.users || u.CompletionTokens != 2*q.users {
+		t.Errorf("users stage %+v, want 2 answers of %d tokens", u, q.users)
+	}
+}
+
 func TestStagesInterrupted(t *testing.T) {
 	_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 200000, NaturalStop: longAnswers})
 	ctx, cancel := context.WithCancel(context.Background())

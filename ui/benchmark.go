@@ -91,7 +91,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.usersEntry.SetText(fmt.Sprint(engine.DefaultUsers))
 	s.usersEntry.Validator = countCheck("users", 1)
 	s.usersEntry.OnChanged = func(string) { s.revalidate() }
-	s.quickCheck = widget.NewCheck("Quick mode (128-token answers, 2k prefill): a smoke test, not the plan's numbers", func(bool) { s.revalidate() })
+	s.quickCheck = widget.NewCheck("Quick mode (128-token answers, 64 in the many-user stage, 2,000-token prefill): a smoke test, not the plan's numbers", func(bool) { s.revalidate() })
 	s.manifestSelect = widget.NewSelect(nil, s.onManifest)
 	s.manifestCard = widget.NewCard("", "", widget.NewLabel(""))
 	s.manifestCard.Hide()
