@@ -271,7 +271,7 @@ func TestModelListAuthErrors(t *testing.T) {
 		{Endpoint{URL: ts.URL, APIKey: "sk-abcdef-99", KeyHint: "in KOVARA_API_KEY"}, "the server refused the API key (HTTP 401 on /v1/models; the server said: Invalid API Key): check the key for this endpoint; it goes in KOVARA_API_KEY"},
 	}
 	for _, tc := range tests {
-		_, _, err := ListModels(context.Background(), tc.ep)
+		_, _, err := listModelsAt(context.Background(), tc.ep)
 		var ee *EndpointError
 		if !errors.As(err, &ee) || ee.Kind != ErrAuth || ee.Msg != tc.want {
 			t.Errorf("got %v\nwant %s", err, tc.want)

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/netstamp"
-	"github.com/kovara/desktop/engine/setup"
 )
 
 // maxModelsBody bounds the /v1/models answer: real lists are kilobytes.
@@ -227,18 +226,8 @@ type Model struct {
 	ContextField  string // the /v1/models field ContextLength came from
 }
 
-// ListModels asks GET /v1/models and returns the served models, or an
+// listModels asks GET /v1/models and returns the served models, or an
 // *EndpointError that says in words what is wrong.
-func ListModels(ctx context.Context, e Endpoint) ([]Model, http.Header, error) {
-	b, err := setup.ParseBase(e.URL)
-	if err != nil {
-		return nil, nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
-	}
-	c := checkClient(e, b)
-	defer c.CloseIdleConnections()
-	return listModels(ctx, c, e, b)
-}
-
 func listModels(ctx context.Context, c *http.Client, e Endpoint, b Base) ([]Model, http.Header, error) {
 	u := b.API("/v1/models")
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)

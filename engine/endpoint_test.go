@@ -7,12 +7,28 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
+
+// listModelsAt asks e's GET /v1/models with the endpoint check's client,
+// as a session's check does (session.go), for the tests of what the model
+// list says.
+func listModelsAt(ctx context.Context, e Endpoint) ([]Model, http.Header, error) {
+	b, err := setup.ParseBase(e.URL)
+	if err != nil {
+		return nil, nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
+	}
+	c := checkClient(e, b)
+	defer c.CloseIdleConnections()
+	return listModels(ctx, c, e, b)
+}
 
 func TestListModelsErrors(t *testing.T) {
 	t.Parallel()
@@ -44,7 +60,7 @@ func TestListModelsErrors(t *testing.T) {
 			t.Parallel()
 			ts := httptest.NewServer(tc.h)
 			defer ts.Close()
-			_, _, err := ListModels(context.Background(), Endpoint{URL: ts.URL, APIKey: "sk-secret-123"})
+			_, _, err := listModelsAt(context.Background(), Endpoint{URL: ts.URL, APIKey: "sk-secret-123"})
 			var ee *EndpointError
 			if !errors.As(err, &ee) || ee.Kind != tc.kind || !strings.Contains(ee.Msg, tc.want) {
 				t.Fatalf("got %v (%T), want kind %d mentioning %q", err, err, tc.kind, tc.want)
@@ -64,7 +80,7 @@ func TestListModelsRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	_, _, err = ListModels(context.Background(), Endpoint{URL: "http://" + addr})
+	_, _, err = listModelsAt(context.Background(), Endpoint{URL: "http://" + addr})
 	var ee *EndpointError
 	if !errors.As(err, &ee) || ee.Kind != ErrUnreachable || !strings.Contains(ee.Msg, "is the server running") {
 		t.Fatalf("got %v, want unreachable with a hint", err)
@@ -77,29 +93,51 @@ func TestListModelsSelfSigned(t *testing.T) {
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":4096}]}`)
 	}))
 	defer ts.Close()
-	_, _, err := ListModels(context.Background(), Endpoint{URL: ts.URL})
+	_, _, err := listModelsAt(context.Background(), Endpoint{URL: ts.URL})
 	var ee *EndpointError
 	if !errors.As(err, &ee) || ee.Kind != ErrTLS || !strings.Contains(ee.Msg, "Verify TLS") {
 		t.Fatalf("got %v, want a TLS error naming the verify switch", err)
 	}
-	models, _, err := ListModels(context.Background(), Endpoint{URL: ts.URL, InsecureTLS: true})
+	models, _, err := listModelsAt(context.Background(), Endpoint{URL: ts.URL, InsecureTLS: true})
 	if err != nil || len(models) != 1 || models[0].ContextLength != 4096 || models[0].OwnedBy != "vllm" {
 		t.Fatalf("insecure: %v %+v", err, models)
 	}
 }
 
+// TestListModelsSendsKey: a key goes out as a bearer token on
+// GET /v1/models (and no Authorization header without one), and the
+// models the server lists come back in its order. The server answers
+// either way, so only the header it saw can tell.
 func TestListModelsSendsKey(t *testing.T) {
 	t.Parallel()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer k-1" {
-			w.WriteHeader(401)
-			return
+	for _, tc := range []struct{ key, wantAuth string }{{"k-1", "Bearer k-1"}, {"", ""}} {
+		var (
+			mu   sync.Mutex
+			auth []string
+		)
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			auth = append(auth, r.Header.Get("Authorization"))
+			mu.Unlock()
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"m-two"},{"id":"m-one"}]}`)
+		}))
+		models, _, err := listModelsAt(context.Background(), Endpoint{URL: ts.URL, APIKey: tc.key})
+		ts.Close()
+		if err != nil {
+			t.Fatalf("key %q: %v", tc.key, err)
 		}
-		fmt.Fprint(w, `{"object":"list","data":[{"id":"m"}]}`)
-	}))
-	defer ts.Close()
-	if _, _, err := ListModels(context.Background(), Endpoint{URL: ts.URL, APIKey: "k-1"}); err != nil {
-		t.Fatal(err)
+		var ids []string
+		for _, m := range models {
+			ids = append(ids, m.ID)
+		}
+		if got, want := ids, []string{"m-two", "m-one"}; !slices.Equal(got, want) {
+			t.Errorf("key %q: models %q, want %q", tc.key, got, want)
+		}
+		mu.Lock()
+		if got, want := auth, []string{tc.wantAuth}; !slices.Equal(got, want) {
+			t.Errorf("key %q: the server saw Authorization %q, want %q", tc.key, got, want)
+		}
+		mu.Unlock()
 	}
 }
 

@@ -252,13 +252,13 @@ func TestSchemeMixUps(t *testing.T) {
 		s.Close()
 	})
 	// https:// to a plain server.
-	_, _, err := ListModels(context.Background(), Endpoint{URL: "https://" + strings.TrimPrefix(plain.URL, "http://")})
+	_, _, err := listModelsAt(context.Background(), Endpoint{URL: "https://" + strings.TrimPrefix(plain.URL, "http://")})
 	var ee *EndpointError
 	if !errors.As(err, &ee) || ee.Kind != ErrTLS || !strings.Contains(ee.Msg, "try http://") {
 		t.Errorf("https to a plain server: %v", err)
 	}
 	// http:// to a TLS server.
-	_, _, err = ListModels(context.Background(), Endpoint{URL: "http://" + strings.TrimPrefix(tlsSrv.URL, "https://")})
+	_, _, err = listModelsAt(context.Background(), Endpoint{URL: "http://" + strings.TrimPrefix(tlsSrv.URL, "https://")})
 	if err == nil || !strings.Contains(err.Error(), "HTTPS") {
 		t.Errorf("http to a TLS server: %v", err)
 	}

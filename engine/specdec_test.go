@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -138,12 +139,40 @@ func TestSpecDecWithoutDrafts(t *testing.T) {
 	}
 }
 
+// TestSpecDecPlanValidate: a plan that cannot run is refused as a
+// *PlanError naming each fault, before a single request. The simulator
+// answers, so nothing but the plan's own check can refuse these (each
+// plan is otherwise small enough to run to the end in a moment).
 func TestSpecDecPlanValidate(t *testing.T) {
-	t.Parallel()
-	for _, p := range []SpecDecPlan{{Levels: []int{0}}, {Requests: -1}, {MaxTokens: -5}} {
-		if _, err := RunSpecDec(context.Background(), p, Endpoint{URL: "http://127.0.0.1:1"}, Observer{}); err == nil {
-			t.Errorf("%+v accepted", p)
+	srv, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000, RecordTruth: true})
+	for _, c := range []struct {
+		plan SpecDecPlan
+		want string
+	}{
+		{SpecDecPlan{Levels: []int{1, 0}, Requests: 1, MaxTokens: 4}, "concurrency 0 is not allowed: each level needs at least 1 request in flight"},
+		{SpecDecPlan{Levels: []int{1}, Requests: -1, MaxTokens: 4}, "requests -1 is not allowed"},
+		{SpecDecPlan{Levels: []int{1}, Requests: 1, MaxTokens: -5}, "max tokens -5 is not allowed"},
+		{SpecDecPlan{Levels: []int{1}, Requests: 1, MaxTokens: 4, Timeout: -time.Second}, "timeout -1s is not allowed: it must be more than 0"},
+		{SpecDecPlan{Levels: []int{1}, Requests: -2, MaxTokens: -1}, "requests -2 is not allowed\nmax tokens -1 is not allowed"},
+	} {
+		// The deadline only bounds a run that should never have started.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		res, err := RunSpecDec(ctx, c.plan, Endpoint{URL: url}, Observer{})
+		cancel()
+		var pe *PlanError
+		if !errors.As(err, &pe) {
+			t.Errorf("%+v: err %v, want a *PlanError", c.plan, err)
+			continue
 		}
+		if got := err.Error(); got != c.want {
+			t.Errorf("%+v: got %q, want %q", c.plan, got, c.want)
+		}
+		if res != nil {
+			t.Errorf("%+v: a refused plan returned a result", c.plan)
+		}
+	}
+	if n := len(srv.Truths()); n != 0 {
+		t.Errorf("the simulator answered %d chat requests of plans that should have been refused", n)
 	}
 }
 

@@ -25,7 +25,7 @@ const maxSamples = 500_000
 // Sampler collects readings from one source until Stop or until its
 // context is cancelled. All methods are safe for concurrent use.
 type Sampler struct {
-	start    time.Time
+	start    time.Time // what sample offsets count from (monotonic)
 	interval time.Duration
 	gpus     []int
 	what     string // "nvidia-smi on lab-box", for sentences
@@ -64,10 +64,6 @@ func newSampler(interval time.Duration, gpus []int, what string, cancel context.
 	}
 }
 
-// Started is the moment all sample offsets count from (it carries Go's
-// monotonic clock reading).
-func (s *Sampler) Started() time.Time { return s.start }
-
 // Interval is the sampling interval.
 func (s *Sampler) Interval() time.Duration { return s.interval }
 
@@ -80,20 +76,6 @@ func (s *Sampler) Samples() []Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.samples)
-}
-
-// SamplesFrom returns a copy of the readings from index i on (Samples()[i:]),
-// so that a live chart can take only what is new.
-func (s *Sampler) SamplesFrom(i int) []Sample {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if i < 0 {
-		i = 0
-	}
-	if i >= len(s.samples) {
-		return nil
-	}
-	return slices.Clone(s.samples[i:])
 }
 
 // Latest is the most recent tick summed over the chosen GPUs, for live

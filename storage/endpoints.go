@@ -90,9 +90,6 @@ func OpenEndpoints(configDir string) *EndpointStore {
 	return &EndpointStore{path: filepath.Join(configDir, "endpoints.yaml")}
 }
 
-// Path is the endpoints file.
-func (s *EndpointStore) Path() string { return s.path }
-
 // List returns the saved endpoints sorted by name.
 func (s *EndpointStore) List() ([]SavedEndpoint, error) {
 	s.mu.Lock()

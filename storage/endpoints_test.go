@@ -49,7 +49,7 @@ func TestEndpointStore(t *testing.T) {
 	if len(list) != 1 {
 		t.Errorf("after delete: %+v", list)
 	}
-	data, _ := os.ReadFile(s.Path())
+	data, _ := os.ReadFile(s.path)
 	if strings.Contains(string(data), "api_key") || !strings.Contains(string(data), "keyring") {
 		t.Errorf("file:\n%s", data)
 	}
@@ -72,7 +72,7 @@ func TestEndpointValidateAndBadFile(t *testing.T) {
 	}
 	dir := t.TempDir()
 	s := OpenEndpoints(dir)
-	os.WriteFile(s.Path(), []byte("endpoints:\n  - name: a\n    url: http://h\n    colour: red\n"), 0o600)
+	os.WriteFile(s.path, []byte("endpoints:\n  - name: a\n    url: http://h\n    colour: red\n"), 0o600)
 	if _, err := s.List(); err == nil || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "colour") {
 		t.Errorf("unknown key: %v", err)
 	}
@@ -107,7 +107,7 @@ func TestEndpointSavedWithoutKey(t *testing.T) {
   - name: old box
     url: http://10.0.0.6:8080
 `
-	if err := os.WriteFile(s.Path(), []byte(old), 0o600); err != nil {
+	if err := os.WriteFile(s.path, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	got, _, _ = s.Get("old box")

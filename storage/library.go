@@ -297,20 +297,6 @@ func (l *Library) List() ([]Summary, error) {
 	return l.withLabels(next), nil
 }
 
-// Rebuild forgets the index and reads every file again.
-func (l *Library) Rebuild() ([]Summary, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	next, _, err := l.reconcile(nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.writeIndex(indexDoc{Version: indexVersion, Entries: next}); err != nil {
-		return nil, err
-	}
-	return l.withLabels(next), nil
-}
-
 func (l *Library) reconcile(old []Summary) ([]Summary, bool, error) {
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -78,11 +80,20 @@ func TestStagesPlanRunViewCopyHistoryCompare(t *testing.T) {
 	})
 }
 
+// TestSpecDecPlanRun runs the speculative-decoding plan from the Benchmark
+// screen against a server that drafts 3 tokens and accepts every one, and
+// reads the Acceptance cell of each level in the result's table: the
+// server's counters said 100 %, so each cell must say so.
 func TestSpecDecPlanRun(t *testing.T) {
 	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, SpecDecode: &sim.SpecDecode{DraftTokens: 3, Acceptance: 1}})
+	if err := h.u.endpoints.Put(storage.SavedEndpoint{Name: "drafting", URL: url, VerifyTLS: true}, ""); err != nil {
+		t.Fatal(err)
+	}
 	b := h.u.bench
 	h.locked(func() {
-		b.selectEndpoint(SimulatorName)
+		b.refreshEndpoints()
+		b.selectEndpoint("drafting")
 		b.planSelect.SetSelected(planSpecDec)
 		h.setPlan("1,2", "4", "32")
 		if b.runButton.Disabled() {
@@ -92,15 +103,50 @@ func TestSpecDecPlanRun(t *testing.T) {
 	})
 	h.waitFor("the speculative-decoding result", 60*time.Second, func() bool { return b.running == nil && b.shownResult })
 	h.locked(func() {
-		text := test.RenderObjectToMarkup(b.content.Objects[0])
-		if !strings.Contains(text, "never be published") || !strings.Contains(text, "Acceptance") {
-			t.Errorf("specdec view markup lacks the essentials")
+		view := b.content.Objects[0]
+		if text := test.RenderObjectToMarkup(view); !strings.Contains(text, "never be published") {
+			t.Errorf("the speculative-decoding view does not say it can never be published")
+		}
+		tb := findFitTable(t, view)
+		if tb == nil {
+			t.Fatal("the speculative-decoding view shows no table")
+		}
+		col := slices.Index(tb.columns, "Acceptance")
+		rows, _ := tb.Length()
+		if col < 0 || rows != 2 {
+			t.Fatalf("table of %d rows, columns %q: want 2 levels and an Acceptance column", rows, tb.columns)
+		}
+		for r := range rows {
+			if got, want := tb.text(r, col), "100.0 %"; got != want {
+				t.Errorf("level %s: acceptance %q, want %q", tb.text(r, 0), got, want)
+			}
 		}
 	})
 	list, _ := h.u.lib.List()
 	if len(list) != 1 || list[0].Plan != storage.PlanSpecDec || len(list[0].Levels) != 2 {
 		t.Errorf("library: %+v", list)
 	}
+}
+
+// findFitTable returns the first result table in o's tree.
+func findFitTable(t *testing.T, o fyne.CanvasObject) *fitTable {
+	switch x := o.(type) {
+	case *fitTable:
+		return x
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			if tb := findFitTable(t, c); tb != nil {
+				return tb
+			}
+		}
+	case fyne.Widget:
+		for _, c := range test.TempWidgetRenderer(t, x).Objects() {
+			if tb := findFitTable(t, c); tb != nil {
+				return tb
+			}
+		}
+	}
+	return nil
 }
 
 // Each plan keeps its own lengths, levels and requests: switching plans

@@ -95,11 +95,6 @@ func Warnings(f *File) []Warning {
 	return ws
 }
 
-// HasProblem reports whether any warning is a problem.
-func HasProblem(ws []Warning) bool {
-	return slices.ContainsFunc(ws, func(w Warning) bool { return w.Severity == SeverityProblem })
-}
-
 // Split parts warnings into problems and notes, keeping their order.
 func Split(ws []Warning) (problems, notes []string) {
 	for _, w := range ws {

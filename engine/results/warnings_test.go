@@ -89,8 +89,12 @@ func TestWarnings(t *testing.T) {
 				t.Fatalf("got %+v\nwant one %s %s: %q", ws, tt.sev, tt.kind, tt.words)
 			}
 			problems, notes := Split(ws)
-			if got, want := HasProblem(ws), tt.sev == SeverityProblem; got != want || len(problems)+len(notes) != 1 {
-				t.Errorf("HasProblem %v, want %v", got, want)
+			want := 0
+			if tt.sev == SeverityProblem {
+				want = 1
+			}
+			if got := len(problems); got != want || len(problems)+len(notes) != 1 {
+				t.Errorf("Split: %d problems and %d notes, want %d problems of 1", got, len(notes), want)
 			}
 			h := Headline(f, ws)
 			if (h == "Complete.") == (tt.sev == SeverityProblem) {

@@ -10,10 +10,10 @@ import (
 	"github.com/kovara/desktop/engine/results"
 )
 
-// Minimum sample sizes before a percentile may be reported. Below them the
-// tail is left out rather than filled with the maximum.
+// Minimum sample sizes before a tail percentile may be reported (the
+// median needs one sample). Below them the tail is left out rather than
+// filled with the maximum.
 const (
-	MinP50 = 1
 	MinP95 = 20
 	MinP99 = 100
 )
