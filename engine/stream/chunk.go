@@ -229,12 +229,8 @@ func (s *scanner) document(c *Chunk) error {
 	}
 	var errMsg, topMsg span
 	var errKey, objectIsError bool
-	more, err := s.objectBegin()
-	for more && err == nil {
-		var k int
-		if k, err = s.key(); err != nil {
-			break
-		}
+	k, more, err := s.member(true)
+	for ; more; k, more, err = s.member(false) {
 		switch k {
 		case keyChoices:
 			c.Content, c.Reasoning, c.FinishReason, err = s.choices()
@@ -252,9 +248,8 @@ func (s *scanner) document(c *Chunk) error {
 			err = s.skip()
 		}
 		if err != nil {
-			break
+			return err
 		}
-		more, err = s.objectNext()
 	}
 	if err != nil {
 		return err
@@ -279,8 +274,8 @@ func (s *scanner) choices() (content, reasoning, finish bool, err error) {
 	if s.peek() != '[' {
 		return false, false, false, s.skip()
 	}
-	more, err := s.arrayBegin()
-	for more && err == nil {
+	more, err := s.more(']', true)
+	for ; more; more, err = s.more(']', false) {
 		if s.peek() == '{' {
 			var cc, cr, cf bool
 			cc, cr, cf, err = s.choice()
@@ -289,21 +284,16 @@ func (s *scanner) choices() (content, reasoning, finish bool, err error) {
 			err = s.skip()
 		}
 		if err != nil {
-			break
+			return false, false, false, err
 		}
-		more, err = s.arrayNext()
 	}
 	return content, reasoning, finish, err
 }
 
 func (s *scanner) choice() (content, reasoning, finish bool, err error) {
 	var deltaContent, text bool
-	more, err := s.objectBegin()
-	for more && err == nil {
-		var k int
-		if k, err = s.key(); err != nil {
-			break
-		}
+	k, more, err := s.member(true)
+	for ; more; k, more, err = s.member(false) {
 		switch k {
 		case keyDelta:
 			if s.peek() == '{' {
@@ -326,21 +316,16 @@ func (s *scanner) choice() (content, reasoning, finish bool, err error) {
 			err = s.skip()
 		}
 		if err != nil {
-			break
+			return false, false, false, err
 		}
-		more, err = s.objectNext()
 	}
 	return deltaContent || text, reasoning, finish, err
 }
 
 func (s *scanner) delta() (content, reasoning bool, err error) {
 	var rc, r bool
-	more, err := s.objectBegin()
-	for more && err == nil {
-		var k int
-		if k, err = s.key(); err != nil {
-			break
-		}
+	k, more, err := s.member(true)
+	for ; more; k, more, err = s.member(false) {
 		switch k {
 		case keyContent:
 			content, err = s.nonEmptyString()
@@ -352,9 +337,8 @@ func (s *scanner) delta() (content, reasoning bool, err error) {
 			err = s.skip()
 		}
 		if err != nil {
-			break
+			return false, false, err
 		}
-		more, err = s.objectNext()
 	}
 	return content, rc || r, err
 }
@@ -366,12 +350,8 @@ func (s *scanner) usage(c *Chunk) error {
 	if s.peek() != '{' {
 		return s.skip()
 	}
-	more, err := s.objectBegin()
-	for more && err == nil {
-		var k int
-		if k, err = s.key(); err != nil {
-			break
-		}
+	k, more, err := s.member(true)
+	for ; more; k, more, err = s.member(false) {
 		switch k {
 		case keyPromptTokens:
 			c.PromptTokens, _, err = s.count("usage.prompt_tokens")
@@ -383,9 +363,8 @@ func (s *scanner) usage(c *Chunk) error {
 			err = s.skip()
 		}
 		if err != nil {
-			break
+			return err
 		}
-		more, err = s.objectNext()
 	}
 	return err
 }
@@ -395,21 +374,16 @@ func (s *scanner) promptDetails() (has bool, cached int, err error) {
 	if s.peek() != '{' {
 		return false, 0, s.skip()
 	}
-	more, err := s.objectBegin()
-	for more && err == nil {
-		var k int
-		if k, err = s.key(); err != nil {
-			break
-		}
+	k, more, err := s.member(true)
+	for ; more; k, more, err = s.member(false) {
 		if k == keyCachedTokens {
 			cached, has, err = s.count("usage.prompt_tokens_details.cached_tokens")
 		} else {
 			err = s.skip()
 		}
 		if err != nil {
-			break
+			return false, 0, err
 		}
-		more, err = s.objectNext()
 	}
 	return has, cached, err
 }
@@ -423,12 +397,8 @@ func (s *scanner) timings(c *Chunk) error {
 		return s.skip()
 	}
 	c.HasTimings = true
-	more, err := s.objectBegin()
-	for more && err == nil {
-		var k int
-		if k, err = s.key(); err != nil {
-			break
-		}
+	k, more, err := s.member(true)
+	for ; more; k, more, err = s.member(false) {
 		switch k {
 		case keyPredictedN:
 			c.TimingsPredictedN, _, err = s.count("timings.predicted_n")
@@ -444,9 +414,8 @@ func (s *scanner) timings(c *Chunk) error {
 			err = s.skip()
 		}
 		if err != nil {
-			break
+			return err
 		}
-		more, err = s.objectNext()
 	}
 	return err
 }
@@ -463,21 +432,16 @@ func (s *scanner) errorValue() (isError bool, msg span, err error) {
 	default:
 		return true, span{}, s.skip()
 	}
-	more, err := s.objectBegin()
-	for more && err == nil {
-		var k int
-		if k, err = s.key(); err != nil {
-			break
-		}
+	k, more, err := s.member(true)
+	for ; more; k, more, err = s.member(false) {
 		if k == keyMessage {
 			msg, err = s.stringSpan()
 		} else {
 			err = s.skip()
 		}
 		if err != nil {
-			break
+			return false, span{}, err
 		}
-		more, err = s.objectNext()
 	}
 	return true, msg, err
 }
@@ -656,88 +620,63 @@ func unescapeASCII(dst, raw []byte) (int, bool) {
 	return n, true
 }
 
-func (s *scanner) objectBegin() (bool, error) {
-	s.depth++
-	if s.depth > maxDepth {
-		return false, s.syntaxError("nesting too deep")
-	}
-	s.i++ // '{'
-	s.ws()
-	if s.peek() == '}' {
-		s.i++
-		s.depth--
-		return false, nil
-	}
-	return true, nil
-}
-
-func (s *scanner) objectNext() (bool, error) {
-	s.ws()
-	switch s.peek() {
-	case ',':
+// more steps through an object or array whose closing byte is close ('}'
+// or ']'): from its opening byte when first, else from just past a member's
+// value. It reports whether a member follows, leaving i at it, or moves past
+// close and reports false.
+func (s *scanner) more(close byte, first bool) (bool, error) {
+	if first {
+		s.depth++
+		if s.depth > maxDepth {
+			return false, s.syntaxError("nesting too deep")
+		}
 		s.i++
 		s.ws()
-		return true, nil
-	case '}':
-		s.i++
-		s.depth--
-		return false, nil
-	}
-	return false, s.syntaxError("expected ',' or '}' in object")
-}
-
-func (s *scanner) arrayBegin() (bool, error) {
-	s.depth++
-	if s.depth > maxDepth {
-		return false, s.syntaxError("nesting too deep")
-	}
-	s.i++ // '['
-	s.ws()
-	if s.peek() == ']' {
-		s.i++
-		s.depth--
-		return false, nil
-	}
-	return true, nil
-}
-
-func (s *scanner) arrayNext() (bool, error) {
-	s.ws()
-	switch s.peek() {
-	case ',':
-		s.i++
+		if s.peek() != close {
+			return true, nil
+		}
+	} else {
 		s.ws()
-		return true, nil
-	case ']':
-		s.i++
-		s.depth--
-		return false, nil
+		if s.peek() == ',' {
+			s.i++
+			s.ws()
+			return true, nil
+		}
+		if s.peek() != close {
+			return false, s.syntaxError("expected ',' or '" + string(close) + "'")
+		}
 	}
-	return false, s.syntaxError("expected ',' or ']' in array")
+	s.i++
+	s.depth--
+	return false, nil
+}
+
+// member is more for an object, and reads the following member's key: it
+// returns the key's keyID with i at the member's value.
+func (s *scanner) member(first bool) (k int, ok bool, err error) {
+	if ok, err = s.more('}', first); ok {
+		k, err = s.key()
+	}
+	return k, ok && err == nil, err
 }
 
 // skip validates one value of any kind without looking inside it.
 func (s *scanner) skip() error {
 	switch c := s.peek(); {
 	case c == '{':
-		more, err := s.objectBegin()
-		for more && err == nil {
-			if _, err = s.key(); err != nil {
-				break
-			}
+		_, more, err := s.member(true)
+		for ; more; _, more, err = s.member(false) {
 			if err = s.skip(); err != nil {
-				break
+				return err
 			}
-			more, err = s.objectNext()
 		}
 		return err
 	case c == '[':
-		more, err := s.arrayBegin()
-		for more && err == nil {
+		more, err := s.more(']', true)
+		for ; more; more, err = s.more(']', false) {
 			if err = s.skip(); err != nil {
-				break
+				return err
 			}
-			more, err = s.arrayNext()
 		}
 		return err
 	case c == '"':

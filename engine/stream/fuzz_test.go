@@ -86,36 +86,43 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"object":"error","message":"m","error":null}`))
 	f.Add([]byte(`[{"a":1}]`))
 	f.Add([]byte(`{"a":"\ud800\udc00","b":[1,-0.5e+3,true,false,null,{}]}`))
+	decs := make([]func([]byte, *Chunk) error, len(decoders))
+	for i, d := range decoders {
+		decs[i] = d.new()
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var c Chunk
-		err := Decode(data, &c)
-		if !json.Valid(data) {
-			if err == nil {
-				t.Fatalf("Decode accepted invalid JSON: %+v", c)
+		for i, Decode := range decs {
+			t.Logf("decoder %s", decoders[i].name)
+			var c Chunk
+			err := Decode(data, &c)
+			if !json.Valid(data) {
+				if err == nil {
+					t.Fatalf("Decode accepted invalid JSON: %+v", c)
+				}
+				continue
 			}
-			return
-		}
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		if derr := dec.Decode(&v); derr != nil {
-			t.Fatalf("json.Valid but encoding/json fails: %v", derr)
-		}
-		obj, ok := v.(map[string]any)
-		if !ok {
-			if err == nil {
-				t.Fatalf("Decode accepted a non-object top-level value %T", v)
+			var v any
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.UseNumber()
+			if derr := dec.Decode(&v); derr != nil {
+				t.Fatalf("json.Valid but encoding/json fails: %v", derr)
 			}
-			return
-		}
-		if err != nil {
-			if !errors.Is(err, ErrBadCount) {
-				t.Fatalf("Decode rejected a valid object: %v", err)
+			obj, ok := v.(map[string]any)
+			if !ok {
+				if err == nil {
+					t.Fatalf("Decode accepted a non-object top-level value %T", v)
+				}
+				continue
 			}
-			return
-		}
-		if want := expectedChunk(obj); c != want {
-			t.Fatalf("Decode() = %+v\nencoding/json says %+v", c, want)
+			if err != nil {
+				if !errors.Is(err, ErrBadCount) {
+					t.Fatalf("Decode rejected a valid object: %v", err)
+				}
+				continue
+			}
+			if want := expectedChunk(obj); c != want {
+				t.Fatalf("Decode() = %+v\nencoding/json says %+v", c, want)
+			}
 		}
 	})
 }
@@ -144,11 +151,17 @@ func expectedChunk(obj map[string]any) Chunk {
 	if usage, ok := obj["usage"].(map[string]any); ok {
 		c.PromptTokens, _ = expectedCount(usage["prompt_tokens"])
 		c.CompletionTokens, c.HasUsage = expectedCount(usage["completion_tokens"])
+		if details, ok := usage["prompt_tokens_details"].(map[string]any); ok {
+			c.CachedTokens, c.HasCached = expectedCount(details["cached_tokens"])
+		}
 	}
 	if timings, ok := obj["timings"].(map[string]any); ok {
 		c.HasTimings = true
 		c.TimingsPredictedN, _ = expectedCount(timings["predicted_n"])
 		c.TimingsPromptN, _ = expectedCount(timings["prompt_n"])
+		c.TimingsCacheN, c.HasCacheN = expectedCount(timings["cache_n"])
+		c.TimingsDraftN, c.HasDraft = expectedCount(timings["draft_n"])
+		c.TimingsDraftAccepted, _ = expectedCount(timings["draft_n_accepted"])
 	}
 	errVal, errKey := obj["error"]
 	errKey = errKey && errVal != nil && errVal != false
@@ -198,12 +211,15 @@ func truncateMessage(m string) string {
 // encoding/json enforces, so FuzzDecode's cross-check holds at the edge.
 func TestDecodeDepthMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
-	for _, depth := range []int{maxDepth - 2, maxDepth - 1, maxDepth, maxDepth + 1} {
-		in := []byte(`{"x":` + string(bytes.Repeat([]byte("["), depth)) + string(bytes.Repeat([]byte("]"), depth)) + `}`)
-		var c Chunk
-		err := Decode(in, &c)
-		if valid := json.Valid(in); valid != (err == nil) {
-			t.Errorf("object holding %d nested arrays: json.Valid = %v, Decode error = %v", depth, valid, err)
+	for _, d := range decoders {
+		Decode := d.new()
+		for _, depth := range []int{maxDepth - 2, maxDepth - 1, maxDepth, maxDepth + 1} {
+			in := []byte(`{"x":` + string(bytes.Repeat([]byte("["), depth)) + string(bytes.Repeat([]byte("]"), depth)) + `}`)
+			var c Chunk
+			err := Decode(in, &c)
+			if valid := json.Valid(in) && depth < d.maxDepth; valid != (err == nil) {
+				t.Errorf("%s: object holding %d nested arrays: json.Valid = %v, Decode error = %v", d.name, depth, valid, err)
+			}
 		}
 	}
 }
