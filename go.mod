@@ -9,7 +9,6 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	github.com/valyala/fastjson v1.6.10
 	github.com/wcharczuk/go-chart/v2 v2.1.2
 	github.com/zalando/go-keyring v0.2.8
 	golang.org/x/sys v0.50.0

@@ -62,10 +62,6 @@ func (e *eventReader) reset() { e.off, e.next = 0, 0 }
 // consume reads a whole stream through r, decoding every chunk, and returns
 // the number of events.
 func consume(tb testing.TB, r *Reader, c *Chunk) int {
-	return consumeWith(tb, r, c, Decode)
-}
-
-func consumeWith(tb testing.TB, r *Reader, c *Chunk, Decode func([]byte, *Chunk) error) int {
 	n := 0
 	for r.Next() {
 		n++
@@ -110,33 +106,30 @@ func TestReaderDecodeAllocs(t *testing.T) {
 func BenchmarkReaderDecode(b *testing.B) {
 	stream, ends := vllmStream(256)
 	for _, shape := range []string{"socket", "bulk"} {
-		for _, d := range benchDecoders {
-			b.Run(shape+"/dec="+d.name, func(b *testing.B) {
-				Decode := d.new()
-				src := &eventReader{data: stream, ends: ends}
-				if shape == "bulk" {
-					src.ends = []int{len(stream)}
-				}
-				start := time.Now()
-				r := NewReader(src, func() time.Duration { return time.Since(start) }, 0)
-				var c Chunk
-				b.SetBytes(int64(len(stream)))
-				b.ReportAllocs()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				b.ResetTimer()
-				events := 0
-				for range b.N {
-					src.reset()
-					r.Reset(src)
-					events += consumeWith(b, r, &c, Decode)
-				}
-				b.StopTimer()
-				runtime.ReadMemStats(&after)
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/chunk")
-				b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(events), "allocs/chunk")
-			})
-		}
+		b.Run(shape, func(b *testing.B) {
+			src := &eventReader{data: stream, ends: ends}
+			if shape == "bulk" {
+				src.ends = []int{len(stream)}
+			}
+			start := time.Now()
+			r := NewReader(src, func() time.Duration { return time.Since(start) }, 0)
+			var c Chunk
+			b.SetBytes(int64(len(stream)))
+			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			events := 0
+			for range b.N {
+				src.reset()
+				r.Reset(src)
+				events += consume(b, r, &c)
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/chunk")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(events), "allocs/chunk")
+		})
 	}
 }
 
@@ -151,21 +144,18 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	for _, name := range []string{"vllm-content", "vllm-usage", "llamacpp-timings"} {
 		data := chunks[name]
-		for _, d := range benchDecoders {
-			b.Run(name+"/dec="+d.name, func(b *testing.B) {
-				Decode := d.new()
-				var c Chunk
+		b.Run(name, func(b *testing.B) {
+			var c Chunk
+			if err := Decode(data, &c); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
 				if err := Decode(data, &c); err != nil {
 					b.Fatal(err)
 				}
-				b.SetBytes(int64(len(data)))
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := Decode(data, &c); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }

@@ -133,46 +133,37 @@ func TestDecode(t *testing.T) {
 		{"deep nesting skipped", `{"x":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`, Chunk{}},
 		{"empty object", `{}`, Chunk{}},
 	}
-	for _, d := range decoders {
-		for _, tt := range tests {
-			t.Run(d.name+"/"+tt.name, func(t *testing.T) {
-				t.Parallel()
-				Decode := d.new()
-				if tt.name == "deep nesting skipped" && d.maxDepth < 5001 {
-					t.Skipf("%s decodes %d levels at most", d.name, d.maxDepth)
-				}
-				got := Chunk{Content: true, ErrorMessage: "stale", TimingsPromptN: 9} // must be overwritten
-				if err := Decode([]byte(tt.in), &got); err != nil {
-					t.Fatalf("Decode() error = %v", err)
-				}
-				if got != tt.want {
-					t.Errorf("Decode() = %+v, want %+v", got, tt.want)
-				}
-			})
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Chunk{Content: true, ErrorMessage: "stale", TimingsPromptN: 9} // must be overwritten
+			if err := Decode([]byte(tt.in), &got); err != nil {
+				t.Fatalf("Decode() error = %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("Decode() = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
 
 func TestDecodeErrorMessageTruncated(t *testing.T) {
 	t.Parallel()
-	for _, d := range decoders {
-		Decode := d.new()
-		// 199 ASCII bytes then a 3-byte rune: the cut must not split the rune.
-		msg := strings.Repeat("a", 199) + "☺☺"
-		var c Chunk
-		if err := Decode([]byte(`{"error":{"message":"`+msg+`"}}`), &c); err != nil {
-			t.Fatalf("Decode() error = %v", err)
-		}
-		if want := strings.Repeat("a", 199); c.ErrorMessage != want {
-			t.Errorf("ErrorMessage = %q (%d bytes), want the first 199 bytes", c.ErrorMessage, len(c.ErrorMessage))
-		}
-		long := strings.Repeat("b", 5000)
-		if err := Decode([]byte(`{"error":"`+long+`"}`), &c); err != nil {
-			t.Fatalf("Decode() error = %v", err)
-		}
-		if len(c.ErrorMessage) != maxErrorMessage {
-			t.Errorf("%s: len(ErrorMessage) = %d, want %d", d.name, len(c.ErrorMessage), maxErrorMessage)
-		}
+	// 199 ASCII bytes then a 3-byte rune: the cut must not split the rune.
+	msg := strings.Repeat("a", 199) + "☺☺"
+	var c Chunk
+	if err := Decode([]byte(`{"error":{"message":"`+msg+`"}}`), &c); err != nil {
+		t.Fatalf("Decode() error = %v", err)
+	}
+	if want := strings.Repeat("a", 199); c.ErrorMessage != want {
+		t.Errorf("ErrorMessage = %q (%d bytes), want the first 199 bytes", c.ErrorMessage, len(c.ErrorMessage))
+	}
+	long := strings.Repeat("b", 5000)
+	if err := Decode([]byte(`{"error":"`+long+`"}`), &c); err != nil {
+		t.Fatalf("Decode() error = %v", err)
+	}
+	if len(c.ErrorMessage) != maxErrorMessage {
+		t.Errorf("len(ErrorMessage) = %d, want %d", len(c.ErrorMessage), maxErrorMessage)
 	}
 }
 
@@ -219,21 +210,18 @@ func TestDecodeMalformed(t *testing.T) {
 		{"bad in skipped field", `{"model":"m","id":[1,2,,3],"choices":[]}`},
 		{"nul byte", "{\"a\":1}\x00"},
 	}
-	for _, d := range decoders {
-		for _, tt := range tests {
-			t.Run(d.name+"/"+tt.name, func(t *testing.T) {
-				t.Parallel()
-				Decode := d.new()
-				c := Chunk{Content: true}
-				err := Decode([]byte(tt.in), &c)
-				if !errors.Is(err, ErrMalformedChunk) {
-					t.Fatalf("Decode(%.40q) error = %v, want ErrMalformedChunk", tt.in, err)
-				}
-				if c != (Chunk{}) {
-					t.Errorf("chunk after error = %+v, want zero", c)
-				}
-			})
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := Chunk{Content: true}
+			err := Decode([]byte(tt.in), &c)
+			if !errors.Is(err, ErrMalformedChunk) {
+				t.Fatalf("Decode(%.40q) error = %v, want ErrMalformedChunk", tt.in, err)
+			}
+			if c != (Chunk{}) {
+				t.Errorf("chunk after error = %+v, want zero", c)
+			}
+		})
 	}
 }
 
@@ -252,22 +240,19 @@ func TestDecodeBadCount(t *testing.T) {
 		`{"timings":{"draft_n_accepted":1.5}}`,
 		`{"usage":{"prompt_tokens_details":{"cached_tokens":"7"}}}`,
 	}
-	for _, d := range decoders {
-		for _, in := range tests {
-			t.Run(d.name+"/"+in, func(t *testing.T) {
-				t.Parallel()
-				Decode := d.new()
-				var c Chunk
-				if err := Decode([]byte(in), &c); !errors.Is(err, ErrBadCount) {
-					t.Errorf("Decode() error = %v, want ErrBadCount", err)
-				}
-			})
-		}
-		// A syntax error later in the document wins over a bad count.
-		var c Chunk
-		if err := d.new()([]byte(`{"usage":{"completion_tokens":-1},}`), &c); !errors.Is(err, ErrMalformedChunk) {
-			t.Errorf("%s: Decode() error = %v, want ErrMalformedChunk", d.name, err)
-		}
+	for _, in := range tests {
+		t.Run(in, func(t *testing.T) {
+			t.Parallel()
+			var c Chunk
+			if err := Decode([]byte(in), &c); !errors.Is(err, ErrBadCount) {
+				t.Errorf("Decode() error = %v, want ErrBadCount", err)
+			}
+		})
+	}
+	// A syntax error later in the document wins over a bad count.
+	var c Chunk
+	if err := Decode([]byte(`{"usage":{"completion_tokens":-1},}`), &c); !errors.Is(err, ErrMalformedChunk) {
+		t.Errorf("Decode() error = %v, want ErrMalformedChunk", err)
 	}
 }
 
@@ -278,19 +263,16 @@ func TestDecodeAllocs(t *testing.T) {
 		`{"choices":[{"finish_reason":"length","index":0,"delta":{}}],"timings":{"prompt_n":10,"predicted_n":256,"predicted_ms":12.5}}`,
 		`{"ch\u006fices":[{"delta":{"reasoning":"x"}}]}`,
 	}
-	for _, d := range decoders {
-		Decode := d.new()
-		for _, in := range chunks {
-			data := []byte(in)
-			var c Chunk
-			allocs := testing.AllocsPerRun(100, func() {
-				if err := Decode(data, &c); err != nil {
-					t.Fatal(err)
-				}
-			})
-			if allocs != 0 {
-				t.Errorf("%s: Decode(%.40s…) allocates %v times, want 0", d.name, in, allocs)
+	for _, in := range chunks {
+		data := []byte(in)
+		var c Chunk
+		allocs := testing.AllocsPerRun(100, func() {
+			if err := Decode(data, &c); err != nil {
+				t.Fatal(err)
 			}
+		})
+		if allocs != 0 {
+			t.Errorf("Decode(%.40s…) allocates %v times, want 0", in, allocs)
 		}
 	}
 }

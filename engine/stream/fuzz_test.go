@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
@@ -86,45 +88,83 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"object":"error","message":"m","error":null}`))
 	f.Add([]byte(`[{"a":1}]`))
 	f.Add([]byte(`{"a":"\ud800\udc00","b":[1,-0.5e+3,true,false,null,{}]}`))
-	decs := make([]func([]byte, *Chunk) error, len(decoders))
-	for i, d := range decoders {
-		decs[i] = d.new()
+	// Every chunk a real llama.cpp sent (engine/testdata), final chunks
+	// with usage, cached_tokens, cache_n and draft counts among them.
+	for _, chunk := range capturedChunks(f) {
+		f.Add(chunk)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for i, Decode := range decs {
-			t.Logf("decoder %s", decoders[i].name)
-			var c Chunk
-			err := Decode(data, &c)
-			if !json.Valid(data) {
-				if err == nil {
-					t.Fatalf("Decode accepted invalid JSON: %+v", c)
-				}
-				continue
+		var c Chunk
+		err := Decode(data, &c)
+		if !json.Valid(data) {
+			if err == nil {
+				t.Fatalf("Decode accepted invalid JSON: %+v", c)
 			}
-			var v any
-			dec := json.NewDecoder(bytes.NewReader(data))
-			dec.UseNumber()
-			if derr := dec.Decode(&v); derr != nil {
-				t.Fatalf("json.Valid but encoding/json fails: %v", derr)
+			return
+		}
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if derr := dec.Decode(&v); derr != nil {
+			t.Fatalf("json.Valid but encoding/json fails: %v", derr)
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			if err == nil {
+				t.Fatalf("Decode accepted a non-object top-level value %T", v)
 			}
-			obj, ok := v.(map[string]any)
-			if !ok {
-				if err == nil {
-					t.Fatalf("Decode accepted a non-object top-level value %T", v)
-				}
-				continue
+			return
+		}
+		if err != nil {
+			if !errors.Is(err, ErrBadCount) {
+				t.Fatalf("Decode rejected a valid object: %v", err)
 			}
-			if err != nil {
-				if !errors.Is(err, ErrBadCount) {
-					t.Fatalf("Decode rejected a valid object: %v", err)
-				}
-				continue
-			}
-			if want := expectedChunk(obj); c != want {
-				t.Fatalf("Decode() = %+v\nencoding/json says %+v", c, want)
-			}
+			return
+		}
+		if want := expectedChunk(obj); c != want {
+			t.Fatalf("Decode() = %+v\nencoding/json says %+v", c, want)
 		}
 	})
+}
+
+// capturedChunks returns the data of every event, but [DONE], of the
+// streams a real llama.cpp b9749 sent (../testdata/llamacpp-b9749/*.sse),
+// read with the package's own Reader. It fails when no chunk carries
+// usage, cached_tokens, cache_n or draft_n, the counts they are kept for.
+func capturedChunks(tb testing.TB) [][]byte {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "llamacpp-b9749", "*.sse"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no captured llama.cpp streams: %v", err)
+	}
+	var chunks [][]byte
+	var seen Chunk // which counts some chunk carried
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		r := NewReader(bytes.NewReader(data), nil, 0)
+		for r.Next() {
+			if bytes.Equal(r.Data(), doneMsg) {
+				continue
+			}
+			chunks = append(chunks, bytes.Clone(r.Data()))
+			var c Chunk
+			if err := Decode(r.Data(), &c); err != nil {
+				tb.Fatalf("%s: %v", name, err)
+			}
+			seen.HasUsage, seen.HasCached = seen.HasUsage || c.HasUsage, seen.HasCached || c.HasCached
+			seen.HasCacheN, seen.HasDraft = seen.HasCacheN || c.HasCacheN, seen.HasDraft || c.HasDraft
+		}
+		if err := r.Err(); err != nil {
+			tb.Fatalf("%s: %v", name, err)
+		}
+	}
+	if !seen.HasUsage || !seen.HasCached || !seen.HasCacheN || !seen.HasDraft {
+		tb.Fatalf("no captured chunk carries usage, cached_tokens, cache_n or draft_n: %+v", seen)
+	}
+	return chunks
 }
 
 // expectedChunk derives the Chunk fields from a generic encoding/json
@@ -211,15 +251,12 @@ func truncateMessage(m string) string {
 // encoding/json enforces, so FuzzDecode's cross-check holds at the edge.
 func TestDecodeDepthMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
-	for _, d := range decoders {
-		Decode := d.new()
-		for _, depth := range []int{maxDepth - 2, maxDepth - 1, maxDepth, maxDepth + 1} {
-			in := []byte(`{"x":` + string(bytes.Repeat([]byte("["), depth)) + string(bytes.Repeat([]byte("]"), depth)) + `}`)
-			var c Chunk
-			err := Decode(in, &c)
-			if valid := json.Valid(in) && depth < d.maxDepth; valid != (err == nil) {
-				t.Errorf("%s: object holding %d nested arrays: json.Valid = %v, Decode error = %v", d.name, depth, valid, err)
-			}
+	for _, depth := range []int{maxDepth - 2, maxDepth - 1, maxDepth, maxDepth + 1} {
+		in := []byte(`{"x":` + string(bytes.Repeat([]byte("["), depth)) + string(bytes.Repeat([]byte("]"), depth)) + `}`)
+		var c Chunk
+		err := Decode(in, &c)
+		if valid := json.Valid(in); valid != (err == nil) {
+			t.Errorf("object holding %d nested arrays: json.Valid = %v, Decode error = %v", depth, valid, err)
 		}
 	}
 }
