@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -125,11 +126,11 @@ func capacityPoints(r *results.CapacityResult, get func(results.CapacityProbe) *
 // capacitySeries is a number's two series: a line through each level's
 // first probe and dots at its repeats, in their own colour and named so in
 // the legend (no dots series when nothing was repeated).
-func capacitySeries(r *results.CapacityResult, name string, first, again int, get func(results.CapacityProbe) *float64) (line Series, dots []Series, top float64) {
+func capacitySeries(r *results.CapacityResult, name string, first, again int, get func(results.CapacityProbe) *float64) (line chart.Series, dots []chart.Series, top float64) {
 	fx, fy, ax, ay, top := capacityPoints(r, get)
-	line = Series{Name: name + ", first probe", X: fx, Y: fy, Kind: Line, Color: first}
+	line = chart.Series{Name: name + ", first probe", X: fx, Y: fy, Kind: chart.Line, Color: first}
 	if len(ax) > 0 {
-		dots = []Series{{Name: name + ", repeat", X: ax, Y: ay, Kind: Scatter, Color: again}}
+		dots = []chart.Series{{Name: name + ", repeat", X: ax, Y: ay, Kind: chart.Scatter, Color: again}}
 	}
 	return line, dots, top
 }
@@ -137,9 +138,9 @@ func capacitySeries(r *results.CapacityResult, name string, first, again int, ge
 // capacityFrame is what both charts share: the probed levels on a log2
 // x axis, a horizontal limit line across them and a vertical line at the
 // answer, from 0 to top, under the probes' series.
-func capacityFrame(r *results.CapacityResult, title, ylabel string, p Palette, series []Series, limitName string, limit, top float64) ChartSpec {
+func capacityFrame(r *results.CapacityResult, title, ylabel string, p chart.Palette, series []chart.Series, limitName string, limit, top float64) chart.Spec {
 	levels := r.Levels()
-	spec := ChartSpec{Title: title, XLabel: "concurrent users", YLabel: ylabel, XLog: true, YFromZero: true, Palette: p}
+	spec := chart.Spec{Title: title, XLabel: "concurrent users", YLabel: ylabel, XLog: true, YFromZero: true, Palette: p}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, l := range levels {
 		c := float64(l.Concurrency)
@@ -150,10 +151,10 @@ func capacityFrame(r *results.CapacityResult, title, ylabel string, p Palette, s
 		if lo == hi {
 			hi = lo * 2
 		}
-		spec.Series = append(spec.Series, Series{Name: limitName, X: []float64{lo, hi}, Y: []float64{limit, limit}, Kind: Line, Color: 3})
+		spec.Series = append(spec.Series, chart.Series{Name: limitName, X: []float64{lo, hi}, Y: []float64{limit, limit}, Kind: chart.Line, Color: 3})
 	}
 	if c := r.Answer.Capacity; c > 0 {
-		spec.Series = append(spec.Series, Series{Name: fmt.Sprintf("capacity: %d", c), X: []float64{float64(c), float64(c)}, Y: []float64{0, math.Max(top, limit)}, Kind: Line, Color: 2})
+		spec.Series = append(spec.Series, chart.Series{Name: fmt.Sprintf("capacity: %d", c), X: []float64{float64(c), float64(c)}, Y: []float64{0, math.Max(top, limit)}, Kind: chart.Line, Color: 2})
 	}
 	// The probes come last, so the limit and the answer's line never hide
 	// a probe's dot (the answer's line runs through every probe of its
@@ -165,18 +166,18 @@ func capacityFrame(r *results.CapacityResult, title, ylabel string, p Palette, s
 // capacitySpeedSpec is per-user tok/s (p50 and p5) of every probe against
 // concurrency, with the floor. The repeats' dots come after the lines, so
 // one that lands on a line is drawn over it.
-func capacitySpeedSpec(r *results.CapacityResult, p Palette) ChartSpec {
+func capacitySpeedSpec(r *results.CapacityResult, p chart.Palette) chart.Spec {
 	p50, again50, top50 := capacitySeries(r, "p50", 0, 4, func(q results.CapacityProbe) *float64 { return q.UserTPSP50 })
 	p5, again5, top5 := capacitySeries(r, "slowest 5 %", 1, 5, func(q results.CapacityProbe) *float64 { return q.UserTPSP5 })
-	series := append(append([]Series{p50, p5}, again50...), again5...)
+	series := append(append([]chart.Series{p50, p5}, again50...), again5...)
 	return capacityFrame(r, "Per-user speed by concurrency", "tok/s per user", p, series,
 		"floor "+strconv.FormatFloat(r.Settings.UserTPS, 'f', -1, 64)+" tok/s", r.Settings.UserTPS, math.Max(top50, top5))
 }
 
 // capacityTTFTSpec is TTFT p95 of every probe against concurrency, with
 // the ceiling.
-func capacityTTFTSpec(r *results.CapacityResult, p Palette) ChartSpec {
+func capacityTTFTSpec(r *results.CapacityResult, p chart.Palette) chart.Spec {
 	line, again, top := capacitySeries(r, "TTFT p95", 0, 4, func(q results.CapacityProbe) *float64 { return q.TTFTP95Ms })
-	return capacityFrame(r, "Time to first token p95 by concurrency", "ms", p, append([]Series{line}, again...),
+	return capacityFrame(r, "Time to first token p95 by concurrency", "ms", p, append([]chart.Series{line}, again...),
 		"ceiling "+strconv.FormatFloat(r.Settings.TTFTP95Ms, 'f', -1, 64)+" ms", r.Settings.TTFTP95Ms, top)
 }

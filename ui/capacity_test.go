@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/storage"
 )
@@ -146,8 +147,8 @@ func disturbedCapacity() *results.CapacityResult {
 func TestCapacityCharts(t *testing.T) {
 	t.Parallel()
 	r := disturbedCapacity()
-	speed, ttft := capacitySpeedSpec(r, Palette{}), capacityTTFTSpec(r, Palette{})
-	names := func(s ChartSpec) []string {
+	speed, ttft := capacitySpeedSpec(r, chart.Palette{}), capacityTTFTSpec(r, chart.Palette{})
+	names := func(s chart.Spec) []string {
 		var out []string
 		for _, x := range s.Series {
 			out = append(out, x.Name)
@@ -162,7 +163,7 @@ func TestCapacityCharts(t *testing.T) {
 	}
 	// Every probe is a point: the first probes on the line, in order of
 	// concurrency, the repeats as dots, none left out.
-	points := func(ss ...Series) []string {
+	points := func(ss ...chart.Series) []string {
 		var out []string
 		for _, s := range ss {
 			for i := range s.X {
@@ -182,8 +183,8 @@ func TestCapacityCharts(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		first Series
-		again Series
+		first chart.Series
+		again chart.Series
 		get   func(results.CapacityProbe) *float64
 	}{
 		{"per-user p50", speed.Series[2], speed.Series[4], func(p results.CapacityProbe) *float64 { return p.UserTPSP50 }},
@@ -196,7 +197,7 @@ func TestCapacityCharts(t *testing.T) {
 		if !slices.Equal(tc.first.X, []float64{1, 2, 3, 4}) {
 			t.Errorf("%s: line at %v, want each level's first probe, 1 to 4", tc.name, tc.first.X)
 		}
-		if tc.first.Kind != Line || tc.again.Kind != Scatter || tc.first.Color == tc.again.Color {
+		if tc.first.Kind != chart.Line || tc.again.Kind != chart.Scatter || tc.first.Color == tc.again.Color {
 			t.Errorf("%s: first probes kind %v colour %d, repeats kind %v colour %d; want a line and dots of another colour",
 				tc.name, tc.first.Kind, tc.first.Color, tc.again.Kind, tc.again.Color)
 		}
@@ -208,9 +209,9 @@ func TestCapacityCharts(t *testing.T) {
 	if c := ttft.Series[1]; c.X[0] != 2 || c.Y[1] != 9000 {
 		t.Errorf("capacity line %+v, want x=2 up to 9000", c)
 	}
-	for _, s := range []ChartSpec{speed, ttft} {
+	for _, s := range []chart.Spec{speed, ttft} {
 		s.Width, s.Height = 640, 360
-		if _, err := RenderChart(s); err != nil {
+		if _, err := chart.Render(s); err != nil {
 			t.Errorf("%s: %v", s.Title, err)
 		}
 	}

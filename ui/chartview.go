@@ -9,6 +9,8 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/chart"
 )
 
 // Smallest size a ChartView renders at and asks for, in Fyne units. A smaller
@@ -19,7 +21,7 @@ const (
 )
 
 // ChartView shows one chart, or a line of text while there is nothing to draw
-// yet. It renders a ChartSpec with RenderChart at the widget's own size and
+// yet. It renders a chart.Spec with chart.Render at the widget's own size and
 // re-renders the last spec whenever it is resized.
 //
 // ChartView is not safe for concurrent use: call its methods on the Fyne UI
@@ -29,7 +31,7 @@ type ChartView struct {
 	widget.BaseWidget
 
 	placeholder string
-	spec        ChartSpec
+	spec        chart.Spec
 	hasSpec     bool
 	rendered    *image.RGBA
 	renderedFor [2]int // pixel size of the last rendering attempt
@@ -77,7 +79,7 @@ func (v *ChartView) CreateRenderer() fyne.WidgetRenderer {
 // the view renders at its current size (at least 320×200) in device pixels.
 // With too few points the placeholder text is shown instead of a chart; any
 // other rendering failure is shown as text in the same place.
-func (v *ChartView) SetSpec(spec ChartSpec) {
+func (v *ChartView) SetSpec(spec chart.Spec) {
 	v.spec = spec
 	v.hasSpec = true
 	v.render()
@@ -143,7 +145,7 @@ func (v *ChartView) render() {
 	v.renderedFor = [2]int{w, h}
 	spec := v.spec
 	spec.Width, spec.Height, spec.Scale = w, h, scale
-	img, err := RenderChart(spec)
+	img, err := chart.Render(spec)
 	switch {
 	case err == nil:
 		v.rendered, v.err = img, nil
@@ -152,7 +154,7 @@ func (v *ChartView) render() {
 		v.image.Show()
 		v.image.Refresh()
 		return
-	case errors.Is(err, ErrTooFewPoints):
+	case errors.Is(err, chart.ErrTooFewPoints):
 		v.err = nil
 		v.label.SetText(v.placeholder)
 	default:

@@ -8,23 +8,25 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+
+	"github.com/kovara/desktop/chart"
 )
 
 // The tests below replace Fyne's global app with test.NewTempApp, so they do
 // not run in parallel.
 
-var viewPalette = Palette{
+var viewPalette = chart.Palette{
 	Background: color.NRGBA{R: 0x10, G: 0x30, B: 0x50, A: 0xFF}, // distinct from any theme colour
 	Foreground: color.NRGBA{R: 0xF0, G: 0xF0, B: 0xF0, A: 0xFF},
 }
 
-func viewSpec(points int) ChartSpec {
-	s := Series{Name: "tok/s"}
+func viewSpec(points int) chart.Spec {
+	s := chart.Series{Name: "tok/s"}
 	for i := range points {
 		s.X = append(s.X, float64(i))
 		s.Y = append(s.Y, 100+10*math.Sin(float64(i)))
 	}
-	return ChartSpec{Title: "Output tokens/s", Series: []Series{s}, Palette: viewPalette}
+	return chart.Spec{Title: "Output tokens/s", Series: []chart.Series{s}, Palette: viewPalette}
 }
 
 func TestChartViewPlaceholderThenChart(t *testing.T) {

@@ -5,13 +5,13 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
@@ -401,7 +401,7 @@ func compareCell(row compare.Row, col int) (string, widget.Importance) {
 
 // compareSpecs are the overlaid charts: one series per run over the union
 // of their levels, a gap (NaN) where a run lacks a level — never a zero.
-func compareSpecs(files []*results.File, labels []string, p Palette) []ChartSpec {
+func compareSpecs(files []*results.File, labels []string, p chart.Palette) []chart.Spec {
 	var levels []int
 	for _, f := range files {
 		for _, r := range f.Runs {
@@ -433,34 +433,34 @@ func compareSpecs(files []*results.File, labels []string, p Palette) []ChartSpec
 		m, _ := compare.MetricByID(id)
 		return m.Get
 	}
-	spec := func(title, ylabel string, ids ...string) ChartSpec {
-		s := ChartSpec{Title: title, XLabel: "concurrent streams", YLabel: ylabel, YFromZero: true, XLog: true, XTicks: ticks, Palette: p}
+	spec := func(title, ylabel string, ids ...string) chart.Spec {
+		s := chart.Spec{Title: title, XLabel: "concurrent streams", YLabel: ylabel, YFromZero: true, XLog: true, XTicks: ticks, Palette: p}
 		for i, f := range files {
 			for j, id := range ids {
 				name := fmt.Sprintf("[%d]", i+1)
 				if len(ids) > 1 {
 					name += " " + strings.TrimPrefix(strings.TrimPrefix(id, "ttft_"), "itl_")
 				}
-				kind := Line
+				kind := chart.Line
 				if j > 0 {
-					kind = Scatter // a second statistic of the same run: dots over its line
+					kind = chart.Scatter // a second statistic of the same run: dots over its line
 				}
-				s.Series = append(s.Series, Series{Name: name, X: ticks, Y: byLevel(f, metric(id)), Kind: kind, Color: i})
+				s.Series = append(s.Series, chart.Series{Name: name, X: ticks, Y: byLevel(f, metric(id)), Kind: kind, Color: i})
 			}
 		}
 		return s
 	}
-	trade := ChartSpec{Title: "Per-user against total throughput", XLabel: "total tok/s", YLabel: "per-user tok/s", YFromZero: true, Palette: p}
+	trade := chart.Spec{Title: "Per-user against total throughput", XLabel: "total tok/s", YLabel: "per-user tok/s", YFromZero: true, Palette: p}
 	for i, f := range files {
 		var x, y []float64
 		for _, pt := range compare.TradeOff(f) {
 			x = append(x, pt.Total)
 			y = append(y, pt.PerUser)
 		}
-		trade.Series = append(trade.Series, Series{Name: fmt.Sprintf("[%d]", i+1), X: x, Y: y, Kind: Line, Color: i})
+		trade.Series = append(trade.Series, chart.Series{Name: fmt.Sprintf("[%d]", i+1), X: x, Y: y, Kind: chart.Line, Color: i})
 	}
 	_ = labels
-	return []ChartSpec{
+	return []chart.Spec{
 		spec("Output throughput", "tok/s", "output_throughput"),
 		spec("Time to first token (p50 line, p95 dots)", "ms", "ttft_p50", "ttft_p95"),
 		spec("Inter-token latency p50", "ms", "itl_p50"),
@@ -480,27 +480,10 @@ func (u *App) saveChart(view *ChartView, title string) {
 			return
 		}
 		defer w.Close()
-		if err := EncodePNG(img, w); err != nil {
+		if err := chart.EncodePNG(img, w); err != nil {
 			u.showProblem("The chart was not saved", err.Error())
 		}
 	}, u.win)
-	d.SetFileName(chartFileName(title))
+	d.SetFileName(chart.FileName(title))
 	d.Show()
-}
-
-// chartFileName is a chart's title as a file name: lower case, every run
-// of other characters than letters and digits one dash.
-func chartFileName(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(title) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.TrimSuffix(b.String(), "-") + ".png"
 }

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
@@ -96,7 +97,7 @@ func newLiveView(title string, onStop func()) *LiveView {
 }
 
 // update shows the live data; call it on the UI goroutine.
-func (v *LiveView) update(d *liveData, p Palette) {
+func (v *LiveView) update(d *liveData, p chart.Palette) {
 	v.redraws++
 	v.phase.SetText(d.phaseLine())
 	v.levelBar.SetValue(d.levelProgress())

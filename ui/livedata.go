@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 )
@@ -182,29 +183,29 @@ func (d *liveData) overallProgress() float64 { return d.snap.Progress }
 // first seconds are not stretched across the chart.
 const tpsSpan = 20
 
-func (d *liveData) tpsSpec(p Palette) ChartSpec {
-	series := []Series{{Name: "measured", X: d.tpsX, Y: d.tpsY, Kind: Line}}
+func (d *liveData) tpsSpec(p chart.Palette) chart.Spec {
+	series := []chart.Series{{Name: "measured", X: d.tpsX, Y: d.tpsY, Kind: chart.Line}}
 	if len(d.warmX) > 0 {
-		series = append(series, Series{Name: "warmup (not measured)", X: d.warmX, Y: d.warmY, Kind: Line, Color: 5})
+		series = append(series, chart.Series{Name: "warmup (not measured)", X: d.warmX, Y: d.warmY, Kind: chart.Line, Color: 5})
 	}
-	return ChartSpec{
+	return chart.Spec{
 		Title: "Output tokens per second, all streams", XLabel: "seconds since the start", YLabel: "tok/s", YFromZero: true, XMinSpan: tpsSpan, Palette: p,
 		Series: series,
 	}
 }
 
-func (d *liveData) ttftSpec(p Palette) ChartSpec {
-	return ChartSpec{
+func (d *liveData) ttftSpec(p chart.Palette) chart.Spec {
+	return chart.Spec{
 		Title: "Time to first token, each finished request", XLabel: "request", YLabel: "ms", YFromZero: true, XInteger: true, Palette: p,
-		Series: []Series{{Name: "TTFT", X: d.ttftX, Y: d.ttftY, Kind: Scatter, Color: 1}},
+		Series: []chart.Series{{Name: "TTFT", X: d.ttftX, Y: d.ttftY, Kind: chart.Scatter, Color: 1}},
 	}
 }
 
-func (d *liveData) itlSpec(p Palette) ChartSpec {
-	centers, counts := Histogram(d.itl, 30)
-	return ChartSpec{
+func (d *liveData) itlSpec(p chart.Palette) chart.Spec {
+	centers, counts := chart.Histogram(d.itl, 30)
+	return chart.Spec{
 		Title: "Inter-token latency, " + d.stageName(), XLabel: "ms" + d.itlLeftOut(" — "), YLabel: "gaps", YFromZero: true, Palette: p,
-		Series: []Series{{Name: "ITL", X: centers, Y: counts, Kind: Bars, Color: 2}},
+		Series: []chart.Series{{Name: "ITL", X: centers, Y: counts, Kind: chart.Bars, Color: 2}},
 	}
 }
 
@@ -262,33 +263,33 @@ func (d *liveData) itlPlaceholder() string {
 	return "Waiting for token gaps…"
 }
 
-func (d *liveData) serverSpec(p Palette) ChartSpec {
-	return ChartSpec{
+func (d *liveData) serverSpec(p chart.Palette) chart.Spec {
+	return chart.Spec{
 		Title: "Server: requests running and waiting", XLabel: "seconds since the start", YLabel: "requests", YFromZero: true, Palette: p,
-		Series: []Series{
-			{Name: "running", X: d.srvX, Y: d.srvRunning, Kind: Line},
-			{Name: "waiting", X: d.srvX, Y: d.srvWaiting, Kind: Line, Color: 1},
+		Series: []chart.Series{
+			{Name: "running", X: d.srvX, Y: d.srvRunning, Kind: chart.Line},
+			{Name: "waiting", X: d.srvX, Y: d.srvWaiting, Kind: chart.Line, Color: 1},
 		},
 	}
 }
 
-func (d *liveData) kvSpec(p Palette) ChartSpec {
-	return ChartSpec{
+func (d *liveData) kvSpec(p chart.Palette) chart.Spec {
+	return chart.Spec{
 		Title: "Server: KV cache in use", XLabel: "seconds since the start", YLabel: "%", YFromZero: true, Palette: p,
-		Series: []Series{{Name: "", X: d.srvX, Y: d.srvKV, Kind: Line, Color: 2}},
+		Series: []chart.Series{{Name: "", X: d.srvX, Y: d.srvKV, Kind: chart.Line, Color: 2}},
 	}
 }
 
-func (d *liveData) powerSpec(p Palette) ChartSpec {
-	return ChartSpec{
+func (d *liveData) powerSpec(p chart.Palette) chart.Spec {
+	return chart.Spec{
 		Title: "GPU power (all GPUs)", XLabel: "seconds since the start", YLabel: "W", YFromZero: true, Palette: p,
-		Series: []Series{{Name: "", X: d.gpuX, Y: d.gpuPower, Kind: Line, Color: 3}},
+		Series: []chart.Series{{Name: "", X: d.gpuX, Y: d.gpuPower, Kind: chart.Line, Color: 3}},
 	}
 }
 
-func (d *liveData) utilSpec(p Palette) ChartSpec {
-	return ChartSpec{
+func (d *liveData) utilSpec(p chart.Palette) chart.Spec {
+	return chart.Spec{
 		Title: "GPU utilisation (mean)", XLabel: "seconds since the start", YLabel: "%", YFromZero: true, Palette: p,
-		Series: []Series{{Name: "", X: d.gpuX, Y: d.gpuUtil, Kind: Line, Color: 4}},
+		Series: []chart.Series{{Name: "", X: d.gpuX, Y: d.gpuUtil, Kind: chart.Line, Color: 4}},
 	}
 }

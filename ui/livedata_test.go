@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/hw"
@@ -21,7 +22,7 @@ func TestLiveDataSeries(t *testing.T) {
 	if len(d.tpsX) != 0 || len(d.warmY) != 2 || d.warmY[1] != 300 || len(d.ttftY) != 0 || d.phaseLine() != "Warmup (not measured) — 2 of 4 requests" {
 		t.Errorf("warmup: measured %v warmup %v ttft %v %q", d.tpsY, d.warmY, d.ttftY, d.phaseLine())
 	}
-	if spec := d.tpsSpec(Palette{}); len(spec.Series) != 2 || spec.Series[1].Name != "warmup (not measured)" {
+	if spec := d.tpsSpec(chart.Palette{}); len(spec.Series) != 2 || spec.Series[1].Name != "warmup (not measured)" {
 		t.Errorf("tok/s chart series %+v", spec.Series)
 	}
 	// Level 1 starts at 1.5 s; the engine's rate is drawn as it is.
@@ -151,7 +152,7 @@ func TestLiveITLLeavesOutChunksReadTogether(t *testing.T) {
 			for i, itl := range tt.snaps {
 				d.add(engine.Snapshot{At: time.Duration(i+1) * time.Second, Phase: engine.PhaseLevel, Level: 1, Levels: 2, NewLevel: i == 0, ITL: itl})
 			}
-			spec := d.itlSpec(Palette{})
+			spec := d.itlSpec(chart.Palette{})
 			if len(spec.Series) != 1 {
 				t.Fatalf("%d series, want the one of real gaps", len(spec.Series))
 			}
@@ -179,7 +180,7 @@ func TestLiveITLLeavesOutChunksReadTogether(t *testing.T) {
 			}
 			// The next level starts its own count.
 			d.add(engine.Snapshot{At: time.Minute, Phase: engine.PhaseLevel, Level: 2, Levels: 2, NewLevel: true, ITL: []float32{20, 21}})
-			if got, want := d.itlSpec(Palette{}).XLabel, "ms"; got != want {
+			if got, want := d.itlSpec(chart.Palette{}).XLabel, "ms"; got != want {
 				t.Errorf("level 2: caption %q, want %q", got, want)
 			}
 		})

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -143,10 +143,10 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	v.table.allRows = true // a few levels: every one shown, the page scrolls
 
 	p := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
-	v.tpsChart = NewChartView("One level: no curve to draw.")
-	v.latencyChart = NewChartView("One level: no curve to draw.")
-	v.tpsChart.SetSpec(throughputSpec(f, p))
-	v.latencyChart.SetSpec(latencySpec(f, p))
+	v.tpsChart = NewChartView(chart.NoCurve)
+	v.latencyChart = NewChartView(chart.NoCurve)
+	v.tpsChart.SetSpec(chart.Throughput(f, p))
+	v.latencyChart.SetSpec(chart.TTFT(f, p))
 
 	v.warnings = widget.NewLabel(notesText(notes, len(problems) > 0))
 	v.warnings.Wrapping = fyne.TextWrapWord
@@ -199,45 +199,6 @@ func notesText(notes []string, problems bool) string {
 // bullets puts each line after a bullet.
 func bullets(lines []string) string {
 	return "• " + strings.Join(lines, "\n• ")
-}
-
-func throughputSpec(f *results.File, p Palette) ChartSpec {
-	var x, y, ticks []float64
-	for _, r := range f.Runs {
-		x = append(x, float64(r.Concurrency))
-		y = append(y, r.Metrics.OutputThroughput)
-		ticks = append(ticks, float64(r.Concurrency))
-	}
-	return ChartSpec{
-		Title: "Output throughput by concurrency", XLabel: "concurrent streams", YLabel: "tok/s",
-		YFromZero: true, XLog: true, XTicks: ticks, Palette: p,
-		Series: []Series{{Name: "output tok/s", X: x, Y: y, Kind: Line}},
-	}
-}
-
-func latencySpec(f *results.File, p Palette) ChartSpec {
-	var x, ticks []float64
-	ys := [3][]float64{}
-	for _, r := range f.Runs {
-		x = append(x, float64(r.Concurrency))
-		ticks = append(ticks, float64(r.Concurrency))
-		for i, q := range []int{50, 95, 99} {
-			v, ok := r.Metrics.TTFTMs.At(q)
-			if !ok {
-				v = math.NaN() // a gap, never a made-up tail
-			}
-			ys[i] = append(ys[i], v)
-		}
-	}
-	return ChartSpec{
-		Title: "Time to first token by concurrency", XLabel: "concurrent streams", YLabel: "ms",
-		YFromZero: true, XLog: true, XTicks: ticks, Palette: p,
-		Series: []Series{
-			{Name: "p50", X: x, Y: ys[0], Kind: Line},
-			{Name: "p95", X: x, Y: ys[1], Kind: Line, Color: 1},
-			{Name: "p99", X: x, Y: ys[2], Kind: Line, Color: 3},
-		},
-	}
 }
 
 // showResult shows a finished or stopped run.

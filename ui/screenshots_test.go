@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
@@ -47,7 +48,7 @@ func TestScreenshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if err := EncodePNG(img, f); err != nil {
+		if err := chart.EncodePNG(img, f); err != nil {
 			t.Fatal(err)
 		}
 	}

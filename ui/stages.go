@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -202,8 +203,8 @@ func percent(share float64) string { return strconv.FormatFloat(share*100, 'f', 
 // positionSpec charts acceptance by draft position, one line per level:
 // the share of drafting steps whose draft was accepted at each position
 // (the figure --spec-draft-n-max and num_speculative_tokens are tuned by).
-func positionSpec(r *results.SpecDecResult, p Palette) ChartSpec {
-	spec := ChartSpec{Title: "Accepted by draft position", XLabel: "draft position", YLabel: "% of steps", YFromZero: true, Palette: p}
+func positionSpec(r *results.SpecDecResult, p chart.Palette) chart.Spec {
+	spec := chart.Spec{Title: "Accepted by draft position", XLabel: "draft position", YLabel: "% of steps", YFromZero: true, Palette: p}
 	for i, l := range r.Levels {
 		if l.Spec == nil || len(l.Spec.PerPosition) == 0 {
 			continue
@@ -216,7 +217,7 @@ func positionSpec(r *results.SpecDecResult, p Palette) ChartSpec {
 				spec.XTicks = append(spec.XTicks, float64(pos+1))
 			}
 		}
-		spec.Series = append(spec.Series, Series{Name: fmt.Sprintf("concurrency %d", l.Concurrency), X: x, Y: y, Kind: Line, Color: i})
+		spec.Series = append(spec.Series, chart.Series{Name: fmt.Sprintf("concurrency %d", l.Concurrency), X: x, Y: y, Kind: chart.Line, Color: i})
 	}
 	return spec
 }

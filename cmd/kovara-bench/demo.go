@@ -21,6 +21,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if f.pngRefused("demo", set, stderr) {
+		return exitBadInput
+	}
 	if code, other := runOtherPlan(f, set, true, stdout, stderr); other {
 		return code
 	}

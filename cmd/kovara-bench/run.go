@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
@@ -33,6 +36,7 @@ type runFlags struct {
 	manifest     string
 	profile      string
 	gpu          string
+	png          string
 	planFlags    // --plan, --quick, --users and the other plans' settings (plans.go)
 }
 
@@ -56,6 +60,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 	fs.StringVar(&f.timeout, "timeout", "120", "per-request timeout in seconds (or a duration like 90s)")
 	fs.StringVar(&f.output, "o", "", "also write a copy of the results file here (runs are always saved in the library)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&f.png, "png", "", "also write the result's charts as PNG files (1200×675, light) into this folder, made if missing (the Kovara method only)")
 	f.planFlags.register(fs)
 }
 
@@ -123,6 +128,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if f.pngRefused("run", set, stderr) {
+		return exitBadInput
+	}
 	if code, other := runOtherPlan(f, set, false, stdout, stderr); other {
 		return code
 	}
@@ -183,6 +191,14 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 // benchmark runs a plan with Ctrl-C handling, progress and a summary, and
 // writes the results file. It returns the exit code.
 func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr io.Writer) int {
+	if f.png != "" {
+		// Made before the run: a folder that cannot be made is said now,
+		// not after a benchmark whose charts would then be lost.
+		if err := os.MkdirAll(f.png, 0o755); err != nil {
+			fmt.Fprintf(stderr, "kovara-bench: --png: the folder for the charts cannot be made: %v\n", err)
+			return exitBadInput
+		}
+	}
 	ctx, stop := interruptContext()
 	defer stop()
 
@@ -257,6 +273,12 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 			fmt.Fprintf(stderr, "results written to %s\n", out)
 		}
 	}
+	if f.png != "" {
+		if err := writeCharts(f.png, file, stderr); err != nil {
+			fmt.Fprintf(stderr, "kovara-bench: could not write the charts: %v\n", err)
+			return exitFailed
+		}
+	}
 	if code == exitOK {
 		for _, r := range file.Runs {
 			if r.Metrics.RequestsOK == 0 {
@@ -265,6 +287,59 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 		}
 	}
 	return code
+}
+
+// pngRefused says so and reports true when --png is given without a
+// folder, or to a plan whose charts are not written as files (only the
+// Kovara method's are), in the words of the other plan-specific flags'
+// rules (checkPlanFlags); it runs before the plan dispatch.
+func (f *runFlags) pngRefused(cmd string, set map[string]bool, stderr io.Writer) bool {
+	switch {
+	case !set["png"]:
+		return false
+	case f.png == "":
+		fmt.Fprintf(stderr, "kovara-bench %s: --png needs a folder to write the charts into, e.g. --png charts\n", cmd)
+	case f.planName != planKovara:
+		fmt.Fprintf(stderr, "kovara-bench %s: --png applies to --plan %s, not to --plan %s\n", cmd, planKovara, f.planName)
+	default:
+		return false
+	}
+	return true
+}
+
+// The charts --png writes: 16:9 at a width a forum post shows whole, with
+// text and lines half as large again as on a screen so they read there.
+const (
+	pngWidth, pngHeight = 1200, 675
+	pngScale            = 1.5
+)
+
+// writeCharts writes a Kovara result's charts (chart.ResultCharts, the ones
+// the app's result view shows) into dir as PNG files in the light palette,
+// named for their titles as the app's Save PNG names them, and says where
+// each went, or why one has no curve to draw.
+func writeCharts(dir string, file *results.File, stderr io.Writer) error {
+	for _, spec := range chart.ResultCharts(file, chart.Light()) {
+		spec.Width, spec.Height, spec.Scale = pngWidth, pngHeight, pngScale
+		path := filepath.Join(dir, chart.FileName(spec.Title))
+		img, err := chart.Render(spec)
+		if errors.Is(err, chart.ErrTooFewPoints) {
+			fmt.Fprintf(stderr, "%s not written: %s\n", path, chart.NoCurve)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", spec.Title, err)
+		}
+		var buf bytes.Buffer
+		if err := chart.EncodePNG(img, &buf); err != nil {
+			return fmt.Errorf("%s: %w", spec.Title, err)
+		}
+		if err := storage.WriteFileAtomic(path, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "chart written to %s\n", path)
+	}
+	return nil
 }
 
 // openLibrary opens the results library in the app's data folder.
