@@ -59,7 +59,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 // given with another plan is refused, naming them. Flags not listed apply
 // to every plan.
 var planOnly = map[string][]string{
-	"manifest": {planKovara}, "profile": {planKovara},
+	"manifest": {planKovara}, "profile": {planKovara}, "png": {planKovara},
 	"input-tokens": {planKovara, planCapacity}, "warmup": {planKovara, planCapacity}, "seed": {planKovara, planCapacity},
 	"concurrency": {planKovara, planSpecDec}, "requests": {planKovara, planSpecDec},
 	"output-tokens": {planKovara, planSpecDec, planCapacity},
