@@ -314,7 +314,9 @@ func TestRenderChartUsesPaletteBackground(t *testing.T) {
 }
 
 // Charts drawn on several goroutines at once are the pictures each spec
-// draws alone: the renderers share nothing (the font is loaded once).
+// draws alone: the renderers share nothing (the font is loaded once). Each
+// picture holds its own line, in its own colour, so two blank pictures
+// cannot pass for equal ones.
 func TestRenderChartConcurrently(t *testing.T) {
 	t.Parallel()
 	spec := func(g int) Spec {
@@ -344,6 +346,9 @@ func TestRenderChartConcurrently(t *testing.T) {
 		}
 		if !bytes.Equal(imgs[g].Pix, alone.Pix) {
 			t.Errorf("goroutine %d: the chart differs from the same spec drawn alone", g)
+		}
+		if n := countNear(imgs[g], testLight.Series[g], 10); n < 10 {
+			t.Errorf("goroutine %d: only %d pixels in its series colour; nothing drawn?", g, n)
 		}
 	}
 }
