@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/storage"
 )
@@ -26,6 +27,12 @@ const (
 	planSpecDec  = "Speculative decoding (acceptance from /metrics)"
 	planCapacity = "Capacity: how many users at once within a service level"
 )
+
+// planKinds are the plans by their names below ui (results.Plan*).
+var planKinds = map[string]string{
+	planKovara: results.PlanKovara, planStages: results.PlanStages,
+	planSpecDec: results.PlanSpecDec, planCapacity: results.PlanCapacity,
+}
 
 // Manifest choices besides the recent files.
 const (

@@ -31,19 +31,9 @@ type CapacityView struct {
 	saveAll  []*widget.Button // Save PNG… under each chart
 }
 
-var capacityColumns = []string{"Concurrency", "Step", "Requests", "Failed", "Per-user tok/s p50", "p5", "TTFT p95 ms", "Total tok/s", "Service level"}
-
-func capacityRows(r *results.CapacityResult) [][]string {
-	var rows [][]string
-	for _, p := range r.Probes {
-		rows = append(rows, []string{strconv.Itoa(p.Concurrency), p.Step, strconv.Itoa(p.Requests), strconv.Itoa(p.Failed),
-			optNum(p.UserTPSP50, 1), optNum(p.UserTPSP5, 1), optNum(p.TTFTP95Ms, 0), strconv.FormatFloat(p.OutputTPS, 'f', 1, 64), p.Verdict()})
-	}
-	return rows
-}
-
 func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error, onBack func()) *CapacityView {
-	v := &CapacityView{rows: capacityRows(r)}
+	t := r.Table()
+	v := &CapacityView{rows: t.Rows}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	// A long model id must not widen the view past a small window.
 	title.Truncation = fyne.TextTruncateEllipsis
@@ -81,7 +71,7 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 		chartWithSave(v.speed, capacitySpeedSpec(r, palette).Title),
 		chartWithSave(v.ttft, capacityTTFTSpec(r, palette).Title))
 
-	table := textTable(v.rows, capacityColumns)
+	table := textTable(t.Rows, t.Columns)
 	v.back = widget.NewButton("New benchmark", onBack)
 	problems, notes := results.Split(r.Warnings())
 	v.warnings = widget.NewLabel(notesText(notes, len(problems) > 0))

@@ -155,7 +155,6 @@ func (s *BenchmarkScreen) onRun() {
 		ep.KeyHint = appKeyHint
 	}
 	var run planRun
-	simCfg := sim.Demo()
 	switch s.planSelect.Selected {
 	case planStages:
 		plan, err := s.stagesFromForm()
@@ -181,9 +180,6 @@ func (s *BenchmarkScreen) onRun() {
 		}
 		plan.Simulated = simulated
 		run = s.runCapacity(plan)
-		// A simulator with a capacity to find: twelve slots, the rest
-		// queued.
-		simCfg = sim.CapacityDemo()
 	default:
 		plan, err := s.planFromForm()
 		if err != nil {
@@ -194,32 +190,25 @@ func (s *BenchmarkScreen) onRun() {
 		run = s.runKovara(plan)
 	}
 	s.u.fyne.Preferences().SetString(prefLastEndpoint, name)
-	s.start(saved, simulated, simCfg, ep, run)
+	// The built-in simulator is each plan's demo one, as in the CLI's
+	// demo: a capacity to find, drafts to accept.
+	s.start(saved, simulated, sim.DemoFor(planKinds[s.planSelect.Selected]), ep, run)
 }
 
 // runKovara is the Kovara method, saved after every level.
 func (s *BenchmarkScreen) runKovara(plan engine.Plan) planRun {
 	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
-		id := ""
+		cp := s.u.lib.Checkpoint()
 		var saveErr error
-		// A failed save keeps the id, so the next one rewrites the same
-		// file instead of starting a second.
-		save := func(f *results.File) {
-			next, err := s.u.lib.Save(id, f)
-			if err == nil {
-				id = next
-			}
-			saveErr = err
-		}
-		obs.Checkpoint = save
+		obs.Checkpoint = func(f *results.File) { saveErr = cp.Save(f) }
 		if s.u.opts.Observe != nil {
 			s.u.opts.Observe(&obs)
 		}
 		f, err := engine.Run(ctx, plan, ep, obs)
+		id := ""
 		if f != nil {
-			save(f)
-			if saveErr != nil {
-				id = "" // the result shown is not the one in the history
+			if saveErr = cp.Save(f); saveErr == nil {
+				id = cp.ID() // else the result shown is not the one in the history
 			}
 		}
 		return func() {

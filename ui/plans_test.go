@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
@@ -38,7 +39,7 @@ func TestStagesPlanRunViewCopyHistoryCompare(t *testing.T) {
 	h.locked(func() {
 		view = b.content.Objects[0]
 		text := test.RenderObjectToMarkup(view)
-		for _, want := range []string{"decode, code prompt", "cold prefill", "4 users at once", "|decode_single="} {
+		for _, want := range []string{"1 user, code prompt (decode_single)", "cold prefill", "4 users at once", "|decode_single="} {
 			if !strings.Contains(text, want) {
 				t.Errorf("stages view lacks %q", want)
 			}
@@ -176,4 +177,33 @@ func TestPlanFormKeepsEachPlansFields(t *testing.T) {
 			t.Errorf("back to Kovara: levels %q output %q requests %q", b.levelsEntry.Text, b.outputEntry.Text, b.requestsEntry.Text)
 		}
 	})
+}
+
+// The built-in simulator's speculative-decoding demo drafts, as the CLI's
+// demo does (sim.DemoFor): its result shows an acceptance rate.
+func TestSpecDecDemoShowsAcceptance(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.selectEndpoint(SimulatorName)
+		b.planSelect.SetSelected(planSpecDec)
+		b.levelsEntry.SetText("1,2")
+		b.requestsEntry.SetText("4")
+		b.outputEntry.SetText("48")
+		test.Tap(b.runButton)
+	})
+	h.waitFor("the speculative-decoding result", 60*time.Second, func() bool { return b.running == nil && b.shownResult })
+	list, _ := h.u.lib.List()
+	if len(list) != 1 {
+		t.Fatalf("library %+v", list)
+	}
+	r, err := h.u.lib.LoadDocument(list[0].ID)
+	if err != nil || r.SpecDec == nil {
+		t.Fatalf("load: %v", err)
+	}
+	for _, row := range r.SpecDec.Table().Rows {
+		if acc := row[5]; acc == results.Missing || !strings.HasSuffix(acc, " %") {
+			t.Errorf("level %s: acceptance %q, want a rate", row[0], acc)
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -29,6 +28,7 @@ type StagesView struct {
 	wiki     *widget.Label
 	copyWiki *widget.Button
 	table    *fitTable
+	cards    *fitTable     // the GPUs the run read; nil when none
 	copied   *widget.Label // says the block went to the clipboard
 	back     *widget.Button
 	state    *widget.Label
@@ -39,67 +39,17 @@ const (
 	copiedText   = "Copied to the clipboard ✓"
 )
 
-// stagesRows is the stages table: one row per measured request or stage.
-func stagesRows(r *results.StagesResult) [][]string {
-	var rows [][]string
-	for _, d := range r.Decode {
-		note := ""
-		if d.Short {
-			note = "short answer (< 90 % of max)"
-		}
-		if d.Error != "" {
-			note = d.Error
-		}
-		rows = append(rows, []string{"decode, " + d.Prompt + " prompt", strconv.Itoa(d.CompletionTokens) + " tokens",
-			optNum(d.TTFTMs, 0), optNum(d.DecodeTPS, 1), note})
-	}
-	if p := r.Prefill; p != nil {
-		tokens := "—"
-		if p.PromptTokens != nil {
-			tokens = strconv.Itoa(*p.PromptTokens) + " prompt tokens"
-		}
-		rows = append(rows, []string{"cold prefill", tokens, optNum(p.TTFTMs, 0), optNum(p.PrefillTPS, 0), p.Error})
-	}
-	if u := r.Users; u != nil {
-		note := fmt.Sprintf("per user: mean %s, slowest %s tok/s", optNum(u.PerUserMeanTPS, 1), optNum(u.PerUserMinTPS, 1))
-		if u.Queued {
-			note = "QUEUED: " + u.QueueNote
-		}
-		rows = append(rows, []string{fmt.Sprintf("%d users at once", u.Users), strconv.Itoa(u.CompletionTokens) + " tokens",
-			optNum(u.TTFTMsMax, 0) + " (max)", optNum(u.AggregateTPS, 1), note})
-	}
-	return rows
-}
-
-var stagesColumns = []string{"Stage", "Tokens", "TTFT ms", "tok/s", "Note"}
-
 func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, onBack func()) *StagesView {
-	v := &StagesView{u: u, rows: stagesRows(r)}
+	t := r.Table()
+	v := &StagesView{u: u, rows: t.Rows}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	var state []string
-	switch {
-	case r.Complete && len(r.Warnings) > 0:
-		// Never "Complete." above a list of what went wrong.
-		state = append(state, fmt.Sprintf("Finished, with %d %s below: read %s before trusting the figures.",
-			len(r.Warnings), results.Plural(len(r.Warnings), "warning", "warnings"), results.Plural(len(r.Warnings), "it", "them")))
-	case r.Complete:
-		state = append(state, "Complete.")
-	default:
-		state = append(state, "Stopped before every stage finished.")
-	}
-	if r.Quick {
-		state = append(state, "Quick mode: a smoke test, not the plan's numbers.")
-	}
-	if r.Local.Simulated {
-		state = append(state, "Simulated: made against the built-in simulator.")
-	}
-	state = append(state, "Tokens counted by: "+r.TokenSource+".")
+	state := []string{r.Headline()}
 	if saveErr != nil {
 		state = append(state, "It could not be saved in the history: "+saveErr.Error())
 	}
 	v.state = widget.NewLabel(strings.Join(state, " "))
 	v.state.Wrapping = fyne.TextWrapWord
-	v.table = textTable(v.rows, stagesColumns)
+	v.table = textTable(t.Rows, t.Columns)
 	block := r.WikiBlock()
 	v.wiki = widget.NewLabelWithStyle(block, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	v.wiki.Selectable = true
@@ -111,7 +61,18 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	warnings := widget.NewLabel(plainWarnings(r.Warnings))
 	warnings.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(title, v.state, buttons)
-	body := container.NewVSplit(v.table, container.NewBorder(widget.NewLabel("Wiki block"), warnings, nil, nil, container.NewScroll(v.wiki)))
+	tables := fyne.CanvasObject(v.table)
+	if ct := r.GPUs.CardsTable(); ct != nil {
+		// The cards the run read, as the cmp.wiki protocol reports them.
+		v.cards = textTable(ct.Rows, ct.Columns)
+		heading := widget.NewLabel(r.GPUs.Heading() + ":")
+		heading.Wrapping = fyne.TextWrapWord
+		if r.GPUs.Caution != "" {
+			heading.Importance = widget.WarningImportance
+		}
+		tables = container.NewVSplit(v.table, container.NewBorder(heading, nil, nil, nil, v.cards))
+	}
+	body := container.NewVSplit(tables, container.NewBorder(widget.NewLabel("Wiki block"), warnings, nil, nil, container.NewScroll(v.wiki)))
 	body.Offset = 0.35
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v
@@ -136,40 +97,9 @@ type SpecDecView struct {
 	positions *ChartView
 }
 
-// specDecColumns are the table's headings, on two lines where a heading is
-// wider than its numbers.
-var specDecColumns = []string{"Concurrency", "OK", "Output\ntok/s", "Decode\ntok/s", "Answer tokens\nmin / p50 / max", "Acceptance", "Mean\nlength",
-	"Per answer\np50 [min–max]", "Per answer\nmean length"}
-
-func specDecRows(r *results.SpecDecResult) [][]string {
-	var rows [][]string
-	for _, l := range r.Levels {
-		spread := "—"
-		if t := l.OutputTokens; t != nil {
-			spread = fmt.Sprintf("%d / %s / %d", t.Min, strconv.FormatFloat(t.P50, 'f', -1, 64), t.Max)
-		}
-		acc, length := "—", "—"
-		if l.Spec != nil {
-			if l.Spec.AcceptanceRate != nil {
-				acc = percent(*l.Spec.AcceptanceRate)
-			}
-			length = optNum(l.Spec.MeanAcceptanceLength, 2)
-		}
-		perAcc, perLen := "—", "—"
-		if pr := l.PerRequest; pr != nil {
-			if sp := pr.RateSpread; sp != nil {
-				perAcc = fmt.Sprintf("%s [%s–%s]", percent(sp.P50), percent(sp.Min), percent(sp.Max))
-			}
-			perLen = optNum(pr.MeanAcceptanceLength, 2)
-		}
-		rows = append(rows, []string{strconv.Itoa(l.Concurrency), fmt.Sprintf("%d / %d", l.OK, l.Requests),
-			optNum(l.OutputTPS, 1), optNum(l.MeanDecodeTPS, 1), spread, acc, length, perAcc, perLen})
-	}
-	return rows
-}
-
 func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, onBack func()) *SpecDecView {
-	v := &SpecDecView{rows: specDecRows(r)}
+	t := r.Table()
+	v := &SpecDecView{rows: t.Rows}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Speculative decoding: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	note := "Representative prompts, each answer free to stop on its own: these numbers are not Kovara records and can never be published."
 	if stops := r.Stops(); stops != "" {
@@ -185,7 +115,7 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	}
 	v.state = widget.NewLabel(note)
 	v.state.Wrapping = fyne.TextWrapWord
-	v.table = textTable(v.rows, specDecColumns)
+	v.table = textTable(t.Rows, t.Columns)
 	v.back = widget.NewButton("New benchmark", onBack)
 	warnings := widget.NewLabel(plainWarnings(append(r.LevelNotes(), r.Warnings...)))
 	warnings.Wrapping = fyne.TextWrapWord
@@ -197,8 +127,6 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	v.content = container.NewBorder(top, warnings, nil, nil, body)
 	return v
 }
-
-func percent(share float64) string { return strconv.FormatFloat(share*100, 'f', 1, 64) + " %" }
 
 // positionSpec charts acceptance by draft position, one line per level:
 // the share of drafting steps whose draft was accepted at each position

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,53 @@ func TestSpecDecViewSaysHowAnswersEnded(t *testing.T) {
 		assertNothingOverflows(t, "speculative decoding", v.table)
 		if got, room := v.table.width(), v.table.Size().Width; got > room {
 			t.Errorf("the columns take %.1f px of %.1f", got, room)
+		}
+	})
+}
+
+// TestResultViewsShowTheSharedTables: the three-stage, speculative-
+// decoding and capacity views show exactly the cells their kind's Table
+// defines (engine/results), the ones the CLI prints; a three-stage result
+// that read its GPUs shows them under the stages, with the caution when
+// they may not be the server's.
+func TestResultViewsShowTheSharedTables(t *testing.T) {
+	h := newHarness(t)
+	tps, ttft, gen, width, cap, peak := 88.2, 41.3, 4, 16, 350.0, 251.0
+	st := &results.StagesResult{Complete: true, Model: "m", TokenSource: "usage",
+		Decode: []results.DecodeStage{{Prompt: "code", CompletionTokens: 1024, MaxTokens: 1024, DecodeTPS: &tps, TTFTMs: &ttft}},
+		Users:  &results.UsersStage{Users: 4, Error: "2 of 4 requests failed (first: HTTP 503), so there is no aggregate"},
+		GPUs: &results.StagesGPUs{Source: results.GPUSourceLocal, Caution: "the endpoint is another machine: these may not be the server's cards",
+			Cards: []results.GPUCard{{Index: 0, Name: "NVIDIA GeForce RTX 3090", PCIeGenLoad: &gen, PCIeWidthLoad: &width, PowerLimitW: &cap, PeakPowerW: &peak, Driver: "550.120"}}}}
+	rate, length := 0.7, 2.4
+	sd := &results.SpecDecResult{Complete: true, Model: "m", Levels: []results.SpecDecLevel{{Concurrency: 2, OK: 8, Requests: 8,
+		Spec: &results.SpecWindow{AcceptanceRate: &rate, MeanAcceptanceLength: &length}}}}
+	p50, p5, p95 := 31.0, 22.5, 812.0
+	cp := &results.CapacityResult{Complete: true, Model: "m", Probes: []results.CapacityProbe{{Concurrency: 4, Requests: 20, Step: results.StepDouble, Met: true,
+		UserTPSP50: &p50, UserTPSP5: &p5, TTFTP95Ms: &p95, OutputTPS: 120}}}
+	h.locked(func() {
+		sv := newStagesView(h.u, st, "", nil, func() {})
+		if got, want := sv.rows, st.Table().Rows; !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("stages view rows %q, want the shared table %q", got, want)
+		}
+		if !strings.Contains(strings.Join(sv.rows[1], "|"), "failed: 2 of 4 requests failed") {
+			t.Errorf("a failed users stage should say its error: %q", sv.rows[1])
+		}
+		if sv.cards == nil || !slices.Equal(sv.cards.columns, results.CardColumns) {
+			t.Fatal("the cards table is missing")
+		}
+		h.win.SetContent(sv.content)
+		h.win.Resize(fyne.NewSize(1180, 800))
+		text := test.RenderObjectToMarkup(sv.content)
+		for _, want := range []string{"Gen4 x16", "may not be the server", "NVIDIA GeForce RTX 3090"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the stages view lacks %q", want)
+			}
+		}
+		if v := newSpecDecView(h.u, sd, "", nil, func() {}); !slices.EqualFunc(v.rows, sd.Table().Rows, slices.Equal) || v.rows[0][5] != "70.0 %" {
+			t.Errorf("speculative-decoding rows %q", v.rows)
+		}
+		if v := newCapacityView(h.u, cp, "", nil, func() {}); !slices.EqualFunc(v.rows, cp.Table().Rows, slices.Equal) || v.rows[0][6] != "812.0" {
+			t.Errorf("capacity rows %q", v.rows)
 		}
 	})
 }

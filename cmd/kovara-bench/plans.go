@@ -343,14 +343,8 @@ func printTable(w io.Writer, t results.Table) {
 
 // printStages writes the three-stage table.
 func printStages(w io.Writer, r *results.StagesResult) {
-	head := "Three-stage plan (Kovara Desktop, after the cmp.wiki benchmark protocol)"
-	if r.Quick {
-		head += " — QUICK RUN, not protocol numbers"
-	}
-	if r.Local.Simulated {
-		head += " — SIMULATOR"
-	}
-	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, "Three-stage plan (Kovara Desktop, after the cmp.wiki benchmark protocol)")
+	fmt.Fprintln(w, r.Headline())
 	eng := results.FamilyName(r.Engine.Family)
 	if eng == "" {
 		eng = "not recognised"

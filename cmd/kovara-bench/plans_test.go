@@ -149,3 +149,36 @@ func TestCompareOtherPlans(t *testing.T) {
 		t.Errorf("mixed kinds: exit %d, %s", code, stderr)
 	}
 }
+
+// TestPrintedTablesAreTheShared: the CLI prints each result kind's table
+// from the same definition the app shows (results.Table), every cell of a
+// row on that row's line.
+func TestPrintedTablesAreTheShared(t *testing.T) {
+	t.Parallel()
+	tps, gen, width := 88.2, 4, 16
+	st := &results.StagesResult{Complete: true, Model: "m", TokenSource: "usage",
+		Decode: []results.DecodeStage{{Prompt: "code", CompletionTokens: 1024, MaxTokens: 1024, DecodeTPS: &tps}},
+		Users:  &results.UsersStage{Users: 4, Error: "2 of 4 requests failed"},
+		GPUs:   &results.StagesGPUs{Source: results.GPUSourceSSH, Cards: []results.GPUCard{{Index: 0, Name: "NVIDIA GeForce RTX 3090", PCIeGenLoad: &gen, PCIeWidthLoad: &width}}}}
+	var out strings.Builder
+	printStages(&out, st)
+	lines := strings.Split(out.String(), "\n")
+	tables := append([][]string{}, st.Table().Rows...)
+	tables = append(tables, st.GPUs.CardsTable().Rows...)
+	for _, row := range tables {
+		found := false
+		for _, l := range lines {
+			all := true
+			for _, cell := range row {
+				all = all && strings.Contains(l, cell)
+			}
+			found = found || all
+		}
+		if !found {
+			t.Errorf("no printed line holds the row %q:\n%s", row, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "GPUs read over ssh:") {
+		t.Errorf("the GPU table's heading is missing:\n%s", out.String())
+	}
+}

@@ -212,18 +212,15 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 	if libErr != nil {
 		fmt.Fprintf(stderr, "warning: the results library cannot be used (%v); the results go to a file instead\n", libErr)
 	}
-	id := ""
+	var cp *storage.Checkpoint
+	if lib != nil {
+		cp = lib.Checkpoint()
+	}
 	save := func(file *results.File) error {
-		if lib == nil {
+		if cp == nil {
 			return nil
 		}
-		// Keep the id through a failed save, so the next one rewrites
-		// the same file instead of starting a second.
-		next, err := lib.Save(id, file)
-		if err == nil {
-			id = next
-		}
-		return err
+		return cp.Save(file)
 	}
 	obs.Checkpoint = func(file *results.File) {
 		if err := save(file); err != nil {
@@ -258,7 +255,7 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 				fmt.Fprintf(stderr, "kovara-bench: could not save into the library: %v\n", err)
 			} else {
 				saved = true
-				fmt.Fprintf(stderr, "saved in the library as %s (%s)\n", id, lib.Path(id))
+				fmt.Fprintf(stderr, "saved in the library as %s (%s)\n", cp.ID(), lib.Path(cp.ID()))
 			}
 		}
 		out := f.output

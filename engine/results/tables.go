@@ -142,3 +142,28 @@ func (r *CapacityResult) Table() Table {
 	}
 	return t
 }
+
+// Headline is the three-stage result's state in words, for the app and
+// the CLI: never "Complete." above warnings.
+func (r *StagesResult) Headline() string {
+	var parts []string
+	n := len(r.Warnings)
+	switch {
+	case r.Complete && n > 0:
+		parts = append(parts, fmt.Sprintf("Finished, with %d %s below: read %s before trusting the figures.", n, Plural(n, "warning", "warnings"), Plural(n, "it", "them")))
+	case r.Complete:
+		parts = append(parts, "Complete.")
+	default:
+		parts = append(parts, "Stopped before every stage finished.")
+	}
+	if r.Quick {
+		parts = append(parts, "Quick mode: a smoke test, not the plan's numbers.")
+	}
+	if r.Local.Simulated {
+		parts = append(parts, "Simulated: made against the built-in simulator.")
+	}
+	if r.TokenSource != "" {
+		parts = append(parts, "Tokens counted by: "+r.TokenSource+".")
+	}
+	return strings.Join(parts, " ")
+}
