@@ -102,8 +102,6 @@ var (
 	stagesQuick = stagesProfile{decode: 128, prefill: 2000, probe: 500, users: 64, warm: 16}
 )
 
-// shortFraction: an answer below this share of its max_tokens is flagged.
-const shortFraction = 0.9
 
 // specWindow is what the counters moved by, as the documents record it.
 func specWindow(d SpecDelta) *results.SpecWindow {
@@ -357,7 +355,7 @@ func (s *stagesRun) decodeStage(ctx context.Context, cn *conn) {
 			d.DecodeS = ptr(math.Round((c.last-c.first).Seconds()*1000) / 1000)
 		}
 		d.Reasoning = out.reasoning
-		if float64(c.tokens) < shortFraction*float64(s.prof.decode) {
+		if float64(c.tokens) < results.ShortAnswerShare*float64(s.prof.decode) {
 			d.Short = true
 			s.warn("the %s answer stopped at %d tokens, short of %d: its decode rate is what was measured over a shorter answer", p.Kind, c.tokens, s.prof.decode)
 		}

@@ -347,8 +347,8 @@ func TestStagesProfilesFollowTheProtocol(t *testing.T) {
 	if got, want := DefaultPlanTimeout, 900*time.Second; got != want { // --timeout default, seconds per request
 		t.Errorf("DefaultPlanTimeout %s, want the protocol's %s", got, want)
 	}
-	if got, want := shortFraction, 0.9; got != want { // stage_single's short-answer check
-		t.Errorf("shortFraction %v, want the protocol's %v", got, want)
+	if got, want := results.ShortAnswerShare, 0.9; got != want { // stage_single's short-answer check
+		t.Errorf("ShortAnswerShare %v, want the protocol's %v", got, want)
 	}
 }
 

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -43,72 +42,9 @@ type ResultView struct {
 	buttons     *fyne.Container
 }
 
-// resultColumns are the per-level table's headings, each on two lines
-// (what, then its unit) so twelve columns fit the window; energyColumns
-// follow when the endpoint has a GPU telemetry source.
-var (
-	resultColumns = []string{"Concurrency", "OK / err", "Output\ntok/s", "Req/s",
-		"TTFT p50\nms", "TTFT p95\nms", "TTFT p99\nms", "ITL p50\nms", "ITL p95\nms", "ITL p99\nms", "Latency\np50 ms", "Latency\np99 ms"}
-	energyColumns = []string{"Power\nW", "Tokens/J"}
-)
-
-func columnsFor(f *results.File) []string {
-	if f.Local.Telemetry != nil {
-		return append(append([]string(nil), resultColumns...), energyColumns...)
-	}
-	return resultColumns
-}
-
-// resultRows is the per-level table: one row per finished level, and the
-// interrupted level marked as partial. Times in ms; "—" where the sample
-// is too small for that percentile.
-func resultRows(f *results.File) [][]string {
-	var rows [][]string
-	add := func(r results.Run, partial bool) {
-		m := r.Metrics
-		conc := strconv.Itoa(r.Concurrency)
-		if partial {
-			conc += " (partial)"
-		}
-		errs := m.RequestsError + m.RequestsTimeout
-		rows = append(rows, []string{
-			conc, fmt.Sprintf("%d / %d", m.RequestsOK, errs),
-			strconv.FormatFloat(m.OutputThroughput, 'f', 1, 64), strconv.FormatFloat(m.RequestThroughput, 'f', 2, 64),
-			pct(m.TTFTMs, 50), pct(m.TTFTMs, 95), pct(m.TTFTMs, 99),
-			pct(m.ITLMs, 50), pct(m.ITLMs, 95), pct(m.ITLMs, 99),
-			pct(m.LatencyMs, 50), pct(m.LatencyMs, 99),
-		})
-		if t := f.Local.Telemetry; t != nil {
-			lv := t.Levels[r.Concurrency]
-			rows[len(rows)-1] = append(rows[len(rows)-1], optNum(lv.MeanPowerW, 0), optNum(lv.TokensPerJoule, 2))
-		}
-	}
-	for _, r := range f.Runs {
-		add(r, false)
-	}
-	if f.Local.PartialRun != nil {
-		add(*f.Local.PartialRun, true)
-	}
-	return rows
-}
-
-func optNum(v *float64, prec int) string {
-	if v == nil {
-		return "—"
-	}
-	return strconv.FormatFloat(*v, 'f', prec, 64)
-}
-
-func pct(d *results.Dist, q int) string {
-	v, ok := d.At(q)
-	if !ok {
-		return "—"
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
-}
-
 func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView {
-	v := &ResultView{file: f, id: id, rows: resultRows(f), columns: columnsFor(f)}
+	t := results.ResultTable(f)
+	v := &ResultView{file: f, id: id, rows: t.Rows, columns: t.Columns}
 	if id != "" {
 		v.path = u.lib.Path(id)
 	}

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
@@ -151,7 +152,7 @@ func TestLiveServerAndGPUCharts(t *testing.T) {
 	h.waitFor("the result", 60*time.Second, func() bool { return b.result != nil })
 	h.locked(func() {
 		r := b.result
-		if len(r.columns) != len(resultColumns)+2 || r.rows[0][len(r.columns)-1] == "—" {
+		if len(r.columns) != len(results.ResultColumns)+len(results.EnergyColumns) || r.rows[0][len(r.columns)-1] == results.Missing {
 			t.Errorf("energy columns: %v / %v", r.columns, r.rows)
 		}
 	})

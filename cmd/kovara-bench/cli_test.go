@@ -176,7 +176,7 @@ func TestDemoSmall(t *testing.T) {
 	if !f.Local.Simulated || !f.Complete || len(f.Runs) != 2 {
 		t.Errorf("demo file simulated=%v complete=%v runs=%d", f.Local.Simulated, f.Complete, len(f.Runs))
 	}
-	if !strings.Contains(stdout, "out tok/s") {
+	if !strings.Contains(stdout, "Output tok/s") {
 		t.Errorf("no summary:\n%s", stdout)
 	}
 	// And validate refuses it, saying why.

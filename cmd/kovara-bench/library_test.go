@@ -261,7 +261,7 @@ func TestRunWithGPUShowsEnergy(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "tok/J") || !strings.Contains(stdout, "GPU power from") {
+	if !strings.Contains(stdout, "Tokens per J") || !strings.Contains(stdout, "GPU power from") {
 		t.Errorf("summary:\n%s", stdout)
 	}
 	code, _, stderr = runCLI("run", "--endpoint", url, "--gpu", "nvidia", "--concurrency", "1", "--requests", "1")

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"text/tabwriter"
 
 	"github.com/kovara/desktop/engine/results"
 )
@@ -17,40 +15,14 @@ func printSummary(w io.Writer, f *results.File) {
 	for _, d := range results.ErrorDetails(f) {
 		fmt.Fprintf(w, "    first error %s\n", d)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	printTable(w, results.ResultTable(f))
 	tel := f.Local.Telemetry
-	head := "conc\tok\terr\ttimeout\tout tok/s\treq/s\tTTFT p50\tp95\tp99\tITL p50\tp95\tp99\tlatency p50\tp99\t"
-	if tel != nil {
-		head += "power W\tpeak W\ttok/J\t"
-	}
-	fmt.Fprintln(tw, head)
-	row := func(r results.Run, note string) {
-		m := r.Metrics
-		line := fmt.Sprintf("%d%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t",
-			r.Concurrency, note, m.RequestsOK, m.RequestsError, m.RequestsTimeout,
-			num(m.OutputThroughput, 1), num(m.RequestThroughput, 2),
-			p(m.TTFTMs, 50), p(m.TTFTMs, 95), p(m.TTFTMs, 99),
-			p(m.ITLMs, 50), p(m.ITLMs, 95), p(m.ITLMs, 99),
-			p(m.LatencyMs, 50), p(m.LatencyMs, 99))
-		if tel != nil {
-			lv := tel.Levels[r.Concurrency]
-			line += fmt.Sprintf("%s\t%s\t%s\t", opt(lv.MeanPowerW, 0), opt(lv.PeakPowerW, 0), opt(lv.TokensPerJoule, 2))
-		}
-		fmt.Fprintln(tw, line)
-	}
-	for _, r := range f.Runs {
-		row(r, "")
-	}
-	if f.Local.PartialRun != nil {
-		row(*f.Local.PartialRun, "*")
-	}
-	tw.Flush()
 	fmt.Fprintln(w, "times in ms; tokens counted by", tokenMethod(f))
 	if tel != nil {
 		fmt.Fprintf(w, "GPU power from %s: %d GPUs; energy per level integrated over its wall time\n", tel.Host, len(tel.Inventory))
 	}
 	if f.Local.PartialRun != nil {
-		fmt.Fprintln(w, "* interrupted level: partial, kept in local.partial_run, not publishable")
+		fmt.Fprintln(w, "(partial): the interrupted level, kept in local.partial_run, not publishable")
 	}
 	if note := results.ConnectionNote(f); note != "" {
 		fmt.Fprintln(w, note)
@@ -89,21 +61,3 @@ func tokenMethod(f *results.File) string {
 	return "-"
 }
 
-func num(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
-
-// p formats one percentile, or "-" when the sample is too small for it.
-func p(d *results.Dist, q int) string {
-	v, ok := d.At(q)
-	if !ok {
-		return "-"
-	}
-	return num(v, 1)
-}
-
-// opt formats an optional number, "-" when it is missing.
-func opt(v *float64, prec int) string {
-	if v == nil {
-		return "-"
-	}
-	return num(*v, prec)
-}

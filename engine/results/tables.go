@@ -57,7 +57,7 @@ func (r *StagesResult) Table() Table {
 		}
 		note := ""
 		if d.Short {
-			note = fmt.Sprintf("short answer (under %d %% of %d)", int(shortShare*100), d.MaxTokens)
+			note = fmt.Sprintf("short answer (under %d %% of %d)", int(ShortAnswerShare*100), d.MaxTokens)
 		}
 		t.Rows = append(t.Rows, []string{label, strconv.Itoa(d.CompletionTokens), Num(d.TTFTMs, 1), Num(d.DecodeTPS, 1), note})
 	}
@@ -87,9 +87,10 @@ func (r *StagesResult) Table() Table {
 	return t
 }
 
-// shortShare is the share of the answer cap below which a single-user
-// answer is flagged short (the plan's rule, engine/stages.go).
-const shortShare = 0.9
+// ShortAnswerShare is the share of its answer cap below which a
+// single-user answer of the three-stage plan is flagged short (the
+// protocol's rule): the engine flags it, the table says it.
+const ShortAnswerShare = 0.9
 
 // CardsTable is the GPU table under a three-stage result (nil when the
 // run read no cards).
@@ -166,4 +167,59 @@ func (r *StagesResult) Headline() string {
 		parts = append(parts, "Tokens counted by: "+r.TokenSource+".")
 	}
 	return strings.Join(parts, " ")
+}
+
+// ResultColumns are a Kovara run's per-level headings, each on two lines
+// (what, then its unit) so the table fits a window; EnergyColumns follow
+// when the run had a GPU telemetry source.
+var (
+	ResultColumns = []string{"Concurrency", "OK / err", "Output\ntok/s", "Req/s",
+		"TTFT p50\nms", "TTFT p95\nms", "TTFT p99\nms", "ITL p50\nms", "ITL p95\nms", "ITL p99\nms", "Latency\np50 ms", "Latency\np99 ms"}
+	EnergyColumns = []string{"Power\nW", "Peak\nW", "Tokens\nper J"}
+)
+
+// ResultTable is a Kovara run's table: a row per finished level, then the
+// interrupted level marked partial; "err" counts errors and timeouts.
+// Times in ms; Missing where the sample is too small for a percentile.
+func ResultTable(f *File) Table {
+	t := Table{Columns: ResultColumns}
+	tel := f.Local.Telemetry
+	if tel != nil {
+		t.Columns = append(append([]string(nil), ResultColumns...), EnergyColumns...)
+	}
+	add := func(r Run, partial bool) {
+		m := r.Metrics
+		conc := strconv.Itoa(r.Concurrency)
+		if partial {
+			conc += " (partial)"
+		}
+		out, req := m.OutputThroughput, m.RequestThroughput
+		row := []string{conc, fmt.Sprintf("%d / %d", m.RequestsOK, m.RequestsError+m.RequestsTimeout),
+			Num(&out, 1), Num(&req, 2),
+			At(m.TTFTMs, 50), At(m.TTFTMs, 95), At(m.TTFTMs, 99),
+			At(m.ITLMs, 50), At(m.ITLMs, 95), At(m.ITLMs, 99),
+			At(m.LatencyMs, 50), At(m.LatencyMs, 99)}
+		if tel != nil {
+			lv := tel.Levels[r.Concurrency]
+			row = append(row, Num(lv.MeanPowerW, 0), Num(lv.PeakPowerW, 0), Num(lv.TokensPerJoule, 2))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for _, r := range f.Runs {
+		add(r, false)
+	}
+	if f.Local.PartialRun != nil {
+		add(*f.Local.PartialRun, true)
+	}
+	return t
+}
+
+// At is a distribution's percentile q in ms with one decimal, or Missing
+// when the sample is too small for it.
+func At(d *Dist, q int) string {
+	v, ok := d.At(q)
+	if !ok {
+		return Missing
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }
