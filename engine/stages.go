@@ -102,7 +102,6 @@ var (
 	stagesQuick = stagesProfile{decode: 128, prefill: 2000, probe: 500, users: 64, warm: 16}
 )
 
-
 // specWindow is what the counters moved by, as the documents record it.
 func specWindow(d SpecDelta) *results.SpecWindow {
 	w := &results.SpecWindow{Drafts: d.Drafts, DraftTokens: d.DraftTokens, Accepted: d.Accepted}

@@ -94,42 +94,28 @@ func (f *runFlags) otherPlan(set map[string]bool) (otherPlan, error) {
 	switch f.planName {
 	case planStages:
 		p, err := f.stagesPlan(set)
-		if err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
-			p.Simulated = simulated
-			prog.start()
-			res, err := engine.RunStages(ctx, p, ep, obs)
-			prog.stop()
-			return finishStages(res, err, *f, stdout, stderr)
-		}, nil
+		return planRun(f, p, func(p *engine.StagesPlan, sim bool) { p.Simulated = sim }, engine.RunStages, finishStages), err
 	case planSpecDec:
 		p, err := f.specDecPlan(set)
-		if err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
-			p.Simulated = simulated
-			prog.start()
-			res, err := engine.RunSpecDec(ctx, p, ep, obs)
-			prog.stop()
-			return finishSpecDec(res, err, *f, stdout, stderr)
-		}, nil
+		return planRun(f, p, func(p *engine.SpecDecPlan, sim bool) { p.Simulated = sim }, engine.RunSpecDec, finishSpecDec), err
 	case planCapacity:
 		p, err := f.capacityPlan()
-		if err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
-			p.Simulated = simulated
-			prog.start()
-			res, err := engine.RunCapacity(ctx, p, ep, obs)
-			prog.stop()
-			return finishCapacity(res, err, *f, stdout, stderr)
-		}, nil
+		return planRun(f, p, func(p *engine.CapacityPlan, sim bool) { p.Simulated = sim }, engine.RunCapacity, finishCapacity), err
 	}
 	return nil, fmt.Errorf("--plan %q: use kovara, stages, specdec or capacity", f.planName)
+}
+
+// planRun is the otherPlan that runs p with run, marked simulated for the
+// demo, and prints and keeps its result with finish.
+func planRun[P, R any](f *runFlags, p P, simulated func(*P, bool), run func(context.Context, P, engine.Endpoint, engine.Observer) (R, error),
+	finish func(R, error, runFlags, io.Writer, io.Writer) int) otherPlan {
+	return func(ctx context.Context, ep engine.Endpoint, sim bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
+		simulated(&p, sim)
+		prog.start()
+		res, err := run(ctx, p, ep, obs)
+		prog.stop()
+		return finish(res, err, *f, stdout, stderr)
+	}
 }
 
 // thinkingOff reads --thinking.

@@ -60,4 +60,3 @@ func tokenMethod(f *results.File) string {
 	}
 	return "-"
 }
-
