@@ -4,8 +4,6 @@ package engine
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,37 +11,15 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/hw/hwtest"
 )
-
-// standInSMI puts a stand-in nvidia-smi first on the PATH: two RTX 3090s
-// (the captured inventory of hw/testdata), each drawing 250 W at Gen4 x16
-// while sampled. It cannot be used with t.Parallel (t.Setenv).
-func standInSMI(t *testing.T) {
-	t.Helper()
-	dir := t.TempDir()
-	inv, err := filepath.Abs(filepath.Join("..", "hw", "testdata", "smi_inventory_2x3090.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := `#!/bin/sh
-case "$*" in
-*-lms*) while :; do printf '0, 250.00, 90, 20000, 1800, 60, 4, 16\n1, 250.00, 90, 20000, 1800, 60, 4, 16\n'; sleep 0.2; done ;;
-*--query-gpu=index*) cat "` + inv + `" ;;
-*) echo "unexpected arguments: $*" >&2; exit 64 ;;
-esac
-`
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-}
 
 // TestStagesRecordGPUs: the three-stage plan starts like every plan, so a
 // local GPU source gives it power and energy per stage, and the cards the
 // way the cmp.wiki protocol reports them, in the document and its wiki
 // block. (It once accepted --gpu local and recorded nothing.)
 func TestStagesRecordGPUs(t *testing.T) {
-	standInSMI(t)
+	hwtest.StandInSMI(t, 250)
 	_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers})
 	p := DefaultStagesPlan()
 	p.Quick, p.Users, p.Timeout, p.SpecDecode = true, 3, 30*time.Second, "none"
@@ -88,7 +64,7 @@ func TestStagesRecordGPUs(t *testing.T) {
 
 // TestSpecDecRecordsGPUs: energy per speculative-decoding level.
 func TestSpecDecRecordsGPUs(t *testing.T) {
-	standInSMI(t)
+	hwtest.StandInSMI(t, 250)
 	_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers})
 	p := DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens, p.Requests = []int{1, 2}, 64, 4
