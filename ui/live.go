@@ -113,6 +113,7 @@ func (v *LiveView) update(d *liveData, p chart.Palette) {
 	// Only the charts on show are drawn: the others catch up when chosen.
 	switch v.tabs.SelectedIndex() {
 	case 0:
+		v.ttftChart.SetPlaceholder(d.ttftPlaceholder())
 		v.ttftChart.SetSpec(d.ttftSpec(p))
 		v.itlChart.SetPlaceholder(d.itlPlaceholder())
 		v.itlChart.SetSpec(d.itlSpec(p))

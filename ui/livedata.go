@@ -233,6 +233,14 @@ func (d *liveData) itlLeftOut(sep string) string {
 	return sep + fmt.Sprintf("%d chunks read together (0 ms) not shown", d.itlMerged)
 }
 
+// ttftPlaceholder is what the TTFT chart says before it has two points.
+func (d *liveData) ttftPlaceholder() string {
+	if len(d.ttftY) == 1 {
+		return fmt.Sprintf("1 request finished (TTFT %.0f ms); the chart starts at the second.", d.ttftY[0])
+	}
+	return "Waiting for finished requests…"
+}
+
 // serverPlaceholder is what the server's queue chart says while it has
 // nothing to draw.
 func (d *liveData) serverPlaceholder() string {

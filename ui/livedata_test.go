@@ -73,6 +73,19 @@ func TestLiveDataEveryPlan(t *testing.T) {
 	}
 }
 
+// The TTFT chart says a first request finished before it can draw.
+func TestLiveTTFTPlaceholder(t *testing.T) {
+	t.Parallel()
+	var d liveData
+	if got := d.ttftPlaceholder(); got != "Waiting for finished requests…" {
+		t.Errorf("before any request: %q", got)
+	}
+	d.add(engine.Snapshot{Phase: engine.PhaseDecode, Level: 1, TTFT: []float64{812.4}})
+	if got, want := d.ttftPlaceholder(), "1 request finished (TTFT 812 ms); the chart starts at the second."; got != want {
+		t.Errorf("after one: %q, want %q", got, want)
+	}
+}
+
 // The server charts say why they stay empty: no /metrics, or no KV gauge.
 func TestLiveServerPlaceholders(t *testing.T) {
 	t.Parallel()
