@@ -85,6 +85,24 @@ func KeyringProblem(err error) string {
 	return "The system keyring reported an unexpected error, so the API key could not be read or saved there."
 }
 
+// KeyringReadProblem is KeyringProblem for a key being read, not saved:
+// nothing was typed that could be "kept for this session", and the
+// endpoint may well have no key at all.
+func KeyringReadProblem(err error) string {
+	const tail = "this endpoint's API key, if it has one, could not be read."
+	switch {
+	case err == nil, errors.Is(err, ErrNoKey):
+		return ""
+	case errors.Is(err, ErrKeyringMissing):
+		return "No system keyring answers (on Linux, no Secret Service such as gnome-keyring or KeePassXC is running): " + tail
+	case errors.Is(err, ErrKeyringLocked):
+		return "The system keyring is locked or refused access: " + tail
+	case errors.Is(err, ErrKeyringTimeout):
+		return "The system keyring did not answer in time (it may be waiting for an unlock prompt): " + tail
+	}
+	return "The system keyring reported an unexpected error: " + tail
+}
+
 var (
 	errKeyEmpty         = errors.New("api key is empty (use delete to forget a key)")
 	errKeyEndpointEmpty = errors.New("endpoint name is empty")

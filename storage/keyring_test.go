@@ -625,3 +625,18 @@ func TestKeyringProblemSentences(t *testing.T) {
 		t.Error("locked and missing should read differently")
 	}
 }
+
+// A key that could not be read is said as such: nothing was typed to keep
+// for the session, and the endpoint may have no key at all.
+func TestKeyringReadProblem(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{ErrKeyringMissing, ErrKeyringLocked, ErrKeyringTimeout, errors.New("dbus exploded")} {
+		got := KeyringReadProblem(err)
+		if !strings.HasSuffix(got, "this endpoint's API key, if it has one, could not be read.") || strings.Contains(got, "kept for this session") {
+			t.Errorf("%v: %q", err, got)
+		}
+	}
+	if KeyringReadProblem(nil) != "" || KeyringReadProblem(ErrNoKey) != "" {
+		t.Error("no problem to say for no error or no key")
+	}
+}

@@ -25,6 +25,9 @@ const SimulatorName = "Built-in simulator"
 // that asks for one (engine.Endpoint.KeyHint).
 const appKeyHint = "in the endpoint's API key field (Endpoints: select the endpoint, type the key, Save), which keeps it in the system keyring"
 
+// appTypeKey follows a keyring that could not be read.
+const appTypeKey = "To send one, type it under Endpoints: it is then kept for this session."
+
 const simulatorAbout = "A vLLM-like server inside the app, for trying Kovara Desktop " +
 	"without a GPU. Its runs are marked simulated and can never be published."
 
@@ -180,7 +183,7 @@ func (s *EndpointsScreen) onSelect(name string) {
 			if kerr == nil {
 				s.keyEntry.SetText(key)
 			} else if !errors.Is(kerr, storage.ErrNoKey) {
-				setLabel(s.formNote, storage.KeyringProblem(kerr), true)
+				setLabel(s.formNote, storage.KeyringReadProblem(kerr)+" "+appTypeKey, true)
 			}
 		})
 	}()

@@ -323,7 +323,7 @@ func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, sim
 		} else {
 			key, kerr := saved.Key(s.u.keys)
 			if kerr != nil && !errors.Is(kerr, storage.ErrNoKey) {
-				problem := storage.KeyringProblem(kerr)
+				problem := storage.KeyringReadProblem(kerr) + " " + appTypeKey
 				s.u.do(func() { s.live.lastError.SetText(problem) })
 			}
 			ep.APIKey = key

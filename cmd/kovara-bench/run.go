@@ -169,7 +169,7 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 				case err == nil:
 					key = k
 				case !errors.Is(err, storage.ErrNoKey):
-					fmt.Fprintf(stderr, "warning: %s\n", storage.KeyringProblem(err))
+					fmt.Fprintf(stderr, "warning: %s To send one, set it in %s.\n", storage.KeyringReadProblem(err), f.apiKeyEnv)
 				}
 			}
 			ep := saved.WithKey(key)
