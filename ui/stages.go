@@ -61,19 +61,24 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	warnings := widget.NewLabel(plainWarnings(r.Warnings))
 	warnings.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(title, v.state, buttons)
-	tables := fyne.CanvasObject(v.table)
+	// The stages and the cards show every row, and scroll together
+	// above the wiki block.
+	v.table.allRows = true
+	tables := container.NewVBox(v.table)
 	if ct := r.GPUs.CardsTable(); ct != nil {
 		// The cards the run read, as the cmp.wiki protocol reports them.
 		v.cards = textTable(ct.Rows, ct.Columns)
+		v.cards.allRows = true
 		heading := widget.NewLabel(r.GPUs.Heading() + ":")
 		heading.Wrapping = fyne.TextWrapWord
 		if r.GPUs.Caution != "" {
 			heading.Importance = widget.WarningImportance
 		}
-		tables = container.NewVSplit(v.table, container.NewBorder(heading, nil, nil, nil, v.cards))
+		tables.Add(heading)
+		tables.Add(v.cards)
 	}
-	body := container.NewVSplit(tables, container.NewBorder(widget.NewLabel("Wiki block"), warnings, nil, nil, container.NewScroll(v.wiki)))
-	body.Offset = 0.35
+	body := container.NewVSplit(container.NewVScroll(tables), container.NewBorder(widget.NewLabel("Wiki block"), warnings, nil, nil, container.NewScroll(v.wiki)))
+	body.Offset = 0.5
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v
 }
