@@ -298,7 +298,7 @@ func TestFitContext(t *testing.T) {
 		{"fits", 1024, 256, llama, ""},
 		{"fits with the margin", 15900, 256, llama, ""},
 		{"too long", 20000, 256, llama,
-			"the plan asks for 20000-token prompts and 256-token answers, 20256 tokens, but the server's context holds 16384 (from /props default_generation_settings.n_ctx), so every request would be refused: lower --input-tokens or --output-tokens, or start the server with a larger context (llama-server: -c, which it may divide among its -np slots)"},
+			"the plan asks for 20000-token prompts and 256-token answers, 20256 tokens, but the server's context holds 16384 (from /props default_generation_settings.n_ctx), so every request would be refused: lower --input-tokens or --output-tokens, or start the server with a larger context (llama-server: -c, which it divides among its -np slots)"},
 		{"the answer does not fit", 16000, 512, llama,
 			"16512 tokens, but the server's context holds 16384 (from /props default_generation_settings.n_ctx), so answers would stop short of 512 tokens: lower"},
 		{"only the margin does not fit", 3900, 190, vllm,

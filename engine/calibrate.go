@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/kovara/desktop/engine/prompt"
@@ -69,6 +70,10 @@ func (r *runner) calibrate(ctx context.Context) error {
 		}
 		i++
 		cal.Attempts = append(cal.Attempts, results.CalibrationAttempt{Words: w, PromptTokens: out.promptTok})
+		if ce := truncated(cal.Attempts, target, r.plan.OutputTokens, r.detection); ce != nil {
+			// Every prompt would be cut: no run on the wrong length.
+			return &PlanError{Err: ce}
+		}
 		d := math.Abs(float64(out.promptTok - target))
 		if best < 0 || d < math.Abs(float64(cal.Attempts[best].PromptTokens-target)) {
 			best = len(cal.Attempts) - 1
@@ -100,6 +105,32 @@ func (r *runner) calibrate(ctx context.Context) error {
 	if !cal.Converged && best >= 0 {
 		// Warned from the file (results.Warnings); the log says it now.
 		r.obs.logf("warning: prompt calibration did not converge in %d requests: prompts are about %d tokens against the %d asked for", len(cal.Attempts), *cal.PromptTokens, target)
+	}
+	return nil
+}
+
+// truncated says when the server cut the prompts: the last attempt sent
+// at least a tenth more words than an earlier one yet counted no more
+// than 1 % more prompt tokens, still short of the target. A server that
+// says its context is refused before calibration (FitContext); this is
+// for one that does not, and silently truncates (Ollama does).
+func truncated(att []results.CalibrationAttempt, target, output int, d *results.Detection) *ContextError {
+	if len(att) < 2 {
+		return nil
+	}
+	last := att[len(att)-1]
+	if float64(last.PromptTokens) >= float64(target)-calibrationTolerance(target) {
+		return nil
+	}
+	for _, a := range att[:len(att)-1] {
+		if float64(last.Words) >= 1.1*float64(a.Words) && float64(last.PromptTokens) <= 1.01*float64(a.PromptTokens) {
+			family := ""
+			if d != nil {
+				family = d.Family
+			}
+			return &ContextError{Input: target, Output: output, Context: last.PromptTokens, Family: family, Truncated: true,
+				Source: fmt.Sprintf("%d words gave %d prompt tokens, %d words %d", a.Words, a.PromptTokens, last.Words, last.PromptTokens)}
+		}
 	}
 	return nil
 }

@@ -98,7 +98,18 @@ func (r *EndpointReport) Lines(err error) []string {
 		out = append(out, "Server header: "+d.ServerHeader)
 	}
 	if d.ContextLength > 0 {
-		out = append(out, fmt.Sprintf("Context length: %d tokens", d.ContextLength))
+		line := fmt.Sprintf("Context length: %d tokens", d.ContextLength)
+		if d.ContextSource != "" {
+			line += " (" + d.ContextSource + ")"
+		}
+		out = append(out, line)
+	}
+	switch {
+	case d.ParallelSlots > 0:
+		out = append(out, fmt.Sprintf("Requests served at once: %d (%s)", d.ParallelSlots, d.ParallelSource))
+	case d.Family == results.FamilyOllama:
+		// Ollama does not say; its default is one.
+		out = append(out, "Requests served at once: not reported (Ollama's default is 1 unless OLLAMA_NUM_PARALLEL is set); a run finds it from its own levels")
 	}
 	if err != nil || r.Compat.Attempts == 0 {
 		return out

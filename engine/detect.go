@@ -72,25 +72,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			}
 		}
 	}
-	get := func(path string, v any) bool {
-		cctx, cancel := context.WithTimeout(ctx, detectTimeout)
-		defer cancel()
-		req, err := http.NewRequestWithContext(cctx, http.MethodGet, b.API(path), nil)
-		if err != nil {
-			return false
-		}
-		authorize(e, req)
-		resp, err := c.Do(req)
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		body, tooBig, err := readBounded(resp.Body, 1<<20)
-		if err != nil || tooBig || resp.StatusCode != http.StatusOK {
-			return false
-		}
-		return json.Unmarshal(body, v) == nil
-	}
+	get := func(path string, v any) bool { return getJSON(ctx, c, e, b, path, v) }
 	setContext := func(n int, source string) {
 		if n > 0 {
 			d.ContextLength, d.ContextSource = n, source
@@ -103,7 +85,8 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			Settings  struct {
 				NCtx int `json:"n_ctx"`
 			} `json:"default_generation_settings"`
-			NCtx int `json:"n_ctx"`
+			NCtx       int `json:"n_ctx"`
+			TotalSlots int `json:"total_slots"`
 		}
 		if get("/props", &props) && (props.BuildInfo != "" || props.Settings.NCtx > 0) {
 			d.Family = results.FamilyLlamaCpp
@@ -120,6 +103,9 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			} else {
 				setContext(props.NCtx, "/props n_ctx")
 			}
+			if props.TotalSlots > 0 {
+				d.ParallelSlots, d.ParallelSource = props.TotalSlots, "/props total_slots"
+			}
 			return d
 		}
 	}
@@ -131,6 +117,9 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 			d.Family, d.Version = results.FamilyOllama, clip.Text(v.Version, 80)
 			if d.Source == "" {
 				d.Source = "/api/version"
+			}
+			if n, ok := ollamaContext(ctx, c, e, b, model); ok {
+				setContext(n, ollamaContextSource)
 			}
 			return d
 		}
@@ -165,4 +154,54 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 		}
 	}
 	return d
+}
+
+// getJSON reads path as JSON into v; false for any failure (detection
+// never fails, it only learns less).
+func getJSON(ctx context.Context, c *http.Client, e Endpoint, b Base, path string, v any) bool {
+	cctx, cancel := context.WithTimeout(ctx, detectTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, b.API(path), nil)
+	if err != nil {
+		return false
+	}
+	authorize(e, req)
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, tooBig, err := readBounded(resp.Body, 1<<20)
+	if err != nil || tooBig || resp.StatusCode != http.StatusOK {
+		return false
+	}
+	return json.Unmarshal(body, v) == nil
+}
+
+// ollamaContextSource names where an Ollama context was read.
+const ollamaContextSource = "/api/ps context_length"
+
+// ollamaContext is the context Ollama loaded model with, from /api/ps:
+// Ollama says it only while the model is loaded (it loads on the first
+// request, and unloads after keep_alive), so before any request it may
+// not know. The context is OLLAMA_CONTEXT_LENGTH's (4096 by default on a
+// small machine), not the model's trained length, and a longer prompt is
+// cut to it without an error.
+func ollamaContext(ctx context.Context, c *http.Client, e Endpoint, b Base, model string) (int, bool) {
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			Model         string `json:"model"`
+			ContextLength int    `json:"context_length"`
+		} `json:"models"`
+	}
+	if !getJSON(ctx, c, e, b, "/api/ps", &ps) {
+		return 0, false
+	}
+	for _, m := range ps.Models {
+		if (m.Name == model || m.Model == model) && m.ContextLength > 0 {
+			return m.ContextLength, true
+		}
+	}
+	return 0, false
 }

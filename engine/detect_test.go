@@ -32,7 +32,7 @@ func TestDetectPersonalities(t *testing.T) {
 		{sim.VLLM, results.FamilyVLLM, "0.11.0", "/v1/models max_model_len", "uvicorn"},
 		{sim.SGLang, results.FamilySGLang, "0.5.2", "/v1/models max_model_len", "uvicorn"},
 		{sim.LlamaCpp, results.FamilyLlamaCpp, "b6000-5eed5ee", "/props default_generation_settings.n_ctx", "llama.cpp"},
-		{sim.Ollama, results.FamilyOllama, "0.12.0", "", ""},
+		{sim.Ollama, results.FamilyOllama, "0.12.0", "/api/ps context_length", ""},
 		{sim.Strict, "", "", "", ""},
 	}
 	for _, c := range cases {

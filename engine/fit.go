@@ -26,6 +26,10 @@ type ContextError struct {
 	// Lower names what to lower, in the caller's words; "" names the
 	// CLI's flags.
 	Lower string
+	// Truncated: the server did not say its context, but cut longer
+	// prompts to Context tokens without an error (seen in calibration:
+	// more words, no more prompt tokens).
+	Truncated bool
 }
 
 func (e *ContextError) Error() string {
@@ -34,11 +38,19 @@ func (e *ContextError) Error() string {
 	if need <= e.Context {
 		msg += fmt.Sprintf(", and a calibrated prompt may come out up to %d tokens longer", e.Margin)
 	}
-	msg += fmt.Sprintf(", but the server's context holds %d", e.Context)
-	if e.Source != "" {
-		msg += " (from " + e.Source + ")"
+	if e.Truncated {
+		msg += fmt.Sprintf(", but the server cut longer prompts to %d tokens without an error (%s)", e.Context, e.Source)
+	} else {
+		msg += fmt.Sprintf(", but the server's context holds %d", e.Context)
+		if e.Source != "" {
+			msg += " (from " + e.Source + ")"
+		}
 	}
 	switch {
+	case e.Truncated:
+		msg += ", so every prompt would be that long, not what the plan asks for"
+	case e.Input >= e.Context && e.Family == results.FamilyOllama:
+		msg += fmt.Sprintf(", so every prompt would be cut to %d tokens without an error (Ollama truncates)", e.Context)
 	case e.Input >= e.Context:
 		msg += ", so every request would be refused"
 	case need > e.Context:
@@ -51,8 +63,8 @@ func (e *ContextError) Error() string {
 		lower = "--input-tokens or --output-tokens"
 	}
 	msg += ": lower " + lower + ", or start the server with a larger context"
-	if e.Family == results.FamilyLlamaCpp {
-		msg += " (llama-server: -c, which it may divide among its -np slots)"
+	if fix := results.ContextFix(e.Family); fix != "" {
+		msg += " (" + fix + ")"
 	}
 	return msg
 }

@@ -199,7 +199,7 @@ func TestLlamaCppReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := r.detection
-	if d.Family != results.FamilyLlamaCpp || d.Version != "b9749-d32676d77" || d.ContextLength != 16384 || r.model != "models/tiny.gguf" {
+	if d.Family != results.FamilyLlamaCpp || d.Version != "b9749-d32676d77" || d.ContextLength != 16384 || d.ParallelSlots != 8 || r.model != "models/tiny.gguf" {
 		t.Errorf("detection %+v, model %q", d, r.model)
 	}
 

@@ -163,6 +163,11 @@ func (r *runner) prepare(ctx context.Context) error {
 	if err := r.probe(ctx); err != nil {
 		return r.stop(ctx, err)
 	}
+	// The probe loaded the model: a server that only then says its
+	// context (Ollama) is held to it before the prompts are fitted.
+	if err := r.learnContext(ctx, r.plan.InputTokens, r.plan.OutputTokens, r.probeOut.ttft); err != nil {
+		return err
+	}
 	r.mc = metricsClient(r.ep, r.base)
 	_, r.prefix = r.fetchPrefix(ctx)
 	if err := r.calibrate(ctx); err != nil {

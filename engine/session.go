@@ -125,6 +125,34 @@ func (s *session) startup(ctx context.Context, want string, input, output int, m
 	return nil
 }
 
+// learnContext reads the server's context again when the endpoint check
+// could not (Ollama says it only once the model is loaded, which the
+// first chat request does), and holds the plan's prompts and answers to
+// it as startup did: a *PlanError when they do not fit. first is what
+// the first request took to its first token: a model loaded then is said,
+// since its wait was before anything measured.
+func (s *session) learnContext(ctx context.Context, input, output int, first time.Duration) error {
+	d := s.detection
+	if d == nil || d.ContextLength > 0 || d.Family != results.FamilyOllama {
+		return nil
+	}
+	c := checkClient(s.ep, s.base)
+	defer c.CloseIdleConnections()
+	n, ok := ollamaContext(ctx, c, s.ep, s.base, s.model)
+	if !ok {
+		return nil
+	}
+	d.ContextLength, d.ContextSource = n, ollamaContextSource
+	s.warn("the model was not loaded when the run began: the first request loaded it (its first token came after %s), before warmup and every measured request",
+		results.Seconds(float64(first)/float64(time.Millisecond)))
+	if input+output > 0 {
+		if ce := FitContext(input, output, d); ce != nil {
+			return &PlanError{Err: ce}
+		}
+	}
+	return nil
+}
+
 // release stops the /metrics scraper and the GPU sampler.
 func (s *session) release() {
 	if s.metrics != nil {

@@ -139,7 +139,7 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 
 	r.phase(PhaseProbe)
 	cn := r.newConn()
-	opts, pc, _, err := r.negotiate(ctx, cn, !plan.ServerThinking, 32, plan.Timeout)
+	opts, pc, first, err := r.negotiate(ctx, cn, !plan.ServerThinking, 32, plan.Timeout)
 	cn.close()
 	res.Compat = pc
 	res.ServerModel = r.srvModel
@@ -150,6 +150,12 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 		return finish(false), err
 	}
 	opts.maxTokens = plan.MaxTokens
+	if err := r.learnContext(ctx, 0, plan.MaxTokens, first.ttft); err != nil {
+		return finish(false), err
+	}
+	if det := r.detection; det != nil {
+		res.Engine = *det
+	}
 
 	mc := metricsClient(ep, r.base)
 	defer mc.CloseIdleConnections()

@@ -158,7 +158,7 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 	r.phase(PhaseProbe)
 	cn := r.newConn()
 	defer cn.close()
-	opts, pc, _, err := r.negotiate(ctx, cn, !plan.ServerThinking, prof.warm, plan.Timeout)
+	opts, pc, first, err := r.negotiate(ctx, cn, !plan.ServerThinking, prof.warm, plan.Timeout)
 	res.Compat = pc
 	if err != nil {
 		if errors.Is(err, ErrInterrupted) {
@@ -168,6 +168,14 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 	}
 	s.opts = opts
 	res.ServerModel = r.srvModel
+	// The first request loaded the model: a server that only then says
+	// its context (Ollama) has the prefill fitted to it.
+	if err := r.learnContext(ctx, 0, prof.decode, first.ttft); err != nil {
+		return s.finish(false), err
+	}
+	if det := r.detection; det != nil {
+		res.Engine = *det
+	}
 
 	mc := metricsClient(ep, r.base)
 	defer mc.CloseIdleConnections()

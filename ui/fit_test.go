@@ -44,7 +44,7 @@ func TestBenchmarkFormRefusesPlanBeyondContext(t *testing.T) {
 	b := h.u.bench
 	const why = "Cannot run: the plan asks for 3000-token prompts and 64-token answers, 3064 tokens, but the server's context holds 2048 " +
 		"(from /props default_generation_settings.n_ctx, at the endpoint's last check), so every request would be refused: lower the input or output tokens, " +
-		"or start the server with a larger context (llama-server: -c, which it may divide among its -np slots)."
+		"or start the server with a larger context (llama-server: -c, which it divides among its -np slots)."
 	h.locked(func() {
 		b.endpointSelect.SetSelected("small box")
 		if b.runButton.Disabled() {

@@ -183,6 +183,11 @@ type Detection struct {
 	// ContextSource names where ContextLength was read, e.g.
 	// "/v1/models max_model_len" or "/props n_ctx".
 	ContextSource string `json:"context_source,omitempty"`
+	// ParallelSlots is how many requests the server says it serves at
+	// once (llama.cpp /props total_slots), 0 when it does not say;
+	// ParallelSource names where it was read.
+	ParallelSlots  int    `json:"parallel_slots,omitempty"`
+	ParallelSource string `json:"parallel_source,omitempty"`
 }
 
 // Compat records what the compat probe found the server accepts.

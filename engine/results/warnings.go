@@ -32,6 +32,7 @@ const (
 	WarnTails       = "missing_tails"
 	WarnMerged      = "merged_chunks"
 	WarnTelemetry   = "telemetry"
+	WarnQueueing    = "queueing"
 	WarnRun         = "run" // said by the engine while it ran (Local.Warnings)
 )
 
@@ -69,6 +70,15 @@ func Warnings(f *File) []Warning {
 	}
 	if t := calibrationText(f); t != "" {
 		add(SeverityProblem, WarnCalibration, "%s", t)
+	}
+	if t := queueingText(f, runs); t != "" {
+		// A capacity search goes past the server's slots on purpose:
+		// there it is the answer's why, not a fault of the run.
+		sev := SeverityProblem
+		if f.Local.Plan == PlanCapacity {
+			sev = SeverityNote
+		}
+		add(sev, WarnQueueing, "%s", t)
 	}
 	if t := ignoreEOSText(f, runs); t != "" {
 		add(SeverityNote, WarnIgnoreEOS, "%s", t)

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -180,5 +181,60 @@ func TestWarningsRepeatedLevels(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// TestQueueing: a level whose requests waited whole answers for a slot is
+// a problem that estimates the slots and names the family's setting; a
+// batching server's small TTFT growth is not; in a capacity search it is
+// the answer's why, a note.
+func TestQueueing(t *testing.T) {
+	t.Parallel()
+	run := func(c int, ttft, latency float64) Run {
+		return Run{Concurrency: c, Requests: 40, Metrics: Metrics{RequestsOK: 40,
+			TTFTMs: &Dist{N: 40, P50: ttft}, LatencyMs: &Dist{N: 40, P50: latency}}}
+	}
+	file := func(family string, runs ...Run) *File {
+		return &File{Complete: true, Runs: runs, Local: Local{FreshSeed: true, Detection: &Detection{Family: family}}}
+	}
+	queueing := func(f *File) []Warning {
+		var out []Warning
+		for _, w := range Warnings(f) {
+			if w.Kind == WarnQueueing {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		f     *File
+		slots int    // 0: no warning
+		words string // in the warning
+	}{
+		// Ollama's default, seen: TTFT p50 1.35 s alone, 52 s at 4.
+		{"ollama one at a time", file(FamilyOllama, run(1, 1350, 13000), run(4, 40350, 52000)), 1, "OLLAMA_NUM_PARALLEL=4"},
+		{"llama-server -np 2 at 8", file(FamilyLlamaCpp, run(1, 120, 2600), run(8, 7600, 10100)), 2, "-np 8"},
+		{"a batching server", file(FamilyVLLM, run(1, 40, 3000), run(8, 60, 3400), run(32, 180, 4800)), 0, ""},
+		{"alone, a whole answer's wait", file("", run(4, 39000, 50000)), 1, "parallel slots or maximum sequences"},
+		{"alone, a long prefill is not a queue", file("", run(4, 900, 12000)), 0, ""},
+	}
+	for _, tt := range tests {
+		ws := queueing(tt.f)
+		if tt.slots == 0 {
+			if len(ws) != 0 {
+				t.Errorf("%s: %+v", tt.name, ws)
+			}
+			continue
+		}
+		want := fmt.Sprintf("the server served about %d %s at a time", tt.slots, Plural(tt.slots, "request", "requests"))
+		if len(ws) != 1 || ws[0].Severity != SeverityProblem || !strings.Contains(ws[0].Text, want) || !strings.Contains(ws[0].Text, tt.words) {
+			t.Errorf("%s: %+v, want a problem saying %q and %q", tt.name, ws, want, tt.words)
+		}
+	}
+	c := file(FamilyOllama, run(1, 1350, 13000), run(2, 14350, 26000))
+	c.Local.Plan = PlanCapacity
+	if ws := queueing(c); len(ws) != 1 || ws[0].Severity != SeverityNote {
+		t.Errorf("capacity: %+v, want a note", ws)
 	}
 }

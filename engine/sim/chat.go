@@ -249,7 +249,12 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 	if j.maxTokens < 1 {
 		return nil, badRequest("max_tokens must be at least 1, got %d", j.maxTokens)
 	}
-	if need := j.prompt + j.maxTokens; need > s.cfg.ContextLength {
+	if p == Ollama && j.prompt > s.cfg.ContextLength {
+		// Ollama cuts the prompt to num_ctx without an error and says
+		// so only in its log ("truncating input prompt").
+		j.prompt = s.cfg.ContextLength
+	}
+	if need := j.prompt + j.maxTokens; need > s.cfg.ContextLength && p != Ollama {
 		return nil, badRequest("this model's context holds %d tokens, but the request needs %d (%d in the messages, %d for the completion)",
 			s.cfg.ContextLength, need, j.prompt, j.maxTokens)
 	}
@@ -333,6 +338,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, arrived time
 	}
 
 	ctx := r.Context()
+	if err := s.loadModel(ctx); err != nil {
+		s.aborted.Add(1)
+		return
+	}
+	defer s.keepLoaded()
 	if err := s.sched.acquire(ctx, s.shutdown); err != nil {
 		s.aborted.Add(1)
 		if errors.Is(err, errShutdown) {

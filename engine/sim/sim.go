@@ -14,6 +14,7 @@
 package sim
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"io"
@@ -81,6 +82,12 @@ type Config struct {
 	// BatchSlowdown stretches the interval with b sequences decoding:
 	// TokenInterval * (1 + BatchSlowdown*(b-1)). Default 0.
 	BatchSlowdown float64
+	// ModelLoad is how long a request waits for the model to load when
+	// the model is not loaded (Ollama loads on demand and unloads after
+	// ModelKeepAlive idle, 5 minutes by default); 0 never loads.
+	ModelLoad      time.Duration
+	ModelKeepAlive time.Duration
+
 	// BatchCapacity is how many requests are admitted at once; the rest
 	// wait in a FIFO queue. 0 means 256.
 	BatchCapacity int
@@ -131,7 +138,10 @@ type Config struct {
 	// "0.12.0" (Ollama), none (strict).
 	Version string
 
-	ContextLength int // max_model_len / n_ctx; default 32768
+	// ContextLength is max_model_len / n_ctx: default 32768, and 4096
+	// for the Ollama personality (its default num_ctx), which truncates
+	// a longer prompt to it without an error where the others refuse.
+	ContextLength int
 	KVCacheTokens int // KV-cache size behind kv_cache_usage_perc; default 262144
 
 	// SpecDecode, when set, makes decoding speculative: each decode step
@@ -184,6 +194,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BatchCapacity <= 0 {
 		c.BatchCapacity = 256
+		if c.Personality == Ollama {
+			c.BatchCapacity = 1 // OLLAMA_NUM_PARALLEL's default
+		}
+	}
+	if c.ModelKeepAlive <= 0 {
+		c.ModelKeepAlive = 5 * time.Minute
 	}
 	if c.Jitter < 0 {
 		c.Jitter = 0
@@ -207,6 +223,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ContextLength <= 0 {
 		c.ContextLength = 32768
+		if c.Personality == Ollama {
+			c.ContextLength = 4096 // OLLAMA_CONTEXT_LENGTH's default on a small machine
+		}
 	}
 	if c.KVCacheTokens <= 0 {
 		c.KVCacheTokens = 262144
@@ -263,6 +282,11 @@ type Server struct {
 
 	modelsJSON []byte
 	propsJSON  []byte
+
+	// The model's load state (ModelLoad): loaded until loadedUntil; a
+	// request that finds it unloaded loads it, and others wait.
+	loadMu      sync.Mutex
+	loadedUntil time.Time
 
 	truthMu  sync.Mutex
 	truths   []Truth
@@ -399,6 +423,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.get(w, r, "application/json", jsonBytes(map[string]string{"version": s.cfg.Version}))
 	case path == "/api/version" && p == Ollama:
 		s.get(w, r, "application/json; charset=utf-8", jsonBytes(map[string]string{"version": s.cfg.Version}))
+	case path == "/api/ps" && p == Ollama:
+		s.get(w, r, "application/json; charset=utf-8", s.psJSON())
 	case path == "/" && p == Ollama:
 		s.get(w, r, "text/plain; charset=utf-8", []byte("Ollama is running"))
 	case path == "/props" && p == LlamaCpp:
@@ -460,4 +486,66 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, ctype string, body 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, allow string) {
 	w.Header().Set("Allow", allow)
 	s.writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed", "invalid_request_error")
+}
+
+// loadModel waits for the model to load when it is not loaded (the
+// Ollama personality's ModelLoad), and keeps it loaded ModelKeepAlive
+// past now.
+func (s *Server) loadModel(ctx context.Context) error {
+	if s.cfg.ModelLoad <= 0 {
+		return nil
+	}
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if time.Now().After(s.loadedUntil) {
+		t := time.NewTimer(s.cfg.ModelLoad)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.shutdown:
+			return errShutdown
+		case <-t.C:
+		}
+	}
+	s.loadedUntil = time.Now().Add(s.cfg.ModelKeepAlive)
+	return nil
+}
+
+// keepLoaded extends the model's stay after a request ends.
+func (s *Server) keepLoaded() {
+	if s.cfg.ModelLoad <= 0 {
+		return
+	}
+	s.loadMu.Lock()
+	s.loadedUntil = time.Now().Add(s.cfg.ModelKeepAlive)
+	s.loadMu.Unlock()
+}
+
+// psJSON is Ollama's /api/ps: the loaded models, with the context each
+// was loaded with; empty while none is loaded.
+func (s *Server) psJSON() []byte {
+	type model struct {
+		Name          string    `json:"name"`
+		Model         string    `json:"model"`
+		Size          int64     `json:"size"`
+		ExpiresAt     time.Time `json:"expires_at"`
+		SizeVRAM      int64     `json:"size_vram"`
+		ContextLength int       `json:"context_length"`
+	}
+	out := struct {
+		Models []model `json:"models"`
+	}{Models: []model{}}
+	s.loadMu.Lock()
+	until := s.loadedUntil
+	s.loadMu.Unlock()
+	if s.cfg.ModelLoad <= 0 || time.Now().Before(until) {
+		if s.cfg.ModelLoad <= 0 {
+			until = time.Now().Add(s.cfg.ModelKeepAlive)
+		}
+		for _, m := range s.cfg.Models {
+			out.Models = append(out.Models, model{Name: m, Model: m, Size: 80036000, ExpiresAt: until.UTC(), ContextLength: s.cfg.ContextLength})
+		}
+	}
+	return jsonBytes(out)
 }

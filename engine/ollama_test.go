@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// ollamaSim is the simulator as Ollama with every default: a 4096-token
+// context it cuts longer prompts to, one request at a time, the model
+// loaded on the first request.
+func ollamaSim(t *testing.T, edit func(*sim.Config)) string {
+	t.Helper()
+	cfg := sim.Config{Personality: sim.Ollama, TokenInterval: time.Millisecond, PrefillRate: 400000, ModelLoad: 50 * time.Millisecond}
+	if edit != nil {
+		edit(&cfg)
+	}
+	_, url := startSim(t, cfg)
+	return url
+}
+
+// A plan longer than Ollama's context is refused after the probe, the
+// request that loads the model and so lets /api/ps say the context — not
+// after four calibration requests and a run on prompts cut to 4096.
+func TestOllamaContextRefusedAfterTheProbe(t *testing.T) {
+	url := ollamaSim(t, nil)
+	p := smallPlan()
+	p.InputTokens, p.OutputTokens = 6000, 64
+	var requests int
+	obs := Observer{Log: func(string) {}, Requests: func(int, []RequestRecord) { requests++ }}
+	f, err := Run(context.Background(), p, Endpoint{URL: url}, obs)
+	var pe *PlanError
+	if f != nil || !errors.As(err, &pe) || requests != 0 {
+		t.Fatalf("got file %v, err %v, %d levels measured; want a *PlanError before any level", f != nil, err, requests)
+	}
+	for _, want := range []string{"the server's context holds 4096 (from /api/ps context_length)", "cut to 4096 tokens without an error", "OLLAMA_CONTEXT_LENGTH"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// A server that truncates without saying its context (here Ollama with
+// /api/ps closed) is caught in calibration: more words, no more tokens.
+func TestTruncationFoundInCalibration(t *testing.T) {
+	srv := sim.New(sim.Config{Personality: sim.Ollama, TokenInterval: time.Millisecond, PrefillRate: 400000})
+	t.Cleanup(func() { srv.Close() })
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/ps" {
+			http.NotFound(w, r)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	p := smallPlan()
+	p.InputTokens, p.OutputTokens = 6000, 64
+	f, err := Run(context.Background(), p, Endpoint{URL: hs.URL}, Observer{})
+	var pe *PlanError
+	var ce *ContextError
+	if f != nil || !errors.As(err, &pe) || !errors.As(err, &ce) || !ce.Truncated || ce.Context != 4096 {
+		t.Fatalf("got file %v, err %v; want a *PlanError for prompts cut to 4096", f != nil, err)
+	}
+	if !strings.Contains(err.Error(), "cut longer prompts to 4096 tokens without an error") || !strings.Contains(err.Error(), "OLLAMA_CONTEXT_LENGTH") {
+		t.Errorf("error %q", err)
+	}
+}
+
+// One request at a time: a run at concurrency 1 and 4 finishes with a
+// problem naming it and OLLAMA_NUM_PARALLEL; with four at once, none.
+func TestOllamaOneAtATime(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		parallel int
+		problem  bool
+	}{{"default", 0, true}, {"OLLAMA_NUM_PARALLEL=4", 4, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := ollamaSim(t, func(c *sim.Config) { c.BatchCapacity = tc.parallel; c.TokenInterval = 2 * time.Millisecond })
+			p := smallPlan()
+			p.Concurrency, p.OutputTokens, p.Requests = []int{1, 4}, 48, 12
+			f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range results.Warnings(f) {
+				if w.Kind == results.WarnQueueing && w.Severity == results.SeverityProblem {
+					got = append(got, w.Text)
+				}
+			}
+			if tc.problem != (len(got) == 1) {
+				t.Fatalf("queueing problems %q, want one: %v", got, tc.problem)
+			}
+			if tc.problem && (!strings.Contains(got[0], "about 1 request at a time") || !strings.Contains(got[0], "OLLAMA_NUM_PARALLEL=4")) {
+				t.Errorf("problem %q", got[0])
+			}
+			// The model loaded on the probe, before anything measured,
+			// and the run says so.
+			if !containsWord(warningTexts(f), "the first request loaded it") {
+				t.Errorf("warnings %q should say the model was loaded by the first request", warningTexts(f))
+			}
+		})
+	}
+}

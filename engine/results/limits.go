@@ -1,0 +1,135 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// A server's limits: how long a prompt and answer its context holds, and
+// how many requests it serves at once. Each family says them (or not) in
+// its own place and is changed by its own setting; the sentences here name
+// that setting (docs/servers.md).
+
+// ContextFix is how a family's server is given a larger context.
+func ContextFix(family string) string {
+	switch family {
+	case FamilyLlamaCpp:
+		return "llama-server: -c, which it divides among its -np slots"
+	case FamilyOllama:
+		return "Ollama: the OLLAMA_CONTEXT_LENGTH environment variable of `ollama serve` (options.num_ctx in a /v1 request is ignored)"
+	case FamilyVLLM:
+		return "vLLM: --max-model-len"
+	case FamilySGLang:
+		return "SGLang: --context-length"
+	}
+	return ""
+}
+
+// ParallelFix is how a family's server is made to serve more requests at
+// once; want is how many the run sent.
+func ParallelFix(family string, want int) string {
+	switch family {
+	case FamilyOllama:
+		return fmt.Sprintf("Ollama serves one request at a time by default: start `ollama serve` with OLLAMA_NUM_PARALLEL=%d (each parallel request takes its own context's memory)", want)
+	case FamilyLlamaCpp:
+		return fmt.Sprintf("llama-server serves as many requests at once as it has slots: start it with -np %d (it divides -c among them)", want)
+	case FamilyVLLM:
+		return "vLLM: raise --max-num-seqs, or give the KV cache more memory (--gpu-memory-utilization)"
+	case FamilySGLang:
+		return "SGLang: raise --max-running-requests, or give the KV cache more memory (--mem-fraction-static)"
+	}
+	return "raise the server's limit on requests served at once (its parallel slots or maximum sequences)"
+}
+
+// Queueing is a level whose requests waited for others to finish before
+// their first token: the server served about Slots of the Concurrency at
+// once. Wait is the TTFT p50 above the run's lowest, Answer the time an
+// answer took once started (latency p50 − TTFT p50), both ms.
+type Queueing struct {
+	Concurrency, Slots int
+	WaitMs, AnswerMs   float64
+}
+
+// queueShare is how much of an answer's time the typical request must
+// have waited before its first token for the level to count as queued:
+// half an answer. A server that batches every request slows each a
+// little, and its TTFT grows by a prefill or two, never by answers.
+const queueShare = 0.5
+
+// QueueingOf finds the levels of runs whose requests queued. Closed-loop
+// clients with S slots: each of c requests waits for the c−S before it,
+// about (c/S − 1) answers, so S ≈ c / (1 + wait / answer). The wait is
+// measured against the run's lowest TTFT p50 when a lower level ran;
+// alone, a level must show a whole answer's wait.
+func QueueingOf(runs []Run) []Queueing {
+	base, baseConc := math.Inf(1), 0
+	for _, r := range runs {
+		if d := r.Metrics.TTFTMs; d != nil && d.N > 0 && d.P50 < base {
+			base, baseConc = d.P50, r.Concurrency
+		}
+	}
+	var out []Queueing
+	for _, r := range runs {
+		m := r.Metrics
+		if r.Concurrency < 2 || m.TTFTMs == nil || m.LatencyMs == nil || m.TTFTMs.N == 0 {
+			continue
+		}
+		answer := m.LatencyMs.P50 - m.TTFTMs.P50
+		if answer <= 0 {
+			continue
+		}
+		wait, need := m.TTFTMs.P50-base, queueShare
+		if baseConc >= r.Concurrency {
+			wait, need = m.TTFTMs.P50, 1
+		}
+		if wait < need*answer {
+			continue
+		}
+		slots := max(1, int(math.Round(float64(r.Concurrency)/(1+wait/answer))))
+		if slots >= r.Concurrency {
+			continue
+		}
+		out = append(out, Queueing{Concurrency: r.Concurrency, Slots: slots, WaitMs: wait, AnswerMs: answer})
+	}
+	return out
+}
+
+// queueingText says it of a results file, with the family's fix; "" when
+// no level queued.
+func queueingText(f *File, runs []Run) string {
+	qs := QueueingOf(runs)
+	if len(qs) == 0 {
+		return ""
+	}
+	q := qs[0]
+	family := ""
+	if d := f.Local.Detection; d != nil {
+		family = d.Family
+	}
+	t := fmt.Sprintf("at concurrency %d the requests waited for others to finish before their first token (TTFT p50 %s above the lowest, while an answer took %s): the server served about %d %s at a time",
+		q.Concurrency, Seconds(q.WaitMs), Seconds(q.AnswerMs), q.Slots, Plural(q.Slots, "request", "requests"))
+	if len(qs) > 1 {
+		var more []string
+		for _, o := range qs[1:] {
+			more = append(more, fmt.Sprintf("%d at concurrency %d", o.Slots, o.Concurrency))
+		}
+		t += " (" + strings.Join(more, ", ") + ")"
+	}
+	if d := f.Local.Detection; d != nil && d.ParallelSlots > 0 {
+		t += fmt.Sprintf("; the server reports %d parallel %s (%s)", d.ParallelSlots, Plural(d.ParallelSlots, "slot", "slots"), d.ParallelSource)
+	}
+	want := q.Concurrency
+	for _, o := range qs {
+		want = max(want, o.Concurrency)
+	}
+	return t + ", so the figures measure its queue, not its speed at that concurrency; " + ParallelFix(family, want)
+}
+
+// Seconds is a duration in ms said in ms under a second, else in seconds.
+func Seconds(ms float64) string {
+	if ms < 1000 {
+		return fmt.Sprintf("%.0f ms", ms)
+	}
+	return fmt.Sprintf("%.1f s", ms/1000)
+}
