@@ -116,9 +116,13 @@ func (r *EndpointReport) Lines(err error) []string {
 	}
 	c := r.Compat
 	line := "Streaming chat on " + r.Model + ": accepted"
-	if c.IgnoreEOS {
+	switch {
+	case c.IgnoreEOS && d.Family == results.FamilyOllama:
+		// Seen on Ollama 0.24.0: the field is taken and ignored.
+		line += "; ignore_eos accepted but ignored (Ollama): answers stop at the model's end of sequence, so their lengths vary"
+	case c.IgnoreEOS:
 		line += "; ignore_eos accepted (fixed-length answers)"
-	} else {
+	default:
 		line += "; ignore_eos refused (answers may stop early)"
 	}
 	out = append(out, line)

@@ -169,7 +169,9 @@ func (s CapacitySettings) SLO() string {
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // seconds says a duration in ms as people say it: "2 s", "850 ms".
-func seconds(msv float64) string {
+// Seconds says a time in ms: in ms under a second, else in seconds to
+// the hundredth.
+func Seconds(msv float64) string {
 	if msv >= 1000 {
 		return strconv.FormatFloat(math.Round(msv/10)/100, 'f', -1, 64) + " s"
 	}
@@ -231,9 +233,9 @@ func (s CapacitySettings) howMissed(p *CapacityProbe) string {
 		case LimitTTFT:
 			got := "not measured"
 			if p.TTFTP95Ms != nil {
-				got = seconds(*p.TTFTP95Ms) + ", " + ratio(*p.TTFTP95Ms/s.TTFTP95Ms) + " the ceiling"
+				got = Seconds(*p.TTFTP95Ms) + ", " + ratio(*p.TTFTP95Ms/s.TTFTP95Ms) + " the ceiling"
 			}
-			parts = append(parts, "TTFT p95 passes "+seconds(s.TTFTP95Ms)+" ("+got+")")
+			parts = append(parts, "TTFT p95 passes "+Seconds(s.TTFTP95Ms)+" ("+got+")")
 		case LimitUserTPS:
 			got := "not measured"
 			if p.UserTPSP5 != nil {
@@ -252,7 +254,7 @@ func ratio(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) + "×" 
 func figures(p *CapacityProbe) string {
 	ttft, user := "not measured", "not measured"
 	if p.TTFTP95Ms != nil {
-		ttft = seconds(*p.TTFTP95Ms)
+		ttft = Seconds(*p.TTFTP95Ms)
 	}
 	if p.UserTPSP5 != nil {
 		user = strconv.FormatFloat(*p.UserTPSP5, 'f', 1, 64) + " tok/s"
@@ -349,12 +351,12 @@ func (r *CapacityResult) Headline() string {
 	switch {
 	case a.Uncertain:
 		fmt.Fprintf(&b, "Your server holds %d to %d people at ≥ %s tok/s each with TTFT p95 ≤ %s; the result is uncertain: a level in that range met the limits on one probe and missed on another, so %d is the safe answer",
-			a.Capacity, a.RangeHigh, num(s.UserTPS), seconds(s.TTFTP95Ms), a.Capacity)
+			a.Capacity, a.RangeHigh, num(s.UserTPS), Seconds(s.TTFTP95Ms), a.Capacity)
 	case a.ReachedMax:
 		fmt.Fprintf(&b, "Your server holds at least %s at ≥ %s tok/s each with TTFT p95 ≤ %s: no level up to the plan's maximum of %d missed",
-			people(a.Capacity), num(s.UserTPS), seconds(s.TTFTP95Ms), s.MaxConcurrency)
+			people(a.Capacity), num(s.UserTPS), Seconds(s.TTFTP95Ms), s.MaxConcurrency)
 	default:
-		fmt.Fprintf(&b, "Your server holds %s at ≥ %s tok/s each with TTFT p95 ≤ %s", people(a.Capacity), num(s.UserTPS), seconds(s.TTFTP95Ms))
+		fmt.Fprintf(&b, "Your server holds %s at ≥ %s tok/s each with TTFT p95 ≤ %s", people(a.Capacity), num(s.UserTPS), Seconds(s.TTFTP95Ms))
 	}
 	for _, l := range r.decidingLevels() {
 		fmt.Fprintf(&b, "; at %d, %s", l.Concurrency, s.evidence(l))
@@ -472,7 +474,7 @@ func (r *CapacityResult) disagreements() []Warning {
 			user = append(user, optTPS(p.UserTPSP50))
 			total = append(total, strconv.FormatFloat(p.OutputTPS, 'f', 1, 64))
 			if p.TTFTP95Ms != nil {
-				ttft = append(ttft, seconds(*p.TTFTP95Ms))
+				ttft = append(ttft, Seconds(*p.TTFTP95Ms))
 			} else {
 				ttft = append(ttft, "not measured")
 			}

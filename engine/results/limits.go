@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -17,7 +19,7 @@ func ContextFix(family string) string {
 	case FamilyLlamaCpp:
 		return "llama-server: -c, which it divides among its -np slots"
 	case FamilyOllama:
-		return "Ollama: the OLLAMA_CONTEXT_LENGTH environment variable of `ollama serve` (options.num_ctx in a /v1 request is ignored)"
+		return "Ollama: set OLLAMA_CONTEXT_LENGTH in the environment of `ollama serve`; options.num_ctx in a /v1 request is ignored"
 	case FamilyVLLM:
 		return "vLLM: --max-model-len"
 	case FamilySGLang:
@@ -109,12 +111,26 @@ func queueingText(f *File, runs []Run) string {
 	}
 	t := fmt.Sprintf("at concurrency %d the requests waited for others to finish before their first token (TTFT p50 %s above the lowest, while an answer took %s): the server served about %d %s at a time",
 		q.Concurrency, Seconds(q.WaitMs), Seconds(q.AnswerMs), q.Slots, Plural(q.Slots, "request", "requests"))
-	if len(qs) > 1 {
-		var more []string
-		for _, o := range qs[1:] {
-			more = append(more, fmt.Sprintf("%d at concurrency %d", o.Slots, o.Concurrency))
+	// Other levels that queued (a capacity search probes some twice),
+	// each once, in order.
+	seen := map[int]bool{q.Concurrency: true}
+	var same, other []string
+	for _, o := range slices.SortedFunc(slices.Values(qs[1:]), func(a, b Queueing) int { return a.Concurrency - b.Concurrency }) {
+		if seen[o.Concurrency] {
+			continue
 		}
-		t += " (" + strings.Join(more, ", ") + ")"
+		seen[o.Concurrency] = true
+		if o.Slots == q.Slots {
+			same = append(same, strconv.Itoa(o.Concurrency))
+		} else {
+			other = append(other, fmt.Sprintf("about %d at concurrency %d", o.Slots, o.Concurrency))
+		}
+	}
+	if len(same) > 0 {
+		other = append([]string{"the same at concurrency " + joinAnd(same)}, other...)
+	}
+	if len(other) > 0 {
+		t += " (" + strings.Join(other, "; ") + ")"
 	}
 	if d := f.Local.Detection; d != nil && d.ParallelSlots > 0 {
 		t += fmt.Sprintf("; the server reports %d parallel %s (%s)", d.ParallelSlots, Plural(d.ParallelSlots, "slot", "slots"), d.ParallelSource)
@@ -126,10 +142,10 @@ func queueingText(f *File, runs []Run) string {
 	return t + ", so the figures measure its queue, not its speed at that concurrency; " + ParallelFix(family, want)
 }
 
-// Seconds is a duration in ms said in ms under a second, else in seconds.
-func Seconds(ms float64) string {
-	if ms < 1000 {
-		return fmt.Sprintf("%.0f ms", ms)
+// joinAnd joins "2", "3" and "4" as "2, 3 and 4".
+func joinAnd(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
 	}
-	return fmt.Sprintf("%.1f s", ms/1000)
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -61,8 +61,9 @@ func Warnings(f *File) []Warning {
 		add(SeverityProblem, WarnPartial, "%s", partialText(f))
 	}
 	for i, r := range runs {
-		if t := failedText(r, levelLocal(f, i, r.Concurrency)); t != "" {
-			add(SeverityProblem, WarnFailed, "%s", t)
+		loc := levelLocal(f, i, r.Concurrency)
+		if t := failedText(r, loc); t != "" {
+			add(SeverityProblem, WarnFailed, "%s%s", t, endedEarlyWhy(f, loc))
 		}
 	}
 	if t := PromptCacheText(f); t != "" {
@@ -191,6 +192,17 @@ func failedText(r Run, loc *LevelLocal) string {
 	}
 	return fmt.Sprintf("%d of %d requests failed at concurrency %d%s; the figures describe the %d that succeeded",
 		failed, total, r.Concurrency, how, m.RequestsOK)
+}
+
+// endedEarlyWhy says why a family's server ends a stream unfinished,
+// where we know: Ollama 0.24.0 stops a prediction when the model repeats
+// one token more than 30 times and closes the stream without a
+// finish_reason or [DONE] (its llm/server.go; seen on a real server).
+func endedEarlyWhy(f *File, loc *LevelLocal) string {
+	if loc == nil || loc.Errors["ended_early"] == 0 || f.Local.Detection == nil || f.Local.Detection.Family != FamilyOllama {
+		return ""
+	}
+	return "; Ollama ends a stream so when the model repeats one token more than 30 times in a row (its token repeat limit): the model is looping"
 }
 
 // ErrorClasses lists error counts by class, most first: "connection: 42,

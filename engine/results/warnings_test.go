@@ -232,9 +232,30 @@ func TestQueueing(t *testing.T) {
 			t.Errorf("%s: %+v, want a problem saying %q and %q", tt.name, ws, want, tt.words)
 		}
 	}
-	c := file(FamilyOllama, run(1, 1350, 13000), run(2, 14350, 26000))
+	// A capacity search on a real Ollama (one at a time): probes of 1,
+	// 2, 4, 3, 2 and 3 users; each queued level said once.
+	c := file(FamilyOllama, run(1, 102, 700), run(2, 1008, 1850), run(4, 3050, 3900), run(3, 2030, 2880), run(2, 990, 1840), run(3, 2010, 2860))
 	c.Local.Plan = PlanCapacity
-	if ws := queueing(c); len(ws) != 1 || ws[0].Severity != SeverityNote {
-		t.Errorf("capacity: %+v, want a note", ws)
+	ws := queueing(c)
+	if len(ws) != 1 || ws[0].Severity != SeverityNote || !strings.Contains(ws[0].Text, "at concurrency 2 the requests waited") ||
+		!strings.Contains(ws[0].Text, "about 1 request at a time (the same at concurrency 3 and 4)") {
+		t.Errorf("capacity: %+v, want one note naming 2, then 3 and 4 once each", ws)
+	}
+}
+
+// Ollama's streams that end unfinished are explained: its token repeat
+// limit (seen on a real 0.24.0 with a looping model).
+func TestOllamaEndedEarlyExplained(t *testing.T) {
+	t.Parallel()
+	d := &Dist{N: 16, P50: 100}
+	f := &File{Complete: true, Runs: []Run{{Concurrency: 1, Requests: 20, Metrics: Metrics{RequestsOK: 16, RequestsError: 4, TTFTMs: d}}},
+		Local: Local{FreshSeed: true, Detection: &Detection{Family: FamilyOllama}, Levels: []LevelLocal{{Concurrency: 1, Errors: map[string]int{"ended_early": 4}}}}}
+	ws := Warnings(f)
+	if len(ws) == 0 || !strings.Contains(ws[0].Text, "token repeat limit") {
+		t.Errorf("warnings %+v", ws)
+	}
+	f.Local.Detection.Family = FamilyVLLM
+	if ws := Warnings(f); strings.Contains(ws[0].Text, "repeat") {
+		t.Errorf("another family's warning mentions Ollama's limit: %q", ws[0].Text)
 	}
 }
