@@ -562,9 +562,12 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 	}
 	if n > 1 && slices.Min(lasts) < slices.Max(firsts) {
 		us.Queued = true
+		family := ""
+		if s.detection != nil {
+			family = s.detection.Family
+		}
 		us.QueueNote = fmt.Sprintf("Some of the %d requests got their first token only after another had finished: "+
-			"the server ran fewer than %d at once (check its maximum number of sequences or parallel slots), "+
-			"so the aggregate is not %d users decoding together.", n, n, n)
+			"the server ran fewer than %d at once, so the aggregate is not %d users decoding together; %s.", n, n, n, results.ParallelFix(family, n))
 		s.warn("many users: %s", us.QueueNote)
 	}
 }

@@ -80,7 +80,7 @@ func (r *StagesResult) Table() Table {
 		case u.Error != "":
 			note = "failed: " + u.Error
 		case u.Queued:
-			note = "QUEUED: " + u.QueueNote
+			note = fmt.Sprintf("QUEUED: fewer than %d ran at once (see the warning)", u.Users)
 		}
 		t.Rows = append(t.Rows, []string{label, strconv.Itoa(u.CompletionTokens), Num(u.TTFTMsMax, 1), Num(u.AggregateTPS, 1), note})
 	}
