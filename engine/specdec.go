@@ -189,6 +189,9 @@ func noSpecCounters(d *results.Detection) string {
 	if d != nil {
 		family = d.Family
 	}
+	if family == results.FamilyOllama {
+		return "Ollama reports no speculative-decoding counters (it has no /metrics at all), so acceptance cannot be measured on it; lengths and rates are still reported"
+	}
 	if n, ok := SpecNamesFor(family); ok {
 		return fmt.Sprintf("the server's /metrics has none of %s's speculative-decoding metrics (%s); the answers' own counts are used where they carry them, and lengths and rates are still reported",
 			results.FamilyName(family), n.Looked())
