@@ -50,6 +50,9 @@ func Check(ctx context.Context, ep Endpoint, model string) (*EndpointReport, err
 	if err := r.probe(ctx); err != nil {
 		return rep, err
 	}
+	// The probe loaded the model: Ollama can say its context now.
+	_ = r.learnContext(ctx, 0, 0, r.probeOut.ttft)
+	rep.Detection = *r.detection
 	rep.Compat = *r.file.Local.Compat
 	rep.ServerModel = r.srvModel
 	rep.Warnings = r.warnings

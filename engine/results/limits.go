@@ -33,7 +33,7 @@ func ContextFix(family string) string {
 func ParallelFix(family string, want int) string {
 	switch family {
 	case FamilyOllama:
-		return fmt.Sprintf("Ollama serves one request at a time by default: start `ollama serve` with OLLAMA_NUM_PARALLEL=%d (each parallel request takes its own context's memory)", want)
+		return fmt.Sprintf("Ollama serves OLLAMA_NUM_PARALLEL requests at once, 1 by default: start `ollama serve` with OLLAMA_NUM_PARALLEL=%d (each takes its own context's memory)", want)
 	case FamilyLlamaCpp:
 		return fmt.Sprintf("llama-server serves as many requests at once as it has slots: start it with -np %d (it divides -c among them)", want)
 	case FamilyVLLM:
@@ -59,16 +59,26 @@ type Queueing struct {
 // little, and its TTFT grows by a prefill or two, never by answers.
 const queueShare = 0.5
 
+// answerGrowth is how much longer than at the lowest level an answer may
+// take for its level's wait to count as a queue: a real Ollama with four
+// slots, sent two 6,000-token prompts at once on two CPU cores, doubled
+// TTFT and took 2.6 times as long per answer (contention); one request at
+// a time kept the answer's time within a few percent.
+const answerGrowth = 1.5
+
 // QueueingOf finds the levels of runs whose requests queued. Closed-loop
 // clients with S slots: each of c requests waits for the c−S before it,
 // about (c/S − 1) answers, so S ≈ c / (1 + wait / answer). The wait is
 // measured against the run's lowest TTFT p50 when a lower level ran;
 // alone, a level must show a whole answer's wait.
 func QueueingOf(runs []Run) []Queueing {
-	base, baseConc := math.Inf(1), 0
+	base, baseConc, baseAnswer := math.Inf(1), 0, 0.0
 	for _, r := range runs {
 		if d := r.Metrics.TTFTMs; d != nil && d.N > 0 && d.P50 < base {
 			base, baseConc = d.P50, r.Concurrency
+			if l := r.Metrics.LatencyMs; l != nil {
+				baseAnswer = l.P50 - d.P50
+			}
 		}
 	}
 	var out []Queueing
@@ -86,6 +96,12 @@ func QueueingOf(runs []Run) []Queueing {
 			wait, need = m.TTFTMs.P50, 1
 		}
 		if wait < need*answer {
+			continue
+		}
+		// Requests that share a compute-bound server all slow down:
+		// their TTFT grows, and so does their answer. Queued ones are
+		// answered at full speed once their turn comes.
+		if baseConc < r.Concurrency && baseAnswer > 0 && answer > answerGrowth*baseAnswer {
 			continue
 		}
 		slots := max(1, int(math.Round(float64(r.Concurrency)/(1+wait/answer))))

@@ -218,6 +218,9 @@ func TestQueueing(t *testing.T) {
 		{"a batching server", file(FamilyVLLM, run(1, 40, 3000), run(8, 60, 3400), run(32, 180, 4800)), 0, ""},
 		{"alone, a whole answer's wait", file("", run(4, 39000, 50000)), 1, "parallel slots or maximum sequences"},
 		{"alone, a long prefill is not a queue", file("", run(4, 900, 12000)), 0, ""},
+		// A real Ollama with four slots, two 6,000-token prompts on two
+		// CPU cores: both slowed, TTFT and answer alike.
+		{"contention is not a queue", file(FamilyOllama, run(1, 4970, 5772), run(2, 9901, 11964)), 0, ""},
 	}
 	for _, tt := range tests {
 		ws := queueing(tt.f)
