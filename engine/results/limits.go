@@ -125,8 +125,17 @@ func queueingText(f *File, runs []Run) string {
 	if d := f.Local.Detection; d != nil {
 		family = d.Family
 	}
-	t := fmt.Sprintf("at concurrency %d the requests waited for others to finish before their first token (TTFT p50 %s above the lowest, while an answer took %s): the server served about %d %s at a time",
-		q.Concurrency, Seconds(q.WaitMs), Seconds(q.AnswerMs), q.Slots, Plural(q.Slots, "request", "requests"))
+	served := fmt.Sprintf("the server served about %d %s at a time", q.Slots, Plural(q.Slots, "request", "requests"))
+	if d := f.Local.Detection; d != nil && d.ParallelSlots > 0 && d.ParallelSlots < q.Concurrency {
+		// Its own count beats the estimate from the level's times.
+		served = fmt.Sprintf("the server serves %d at a time, its parallel %s (%s)", d.ParallelSlots, Plural(d.ParallelSlots, "slot", "slots"), d.ParallelSource)
+		for i := range qs {
+			qs[i].Slots = d.ParallelSlots
+		}
+		q = qs[0]
+	}
+	t := fmt.Sprintf("at concurrency %d the requests waited for others to finish before their first token (TTFT p50 %s above the lowest, while an answer took %s): %s",
+		q.Concurrency, Seconds(q.WaitMs), Seconds(q.AnswerMs), served)
 	// Other levels that queued (a capacity search probes some twice),
 	// each once, in order.
 	seen := map[int]bool{q.Concurrency: true}
@@ -147,9 +156,6 @@ func queueingText(f *File, runs []Run) string {
 	}
 	if len(other) > 0 {
 		t += " (" + strings.Join(other, "; ") + ")"
-	}
-	if d := f.Local.Detection; d != nil && d.ParallelSlots > 0 {
-		t += fmt.Sprintf("; the server reports %d parallel %s (%s)", d.ParallelSlots, Plural(d.ParallelSlots, "slot", "slots"), d.ParallelSource)
 	}
 	want := q.Concurrency
 	for _, o := range qs {

@@ -237,6 +237,13 @@ func TestQueueing(t *testing.T) {
 	}
 	// A capacity search on a real Ollama (one at a time): probes of 1,
 	// 2, 4, 3, 2 and 3 users; each queued level said once.
+	// A real llama-server -np 2 at 8: it says its slots, and its count
+	// is quoted (the times alone estimated 1.5).
+	np2 := file(FamilyLlamaCpp, run(1, 64, 316), run(8, 1643, 2007))
+	np2.Local.Detection.ParallelSlots, np2.Local.Detection.ParallelSource = 2, "/props total_slots"
+	if ws := queueing(np2); len(ws) != 1 || !strings.Contains(ws[0].Text, "the server serves 2 at a time, its parallel slots (/props total_slots)") || !strings.Contains(ws[0].Text, "-np 8") {
+		t.Errorf("llama-server -np 2: %+v", ws)
+	}
 	c := file(FamilyOllama, run(1, 102, 700), run(2, 1008, 1850), run(4, 3050, 3900), run(3, 2030, 2880), run(2, 990, 1840), run(3, 2010, 2860))
 	c.Local.Plan = PlanCapacity
 	ws := queueing(c)
