@@ -66,6 +66,12 @@ const queueShare = 0.5
 // a time kept the answer's time within a few percent.
 const answerGrowth = 1.5
 
+// minQueueWaitMs is the least wait that can count as a queue: a few
+// milliseconds of TTFT at 32 streams on loopback are the client's and the
+// machine's scheduling (seen on the simulator, whose answers took 4 ms),
+// and no real model answers that fast.
+const minQueueWaitMs = 50
+
 // QueueingOf finds the levels of runs whose requests queued. Closed-loop
 // clients with S slots: each of c requests waits for the c−S before it,
 // about (c/S − 1) answers, so S ≈ c / (1 + wait / answer). The wait is
@@ -95,7 +101,7 @@ func QueueingOf(runs []Run) []Queueing {
 		if baseConc >= r.Concurrency {
 			wait, need = m.TTFTMs.P50, 1
 		}
-		if wait < need*answer {
+		if wait < need*answer || wait < minQueueWaitMs {
 			continue
 		}
 		// Requests that share a compute-bound server all slow down:

@@ -202,7 +202,7 @@ func endedEarlyWhy(f *File, loc *LevelLocal) string {
 	if loc == nil || loc.Errors["ended_early"] == 0 || f.Local.Detection == nil || f.Local.Detection.Family != FamilyOllama {
 		return ""
 	}
-	return "; Ollama ends a stream so when the model repeats one token more than 30 times in a row (its token repeat limit): the model is looping"
+	return "; Ollama ends a stream like this when the model repeats one token more than 30 times in a row (its token repeat limit), so the model is likely looping"
 }
 
 // ErrorClasses lists error counts by class, most first: "connection: 42,

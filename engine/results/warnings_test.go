@@ -221,6 +221,9 @@ func TestQueueing(t *testing.T) {
 		// A real Ollama with four slots, two 6,000-token prompts on two
 		// CPU cores: both slowed, TTFT and answer alike.
 		{"contention is not a queue", file(FamilyOllama, run(1, 4970, 5772), run(2, 9901, 11964)), 0, ""},
+		// The simulator at 32 streams, 4 ms answers: milliseconds of
+		// scheduling, not a queue.
+		{"milliseconds are not a queue", file(FamilyVLLM, run(1, 1.3, 7.4), run(8, 0.6, 8.0), run(32, 6.1, 10.2)), 0, ""},
 	}
 	for _, tt := range tests {
 		ws := queueing(tt.f)
