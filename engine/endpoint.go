@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/netstamp"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // maxModelsBody bounds the /v1/models answer: real lists are kilobytes.
@@ -339,9 +340,38 @@ func parseModels(body []byte) ([]Model, error) {
 	return out, nil
 }
 
+// modelHintBoth is where the model is chosen when the caller did not say
+// (Endpoint.ModelHint): the app's Benchmark form, or the CLI's flag.
+const modelHintBoth = "in the app's Model field, or with kovara-bench's --model"
+
+// ServedModels lists the ids of the models the endpoint serves, sorted,
+// within the endpoint's check timeout: the app's Benchmark form offers
+// them before a run.
+func ServedModels(ctx context.Context, ep Endpoint) ([]string, error) {
+	b, err := setup.ParseBase(ep.URL)
+	if err != nil {
+		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout(ep))
+	defer cancel()
+	c := checkClient(ep, b)
+	defer c.CloseIdleConnections()
+	models, _, err := listModels(ctx, c, ep, b)
+	if err != nil {
+		return nil, err
+	}
+	ids := modelIDs(models)
+	sort.Strings(ids)
+	return ids, nil
+}
+
 // ResolveModel picks the model to request: the one asked for, which must be
-// served, or the only one served.
-func ResolveModel(models []Model, want string) (string, error) {
+// served, or the only one served. hint says where the user chooses one
+// (Endpoint.ModelHint), as a phrase that follows "choose one".
+func ResolveModel(models []Model, want, hint string) (string, error) {
+	if hint == "" {
+		hint = modelHintBoth
+	}
 	ids := make([]string, len(models))
 	for i, m := range models {
 		ids[i] = m.ID
@@ -360,5 +390,5 @@ func ResolveModel(models []Model, want string) (string, error) {
 		return ids[0], nil
 	}
 	return "", &EndpointError{Kind: ErrModelNotServed, Msg: fmt.Sprintf(
-		"the server serves %d models; choose one with --model: %s", len(ids), strings.Join(ids, ", "))}
+		"the server serves %d models; choose one %s: %s", len(ids), hint, strings.Join(ids, ", "))}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -405,6 +406,11 @@ func TestModelResolution(t *testing.T) {
 	var ee *EndpointError
 	if !errors.As(err, &ee) || ee.Kind != ErrModelNotServed || !strings.Contains(ee.Msg, "a-model, b-model") || !strings.Contains(ee.Msg, "--model") {
 		t.Errorf("several models, no --model: err = %v", err)
+	}
+	// Where the model is chosen is the caller's to say: the app's form.
+	_, err = Run(context.Background(), p, Endpoint{URL: url, ModelHint: "in the Model field"}, Observer{})
+	if got, want := fmt.Sprint(err), "the server serves 2 models; choose one in the Model field: a-model, b-model"; !strings.HasSuffix(got, want) {
+		t.Errorf("several models, the app's hint: err = %q, want it to end %q", got, want)
 	}
 	p.Model = "c-model"
 	_, err = Run(context.Background(), p, Endpoint{URL: url}, Observer{})

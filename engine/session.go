@@ -86,7 +86,7 @@ func (s *session) check(ctx context.Context, want string, firstWhenMany bool) er
 	if s.base.TLS() && s.ep.InsecureTLS {
 		s.warn("TLS certificate verification was off for this endpoint (Verify TLS unticked, or --insecure): the server's identity was not checked")
 	}
-	model, err := ResolveModel(models, want)
+	model, err := ResolveModel(models, want, s.ep.ModelHint)
 	var ee *EndpointError
 	if errors.As(err, &ee) && ee.Kind == ErrModelNotServed && want == "" && firstWhenMany {
 		model, err = slices.Min(s.served), nil

@@ -52,7 +52,11 @@ func newHarness(t testing.TB) *harness {
 			if st := u.bench.running; st != nil {
 				st.cancel()
 			}
+			u.bench.stopListing()
 		})
+		// A listing's goroutine may still be on its way to the UI lock:
+		// the next test's widgets share Fyne's font caches with this one's.
+		u.bench.models.wg.Wait()
 	})
 	return h
 }

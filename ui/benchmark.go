@@ -50,6 +50,8 @@ type BenchmarkScreen struct {
 	setup fyne.CanvasObject
 
 	endpointSelect *widget.Select
+	modelSelect    *widget.Select
+	models         modelState // what the Model field knows of the endpoint
 	planSelect     *widget.Select
 	usersEntry     *widget.Entry
 	quickCheck     *widget.Check
@@ -92,7 +94,8 @@ type BenchmarkScreen struct {
 
 func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s := &BenchmarkScreen{u: u}
-	s.endpointSelect = widget.NewSelect(nil, func(string) { s.revalidate() })
+	s.endpointSelect = widget.NewSelect(nil, s.onEndpoint)
+	s.modelSelect = widget.NewSelect(nil, func(string) { s.revalidate() })
 	s.planSelect = widget.NewSelect([]string{planKovara, planStages, planSpecDec, planCapacity}, func(string) { s.onPlan() })
 	s.usersEntry = widget.NewEntry()
 	s.usersEntry.SetText(fmt.Sprint(engine.DefaultUsers))
@@ -132,6 +135,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 
 	main := widget.NewForm(
 		widget.NewFormItem("Endpoint", s.endpointSelect),
+		widget.NewFormItem("Model", s.modelSelect),
 		widget.NewFormItem("Plan", s.planSelect),
 		widget.NewFormItem("Manifest", s.manifestSelect),
 		widget.NewFormItem("Profile", s.profileSelect),
@@ -201,6 +205,7 @@ func (s *BenchmarkScreen) refreshEndpoints() {
 	s.endpointSelect.Refresh()
 	switch {
 	case slices.Contains(names, cur):
+		s.listModels(cur) // its address or key may have changed
 	case slices.Contains(names, s.u.fyne.Preferences().String(prefLastEndpoint)):
 		s.endpointSelect.SetSelected(s.u.fyne.Preferences().String(prefLastEndpoint))
 	default:
@@ -299,6 +304,9 @@ func (s *BenchmarkScreen) useManifest(m *storage.Manifest) {
 	s.manifestCard.SetSubTitle("revision " + m.Revision)
 	s.manifestCard.SetContent(widget.NewLabel(strings.Join(m.Summary(), "\n")))
 	s.manifestCard.Show()
+	if slices.Contains(s.modelSelect.Options, m.Model.ID) {
+		s.modelSelect.SetSelected(m.Model.ID) // the model the manifest describes
+	}
 	s.profileSelect.Options = m.ProfileNames()
 	s.profileSelect.Enable()
 	s.profileSelect.Refresh()
@@ -535,19 +543,22 @@ func (s *BenchmarkScreen) revalidate() {
 	if err == nil && s.endpointSelect.Selected == "" {
 		err = errNoEndpoint
 	}
+	if err == nil {
+		err = s.modelProblem()
+	}
 	if err != nil {
 		s.planNote.SetText(err.Error())
 		s.runButton.Disable()
 		return
 	}
 	if input > 0 {
-		if why := s.u.contextProblem(s.endpointSelect.Selected, input, output); why != "" {
+		if why := s.u.contextProblem(s.endpointSelect.Selected, s.chosenModel(), input, output); why != "" {
 			s.planNote.SetText(why)
 			s.runButton.Disable()
 			return
 		}
 	}
-	s.planNote.SetText(planSummary(s))
+	s.planNote.SetText(planSummary(s) + s.modelNote())
 	s.runButton.Enable()
 }
 

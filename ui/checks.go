@@ -13,19 +13,22 @@ import (
 // so the Benchmark form can refuse a plan the server cannot hold.
 const prefCheckPrefix = "endpoint.check."
 
-// lastCheck is what an endpoint's latest check reported, and the address
-// it was made against: a check of another address says nothing about the
-// endpoint as saved now.
+// lastCheck is what an endpoint's latest check reported, the address it
+// was made against and the model it checked: a check of another address
+// says nothing about the endpoint as saved now, nor a check of one model
+// about another's context (Ollama gives each its own).
 type lastCheck struct {
 	URL       string            `json:"url"`
+	Model     string            `json:"model,omitempty"`
 	Detection results.Detection `json:"detection"`
 }
 
-// rememberCheck keeps what a check of ep found (d), or, when the run was
-// refused for its context, what the refusal read; a check that reported
-// no context length forgets an older one. The built-in simulator's
+// rememberCheck keeps what a check of ep's model found (d), or, when the
+// run was refused for its context, what the refusal read; a check that
+// reported no context length forgets an older one. model is "" when the
+// run never learned which model it asked for. The built-in simulator's
 // address changes with every start, so it is kept without one.
-func (u *App) rememberCheck(ep engine.Endpoint, d *results.Detection, err error) {
+func (u *App) rememberCheck(ep engine.Endpoint, model string, d *results.Detection, err error) {
 	if ep.Name == "" {
 		return
 	}
@@ -36,7 +39,7 @@ func (u *App) rememberCheck(ep engine.Endpoint, d *results.Detection, err error)
 	case d == nil:
 		return // the check did not get as far as the detection
 	}
-	lc := lastCheck{URL: ep.URL, Detection: *d}
+	lc := lastCheck{URL: ep.URL, Model: model, Detection: *d}
 	if ep.Name == SimulatorName {
 		lc.URL = ""
 	}
@@ -53,14 +56,18 @@ func (u *App) forgetCheck(name string) {
 }
 
 // checkedDetection is what the latest check of the endpoint called name
-// reported, or nil when none is known for its address as saved now.
-func (u *App) checkedDetection(name string) *results.Detection {
+// reported about model ("" for whichever it checked), or nil when none is
+// known for its address as saved now and that model.
+func (u *App) checkedDetection(name, model string) *results.Detection {
 	raw := u.fyne.Preferences().String(prefCheckPrefix + name)
 	if raw == "" {
 		return nil
 	}
 	var lc lastCheck
 	if json.Unmarshal([]byte(raw), &lc) != nil {
+		return nil
+	}
+	if model != "" && lc.Model != "" && model != lc.Model {
 		return nil
 	}
 	if name != SimulatorName {
@@ -73,9 +80,10 @@ func (u *App) checkedDetection(name string) *results.Detection {
 }
 
 // contextProblem says why a plan of input and output tokens cannot run on
-// the endpoint called name, from what its latest check reported, or "".
-func (u *App) contextProblem(name string, input, output int) string {
-	ce := engine.FitContext(input, output, u.checkedDetection(name))
+// model at the endpoint called name, from what its latest check
+// reported, or "".
+func (u *App) contextProblem(name, model string, input, output int) string {
+	ce := engine.FitContext(input, output, u.checkedDetection(name, model))
 	if ce == nil {
 		return ""
 	}
@@ -94,4 +102,13 @@ func detectionOf(f *results.File) *results.Detection {
 		return nil
 	}
 	return f.Local.Detection
+}
+
+// requestedModel is the model a run asked for: as its file records it,
+// else as its plan named it ("" for the only one served).
+func requestedModel(f *results.File, planned string) string {
+	if f != nil && f.Local.RequestedModel != "" {
+		return f.Local.RequestedModel
+	}
+	return planned
 }

@@ -369,7 +369,7 @@ func (s *EndpointsScreen) onTest() {
 			if rep != nil {
 				// The Benchmark form refuses a plan this context
 				// cannot hold.
-				s.u.rememberCheck(ep, &rep.Detection, err)
+				s.u.rememberCheck(ep, rep.Model, &rep.Detection, err)
 				s.u.bench.revalidate()
 			}
 		})

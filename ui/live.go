@@ -154,6 +154,7 @@ func (s *BenchmarkScreen) onRun() {
 		}
 		ep = saved.WithKey("") // the key is read from the keyring off the UI goroutine
 		ep.KeyHint = appKeyHint
+		ep.ModelHint = appModelHint
 	}
 	var run planRun
 	switch s.planSelect.Selected {
@@ -163,6 +164,7 @@ func (s *BenchmarkScreen) onRun() {
 			s.planNote.SetText(err.Error())
 			return
 		}
+		plan.Model = s.chosenModel()
 		plan.Simulated = simulated
 		run = s.runStages(plan)
 	case planSpecDec:
@@ -171,6 +173,7 @@ func (s *BenchmarkScreen) onRun() {
 			s.planNote.SetText(err.Error())
 			return
 		}
+		plan.Model = s.chosenModel()
 		plan.Simulated = simulated
 		run = s.runSpecDec(plan)
 	case planCapacity:
@@ -179,6 +182,7 @@ func (s *BenchmarkScreen) onRun() {
 			s.planNote.SetText(err.Error())
 			return
 		}
+		plan.Model = s.chosenModel()
 		plan.Simulated = simulated
 		run = s.runCapacity(plan)
 	default:
@@ -187,10 +191,12 @@ func (s *BenchmarkScreen) onRun() {
 			s.planNote.SetText(err.Error())
 			return
 		}
+		plan.Model = s.chosenModel()
 		plan.Simulated = simulated
 		run = s.runKovara(plan)
 	}
 	s.u.fyne.Preferences().SetString(prefLastEndpoint, name)
+	s.rememberModel(name)
 	// The built-in simulator is each plan's demo one, as in the CLI's
 	// demo: a capacity to find, drafts to accept.
 	s.start(saved, simulated, sim.DemoFor(planKinds[s.planSelect.Selected]), ep, run)
@@ -213,7 +219,7 @@ func (s *BenchmarkScreen) runKovara(plan engine.Plan) planRun {
 			}
 		}
 		return func() {
-			s.u.rememberCheck(ep, detectionOf(f), err)
+			s.u.rememberCheck(ep, requestedModel(f, plan.Model), detectionOf(f), err)
 			if f == nil {
 				s.runFailed(err)
 				return
@@ -252,11 +258,11 @@ func (s *BenchmarkScreen) runCapacity(plan engine.CapacityPlan) planRun {
 	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
 		r, err := engine.RunCapacity(ctx, plan, ep, obs)
 		if r == nil {
-			return func() { s.u.rememberCheck(ep, nil, err); s.runFailed(err) }
+			return func() { s.u.rememberCheck(ep, plan.Model, nil, err); s.runFailed(err) }
 		}
 		id, saveErr := s.u.lib.SaveCapacity("", r)
 		return func() {
-			s.u.rememberCheck(ep, r.Local.Detection, err)
+			s.u.rememberCheck(ep, r.Model, r.Local.Detection, err)
 			s.showView(newCapacityView(s.u, r, id, saveErr, s.backToSetup).content)
 		}
 	}

@@ -151,9 +151,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return benchmark(plan, ep, f, stdout, stderr)
 }
 
+// cliModelHint is where kovara-bench takes the model when the server
+// serves several (engine.Endpoint.ModelHint).
+const cliModelHint = "with --model"
+
 // resolveEndpoint finds --endpoint among the saved endpoints (with its key
 // from the keyring) or reads it as an address. A key in the environment
 // variable named by --api-key-env wins over the keyring.
+
 func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 	envKey := os.Getenv(f.apiKeyEnv)
 	if dirs, err := storage.DefaultDirs(); err == nil {
@@ -174,6 +179,7 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 			}
 			ep := saved.WithKey(key)
 			ep.KeyHint = fmt.Sprintf("in the environment variable %s (--api-key-env names another), or in the saved endpoint's keyring entry (in the app: Endpoints, select %q, type the key, Save)", f.apiKeyEnv, saved.Name)
+			ep.ModelHint = cliModelHint
 			ep.InsecureTLS = ep.InsecureTLS || f.insecure
 			if f.gpu != "" {
 				ep.GPU = f.gpu
@@ -184,7 +190,7 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 	if _, err := setup.ParseBase(f.endpoint); err != nil {
 		return engine.Endpoint{}, fmt.Errorf("%q is not a saved endpoint, and as an address: %w", f.endpoint, err)
 	}
-	return engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu,
+	return engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu, ModelHint: cliModelHint,
 		KeyHint: fmt.Sprintf("in the environment variable %s (--api-key-env names another)", f.apiKeyEnv)}, nil
 }
 

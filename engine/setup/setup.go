@@ -28,6 +28,10 @@ type Endpoint struct {
 	// environment variable), as a phrase that follows "the key goes": an
 	// error asking for the key ends with it. Empty names both places.
 	KeyHint string
+	// ModelHint says where the user chooses the model when the server
+	// serves several and none was named (the app's Model field, the CLI's
+	// --model), as a phrase that follows "choose one". Empty names both.
+	ModelHint string
 }
 
 // Base is a normalised server address: scheme://host[:port][/prefix], with
