@@ -159,7 +159,7 @@ func (s *BenchmarkScreen) modelProblem() error {
 	if !st.listed || st.err != nil || s.modelSelect.Selected != "" || len(s.modelSelect.Options) < 2 {
 		return nil
 	}
-	return fmt.Errorf("choose the model to benchmark: %s serves %d", st.endpoint, len(s.modelSelect.Options))
+	return fmt.Errorf("choose the model to benchmark: %s serves %d models", st.endpoint, len(s.modelSelect.Options))
 }
 
 // modelNote is a line under the plan's summary when the listing failed:

@@ -37,7 +37,7 @@ func TestModelChosenFromTheServersList(t *testing.T) {
 		if b.modelSelect.Selected != "" || !b.runButton.Disabled() {
 			t.Errorf("several models and none chosen: model %q, run enabled=%v", b.modelSelect.Selected, !b.runButton.Disabled())
 		}
-		if got, want := b.planNote.Text, "choose the model to benchmark: ollama box serves 2"; got != want {
+		if got, want := b.planNote.Text, "choose the model to benchmark: ollama box serves 2 models"; got != want {
 			t.Errorf("note %q, want %q", got, want)
 		}
 		b.modelSelect.SetSelected("tiny:latest")

@@ -59,13 +59,6 @@ type Queueing struct {
 // little, and its TTFT grows by a prefill or two, never by answers.
 const queueShare = 0.5
 
-// answerGrowth is how much longer than at the lowest level an answer may
-// take for its level's wait to count as a queue: a real Ollama with four
-// slots, sent two 6,000-token prompts at once on two CPU cores, doubled
-// TTFT and took 2.6 times as long per answer (contention); one request at
-// a time kept the answer's time within a few percent.
-const answerGrowth = 1.5
-
 // minQueueWaitMs is the least wait that can count as a queue: a few
 // milliseconds of TTFT at 32 streams on loopback are the client's and the
 // machine's scheduling (seen on the simulator, whose answers took 4 ms),
@@ -78,13 +71,10 @@ const minQueueWaitMs = 50
 // measured against the run's lowest TTFT p50 when a lower level ran;
 // alone, a level must show a whole answer's wait.
 func QueueingOf(runs []Run) []Queueing {
-	base, baseConc, baseAnswer := math.Inf(1), 0, 0.0
+	base, baseConc := math.Inf(1), 0
 	for _, r := range runs {
 		if d := r.Metrics.TTFTMs; d != nil && d.N > 0 && d.P50 < base {
 			base, baseConc = d.P50, r.Concurrency
-			if l := r.Metrics.LatencyMs; l != nil {
-				baseAnswer = l.P50 - d.P50
-			}
 		}
 	}
 	var out []Queueing
@@ -104,10 +94,12 @@ func QueueingOf(runs []Run) []Queueing {
 		if wait < need*answer || wait < minQueueWaitMs {
 			continue
 		}
-		// Requests that share a compute-bound server all slow down:
-		// their TTFT grows, and so does their answer. Queued ones are
-		// answered at full speed once their turn comes.
-		if baseConc < r.Concurrency && baseAnswer > 0 && answer > answerGrowth*baseAnswer {
+		// Prompts that share a compute-bound server are prefilled
+		// together, each as slowly as all of them one after another at
+		// worst: a TTFT within that is sharing, not a queue (a real Ollama
+		// with four slots, two 6,000-token prompts on two CPU cores:
+		// 4.97 s alone, 9.90 s at 2). More slots would not help it.
+		if baseConc < r.Concurrency && m.TTFTMs.P50 <= base*float64(r.Concurrency)/float64(baseConc) {
 			continue
 		}
 		slots := max(1, int(math.Round(float64(r.Concurrency)/(1+wait/answer))))

@@ -223,6 +223,10 @@ func TestQueueing(t *testing.T) {
 		{"contention is not a queue", file(FamilyOllama, run(1, 4970, 5772), run(2, 9901, 11964)), 0, ""},
 		// The simulator at 32 streams, 4 ms answers: milliseconds of
 		// scheduling, not a queue.
+		// A real Ollama with four slots at 8 (two CPU cores): the four
+		// in flight share the cores and answer at half speed, the other
+		// four wait for them.
+		{"a queue behind slowed answers", file(FamilyOllama, run(1, 93.7, 820.2), run(8, 1872.6, 3276.7)), 4, "OLLAMA_NUM_PARALLEL=8"},
 		{"milliseconds are not a queue", file(FamilyVLLM, run(1, 1.3, 7.4), run(8, 0.6, 8.0), run(32, 6.1, 10.2)), 0, ""},
 	}
 	for _, tt := range tests {
