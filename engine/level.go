@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"cmp"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
@@ -128,6 +131,7 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 		loc.Messages = nil
 	}
 	loc.Gaps, loc.MergedGaps = len(itl), sameRead
+	loc.Samples = lv.samples()
 	loc.PromptCache = requestCache(oks)
 	if loc.PromptCache == nil && lv.prefixOK {
 		loc.PromptCache = &results.PromptCache{CachedTokens: lv.prefixCached, PromptTokens: lv.prefixPrompt,
@@ -224,4 +228,57 @@ func requestCache(oks []*outcome) *results.PromptCache {
 		return &timings
 	}
 	return nil
+}
+
+// us is a duration in whole microseconds, the samples' unit.
+func us(d time.Duration) int64 { return d.Round(time.Microsecond).Microseconds() }
+
+// samples keeps every finished request of the level, successes and
+// failures, for the local part of the document (results.LevelSamples);
+// a request the stop cut short is no measurement and is left out, as
+// record leaves it out.
+func (lv *levelRun) samples() *results.LevelSamples {
+	out := &results.LevelSamples{StartUs: us(lv.start), EndUs: us(lv.end), Slots: len(lv.slots)}
+	var gaps []int64
+	for si := range lv.slots {
+		s := &lv.slots[si]
+		for i := range s.outs {
+			o := &s.outs[i]
+			if o.interrupted {
+				continue
+			}
+			rs := results.RequestSample{
+				Slot: si, StartUs: us(o.start), EndUs: us(o.end), TTFTUs: -1,
+				ChunkCount: o.chunks, Error: o.class,
+			}
+			if o.ttft >= 0 {
+				rs.TTFTUs = us(o.ttft)
+			}
+			if o.hasUsage {
+				rs.Usage, rs.CompletionTokens, rs.PromptTokens = true, o.complTok, o.promptTok
+			}
+			switch {
+			case o.hasCached:
+				rs.CachedTokens = o.cachedTok
+			case o.hasCacheN:
+				rs.CachedTokens = o.timingsCache
+			}
+			// Gaps as differences of the rounded arrival times, so their
+			// rounding never adds up along a long answer.
+			gaps = gaps[:0]
+			var sum float64
+			var prev int64
+			for _, g := range s.itl[o.itlFrom:o.itlTo] {
+				sum += float64(g) * 1000
+				at := int64(math.Round(sum))
+				gaps = append(gaps, at-prev)
+				prev = at
+			}
+			rs.Gaps = results.EncodeGaps(gaps)
+			out.Requests = append(out.Requests, rs)
+		}
+	}
+	// In the order they were sent: what a timeline and a merge read.
+	slices.SortStableFunc(out.Requests, func(a, b results.RequestSample) int { return cmp.Compare(a.StartUs, b.StartUs) })
+	return out
 }

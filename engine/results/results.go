@@ -247,6 +247,9 @@ type LevelLocal struct {
 	// low end is not a real inter-token gap.
 	Gaps       int `json:"gaps,omitempty"`
 	MergedGaps int `json:"merged_gaps,omitempty"`
+	// Samples is every measured request of the level (nil in files
+	// saved before samples were kept).
+	Samples *LevelSamples `json:"samples,omitempty"`
 }
 
 // Connections counts a level's reconnects. Each happened between

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/stats"
+)
+
+// Every measured request is kept with its slot, times and chunk
+// arrivals, and the samples give back the published figures.
+func TestRunKeepsSamples(t *testing.T) {
+	t.Parallel()
+	p := smallPlan()
+	p.Requests = 12
+	first := levelFirstNumber(p, 1)
+	cfg := fastSim()
+	cfg.Faults = func(n int64) sim.Fault {
+		if n == first+2 || n == first+5 {
+			return sim.Fault500
+		}
+		return sim.FaultNone
+	}
+	_, url := startSim(t, cfg)
+	f, err := Run(context.Background(), p, Endpoint{URL: url + "/v1"}, Observer{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	mustValid(t, f)
+	if !f.HasSamples() {
+		t.Fatal("the file kept no samples")
+	}
+	for _, r := range f.Runs {
+		s := f.SamplesAt(r.Concurrency)
+		if s == nil {
+			t.Fatalf("concurrency %d: no samples", r.Concurrency)
+		}
+		m := r.Metrics
+		if got, want := len(s.Requests), m.RequestsOK+m.RequestsError+m.RequestsTimeout; got != want {
+			t.Errorf("c%d: %d samples, want %d (every finished request)", r.Concurrency, got, want)
+		}
+		if s.Slots != r.Concurrency || s.EndUs <= s.StartUs {
+			t.Errorf("c%d: slots %d window %d…%d µs", r.Concurrency, s.Slots, s.StartUs, s.EndUs)
+		}
+		var ttft []float64
+		used := map[int]bool{}
+		errs := 0
+		for i, q := range s.Requests {
+			used[q.Slot] = true
+			if q.Slot < 0 || q.Slot >= s.Slots || q.StartUs < s.StartUs || q.EndUs > s.EndUs || q.EndUs < q.StartUs {
+				t.Errorf("c%d request %d outside its level: %+v", r.Concurrency, i, q)
+			}
+			if i > 0 && q.StartUs < s.Requests[i-1].StartUs {
+				t.Errorf("c%d: samples not in the order sent", r.Concurrency)
+			}
+			if !q.OK() {
+				errs++
+				continue
+			}
+			ttft = append(ttft, float64(q.TTFTUs)/1000)
+			arr, err := q.Arrivals()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(arr) != q.ChunkCount || arr[0] != q.StartUs+q.TTFTUs || arr[len(arr)-1] > q.EndUs+1 {
+				t.Errorf("c%d request %d: %d arrivals from %d for %d chunks ending %d", r.Concurrency, i, len(arr), arr[0], q.ChunkCount, q.EndUs)
+			}
+			if !q.Usage || q.CompletionTokens != p.OutputTokens || q.PromptTokens == 0 {
+				t.Errorf("c%d request %d: usage %v %d/%d", r.Concurrency, i, q.Usage, q.CompletionTokens, q.PromptTokens)
+			}
+		}
+		if errs != m.RequestsError+m.RequestsTimeout {
+			t.Errorf("c%d: %d failed samples, want %d", r.Concurrency, errs, m.RequestsError+m.RequestsTimeout)
+		}
+		if len(used) != r.Concurrency {
+			t.Errorf("c%d: requests on %d slots", r.Concurrency, len(used))
+		}
+		if d := stats.Summarize(ttft); m.TTFTMs == nil || math.Abs(d.P50-m.TTFTMs.P50) > 0.002 {
+			t.Errorf("c%d: TTFT p50 from samples %v, published %v", r.Concurrency, d, m.TTFTMs)
+		}
+	}
+}
+
+// Gaps survive their packing exactly; what is not packing is refused.
+func TestGapsRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, gaps := range [][]int64{nil, {0}, {0, 0, 1}, {8123, 7999, 127, 128, 16383, 16384, 1 << 40}} {
+		got, err := results.DecodeGaps(nil, results.EncodeGaps(gaps))
+		if err != nil || len(got) != len(gaps) {
+			t.Fatalf("%v: got %v, %v", gaps, got, err)
+		}
+		for i := range gaps {
+			if got[i] != gaps[i] {
+				t.Errorf("gap %d: got %d, want %d", i, got[i], gaps[i])
+			}
+		}
+	}
+	for _, bad := range []string{"!!", "gA"} {
+		if _, err := results.DecodeGaps(nil, bad); err == nil {
+			t.Errorf("%q decoded without error", bad)
+		}
+	}
+}
+
+// defaultRunSamples is what a default run keeps: levels × requests
+// answers of tokens chunks, gaps jittered around 8 ms as a real decode's
+// are.
+func defaultRunSamples(levels []int, requests, tokens int) *results.File {
+	f := &results.File{}
+	var t int64
+	seed := uint64(1)
+	for _, c := range levels {
+		ls := &results.LevelSamples{StartUs: t, Slots: c}
+		gaps := make([]int64, tokens-1)
+		for i := range requests {
+			for k := range gaps {
+				seed = seed*6364136223846793005 + 1442695040888963407
+				gaps[k] = 6000 + int64(seed>>33)%4000
+			}
+			ls.Requests = append(ls.Requests, results.RequestSample{
+				Slot: i % c, StartUs: t, EndUs: t + 2_100_000, TTFTUs: 61_234, ChunkCount: tokens,
+				Gaps: results.EncodeGaps(gaps), Usage: true, CompletionTokens: tokens, PromptTokens: 1024,
+			})
+			t += int64(time.Second / time.Microsecond / time.Duration(c))
+		}
+		ls.EndUs = t
+		f.Local.Levels = append(f.Local.Levels, results.LevelLocal{Concurrency: c, Samples: ls})
+	}
+	return f
+}
+
+// The size of the samples a run keeps, reported as bytes of JSON
+// (docs/performance.md): go test -run '^$' -bench SamplesSize ./engine
+func BenchmarkSamplesSize(b *testing.B) {
+	for _, bc := range []struct {
+		name             string
+		levels           []int
+		requests, tokens int
+	}{
+		{"default-3x100x256", []int{1, 8, 32}, 100, 256},
+		{"c32-100x256", []int{32}, 100, 256},
+		{"c256-512x256", []int{256}, 512, 256},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			f := defaultRunSamples(bc.levels, bc.requests, bc.tokens)
+			var n int
+			for b.Loop() {
+				data, err := json.Marshal(f.Local.Levels)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(data)
+			}
+			b.ReportMetric(float64(n), "bytes")
+		})
+	}
+}
