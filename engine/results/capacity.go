@@ -507,13 +507,13 @@ func (r *CapacityResult) disagreements() []Warning {
 		}
 		if disturbed {
 			ws = append(ws, Warning{Severity: SeverityProblem, Kind: WarnProbesDisagree, Text: fmt.Sprintf(
-				"%s at %d users disagree (%s; %s): throughput that far apart is beyond run-to-run noise, so something else used the server or this machine during the search; run it again on a quiet machine",
-				probes, l.Concurrency, nums, verdict)})
+				"%s at %d %s disagree (%s; %s): throughput that far apart is beyond run-to-run noise, so something else used the server or this machine during the search; run it again on a quiet machine",
+				probes, l.Concurrency, Plural(l.Concurrency, "user", "users"), nums, verdict)})
 			continue
 		}
 		ws = append(ws, Warning{Severity: SeverityNote, Kind: WarnProbesDisagree, Text: fmt.Sprintf(
-			"%s at %d users disagree: %s, with throughput within run-to-run noise (%s): %d users sits on the service level's edge, and the answer takes the safe side",
-			probes, l.Concurrency, verdict, nums, l.Concurrency)})
+			"%s at %d %s disagree: %s, with throughput within run-to-run noise (%s): %d %s sits on the service level's edge, and the answer takes the safe side",
+			probes, l.Concurrency, Plural(l.Concurrency, "user", "users"), verdict, nums, l.Concurrency, Plural(l.Concurrency, "user", "users"))})
 	}
 	return ws
 }
