@@ -264,3 +264,6 @@ func CompareOthers(plan string, docs []Document, labels []string) Comparison {
 	}
 	return c
 }
+
+// IsFile says whether a run argument names a file (else a library id).
+func IsFile(arg string) bool { return isFile(arg) }

@@ -40,7 +40,8 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	defer srv.Close()
 	plan.Simulated = true
 	fmt.Fprintf(stderr, "demo: benchmarking the built-in simulator (a vLLM-like fake server, not real hardware)\n")
-	return benchmark(plan, engine.Endpoint{Name: "Built-in simulator", URL: url}, f, stdout, stderr)
+	code, _ := benchmark(plan, engine.Endpoint{Name: "Built-in simulator", URL: url}, f, runMarks{}, stdout, stderr)
+	return code
 }
 
 // cmdSimulate serves the simulator until Ctrl-C.

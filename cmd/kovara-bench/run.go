@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kovara/desktop/chart"
@@ -37,6 +38,8 @@ type runFlags struct {
 	profile      string
 	gpu          string
 	png          string
+	repeat       int
+	like         string
 	planFlags    // --plan, --quick, --users and the other plans' settings (plans.go)
 }
 
@@ -50,6 +53,8 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 		fs.StringVar(&f.gpu, "gpu", "", "GPU telemetry: local, ssh://user@host or http://host:9400/metrics (a saved endpoint's own source otherwise)")
 		fs.StringVar(&f.manifest, "manifest", "", "kovara.yaml describing what the endpoint runs (makes a hardware run)")
 		fs.StringVar(&f.profile, "profile", "", "the manifest profile to run (default: its only one, or 'default')")
+		fs.IntVar(&f.repeat, "repeat", 1, "run the plan this many times in a row, fresh prompts each time, kept as one group (the way to A/B a setting: the spread between the runs is the noise)")
+		fs.StringVar(&f.like, "like", "", "run again like this run (a results file or a library id): its model, lengths, levels, requests, warmup and timeout, then compare the two")
 	}
 	fs.StringVar(&f.concurrency, "concurrency", engine.FormatLevels(d.Concurrency), "comma-separated concurrency levels")
 	fs.IntVar(&f.inputTokens, "input-tokens", d.InputTokens, "prompt length in tokens")
@@ -131,7 +136,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if f.pngRefused("run", set, stderr) {
 		return exitBadInput
 	}
+	if f.repeat < 1 || f.repeat > maxRepeat {
+		fmt.Fprintf(stderr, "kovara-bench run: --repeat %d is not allowed: give 1 to %d runs\n", f.repeat, maxRepeat)
+		return exitBadInput
+	}
+	if f.repeat > 1 && set["seed"] {
+		fmt.Fprintln(stderr, "kovara-bench run: --repeat with --seed would send the same prompts each time, and a server's prompt cache would answer the later runs from the first: leave --seed out")
+		return exitBadInput
+	}
+	if f.like != "" {
+		return runLike(f, set, stdout, stderr)
+	}
 	if code, other := runOtherPlan(f, set, false, stdout, stderr); other {
+		if f.repeat > 1 {
+			fmt.Fprintln(stderr, "kovara-bench run: --repeat runs the Kovara method only")
+			return exitBadInput
+		}
 		return code
 	}
 	plan, err := f.plan(set)
@@ -148,7 +168,68 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
 		return exitBadInput
 	}
-	return benchmark(plan, ep, f, stdout, stderr)
+	return repeated(plan, ep, f, nil, stdout, stderr)
+}
+
+// maxRepeat bounds --repeat: a group is compared run by run, and ten runs
+// of a plan already take an evening.
+const maxRepeat = 10
+
+// repeated runs the plan f.repeat times (once without --repeat), each a
+// run of its own in the library, tied by one group when more than one,
+// and then shows the spread between them. like, when given, names the
+// run every one of them reproduces. It returns the worst exit code.
+func repeated(plan engine.Plan, ep engine.Endpoint, f runFlags, like *results.LikeRef, stdout, stderr io.Writer) int {
+	return repeatedInto(plan, ep, f, like, nil, stdout, stderr)
+}
+
+// repeatedInto is repeated, appending the complete runs' files to got
+// when it is given.
+func repeatedInto(plan engine.Plan, ep engine.Endpoint, f runFlags, like *results.LikeRef, got *[]*results.File, stdout, stderr io.Writer) int {
+	var group *results.RunGroup
+	if f.repeat > 1 {
+		group = &results.RunGroup{ID: engine.NewGroupID(time.Now()), Of: f.repeat}
+	}
+	worst := exitOK
+	var files []*results.File
+	for i := range f.repeat {
+		mark := runMarks{like: like}
+		if group != nil {
+			g := *group
+			g.Index = i + 1
+			mark.group = &g
+		}
+		if group != nil {
+			fmt.Fprintf(stderr, "run %d of %d\n", i+1, f.repeat)
+		}
+		code, file := benchmark(plan, ep, f, mark, stdout, stderr)
+		worst = max(worst, code)
+		if file != nil && file.Complete {
+			files = append(files, file)
+		}
+		if code == exitInterrupted || file == nil {
+			break
+		}
+	}
+	if len(files) > 1 {
+		fmt.Fprintln(stdout)
+		printSpread(stdout, files)
+	}
+	if got != nil {
+		*got = files
+	}
+	return worst
+}
+
+// runMarks is what a run's file records of how it was asked for: its
+// place in a repeated group, the run it reproduces.
+type runMarks struct {
+	group *results.RunGroup
+	like  *results.LikeRef
+}
+
+func (m runMarks) apply(file *results.File) {
+	file.Local.Group, file.Local.Like = m.group, m.like
 }
 
 // cliModelHint is where kovara-bench takes the model when the server
@@ -196,13 +277,13 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 
 // benchmark runs a plan with Ctrl-C handling, progress and a summary, and
 // writes the results file. It returns the exit code.
-func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr io.Writer) int {
+func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, mark runMarks, stdout, stderr io.Writer) (int, *results.File) {
 	if f.png != "" {
 		// Made before the run: a folder that cannot be made is said now,
 		// not after a benchmark whose charts would then be lost.
-		if err := os.MkdirAll(f.png, 0o755); err != nil {
+		if err := os.MkdirAll(numbered(f.png, mark.group), 0o755); err != nil {
 			fmt.Fprintf(stderr, "kovara-bench: --png: the folder for the charts cannot be made: %v\n", err)
-			return exitBadInput
+			return exitBadInput, nil
 		}
 	}
 	ctx, stop := interruptContext()
@@ -223,6 +304,7 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 		cp = lib.Checkpoint()
 	}
 	save := func(file *results.File) error {
+		mark.apply(file)
 		if cp == nil {
 			return nil
 		}
@@ -245,11 +327,12 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 	default:
 		fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
-		return exitFor(err)
+		return exitFor(err), nil
 	}
 	if file == nil {
-		return code
+		return code, nil
 	}
+	mark.apply(file)
 	printSummary(stdout, file)
 	if line := serverLine(file.Local.ServerMetrics); line != "" {
 		fmt.Fprintln(stderr, line)
@@ -264,22 +347,22 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 				fmt.Fprintf(stderr, "saved in the library as %s (%s)\n", cp.ID(), lib.Path(cp.ID()))
 			}
 		}
-		out := f.output
+		out := numbered(f.output, file.Local.Group)
 		if out == "" && !saved {
 			out = defaultOutput(time.Now())
 		}
 		if out != "" {
 			if err := writeResults(out, file); err != nil {
 				fmt.Fprintf(stderr, "kovara-bench: could not write the results file: %v\n", err)
-				return exitFailed
+				return exitFailed, file
 			}
 			fmt.Fprintf(stderr, "results written to %s\n", out)
 		}
 	}
 	if f.png != "" {
-		if err := writeCharts(f.png, file, stderr); err != nil {
+		if err := writeCharts(numbered(f.png, file.Local.Group), file, stderr); err != nil {
 			fmt.Fprintf(stderr, "kovara-bench: could not write the charts: %v\n", err)
-			return exitFailed
+			return exitFailed, file
 		}
 	}
 	if code == exitOK {
@@ -289,7 +372,18 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, stdout, stderr 
 			}
 		}
 	}
-	return code
+	return code, file
+}
+
+// numbered is where a repeated run's copy goes: -o and --png name one
+// place, and each run of a group takes its own beside it (results.json →
+// results-2.json, charts → charts-2), so no run overwrites another.
+func numbered(path string, g *results.RunGroup) string {
+	if path == "" || g == nil {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), g.Index, ext)
 }
 
 // pngRefused says so and reports true when --png is given without a

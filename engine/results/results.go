@@ -170,6 +170,28 @@ type Local struct {
 	// Telemetry is the GPUs' inventory, power and energy per level, when
 	// the endpoint has a GPU source. Never published.
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// Group ties together the runs of one repeated plan (--repeat, the
+	// app's Repeat): the same plan run several times in a row.
+	Group *RunGroup `json:"group,omitempty"`
+	// Like names the run this one was made to reproduce (--like, "Run
+	// again like this").
+	Like *LikeRef `json:"like,omitempty"`
+}
+
+// RunGroup is one run's place in a repeated plan.
+type RunGroup struct {
+	ID    string `json:"id"`    // the same for every run of the group
+	Index int    `json:"index"` // 1 … Of
+	Of    int    `json:"of"`
+}
+
+// LikeRef is the run a reproduction followed.
+type LikeRef struct {
+	// ID is its library id when it was in the library, else empty.
+	ID string `json:"id,omitempty"`
+	// CreatedAt is its created_at, which names it where no id does (an
+	// imported file someone published).
+	CreatedAt string `json:"created_at"`
 }
 
 // Detection is what the endpoint said about the engine behind it.
