@@ -285,9 +285,9 @@ type timelineTick struct {
 
 // timelineLegendEntry is one item of the legend: a swatch and its words.
 type timelineLegendEntry struct {
-	text  string
+	text   string
 	swatch func(img *image.RGBA, r image.Rectangle)
-	width int
+	width  int
 }
 
 // x is the pixel column of a time in seconds.

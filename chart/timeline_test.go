@@ -485,4 +485,3 @@ func BenchmarkTimeline(b *testing.B) {
 		})
 	}
 }
-
