@@ -65,7 +65,11 @@ type Summary struct {
 	Problems []string `json:"problems,omitempty"`
 	// Capacity is a capacity result's answer in a few characters ("8
 	// users", "4–6 users?").
-	Capacity   string `json:"capacity,omitempty"`
+	Capacity string `json:"capacity,omitempty"`
+	// Group is a repeated plan's run's place in it, "2 of 3"; GroupID
+	// ties the group's runs together.
+	Group      string `json:"group,omitempty"`
+	GroupID    string `json:"group_id,omitempty"`
 	Unreadable string `json:"unreadable,omitempty"` // why the file could not be read
 
 	Label string `json:"-"`
@@ -448,6 +452,9 @@ func summarize(id string, f *results.File) Summary {
 	}
 	if p := f.Local.PartialRun; p != nil {
 		s.PartialLevel = p.Concurrency
+	}
+	if g := f.Local.Group; g != nil {
+		s.Group, s.GroupID = fmt.Sprintf("%d of %d", g.Index, g.Of), g.ID
 	}
 	if _, share, ok := results.PromptCacheHit(f); ok {
 		s.CachedShare = share

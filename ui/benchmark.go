@@ -66,8 +66,14 @@ type BenchmarkScreen struct {
 	warmupEntry    *widget.Entry
 	seedEntry      *widget.Entry
 	timeoutEntry   *widget.Entry
-	planNote       *widget.Label
-	runButton      *widget.Button
+	repeatEntry    *widget.Entry
+	// like is the run "Run again like this" filled the form from; it
+	// holds while the form still asks for that run's plan.
+	like      *results.LikeRef
+	likePlan  engine.Plan
+	likeName  string
+	planNote  *widget.Label
+	runButton *widget.Button
 	// The capacity plan's service level and its most users.
 	sloUserEntry *widget.Entry
 	sloTTFTEntry *widget.Entry
@@ -125,6 +131,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.seedEntry = entry("", func(v string) error { _, _, err := engine.ParseSeed(v); return err })
 	s.seedEntry.SetPlaceHolder("new for each run")
 	s.timeoutEntry = entry(trimFloat(d.Timeout.Seconds()), func(v string) error { _, err := engine.ParseTimeout(v); return err })
+	s.repeatEntry = entry("1", func(v string) error { _, err := parseRepeat(v); return err })
 	s.sloUserEntry = entry(trimFloat(engine.DefaultSLOUserTPS), positiveNumber("per-user tok/s"))
 	s.sloTTFTEntry = entry(trimFloat(engine.DefaultSLOTTFTP95Ms), positiveNumber("TTFT p95"))
 	s.maxConcEntry = entry(fmt.Sprint(engine.DefaultCapacityMax), countCheck("most concurrent users", 1))
@@ -160,6 +167,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 		widget.NewFormItem("Warmup requests", s.warmupEntry),
 		widget.NewFormItem("Seed", s.seedEntry),
 		widget.NewFormItem("Timeout (s)", s.timeoutEntry),
+		widget.NewFormItem("Repeat (runs in a row)", s.repeatEntry),
 	)
 	acc := widget.NewAccordion(widget.NewAccordionItem("Advanced settings", advanced))
 	s.setup = container.NewVScroll(container.NewPadded(container.NewVBox(
@@ -540,6 +548,13 @@ func (s *BenchmarkScreen) revalidate() {
 		p, err = s.planFromForm()
 		input, output = p.InputTokens, p.OutputTokens
 	}
+	if err == nil {
+		var n int
+		n, err = parseRepeat(s.repeatEntry.Text)
+		if err == nil && n > 1 && s.planSelect.Selected != planKovara {
+			err = errors.New("repeat runs the Kovara method only: set it to 1 for this plan")
+		}
+	}
 	if err == nil && s.endpointSelect.Selected == "" {
 		err = errNoEndpoint
 	}
@@ -558,8 +573,76 @@ func (s *BenchmarkScreen) revalidate() {
 			return
 		}
 	}
-	s.planNote.SetText(planSummary(s) + s.modelNote())
+	s.planNote.SetText(planSummary(s) + s.modelNote() + s.likeNote())
 	s.runButton.Enable()
+}
+
+// maxRepeat bounds the Repeat field, as kovara-bench's --repeat.
+const maxRepeat = 10
+
+// parseRepeat reads the Repeat field: 1 to maxRepeat runs.
+func parseRepeat(v string) (int, error) {
+	n, err := engine.ParseCount("repeat", v, 1)
+	if err == nil && n > maxRepeat {
+		err = fmt.Errorf("repeat %d is too many: give 1 to %d runs", n, maxRepeat)
+	}
+	return n, err
+}
+
+// fillLike fills the form with the plan a run's records ran (Run again
+// like this), fresh seed, and keeps which run it follows.
+func (s *BenchmarkScreen) fillLike(id, name string, f *results.File) error {
+	if s.running != nil {
+		return errors.New("a benchmark is running; run this one again once it ends")
+	}
+	p, err := engine.PlanLike(f)
+	if err != nil {
+		return err
+	}
+	s.backToSetup()
+	s.planSelect.SetSelected(planKovara)
+	s.manifestSelect.SetSelected(manifestNone)
+	s.inputEntry.SetText(fmt.Sprint(p.InputTokens))
+	s.outputEntry.SetText(fmt.Sprint(p.OutputTokens))
+	s.levelsEntry.SetText(engine.FormatLevels(p.Concurrency))
+	s.requestsEntry.SetText(fmt.Sprint(p.Requests))
+	s.warmupEntry.SetText(fmt.Sprint(p.Warmup))
+	s.seedEntry.SetText("")
+	s.timeoutEntry.SetText(trimFloat(p.Timeout.Seconds()))
+	if slices.Contains(s.modelSelect.Options, p.Model) {
+		s.modelSelect.SetSelected(p.Model)
+	}
+	s.like, s.likePlan = &results.LikeRef{ID: id, CreatedAt: f.CreatedAt}, p
+	s.likeName = name
+	s.revalidate()
+	return nil
+}
+
+// likeFollowed is the run the form still follows, nil once a field of
+// its plan was changed: then it is a plan of its own.
+func (s *BenchmarkScreen) likeFollowed() *results.LikeRef {
+	if s.like == nil || s.planSelect.Selected != planKovara {
+		return nil
+	}
+	p, err := s.planFromForm()
+	l := s.likePlan
+	if err != nil || p.Conditions != nil || p.InputTokens != l.InputTokens || p.OutputTokens != l.OutputTokens ||
+		!slices.Equal(p.Concurrency, l.Concurrency) || p.Requests != l.Requests || p.Warmup != l.Warmup {
+		return nil
+	}
+	return s.like
+}
+
+// likeNote says which run the form repeats, if any.
+func (s *BenchmarkScreen) likeNote() string {
+	if s.likeFollowed() == nil {
+		return ""
+	}
+	note := fmt.Sprintf(" Runs again like %s (its model, lengths, levels, requests, warmup and timeout, with fresh prompts); Compare opens on both when it ends.", s.likeName)
+	if m := s.chosenModel(); m != "" && m != s.likePlan.Model {
+		note += fmt.Sprintf(" It asked for the model %s; this asks for %s.", s.likePlan.Model, m)
+	}
+	return note
 }
 
 func planSummary(s *BenchmarkScreen) string {

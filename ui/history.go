@@ -40,6 +40,7 @@ type HistoryScreen struct {
 	deleteButton  *widget.Button
 	importButton  *widget.Button
 	openButton    *widget.Button
+	likeButton    *widget.Button
 	opened        *ResultView
 	openedOther   bool // a three-stage or speculative-decoding view is open
 }
@@ -89,11 +90,12 @@ func newHistoryScreen(u *App) *HistoryScreen {
 
 	h.compareButton = widget.NewButton("Compare", h.onCompare)
 	h.openButton = widget.NewButton("Open", h.onOpen)
+	h.likeButton = widget.NewButton("Run again like this", h.onLike)
 	h.labelButton = widget.NewButton("Label…", h.onLabel)
 	h.deleteButton = widget.NewButton("Delete…", h.onDelete)
 	h.importButton = widget.NewButton("Import…", h.onImport)
 	filters := container.NewBorder(nil, nil, nil, container.NewHBox(h.kindSelect, h.sortSelect), h.search)
-	buttons := container.NewHBox(h.openButton, h.compareButton, h.labelButton, h.deleteButton, widget.NewSeparator(), h.importButton)
+	buttons := container.NewHBox(h.openButton, h.compareButton, h.likeButton, h.labelButton, h.deleteButton, widget.NewSeparator(), h.importButton)
 	h.list = container.NewBorder(container.NewVBox(filters, buttons, h.status), nil, nil, nil, h.table)
 	h.content = container.NewStack(h.list)
 	h.reload()
@@ -178,10 +180,14 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 	case 4:
 		return s.Engine
 	case 5:
+		kind := storage.KindName(s.RunKind)
 		if s.Simulated {
-			return storage.KindName(s.RunKind) + " (sim)"
+			kind += " (sim)"
 		}
-		return storage.KindName(s.RunKind)
+		if s.Group != "" {
+			kind += ", run " + s.Group
+		}
+		return kind
 	case 6:
 		var parts []string
 		for _, l := range s.Levels {
@@ -251,6 +257,7 @@ func (h *HistoryScreen) updateButtons() {
 	}
 	enable(h.compareButton, readable >= 2 && readable <= maxCompare && readable == n)
 	enable(h.openButton, readable == 1 && n == 1)
+	enable(h.likeButton, readable == 1 && n == 1 && h.planOf(h.selectedReadable()[0]) == storage.PlanKovara)
 	enable(h.labelButton, n == 1 && readable == 1)
 	enable(h.deleteButton, n >= 1)
 	switch {
@@ -292,6 +299,32 @@ func (h *HistoryScreen) onCompare() {
 	default:
 		h.u.compareOthers(ids, kind)
 	}
+}
+
+// onLike fills the Benchmark form with the selected run's plan (Run
+// again like this) and goes there; Run then runs it, and Compare opens on
+// both.
+func (h *HistoryScreen) onLike() {
+	ids := h.selectedReadable()
+	if len(ids) != 1 {
+		return
+	}
+	f, err := h.u.lib.Load(ids[0])
+	if err != nil {
+		h.status.SetText("This run cannot be read: " + err.Error())
+		return
+	}
+	name := ids[0]
+	for _, s := range h.all {
+		if s.ID == ids[0] && s.Label != "" {
+			name = s.Label
+		}
+	}
+	if err := h.u.bench.fillLike(ids[0], storage.ShortName(name), f); err != nil {
+		h.status.SetText("This run cannot be run again: " + err.Error() + ".")
+		return
+	}
+	h.u.tabs.SelectIndex(0)
 }
 
 func (h *HistoryScreen) onOpen() {

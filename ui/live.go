@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -193,7 +194,8 @@ func (s *BenchmarkScreen) onRun() {
 		}
 		plan.Model = s.chosenModel()
 		plan.Simulated = simulated
-		run = s.runKovara(plan)
+		repeat, _ := parseRepeat(s.repeatEntry.Text) // revalidate let Run on only when it reads
+		run = s.runKovara(plan, max(repeat, 1), s.likeFollowed())
 	}
 	s.u.fyne.Preferences().SetString(prefLastEndpoint, name)
 	s.rememberModel(name)
@@ -202,20 +204,51 @@ func (s *BenchmarkScreen) onRun() {
 	s.start(saved, simulated, sim.DemoFor(planKinds[s.planSelect.Selected]), ep, run)
 }
 
-// runKovara is the Kovara method, saved after every level.
-func (s *BenchmarkScreen) runKovara(plan engine.Plan) planRun {
+// runKovara is the Kovara method, saved after every level: repeat times
+// in a row (one group, fresh prompts each), each run recording the run
+// it follows when like is given. One run shows its result; several, or
+// a run again like another, open Compare on them.
+func (s *BenchmarkScreen) runKovara(plan engine.Plan, repeat int, like *results.LikeRef) planRun {
 	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
-		cp := s.u.lib.Checkpoint()
-		var saveErr error
-		obs.Checkpoint = func(f *results.File) { saveErr = cp.Save(f) }
-		if s.u.opts.Observe != nil {
-			s.u.opts.Observe(&obs)
+		var group *results.RunGroup
+		if repeat > 1 {
+			group = &results.RunGroup{ID: engine.NewGroupID(time.Now()), Of: repeat}
 		}
-		f, err := engine.Run(ctx, plan, ep, obs)
-		id := ""
-		if f != nil {
-			if saveErr = cp.Save(f); saveErr == nil {
-				id = cp.ID() // else the result shown is not the one in the history
+		var (
+			f            *results.File
+			err, saveErr error
+			id           string
+			ids          []string
+		)
+		for i := range repeat {
+			var g *results.RunGroup
+			if group != nil {
+				gg := *group
+				gg.Index = i + 1
+				g = &gg
+				s.u.do(func() {
+					base, _, _ := strings.Cut(s.live.title.Text, " — ")
+					s.live.title.SetText(fmt.Sprintf("%s — run %d of %d", base, gg.Index, repeat))
+				})
+			}
+			mark := func(f *results.File) { f.Local.Group, f.Local.Like = g, like }
+			cp := s.u.lib.Checkpoint()
+			saveErr = nil
+			obs.Checkpoint = func(f *results.File) { mark(f); saveErr = cp.Save(f) }
+			if s.u.opts.Observe != nil {
+				s.u.opts.Observe(&obs)
+			}
+			f, err = engine.Run(ctx, plan, ep, obs)
+			id = ""
+			if f != nil {
+				mark(f)
+				if saveErr = cp.Save(f); saveErr == nil {
+					id = cp.ID() // else the result shown is not the one in the history
+					ids = append(ids, id)
+				}
+			}
+			if f == nil || err != nil || ctx.Err() != nil {
+				break
 			}
 		}
 		return func() {
@@ -225,6 +258,12 @@ func (s *BenchmarkScreen) runKovara(plan engine.Plan) planRun {
 				return
 			}
 			s.showResult(f, id, err, saveErr)
+			if like != nil && like.ID != "" && len(ids) > 0 {
+				ids = append([]string{like.ID}, ids...)
+			}
+			if len(ids) >= 2 {
+				s.u.compareRuns(ids[:min(len(ids), maxCompare)])
+			}
 		}
 	}
 }

@@ -1,0 +1,119 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+)
+
+// Repeat 2 runs the plan twice as one group, each run in the history
+// with its place in it, and opens Compare on the two.
+func TestRepeatRunsAGroupAndCompares(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.selectEndpoint(SimulatorName)
+		h.setPlan("1,2", "4", "8")
+		b.repeatEntry.SetText("11")
+		if !b.runButton.Disabled() || !strings.Contains(b.planNote.Text, "give 1 to 10 runs") {
+			t.Errorf("repeat 11: run enabled %v, note %q", !b.runButton.Disabled(), b.planNote.Text)
+		}
+		b.repeatEntry.SetText("2")
+		if b.runButton.Disabled() {
+			t.Fatalf("run disabled: %q", b.planNote.Text)
+		}
+		test.Tap(b.runButton)
+	})
+	h.waitFor("Compare on the group", 90*time.Second, func() bool {
+		return h.u.tabs.Selected() == h.u.compareTab && len(h.u.compareScreen.ids) == 2
+	})
+	list, err := h.u.lib.List()
+	if err != nil || len(list) != 2 {
+		t.Fatalf("library %d runs, %v", len(list), err)
+	}
+	var places []string
+	for _, s := range list {
+		places = append(places, s.Group)
+		if s.GroupID == "" || s.GroupID != list[0].GroupID {
+			t.Errorf("group ids %q and %q: one group", s.GroupID, list[0].GroupID)
+		}
+		if got := historyCell(s, 5, nil); !strings.HasSuffix(got, ", run "+s.Group) {
+			t.Errorf("history kind %q does not say its place %q", got, s.Group)
+		}
+	}
+	if !(places[0] == "1 of 2" && places[1] == "2 of 2") && !(places[0] == "2 of 2" && places[1] == "1 of 2") {
+		t.Errorf("places %v, want 1 of 2 and 2 of 2", places)
+	}
+}
+
+// Run again like this fills the form with the run's plan, a fresh seed,
+// runs it, records which run it followed and opens Compare on both; a
+// changed field makes it a plan of its own.
+func TestRunAgainLikeThis(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.selectEndpoint(SimulatorName)
+		h.setPlan("2,1", "4", "8")
+		b.seedEntry.SetText("42")
+		test.Tap(b.runButton)
+	})
+	h.waitFor("the first result", 60*time.Second, func() bool { return b.result != nil })
+	var first string
+	h.locked(func() {
+		first = b.result.id
+		hs := h.u.historyScreen
+		hs.reload()
+		hs.preselect(first)
+		if hs.likeButton.Disabled() {
+			t.Fatal("Run again like this is disabled with one Kovara run selected")
+		}
+		// The form is changed first: the button must bring the run's plan back.
+		h.setPlan("8", "16", "32")
+		test.Tap(hs.likeButton)
+		if h.u.tabs.SelectedIndex() != 0 || b.content.Objects[0] != b.setup {
+			t.Fatal("the Benchmark form is not showing")
+		}
+		if b.levelsEntry.Text != "2,1" || b.requestsEntry.Text != "4" || b.outputEntry.Text != "8" || b.inputEntry.Text != "64" ||
+			b.warmupEntry.Text != "1" || b.seedEntry.Text != "" {
+			t.Errorf("form: levels %q requests %q output %q input %q warmup %q seed %q", b.levelsEntry.Text, b.requestsEntry.Text,
+				b.outputEntry.Text, b.inputEntry.Text, b.warmupEntry.Text, b.seedEntry.Text)
+		}
+		if !strings.Contains(b.planNote.Text, "Runs again like") {
+			t.Errorf("note %q does not say which run it follows", b.planNote.Text)
+		}
+		b.requestsEntry.SetText("5")
+		if strings.Contains(b.planNote.Text, "Runs again like") {
+			t.Errorf("a changed plan still claims to follow the run: %q", b.planNote.Text)
+		}
+		b.requestsEntry.SetText("4")
+		test.Tap(b.runButton)
+	})
+	h.waitFor("Compare on both", 60*time.Second, func() bool {
+		return h.u.tabs.Selected() == h.u.compareTab && len(h.u.compareScreen.ids) == 2
+	})
+	list, err := h.u.lib.List()
+	if err != nil || len(list) != 2 {
+		t.Fatalf("library %d runs, %v", len(list), err)
+	}
+	again := list[0].ID
+	if again == first {
+		again = list[1].ID
+	}
+	f, err := h.u.lib.Load(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := h.u.lib.Load(first)
+	if f.Local.Like == nil || f.Local.Like.ID != first || f.Local.Like.CreatedAt != orig.CreatedAt {
+		t.Errorf("like %+v, want %s", f.Local.Like, first)
+	}
+	if f.Runs[0].Seed == orig.Runs[0].Seed || f.Runs[0].Concurrency != 2 {
+		t.Errorf("seed %d (first %d), levels from %d: want a fresh seed and the first's levels", f.Runs[0].Seed, orig.Runs[0].Seed, f.Runs[0].Concurrency)
+	}
+	if ids := h.u.compareScreen.ids; !(ids[0] == first || ids[1] == first) {
+		t.Errorf("Compare shows %v, not the run followed", ids)
+	}
+}
