@@ -237,7 +237,7 @@ func us(d time.Duration) int64 { return d.Round(time.Microsecond).Microseconds()
 // failures, for the local part of the document (results.LevelSamples);
 // a request the stop cut short is no measurement and is left out, as
 // record leaves it out.
-func (lv *levelRun) samples() *results.LevelSamples {
+func (lv *loadRun) samples() *results.LevelSamples {
 	out := &results.LevelSamples{StartUs: us(lv.start), EndUs: us(lv.end), Slots: len(lv.slots)}
 	var gaps []int64
 	for si := range lv.slots {

@@ -160,3 +160,44 @@ func BenchmarkSamplesSize(b *testing.B) {
 		})
 	}
 }
+
+// The other plans keep their measured requests the same way: the
+// capacity search each probe's, the many-user stage its measured round,
+// speculative decoding each level's.
+func TestOtherPlansKeepSamples(t *testing.T) {
+	t.Parallel()
+	_, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000, BatchCapacity: 8, NaturalStop: longAnswers})
+	ep := Endpoint{URL: url}
+
+	capRes, err := RunCapacity(context.Background(), capacityPlanFor(1e6, 1000, 256), ep, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range capRes.Local.Levels {
+		if l.Samples == nil || len(l.Samples.Requests) != capRes.Probes[i].Requests {
+			t.Errorf("capacity probe %d: samples %v, want %d requests", i+1, l.Samples, capRes.Probes[i].Requests)
+		}
+	}
+
+	sp := DefaultStagesPlan()
+	sp.Quick, sp.Users, sp.SpecDecode = true, 3, "none"
+	st, err := RunStages(context.Background(), sp, ep, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.Users.Samples; s == nil || len(s.Requests) != 3 || s.Slots != 3 {
+		t.Errorf("many-user stage samples %+v, want 3 requests on 3 slots", s)
+	}
+
+	dp := DefaultSpecDecPlan()
+	dp.Levels, dp.MaxTokens, dp.Requests = []int{2}, 20, 4
+	sd, err := RunSpecDec(context.Background(), dp, ep, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range sd.Levels {
+		if l.Samples == nil || len(l.Samples.Requests) != l.OK+l.Errors {
+			t.Errorf("specdec level %d: samples %v, want %d requests", l.Concurrency, l.Samples, l.OK+l.Errors)
+		}
+	}
+}

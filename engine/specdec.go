@@ -262,6 +262,7 @@ func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOp
 		return o, int64(k)
 	}})
 	start, end := lr.start, lr.end
+	lv.Samples = lr.samples()
 	var per requestAcceptance
 	var (
 		lengths         []int

@@ -467,13 +467,14 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 	if set.openFailed > 0 {
 		s.warn("%d of %d connections could not be opened ahead of the many-user stage; their first request includes connecting", set.openFailed, n)
 	}
+	var measured loadRun
 	round := func(maxTokens int) []*outcome {
 		o := s.opts
 		o.maxTokens, o.text = maxTokens, usersPrompt()
-		lr := set.run(ctx, loadSpec{oneEach: true, timeout: s.sp.Timeout, request: func(k int) (requestOpts, int64) {
+		measured = set.run(ctx, loadSpec{oneEach: true, timeout: s.sp.Timeout, request: func(k int) (requestOpts, int64) {
 			return o, int64(k)
 		}})
-		return lr.outcomes()
+		return measured.outcomes()
 	}
 
 	s.obs.logf("%d users: warmup at the same concurrency", n)
@@ -496,6 +497,7 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	us.Samples = measured.samples()
 	var w stageWindow
 	for _, o := range outs {
 		w.add(o, countTokens(o).tokens)

@@ -76,6 +76,9 @@ type SpecDecLevel struct {
 	Note       string             `json:"note,omitempty"`
 	Failures   []string           `json:"failures,omitempty"` // up to three messages
 	Partial    bool               `json:"partial,omitempty"`
+	// Samples is every request of the level (docs/results-format.md, raw
+	// samples); nil in documents saved before samples were kept.
+	Samples *LevelSamples `json:"samples,omitempty"`
 }
 
 // LengthSpread summarises answer lengths in tokens.

@@ -128,6 +128,9 @@ type UsersStage struct {
 	Failed    int         `json:"failed"`
 	PerUser   []UserStage `json:"per_user"`
 	Error     string      `json:"error,omitempty"`
+	// Samples is every request of the measured round (docs/results-format.md,
+	// raw samples); nil in documents saved before samples were kept.
+	Samples *LevelSamples `json:"samples,omitempty"`
 }
 
 // UserStage is one user's request in the many-user stage.
