@@ -28,6 +28,10 @@ import (
 // request was kept (results files without local.levels[].samples).
 const NoTimeline = "This run was saved before requests were kept one by one; it has no timeline."
 
+// NoSharedTimeline is said instead of runs' timelines side by side when
+// they kept no level of the same number of users.
+const NoSharedTimeline = "These runs kept no level of the same number of users: no timelines to set side by side."
+
 // Stall marking: a gap between two chunks of one answer is a stall when
 // it is at least stallFactor times the level's median gap and at least
 // stallFloor seconds, so the ordinary jitter of a decode is never marked.

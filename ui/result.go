@@ -29,6 +29,9 @@ type ResultView struct {
 	columns      []string
 	tpsChart     *ChartView
 	latencyChart *ChartView
+	// views holds the charts and the request timeline, a tab each.
+	views    *container.AppTabs
+	timeline *TimelinePane
 	// problems are what makes the figures not describe the run asked
 	// for (results.Warnings), above the table in the warning colour; nil
 	// when there are none. warnings holds the notes, below.
@@ -41,6 +44,10 @@ type ResultView struct {
 	compareWith *widget.Button
 	buttons     *fyne.Container
 }
+
+// resultChartHeight is the least height of the result's charts and of
+// its timeline, under their tab bar.
+const resultChartHeight = 170
 
 func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView {
 	t := results.ResultTable(f)
@@ -115,7 +122,17 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		top.Add(v.connections)
 	}
 	charts := container.NewGridWithColumns(2, v.tpsChart, v.latencyChart)
-	v.page = container.NewBorder(container.NewVBox(top, v.table), v.warnings, nil, nil, charts)
+	// The tab bar takes the height the charts give up, so a default
+	// run's page still fits a 1024×640 window.
+	v.tpsChart.SetMinHeight(resultChartHeight)
+	v.latencyChart.SetMinHeight(resultChartHeight)
+	v.timeline = newTimelinePane(u, f)
+	v.timeline.fitHeight(resultChartHeight)
+	v.views = container.NewAppTabs(
+		container.NewTabItem("Charts", charts),
+		container.NewTabItem("Timeline", v.timeline.content),
+	)
+	v.page = container.NewBorder(container.NewVBox(top, v.table), v.warnings, nil, nil, v.views)
 	v.content = container.NewVScroll(v.page)
 	return v
 }

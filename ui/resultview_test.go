@@ -1,18 +1,25 @@
 package ui
 
 import (
+	"bytes"
 	"context"
+	"image/png"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
@@ -122,6 +129,105 @@ func TestShowFileWithoutAnOpener(t *testing.T) {
 		h.tapInOverlay("Copy path")
 		if got := h.u.fyne.Clipboard().Content(); got != path {
 			t.Errorf("clipboard %q, want %q", got, path)
+		}
+	})
+}
+
+// TestResultTimeline: a run that kept its requests shows its timeline in
+// the result's Timeline tab, its highest level first, one row per user;
+// the level chooser switches to another level; Save PNG… writes the
+// timeline on screen through the file dialog.
+func TestResultTimeline(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	id := h.seedRun(url, []int{1, 4}, 8, nil)
+	dir := t.TempDir()
+	hs := h.u.historyScreen
+	h.locked(func() {
+		h.win.Resize(fyne.NewSize(1180, 800))
+		h.u.tabs.SelectIndex(1)
+		hs.reload()
+		hs.open(id)
+		v := hs.opened
+		v.views.SelectIndex(1)
+		if got := v.views.Selected().Text; got != "Timeline" {
+			t.Fatalf("tab %q, want Timeline", got)
+		}
+		tl := v.timeline
+		if tl.level == nil || !slices.Equal(tl.level.Options, []string{"1 user", "4 users"}) {
+			t.Fatalf("level chooser %v, want 1 user and 4 users", tl.level)
+		}
+		view := tl.views[0]
+		if tl.level.Selected != "4 users" || tl.shown != 4 || !view.ShowingTimeline() || view.Title() != "Every request at 4 users" {
+			t.Fatalf("shown first: %q (%d users), drawn %v, title %q; want the 4-user level drawn",
+				tl.level.Selected, tl.shown, view.ShowingTimeline(), view.Title())
+		}
+		if got, want := len(view.spec.Requests), 8; view.spec.Slots != 4 || got != want {
+			t.Errorf("the 4-user timeline has %d users and %d requests, want 4 and %d", view.spec.Slots, got, want)
+		}
+		if b := view.Image().Bounds(); b.Dx() < 600 || b.Dy() < chartViewMinHeight {
+			t.Errorf("drawn at %v, not at the tab's size", b)
+		}
+
+		tl.level.SetSelected("1 user")
+		if tl.shown != 1 || view.Title() != "Every request at 1 user" || view.spec.Slots != 1 || len(view.spec.Requests) != 8 {
+			t.Errorf("after choosing 1 user: %d users shown, title %q, %d users, %d requests",
+				tl.shown, view.Title(), view.spec.Slots, len(view.spec.Requests))
+		}
+
+		// Save PNG… through Fyne's own file dialog, opened on dir.
+		h.u.fyne.Preferences().SetString("fyne:fileDialogLastFolder", storage.NewFileURI(dir).String())
+		test.Tap(tl.saves[0])
+		h.tapInOverlay("Save")
+		path := filepath.Join(dir, chart.FileName("Every request at 1 user"))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("Save PNG… wrote nothing where asked: %v", err)
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s is not a PNG: %v", path, err)
+		}
+		shown := view.Image()
+		if img.Bounds() != shown.Bounds() {
+			t.Fatalf("saved %v, shown %v", img.Bounds(), shown.Bounds())
+		}
+		for y := 0; y < img.Bounds().Dy(); y += 7 {
+			for x := 0; x < img.Bounds().Dx(); x += 7 {
+				if !sameRGB(img.At(x, y), shown.At(x, y)) {
+					t.Fatalf("saved pixel (%d,%d) %v, shown %v", x, y, img.At(x, y), shown.At(x, y))
+				}
+			}
+		}
+	})
+}
+
+// TestResultTimelineOfAnOldRun: a run saved before requests were kept
+// says so in the Timeline tab, and offers nothing to choose or save.
+func TestResultTimelineOfAnOldRun(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	id := h.seedRun(url, []int{1, 2}, 8, func(f *results.File) {
+		for i := range f.Local.Levels {
+			f.Local.Levels[i].Samples = nil
+		}
+	})
+	hs := h.u.historyScreen
+	h.locked(func() {
+		h.u.tabs.SelectIndex(1)
+		hs.reload()
+		hs.open(id)
+		v := hs.opened
+		v.views.SelectIndex(1)
+		tl := v.timeline
+		if tl.note == nil || tl.note.Text != chart.NoTimeline {
+			t.Fatalf("the old run's timeline tab says %v, want %q", tl.note, chart.NoTimeline)
+		}
+		if tl.level != nil || len(tl.views) != 0 || len(tl.saves) != 0 {
+			t.Errorf("the old run offers a chooser (%v), %d timelines, %d Save buttons", tl.level, len(tl.views), len(tl.saves))
+		}
+		if !tl.note.Visible() || findButton(t, v.page, "Save PNG…") != nil {
+			t.Error("the sentence is hidden, or a Save PNG… button shows")
 		}
 	})
 }

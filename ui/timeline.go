@@ -1,0 +1,340 @@
+package ui
+
+import (
+	"fmt"
+	"image"
+	"math"
+	"slices"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/chart"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// TimelinePane is the request timeline of one run or of several side by
+// side: a level chooser (when there is more than one level to choose), one
+// timeline per run with its Save PNG… button, or a sentence when there is
+// nothing to draw (docs/plans.md, "The request timeline"). The result view
+// shows one run's; Compare can show two or more runs' at one level on one
+// time scale with newTimelinePane(u, files...).
+type TimelinePane struct {
+	content fyne.CanvasObject
+
+	u      *App
+	files  []*results.File
+	levels []chart.TimelineLevel // offered: the levels every run kept
+	shown  int                   // the concurrency shown; 0 with nothing to show
+
+	level *widget.Select   // nil with fewer than two levels
+	views []*TimelineView  // one per run
+	saves []*widget.Button // Save PNG… under each view
+	note  *widget.Label    // the sentence shown instead of timelines; nil when there are some
+}
+
+// newTimelinePane shows the timelines of files at the levels all of them
+// kept, the highest finished one first. With several files each title
+// starts with the run's number as Compare names them ([1], [2], …) and
+// all are drawn on the longest one's time scale.
+func newTimelinePane(u *App, files ...*results.File) *TimelinePane {
+	p := &TimelinePane{u: u, files: files, levels: sharedTimelineLevels(files)}
+	if len(p.levels) == 0 {
+		p.note = widget.NewLabel(noTimelineText(files))
+		p.note.Wrapping = fyne.TextWrapWord
+		p.content = container.NewVBox(p.note)
+		return p
+	}
+	tools := container.NewHBox()
+	for i := range files {
+		view := NewTimelineView()
+		text := "Save PNG…"
+		if len(files) > 1 {
+			text = fmt.Sprintf("Save [%d] PNG…", i+1)
+		}
+		save := widget.NewButton(text, func() { u.saveImage(view.Image(), view.Title()) })
+		p.views = append(p.views, view)
+		p.saves = append(p.saves, save)
+	}
+	first := p.levels[len(p.levels)-1]
+	for i := len(p.levels) - 1; i >= 0; i-- {
+		if !p.levels[i].Partial {
+			first = p.levels[i]
+			break
+		}
+	}
+	if len(p.levels) > 1 {
+		labels := make([]string, len(p.levels))
+		for i, l := range p.levels {
+			labels[i] = l.Label()
+		}
+		p.level = widget.NewSelect(labels, func(label string) {
+			if i := slices.Index(labels, label); i >= 0 {
+				p.show(p.levels[i].Concurrency)
+			}
+		})
+		p.level.SetSelected(first.Label()) // shows it
+		tools.Add(widget.NewLabel("Level:"))
+		tools.Add(p.level)
+	} else {
+		p.show(first.Concurrency)
+	}
+	for _, b := range p.saves {
+		tools.Add(b)
+	}
+	views := make([]fyne.CanvasObject, len(p.views))
+	for i, v := range p.views {
+		views[i] = v
+	}
+	// One row of tools above the timelines, so the pane is no taller than
+	// the charts it shares a tab bar with.
+	p.content = container.NewBorder(tools, nil, nil, nil, container.NewGridWithColumns(len(views), views...))
+	return p
+}
+
+// fitHeight makes the pane ask for at most h of height, its tools
+// included, where the timelines share a small window's height with a
+// table (the result view).
+func (p *TimelinePane) fitHeight(h float32) {
+	if len(p.views) == 0 {
+		return
+	}
+	tools := p.content.MinSize().Height - p.views[0].minHeight
+	for _, v := range p.views {
+		v.SetMinHeight(max(h-tools, 100))
+	}
+}
+
+// show draws every run's timeline at concurrency c, on one time scale.
+func (p *TimelinePane) show(c int) {
+	p.shown = c
+	pal := PaletteFor(p.u.fyne.Settings().Theme(), p.u.fyne.Settings().ThemeVariant())
+	specs := make([]*chart.TimelineSpec, len(p.files))
+	span := 0.0
+	for i, f := range p.files {
+		spec, err := chart.ResultTimeline(f, c, pal)
+		if err != nil {
+			p.views[i].SetText("Timeline unavailable: " + err.Error())
+			continue
+		}
+		if len(p.files) > 1 {
+			spec.Title = fmt.Sprintf("[%d] %s", i+1, spec.Title)
+		}
+		specs[i] = &spec
+		span = math.Max(span, spec.Span)
+	}
+	for i, spec := range specs {
+		if spec != nil {
+			spec.Span = span
+			p.views[i].SetSpec(*spec)
+		}
+	}
+}
+
+// sharedTimelineLevels are the levels of the first file that every file
+// kept the requests of.
+func sharedTimelineLevels(files []*results.File) []chart.TimelineLevel {
+	if len(files) == 0 {
+		return nil
+	}
+	var out []chart.TimelineLevel
+	for _, l := range chart.TimelineLevels(files[0]) {
+		if !slices.ContainsFunc(files[1:], func(f *results.File) bool { return f.SamplesAt(l.Concurrency) == nil }) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// noTimelineText says why there is no timeline: the run (or which of the
+// runs) was saved before requests were kept, or the runs kept no level of
+// the same number of users.
+func noTimelineText(files []*results.File) string {
+	if len(files) == 1 {
+		return chart.NoTimeline
+	}
+	for i, f := range files {
+		if !f.HasSamples() {
+			return fmt.Sprintf("Run [%d]: %s", i+1, chart.NoTimeline)
+		}
+	}
+	return chart.NoSharedTimeline
+}
+
+// saveImage writes an image as PNG where the user chooses, offering the
+// title as the file's name.
+func (u *App) saveImage(img image.Image, title string) {
+	if img == nil {
+		u.showProblem("Nothing to save", "This chart has nothing drawn yet.")
+		return
+	}
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil || w == nil {
+			return
+		}
+		defer w.Close()
+		if err := chart.EncodePNG(img, w); err != nil {
+			u.showProblem("The chart was not saved", err.Error())
+		}
+	}, u.win)
+	d.SetFileName(chart.FileName(title))
+	d.Show()
+}
+
+// TimelineView shows one request timeline, drawn by chart.RenderTimeline
+// at the widget's own size in device pixels (at least 320×200, or
+// the height SetMinHeight gives) and again
+// whenever it is resized, or a line of text instead. Call its methods on
+// the UI goroutine.
+type TimelineView struct {
+	widget.BaseWidget
+
+	spec        chart.TimelineSpec
+	hasSpec     bool
+	rendered    *image.RGBA
+	renderedFor [2]int
+
+	image *canvas.Image
+	label *widget.Label
+
+	minHeight float32 // the least height asked for and drawn at
+}
+
+// NewTimelineView is an empty view; SetSpec gives it a timeline.
+func NewTimelineView() *TimelineView {
+	v := &TimelineView{minHeight: chartViewMinHeight}
+	v.image = canvas.NewImageFromImage(nil)
+	v.image.FillMode = canvas.ImageFillContain
+	v.image.ScaleMode = canvas.ImageScaleSmooth
+	v.image.Hide()
+	v.label = widget.NewLabel("")
+	v.label.Alignment = fyne.TextAlignCenter
+	v.ExtendBaseWidget(v)
+	return v
+}
+
+// SetSpec shows a timeline; its Width, Height and Scale are the view's.
+func (v *TimelineView) SetSpec(spec chart.TimelineSpec) {
+	v.spec, v.hasSpec = spec, true
+	v.render()
+}
+
+// SetText shows a sentence instead of a timeline.
+func (v *TimelineView) SetText(text string) {
+	v.hasSpec, v.rendered = false, nil
+	v.image.Image = nil
+	v.image.Hide()
+	v.label.SetText(text)
+	v.label.Show()
+}
+
+// SetMinHeight changes the least height the view asks for and draws at.
+func (v *TimelineView) SetMinHeight(h float32) {
+	v.minHeight = h
+	v.Refresh()
+}
+
+// Title is the timeline's title ("" while it shows text): the name its
+// PNG is offered under.
+func (v *TimelineView) Title() string {
+	if !v.hasSpec {
+		return ""
+	}
+	return v.spec.Title
+}
+
+// Image is the timeline on screen, for Save PNG; nil while text shows.
+func (v *TimelineView) Image() image.Image {
+	if v.rendered == nil {
+		return nil
+	}
+	return v.rendered
+}
+
+// ShowingTimeline says whether a timeline is drawn (not a sentence).
+func (v *TimelineView) ShowingTimeline() bool { return v.image.Visible() }
+
+// Text is the sentence shown instead of a timeline.
+func (v *TimelineView) Text() string { return v.label.Text }
+
+// Resize implements fyne.CanvasObject: a new size draws the timeline
+// again at that size.
+func (v *TimelineView) Resize(size fyne.Size) {
+	v.BaseWidget.Resize(size)
+	if v.hasSpec {
+		if w, h, _ := v.pixelSize(); w != v.renderedFor[0] || h != v.renderedFor[1] {
+			v.render()
+		}
+	}
+}
+
+// pixelSize is the drawing size in device pixels and the canvas scale.
+func (v *TimelineView) pixelSize() (int, int, float64) {
+	size := v.Size()
+	w := math.Max(float64(size.Width), chartViewMinWidth)
+	h := math.Max(float64(size.Height), float64(v.minHeight))
+	scale := 1.0
+	if app := fyne.CurrentApp(); app != nil {
+		if c := app.Driver().CanvasForObject(v); c != nil && c.Scale() > 0 {
+			scale = float64(c.Scale())
+		}
+	}
+	return int(math.Round(w * scale)), int(math.Round(h * scale)), scale
+}
+
+func (v *TimelineView) render() {
+	w, h, scale := v.pixelSize()
+	v.renderedFor = [2]int{w, h}
+	spec := v.spec
+	spec.Width, spec.Height, spec.Scale = w, h, scale
+	img, err := chart.RenderTimeline(spec)
+	if err != nil {
+		v.SetText("Timeline unavailable: " + err.Error())
+		return
+	}
+	v.rendered = img
+	v.image.Image = img
+	v.label.Hide()
+	v.image.Show()
+	v.image.Refresh()
+}
+
+// CreateRenderer implements fyne.Widget.
+func (v *TimelineView) CreateRenderer() fyne.WidgetRenderer {
+	return &timelineRenderer{view: v, objects: []fyne.CanvasObject{container.NewStack(v.image, container.NewCenter(v.label))}}
+}
+
+type timelineRenderer struct {
+	view    *TimelineView
+	objects []fyne.CanvasObject
+}
+
+func (r *timelineRenderer) Layout(size fyne.Size) {
+	for _, o := range r.objects {
+		o.Move(fyne.NewPos(0, 0))
+		o.Resize(size)
+	}
+}
+
+func (r *timelineRenderer) MinSize() fyne.Size {
+	return fyne.NewSize(chartViewMinWidth, r.view.minHeight)
+}
+
+func (r *timelineRenderer) Refresh() {
+	// A change of canvas scale arrives as a refresh, not a resize.
+	if v := r.view; v.hasSpec {
+		if w, h, _ := v.pixelSize(); w != v.renderedFor[0] || h != v.renderedFor[1] {
+			v.render()
+		}
+	}
+	for _, o := range r.objects {
+		o.Refresh()
+	}
+}
+
+func (r *timelineRenderer) Objects() []fyne.CanvasObject { return r.objects }
+
+func (r *timelineRenderer) Destroy() {}
