@@ -132,6 +132,10 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		container.NewTabItem("Charts", charts),
 		container.NewTabItem("Timeline", v.timeline.content),
 	)
+	if len(f.Runs) < 2 && len(v.timeline.views) > 0 {
+		// One level draws no curve: its timeline is what there is to see.
+		v.views.SelectIndex(1)
+	}
 	v.page = container.NewBorder(container.NewVBox(top, v.table), v.warnings, nil, nil, v.views)
 	v.content = container.NewVScroll(v.page)
 	return v

@@ -231,3 +231,23 @@ func TestResultTimelineOfAnOldRun(t *testing.T) {
 		}
 	})
 }
+
+// TestResultOfOneLevelOpensOnItsTimeline: one level draws no curve, so
+// its result opens on the Timeline tab; several open on the charts.
+func TestResultOfOneLevelOpensOnItsTimeline(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	one, two := h.seedRun(url, []int{4}, 8, nil), h.seedRun(url, []int{1, 4}, 8, nil)
+	hs := h.u.historyScreen
+	h.locked(func() {
+		h.u.tabs.SelectIndex(1)
+		for id, want := range map[string]string{one: "Timeline", two: "Charts"} {
+			hs.reload()
+			hs.open(id)
+			if got := hs.opened.views.Selected().Text; got != want {
+				t.Errorf("a run of %d levels opens on %q, want %q", len(hs.opened.file.Runs), got, want)
+			}
+			hs.closeRun()
+		}
+	})
+}
