@@ -90,8 +90,9 @@ func newTimelinePane(u *App, files ...*results.File) *TimelinePane {
 		views[i] = v
 	}
 	// One row of tools above the timelines, so the pane is no taller than
-	// the charts it shares a tab bar with.
-	p.content = container.NewBorder(tools, nil, nil, nil, container.NewGridWithColumns(len(views), views...))
+	// the charts it shares a tab bar with; two timelines a row at most,
+	// so four runs still fit a 1024-wide window.
+	p.content = container.NewBorder(tools, nil, nil, nil, container.NewGridWithColumns(min(len(views), 2), views...))
 	return p
 }
 

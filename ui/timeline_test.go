@@ -55,6 +55,10 @@ func TestTimelinePaneSideBySide(t *testing.T) {
 			t.Errorf("save buttons %q", got)
 		}
 
+		if w := newTimelinePane(h.u, a, b, a, b).content.MinSize().Width; w > 1000 {
+			t.Errorf("four runs' timelines need %.0f px of width, more than a 1024-wide window leaves", w)
+		}
+
 		old := simFile(t, fast, 2)
 		for i := range old.Local.Levels {
 			old.Local.Levels[i].Samples = nil
