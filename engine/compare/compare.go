@@ -174,6 +174,11 @@ type Verdict struct {
 	// comparable with cautions are still comparable, but not cleanly so
 	// (Clean).
 	Cautions []string
+	// Changes say in words, for each run against the baseline, which
+	// differences are beyond noise ("Run 2 is slower at concurrency 32:
+	// …; the other differences are within noise."), and which runs have
+	// no raw samples to tell. Only Compared fills them, from the table.
+	Changes []string
 	// Notes are caveats that do not decide comparability but that a careful
 	// reader must see: levels only some runs have, differently counted
 	// tokens, short answers, incomplete or simulated runs, and each run's
@@ -300,9 +305,10 @@ func (v Verdict) Clean() bool {
 	return v.Comparable && v.runs > 1 && len(v.Cautions) == 0
 }
 
-// Lines are the verdict as shown: the sentence, then each caution.
+// Lines are the verdict as shown: the sentence, the changes, then each
+// caution.
 func (v Verdict) Lines() []string {
-	return append([]string{v.Sentence()}, v.Cautions...)
+	return slices.Concat([]string{v.Sentence()}, v.Changes, v.Cautions)
 }
 
 // cautions are the differences a careful reader must weigh although the

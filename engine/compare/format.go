@@ -13,15 +13,49 @@ func FormatDelta(c Cell) string {
 	if !c.HasDelta || math.IsNaN(c.Delta) || math.IsInf(c.Delta, 0) {
 		return ""
 	}
-	pct := math.Round(c.Delta*1000) / 10 // percent, one decimal
+	return signedPercent(c.Delta) + " %"
+}
+
+// FormatInterval writes a judged cell's interval of the change as
+// percentages with one decimal, "−15.1 … −8.8 %"; "" when the
+// change was not judged against noise. An interval without an end (a run
+// too short to bound it) says so: "−99.9 … ∞ %".
+func FormatInterval(c Cell) string {
+	if c.Noise == NoiseUnknown || math.IsNaN(c.Low) || math.IsNaN(c.High) {
+		return ""
+	}
+	high := "\u221e"
+	if !math.IsInf(c.High, 1) {
+		high = signedPercent(c.High)
+	}
+	return signedPercent(c.Low) + " \u2026 " + high + " %"
+}
+
+// FormatChange is a cell's change as the table shows it: the delta, and
+// after it, for a change beyond noise, its interval in brackets:
+// "−12.0 % (−15.1 … −8.8 %)". A difference within noise
+// shows its delta alone. "" when the cell has no delta.
+func FormatChange(c Cell) string {
+	d := FormatDelta(c)
+	if d != "" && c.Noise == BeyondNoise {
+		d += " (" + FormatInterval(c) + ")"
+	}
+	return d
+}
+
+// signedPercent writes a relative change as a percentage with one decimal
+// and its sign ("+12.3", "−4.0" with a true minus sign, "0.0" when it
+// rounds to nothing), without the unit.
+func signedPercent(x float64) string {
+	pct := math.Round(x*1000) / 10 // percent, one decimal
 	s := strconv.FormatFloat(math.Abs(pct), 'f', 1, 64)
 	switch {
 	case pct > 0:
-		return "+" + s + " %"
+		return "+" + s
 	case pct < 0:
-		return "\u2212" + s + " %"
+		return "\u2212" + s
 	}
-	return s + " %"
+	return s
 }
 
 // FormatValue writes a metric's value without its unit, with as many

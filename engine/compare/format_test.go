@@ -66,3 +66,28 @@ func TestFormatValue(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatIntervalAndChange(t *testing.T) {
+	tests := []struct {
+		name           string
+		cell           Cell
+		interval, chng string
+	}{
+		{"beyond noise", Cell{HasDelta: true, Delta: -0.12, Noise: BeyondNoise, Better: -1, Low: -0.151, High: -0.088},
+			"\u221215.1 \u2026 \u22128.8 %", "\u221212.0 % (\u221215.1 \u2026 \u22128.8 %)"},
+		{"within noise: the delta alone", Cell{HasDelta: true, Delta: 0.031, Noise: WithinNoise, Low: -0.01, High: 0.07},
+			"\u22121.0 \u2026 +7.0 %", "+3.1 %"},
+		{"too few to bound", Cell{HasDelta: true, Delta: 0.4, Noise: WithinNoise, Low: -1, High: math.Inf(1)},
+			"\u2212100.0 \u2026 \u221e %", "+40.0 %"},
+		{"not judged", Cell{HasDelta: true, Delta: 0.2, Better: 1}, "", "+20.0 %"},
+		{"no delta", Cell{Noise: BeyondNoise, Low: 0.1, High: 0.2}, "+10.0 \u2026 +20.0 %", ""},
+	}
+	for _, tt := range tests {
+		if got := FormatInterval(tt.cell); got != tt.interval {
+			t.Errorf("%s: FormatInterval = %q, want %q", tt.name, got, tt.interval)
+		}
+		if got := FormatChange(tt.cell); got != tt.chng {
+			t.Errorf("%s: FormatChange = %q, want %q", tt.name, got, tt.chng)
+		}
+	}
+}

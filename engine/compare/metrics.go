@@ -224,11 +224,22 @@ type Cell struct {
 	Delta    float64
 	HasDelta bool
 	// Better is +1 when this value is better than the first run's for the
-	// metric's direction, -1 when worse, and 0 when the same (within
-	// SameWithin), when the metric is Neutral, or when it cannot be told
-	// (either value missing). Against a zero first value there is no Delta,
-	// but Better still follows the direction: 0 → 3 % errors is worse.
+	// metric's direction, -1 when worse, and 0 when the same or when it
+	// cannot be told (either value missing), and always 0 for a Neutral
+	// metric. Where Noise is judged, only a change BeyondNoise is better
+	// or worse; elsewhere (no raw samples, a metric without an interval)
+	// any change of SameWithin or more is. Against a zero first value
+	// there is no Delta, but Better still follows the direction: 0 → 3 %
+	// errors is worse.
 	Better int
+	// Noise says whether the change against the first run stands out of
+	// the runs' noise, judged from both runs' raw samples (noise.go);
+	// NoiseUnknown where it could not be judged.
+	Noise Noise
+	// Low and High bound the relative change (as Delta) where Noise is
+	// judged: the interval holds the true change with 95 % confidence for
+	// the whole table at once (docs/method.md).
+	Low, High float64
 }
 
 // Table lays the runs out for a side-by-side view: one row per concurrency
@@ -237,7 +248,18 @@ type Cell struct {
 // missing or blank label becomes "run N". Every level × metric row is
 // present even when all its cells are gaps, so the shape is predictable. A
 // file with two records at one level uses the first.
+//
+// Where both runs have raw samples at a level, each change of a metric
+// with an interval is judged against noise (Noise, Low, High) and only a
+// change beyond noise is better or worse.
 func Table(files []*results.File, labels []string) []Row {
+	rows, _ := table(files, labels)
+	return rows
+}
+
+// table is Table, with what the noise judgement found for the verdict's
+// words.
+func table(files []*results.File, labels []string) ([]Row, noiseReport) {
 	names := runNamesOf(len(files), labels)
 	byLevel := make([]map[int]results.Run, len(files))
 	for i, f := range files {
@@ -281,7 +303,7 @@ func Table(files []*results.File, labels []string) []Row {
 			rows = append(rows, Row{Concurrency: c, Shared: shared, Metric: m, Cells: cells})
 		}
 	}
-	return rows
+	return rows, judgeNoise(rows, files)
 }
 
 // row is one metric's cells, one per run named in names: value(i) gives
