@@ -95,14 +95,18 @@ func compareArgs(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, i
 	}
 }
 
+// printComparison writes Kovara runs side by side: the verdict, which
+// differences are beyond noise and which runs cannot tell, the cautions,
+// the differing conditions and notes, then the table with the legend of
+// its intervals (compare.Compared decides all of it).
 func printComparison(w io.Writer, files []*results.File, labels []string) {
-	v := compare.VerdictOf(files...)
-	for i, line := range v.Lines() {
-		if i == 0 {
-			fmt.Fprintln(w, line)
-		} else {
-			fmt.Fprintf(w, "  caution: %s\n", line)
-		}
+	v, rows := compare.Compared(files, labels)
+	fmt.Fprintln(w, v.Sentence())
+	for _, c := range v.Changes {
+		fmt.Fprintln(w, c)
+	}
+	for _, c := range v.Cautions {
+		fmt.Fprintf(w, "  caution: %s\n", c)
 	}
 	for _, d := range v.Differences {
 		fmt.Fprintf(w, "  %s: %s\n", d.Label, strings.Join(d.Values, " | "))
@@ -111,7 +115,10 @@ func printComparison(w io.Writer, files []*results.File, labels []string) {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	fmt.Fprintln(w)
-	printRows(w, compare.Table(files, labels), labels, true)
+	printRows(w, rows, labels, true)
+	if l := compare.NoiseLegend(rows); l != "" {
+		fmt.Fprintln(w, l)
+	}
 }
 
 // printRows writes a metric × run table, with each row's concurrency
@@ -139,7 +146,7 @@ func printRows(w io.Writer, rows []compare.Row, labels []string, perLevel bool) 
 			if c.Present {
 				cell = compare.FormatValue(row.Metric, c.Value)
 				if i > 0 {
-					if d := compare.FormatDelta(c); d != "" {
+					if d := compare.FormatChange(c); d != "" {
 						cell += " " + d + mark(c.Better)
 					}
 				}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -95,4 +97,102 @@ func TestCompareBaseline(t *testing.T) {
 			t.Errorf("--baseline %s: exit %d, stderr %q, want exit %d and %q", bad, code, stderr, exitBadInput, want)
 		}
 	}
+}
+
+// TestCompareNoise: a difference within noise is printed without a mark,
+// a change beyond noise with its interval and its mark, and the verdict
+// says which run changed in words; runs without raw samples print as
+// before, with the sentence that says their differences cannot be told
+// from noise.
+func TestCompareNoise(t *testing.T) {
+	t.Parallel()
+	url := startSim(t, fast())
+	dir := t.TempDir()
+	out := filepath.Join(dir, "base.json")
+	if code, _, stderr := runCLI("run", "--endpoint", url, "-o", out, "--quiet", "--concurrency", "4", "--requests", "40",
+		"--warmup", "2", "--input-tokens", "64", "--output-tokens", "8"); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	base := readResults(t, out)
+	write := func(name, created string, f *results.File) string {
+		t.Helper()
+		f.CreatedAt = created
+		data, err := results.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// The same run 2 % slower (within noise) and 50 % slower (beyond it):
+	// every time stretched alike, so the true change is known.
+	slowed := func(factor float64) *results.File {
+		f, err := comparetest.Slowed(base, factor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a := write("a", "2026-01-01T10:00:00Z", base)
+	b := write("b", "2026-01-02T10:00:00Z", slowed(1.02))
+	c := write("c", "2026-01-03T10:00:00Z", slowed(1.5))
+
+	code, stdout, stderr := runCLI("compare", a, b, c)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(stdout, "\n")
+	if len(lines) < 3 || lines[0] != "These runs are comparable." || lines[1] != "Run 2 does not differ from the baseline beyond noise." ||
+		!strings.HasPrefix(lines[2], "Run 3 is slower at concurrency 4: output tok/s \u221233.3 % (95 % CI \u2212") {
+		t.Errorf("verdict:\n%s", stdout)
+	}
+	var row string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "4     output tok/s") {
+			row = l
+		}
+	}
+	row = strings.TrimSpace(row)
+	cells := strings.Fields(row)
+	// conc, "output", "tok/s", a's value, b's value and change, c's value
+	// and change: no mark between b's change and c's value.
+	if len(cells) < 9 || cells[5] != "\u22122.0" || cells[6] != "%" || cells[7] != compareValue(t, c, "output_throughput") ||
+		cells[8] != "\u221233.3" || !strings.HasSuffix(row, " %) \u2212") || strings.Count(row, "(") != 1 {
+		t.Errorf("output tok/s row %q: want run 2's \u22122.0 %% bare and run 3's \u221233.3 %% with its interval and the worse mark", row)
+	}
+	if !strings.Contains(stdout, "\nIn brackets after a change: its 95 % CI, shown where the change is beyond noise") {
+		t.Errorf("no legend:\n%s", stdout)
+	}
+
+	// Saved before samples were kept: today's table and marks, and why.
+	bare := func(f *results.File) *results.File {
+		for i := range f.Local.Levels {
+			f.Local.Levels[i].Samples = nil
+		}
+		return f
+	}
+	old := write("old", "2026-01-01T10:00:00Z", bare(slowed(1)))
+	oldB := write("oldb", "2026-01-02T10:00:00Z", bare(slowed(1.02)))
+	_, stdout, _ = runCLI("compare", old, oldB)
+	if want := "These runs are comparable.\nThese runs have no raw samples (saved before raw samples were kept, or imported from a published file, which leaves them out), so their differences cannot be told from noise.\n"; !strings.HasPrefix(stdout, want) {
+		t.Errorf("without samples:\n%s\nwant it to start\n%s", stdout, want)
+	}
+	if !strings.Contains(stdout, "\u22122.0 % \u2212") || strings.Contains(stdout, "In brackets") {
+		t.Errorf("without samples the flat rule marks the 2 %% as before, with no legend:\n%s", stdout)
+	}
+}
+
+// compareValue is a run's value of a metric at its first level as the
+// table prints it.
+func compareValue(t *testing.T, path, id string) string {
+	t.Helper()
+	m, ok := compare.MetricByID(id)
+	if !ok {
+		t.Fatal(id)
+	}
+	v, _ := m.Get(readResults(t, path).Runs[0])
+	return compare.FormatValue(m, v)
 }
