@@ -196,17 +196,22 @@ func (c *CompareScreen) render() {
 	c.showDocs(storage.CompareOthers(c.plan, docs, labels), labels)
 }
 
-// show shows Kovara runs, baseline first.
+// show shows Kovara runs, baseline first: the verdict with which
+// differences are beyond noise (compare.Compared), the details with the
+// legend of the table's intervals, the table and the charts.
 func (c *CompareScreen) show(files []*results.File, labels []string) {
 	c.files, c.labels = files, labels
-	c.rows = compare.Table(files, labels)
-	v := compare.VerdictOf(files...)
+	v, rows := compare.Compared(files, labels)
+	c.rows = rows
 	imp := widget.WarningImportance
 	if v.Clean() {
 		imp = widget.SuccessImportance
 	}
 	c.setVerdict(v.Lines(), imp)
 	lines := runLines(labels)
+	if l := compare.NoiseLegend(rows); l != "" {
+		lines = append(lines, l)
+	}
 	for _, d := range v.Differences {
 		lines = append(lines, fmt.Sprintf("• %s: %s", d.Label, strings.Join(d.Values, " | ")))
 	}
@@ -262,7 +267,7 @@ func (c *CompareScreen) showDocs(cmp storage.Comparison, labels []string) {
 }
 
 // setVerdict shows the verdict's lines, the first a sentence, the others
-// each a difference to weigh.
+// each a change beyond noise or a difference to weigh.
 func (c *CompareScreen) setVerdict(lines []string, imp widget.Importance) {
 	c.verdict = widget.NewLabelWithStyle(strings.Join(lines, "\n• "), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	c.verdict.Wrapping = fyne.TextWrapWord
@@ -345,14 +350,21 @@ func (c *CompareScreen) newTable(labels, lead []string, leadWidths []float32) *w
 		t.SetColumnWidth(i, w)
 	}
 	// The runs share what the leading columns leave of a 1024-pixel-wide
-	// window, so four runs show without scrolling sideways.
+	// window, so four runs show without scrolling sideways; a column
+	// whose changes carry their intervals is as wide as they need (the
+	// table then scrolls sideways rather than cut one).
 	run := compareTableWidth
 	for _, w := range leadWidths {
 		run -= w
 	}
 	run = min(max(run/float32(max(len(labels), 1)), compareRunMinWidth), compareRunMaxWidth)
 	for i := range labels {
-		t.SetColumnWidth(len(lead)+i, run)
+		w := run
+		for _, row := range c.rows {
+			text, _ := compareCell(row, 2+i)
+			w = max(w, widget.NewLabel(text).MinSize().Width)
+		}
+		t.SetColumnWidth(len(lead)+i, w)
 	}
 	return t
 }
@@ -368,7 +380,8 @@ const (
 
 // compareCell is one cell of the compare table and its colour: green
 // where the run did better than the baseline for that metric, red where
-// worse.
+// worse, only where the change is beyond noise (compare.Cell's Better);
+// such a change shows its interval after it (compare.FormatChange).
 func compareCell(row compare.Row, col int) (string, widget.Importance) {
 	switch col {
 	case 0:
@@ -386,7 +399,7 @@ func compareCell(row compare.Row, col int) (string, widget.Importance) {
 	}
 	text := compare.FormatValue(row.Metric, cell.Value)
 	if col > 2 {
-		if d := compare.FormatDelta(cell); d != "" {
+		if d := compare.FormatChange(cell); d != "" {
 			text += "  " + d
 		}
 	}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,8 +12,11 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
@@ -31,6 +35,68 @@ func (h *harness) seedLabelled(url, label string, day int, edits ...func(*result
 		h.t.Fatal(err)
 	}
 	return id
+}
+
+// seedMeasured seeds a run of one level of 40 requests (enough for
+// Compare to bound its changes against noise) made on the day given of
+// January 2026, under a label, with more edits of its file.
+func (h *harness) seedMeasured(url, label string, day int, edits ...func(*results.File)) string {
+	h.t.Helper()
+	p := setup.DefaultPlan()
+	p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 32, 8, []int{1}, 40, 0
+	f, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "sim box"}, engine.Observer{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	f.CreatedAt = fmt.Sprintf("2026-01-%02dT10:00:00Z", day)
+	for _, e := range edits {
+		e(f)
+	}
+	id, err := h.u.lib.Save("", f)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.u.lib.SetAnnotation(id, storage.Annotation{Label: label}); err != nil {
+		h.t.Fatal(err)
+	}
+	return id
+}
+
+// slowedBy makes a file's every time factor times as long
+// (comparetest.Slowed): a run whose true change is known.
+func slowedBy(t *testing.T, factor float64) func(*results.File) {
+	return func(f *results.File) {
+		g, err := comparetest.Slowed(f, factor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*f = *g
+	}
+}
+
+// keep and copyOf make runs from one measured run: keep(&f) remembers the
+// file seeded; copyOf(&f) makes another seeded run a copy of it (its own
+// date kept), to be changed by a known factor.
+func keep(into **results.File) func(*results.File) {
+	return func(f *results.File) { *into = f }
+}
+
+func copyOf(t *testing.T, from **results.File) func(*results.File) {
+	return func(f *results.File) {
+		g, err := comparetest.Slowed(*from, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.CreatedAt = f.CreatedAt
+		*f = *g
+	}
+}
+
+// withoutSamples makes a file as one saved before raw samples were kept.
+func withoutSamples(f *results.File) {
+	for i := range f.Local.Levels {
+		f.Local.Levels[i].Samples = nil
+	}
 }
 
 func eachRun(edit func(*results.Run)) func(*results.File) {
@@ -60,11 +126,10 @@ func outputRow(t *testing.T, cs *CompareScreen) compare.Row {
 func TestCompareBaselineChoice(t *testing.T) {
 	h := newHarness(t)
 	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
-	older := h.seedLabelled(url, "older", 5, eachRun(func(r *results.Run) { r.Metrics.OutputThroughput = 1000 }))
-	newer := h.seedLabelled(url, "newer", 20, eachRun(func(r *results.Run) {
-		r.Warmup = 4
-		r.Metrics.OutputThroughput = 2000
-	}))
+	var base *results.File
+	older := h.seedMeasured(url, "older", 5, keep(&base))
+	// The same run twice as fast: beyond any noise.
+	newer := h.seedMeasured(url, "newer", 20, copyOf(t, &base), slowedBy(t, 0.5), eachRun(func(r *results.Run) { r.Warmup = 4 }))
 	h.locked(func() {
 		h.u.compareRuns([]string{newer, older})
 		cs := h.u.compareScreen
@@ -75,8 +140,8 @@ func TestCompareBaselineChoice(t *testing.T) {
 			t.Errorf("baseline choice %q, selected %q; want %q with older selected", got, cs.baselineSelect.Selected, want)
 		}
 		text, imp := compareCell(outputRow(t, cs), 3)
-		if !strings.HasSuffix(text, "+100.0 %") || imp != widget.SuccessImportance {
-			t.Errorf("the newer run's output %q (importance %v), want +100.0 %% in the success colour", text, imp)
+		if !strings.Contains(text, "+100.0 % (") || imp != widget.SuccessImportance {
+			t.Errorf("the newer run's output %q (importance %v), want +100.0 %% and its interval in the success colour", text, imp)
 		}
 		if !strings.Contains(cs.verdict.Text, "run 2 sent 4 warmup requests, run 1 0") {
 			t.Errorf("verdict %q", cs.verdict.Text)
@@ -90,7 +155,7 @@ func TestCompareBaselineChoice(t *testing.T) {
 			t.Fatalf("after choosing the newer: runs shown %q, want %q", got, want)
 		}
 		text, imp = compareCell(outputRow(t, cs), 3)
-		if !strings.HasSuffix(text, "−50.0 %") || imp != widget.DangerImportance {
+		if !strings.Contains(text, "−50.0 % (") || imp != widget.DangerImportance {
 			t.Errorf("against the newer, the older's output %q (importance %v), want −50.0 %% in the danger colour", text, imp)
 		}
 		if !strings.Contains(cs.verdict.Text, "run 2 sent 0 warmup requests, run 1 4") {
@@ -115,16 +180,17 @@ func TestCompareVerdictColour(t *testing.T) {
 	long := h.seedRun(url, []int{1}, 6, nil)
 
 	const onConditions = "These runs are comparable on conditions; weigh these differences before trusting the changes."
+	const noChange = "\n• Run 2 does not differ from the baseline beyond noise."
 	tests := []struct {
 		name  string
 		other string
 		want  string
 		imp   widget.Importance
 	}{
-		{"the same", same, "These runs are comparable.", widget.SuccessImportance},
-		{"another warmup", warm, onConditions + "\n• run 2 sent 2 warmup requests, run 1 0: a shorter warmup can leave the server's cold start in the first level",
+		{"the same", same, "These runs are comparable." + noChange, widget.SuccessImportance},
+		{"another warmup", warm, onConditions + noChange + "\n• run 2 sent 2 warmup requests, run 1 0: a shorter warmup can leave the server's cold start in the first level",
 			widget.WarningImportance},
-		{"a run with a problem", stopped, onConditions + "\n• run 2 has a problem: read it before trusting its figures", widget.WarningImportance},
+		{"a run with a problem", stopped, onConditions + noChange + "\n• run 2 has a problem: read it before trusting its figures", widget.WarningImportance},
 		{"not comparable", long, "Not comparable: output tokens differs (8 vs 6).", widget.WarningImportance},
 	}
 	for _, tt := range tests {
@@ -256,5 +322,62 @@ func TestCompareHeadingsFitTheirColumns(t *testing.T) {
 		h.u.compareRuns([]string{a, b})
 		h.u.tabs.Select(h.u.compareTab)
 		assertNothingOverflows(t, "compare", h.u.compareScreen.table)
+	})
+}
+
+// TestCompareColoursOnlyChangesBeyondNoise: the same run 2 % slower is a
+// difference within noise, shown without its interval and never coloured;
+// 50 % slower is a change beyond noise, shown with its interval in the
+// danger colour, in a column wide enough for it; the verdict says which
+// run changed, and the details say what the brackets mean. Runs saved
+// before raw samples were kept are coloured as before, and the verdict
+// says their differences cannot be told from noise.
+func TestCompareColoursOnlyChangesBeyondNoise(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	var base *results.File
+	a := h.seedMeasured(url, "a", 1, keep(&base))
+	b := h.seedMeasured(url, "b", 2, copyOf(t, &base), slowedBy(t, 1.02))
+	c := h.seedMeasured(url, "c", 3, copyOf(t, &base), slowedBy(t, 1.5))
+	h.locked(func() {
+		h.win.Resize(fyne.NewSize(1180, 800))
+		h.u.compareRuns([]string{a, b, c})
+		h.u.tabs.Select(h.u.compareTab)
+		cs := h.u.compareScreen
+		row := outputRow(t, cs)
+		if text, imp := compareCell(row, 3); !strings.HasSuffix(text, "  \u22122.0 %") || imp != widget.MediumImportance || row.Cells[1].Noise != compare.WithinNoise {
+			t.Errorf("2 %% slower: %q (importance %v, %v), want the delta alone, not coloured", text, imp, row.Cells[1].Noise)
+		}
+		if text, imp := compareCell(row, 4); !strings.Contains(text, "  \u221233.3 % (\u2212") || !strings.HasSuffix(text, " %)") || imp != widget.DangerImportance {
+			t.Errorf("50 %% slower: %q (importance %v), want the change and its interval in the danger colour", text, imp)
+		}
+		for _, r := range cs.rows {
+			if _, imp := compareCell(r, 3); imp != widget.MediumImportance && imp != widget.LowImportance {
+				t.Errorf("2 %% slower: %s coloured (%v)", r.Metric.ID, imp)
+			}
+		}
+		for _, want := range []string{"\n• Run 2 does not differ from the baseline beyond noise.\n", "\n• Run 3 is slower at concurrency 1: output tok/s \u221233.3 % (95 % CI \u2212"} {
+			if !strings.Contains(cs.verdict.Text, want) {
+				t.Errorf("verdict %q\nwant %q in it", cs.verdict.Text, want)
+			}
+		}
+		if !strings.Contains(cs.details.Text, "\nIn brackets after a change: its 95 % CI") {
+			t.Errorf("details %q: no legend", cs.details.Text)
+		}
+		assertNothingOverflows(t, "compare with intervals", cs.table)
+	})
+
+	old := h.seedMeasured(url, "old", 4, copyOf(t, &base), withoutSamples)
+	oldSlow := h.seedMeasured(url, "old slower", 5, copyOf(t, &base), slowedBy(t, 1.02), withoutSamples)
+	h.locked(func() {
+		h.u.compareRuns([]string{old, oldSlow})
+		cs := h.u.compareScreen
+		if text, imp := compareCell(outputRow(t, cs), 3); !strings.HasSuffix(text, "\u22122.0 %") || imp != widget.DangerImportance {
+			t.Errorf("without samples, 2 %% slower: %q (importance %v), want coloured as before", text, imp)
+		}
+		const want = "These runs are comparable.\n• These runs have no raw samples (saved before raw samples were kept, or imported from a published file, which leaves them out), so their differences cannot be told from noise."
+		if cs.verdict.Text != want || strings.Contains(cs.details.Text, "In brackets") {
+			t.Errorf("verdict %q\nwant %q, and no legend in %q", cs.verdict.Text, want, cs.details.Text)
+		}
 	})
 }
