@@ -174,6 +174,9 @@ func changeLines(rows []Row, rep noiseReport) []string {
 			}
 		}
 	}
+	if smallChange(rows) {
+		lines = append(lines, singleRunsLine)
+	}
 	if len(rep.unsampled) > 0 {
 		lines = append(lines, unsampledLine(rep))
 	}
@@ -181,6 +184,30 @@ func changeLines(rows []Row, rep noiseReport) []string {
 		lines = append(lines, "The raw samples of "+u+" cannot be read, so the differences there cannot be told from noise.")
 	}
 	return lines
+}
+
+// runShift is how far a whole run moved between runs in a row of one
+// setting, with nothing inside either run showing it: four runs of a real
+// llama-server on a machine where other work came and went gave 344, 372,
+// 369 and 339 output tok/s at one user, each steady within itself
+// (docs/method.md). A change beyond noise but under it is said with that
+// caution.
+const runShift = 0.10
+
+// singleRunsLine is the caution.
+var singleRunsLine = "Each run was measured once, and the intervals hold only the noise inside a run: other work on the machine or the server's state can shift a whole run without showing inside it (by 9 % between two runs in a row on a busy machine), so repeat the runs before trusting a change under " +
+	strconv.FormatFloat(100*runShift, 'f', -1, 64) + " %."
+
+// smallChange says whether some change beyond noise is under runShift.
+func smallChange(rows []Row) bool {
+	for _, r := range rows {
+		for _, c := range r.Cells {
+			if c.Noise == BeyondNoise && c.HasDelta && math.Abs(c.Delta) < runShift {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // changesListed is how many changes of one level a sentence names; the

@@ -227,8 +227,8 @@ func TestNoiseSlowdown(t *testing.T) {
 					t.Errorf("seed %d ×%.3f: %s called %s at %d levels of 3, want 2 at least", seed, tt.slow, id, tt.word, medians[id])
 				}
 			}
-			if len(v.Changes) != 1 || !strings.HasPrefix(v.Changes[0], "Run 2 is "+tt.word+" at concurrency 1: output tok/s ") {
-				t.Errorf("seed %d ×%.3f: changes %q", seed, tt.slow, v.Changes)
+			if len(v.Changes) != 2 || !strings.HasPrefix(v.Changes[0], "Run 2 is "+tt.word+" at concurrency 1: output tok/s ") || v.Changes[1] != singleRunsLine {
+				t.Errorf("seed %d ×%.3f: changes %q, want the run's changes and the caution on single runs", seed, tt.slow, v.Changes)
 			}
 		}
 	}
@@ -487,5 +487,30 @@ func TestComparedLines(t *testing.T) {
 	c := synthFile(10, []int{8}, typical(0, 100, 32))
 	if v, _ := Compared([]*results.File{a, c}, nil); v.Comparable || v.Changes != nil {
 		t.Errorf("not comparable, yet changes %q", v.Changes)
+	}
+}
+
+// A change beyond noise but within what whole runs shift by between runs
+// in a row is said with the caution on single runs; a larger one, and
+// no change at all, without it.
+func TestSingleRunsCaution(t *testing.T) {
+	t.Parallel()
+	m, _ := MetricByID("output_throughput")
+	rows := func(c Cell) []Row { return []Row{{Concurrency: 8, Metric: m, Cells: []Cell{{Present: true}, c}}} }
+	small := Cell{Present: true, HasDelta: true, Delta: -0.07, Noise: BeyondNoise, Better: -1, Low: -0.09, High: -0.05}
+	large := Cell{Present: true, HasDelta: true, Delta: -0.3, Noise: BeyondNoise, Better: -1, Low: -0.35, High: -0.25}
+	within := Cell{Present: true, HasDelta: true, Delta: -0.07, Noise: WithinNoise, Low: -0.15, High: 0.01}
+	for _, tt := range []struct {
+		name string
+		cell Cell
+		want bool
+	}{{"7 % beyond noise", small, true}, {"30 % beyond noise", large, false}, {"7 % within noise", within, false}} {
+		got := slices.Contains(changeLines(rows(tt.cell), noiseReport{runs: 2}), singleRunsLine)
+		if got != tt.want {
+			t.Errorf("%s: caution %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if !strings.HasSuffix(singleRunsLine, "so repeat the runs before trusting a change under 10 %.") {
+		t.Errorf("caution %q", singleRunsLine)
 	}
 }
