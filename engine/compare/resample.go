@@ -214,32 +214,36 @@ func newLevelSample(s *results.LevelSamples) (*levelSample, error) {
 	// always the order they were sent: a user that must open a fresh
 	// connection sends later than one that took a request after it.
 	type taken struct {
-		at int64 // µs after the level's start
-		r  results.RequestSample
+		at   int64 // µs after the level's start
+		file int   // its place in the file
 	}
-	bySend := slices.Clone(s.Requests)
-	slices.SortStableFunc(bySend, func(a, b results.RequestSample) int { return cmp.Compare(a.StartUs, b.StartUs) })
+	bySend := make([]int, n)
+	for i := range bySend {
+		bySend[i] = i
+	}
+	slices.SortStableFunc(bySend, func(a, b int) int { return cmp.Compare(s.Requests[a].StartUs, s.Requests[b].StartUs) })
 	free := map[int]int64{} // each user's previous end
 	order := make([]taken, n)
 	end := s.StartUs
-	for i, r := range bySend {
+	for i, j := range bySend {
+		r := s.Requests[j]
 		at, seen := free[r.Slot]
 		if !seen {
 			at = s.StartUs
 		}
-		order[i] = taken{at - s.StartUs, r}
+		order[i] = taken{at - s.StartUs, j}
 		free[r.Slot] = r.EndUs
 		end = max(end, r.EndUs)
 	}
 	slices.SortStableFunc(order, func(a, b taken) int { return cmp.Compare(a.at, b.at) })
 	reqs := make([]results.RequestSample, n)
 	for i, t := range order {
-		reqs[i] = t.r
+		reqs[i] = s.Requests[t.file]
 		// Not clipped at 0: a send stamped a few µs before the previous
 		// answer's end (two clocks' stamps meet there) still replays to
 		// the times measured.
-		lv.lead[i] = t.r.StartUs - s.StartUs - t.at
-		lv.lat[i] = max(t.r.EndUs-t.r.StartUs, 0)
+		lv.lead[i] = reqs[i].StartUs - s.StartUs - t.at
+		lv.lat[i] = max(reqs[i].EndUs-reqs[i].StartUs, 0)
 	}
 	lv.tail = max(s.EndUs-end, 0)
 	lv.heap = make([]int64, len(free))
@@ -289,7 +293,7 @@ func newLevelSample(s *results.LevelSamples) (*levelSample, error) {
 		}
 		var err error
 		if gaps, err = results.DecodeGaps(gaps[:0], r.Gaps); err != nil {
-			return nil, fmt.Errorf("request %d of the level: %w", i+1, err)
+			return nil, fmt.Errorf("request %d of the level: %w", order[i].file+1, err)
 		}
 		for _, g := range gaps {
 			itl = append(itl, tagged{float64(g) / 1000, b})
