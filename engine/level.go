@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -16,7 +17,9 @@ const messagesPerClass = 3
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // record turns a level's outcomes into its published run record and its
-// local detail. Only successes enter distributions and throughput.
+// local detail. The metrics come from the level's samples (levelMetrics),
+// as a merge of shards computes them; the outcomes give what the samples
+// do not keep (messages, reasoning, merged reads, connections).
 func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 	loc := results.LevelLocal{
 		Concurrency: lv.concurrency,
@@ -25,21 +28,11 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 		StartedAt:   r.t0.Add(lv.start).UTC().Format(time.RFC3339),
 	}
 	var (
-		ok, errs, timeouts   int
-		ttft, lat, tpot, tta []float64
-		itl                  []float32
-		allUsage             = true
-		honoured             = true
-		outSum, inSum        float64
-		reasoningFirst       int
-		sameRead             int
+		tta            []float64
+		reasoningFirst int
+		sameRead       int
+		gaps           int
 	)
-	// The merged gaps are the level's biggest sample: size it once.
-	gaps := 0
-	for _, s := range lv.slots {
-		gaps += len(s.itl)
-	}
-	itl = make([]float32, 0, gaps)
 	var oks []*outcome
 	for si := range lv.slots {
 		s := &lv.slots[si]
@@ -49,14 +42,8 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 			case o.interrupted:
 				continue
 			case o.ok():
-				ok++
 				oks = append(oks, o)
-				if !o.hasUsage {
-					allUsage = false
-				}
-				ttft = append(ttft, ms(o.ttft))
-				lat = append(lat, ms(o.end-o.start))
-				itl = append(itl, s.itl[o.itlFrom:o.itlTo]...)
+				gaps += o.itlTo - o.itlFrom
 				sameRead += o.sameRead
 				if o.reasoning {
 					reasoningFirst++
@@ -64,39 +51,106 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 						tta = append(tta, ms(o.ttfa))
 					}
 				}
-			case o.class == ClassTimeout:
-				timeouts++
-				loc.Errors[o.class]++
-				addMessage(loc.Messages, o.class, o.msg)
 			default:
-				errs++
 				loc.Errors[o.class]++
 				addMessage(loc.Messages, o.class, o.msg)
 			}
 		}
 	}
-	// server_usage only when every success carried usage; with no
-	// success, say what the server would have given.
+	loc.Samples = lv.samples()
+	// The samples were encoded just now: they always decode.
+	m, honoured, tpot, _ := levelMetrics(loc.Samples, r.plan.OutputTokens, r.usage)
+	var h *bool
+	if m.RequestsOK > 0 && m.TokenCountMethod == results.TokenCountServerUsage && r.opts.ignoreEOS {
+		h = &honoured
+	}
+	if reasoningFirst > 0 {
+		loc.ReasoningFirst = reasoningFirst
+		loc.TTFAMs = stats.Summarize(tta)
+	}
+	if len(loc.Messages) == 0 {
+		loc.Messages = nil
+	}
+	loc.Gaps, loc.MergedGaps = gaps, sameRead
+	loc.PromptCache = requestCache(oks)
+	if loc.PromptCache == nil && lv.prefixOK {
+		loc.PromptCache = &results.PromptCache{CachedTokens: lv.prefixCached, PromptTokens: lv.prefixPrompt,
+			Source: results.CacheFromMetrics, Metrics: lv.prefixNames}
+	}
+	r.stamps.KernelStamped += lv.conns.KernelStamped
+	r.stamps.ReadStamped += lv.conns.ReadStamped
+	if c := lv.conns; c.Reconnects+c.Resent+c.ServerClosed > 0 {
+		loc.Connections = &results.Connections{Reconnects: c.Reconnects, Resent: c.Resent, ServerClosed: c.ServerClosed, Requests: len(loc.Samples.Requests)}
+	}
+	run := r.conditions(lv.concurrency)
+	run.Requests = lv.requests
+	run.Metrics = m
+	lv.tpot = tpot
+	run.Environment = r.environment(h)
+	return run, loc
+}
+
+// levelMetrics is a level's published metrics computed from its samples:
+// the one place they are, for a run's own levels (record) and for shards'
+// levels pooled (Merge). Only successes enter the distributions and the
+// throughput, over the level's window. Tokens are the server's usage when
+// every success carried it, else text chunks; with no success, usage says
+// which the server would have given. honoured is whether every success's
+// usage said exactly outputTokens; tpot is each success's time per output
+// token after the first, ms.
+func levelMetrics(s *results.LevelSamples, outputTokens int, usage bool) (m results.Metrics, honoured bool, tpot []float64, err error) {
+	ok, errs, timeouts, gaps := 0, 0, 0, 0
+	for _, q := range s.Requests {
+		switch {
+		case q.OK():
+			ok++
+			gaps += max(q.ChunkCount-1, 0)
+		case q.Error == ClassTimeout:
+			timeouts++
+		default:
+			errs++
+		}
+	}
 	method := results.TokenCountServerUsage
-	if (ok > 0 && !allUsage) || (ok == 0 && !r.usage) {
+	if (ok > 0 && !s.AllUsage()) || (ok == 0 && !usage) {
 		method = results.TokenCountStreamChunks
 	}
-	for _, o := range oks {
-		n := o.chunks
-		if method == results.TokenCountServerUsage {
-			n = o.complTok
-			inSum += float64(o.promptTok)
-			if o.complTok != r.plan.OutputTokens {
+	byUsage := method == results.TokenCountServerUsage
+	ttft, lat := make([]float64, 0, ok), make([]float64, 0, ok)
+	// The level's gaps are its biggest sample: sized once, float32 to
+	// halve it.
+	itl := make([]float32, 0, gaps)
+	var (
+		buf           []int64
+		outSum, inSum float64
+	)
+	honoured = true
+	for i, q := range s.Requests {
+		if !q.OK() {
+			continue
+		}
+		ttft = append(ttft, usMs(q.TTFTUs))
+		lat = append(lat, usMs(q.LatencyUs()))
+		if buf, err = results.DecodeGaps(buf[:0], q.Gaps); err != nil {
+			return m, false, nil, fmt.Errorf("request %d of the level: %w", i+1, err)
+		}
+		for _, g := range buf {
+			itl = append(itl, float32(g)/1000)
+		}
+		n := q.OutputTokens(byUsage)
+		if byUsage {
+			inSum += float64(q.PromptTokens)
+			if q.CompletionTokens != outputTokens {
 				honoured = false
 			}
 		}
 		outSum += float64(n)
 		if n >= 2 {
-			tpot = append(tpot, ms(o.end-o.start-o.ttft)/float64(n-1))
+			tpot = append(tpot, usMs(q.LatencyUs()-q.TTFTUs)/float64(n-1))
 		}
 	}
-	dur := (lv.end - lv.start).Seconds()
-	m := results.Metrics{
+	dur := float64(s.EndUs-s.StartUs) / 1e6
+	m = results.Metrics{
 		RequestsOK:       ok,
 		RequestsError:    errs,
 		RequestsTimeout:  timeouts,
@@ -114,41 +168,16 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 	if ok > 0 {
 		v := stats.Round3(outSum / float64(ok))
 		m.OutputTokensMean = &v
-		if method == results.TokenCountServerUsage {
+		if byUsage {
 			in := stats.Round3(inSum / float64(ok))
 			m.InputTokensMean = &in
 		}
 	}
-	var h *bool
-	if ok > 0 && method == results.TokenCountServerUsage && r.opts.ignoreEOS {
-		h = &honoured
-	}
-	if reasoningFirst > 0 {
-		loc.ReasoningFirst = reasoningFirst
-		loc.TTFAMs = stats.Summarize(tta)
-	}
-	if len(loc.Messages) == 0 {
-		loc.Messages = nil
-	}
-	loc.Gaps, loc.MergedGaps = len(itl), sameRead
-	loc.Samples = lv.samples()
-	loc.PromptCache = requestCache(oks)
-	if loc.PromptCache == nil && lv.prefixOK {
-		loc.PromptCache = &results.PromptCache{CachedTokens: lv.prefixCached, PromptTokens: lv.prefixPrompt,
-			Source: results.CacheFromMetrics, Metrics: lv.prefixNames}
-	}
-	r.stamps.KernelStamped += lv.conns.KernelStamped
-	r.stamps.ReadStamped += lv.conns.ReadStamped
-	if c := lv.conns; c.Reconnects+c.Resent+c.ServerClosed > 0 {
-		loc.Connections = &results.Connections{Reconnects: c.Reconnects, Resent: c.Resent, ServerClosed: c.ServerClosed, Requests: ok + errs + timeouts}
-	}
-	run := r.conditions(lv.concurrency)
-	run.Requests = lv.requests
-	run.Metrics = m
-	lv.tpot = tpot
-	run.Environment = r.environment(h)
-	return run, loc
+	return m, honoured, tpot, nil
 }
+
+// usMs is a sample's µs in ms.
+func usMs(us int64) float64 { return float64(us) / 1000 }
 
 func addMessage(m map[string][]string, class, msg string) {
 	if msg == "" {

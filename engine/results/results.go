@@ -176,6 +176,82 @@ type Local struct {
 	// Like names the run this one was made to reproduce (--like, "Run
 	// again like this").
 	Like *LikeRef `json:"like,omitempty"`
+	// Shard marks a file that is one client machine's share of a run
+	// measured from several (kovara-bench run --shard): it holds no
+	// published record until the shards are merged
+	// (docs/distributed.md).
+	Shard *ShardLocal `json:"shard,omitempty"`
+	// Merged says how a file made by kovara-bench merge put its shards on
+	// one clock.
+	Merged *MergedLocal `json:"merged,omitempty"`
+}
+
+// ShardLocal is one shard's place in a run measured from several client
+// machines at once. Shard Index of Of runs, at a level of concurrency c,
+// the users Index-1, Index-1+Of, … of 0…c-1 (its samples number them
+// 0, 1, … in that order) and the level's requests k whose user k mod c is
+// one of them.
+type ShardLocal struct {
+	Index int `json:"index"` // 1 … Of
+	Of    int `json:"of"`
+	// StartAt is the agreed wall-clock time every shard released its
+	// first level's users (RFC 3339); level i began LevelEveryS × i
+	// seconds later.
+	StartAt     string  `json:"start_at"`
+	LevelEveryS float64 `json:"level_every_s"`
+	// Requests is the plan's requests per level, of which the shard sent
+	// its share.
+	Requests int `json:"requests"`
+	// T0UnixUs is the wall-clock time of the run's start (the zero of
+	// every offset in the file), µs since the Unix epoch: what puts the
+	// shards' offsets on one clock.
+	T0UnixUs int64 `json:"t0_unix_us"`
+	// ClockSynced says the system clock was synchronised (NTP, chrony)
+	// when the run started, and ClockMaxErrorUs is the kernel's own bound
+	// on its error then; both absent where the system does not say.
+	ClockSynced     bool  `json:"clock_synced,omitempty"`
+	ClockMaxErrorUs int64 `json:"clock_max_error_us,omitempty"`
+	// Runs is this shard's own record of each level, in the order of
+	// levels: the whole plan's conditions, with concurrency and requests
+	// the shard's share and metrics of its share alone. Never a level's
+	// result: merge computes that from every shard's samples.
+	Runs []Run `json:"runs"`
+}
+
+// MergedLocal is how a merged file's shards were put on one clock. Each
+// request's times were measured on one machine's monotonic clock and
+// stand as they are; the shards' offsets to each other come from their
+// wall clocks (ShardLocal.T0UnixUs), so a difference between those
+// clocks moves a shard's requests as a whole and changes only the
+// levels' windows, hence throughput.
+type MergedLocal struct {
+	Of          int     `json:"of"`
+	StartAt     string  `json:"start_at"`
+	LevelEveryS float64 `json:"level_every_s"`
+	// Shards in index order.
+	Shards []MergedShard `json:"shards"`
+	// MaxSkewUs bounds how far two shards' clocks could disagree: the
+	// two largest of their kernels' error bounds added. Absent when some
+	// shard's clock was not synchronised or did not say.
+	MaxSkewUs int64 `json:"max_skew_us,omitempty"`
+	// LevelStartSpreadUs is, per level, how far apart the shards released
+	// their users on the merged clock (what the clocks say; a skew adds
+	// to it unseen).
+	LevelStartSpreadUs []int64 `json:"level_start_spread_us"`
+}
+
+// MergedShard is one shard of a merged file.
+type MergedShard struct {
+	Index int `json:"index"`
+	// OffsetUs is the shard's t0 after the merged file's zero (the
+	// earliest shard's t0), µs: what was added to its offsets.
+	OffsetUs        int64  `json:"offset_us"`
+	T0UnixUs        int64  `json:"t0_unix_us"`
+	ClockSynced     bool   `json:"clock_synced,omitempty"`
+	ClockMaxErrorUs int64  `json:"clock_max_error_us,omitempty"`
+	EndpointHost    string `json:"endpoint_host,omitempty"`
+	OS              string `json:"os,omitempty"`
+	Machine         string `json:"machine,omitempty"`
 }
 
 // RunGroup is one run's place in a repeated plan.
