@@ -99,6 +99,9 @@ type runner struct {
 	mc     *http.Client
 	// stamps counts how the measured levels' reads were stamped.
 	stamps connStats
+	// shard is this process's part of a run from several client machines
+	// (shard.go); nil for a whole run.
+	shard *Shard
 }
 
 // Run benchmarks ep with plan. It owns every goroutine and connection it
@@ -107,27 +110,35 @@ type runner struct {
 // wrapping ErrInterrupted; a failed stage returns a *StageError, a bad plan
 // a *PlanError, an endpoint problem an *EndpointError.
 func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.File, error) {
+	return run(ctx, plan, ep, obs, nil)
+}
+
+// run is Run, or with sh its shard's share (RunShard).
+func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (*results.File, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
 	if !plan.FixedSeed {
-		plan.Seed = FreshSeed()
+		plan.Seed = sh.freshSeed()
 	}
 	sess, err := newSession(ep, obs)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{session: sess, plan: plan}
+	r := &runner{session: sess, plan: plan, shard: sh}
 	r.file = r.newFile()
 	r.file.Local.FreshSeed = !plan.FixedSeed
-	overall := len(plan.Concurrency) * plan.Requests
-	obs.Live.start(r.clock, len(plan.Concurrency), overall)
+	r.startShard()
+	obs.Live.start(r.clock, len(plan.Concurrency), r.measuredTotal())
 
 	defer r.release()
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
 	for i, c := range plan.Concurrency {
+		if err := r.awaitLevel(ctx, i); err != nil {
+			return nil, err
+		}
 		first := levelFirstNumber(plan, i)
 		lv, run, loc := r.measure(ctx, i, c, plan.Requests, first, fmt.Sprintf("level %d of %d", i+1, len(plan.Concurrency)))
 		if lv.interrupted {
@@ -203,7 +214,7 @@ func (r *runner) measure(ctx context.Context, index, c, requests int, first int6
 	}
 	// A level's failures and prompt-cache hits are warned from the file
 	// itself (results.Warnings); the log says them as they happen.
-	if lv.okCount() == 0 {
+	if lv.okCount() == 0 && lv.requests > 0 {
 		r.obs.logf("at concurrency %d no request succeeded", c)
 	}
 	return lv, run, loc
@@ -290,6 +301,7 @@ func (r *runner) finish(complete bool) {
 	r.file.Complete = complete
 	r.file.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	r.file.Local.ServerMetrics = r.metrics.snapshot()
+	r.finishShard()
 }
 
 // check is step 1: the endpoint check, for a hardware run with the
@@ -390,7 +402,7 @@ func (r *runner) warmup(ctx context.Context) error {
 		return nil
 	}
 	r.phase(PhaseWarmup)
-	workers := min(n, maxConcurrency(r.plan))
+	workers := min(n, r.mostUsers())
 	slots := r.openSlots(ctx, r.obs.Live.beginStage(PhaseWarmup, 0, workers, n, r.opts.maxTokens), false)
 	defer slots.close()
 	from := prompt.WarmupRequest(0)
@@ -463,16 +475,18 @@ func (l *levelRun) okCount() int {
 // previous one ends, until the level's requests are used up.
 func (r *runner) runLevel(ctx context.Context, index, conc, requests int, first int64, name string) *levelRun {
 	r.obs.logf("%s: concurrency %d, %d requests", name, conc, requests)
-	live := r.obs.Live.beginStage(PhaseLevel, index+1, conc, requests, r.opts.maxTokens)
+	users, share := r.share(conc, requests)
+	live := r.obs.Live.beginStage(PhaseLevel, index+1, users, len(share), r.opts.maxTokens)
 	slots := r.openSlots(ctx, live, true)
 	defer slots.close()
-	lv := &levelRun{index: index, concurrency: conc, requests: requests, preopenFailed: slots.openFailed}
+	lv := &levelRun{index: index, concurrency: conc, requests: len(share), preopenFailed: slots.openFailed}
 	before, _ := r.readPrefix(ctx)
+	r.releaseAt(ctx, index)
 	if r.obs.LevelStart != nil {
 		r.obs.LevelStart(conc)
 	}
-	lv.loadRun = slots.run(ctx, loadSpec{total: requests, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
-		return r.opts, first + int64(k)
+	lv.loadRun = slots.run(ctx, loadSpec{total: len(share), timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
+		return r.opts, first + share[k]
 	}})
 	lv.interrupted = ctx.Err() != nil
 	if after, ok := r.readPrefix(ctx); ok {
@@ -480,7 +494,7 @@ func (r *runner) runLevel(ctx context.Context, index, conc, requests int, first 
 		lv.prefixNames = after.Names
 	}
 	if lv.preopenFailed > 0 {
-		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level; their first request includes connecting", conc, lv.preopenFailed, conc)
+		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level; their first request includes connecting", conc, lv.preopenFailed, users)
 	}
 	finished := 0
 	for _, o := range lv.outcomes() {
