@@ -37,17 +37,24 @@ func (h *harness) seedLabelled(url, label string, day int, edits ...func(*result
 	return id
 }
 
-// seedMeasured seeds a run of one level of 40 requests (enough for
-// Compare to bound its changes against noise) made on the day given of
-// January 2026, under a label, with more edits of its file.
-func (h *harness) seedMeasured(url, label string, day int, edits ...func(*results.File)) string {
+// measured runs one level of 40 requests of answers this many tokens long
+// against the simulator at url: enough for Compare to bound its changes
+// against noise.
+func (h *harness) measured(url string, tokens int) *results.File {
 	h.t.Helper()
 	p := setup.DefaultPlan()
-	p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 32, 8, []int{1}, 40, 0
+	p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 32, tokens, []int{1}, 40, 0
 	f, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "sim box"}, engine.Observer{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	return f
+}
+
+// saveLabelled puts f in the library as made on the day given of January
+// 2026, under a label, after more edits of it.
+func (h *harness) saveLabelled(f *results.File, label string, day int, edits ...func(*results.File)) string {
+	h.t.Helper()
 	f.CreatedAt = fmt.Sprintf("2026-01-%02dT10:00:00Z", day)
 	for _, e := range edits {
 		e(f)
@@ -62,6 +69,21 @@ func (h *harness) seedMeasured(url, label string, day int, edits ...func(*result
 	return id
 }
 
+// copyOf is a copy of f, to be changed by a known factor.
+func copyOf(t *testing.T, f *results.File) *results.File {
+	g, err := comparetest.Slowed(f, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// slowSim is a simulator whose answers (8 tokens 4 ms apart) are long
+// enough that a busy machine's scheduling delays stay small beside them.
+func slowSim(t *testing.T) string {
+	return startTestSim(t, sim.Config{TokenInterval: 4 * time.Millisecond, PrefillRate: 1e6})
+}
+
 // slowedBy makes a file's every time factor times as long
 // (comparetest.Slowed): a run whose true change is known.
 func slowedBy(t *testing.T, factor float64) func(*results.File) {
@@ -70,24 +92,6 @@ func slowedBy(t *testing.T, factor float64) func(*results.File) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		*f = *g
-	}
-}
-
-// keep and copyOf make runs from one measured run: keep(&f) remembers the
-// file seeded; copyOf(&f) makes another seeded run a copy of it (its own
-// date kept), to be changed by a known factor.
-func keep(into **results.File) func(*results.File) {
-	return func(f *results.File) { *into = f }
-}
-
-func copyOf(t *testing.T, from **results.File) func(*results.File) {
-	return func(f *results.File) {
-		g, err := comparetest.Slowed(*from, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.CreatedAt = f.CreatedAt
 		*f = *g
 	}
 }
@@ -125,11 +129,10 @@ func outputRow(t *testing.T, cs *CompareScreen) compare.Row {
 // the verdict against it.
 func TestCompareBaselineChoice(t *testing.T) {
 	h := newHarness(t)
-	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
-	var base *results.File
-	older := h.seedMeasured(url, "older", 5, keep(&base))
+	base := h.measured(slowSim(t), 8)
+	older := h.saveLabelled(copyOf(t, base), "older", 5)
 	// The same run twice as fast: beyond any noise.
-	newer := h.seedMeasured(url, "newer", 20, copyOf(t, &base), slowedBy(t, 0.5), eachRun(func(r *results.Run) { r.Warmup = 4 }))
+	newer := h.saveLabelled(copyOf(t, base), "newer", 20, slowedBy(t, 0.5), eachRun(func(r *results.Run) { r.Warmup = 4 }))
 	h.locked(func() {
 		h.u.compareRuns([]string{newer, older})
 		cs := h.u.compareScreen
@@ -169,15 +172,19 @@ func TestCompareBaselineChoice(t *testing.T) {
 
 // TestCompareVerdictColour: only runs comparable with nothing to weigh are
 // called comparable in the success colour; other request counts, another
-// warmup or a run with a problem are named, in the warning colour.
+// warmup or a run with a problem are named, in the warning colour. The
+// comparable runs are copies of one measured run, so their differences
+// are none (whether two runs differ beyond noise is held by
+// TestCompareColoursOnlyChangesBeyondNoise).
 func TestCompareVerdictColour(t *testing.T) {
 	h := newHarness(t)
-	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
-	base := h.seedLabelled(url, "base", 1)
-	same := h.seedLabelled(url, "same", 2)
-	warm := h.seedLabelled(url, "warm", 3, eachRun(func(r *results.Run) { r.Warmup = 2 }))
-	stopped := h.seedLabelled(url, "stopped", 4, func(f *results.File) { f.Complete = false })
-	long := h.seedRun(url, []int{1}, 6, nil)
+	url := slowSim(t)
+	measured := h.measured(url, 8)
+	base := h.saveLabelled(copyOf(t, measured), "base", 1)
+	same := h.saveLabelled(copyOf(t, measured), "same", 2)
+	warm := h.saveLabelled(copyOf(t, measured), "warm", 3, eachRun(func(r *results.Run) { r.Warmup = 2 }))
+	stopped := h.saveLabelled(copyOf(t, measured), "stopped", 4, func(f *results.File) { f.Complete = false })
+	long := h.saveLabelled(h.measured(url, 6), "long", 5)
 
 	const onConditions = "These runs are comparable on conditions; weigh these differences before trusting the changes."
 	const noChange = "\n• Run 2 does not differ from the baseline beyond noise."
@@ -334,11 +341,10 @@ func TestCompareHeadingsFitTheirColumns(t *testing.T) {
 // says their differences cannot be told from noise.
 func TestCompareColoursOnlyChangesBeyondNoise(t *testing.T) {
 	h := newHarness(t)
-	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
-	var base *results.File
-	a := h.seedMeasured(url, "a", 1, keep(&base))
-	b := h.seedMeasured(url, "b", 2, copyOf(t, &base), slowedBy(t, 1.02))
-	c := h.seedMeasured(url, "c", 3, copyOf(t, &base), slowedBy(t, 1.5))
+	base := h.measured(slowSim(t), 8)
+	a := h.saveLabelled(copyOf(t, base), "a", 1)
+	b := h.saveLabelled(copyOf(t, base), "b", 2, slowedBy(t, 1.02))
+	c := h.saveLabelled(copyOf(t, base), "c", 3, slowedBy(t, 1.5))
 	h.locked(func() {
 		h.win.Resize(fyne.NewSize(1180, 800))
 		h.u.compareRuns([]string{a, b, c})
@@ -367,8 +373,8 @@ func TestCompareColoursOnlyChangesBeyondNoise(t *testing.T) {
 		assertNothingOverflows(t, "compare with intervals", cs.table)
 	})
 
-	old := h.seedMeasured(url, "old", 4, copyOf(t, &base), withoutSamples)
-	oldSlow := h.seedMeasured(url, "old slower", 5, copyOf(t, &base), slowedBy(t, 1.02), withoutSamples)
+	old := h.saveLabelled(copyOf(t, base), "old", 4, withoutSamples)
+	oldSlow := h.saveLabelled(copyOf(t, base), "old slower", 5, slowedBy(t, 1.02), withoutSamples)
 	h.locked(func() {
 		h.u.compareRuns([]string{old, oldSlow})
 		cs := h.u.compareScreen

@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
 )
 
 // TestCompareBaseline: compare puts the older run first as the baseline
@@ -106,7 +108,9 @@ func TestCompareBaseline(t *testing.T) {
 // from noise.
 func TestCompareNoise(t *testing.T) {
 	t.Parallel()
-	url := startSim(t, fast())
+	// Answers of 8 tokens 4 ms apart: long enough that a busy machine's
+	// scheduling delays stay small beside them.
+	url := startSim(t, sim.Config{TokenInterval: 4 * time.Millisecond, PrefillRate: 1e6})
 	dir := t.TempDir()
 	out := filepath.Join(dir, "base.json")
 	if code, _, stderr := runCLI("run", "--endpoint", url, "-o", out, "--quiet", "--concurrency", "4", "--requests", "40",
