@@ -274,7 +274,7 @@ func (r *runner) awaitLevel(ctx context.Context, i int) error {
 	}
 	c := r.plan.Concurrency[i]
 	users, offs := r.share(c, r.plan.Requests)
-	r.obs.logf("level %d of %d begins at %s: shard %d of %d runs %d of its %d users and %d of its %d requests",
+	r.obs.logf("level %d of %d begins at %s: shard %d of %d runs %d of the level's %d users and %d of its %d requests",
 		i+1, len(r.plan.Concurrency), r.shard.at(i).UTC().Format("15:04:05.000"), r.shard.Index, r.shard.Of, users, c, len(offs), r.plan.Requests)
 	if !r.sleepUntil(ctx, due-openAhead) {
 		return fmt.Errorf("while waiting for level %d of %d: %w", i+1, len(r.plan.Concurrency), ErrInterrupted)

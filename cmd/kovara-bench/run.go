@@ -41,6 +41,7 @@ type runFlags struct {
 	repeat       int
 	like         string
 	planFlags    // --plan, --quick, --users and the other plans' settings (plans.go)
+	shardFlags   // --shard, --start-at, --level-every (shard.go)
 }
 
 func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
@@ -55,6 +56,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 		fs.StringVar(&f.profile, "profile", "", "the manifest profile to run (default: its only one, or 'default')")
 		fs.IntVar(&f.repeat, "repeat", 1, "run the plan this many times in a row, fresh prompts each time, kept as one group (the way to A/B a setting: the spread between the runs is the noise)")
 		fs.StringVar(&f.like, "like", "", "run again like this run (a results file or a library id): its model, lengths, levels, requests, warmup and timeout, then compare the two")
+		f.shardFlags.register(fs)
 	}
 	fs.StringVar(&f.concurrency, "concurrency", engine.FormatLevels(d.Concurrency), "comma-separated concurrency levels")
 	fs.IntVar(&f.inputTokens, "input-tokens", d.InputTokens, "prompt length in tokens")
@@ -143,6 +145,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if f.repeat > 1 && set["seed"] {
 		fmt.Fprintln(stderr, "kovara-bench run: --repeat with --seed would send the same prompts each time, and a server's prompt cache would answer the later runs from the first: leave --seed out")
 		return exitBadInput
+	}
+	if set["shard"] || set["start-at"] || set["level-every"] {
+		return runShard(f, set, stdout, stderr)
 	}
 	if f.like != "" {
 		return runLike(f, set, stdout, stderr)
