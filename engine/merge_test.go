@@ -131,9 +131,9 @@ func synthShards(t *testing.T, n int, cs []int, r int) []*results.File {
 			CreatedAt: t0.Format(time.RFC3339), Runs: []results.Run{}}
 		f.Local = results.Local{Plan: "kovara", Endpoint: "http://10.0.0.9:8000/v1", EndpointHost: "10.0.0.9",
 			ServedModels: []string{"m"}, Levels: []results.LevelLocal{},
-			Compat:     &results.Compat{IgnoreEOS: true, StreamOptions: true, Usage: true, Attempts: 1},
-			Warnings:   []string{ShardNote(k, n), "the same engine note"},
-			StartedAt:  t0.Format(time.RFC3339), FinishedAt: synthStart.Add(time.Minute).Format(time.RFC3339),
+			Compat:    &results.Compat{IgnoreEOS: true, StreamOptions: true, Usage: true, Attempts: 1},
+			Warnings:  []string{ShardNote(k, n), "the same engine note"},
+			StartedAt: t0.Format(time.RFC3339), FinishedAt: synthStart.Add(time.Minute).Format(time.RFC3339),
 			Shard: &results.ShardLocal{Index: k, Of: n, StartAt: synthStart.Format(time.RFC3339Nano), LevelEveryS: synthEvery.Seconds(),
 				Requests: r, T0UnixUs: t0.UnixMicro(), ClockSynced: true, ClockMaxErrorUs: 2000 + int64(k)*100, Runs: []results.Run{}},
 		}
@@ -337,14 +337,20 @@ func TestMergeRefuses(t *testing.T) {
 		{"seed", func(fs []*results.File) []*results.File { fs[1].Local.Shard.Runs[0].Seed = 5; return fs }, "in prompt seed: 5 against 77"},
 		{"warmup", func(fs []*results.File) []*results.File { fs[1].Local.Shard.Runs[0].Warmup = 0; return fs }, "in warmup requests: 0 against 2"},
 		{"requests", func(fs []*results.File) []*results.File { fs[1].Local.Shard.Requests = 80; return fs }, "in requests per level: 80 against 40"},
-		{"start", func(fs []*results.File) []*results.File { fs[1].Local.Shard.StartAt = "2026-12-02T11:00:00Z"; return fs }, "in the agreed start (--start-at)"},
+		{"start", func(fs []*results.File) []*results.File {
+			fs[1].Local.Shard.StartAt = "2026-12-02T11:00:00Z"
+			return fs
+		}, "in the agreed start (--start-at)"},
 		{"level time", func(fs []*results.File) []*results.File { fs[1].Local.Shard.LevelEveryS = 20; return fs }, "(--level-every, s): 20 against 10"},
 		{"levels", func(fs []*results.File) []*results.File {
 			fs[2].Local.Levels = fs[2].Local.Levels[:1]
 			fs[2].Local.Shard.Runs = fs[2].Local.Shard.Runs[:1]
 			return fs
 		}, "in levels: 4 against 4,8"},
-		{"late", func(fs []*results.File) []*results.File { shiftLevel(fs[2].Local.Levels[1].Samples, 200_000); return fs },
+		{"late", func(fs []*results.File) []*results.File {
+			shiftLevel(fs[2].Local.Levels[1].Samples, 200_000)
+			return fs
+		},
 			"shard 3 (file 3) released its users at concurrency 8 200.1 ms after the agreed time"},
 		{"overlap", func(fs []*results.File) []*results.File {
 			s := fs[1].Local.Levels[0].Samples
