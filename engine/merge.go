@@ -125,9 +125,9 @@ func (m *merger) check() error {
 			if s.Slots == 0 {
 				continue
 			}
-			if late := releaseLate(f.Local.Shard, start.Add(time.Duration(j)*every), s); late > ShardLateness {
-				say("shard %d (%s) released its users at concurrency %d %s after the agreed time (more than %s): the shards did not begin that level together",
-					k+1, m.name(order[k]), lv.Concurrency, fmtLate(late), ShardLateness)
+			if late := releaseLate(f.Local.Shard, start.Add(time.Duration(j)*every), s); late > ShardLateness || late < -ShardLateness {
+				say("shard %d (%s) released its users at concurrency %d %s the agreed time (more than %d ms): the shards did not begin that level together",
+					k+1, m.name(order[k]), lv.Concurrency, fmtLate(late), ShardLateness.Milliseconds())
 			}
 		}
 		n := 0

@@ -352,6 +352,10 @@ func TestMergeRefuses(t *testing.T) {
 			return fs
 		},
 			"shard 3 (file 3) released its users at concurrency 8 200.1 ms after the agreed time"},
+		{"early", func(fs []*results.File) []*results.File {
+			shiftLevel(fs[0].Local.Levels[0].Samples, -2_000_000)
+			return fs
+		}, "shard 1 (file 1) released its users at concurrency 4 2000.0 ms before the agreed time"},
 		{"overlap", func(fs []*results.File) []*results.File {
 			s := fs[1].Local.Levels[0].Samples
 			s.Requests[len(s.Requests)-1].EndUs += 12_000_000

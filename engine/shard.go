@@ -53,9 +53,9 @@ const (
 	// connections: enough for hundreds of connects on a LAN, short
 	// enough that no server's keep-alive timeout closes them first.
 	openAhead = 2 * time.Second
-	// ShardLateness is how late after its agreed time a shard may release
-	// a level's users before merge refuses the level: past it, the
-	// shards' users did not start together.
+	// ShardLateness is how far from its agreed time, before or after, a
+	// shard may release a level's users before merge refuses the level:
+	// past it, the shards' users did not start together.
 	ShardLateness = 100 * time.Millisecond
 )
 
@@ -365,9 +365,9 @@ func ShardLines(f *results.File) []string {
 			lv.Concurrency, s.Slots, lv.Concurrency, len(s.Requests), sh.Requests, ok, failed)
 		if s.Slots > 0 {
 			late := releaseLate(sh, start.Add(time.Duration(i)*every), s)
-			line += fmt.Sprintf(", released %s after the agreed time", fmtLate(late))
-			if late > ShardLateness {
-				line += fmt.Sprintf(" (more than %s: merge will refuse this level)", ShardLateness)
+			line += fmt.Sprintf(", released %s the agreed time", fmtLate(late))
+			if late > ShardLateness || late < -ShardLateness {
+				line += fmt.Sprintf(" (more than %d ms: merge will refuse this level)", ShardLateness.Milliseconds())
 			}
 		}
 		out = append(out, line)
@@ -381,6 +381,12 @@ func releaseLate(sh *results.ShardLocal, due time.Time, s *results.LevelSamples)
 	return time.Duration(sh.T0UnixUs+s.StartUs-due.UnixMicro()) * time.Microsecond
 }
 
+// fmtLate says how far from its agreed time a level began: "0.4 ms
+// after", "2000.0 ms before".
 func fmtLate(d time.Duration) string {
-	return fmt.Sprintf("%.1f ms", math.Round(float64(d)/float64(time.Millisecond)*10)/10)
+	word := "after"
+	if d < 0 {
+		d, word = -d, "before"
+	}
+	return fmt.Sprintf("%.1f ms %s", math.Round(float64(d)/float64(time.Millisecond)*10)/10, word)
 }
