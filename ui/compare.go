@@ -8,7 +8,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/chart"
@@ -45,12 +44,36 @@ type CompareScreen struct {
 	options        []string // baselineSelect's options, oldest run first
 	optionRun      []int    // the run (index into ids) of each option
 
-	verdict *widget.Label
-	details *widget.Label
-	table   *widget.Table
-	charts  []*ChartView
-	saves   []*widget.Button
-	views   *container.AppTabs // Table | Charts; nil for the other plans
+	verdict  *widget.Label
+	details  *widget.Label
+	table    *widget.Table
+	charts   []*ChartView
+	saves    []*widget.Button
+	views    *container.AppTabs // Table | Charts | Timeline; nil for the other plans
+	timeline *TimelinePane
+}
+
+// reproductionLines give, for each compared run made to reproduce the
+// baseline (run again like this: its local.like names the baseline), the
+// reproduction verdict.
+func reproductionLines(files []*results.File, rows []compare.Row) []string {
+	if len(files) < 2 || files[0] == nil {
+		return nil
+	}
+	var lines []string
+	for i := 1; i < len(files); i++ {
+		l := files[i].Local.Like
+		if l == nil || l.CreatedAt != files[0].CreatedAt {
+			continue
+		}
+		if line := compare.Reproduction(rows, i); line != "" {
+			if len(files) > 2 {
+				line = fmt.Sprintf("Run %d: %s", i+1, line)
+			}
+			lines = append(lines, line)
+		}
+	}
+	return lines
 }
 
 func newCompareScreen(u *App) *CompareScreen {
@@ -207,7 +230,11 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 	if v.Clean() {
 		imp = widget.SuccessImportance
 	}
-	c.setVerdict(v.Lines(), imp)
+	verdict := v.Lines()
+	if r := reproductionLines(files, rows); len(r) > 0 {
+		verdict = append(verdict, r...)
+	}
+	c.setVerdict(verdict, imp)
 	lines := runLines(labels)
 	if l := compare.NoiseLegend(rows); l != "" {
 		lines = append(lines, l)
@@ -237,9 +264,11 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 	// The charts scroll rather than holding the window taller than a
 	// laptop's screen: the place must fit a 1024×640 window.
 	charts := container.NewVScroll(container.NewGridWithColumns(2, boxes...))
+	c.timeline = newTimelinePane(c.u, files...)
 	c.views = container.NewAppTabs(
 		container.NewTabItem("Table", c.table),
 		container.NewTabItem("Charts", charts),
+		container.NewTabItem("Timeline", container.NewVScroll(c.timeline.content)),
 	)
 	c.layout(c.views)
 }
@@ -482,21 +511,4 @@ func compareSpecs(files []*results.File, labels []string, p chart.Palette) []cha
 }
 
 // saveChart writes a chart as PNG where the user chooses.
-func (u *App) saveChart(view *ChartView, title string) {
-	img := view.Image()
-	if img == nil {
-		u.showProblem("Nothing to save", "This chart has nothing drawn yet.")
-		return
-	}
-	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
-		if err != nil || w == nil {
-			return
-		}
-		defer w.Close()
-		if err := chart.EncodePNG(img, w); err != nil {
-			u.showProblem("The chart was not saved", err.Error())
-		}
-	}, u.win)
-	d.SetFileName(chart.FileName(title))
-	d.Show()
-}
+func (u *App) saveChart(view *ChartView, title string) { u.saveImage(view.Image(), title) }

@@ -79,20 +79,18 @@ func TestHistorySelectThreeAndCompare(t *testing.T) {
 			t.Errorf("notes: %q", cs.details.Text)
 		}
 		// Rows: levels 1, 2 and 4 × every metric; level 4 is a gap for two runs.
-		var gaps, colored int
+		// Whether a difference is coloured depends on the noise of these
+		// tiny runs: TestCompareColoursOnlyChangesBeyondNoise holds that.
+		var gaps int
 		for _, row := range cs.rows {
 			for col := 2; col < 5; col++ {
-				text, imp := compareCell(row, col)
-				if text == "—" {
+				if text, _ := compareCell(row, col); text == "—" {
 					gaps++
-				}
-				if imp == widget.SuccessImportance || imp == widget.DangerImportance {
-					colored++
 				}
 			}
 		}
-		if gaps == 0 || colored == 0 {
-			t.Errorf("compare table: %d gaps, %d coloured cells", gaps, colored)
+		if gaps == 0 {
+			t.Errorf("compare table: no gaps, want level 4 empty for two runs")
 		}
 		if !cs.charts[0].ShowingChart() {
 			t.Errorf("throughput chart: %q", cs.charts[0].Text())

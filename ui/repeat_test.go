@@ -116,4 +116,15 @@ func TestRunAgainLikeThis(t *testing.T) {
 	if ids := h.u.compareScreen.ids; !(ids[0] == first || ids[1] == first) {
 		t.Errorf("Compare shows %v, not the run followed", ids)
 	}
+	h.locked(func() {
+		cs := h.u.compareScreen
+		// The two tiny runs may or may not agree; the verdict says which
+		// (engine/compare's TestReproduction holds the words).
+		if v := cs.verdict.Text; !strings.Contains(v, "Reproduced: ") && !strings.Contains(v, "Not reproduced: ") {
+			t.Errorf("the verdict does not say whether it reproduced:\n%s", v)
+		}
+		if cs.timeline == nil || len(cs.views.Items) != 3 || cs.views.Items[2].Text != "Timeline" {
+			t.Errorf("Compare has no Timeline tab")
+		}
+	})
 }

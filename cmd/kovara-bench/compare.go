@@ -99,7 +99,9 @@ func compareArgs(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, i
 // differences are beyond noise and which runs cannot tell, the cautions,
 // the differing conditions and notes, then the table with the legend of
 // its intervals (compare.Compared decides all of it).
-func printComparison(w io.Writer, files []*results.File, labels []string) {
+// printComparison prints the verdict and the table of Kovara runs, and
+// returns the table's rows for what else is said of them.
+func printComparison(w io.Writer, files []*results.File, labels []string) []compare.Row {
 	v, rows := compare.Compared(files, labels)
 	fmt.Fprintln(w, v.Sentence())
 	for _, c := range v.Changes {
@@ -119,6 +121,7 @@ func printComparison(w io.Writer, files []*results.File, labels []string) {
 	if l := compare.NoiseLegend(rows); l != "" {
 		fmt.Fprintln(w, l)
 	}
+	return rows
 }
 
 // printRows writes a metric × run table, with each row's concurrency

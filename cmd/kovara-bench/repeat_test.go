@@ -102,4 +102,10 @@ func TestLikeReproducesARun(t *testing.T) {
 			t.Errorf("the comparison lacks %q:\n%s", want, stdout)
 		}
 	}
+	// Six tiny requests on a loopback simulator may or may not reproduce
+	// (engine/compare's TestReproduction holds the verdict itself); the
+	// verdict is said either way, last.
+	if last := stdout[strings.LastIndex(strings.TrimRight(stdout, "\n"), "\n")+1:]; !strings.HasPrefix(last, "Reproduced: ") && !strings.HasPrefix(last, "Not reproduced: ") {
+		t.Errorf("the last line %q is no reproduction verdict", last)
+	}
 }

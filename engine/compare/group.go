@@ -3,7 +3,9 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kovara/desktop/engine/results"
 )
@@ -98,4 +100,198 @@ func SpreadSentence(rows []SpreadRow) string {
 	return fmt.Sprintf("The %d runs of the same plan came out up to %s apart (%s at concurrency %d: %s … %s %s): between two single runs of this server, a difference of that size is noise, not a change.",
 		widest.Runs, FormatPercent(widest.Spread), widest.Metric.Label, widest.Concurrency,
 		FormatValue(widest.Metric, widest.Min), FormatValue(widest.Metric, widest.Max), widest.Metric.Unit)
+}
+
+// groupsIn is the repeated plans among the compared runs: each group's id
+// and the runs of it (file indexes, in order), for groups with two or
+// more runs here.
+func groupsIn(files []*results.File) ([]string, map[string][]int) {
+	var ids []string
+	members := map[string][]int{}
+	for i, f := range files {
+		if f == nil || f.Local.Group == nil || f.Local.Group.ID == "" {
+			continue
+		}
+		id := f.Local.Group.ID
+		if _, seen := members[id]; !seen {
+			ids = append(ids, id)
+		}
+		members[id] = append(members[id], i)
+	}
+	var kept []string
+	for _, id := range ids {
+		if len(members[id]) >= 2 {
+			kept = append(kept, id)
+		} else {
+			delete(members, id)
+		}
+	}
+	return kept, members
+}
+
+// spreadKey names one metric at one level.
+type spreadKey struct {
+	level int
+	id    string
+}
+
+// repeatSpread is, per level and metric, the widest spread between the
+// runs of one repeated plan among the compared runs: how far the same
+// plan moved from run to run, which no single run's samples show. A
+// change no larger than it is noise (docs/method.md).
+func repeatSpread(files []*results.File) map[spreadKey]float64 {
+	ids, members := groupsIn(files)
+	out := map[spreadKey]float64{}
+	for _, id := range ids {
+		var group []*results.File
+		for _, i := range members[id] {
+			group = append(group, files[i])
+		}
+		for _, r := range GroupSpread(group) {
+			k := spreadKey{r.Concurrency, r.Metric.ID}
+			out[k] = max(out[k], r.Spread)
+		}
+	}
+	return out
+}
+
+// repeatLines say which compared runs are one repeated plan, and how far
+// apart they came out: the between-run noise the table's decisions
+// also hold to.
+func repeatLines(files []*results.File) []string {
+	ids, members := groupsIn(files)
+	var lines []string
+	for _, id := range ids {
+		var group []*results.File
+		for _, i := range members[id] {
+			group = append(group, files[i])
+		}
+		if s := SpreadSentence(GroupSpread(group)); s != "" {
+			lines = append(lines, "R"+runNames(members[id])[1:]+" are one repeated plan. "+s+" Here no change is called one unless it is larger than the spread of its own metric between these runs.")
+		}
+	}
+	if len(ids) == 2 && len(members[ids[0]])+len(members[ids[1]]) == len(files) {
+		lines = append(lines, groupChangeLine(files, members[ids[0]], members[ids[1]])...)
+	}
+	return lines
+}
+
+// groupHeadline are the metrics a group against a group is judged on.
+var groupHeadline = []string{"output_throughput", "ttft_p50", "latency_p50"}
+
+// groupChangeLine compares two repeated plans by their runs' means, with
+// an interval from the spread between each plan's runs (Welch's t on the
+// runs' values, Bonferroni over the changes judged): the way to A/B a
+// setting when single runs shift whole.
+func groupChangeLine(files []*results.File, a, b []int) []string {
+	type judged struct {
+		level     int
+		m         Metric
+		ma, mb    float64
+		se, df    float64
+	}
+	values := func(idx []int, c int, m Metric) []float64 {
+		var vs []float64
+		for _, i := range idx {
+			for _, r := range files[i].Runs {
+				if r.Concurrency == c {
+					if v, ok := m.Get(r); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+						vs = append(vs, v)
+					}
+					break
+				}
+			}
+		}
+		return vs
+	}
+	meanVar := func(vs []float64) (float64, float64) {
+		var s float64
+		for _, v := range vs {
+			s += v
+		}
+		m := s / float64(len(vs))
+		var ss float64
+		for _, v := range vs {
+			ss += (v - m) * (v - m)
+		}
+		return m, ss / float64(len(vs)-1)
+	}
+	var todo []judged
+	for _, c := range unionLevels(files) {
+		for _, id := range groupHeadline {
+			m, _ := MetricByID(id)
+			va, vb := values(a, c, m), values(b, c, m)
+			if len(va) < 2 || len(vb) < 2 {
+				continue
+			}
+			ma, sa := meanVar(va)
+			mb, sb := meanVar(vb)
+			if ma == 0 {
+				continue
+			}
+			ea, eb := sa/float64(len(va)), sb/float64(len(vb))
+			todo = append(todo, judged{level: c, m: m, ma: ma, mb: mb, se: math.Sqrt(ea + eb),
+				df: welch(ea, float64(len(va)-1), eb, float64(len(vb)-1))})
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	p := 1 - (1-Confidence)/(2*float64(len(todo)))
+	var beyond, within []string
+	for _, j := range todo {
+		half := studentT(p, j.df) * j.se
+		change := (j.mb - j.ma) / math.Abs(j.ma)
+		low, high := (j.mb-j.ma-half)/math.Abs(j.ma), (j.mb-j.ma+half)/math.Abs(j.ma)
+		cell := Cell{Delta: change, HasDelta: true, Noise: WithinNoise, Low: low, High: high}
+		text := fmt.Sprintf("%s at %d %s (%s %s)", j.m.Label, j.level, FormatDelta(cell), confidenceWords, FormatInterval(cell))
+		if math.Abs(change) >= NoiseMargin && (low > 0 || high < 0) {
+			beyond = append(beyond, text)
+		} else {
+			within = append(within, j.m.Label+" at "+strconv.Itoa(j.level))
+		}
+	}
+	head := fmt.Sprintf("As groups (mean of each plan's runs, the interval from the spread between them): r%s against r%s", runNames(b)[1:], runNames(a)[1:])
+	switch {
+	case len(beyond) == 0:
+		return []string{head + ": no difference beyond noise in " + strings.Join(within, ", ") + "."}
+	case len(within) == 0:
+		return []string{head + ": " + strings.Join(beyond, "; ") + "."}
+	}
+	return []string{head + ": " + strings.Join(beyond, "; ") + "; within noise: " + strings.Join(within, ", ") + "."}
+}
+
+// Reproduction is the verdict on a run made to reproduce another (run
+// again like this): rows from Compared with the original first, again
+// the reproduction's place in them. It says whether any headline metric
+// (output tok/s, TTFT p50, latency p50 at each level) differs beyond
+// noise, and names those that do.
+func Reproduction(rows []Row, again int) string {
+	var differ, unknown []string
+	judged := false
+	for _, r := range rows {
+		if !slices.Contains(groupHeadline, r.Metric.ID) || again >= len(r.Cells) || !r.Cells[again].HasDelta {
+			continue
+		}
+		c := r.Cells[again]
+		where := fmt.Sprintf("%s at %d %s", r.Metric.Label, r.Concurrency, FormatDelta(c))
+		switch c.Noise {
+		case BeyondNoise:
+			judged = true
+			differ = append(differ, where+" ("+confidenceWords+" "+FormatInterval(c)+")")
+		case WithinNoise:
+			judged = true
+		default:
+			unknown = append(unknown, where)
+		}
+	}
+	switch {
+	case len(differ) > 0:
+		return "Not reproduced: " + strings.Join(differ, "; ") + "."
+	case judged && len(unknown) == 0:
+		return "Reproduced: no headline metric (output tok/s, TTFT p50, latency p50) differs beyond noise."
+	case len(unknown) > 0:
+		return "Whether it reproduced cannot be told from noise: a run has no raw samples (a published file leaves them out). The headline differences are " + strings.Join(unknown, ", ") + "."
+	}
+	return ""
 }

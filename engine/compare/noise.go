@@ -94,8 +94,13 @@ func judgeNoise(rows []Row, files []*results.File) noiseReport {
 		return s
 	}
 
+	// A repeated plan among the runs shows how far whole runs move;
+	// no change within that is called one.
+	repeats := repeatSpread(files)
 	type judged struct {
 		cell        *Cell
+		level       int
+		id          string
 		dir         Direction
 		est, se, df float64 // the change's logarithm, its standard error and degrees of freedom
 	}
@@ -121,13 +126,14 @@ func judgeNoise(rows []Row, files []*results.File) noiseReport {
 				continue
 			}
 			va, vb := a.sd[st]*a.sd[st], b.sd[st]*b.sd[st]
-			todo = append(todo, judged{c, row.Metric.Dir, math.Log(b.value[st] / a.value[st]), math.Sqrt(va + vb), welch(va, a.df[st], vb, b.df[st])})
+			todo = append(todo, judged{c, row.Concurrency, row.Metric.ID, row.Metric.Dir, math.Log(b.value[st] / a.value[st]), math.Sqrt(va + vb), welch(va, a.df[st], vb, b.df[st])})
 		}
 	}
 
 	p := 1 - (1-Confidence)/(2*float64(len(todo)))
 	for _, j := range todo {
 		c := j.cell
+		margin := max(NoiseMargin, repeats[spreadKey{j.level, j.id}])
 		if j.se == 0 {
 			c.Low, c.High = math.Expm1(j.est), math.Expm1(j.est)
 		} else {
@@ -135,7 +141,7 @@ func judgeNoise(rows []Row, files []*results.File) noiseReport {
 			c.Low, c.High = math.Expm1(j.est-half), math.Expm1(j.est+half)
 		}
 		c.Noise, c.Better = WithinNoise, 0
-		if change := math.Expm1(j.est); math.Abs(change) >= NoiseMargin && (c.Low > 0 || c.High < 0) {
+		if change := math.Expm1(j.est); math.Abs(change) >= margin && (c.Low > 0 || c.High < 0) {
 			c.Noise, c.Better = BeyondNoise, better(j.dir, sign(change))
 		}
 	}
@@ -158,7 +164,7 @@ func Compared(files []*results.File, labels []string) (Verdict, []Row) {
 	v := VerdictOf(files...)
 	rows, rep := table(files, labels)
 	if v.Comparable && len(files) > 1 {
-		v.Changes = changeLines(rows, rep)
+		v.Changes = append(changeLines(rows, rep), repeatLines(files)...)
 	}
 	return v, rows
 }

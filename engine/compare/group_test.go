@@ -1,0 +1,125 @@
+package compare
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kovara/desktop/engine/compare/comparetest"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// grouped marks files as runs of one repeated plan.
+func grouped(id string, files ...*results.File) {
+	for i, f := range files {
+		f.Local.Group = &results.RunGroup{ID: id, Index: i + 1, Of: len(files)}
+	}
+}
+
+// shiftedRun is a fresh simulated run moved whole by factor, as a busy
+// machine moves a run without anything inside it showing it.
+func shiftedRun(t *testing.T, seed uint64, factor float64) *results.File {
+	t.Helper()
+	f, err := comparetest.Slowed(synthFile(seed, []int{1, 8}, typical(1, 100, 64)), factor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func changed(rows []Row, id string, run int) (Cell, bool) {
+	for _, r := range rows {
+		if r.Metric.ID == id && r.Concurrency == 1 {
+			return r.Cells[run], r.Cells[run].Noise == BeyondNoise
+		}
+	}
+	return Cell{}, false
+}
+
+// Two runs of one repeated plan that came out 12 % apart make a 9 %
+// difference of a third run noise, which it is not without them.
+func TestRepeatedPlanRaisesTheBar(t *testing.T) {
+	t.Parallel()
+	a1, a2, b := shiftedRun(t, 1, 1), shiftedRun(t, 2, 1.12), shiftedRun(t, 3, 1.09)
+	_, rows := Compared([]*results.File{a1, a2, b}, nil)
+	if c, beyond := changed(rows, "per_user_throughput", 2); !beyond {
+		t.Fatalf("without a group, a 9 %% slowdown should be called: %+v", c)
+	}
+	grouped("g1", a1, a2)
+	v, rows := Compared([]*results.File{a1, a2, b}, nil)
+	if c, beyond := changed(rows, "per_user_throughput", 2); beyond {
+		t.Errorf("a 9 %% difference within the repeated plan's 12 %% spread was called a change: %+v", c)
+	}
+	if got := strings.Join(v.Changes, "\n"); !strings.Contains(got, "Runs 1 and 2 are one repeated plan. The 2 runs of the same plan came out up to") {
+		t.Errorf("changes do not say the repeated plan's spread:\n%s", got)
+	}
+}
+
+// Two repeated plans are compared by their runs' means, against the
+// spread between each plan's runs.
+func TestGroupAgainstGroup(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		factor float64
+		want   string
+	}{
+		{"a real slowdown", 1.5, "output tok/s at 1 \u2212"},
+		{"the same setting", 1.0, "no difference beyond noise in output tok/s at 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a1, a2 := shiftedRun(t, 11, 1), shiftedRun(t, 12, 1.03)
+			b1, b2 := shiftedRun(t, 13, tc.factor), shiftedRun(t, 14, tc.factor*1.02)
+			grouped("a", a1, a2)
+			grouped("b", b1, b2)
+			v, _ := Compared([]*results.File{a1, a2, b1, b2}, nil)
+			got := strings.Join(v.Changes, "\n")
+			if !strings.Contains(got, "As groups (mean of each plan's runs, the interval from the spread between them): runs 3 and 4 against runs 1 and 2: ") ||
+				!strings.Contains(got, tc.want) {
+				t.Errorf("changes lack %q:\n%s", tc.want, got)
+			}
+		})
+	}
+}
+
+func TestGroupSpread(t *testing.T) {
+	t.Parallel()
+	a, b, c := shiftedRun(t, 21, 1), shiftedRun(t, 22, 1.1), shiftedRun(t, 23, 0.95)
+	rows := GroupSpread([]*results.File{a, b, c})
+	for _, r := range rows {
+		if r.Metric.ID == "output_throughput" && r.Concurrency == 1 {
+			if r.Runs != 3 || r.Spread < 0.08 || r.Spread > 0.25 || r.Min > r.Mean || r.Max < r.Mean {
+				t.Errorf("spread %+v, want 3 runs about 15 %% apart", r)
+			}
+			return
+		}
+	}
+	t.Fatal("no output tok/s row at 1 user")
+}
+
+func TestReproduction(t *testing.T) {
+	t.Parallel()
+	orig := shiftedRun(t, 31, 1)
+	for _, tc := range []struct {
+		name   string
+		again  *results.File
+		strip  bool
+		prefix string
+	}{
+		{"the same", shiftedRun(t, 32, 1.01), false, "Reproduced: no headline metric"},
+		{"a third slower", shiftedRun(t, 33, 1.5), false, "Not reproduced: output tok/s at 1 \u2212"},
+		{"published, no samples", shiftedRun(t, 34, 1.01), true, "Whether it reproduced cannot be told from noise"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := orig
+			if tc.strip {
+				o = &results.File{Format: orig.Format, FormatVersion: orig.FormatVersion, CreatedAt: orig.CreatedAt, Complete: true, Runs: orig.Runs}
+			}
+			_, rows := Compared([]*results.File{o, tc.again}, nil)
+			if got := Reproduction(rows, 1); !strings.HasPrefix(got, tc.prefix) {
+				t.Errorf("got %q, want it to begin %q", got, tc.prefix)
+			}
+		})
+	}
+}
