@@ -609,11 +609,16 @@ func (s *BenchmarkScreen) fillLike(id, name string, f *results.File) error {
 	s.warmupEntry.SetText(fmt.Sprint(p.Warmup))
 	s.seedEntry.SetText("")
 	s.timeoutEntry.SetText(trimFloat(p.Timeout.Seconds()))
+	s.like, s.likePlan = &results.LikeRef{ID: id, CreatedAt: f.CreatedAt}, p
+	s.likeName = name
+	// Its own endpoint when it is still saved; the model follows when
+	// the endpoint's listing arrives (pickModel).
+	if e := f.Local.EndpointName; e != "" && e != s.endpointSelect.Selected && slices.Contains(s.endpointSelect.Options, e) {
+		s.endpointSelect.SetSelected(e)
+	}
 	if slices.Contains(s.modelSelect.Options, p.Model) {
 		s.modelSelect.SetSelected(p.Model)
 	}
-	s.like, s.likePlan = &results.LikeRef{ID: id, CreatedAt: f.CreatedAt}, p
-	s.likeName = name
 	s.revalidate()
 	return nil
 }

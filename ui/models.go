@@ -135,8 +135,11 @@ func (s *BenchmarkScreen) setModels(ids []string, err error) {
 func (s *BenchmarkScreen) pickModel() {
 	ids := s.modelSelect.Options
 	want := []string{s.models.keep, "", s.u.fyne.Preferences().String(prefModelPrefix + s.models.endpoint)}
-	if s.manifest != nil {
+	switch {
+	case s.manifest != nil:
 		want[1] = s.manifest.Model.ID
+	case s.like != nil:
+		want[1] = s.likePlan.Model // run again like a run: its model, where served
 	}
 	for _, w := range want {
 		if w != "" && slices.Contains(ids, w) {

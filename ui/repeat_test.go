@@ -61,8 +61,10 @@ func TestRunAgainLikeThis(t *testing.T) {
 		test.Tap(b.runButton)
 	})
 	h.waitFor("the first result", 60*time.Second, func() bool { return b.result != nil })
+	h.addEndpoint("elsewhere", "http://127.0.0.1:9", "")
 	var first string
 	h.locked(func() {
+		b.selectEndpoint("elsewhere")
 		first = b.result.id
 		hs := h.u.historyScreen
 		hs.reload()
@@ -75,6 +77,9 @@ func TestRunAgainLikeThis(t *testing.T) {
 		test.Tap(hs.likeButton)
 		if h.u.tabs.SelectedIndex() != 0 || b.content.Objects[0] != b.setup {
 			t.Fatal("the Benchmark form is not showing")
+		}
+		if b.endpointSelect.Selected != SimulatorName {
+			t.Errorf("endpoint %q, want the run's own %q", b.endpointSelect.Selected, SimulatorName)
 		}
 		if b.levelsEntry.Text != "2,1" || b.requestsEntry.Text != "4" || b.outputEntry.Text != "8" || b.inputEntry.Text != "64" ||
 			b.warmupEntry.Text != "1" || b.seedEntry.Text != "" {
