@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kovara/desktop/engine"
@@ -169,7 +170,11 @@ func (s *BenchmarkScreen) modelProblem() error {
 // the run may still work (and says why if not).
 func (s *BenchmarkScreen) modelNote() string {
 	if st := &s.models; st.listed && st.err != nil {
-		return "\nThe models could not be listed: " + st.err.Error() + "."
+		why := st.err.Error()
+		if !strings.HasSuffix(why, "?") && !strings.HasSuffix(why, ".") {
+			why += "." // a reason that asks a question ends with its question mark
+		}
+		return "\nThe models could not be listed: " + why
 	}
 	return ""
 }

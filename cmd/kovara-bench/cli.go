@@ -35,6 +35,7 @@ Usage:
   kovara-bench compare [--baseline N] RUN RUN...
                                             compare runs (files or library ids), against the oldest or the N-th
   kovara-bench import FILE...               copy results files into the library
+  kovara-bench merge FILE... [-o OUT]       one run from the shard files of a run from several machines (run --shard)
   kovara-bench selftest                     how truthfully this machine measures
 
 Run "kovara-bench COMMAND -h" for a command's flags.
@@ -66,6 +67,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return cmdCompare(rest, stdout, stderr)
 	case "import":
 		return cmdImport(rest, stdout, stderr)
+	case "merge":
+		return cmdMerge(rest, stdout, stderr)
 	case "selftest":
 		return cmdSelftest(rest, stdout, stderr)
 	case "-h", "--help", "help":

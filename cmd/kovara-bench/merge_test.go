@@ -15,10 +15,9 @@ import (
 )
 
 // runMerge runs kovara-bench merge in process.
+// runMerge runs kovara-bench merge through the command line's dispatch.
 func runMerge(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := cmdMerge(args, &out, &errb)
-	return code, out.String(), errb.String()
+	return runCLI(append([]string{"merge"}, args...)...)
 }
 
 // Four kovara-bench processes run one plan as shards against one server;
