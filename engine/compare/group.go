@@ -185,10 +185,10 @@ var groupHeadline = []string{"output_throughput", "ttft_p50", "latency_p50"}
 // setting when single runs shift whole.
 func groupChangeLine(files []*results.File, a, b []int) []string {
 	type judged struct {
-		level     int
-		m         Metric
-		ma, mb    float64
-		se, df    float64
+		level  int
+		m      Metric
+		ma, mb float64
+		se, df float64
 	}
 	values := func(idx []int, c int, m Metric) []float64 {
 		var vs []float64
