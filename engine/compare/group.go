@@ -170,7 +170,7 @@ func repeatLines(files []*results.File) []string {
 			lines = append(lines, "R"+runNames(members[id])[1:]+" are one repeated plan. "+s+" Here no change is called one unless it is larger than the spread of its own metric between these runs.")
 		}
 	}
-	if len(ids) == 2 && len(members[ids[0]])+len(members[ids[1]]) == len(files) {
+	if twoGroups(files) {
 		lines = append(lines, groupChangeLine(files, members[ids[0]], members[ids[1]])...)
 	}
 	return lines
@@ -294,4 +294,11 @@ func Reproduction(rows []Row, again int) string {
 		return "Whether it reproduced cannot be told from noise: a run has no raw samples (a published file leaves them out). The headline differences are " + strings.Join(unknown, ", ") + "."
 	}
 	return ""
+}
+
+// twoGroups says whether the compared runs are exactly two repeated
+// plans, every run in one of them.
+func twoGroups(files []*results.File) bool {
+	ids, members := groupsIn(files)
+	return len(ids) == 2 && len(members[ids[0]])+len(members[ids[1]]) == len(files)
 }

@@ -58,6 +58,7 @@ const (
 type noiseReport struct {
 	runs       int
 	unsampled  []int    // runs (file indexes) with no raw samples at all
+	asGroups   bool     // the runs are two repeated plans, judged as groups
 	unreadable []string // "run 2 at concurrency 8 (why)"
 }
 
@@ -164,6 +165,10 @@ func Compared(files []*results.File, labels []string) (Verdict, []Row) {
 	v := VerdictOf(files...)
 	rows, rep := table(files, labels)
 	if v.Comparable && len(files) > 1 {
+		// Two repeated plans side by side are judged as groups: run by
+		// run, a whole run's shift would read as a change (the table
+		// still marks each run's changes beyond its own noise).
+		rep.asGroups = twoGroups(files)
 		v.Changes = append(changeLines(rows, rep), repeatLines(files)...)
 	}
 	return v, rows
@@ -173,14 +178,14 @@ func Compared(files []*results.File, labels []string) (Verdict, []Row) {
 // noise by level, and which runs' differences cannot be told from noise.
 func changeLines(rows []Row, rep noiseReport) []string {
 	var lines []string
-	if !slices.Contains(rep.unsampled, 0) {
+	if !slices.Contains(rep.unsampled, 0) && !rep.asGroups {
 		for i := 1; i < rep.runs; i++ {
 			if l := runChanges(rows, i); l != "" {
 				lines = append(lines, l)
 			}
 		}
 	}
-	if smallChange(rows) {
+	if smallChange(rows) && !rep.asGroups {
 		lines = append(lines, singleRunsLine)
 	}
 	if len(rep.unsampled) > 0 {
