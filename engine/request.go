@@ -46,6 +46,12 @@ type requestOpts struct {
 	// thinking off.
 	text       string
 	noThinking bool
+	// A second turn (the context plan): after the first user message,
+	// the assistant's answer to it (answer: the body of a JSON string,
+	// as conn.answer kept it from the stream) and a new user message,
+	// followUp. Empty followUp: one user message.
+	answer   []byte
+	followUp string
 }
 
 // outcome is one request's measurement. Times are offsets from the run's
@@ -91,6 +97,9 @@ type outcome struct {
 	hasDraft      bool
 	draftN        int
 	draftAccepted int
+	// llama.cpp's own times and rates for this answer, read only on a
+	// conn with details set.
+	timings stream.Timings
 }
 
 func (o *outcome) ok() bool { return o.class == "" && !o.interrupted }
@@ -144,6 +153,11 @@ type conn struct {
 	// reached: the endpoint had answered (its check) before this slot's
 	// first request, so a failure's advice need not doubt the address.
 	reached bool
+	// details makes the slot keep what the context plan reads beyond the
+	// method's figures: the latest answer's text in answer (JSON-escaped,
+	// stream.AppendContent) and the server's timings in the outcome.
+	details bool
+	answer  []byte
 }
 
 // learnedCloses is how many closes right after an answer make the run
@@ -309,12 +323,20 @@ func (c *conn) buildBody(o requestOpts, n int64) []byte {
 	if o.text != "" {
 		b = append(b, `,"messages":[{"role":"user","content":`...)
 		b = appendJSONString(b, o.text)
-		b = append(b, `}],"max_tokens":`...)
+		b = append(b, '}')
 	} else {
 		b = append(b, `,"messages":[{"role":"user","content":"`...)
 		b = prompt.AppendText(b, o.seed, n, o.words)
-		b = append(b, `"}],"max_tokens":`...)
+		b = append(b, `"}`...)
 	}
+	if o.followUp != "" {
+		b = append(b, `,{"role":"assistant","content":"`...)
+		b = append(b, o.answer...)
+		b = append(b, `"},{"role":"user","content":`...)
+		b = appendJSONString(b, o.followUp)
+		b = append(b, '}')
+	}
+	b = append(b, `],"max_tokens":`...)
 	b = strconv.AppendInt(b, int64(o.maxTokens), 10)
 	b = append(b, `,"temperature":0,"stream":true`...)
 	if o.streamOptions {
@@ -424,6 +446,7 @@ func (c *conn) reopen(ctx context.Context) {
 // byte of this answer arrived: the server closed it as the request left.
 func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) (out outcome, unanswered bool) {
 	out = outcome{n: n, ttft: -1, ttfa: -1, firstEvent: -1, itlFrom: len(c.itl)}
+	c.answer = c.answer[:0]
 	ctx, cancel := context.WithTimeout(runCtx, timeout)
 	defer cancel()
 	rctx := ctx
@@ -574,6 +597,9 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 			last = at
 			out.lastTok = at
 			out.chunks++
+			if c.details && ch.Content {
+				c.answer = stream.AppendContent(c.answer, data)
+			}
 			if c.live != nil {
 				c.live.tokens.Add(1)
 			}
@@ -589,6 +615,9 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 			out.timingsOut, out.timingsIn = ch.TimingsPredictedN, ch.TimingsPromptN
 			out.hasCacheN, out.timingsCache = ch.HasCacheN, ch.TimingsCacheN
 			out.hasDraft, out.draftN, out.draftAccepted = ch.HasDraft, ch.TimingsDraftN, ch.TimingsDraftAccepted
+			if c.details {
+				out.timings, _ = stream.DecodeTimings(data)
+			}
 		}
 		if ch.HasUsage {
 			out.hasUsage = true

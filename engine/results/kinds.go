@@ -13,6 +13,7 @@ const (
 	PlanStages   = "stages"
 	PlanSpecDec  = "specdec"
 	PlanCapacity = "capacity"
+	PlanContext  = "context"
 )
 
 // DocumentFormat reads a document's top-level "format" and
@@ -53,6 +54,8 @@ func localOnlyReason(data []byte) string {
 		return "This is a three-stage plan result (" + FormatStages + "), kept on this machine: only kovara-benchmark-results files can be published. Its wiki block is the way to share it."
 	case FormatCapacity:
 		return "This is a capacity plan result (" + FormatCapacity + "): an answer for one service level, kept on this machine; only kovara-benchmark-results files can be published."
+	case FormatContext:
+		return "This is a context plan result (" + FormatContext + "): speed against context depth on one server, kept on this machine; only kovara-benchmark-results files can be published."
 	case FormatSpecDec:
 		return "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published."
 	}

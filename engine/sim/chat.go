@@ -231,11 +231,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 		for _, m := range req.Messages {
 			texts = append(texts, m.Content...)
 		}
-		if hit := s.cache.take(blockKeys(texts)); hit > 0 {
-			// The template's tokens come first, so they are cached
-			// too; a server always evaluates at least the last token.
-			j.cached = min(hit+s.cfg.TemplateOverhead, j.prompt-1)
-		}
+		j.cached = s.cfg.cachedTokens(s.cache.take(blockKeys(texts)), j.prompt)
 		s.queriedTotal.Add(int64(j.prompt))
 		s.cachedTotal.Add(int64(j.cached))
 	}
@@ -466,7 +462,7 @@ func (ru *run) promptCounted() int {
 }
 
 func (ru *run) prefillTime() time.Duration {
-	return time.Duration(float64(ru.j.prompt-ru.j.cached) / ru.s.cfg.PrefillRate * float64(time.Second))
+	return ru.s.cfg.prefill(ru.j.prompt, ru.j.cached)
 }
 
 // interval is the gap to the next token of this sequence, given how many
@@ -480,6 +476,11 @@ func (ru *run) interval() time.Duration {
 	}
 	if ru.rng != nil {
 		f *= 1 + ru.s.cfg.Jitter*(2*ru.rng.Float64()-1)
+	}
+	if ru.s.cfg.DecodeDepthTokens > 0 {
+		// The token about to come is computed with the prompt and every
+		// token so far in the context.
+		f *= ru.s.cfg.decodeDepth(ru.j.prompt + ru.tr.CompletionTokens)
 	}
 	return time.Duration(float64(ru.s.cfg.TokenInterval) * f)
 }

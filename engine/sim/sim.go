@@ -88,6 +88,15 @@ type Config struct {
 	ModelLoad      time.Duration
 	ModelKeepAlive time.Duration
 
+	// PrefillDepthTokens and DecodeDepthTokens are the depth model
+	// (depth.go): with PrefillDepthTokens > 0, reading the first n tokens
+	// of a context takes n/PrefillRate × (1 + n/PrefillDepthTokens); with
+	// DecodeDepthTokens > 0, a token computed with ctx tokens in the
+	// context comes TokenInterval × (1 + ctx/DecodeDepthTokens) after the
+	// one before. 0, the default, leaves each as it is.
+	PrefillDepthTokens int
+	DecodeDepthTokens  int
+
 	// BatchCapacity is how many requests are admitted at once; the rest
 	// wait in a FIFO queue. 0 means 256.
 	BatchCapacity int
