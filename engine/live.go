@@ -30,13 +30,16 @@ const (
 	PhasePrefill Phase = "cold prefill"
 	PhaseUsers   Phase = "many users"
 	PhaseSpecDec Phase = "speculative decoding"
+	// The context plan's rounds: cold prompts, then their follow-ups.
+	PhaseContextCold     Phase = "context: cold prompts"
+	PhaseContextFollowUp Phase = "context: cached follow-ups"
 )
 
 // Measured says whether requests in phase p are measured: their tokens,
 // TTFTs and gaps are the plan's figures (warmup's are not).
 func (p Phase) Measured() bool {
 	switch p {
-	case PhaseLevel, PhaseDecode, PhasePrefill, PhaseUsers, PhaseSpecDec:
+	case PhaseLevel, PhaseDecode, PhasePrefill, PhaseUsers, PhaseSpecDec, PhaseContextCold, PhaseContextFollowUp:
 		return true
 	}
 	return false
@@ -65,6 +68,7 @@ type Live struct {
 	lastErrorAt                time.Duration
 	stage, seenStage           int // bumped per warmup or level; NewLevel compares
 	capacity                   *CapacityProgress
+	context                    *ContextProgress
 	// This stage's recent Snapshots (time, tokens), oldest first, for
 	// the rate over the last rateWindow.
 	rateStage int
@@ -149,6 +153,8 @@ type Snapshot struct {
 	NewLevel bool // warmup or a new level began since the previous Snapshot
 	// Capacity is the capacity plan's search so far; nil for other plans.
 	Capacity *CapacityProgress
+	// Context is where the context plan is; nil for other plans.
+	Context *ContextProgress
 
 	// The server's own view from its /metrics, when it answers (see
 	// servermetrics.go): the engine whose names were read, the latest
@@ -299,6 +305,10 @@ func (l *Live) Snapshot() Snapshot {
 		sl.mu.Unlock()
 	}
 	s.LastError = l.lastError
+	if l.context != nil {
+		c := *l.context
+		s.Context = &c
+	}
 	if l.capacity != nil {
 		c := *l.capacity
 		s.Capacity = &c
@@ -452,6 +462,19 @@ func (s Snapshot) Describe() string {
 			fmt.Fprintf(&b, "Capacity search: %s — %d of %d requests", c, s.LevelDone, s.LevelTotal)
 		} else {
 			fmt.Fprintf(&b, "Level %d of %d — concurrency %d — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
+		}
+	case PhaseContextCold, PhaseContextFollowUp:
+		what := "cold prompt"
+		if s.Phase == PhaseContextFollowUp {
+			what = "cached follow-up"
+		}
+		if c := s.Context; c != nil {
+			fmt.Fprintf(&b, "Context depth %s (%d of %d), repeat %d of %d: %s", results.DepthName(c.Depth), s.Level, s.Levels, c.Repeat, c.Repeats, what)
+		} else {
+			fmt.Fprintf(&b, "Depth %d of %d: %s", s.Level, s.Levels, what)
+		}
+		if s.LevelTotal > 1 {
+			fmt.Fprintf(&b, "s — %d of %d requests", s.LevelDone, s.LevelTotal)
 		}
 	case PhaseSpecDec:
 		fmt.Fprintf(&b, "Speculative decoding, level %d of %d — concurrency %d — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
