@@ -10,8 +10,9 @@ import (
 	"github.com/kovara/desktop/engine/results"
 )
 
-// The library keeps four kinds of document: Kovara results files, and
-// this app's three-stage, speculative-decoding and capacity results. They share the
+// The library keeps five kinds of document: Kovara results files, and
+// this app's three-stage, speculative-decoding, capacity and context
+// results. They share the
 // folder, the index and the history; Summary.Plan tells them apart.
 // Summary.Plan is one of results.Plan*, named here too for the library's
 // users.
@@ -20,6 +21,7 @@ const (
 	PlanStages   = results.PlanStages
 	PlanSpecDec  = results.PlanSpecDec
 	PlanCapacity = results.PlanCapacity
+	PlanContext  = results.PlanContext
 )
 
 // SaveStages saves a three-stage result under id (a new id when empty).
@@ -47,6 +49,15 @@ func (l *Library) SaveCapacity(id string, r *results.CapacityResult) (string, er
 		return "", err
 	}
 	return l.saveDocument(id, r.CreatedAt, r.Model, data, func(string) Summary { return summarizeCapacity(r) })
+}
+
+// SaveContext saves a context result under id (new when empty).
+func (l *Library) SaveContext(id string, r *results.ContextResult) (string, error) {
+	data, err := results.MarshalContext(r)
+	if err != nil {
+		return "", err
+	}
+	return l.saveDocument(id, r.CreatedAt, r.Model, data, func(string) Summary { return summarizeContext(r) })
 }
 
 // saveDocument writes a document of any kind atomically and updates the
@@ -101,6 +112,15 @@ func (l *Library) LoadCapacity(id string) (*results.CapacityResult, error) {
 	return results.DecodeCapacity(data)
 }
 
+// LoadContext reads run id as a context result.
+func (l *Library) LoadContext(id string) (*results.ContextResult, error) {
+	data, err := l.loadBytes(id)
+	if err != nil {
+		return nil, err
+	}
+	return results.DecodeContext(data)
+}
+
 func (l *Library) loadBytes(id string) ([]byte, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
@@ -117,6 +137,7 @@ var RunKinds = []struct{ Kind, Name string }{
 	{PlanCapacity, "capacity"},
 	{PlanStages, "three stages"},
 	{PlanSpecDec, "spec decoding"},
+	{PlanContext, "context"},
 }
 
 // KindName is a run kind (Summary.RunKind) as people read it.
@@ -163,6 +184,8 @@ func decodeAny(id string, data []byte) Summary {
 		s = summarizeSpecDec(d.SpecDec)
 	case d.Capacity != nil:
 		s = summarizeCapacity(d.Capacity)
+	case d.Context != nil:
+		s = summarizeContext(d.Context)
 	default:
 		return summarize(id, d.File)
 	}
@@ -245,6 +268,23 @@ func capacityMark(r *results.CapacityResult) string {
 		return fmt.Sprintf("≥ %d users", a.Capacity)
 	}
 	return fmt.Sprintf("%d users", a.Capacity)
+}
+
+// summarizeContext lists a context result: its depths as the levels and
+// its best decode speed as the best tok/s.
+func summarizeContext(r *results.ContextResult) Summary {
+	s := Summary{
+		CreatedAt: r.CreatedAt, EndpointName: r.Local.EndpointName, Model: r.Model,
+		Engine: engineName(r.Engine), RunKind: PlanContext, Plan: PlanContext,
+		Complete: r.Complete, Simulated: r.Local.Simulated, Problems: r.Problems(),
+	}
+	for _, d := range r.Depths {
+		s.Levels = append(s.Levels, d.Depth)
+		if d.DecodeTPS != nil && d.DecodeTPS.P50 > s.BestOutputTPS {
+			s.BestOutputTPS = d.DecodeTPS.P50
+		}
+	}
+	return s
 }
 
 // importDocument validates data of any kind, for Import.

@@ -14,13 +14,14 @@ import (
 )
 
 // Document is one saved run of any kind: exactly one of File, Stages,
-// SpecDec and Capacity is set, as Plan says.
+// SpecDec, Capacity and Context is set, as Plan says.
 type Document struct {
-	Plan     string // PlanKovara, PlanStages, PlanSpecDec or PlanCapacity
+	Plan     string // PlanKovara, PlanStages, PlanSpecDec, PlanCapacity or PlanContext
 	File     *results.File
 	Stages   *results.StagesResult
 	SpecDec  *results.SpecDecResult
 	Capacity *results.CapacityResult
+	Context  *results.ContextResult
 }
 
 // DecodeDocument reads a document of any of the library's kinds.
@@ -39,6 +40,9 @@ func DecodeDocument(data []byte) (Document, error) {
 	case results.FormatCapacity:
 		r, err := results.DecodeCapacity(data)
 		return Document{Plan: PlanCapacity, Capacity: r}, err
+	case results.FormatContext:
+		r, err := results.DecodeContext(data)
+		return Document{Plan: PlanContext, Context: r}, err
 	}
 	f, err := results.Decode(data)
 	return Document{Plan: PlanKovara, File: f}, err
@@ -77,6 +81,8 @@ func (d Document) Model() string {
 		return d.SpecDec.Model
 	case d.Capacity != nil:
 		return d.Capacity.Model
+	case d.Context != nil:
+		return d.Context.Model
 	}
 	return ""
 }
@@ -91,6 +97,8 @@ func (d Document) CreatedAt() string {
 		return d.SpecDec.CreatedAt
 	case d.Capacity != nil:
 		return d.Capacity.CreatedAt
+	case d.Context != nil:
+		return d.Context.CreatedAt
 	}
 	return ""
 }
@@ -101,6 +109,7 @@ var planNames = map[string]string{
 	PlanStages:   "three-stage results",
 	PlanSpecDec:  "speculative-decoding results",
 	PlanCapacity: "capacity results",
+	PlanContext:  "context results",
 }
 
 // ComparableKind is the one kind every run to compare has (an empty plan
@@ -113,7 +122,7 @@ func ComparableKind(plans []string) (string, error) {
 			p = PlanKovara
 		}
 		if kind != "" && p != kind {
-			return "", errors.New("compare takes runs of one kind: Kovara runs with Kovara runs, three-stage results with three-stage results, speculative-decoding results with speculative-decoding results, capacity results with capacity results")
+			return "", errors.New("compare takes runs of one kind: Kovara runs with Kovara runs, three-stage results with three-stage results, speculative-decoding results with speculative-decoding results, capacity results with capacity results, context results with context results")
 		}
 		kind = p
 	}
@@ -217,8 +226,8 @@ func CompareOrder(docs []Document, baseline int) []int {
 	return compare.Order(created, baseline)
 }
 
-// Comparison is a side by side of three-stage, speculative-decoding or
-// capacity results: whether they are like for like, and their metric × run table.
+// Comparison is a side by side of three-stage, speculative-decoding,
+// capacity or context results: whether they are like for like, and their metric × run table.
 type Comparison struct {
 	Like     bool
 	Diffs    []string
@@ -261,6 +270,13 @@ func CompareOthers(plan string, docs []Document, labels []string) Comparison {
 		}
 		c.Like, c.Diffs = compare.CapacityVerdict(rs)
 		c.Rows = compare.CapacityTable(rs, labels)
+	case PlanContext:
+		var rs []*results.ContextResult
+		for _, d := range docs {
+			rs = append(rs, d.Context)
+		}
+		c.Like, c.Diffs = compare.ContextVerdict(rs)
+		c.Rows = compare.ContextTable(rs, labels)
 	}
 	return c
 }

@@ -1,0 +1,109 @@
+package storage
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// TestContextInTheLibrary: context results are saved, listed (from the
+// index and rebuilt from the files), loaded as their kind, and compared
+// with each other, depth by depth, and with nothing else.
+func TestContextInTheLibrary(t *testing.T) {
+	t.Parallel()
+	cfg := sim.ContextDemo()
+	cfg.PrefillRate, cfg.TokenInterval = 200000, time.Millisecond
+	srv, url, err := sim.Start(cfg, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	run := func(depths []int, output int) *results.ContextResult {
+		p := engine.DefaultContextPlan()
+		p.Depths, p.OutputTokens, p.Repeats = depths, output, 1
+		r, err := engine.RunContext(context.Background(), p, setup.Endpoint{URL: url, Name: "lab box"}, engine.Observer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	c1, c2 := run([]int{0, 1024}, 8), run([]int{0, 2048}, 12)
+	l, dir := newLib(t)
+	var ids []string
+	for _, r := range []*results.ContextResult{c1, c2} {
+		id, err := l.SaveContext("", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, rebuilt := range []bool{false, true} {
+		if rebuilt {
+			os.Remove(filepath.Join(dir, indexFile))
+		}
+		list, err := l.List()
+		if err != nil || len(list) != 2 {
+			t.Fatalf("list %+v %v", list, err)
+		}
+		for _, s := range list {
+			if s.Plan != PlanContext || s.RunKind != PlanContext || s.EndpointName != "lab box" || s.BestOutputTPS <= 0 || s.Levels[0] != 0 || len(s.Levels) != 2 || !s.Complete {
+				t.Errorf("summary (index rebuilt %v): %+v", rebuilt, s)
+			}
+		}
+	}
+	if KindName(PlanContext) != "context" || PlanName(PlanContext) != "context results" {
+		t.Errorf("names: %q, %q", KindName(PlanContext), PlanName(PlanContext))
+	}
+	r, err := l.LoadContext(ids[0])
+	if err != nil || len(r.Depths) != 2 {
+		t.Fatalf("LoadContext: %v", err)
+	}
+	var docs []Document
+	for _, id := range ids {
+		d, err := l.LoadDocument(id)
+		if err != nil || d.Plan != PlanContext || d.Context == nil || d.Model() != "kovara-sim-8b" || d.CreatedAt() == "" {
+			t.Fatalf("LoadDocument %s: %+v %v", id, d, err)
+		}
+		docs = append(docs, d)
+	}
+	if kind, err := ComparableKind([]string{PlanContext, PlanContext}); err != nil || kind != PlanContext {
+		t.Errorf("ComparableKind: %q %v", kind, err)
+	}
+	if _, err := ComparableKind([]string{PlanContext, PlanCapacity}); err == nil || !strings.Contains(err.Error(), "context results with context results") {
+		t.Errorf("a context result compared with a capacity result: %v", err)
+	}
+	cmp := CompareOthers(PlanContext, docs, []string{"a", "b"})
+	if cmp.Like || len(cmp.Diffs) != 1 || !strings.Contains(cmp.Diffs[0], "answer tokens differs (8 vs 12") {
+		t.Errorf("verdict %v %v, want the answer lengths named", cmp.Like, cmp.Diffs)
+	}
+	var ids2 []string
+	for _, row := range cmp.Rows {
+		ids2 = append(ids2, row.Metric.ID)
+	}
+	for _, want := range []string{"prefill_tps@0", "decode_tps@1024", "cached_ttft@2048", "ttft@2048"} {
+		if !slices.Contains(ids2, want) {
+			t.Errorf("rows %v lack %s", ids2, want)
+		}
+	}
+	for _, row := range cmp.Rows {
+		// Depth 1k only in the first run, 2k only in the second: gaps.
+		switch {
+		case strings.HasSuffix(row.Metric.ID, "@1024") && (!row.Cells[0].Present || row.Cells[1].Present),
+			strings.HasSuffix(row.Metric.ID, "@2048") && (row.Cells[0].Present || !row.Cells[1].Present),
+			strings.HasSuffix(row.Metric.ID, "@0") && (!row.Cells[0].Present || !row.Cells[1].Present || !row.Cells[1].HasDelta):
+			t.Errorf("row %s: cells %+v", row.Metric.ID, row.Cells)
+		}
+	}
+	if !strings.Contains(cmp.Sentence(), "Not like for like") {
+		t.Errorf("sentence: %s", cmp.Sentence())
+	}
+}
