@@ -73,8 +73,12 @@ test-truth:
 # crashers are written there too. Minimizing a new input is capped, or a
 # target with big inputs spends its time there. A target that a package does not have
 # yet is skipped with a message; a package that does not build fails.
-FUZZTIME ?= 10s
-FUZZMINIMIZETIME ?= 10s
+# The budgets are counts of inputs, not durations: with a duration, Go
+# before 1.27 can fail a target with a bare "context deadline exceeded"
+# when a starved worker misses the deadline (go.dev/issue/75804; seen
+# here on FuzzReader, 0 execs/s in its last 2 s on a loaded machine).
+FUZZTIME ?= 40000x
+FUZZMINIMIZETIME ?= 2000x
 FUZZ_TARGETS := ./engine/stream:FuzzReader ./engine/stream:FuzzDecode \
 	./engine/results:FuzzDecode ./storage:FuzzManifest ./storage:FuzzImport \
 	./hw:FuzzParseSMI
