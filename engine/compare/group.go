@@ -302,3 +302,10 @@ func twoGroups(files []*results.File) bool {
 	ids, members := groupsIn(files)
 	return len(ids) == 2 && len(members[ids[0]])+len(members[ids[1]]) == len(files)
 }
+
+// sameGroup says whether runs i and j are runs of one repeated plan.
+func sameGroup(files []*results.File, i, j int) bool {
+	a, b := files[i], files[j]
+	return a != nil && b != nil && a.Local.Group != nil && b.Local.Group != nil &&
+		a.Local.Group.ID != "" && a.Local.Group.ID == b.Local.Group.ID
+}

@@ -52,6 +52,12 @@ func TestRepeatedPlanRaisesTheBar(t *testing.T) {
 	if got := strings.Join(v.Changes, "\n"); !strings.Contains(got, "Runs 1 and 2 are one repeated plan. The 2 runs of the same plan came out up to") {
 		t.Errorf("changes do not say the repeated plan's spread:\n%s", got)
 	}
+	// The baseline's own repeat is never a change from it.
+	for _, r := range rows {
+		if c := r.Cells[1]; c.Noise == BeyondNoise || c.Better != 0 {
+			t.Errorf("%s at %d: run 2, a repeat of the baseline's plan, judged %v (better %d)", r.Metric.ID, r.Concurrency, c.Noise, c.Better)
+		}
+	}
 }
 
 // Two repeated plans are compared by their runs' means, against the

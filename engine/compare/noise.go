@@ -121,6 +121,11 @@ func judgeNoise(rows []Row, files []*results.File) noiseReport {
 			switch {
 			case a == nil || b == nil:
 				continue
+			case sameGroup(files, 0, i):
+				// A repeat of the baseline's own plan: what it differs by
+				// is that plan's run-to-run noise, never a change.
+				c.Noise, c.Better = WithinNoise, 0
+				continue
 			case !a.has[st] || !b.has[st]:
 				// Too few to bound: the noise is unknown but large.
 				c.Noise, c.Better, c.Low, c.High = WithinNoise, 0, -1, math.Inf(1)
