@@ -19,8 +19,8 @@ import (
 )
 
 // The plans beyond the Kovara method: --plan stages (the three-stage
-// plan), specdec (the speculative-decoding mode) and capacity. Each has a
-// builder (flags → plan, here and in capacity.go); runOtherPlan checks the
+// plan), specdec (the speculative-decoding mode), capacity and context.
+// Each has a builder (flags → plan, here, in capacity.go and context.go); runOtherPlan checks the
 // flags against the plan, builds it, finds the endpoint (or starts the
 // plan's demo simulator) and runs it. Their results are their own
 // document kinds, kept in the library like Kovara runs and written to -o
@@ -32,6 +32,7 @@ const (
 	planStages   = results.PlanStages
 	planSpecDec  = results.PlanSpecDec
 	planCapacity = results.PlanCapacity
+	planContext  = results.PlanContext
 )
 
 // planFlags are the flags of the plans beyond the Kovara method.
@@ -43,16 +44,18 @@ type planFlags struct {
 	note       string
 	thinking   string
 	capacity   capacityFlags
+	context    contextFlags
 }
 
 func (f *planFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance) or capacity (how many users at once within a service level)")
+	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance), capacity (how many users at once within a service level) or context (prefill and decode speed against context depth, cold and cached)")
 	fs.BoolVar(&f.quick, "quick", false, "stages: a short smoke test (the protocol's quick lengths); its numbers are not the plan's")
-	fs.IntVar(&f.users, "users", engine.DefaultUsers, "stages: users in the many-user stage")
+	fs.IntVar(&f.users, "users", engine.DefaultUsers, "stages: users in the many-user stage; context: users at once at each depth (default 1)")
 	fs.StringVar(&f.specDecode, "spec-decode", "", "stages, specdec: how speculative decoding is set up on the server, e.g. \"MTP 3\" or \"none\" (for the wiki block)")
 	fs.StringVar(&f.note, "note", "", "stages: free text added to the wiki block's bench_note")
 	fs.StringVar(&f.thinking, "thinking", "off", "stages, specdec: off (ask the chat template for no thinking) or default (send nothing)")
 	f.capacity.register(fs)
+	f.context.register(fs)
 }
 
 // planOnly names the plans each plan-specific flag applies to; a flag
@@ -60,12 +63,13 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 // to every plan.
 var planOnly = map[string][]string{
 	"manifest": {planKovara}, "profile": {planKovara}, "png": {planKovara},
-	"input-tokens": {planKovara, planCapacity}, "warmup": {planKovara, planCapacity}, "seed": {planKovara, planCapacity},
+	"input-tokens": {planKovara, planCapacity}, "warmup": {planKovara, planCapacity}, "seed": {planKovara, planCapacity, planContext},
 	"concurrency": {planKovara, planSpecDec}, "requests": {planKovara, planSpecDec},
-	"output-tokens": {planKovara, planSpecDec, planCapacity},
-	"quick":         {planStages}, "users": {planStages}, "note": {planStages},
+	"output-tokens": {planKovara, planSpecDec, planCapacity, planContext},
+	"quick":         {planStages}, "users": {planStages, planContext}, "note": {planStages},
 	"spec-decode": {planStages, planSpecDec}, "thinking": {planStages, planSpecDec},
 	"slo-user-tps": {planCapacity}, "slo-ttft-p95": {planCapacity}, "max-concurrency": {planCapacity},
+	"depths": {planContext}, "repeats": {planContext},
 }
 
 // checkPlanFlags refuses the first flag (by name) given with a plan it
@@ -101,8 +105,11 @@ func (f *runFlags) otherPlan(set map[string]bool) (otherPlan, error) {
 	case planCapacity:
 		p, err := f.capacityPlan()
 		return planRun(f, p, func(p *engine.CapacityPlan, sim bool) { p.Simulated = sim }, engine.RunCapacity, finishCapacity), err
+	case planContext:
+		p, err := f.contextPlan(set)
+		return planRun(f, p, func(p *engine.ContextPlan, sim bool) { p.Simulated = sim }, engine.RunContext, finishContext), err
 	}
-	return nil, fmt.Errorf("--plan %q: use kovara, stages, specdec or capacity", f.planName)
+	return nil, fmt.Errorf("--plan %q: use kovara, stages, specdec, capacity or context", f.planName)
 }
 
 // planRun is the otherPlan that runs p with run, marked simulated for the
@@ -192,7 +199,7 @@ func (f *runFlags) specDecPlan(set map[string]bool) (engine.SpecDecPlan, error) 
 	return p, p.Validate()
 }
 
-// runOtherPlan runs --plan stages, specdec or capacity; other is false for
+// runOtherPlan runs --plan stages, specdec, capacity or context; other is false for
 // the Kovara plan, which the caller runs (its flags checked here too).
 // demo runs against the plan's demo simulator (sim.DemoFor, as in the
 // app).
@@ -220,14 +227,19 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 	}
 	var ep engine.Endpoint
 	if demo {
-		srv, url, err := sim.Start(sim.DemoFor(f.planName), "127.0.0.1:0")
+		cfg := sim.DemoFor(f.planName)
+		srv, url, err := sim.Start(cfg, "127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintf(stderr, "kovara-bench demo: could not start the simulator: %v\n", err)
 			return exitFailed, true
 		}
 		defer srv.Close()
 		ep = engine.Endpoint{Name: "Built-in simulator", URL: url}
-		fmt.Fprintf(stderr, "demo: the %s plan against the built-in simulator (a vLLM-like fake server, not real hardware)\n", f.planName)
+		like := "vLLM"
+		if cfg.Personality == sim.LlamaCpp {
+			like = "llama.cpp"
+		}
+		fmt.Fprintf(stderr, "demo: the %s plan against the built-in simulator (a %s-like fake server, not real hardware)\n", f.planName, like)
 	} else {
 		if f.endpoint == "" {
 			return bad(errors.New("give the server with --endpoint, e.g. --endpoint http://192.168.1.10:8000 or the name of a saved endpoint"))

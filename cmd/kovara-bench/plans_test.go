@@ -77,9 +77,9 @@ func TestPlanFlagsRefusedWhereTheyDoNotApply(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--plan", "nope"}, `--plan "nope": use kovara, stages, specdec or capacity`},
+		{[]string{"--plan", "nope"}, `--plan "nope": use kovara, stages, specdec, capacity or context`},
 		{[]string{"--quick"}, "--quick applies to --plan stages, not to --plan kovara"},
-		{[]string{"--users", "4"}, "--users applies to --plan stages, not to --plan kovara"},
+		{[]string{"--users", "4"}, "--users applies to --plan stages or context, not to --plan kovara"},
 		{[]string{"--slo-user-tps", "5"}, "--slo-user-tps applies to --plan capacity, not to --plan kovara"},
 		{[]string{"--plan", "stages", "--requests", "5"}, "--requests applies to --plan kovara or specdec, not to --plan stages"},
 		{[]string{"--plan", "stages", "--users", "0"}, "users"},

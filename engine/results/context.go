@@ -381,7 +381,11 @@ func (r *ContextResult) Headline() string {
 			pf = ds[1]
 		}
 		if pf != last && pf.PrefillTPS != nil && last.PrefillTPS != nil {
-			moves = append(moves, fmt.Sprintf("cold prefill %s from %s", trend(pf.PrefillTPS, last.PrefillTPS, 0), depthWords(pf)))
+			from := ""
+			if pf.Depth > 0 {
+				from = ", from " + depthWords(pf) + " on,"
+			}
+			moves = append(moves, fmt.Sprintf("cold prefill%s %s", from, trend(pf.PrefillTPS, last.PrefillTPS, 0)))
 		}
 		if len(moves) > 0 {
 			parts = append(parts, span+", "+strings.Join(moves, ", and ")+".")
@@ -442,4 +446,36 @@ func (r *ContextResult) Problems() []string {
 		}
 	}
 	return out
+}
+
+// Method says how the table's figures are made, under it in the app and
+// the CLI alike.
+func (r *ContextResult) Method() string {
+	s := "prefill tok/s = cold prompt tokens (less any the server took from its cache) / TTFT; decode tok/s = answer tokens / (last token − first token); " +
+		"cached: the same conversation with its answer and one new turn, sent right after; each figure the median of " +
+		strconv.Itoa(r.Settings.Repeats*r.Settings.Users) + " " + Plural(r.Settings.Repeats*r.Settings.Users, "conversation", "conversations") +
+		" a depth, ± the furthest from it"
+	if r.Compat.Timings {
+		s += "; server prefill and decode are llama.cpp's own timings for the same cold requests"
+	}
+	return s
+}
+
+// PromptsLine says how the prompts were sized: "prompts calibrated at
+// 1024 tokens (1.31 tokens a word, 23 tokens without words); each depth
+// says how far off it landed", or that their length is unknown.
+func (r *ContextResult) PromptsLine() string {
+	c := r.Calibration
+	if c == nil {
+		if r.Compat.Usage {
+			return "prompts: only the short prompt, so no calibration"
+		}
+		return "prompts: one word a token, uncalibrated: the server reports no prompt tokens, so how deep they really were is unknown"
+	}
+	conv := "converged"
+	if !c.Converged {
+		conv = "did not converge"
+	}
+	return fmt.Sprintf("prompts (%s, seed %d): calibrated at %d tokens (%s), %s tokens a word and %d without words; the table says how far off each depth landed",
+		r.Settings.PromptGenerator, r.Settings.Seed, c.TargetTokens, conv, strconv.FormatFloat(c.TokensPerWord, 'f', 3, 64), c.BaseTokens)
 }

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/storage"
+)
+
+// --plan context: prefill and decode speed against context depth, cold
+// and with a cached follow-up turn (docs/plans.md).
+
+// contextFlags are the context plan's own flags.
+type contextFlags struct {
+	depths  string
+	repeats int
+}
+
+func (c *contextFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.depths, "depths", "", "context: the cold prompts' lengths in tokens, like 0,1k,8k,32k (0 is a short prompt; default: 0, then doubling from 1k to the deepest the server's context holds)")
+	fs.IntVar(&c.repeats, "repeats", engine.DefaultContextRepeats, "context: conversations per user at each depth, for the spread of each figure")
+}
+
+// contextPlan is the context plan the flags ask for: --depths, --repeats,
+// --users (1 unless given), --output-tokens (128 unless given), --seed
+// (a fresh one unless given), --timeout and --model.
+func (f *runFlags) contextPlan(set map[string]bool) (engine.ContextPlan, error) {
+	p := engine.DefaultContextPlan()
+	p.Model, p.Repeats = f.model, f.context.repeats
+	if set["depths"] {
+		d, err := engine.ParseDepths(f.context.depths)
+		if err != nil {
+			return p, fmt.Errorf("--depths %q: %w", f.context.depths, err)
+		}
+		p.Depths = d
+	}
+	if set["users"] {
+		if f.users < 1 {
+			return p, fmt.Errorf("--users %d: give at least 1 user", f.users)
+		}
+		p.Users = f.users
+	}
+	if set["output-tokens"] {
+		p.OutputTokens = f.outputTokens
+	}
+	if set["repeats"] && f.context.repeats < 1 {
+		return p, fmt.Errorf("--repeats %d: give at least 1", f.context.repeats)
+	}
+	seed, fixed, err := engine.ParseSeed(f.seed)
+	if err != nil {
+		return p, fmt.Errorf("--%w", err)
+	}
+	p.Seed, p.FixedSeed = seed, fixed
+	to, err := f.planTimeout(set)
+	if err != nil {
+		return p, err
+	}
+	if to > 0 {
+		p.Timeout = to
+	}
+	return p, p.Validate()
+}
+
+func finishContext(res *results.ContextResult, err error, f runFlags, stdout, stderr io.Writer) int {
+	code, keep := planExit(err, stderr)
+	if res == nil || (!keep && len(res.Depths) == 0) {
+		return code
+	}
+	printContext(stdout, res)
+	if line := serverLine(res.Local.ServerMetrics); line != "" {
+		fmt.Fprintln(stderr, line)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	data, merr := results.MarshalContext(res)
+	save := func(l *storage.Library) (string, error) { return l.SaveContext("", res) }
+	if merr != nil || !keepPlanResult(f, planContext, data, save, stderr) {
+		return exitFailed
+	}
+	// The headline comes last, after where the result was kept.
+	fmt.Fprintln(stdout, res.Headline())
+	if code == exitOK {
+		if len(res.Depths) == 0 {
+			code = exitFailed
+		}
+		for _, d := range res.Depths {
+			if d.OK == 0 {
+				code = exitFailed
+			}
+		}
+	}
+	return code
+}
+
+// printContext writes the table of depths and how it was made.
+func printContext(w io.Writer, r *results.ContextResult) {
+	head := "Context plan (Kovara Desktop): prefill and decode speed against context depth, cold and cached"
+	if r.Local.Simulated {
+		head += " — SIMULATOR"
+	}
+	fmt.Fprintln(w, head)
+	eng := results.FamilyName(r.Engine.Family)
+	if eng == "" {
+		eng = "not recognised"
+	}
+	if r.Engine.Version != "" {
+		eng += " " + r.Engine.Version
+	}
+	ctx := "context not reported"
+	if r.Engine.ContextLength > 0 {
+		ctx = fmt.Sprintf("context %d tokens (%s)", r.Engine.ContextLength, r.Engine.ContextSource)
+	}
+	s := r.Settings
+	fmt.Fprintf(w, "model %s, engine %s, %s; %d-token answers, %d %s × %d %s a depth\n", r.Model, eng, ctx, s.OutputTokens,
+		s.Users, results.Plural(s.Users, "user", "users"), s.Repeats, results.Plural(s.Repeats, "repeat", "repeats"))
+	for _, p := range r.Problems() {
+		fmt.Fprintf(w, "  problem: %s\n", p)
+	}
+	printTable(w, r.Table())
+	fmt.Fprintln(w, r.Method())
+	fmt.Fprintln(w, r.PromptsLine())
+}

@@ -1,0 +1,78 @@
+package results
+
+import (
+	"strings"
+	"testing"
+)
+
+func spreadAt(p50, lo, hi float64) *Spread { return &Spread{Min: lo, P10: lo, P50: p50, P90: hi, Max: hi} }
+
+func contextDoc() *ContextResult {
+	n0, n8 := 24, 8201
+	off := 0.0011
+	return &ContextResult{Complete: true, Settings: ContextSettings{Repeats: 3, Users: 1}, Depths: []ContextDepth{
+		{Depth: 0, PromptTokens: &n0, Conversations: 3, OK: 3, TTFTMs: spreadAt(5, 4, 6), PrefillTPS: spreadAt(4800, 4000, 6000),
+			DecodeTPS: spreadAt(250, 249, 251), CachedTTFTMs: spreadAt(4, 4, 4)},
+		{Depth: 8192, PromptTokens: &n8, Off: &off, Conversations: 3, OK: 2, Failures: []string{"timeout: no answer within the timeout"},
+			TTFTMs: spreadAt(1230, 1228, 1240), PrefillTPS: spreadAt(6660, 6600, 6700), DecodeTPS: spreadAt(201.3, 200, 202),
+			CachedTTFTMs: spreadAt(31, 30, 33), CachedTokens: spreadAt(8187, 8187, 8187)},
+	}}
+}
+
+func TestContextTableAndPoints(t *testing.T) {
+	t.Parallel()
+	r := contextDoc()
+	tab := r.Table()
+	if len(tab.Columns) != len(ContextColumns) || len(tab.Rows) != 2 {
+		t.Fatalf("table %+v", tab)
+	}
+	want := []string{"8k", "8201 (+0.1 %)", "1230.0 ±0.8 %", "6660 ±0.9 %", "201.3 ±0.6 %", "31.0 ±6.5 %", "8187", Missing, Missing, "2 / 3"}
+	if got := tab.Rows[1]; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("row\n got %q\nwant %q", got, want)
+	}
+	pts := r.Points(SeriesCachedTTFT)
+	if len(pts) != 2 || pts[0].X != 24 || pts[1].X != 8201 || pts[1].Y != 31 || pts[1].Lo != 30 || pts[1].Hi != 33 {
+		t.Errorf("points %+v", pts)
+	}
+	if pts := r.Points(SeriesPrefill); len(pts) != 2 || pts[1].Depth != 8192 {
+		t.Errorf("prefill points %+v", pts)
+	}
+	if p := r.Problems(); len(p) != 1 || !strings.Contains(p[0], "at 8k, 1 of 3 conversations failed (first: timeout") {
+		t.Errorf("problems %q", p)
+	}
+}
+
+func TestContextHeadline(t *testing.T) {
+	t.Parallel()
+	r := contextDoc()
+	h := r.Headline()
+	for _, want := range []string{
+		"From a short prompt to 8192 tokens of context, decode fell from 250.0 to 201.3 tok/s (−19 %)",
+		// Two depths only: the short prompt's prefill is quoted, from it.
+		"cold prefill rose from 4800 to 6660 tok/s (+39 %)",
+		"At 8192 tokens the first token took 1.23 s cold and 31 ms as a cached follow-up, 39.7× faster; the server said it took 8187 tokens from its cache.",
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("headline lacks %q:\n%s", want, h)
+		}
+	}
+	// Within the repeats' spread: no change is called one.
+	r.Depths[1].DecodeTPS = spreadAt(249.5, 248, 250.5)
+	if h := r.Headline(); !strings.Contains(h, "decode held at about 250.0 tok/s") {
+		t.Errorf("held: %s", h)
+	}
+	// A follow-up no faster and no cache reported.
+	r.Depths[1].CachedTTFTMs, r.Depths[1].CachedTokens = spreadAt(1229, 1225, 1235), nil
+	if h := r.Headline(); !strings.Contains(h, "the follow-up was no faster, and the server reported no cached tokens") {
+		t.Errorf("no cache: %s", h)
+	}
+	r.Complete, r.Limit, r.Warnings = false, "the server cut the 16384-token prompts", []string{"w"}
+	h = r.Headline()
+	if !strings.HasPrefix(h, "Stopped before every depth was measured; so far: ") || !strings.Contains(h, "It went no deeper: the server cut") ||
+		!strings.HasSuffix(h, "Read the 1 warning below before trusting the figures.") {
+		t.Errorf("stopped: %s", h)
+	}
+	if h := (&ContextResult{Complete: true}).Headline(); h != "No depth was measured." {
+		t.Errorf("empty: %q", h)
+	}
+}
