@@ -5,7 +5,9 @@ import (
 	"testing"
 )
 
-func spreadAt(p50, lo, hi float64) *Spread { return &Spread{Min: lo, P10: lo, P50: p50, P90: hi, Max: hi} }
+func spreadAt(p50, lo, hi float64) *Spread {
+	return &Spread{Min: lo, P10: lo, P50: p50, P90: hi, Max: hi}
+}
 
 func contextDoc() *ContextResult {
 	n0, n8 := 24, 8201
