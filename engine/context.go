@@ -458,7 +458,7 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 	set := cr.openSlots(ctx, cr.obs.Live.beginStage(PhaseContextCold, index+1, p.Users, p.Users, p.OutputTokens), true)
 	defer set.close()
 	if set.openFailed > 0 {
-		cr.warn("at depth %s, %d of %d connections could not be opened ahead; their first request includes connecting", results.DepthName(depth), set.openFailed, p.Users)
+		cr.warn("%s, %d of %d connections could not be opened ahead; their first request includes connecting", results.AtDepth(depth), set.openFailed, p.Users)
 	}
 	for _, c := range set.conns {
 		c.details = true
@@ -658,7 +658,7 @@ func (cr *contextRun) turn(o *outcome, w *stageWindow) results.ContextTurn {
 
 // summarizeDepth gives a depth its figures from its conversations.
 func summarizeDepth(cd results.ContextDepth) results.ContextDepth {
-	var prompts, prefill, decode, ttft, cttft, cached, fprompts, sprefill, sdecode []float64
+	var prompts, prefill, decode, ttft, cttft, cached, fprompts, sprefill, sdecode, outside []float64
 	for _, r := range cd.Runs {
 		if c := r.Cold; c.Error == "" {
 			add := func(xs *[]float64, v *float64) {
@@ -678,6 +678,9 @@ func summarizeDepth(cd results.ContextDepth) results.ContextDepth {
 				}
 				if s.PredictedTPS > 0 {
 					sdecode = append(sdecode, s.PredictedTPS)
+				}
+				if s.PromptMs > 0 && c.TTFTMs != nil {
+					outside = append(outside, *c.TTFTMs-s.PromptMs)
 				}
 			}
 		}
@@ -704,7 +707,7 @@ func summarizeDepth(cd results.ContextDepth) results.ContextDepth {
 	}
 	cd.PrefillTPS, cd.DecodeTPS, cd.TTFTMs = spreadOf(prefill), spreadOf(decode), spreadOf(ttft)
 	cd.CachedTTFTMs, cd.CachedTokens = spreadOf(cttft), spreadOf(cached)
-	cd.ServerPrefillTPS, cd.ServerDecodeTPS = spreadOf(sprefill), spreadOf(sdecode)
+	cd.ServerPrefillTPS, cd.ServerDecodeTPS, cd.OutsideTimerMs = spreadOf(sprefill), spreadOf(sdecode), spreadOf(outside)
 	return cd
 }
 
@@ -718,9 +721,12 @@ func (cr *contextRun) notes(cd results.ContextDepth) {
 		}
 	}
 	if short > 0 {
-		cr.warn("at depth %s, %d of %d answers stopped short of %d tokens: their decode speed is over a shorter answer", results.DepthName(cd.Depth), short, cd.Conversations, cr.cp.OutputTokens)
+		cr.warn("%s, %d of %d answers stopped short of %d tokens: their decode speed is over a shorter answer", results.AtDepth(cd.Depth), short, cd.Conversations, cr.cp.OutputTokens)
+	}
+	if why := cd.Disagreement(); why != "" {
+		cr.warn("%s", why)
 	}
 	if n := cd.Conversations - cd.OK; n > 0 && len(cd.Failures) > 0 {
-		cr.warn("at depth %s, %d of %d conversations failed (first: %s)", results.DepthName(cd.Depth), n, cd.Conversations, cd.Failures[0])
+		cr.warn("%s, %d of %d conversations failed (first: %s)", results.AtDepth(cd.Depth), n, cd.Conversations, cd.Failures[0])
 	}
 }

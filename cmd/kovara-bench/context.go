@@ -122,5 +122,8 @@ func printContext(w io.Writer, r *results.ContextResult) {
 	}
 	printTable(w, r.Table())
 	fmt.Fprintln(w, r.Method())
+	if n := r.TimerNote(); n != "" {
+		fmt.Fprintln(w, n)
+	}
 	fmt.Fprintln(w, r.PromptsLine())
 }

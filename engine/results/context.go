@@ -122,6 +122,11 @@ type ContextDepth struct {
 	// predicted_per_second), nil where it does not report them.
 	ServerPrefillTPS *Spread `json:"server_prefill_tps"`
 	ServerDecodeTPS  *Spread `json:"server_decode_tps"`
+	// OutsideTimerMs is how much of each cold TTFT lies outside the
+	// server's own prompt timer (TTFT − timings.prompt_ms): tokenizing,
+	// what the server does with its prompt cache before it starts, the
+	// request's and the first token's way. Nil without timings.
+	OutsideTimerMs *Spread `json:"outside_timer_ms"`
 
 	Runs []ContextConversation `json:"conversations_detail"`
 	// Samples is every request, round by round (docs/results-format.md,
@@ -196,6 +201,14 @@ func DepthName(d int) string {
 		return strconv.Itoa(d/1024) + "k"
 	}
 	return strconv.Itoa(d)
+}
+
+// AtDepth says where a figure was taken: "at the short prompt", "at 8k".
+func AtDepth(d int) string {
+	if d == 0 {
+		return "at the short prompt"
+	}
+	return "at " + DepthName(d)
 }
 
 // ContextColumns are the context table's headings.
@@ -437,12 +450,44 @@ func cacheSentence(d *ContextDepth) string {
 	return head + said + ", yet the follow-up was no faster beyond the spread of the repeats."
 }
 
+// TimerNote says, at the deepest depth with the server's own timings, how
+// much of the cold TTFT its prompt timer leaves out and so how much
+// higher its prefill rate reads than the one a client sees; "" without
+// timings.
+func (r *ContextResult) TimerNote() string {
+	for i := len(r.Depths) - 1; i >= 0; i-- {
+		d := &r.Depths[i]
+		if d.Depth == 0 || d.OutsideTimerMs == nil || d.TTFTMs == nil || d.PrefillTPS == nil || d.ServerPrefillTPS == nil {
+			continue
+		}
+		return fmt.Sprintf("%s the server's own prompt timer leaves out %s of the %s cold TTFT (tokenizing the prompt, and what it does with its prompt cache before it starts: llama-server stores the previous conversation in its RAM cache unless started with --cache-ram 0), so its prefill rate reads %s against the client's",
+			AtDepth(d.Depth), Seconds(d.OutsideTimerMs.P50), Seconds(d.TTFTMs.P50), signedPercent(d.ServerPrefillTPS.P50/d.PrefillTPS.P50-1))
+	}
+	return ""
+}
+
+// disagreeContext is how far apart a depth's fastest and slowest decode
+// may be before the repeats are taken to have run under different
+// conditions: the capacity plan's bar (disagreeFactor).
+const disagreeContext = disagreeFactor
+
+// Disagreement says when a depth's repeats disagree beyond run-to-run
+// noise (decode speeds further apart than 1.5×), or "".
+func (d *ContextDepth) Disagreement() string {
+	s := d.DecodeTPS
+	if s == nil || s.Min <= 0 || s.Max/s.Min <= disagreeContext {
+		return ""
+	}
+	return fmt.Sprintf("the conversations %s disagree: decode from %s to %s tok/s, beyond run-to-run noise, so something else used the server or this machine during them; run the plan again on a quiet machine",
+		AtDepth(d.Depth), strconv.FormatFloat(s.Min, 'f', 1, 64), strconv.FormatFloat(s.Max, 'f', 1, 64))
+}
+
 // Problems are what went wrong, in words: failed requests per depth.
 func (r *ContextResult) Problems() []string {
 	var out []string
 	for _, d := range r.Depths {
 		if n := d.Conversations - d.OK; n > 0 && len(d.Failures) > 0 {
-			out = append(out, fmt.Sprintf("at %s, %d of %d conversations failed (first: %s)", DepthName(d.Depth), n, d.Conversations, d.Failures[0]))
+			out = append(out, fmt.Sprintf("%s, %d of %d conversations failed (first: %s)", AtDepth(d.Depth), n, d.Conversations, d.Failures[0]))
 		}
 	}
 	return out

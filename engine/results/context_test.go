@@ -78,3 +78,23 @@ func TestContextHeadline(t *testing.T) {
 		t.Errorf("empty: %q", h)
 	}
 }
+
+func TestContextTimerNoteAndDisagreement(t *testing.T) {
+	t.Parallel()
+	r := contextDoc()
+	if n := r.TimerNote(); n != "" {
+		t.Errorf("no timings, yet a note: %s", n)
+	}
+	r.Depths[1].ServerPrefillTPS, r.Depths[1].OutsideTimerMs = spreadAt(6893, 6800, 6900), spreadAt(112, 100, 160)
+	if n := r.TimerNote(); !strings.Contains(n, "at 8k the server's own prompt timer leaves out 112 ms of the 1.23 s cold TTFT") ||
+		!strings.Contains(n, "--cache-ram 0") || !strings.HasSuffix(n, "reads +3.5 % against the client's") {
+		t.Errorf("note: %s", n)
+	}
+	if w := r.Depths[1].Disagreement(); w != "" {
+		t.Errorf("decode 200–202 tok/s called a disagreement: %s", w)
+	}
+	r.Depths[0].DecodeTPS = spreadAt(22.7, 14.8, 49.6)
+	if w := r.Depths[0].Disagreement(); !strings.Contains(w, "at the short prompt disagree: decode from 14.8 to 49.6 tok/s") {
+		t.Errorf("disagreement: %s", w)
+	}
+}

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/stream"
+)
+
+// The context-* captures are what a real llama-server b9749 (CPU, the tiny
+// random-weight model, -np 1 -c 16384 --metrics) answered the context
+// plan's two requests of one conversation: a cold prompt of 1,010 tokens
+// answered with 32 (context-cold.sse), then the same conversation with
+// that answer and the follow-up turn (context-followup.sse: 1,071 prompt
+// tokens, 1,010 of them from its cache), and its /v1/models and /props
+// (docs/servers.md).
+
+// replayContext serves the context captures as llama-server did: a
+// request of three messages gets the follow-up's answer, any other the
+// cold one; every follow-up body is kept.
+func replayContext(t *testing.T) (url string, followUps func() [][]byte) {
+	t.Helper()
+	var mu sync.Mutex
+	var bodies [][]byte
+	var conns closeMarks
+	serve := func(w http.ResponseWriter, headers, body string) {
+		for k, v := range captureHeader(t, headers) {
+			if k != "Content-Length" && k != "Transfer-Encoding" {
+				w.Header()[k] = v
+			}
+		}
+		w.Write(capture(t, body))
+	}
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			serve(w, "context-models.headers", "context-models.json")
+		case "/props":
+			serve(w, "context-props.headers", "context-props.json")
+		case "/metrics":
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			w.Write(capture(t, "metrics.txt"))
+		case "/v1/chat/completions":
+			body, _ := io.ReadAll(r.Body)
+			var req struct{ Messages []json.RawMessage }
+			if err := json.Unmarshal(body, &req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if len(req.Messages) == 3 {
+				mu.Lock()
+				bodies = append(bodies, body)
+				mu.Unlock()
+				serve(w, "stream.headers", "context-followup.sse")
+			} else {
+				serve(w, "stream.headers", "context-cold.sse")
+			}
+			conns.mark(r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	hs.Config.ConnContext = conns.remember
+	hs.Config.ConnState = conns.closeIdle
+	hs.Start()
+	t.Cleanup(hs.Close)
+	return hs.URL, func() [][]byte {
+		mu.Lock()
+		defer mu.Unlock()
+		return bodies
+	}
+}
+
+// capturedAnswer is the text of the cold capture's answer, as encoding/json
+// reads each chunk.
+func capturedAnswer(t *testing.T) string {
+	t.Helper()
+	rd := stream.NewReader(bytes.NewReader(capture(t, "context-cold.sse")), nil, 0)
+	var b strings.Builder
+	for rd.Next() {
+		var c struct {
+			Choices []struct {
+				Delta struct {
+					Content *string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal(rd.Data(), &c) != nil {
+			continue
+		}
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != nil {
+				b.WriteString(*ch.Delta.Content)
+			}
+		}
+	}
+	return b.String()
+}
+
+// TestContextReplaysLlamaCpp runs the plan against what llama-server sent:
+// the follow-up carries the cold answer back exactly as it streamed, the
+// cached tokens are the server's (1,010 of the follow-up's 1,071), its own
+// timings are kept beside the plan's figures, and the prefill counts only
+// the tokens it read (the 16 of the chat template and the instruction it
+// had cached are left out). The short prompt is the only depth, so the
+// capture's fixed prompt length never meets calibration.
+func TestContextReplaysLlamaCpp(t *testing.T) {
+	t.Parallel()
+	url, followUps := replayContext(t)
+	p := DefaultContextPlan()
+	p.Depths, p.OutputTokens, p.Repeats = []int{0}, 32, 2
+	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Engine
+	if e.Family != results.FamilyLlamaCpp || e.Version != "b9749-d32676d77" || e.ContextLength != 16384 || e.ParallelSlots != 1 || !res.Compat.Timings {
+		t.Errorf("engine %+v, compat %+v", e, res.Compat)
+	}
+	if len(res.Depths) != 1 || res.Depths[0].OK != 2 {
+		t.Fatalf("depths %+v", res.Depths)
+	}
+	d := res.Depths[0]
+	for _, c := range d.Runs {
+		cold, fu := c.Cold, c.FollowUp
+		if cold.PromptTokens != 1010 || cold.CachedTokens == nil || *cold.CachedTokens != 16 || cold.CompletionTokens != 32 || cold.TokenSource != results.TokensUsage {
+			t.Errorf("cold turn %+v", cold)
+		}
+		// (TTFT is kept to the µs; a replay's is a fraction of a ms.)
+		if want := 994 / (*cold.TTFTMs / 1000); math.Abs(*cold.PrefillTPS-want) > 0.01*want {
+			t.Errorf("prefill %.1f tok/s, want the 994 tokens read over the TTFT, %.1f", *cold.PrefillTPS, want)
+		}
+		s := cold.Server
+		if s == nil || s.PromptN != 994 || s.CacheN != 16 || s.PromptMs != 379.127 || s.PromptTPS != 2621.8 || s.PredictedN != 32 || s.PredictedMs != 63.586 || s.PredictedTPS != 503.3 {
+			t.Errorf("server timings %+v", s)
+		}
+		if fu.PromptTokens != 1071 || fu.CachedTokens == nil || *fu.CachedTokens != 1010 || fu.Server == nil || fu.Server.CacheN != 1010 || fu.Server.PromptN != 61 {
+			t.Errorf("follow-up %+v", fu)
+		}
+	}
+	if d.CachedTokens == nil || d.CachedTokens.P50 != 1010 || *d.FollowUpTokens != 1071 || d.ServerDecodeTPS.P50 != 503.3 || d.OutsideTimerMs == nil {
+		t.Errorf("depth figures %+v", d)
+	}
+	bodies := followUps()
+	if len(bodies) != 2 {
+		t.Fatalf("%d follow-ups sent", len(bodies))
+	}
+	want := capturedAnswer(t)
+	for _, b := range bodies {
+		var req struct {
+			Messages []struct{ Role, Content string }
+		}
+		if err := json.Unmarshal(b, &req); err != nil {
+			t.Fatal(err)
+		}
+		m := req.Messages
+		if m[0].Role != "user" || !strings.HasPrefix(m[0].Content, "Write a long story that uses the following words. Request ") ||
+			m[1].Role != "assistant" || m[1].Content != want || m[2].Role != "user" || m[2].Content != ContextFollowUp {
+			t.Errorf("follow-up messages %+v, want the answer %q", m, want)
+		}
+	}
+	if strings.Count(want, "") < 33 {
+		t.Errorf("the captured answer %q is too short to tell", want)
+	}
+}
