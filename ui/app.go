@@ -71,6 +71,9 @@ type App struct {
 
 	closeConfirm dialog.Dialog // the close-during-a-run question, while it is shown
 	closed       bool          // the window was closed (tests look)
+	// contextView is the context result view last made (where it shows,
+	// the Benchmark or the History place), for the tests to read.
+	contextView *ContextView
 }
 
 // New builds the main window on a (real or test) Fyne app.

@@ -26,12 +26,14 @@ const (
 	planStages   = "Three stages: decode, cold prefill, many users"
 	planSpecDec  = "Speculative decoding (acceptance from /metrics)"
 	planCapacity = "Capacity: how many users at once within a service level"
+	planContext  = "Context: prefill and decode speed against context depth"
 )
 
 // planKinds are the plans by their names below ui (results.Plan*).
 var planKinds = map[string]string{
 	planKovara: results.PlanKovara, planStages: results.PlanStages,
 	planSpecDec: results.PlanSpecDec, planCapacity: results.PlanCapacity,
+	planContext: results.PlanContext,
 }
 
 // Manifest choices besides the recent files.
@@ -79,6 +81,11 @@ type BenchmarkScreen struct {
 	sloTTFTEntry *widget.Entry
 	maxConcEntry *widget.Entry
 	capacityForm *widget.Form
+	// The context plan's depths, repeats and users.
+	depthsEntry       *widget.Entry
+	repeatsEntry      *widget.Entry
+	contextUsersEntry *widget.Entry
+	contextForm       *widget.Form
 
 	levelsForm *widget.Form     // prompt and answer lengths
 	inputItem  *widget.FormItem // the prompt length (not for speculative decoding)
@@ -102,7 +109,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s := &BenchmarkScreen{u: u}
 	s.endpointSelect = widget.NewSelect(nil, s.onEndpoint)
 	s.modelSelect = widget.NewSelect(nil, func(string) { s.revalidate() })
-	s.planSelect = widget.NewSelect([]string{planKovara, planStages, planSpecDec, planCapacity}, func(string) { s.onPlan() })
+	s.planSelect = widget.NewSelect([]string{planKovara, planStages, planSpecDec, planCapacity, planContext}, func(string) { s.onPlan() })
 	s.usersEntry = widget.NewEntry()
 	s.usersEntry.SetText(fmt.Sprint(engine.DefaultUsers))
 	s.usersEntry.Validator = countCheck("users", 1)
@@ -158,6 +165,17 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 		widget.NewFormItem("Most concurrent users", s.maxConcEntry),
 	)
 	s.capacityForm.Hide()
+	cd := engine.DefaultContextPlan()
+	s.depthsEntry = entry("", func(v string) error { _, err := parseDepthsField(v); return err })
+	s.depthsEntry.SetPlaceHolder("from the server's context: 0, 1k, 2k, 4k … (or a list: 0,1k,8k)")
+	s.repeatsEntry = entry(fmt.Sprint(cd.Repeats), countCheck("repeats", 1))
+	s.contextUsersEntry = entry(fmt.Sprint(cd.Users), countCheck("users", 1))
+	s.contextForm = widget.NewForm(
+		widget.NewFormItem("Depths (tokens)", s.depthsEntry),
+		widget.NewFormItem("Repeats at each depth", s.repeatsEntry),
+		widget.NewFormItem("Users at once", s.contextUsersEntry),
+	)
+	s.contextForm.Hide()
 	s.inputItem = widget.NewFormItem("Input tokens", s.inputEntry)
 	s.outputItem = widget.NewFormItem("Output tokens", s.outputEntry)
 	levels := widget.NewForm(s.inputItem, s.outputItem)
@@ -176,6 +194,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 		s.manifestCard,
 		s.stagesForm,
 		s.capacityForm,
+		s.contextForm,
 		levels,
 		s.concForm,
 		acc,
@@ -350,15 +369,17 @@ func (s *BenchmarkScreen) onPlan() {
 	s.swapFields(plan)
 	showIf(s.stagesForm, plan == planStages)
 	showIf(s.capacityForm, plan == planCapacity)
+	showIf(s.contextForm, plan == planContext)
 	showIf(s.levelsForm, plan != planStages)
 	// Speculative decoding sends its own prompts: no prompt length.
 	if items := s.lengthItems(plan); len(items) != len(s.levelsForm.Items) {
 		s.levelsForm.Items = items
 		s.levelsForm.Refresh()
 	}
-	showIf(s.concForm, plan != planStages && plan != planCapacity)
-	// The capacity plan chooses each level's requests itself.
-	if plan == planCapacity {
+	showIf(s.concForm, plan != planStages && plan != planCapacity && plan != planContext)
+	// The capacity plan chooses each level's requests itself; the context
+	// plan sends its repeats.
+	if plan == planCapacity || plan == planContext {
 		s.requestsEntry.Disable()
 	} else {
 		s.requestsEntry.Enable()
@@ -377,8 +398,8 @@ func (s *BenchmarkScreen) onPlan() {
 
 // lengthItems are the length fields plan takes.
 func (s *BenchmarkScreen) lengthItems(plan string) []*widget.FormItem {
-	if plan == planSpecDec {
-		return []*widget.FormItem{s.outputItem}
+	if plan == planSpecDec || plan == planContext {
+		return []*widget.FormItem{s.outputItem} // they size their own prompts
 	}
 	return []*widget.FormItem{s.inputItem, s.outputItem}
 }
@@ -398,6 +419,8 @@ func defaultFields(plan string) planFields {
 	case planCapacity:
 		c := engine.DefaultCapacityPlan()
 		f.input, f.output, f.requests = fmt.Sprint(c.InputTokens), fmt.Sprint(c.OutputTokens), ""
+	case planContext:
+		f.output, f.requests = fmt.Sprint(engine.DefaultContextPlan().OutputTokens), ""
 	}
 	return f
 }
@@ -424,6 +447,9 @@ func (s *BenchmarkScreen) swapFields(plan string) {
 	case planCapacity:
 		s.requestsEntry.Validator = nil
 		s.requestsEntry.SetPlaceHolder("chosen per level: max(20, 3 × users)")
+	case planContext:
+		s.requestsEntry.Validator = nil
+		s.requestsEntry.SetPlaceHolder("the repeats at each depth")
 	default:
 		s.requestsEntry.Validator = countCheck("requests", 1)
 		s.requestsEntry.SetPlaceHolder("")
@@ -543,6 +569,14 @@ func (s *BenchmarkScreen) revalidate() {
 		var p engine.CapacityPlan
 		p, err = s.capacityFromForm()
 		input, output = p.InputTokens, p.OutputTokens
+	case planContext:
+		var p engine.ContextPlan
+		p, err = s.contextFromForm()
+		// Depths given are held to the context like any plan's prompts;
+		// chosen from the server's context, they fit by construction.
+		if len(p.Depths) > 0 {
+			input, output = slices.Max(p.Depths), p.OutputTokens
+		}
 	default:
 		var p engine.Plan
 		p, err = s.planFromForm()
@@ -662,6 +696,14 @@ func planSummary(s *BenchmarkScreen) string {
 	case planSpecDec:
 		p, _ := s.specDecFromForm()
 		return fmt.Sprintf("Speculative decoding: %d levels, natural stops on representative prompts, acceptance from the server's counters. Not publishable.", len(p.Levels))
+	case planContext:
+		p, _ := s.contextFromForm()
+		depths := "depths from the server's context (0, then doubling from 1k)"
+		if len(p.Depths) > 0 {
+			depths = "depths " + engine.FormatDepths(p.Depths)
+		}
+		return fmt.Sprintf("Context: %s; at each, %d × %d %s with a fresh prompt and a %d-token answer, then a cached follow-up. Kept in the history; never published.",
+			depths, p.Repeats, p.Users, results.Plural(p.Users, "user", "users at once"), p.OutputTokens)
 	case planCapacity:
 		p, _ := s.capacityFromForm()
 		return fmt.Sprintf("Capacity: concurrency doubling from 1 up to %d until a level misses per-user ≥ %s tok/s or TTFT p95 ≤ %s ms, then bisection; max(20, 3 × users) requests a level, %d input and %d output tokens. Kept in the history; never published.",
@@ -742,6 +784,46 @@ func (s *BenchmarkScreen) capacityFromForm() (engine.CapacityPlan, error) {
 	}
 	errs = append(errs, s.lengthsFromForm(&p.Plan)...)
 	errs = append(errs, s.runSettingsFromForm(&p.Plan)...)
+	if len(errs) == 0 {
+		if err := p.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return p, errors.Join(errs...)
+}
+
+// parseDepthsField reads the Depths field: empty chooses them from the
+// server's context (nil), else engine.ParseDepths.
+func parseDepthsField(v string) ([]int, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	return engine.ParseDepths(v)
+}
+
+// contextFromForm reads the context plan's settings.
+func (s *BenchmarkScreen) contextFromForm() (engine.ContextPlan, error) {
+	p := engine.DefaultContextPlan()
+	var errs []error
+	var err error
+	if p.Depths, err = parseDepthsField(s.depthsEntry.Text); err != nil {
+		errs = append(errs, fmt.Errorf("depths: %w", err))
+	}
+	if p.OutputTokens, err = engine.ParseCount("output tokens", s.outputEntry.Text, 2); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Repeats, err = engine.ParseCount("repeats", s.repeatsEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Users, err = engine.ParseCount("users", s.contextUsersEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Seed, p.FixedSeed, err = engine.ParseSeed(s.seedEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Timeout, err = engine.ParseTimeout(s.timeoutEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) == 0 {
 		if err := p.Validate(); err != nil {
 			errs = append(errs, err)

@@ -381,6 +381,12 @@ func (h *HistoryScreen) open(id string) {
 			return v.back, v.content
 		})
 		return
+	case storage.PlanContext:
+		openPlanDoc(h, id, h.u.lib.LoadContext, func(r *results.ContextResult) (*widget.Button, fyne.CanvasObject) {
+			v := newContextView(h.u, r, id, nil, h.closeRun)
+			return v.back, v.content
+		})
+		return
 	case storage.PlanCapacity:
 		openPlanDoc(h, id, h.u.lib.LoadCapacity, func(r *results.CapacityResult) (*widget.Button, fyne.CanvasObject) {
 			v := newCapacityView(h.u, r, id, nil, h.closeRun)

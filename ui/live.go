@@ -177,6 +177,15 @@ func (s *BenchmarkScreen) onRun() {
 		plan.Model = s.chosenModel()
 		plan.Simulated = simulated
 		run = s.runSpecDec(plan)
+	case planContext:
+		plan, err := s.contextFromForm()
+		if err != nil {
+			s.planNote.SetText(err.Error())
+			return
+		}
+		plan.Model = s.chosenModel()
+		plan.Simulated = simulated
+		run = s.runContext(plan)
 	case planCapacity:
 		plan, err := s.capacityFromForm()
 		if err != nil {
@@ -303,6 +312,21 @@ func (s *BenchmarkScreen) runCapacity(plan engine.CapacityPlan) planRun {
 		return func() {
 			s.u.rememberCheck(ep, r.Model, r.Local.Detection, err)
 			s.showView(newCapacityView(s.u, r, id, saveErr, s.backToSetup).content)
+		}
+	}
+}
+
+// runContext is the context plan.
+func (s *BenchmarkScreen) runContext(plan engine.ContextPlan) planRun {
+	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
+		r, err := engine.RunContext(ctx, plan, ep, obs)
+		if r == nil {
+			return func() { s.u.rememberCheck(ep, plan.Model, nil, err); s.runFailed(err) }
+		}
+		id, saveErr := s.u.lib.SaveContext("", r)
+		return func() {
+			s.u.rememberCheck(ep, r.Model, &r.Engine, err)
+			s.showView(newContextView(s.u, r, id, saveErr, s.backToSetup).content)
 		}
 	}
 }

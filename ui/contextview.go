@@ -1,0 +1,89 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/chart"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// ContextView shows a context result: the headline in words, prefill and
+// decode speed and TTFT cold against cached by depth (chart.ContextCharts),
+// and the table per depth with how it was measured under it.
+type ContextView struct {
+	content  fyne.CanvasObject
+	headline *widget.Label
+	problems *widget.Label // failures per depth, above the charts; nil when none
+	state    *widget.Label // how the prompts were sized, where the result is kept
+	method   *widget.Label // how the figures are made, and the run's warnings
+	rows     [][]string
+	speed    *ChartView
+	ttft     *ChartView
+	back     *widget.Button
+	saveAll  []*widget.Button // Save PNG… under each chart
+}
+
+func newContextView(u *App, r *results.ContextResult, id string, saveErr error, onBack func()) *ContextView {
+	t := r.Table()
+	v := &ContextView{rows: t.Rows}
+	title := widget.NewLabelWithStyle(fmt.Sprintf("Context depth: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title.Truncation = fyne.TextTruncateEllipsis
+	v.headline = widget.NewLabelWithStyle(r.Headline(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v.headline.Wrapping = fyne.TextWrapWord
+	problems := r.Problems()
+	if !r.Complete || len(problems) > 0 {
+		v.headline.Importance = widget.WarningImportance
+	}
+	notes := []string{capitalize(r.PromptsLine()) + "."}
+	if r.Local.Simulated {
+		notes = append(notes, "Simulated: made against the built-in simulator.")
+	}
+	notes = append(notes, "Kept on this machine; context results are never published.")
+	if saveErr != nil {
+		notes = append(notes, "It could not be saved in the history: "+saveErr.Error())
+	}
+	v.state = widget.NewLabel(strings.Join(notes, " "))
+	v.state.Wrapping = fyne.TextWrapWord
+
+	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
+	specs := chart.ContextCharts(r, palette)
+	v.speed = NewChartView("Two measured depths are needed for a chart.")
+	v.speed.SetSpec(specs[0])
+	v.ttft = NewChartView("Two measured depths are needed for a chart.")
+	v.ttft.SetSpec(specs[1])
+	chartWithSave := func(view *ChartView, title string) fyne.CanvasObject {
+		b := widget.NewButton("Save PNG…", func() { u.saveChart(view, title) })
+		v.saveAll = append(v.saveAll, b)
+		return container.NewBorder(nil, container.NewHBox(b), nil, nil, view)
+	}
+	charts := container.NewGridWithColumns(2, chartWithSave(v.speed, specs[0].Title), chartWithSave(v.ttft, specs[1].Title))
+
+	table := textTable(t.Rows, t.Columns)
+	v.back = widget.NewButton("New benchmark", onBack)
+	under := []string{capitalize(r.Method()) + "."}
+	for _, w := range r.Warnings {
+		under = append(under, "• "+w)
+	}
+	v.method = widget.NewLabel(strings.Join(under, "\n"))
+	v.method.Wrapping = fyne.TextWrapWord
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(v.back, showFileButton(u, id)), title), v.headline)
+	if len(problems) > 0 {
+		v.problems = widget.NewLabel(bullets(problems))
+		v.problems.Importance = widget.WarningImportance
+		v.problems.Wrapping = fyne.TextWrapWord
+		top.Add(v.problems)
+	}
+	top.Add(v.state)
+	// As the capacity view: the table scrolls with the notes under it, so
+	// the view fits a 1024×640 window.
+	body := container.NewVSplit(charts, container.NewVScroll(container.NewBorder(nil, v.method, nil, nil, table)))
+	body.Offset = 0.55
+	v.content = container.NewBorder(top, nil, nil, nil, body)
+	u.contextView = v
+	return v
+}

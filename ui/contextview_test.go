@@ -1,0 +1,62 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"github.com/kovara/desktop/storage"
+)
+
+// TestContextPlanRunViewHistory runs the context plan on the built-in
+// simulator (its depth model) from the Benchmark form, and finds its
+// result in History, where it opens again.
+func TestContextPlanRunViewHistory(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.selectEndpoint(SimulatorName)
+		b.planSelect.SetSelected(planContext)
+		if b.contextForm.Hidden || !b.concForm.Hidden || len(b.levelsForm.Items) != 1 || !b.requestsEntry.Disabled() || !b.manifestSelect.Disabled() {
+			t.Error("the context plan shows its depths, repeats, users and the answer's length, and takes no prompt length, levels, requests or manifest")
+		}
+		if b.outputEntry.Text != "128" {
+			t.Errorf("answer length %q, want the plan's default 128", b.outputEntry.Text)
+		}
+		b.depthsEntry.SetText("0,1x")
+		if !b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "depths: ") {
+			t.Errorf("bad depths: run enabled %v, note %q", !b.runButton.Disabled(), b.planNote.Text)
+		}
+		b.depthsEntry.SetText("0,1k,2k")
+		b.repeatsEntry.SetText("2")
+		b.outputEntry.SetText("16")
+		if b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Context: depths 0,1k,2k; at each, 2 × 1 user with a fresh prompt and a 16-token answer, then a cached follow-up.") {
+			t.Fatalf("context plan: %q", b.planNote.Text)
+		}
+		test.Tap(b.runButton)
+	})
+	h.waitFor("the context result", 120*time.Second, func() bool { return b.running == nil && b.shownResult })
+	check := func(where string) {
+		h.locked(func() {
+			v := h.u.contextView
+			if v == nil {
+				t.Fatalf("%s: no context view", where)
+			}
+			if len(v.rows) != 3 || !v.speed.ShowingChart() || !v.ttft.ShowingChart() || len(v.saveAll) != 2 {
+				t.Errorf("%s: %d rows, charts %q / %q", where, len(v.rows), v.speed.Text(), v.ttft.Text())
+			}
+			if v.headline.Text == "" || !strings.Contains(v.method.Text, "Prefill tok/s = cold prompt tokens") {
+				t.Errorf("%s: headline %q, method %q", where, v.headline.Text, v.method.Text)
+			}
+		})
+	}
+	check("after the run")
+	list, err := h.u.lib.List()
+	if err != nil || len(list) != 1 || list[0].Plan != storage.PlanContext {
+		t.Fatalf("library %+v, %v", list, err)
+	}
+	h.locked(func() { h.u.contextView = nil; h.u.historyScreen.reload(); h.u.historyScreen.open(list[0].ID) })
+	check("opened from History")
+}
