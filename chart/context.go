@@ -7,19 +7,27 @@ import (
 // Titles of a context result's two charts (docs/plans.md, the context
 // plan), which also name their PNG files.
 const (
-	ContextSpeedTitle = "Prefill and decode speed by context depth"
-	ContextTTFTTitle  = "Time to first token by context depth, cold and cached"
+	ContextPrefillTitle = "Cold prefill speed by context depth"
+	ContextDecodeTitle  = "Decode speed by context depth"
+	ContextTTFTTitle    = "Time to first token by context depth, cold and cached"
 )
 
 // ContextCharts are what a context result shows against depth, on a log
-// axis of the prompt tokens each depth's prompt really had: prefill and
-// decode tok/s of the cold requests, and TTFT cold against the cached
+// axis of the prompt tokens each depth's prompt really had: the cold
+// requests' prefill and decode tok/s, each on its own chart (prefill runs
+// at thousands of tokens a second where decode runs at tens: on one axis
+// decode would lie flat on the floor), and TTFT cold against the cached
 // follow-up. Each point is the median of the depth's repeats (the table
-// gives their spread).
+// gives their spread). The short prompt has no prefill point: a few
+// dozen tokens over a TTFT that is mostly the request's own overhead is
+// no prefill speed.
 func ContextCharts(r *results.ContextResult, p Palette) []Spec {
 	series := func(s results.ContextSeries, color int) Series {
 		out := Series{Name: s.String(), Kind: Line, Color: color}
 		for _, pt := range r.Points(s) {
+			if s == results.SeriesPrefill && pt.Depth == 0 {
+				continue
+			}
 			out.X, out.Y = append(out.X, pt.X), append(out.Y, pt.Y)
 		}
 		return out
@@ -33,7 +41,8 @@ func ContextCharts(r *results.ContextResult, p Palette) []Spec {
 			XTicks: ticks, Series: s, Palette: p}
 	}
 	return []Spec{
-		frame(ContextSpeedTitle, "tok/s", series(results.SeriesPrefill, 0), series(results.SeriesDecode, 1)),
+		frame(ContextPrefillTitle, "tok/s", series(results.SeriesPrefill, 0)),
+		frame(ContextDecodeTitle, "tok/s", series(results.SeriesDecode, 1)),
 		frame(ContextTTFTTitle, "ms", series(results.SeriesColdTTFT, 0), series(results.SeriesCachedTTFT, 2)),
 	}
 }

@@ -16,14 +16,12 @@ func contextResult() *results.ContextResult {
 		depth, got                    int
 		prefill, decode, ttft, cached float64
 	}{
-		{0, 24, 0, 60, 40, 30},
+		{0, 24, 6000, 60, 40, 30},
 		{1024, 1030, 2000, 55, 515, 45},
 		{8192, 8200, 1500, 40, 5466, 80},
 	} {
 		cd := results.ContextDepth{Depth: d.depth, PromptTokens: tok(d.got), DecodeTPS: sp(d.decode), TTFTMs: sp(d.ttft), CachedTTFTMs: sp(d.cached)}
-		if d.prefill > 0 {
-			cd.PrefillTPS = sp(d.prefill)
-		}
+		cd.PrefillTPS = sp(d.prefill)
 		r.Depths = append(r.Depths, cd)
 	}
 	return r
@@ -34,7 +32,7 @@ func contextResult() *results.ContextResult {
 func TestContextCharts(t *testing.T) {
 	t.Parallel()
 	specs := ContextCharts(contextResult(), Light())
-	if len(specs) != 2 || specs[0].Title != ContextSpeedTitle || specs[1].Title != ContextTTFTTitle {
+	if len(specs) != 3 || specs[0].Title != ContextPrefillTitle || specs[1].Title != ContextDecodeTitle || specs[2].Title != ContextTTFTTitle {
 		t.Fatalf("got %d charts", len(specs))
 	}
 	for _, s := range specs {
@@ -45,14 +43,14 @@ func TestContextCharts(t *testing.T) {
 			t.Errorf("%s: %v", s.Title, err)
 		}
 	}
-	speed, ttft := specs[0].Series, specs[1].Series
-	if got, want := len(speed[0].X), 2; got != want { // depth 0 has no prefill rate
+	prefill, decode, ttft := specs[0].Series, specs[1].Series, specs[2].Series
+	if got, want := len(prefill[0].X), 2; got != want { // the short prompt has no prefill point
 		t.Errorf("prefill points %d, want %d", got, want)
 	}
-	if speed[1].Y[2] != 40 || ttft[0].Y[2] != 5466 || ttft[1].Y[2] != 80 {
-		t.Errorf("decode %v, cold %v, cached %v: want the medians", speed[1].Y, ttft[0].Y, ttft[1].Y)
+	if decode[0].Y[2] != 40 || ttft[0].Y[2] != 5466 || ttft[1].Y[2] != 80 {
+		t.Errorf("decode %v, cold %v, cached %v: want the medians", decode[0].Y, ttft[0].Y, ttft[1].Y)
 	}
-	if speed[0].Name != "prefill tok/s (cold)" || ttft[1].Name != "TTFT, cached follow-up" {
-		t.Errorf("legends %q, %q", speed[0].Name, ttft[1].Name)
+	if prefill[0].Name != "prefill tok/s (cold)" || ttft[1].Name != "TTFT, cached follow-up" {
+		t.Errorf("legends %q, %q", prefill[0].Name, ttft[1].Name)
 	}
 }

@@ -22,7 +22,8 @@ type ContextView struct {
 	state    *widget.Label // how the prompts were sized, where the result is kept
 	method   *widget.Label // how the figures are made, and the run's warnings
 	rows     [][]string
-	speed    *ChartView
+	prefill  *ChartView
+	decode   *ChartView
 	ttft     *ChartView
 	back     *widget.Button
 	saveAll  []*widget.Button // Save PNG… under each chart
@@ -52,16 +53,19 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
 	specs := chart.ContextCharts(r, palette)
-	v.speed = NewChartView("Two measured depths are needed for a chart.")
-	v.speed.SetSpec(specs[0])
-	v.ttft = NewChartView("Two measured depths are needed for a chart.")
-	v.ttft.SetSpec(specs[1])
+	views := make([]*ChartView, len(specs))
+	for i, spec := range specs {
+		views[i] = NewChartView("Two measured depths are needed for a chart.")
+		views[i].SetSpec(spec)
+	}
+	v.prefill, v.decode, v.ttft = views[0], views[1], views[2]
 	chartWithSave := func(view *ChartView, title string) fyne.CanvasObject {
 		b := widget.NewButton("Save PNG…", func() { u.saveChart(view, title) })
 		v.saveAll = append(v.saveAll, b)
 		return container.NewBorder(nil, container.NewHBox(b), nil, nil, view)
 	}
-	charts := container.NewGridWithColumns(2, chartWithSave(v.speed, specs[0].Title), chartWithSave(v.ttft, specs[1].Title))
+	charts := container.NewGridWithColumns(3, chartWithSave(v.prefill, specs[0].Title),
+		chartWithSave(v.decode, specs[1].Title), chartWithSave(v.ttft, specs[2].Title))
 
 	table := textTable(t.Rows, t.Columns)
 	v.back = widget.NewButton("New benchmark", onBack)

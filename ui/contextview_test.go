@@ -44,8 +44,8 @@ func TestContextPlanRunViewHistory(t *testing.T) {
 			if v == nil {
 				t.Fatalf("%s: no context view", where)
 			}
-			if len(v.rows) != 3 || !v.speed.ShowingChart() || !v.ttft.ShowingChart() || len(v.saveAll) != 2 {
-				t.Errorf("%s: %d rows, charts %q / %q", where, len(v.rows), v.speed.Text(), v.ttft.Text())
+			if len(v.rows) != 3 || !v.prefill.ShowingChart() || !v.decode.ShowingChart() || !v.ttft.ShowingChart() || len(v.saveAll) != 3 {
+				t.Errorf("%s: %d rows, charts %q / %q / %q", where, len(v.rows), v.prefill.Text(), v.decode.Text(), v.ttft.Text())
 			}
 			if v.headline.Text == "" || !strings.Contains(v.method.Text, "Prefill tok/s = cold prompt tokens") {
 				t.Errorf("%s: headline %q, method %q", where, v.headline.Text, v.method.Text)
