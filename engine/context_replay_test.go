@@ -172,3 +172,50 @@ func TestContextReplaysLlamaCpp(t *testing.T) {
 		t.Errorf("the captured answer %q is too short to tell", want)
 	}
 }
+
+// TestContextRealLlamaCpp reads a whole context plan a real llama-server
+// b9749 answered (context.json: -np 1 -c 16384 --cache-ram 0, the tiny
+// model on this project's 2-core machine; docs/plans.md quotes it) and
+// holds it to what the plan claims of such a server: every decode within
+// 3 % of the server's own rate for the same request, every prefill from
+// 4k on within 3 % of its own (shallower, tokenizing and the request's way
+// weigh more against a short prompt eval), prompts within 2 % of their
+// depth, follow-ups served from the cache (cached tokens the whole cold
+// prompt) and at 4k and 8k at least five times faster than cold.
+func TestContextRealLlamaCpp(t *testing.T) {
+	t.Parallel()
+	res, err := results.DecodeContext(capture(t, "context.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Engine.Family != results.FamilyLlamaCpp || res.Engine.ContextLength != 16384 || !res.Complete || len(res.Depths) != 5 ||
+		!strings.Contains(res.Limit, "the next depth, 16384 tokens, would not fit") {
+		t.Fatalf("engine %+v, %d depths, limit %q", res.Engine, len(res.Depths), res.Limit)
+	}
+	for _, d := range res.Depths {
+		if d.OK != d.Conversations || d.Conversations != 3 {
+			t.Errorf("depth %d: %d of %d ok", d.Depth, d.OK, d.Conversations)
+		}
+		if d.Depth > 0 && math.Abs(*d.Off) > 0.02 {
+			t.Errorf("depth %d: prompts %+.1f %% off", d.Depth, *d.Off*100)
+		}
+		for _, c := range d.Runs {
+			cold, fu := c.Cold, c.FollowUp
+			if r := *cold.DecodeTPS / cold.Server.PredictedTPS; math.Abs(r-1) > 0.03 {
+				t.Errorf("depth %d: decode %.1f tok/s, the server's own %.1f", d.Depth, *cold.DecodeTPS, cold.Server.PredictedTPS)
+			}
+			if r := *cold.PrefillTPS / cold.Server.PromptTPS; d.Depth >= 4096 && math.Abs(r-1) > 0.03 {
+				t.Errorf("depth %d: prefill %.1f tok/s, the server's own %.1f", d.Depth, *cold.PrefillTPS, cold.Server.PromptTPS)
+			}
+			if math.Abs(float64(*fu.CachedTokens)/float64(cold.PromptTokens)-1) > 0.02 {
+				t.Errorf("depth %d: the follow-up had %d cached tokens of a %d-token cold prompt", d.Depth, *fu.CachedTokens, cold.PromptTokens)
+			}
+			if d.Depth >= 4096 && *cold.TTFTMs < 5**fu.TTFTMs {
+				t.Errorf("depth %d: cold TTFT %.1f ms, cached %.1f", d.Depth, *cold.TTFTMs, *fu.TTFTMs)
+			}
+		}
+	}
+	if n := len(res.Table().Rows); n != 5 {
+		t.Errorf("%d table rows", n)
+	}
+}

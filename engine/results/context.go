@@ -58,11 +58,14 @@ type ContextSettings struct {
 	OutputTokens int  `json:"output_tokens"`
 	// FollowUp is the new user turn of every follow-up, answered with
 	// FollowUpTokens tokens.
-	FollowUp       string  `json:"follow_up"`
-	FollowUpTokens int     `json:"follow_up_tokens"`
-	Repeats        int     `json:"repeats"`
-	Users          int     `json:"users"`
-	Temperature    float64 `json:"temperature"`
+	FollowUp       string `json:"follow_up"`
+	FollowUpTokens int    `json:"follow_up_tokens"`
+	Repeats        int    `json:"repeats"`
+	Users          int    `json:"users"`
+	// Warmup is the unmeasured requests sent before the first depth: one
+	// a user, of the short prompt and a whole answer.
+	Warmup      int     `json:"warmup"`
+	Temperature float64 `json:"temperature"`
 	// IgnoreEOS: ignore_eos went with every request (the server did not
 	// refuse it).
 	IgnoreEOS       bool    `json:"ignore_eos"`
