@@ -645,6 +645,13 @@ func (ru *run) stream() {
 		ru.tokenDone(now, done)
 		if i == 0 {
 			firstAt = now
+			// A first token that left after its time (the prefill's timer
+			// fired late on a busy machine) paces the answer from when it
+			// left, as a server decodes from the end of its prefill: the
+			// tokens after it do not catch up.
+			if before.After(deadline) {
+				deadline = before
+			}
 		}
 		lastAt = now
 		line = line[:0]

@@ -70,13 +70,14 @@ func TestDepthModelServes(t *testing.T) {
 		t.Fatalf("prompt tokens %d, want %d", tr.PromptTokens, words+11)
 	}
 	want := s.Config().PrefillTime(tr.PromptTokens, 0)
-	if got := tr.Chunks[0].Sub(tr.Admitted); got < want || got > want+5*time.Millisecond {
+	if got := tr.Chunks[0].Sub(tr.Admitted); got < want || got > want+20*time.Millisecond {
 		t.Errorf("cold: first token %v after admission, want %v", got, want)
 	}
-	// Tokens are paced against absolute deadlines, so the first-to-last
-	// span holds the schedule even when one token left late.
+	// Tokens are paced against absolute deadlines from the first token,
+	// so none comes before its time, and a late one does not move the
+	// last (a busy machine may still make the last one late).
 	span, wantSpan := tr.Chunks[len(tr.Chunks)-1].Sub(tr.Chunks[0]), s.Config().DecodeTime(tr.PromptTokens, len(tr.Chunks))
-	if span < wantSpan-5*time.Millisecond || span > wantSpan+5*time.Millisecond {
+	if span < wantSpan-time.Millisecond || span > wantSpan+20*time.Millisecond {
 		t.Errorf("first to last token %v, want %v", span, wantSpan)
 	}
 	if flat := 7 * cfg.TokenInterval; wantSpan < 2*flat {
@@ -111,7 +112,7 @@ func TestDepthModelServes(t *testing.T) {
 		t.Fatalf("the cache model serves %d of a %d-word prompt", cached, words)
 	}
 	want = s.Config().PrefillTime(ftr.PromptTokens, cached)
-	if got := ftr.Chunks[0].Sub(ftr.Admitted); got < want || got > want+5*time.Millisecond {
+	if got := ftr.Chunks[0].Sub(ftr.Admitted); got < want || got > want+20*time.Millisecond {
 		t.Errorf("follow-up: first token %v after admission, want %v", got, want)
 	}
 	last := follow.lines[len(follow.lines)-2].data // the usage chunk, before [DONE]
