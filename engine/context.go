@@ -160,27 +160,32 @@ func FormatDepths(depths []int) string {
 // fitDepth says whether depth d's conversation fits the context d
 // reports: the cold prompt, its answer and the follow-up's turn as one
 // prompt, and the follow-up's answer. nil when it fits or the context is
-// unknown.
-func (p ContextPlan) fitDepth(depth int, det *results.Detection) error {
+// unknown. lower names what to lower ("" for the CLI's flags).
+func (p ContextPlan) fitDepth(depth int, det *results.Detection, lower string) error {
 	ce := FitContext(depth+p.OutputTokens+contextTurnTokens, ContextFollowUpTokens, det)
 	if ce == nil {
 		return nil
 	}
-	ce.Lower = "the depths (--depths) or the answer (--output-tokens)"
+	ce.Lower = lower
+	if lower == "" {
+		ce.Lower = "the depths (--depths) or the answer (--output-tokens)"
+	}
 	return fmt.Errorf("depth %d does not fit: its follow-up sends the %d-token prompt, its %d-token answer and a new turn, so %w",
 		depth, depth, p.OutputTokens, ce)
 }
 
 // Fit holds the plan's given depths to the context d reports: nil when
 // every depth fits (or the depths are chosen, or the context is unknown),
-// else why the deepest does not, with the family's fix. The app calls it
-// before Run with the endpoint's last check; RunContext with this run's.
-func (p ContextPlan) Fit(det *results.Detection) error {
+// else why the deepest does not, with the family's fix; lower names what
+// to lower in the caller's words ("" names the CLI's flags). The app calls
+// it before Run with the endpoint's last check; RunContext with this
+// run's.
+func (p ContextPlan) Fit(det *results.Detection, lower string) error {
 	p = p.withDefaults()
 	if len(p.Depths) == 0 {
 		return nil
 	}
-	return p.fitDepth(p.Depths[len(p.Depths)-1], det)
+	return p.fitDepth(p.Depths[len(p.Depths)-1], det, lower)
 }
 
 // ContextDepths are the depths the plan measures on a server whose
@@ -193,7 +198,7 @@ func ContextDepths(p ContextPlan, det *results.Detection) []int {
 	}
 	out := []int{0}
 	for d := contextFirstDepth; d <= maxContextDepth; d *= 2 {
-		if p.fitDepth(d, det) != nil || (d > contextMaxDepth && (det == nil || det.ContextLength <= 0)) {
+		if p.fitDepth(d, det, "") != nil || (d > contextMaxDepth && (det == nil || det.ContextLength <= 0)) {
 			break
 		}
 		out = append(out, d)
@@ -258,7 +263,7 @@ func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer
 		return nil, err
 	}
 	knownAtStart := cr.detection != nil && cr.detection.ContextLength > 0
-	if err := plan.Fit(cr.detection); err != nil {
+	if err := plan.Fit(cr.detection, ""); err != nil {
 		return nil, &PlanError{Err: err}
 	}
 	cr.res = cr.newResult()
@@ -279,7 +284,7 @@ func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer
 	if !knownAtStart && plan.Depths != nil {
 		// Learned only now: keep the depths that fit and say why the
 		// rest are left out, as a server that cuts prompts is treated.
-		for len(depths) > 0 && plan.fitDepth(depths[len(depths)-1], cr.detection) != nil {
+		for len(depths) > 0 && plan.fitDepth(depths[len(depths)-1], cr.detection, "") != nil {
 			depths = depths[:len(depths)-1]
 		}
 		if len(depths) < len(plan.Depths) {

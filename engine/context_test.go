@@ -178,13 +178,17 @@ func TestContextDepths(t *testing.T) {
 	}
 	p := DefaultContextPlan()
 	p.Depths = []int{0, 16384}
-	err := p.Fit(ctx16k)
+	err := p.Fit(ctx16k, "")
 	var ce *ContextError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "depth 16384 does not fit") || !strings.Contains(err.Error(), "llama-server: -c") {
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "depth 16384 does not fit") || !strings.Contains(err.Error(), "llama-server: -c") ||
+		!strings.Contains(err.Error(), "lower the depths (--depths) or the answer (--output-tokens)") {
 		t.Errorf("Fit(16k on 16k) = %v", err)
 	}
+	if err := p.Fit(ctx16k, "the depths or the answer length"); err == nil || !strings.Contains(err.Error(), "lower the depths or the answer length, or start") {
+		t.Errorf("Fit in the app's words = %v", err)
+	}
 	p.Depths = []int{0, 8192}
-	if err := p.Fit(ctx16k); err != nil {
+	if err := p.Fit(ctx16k, ""); err != nil {
 		t.Errorf("Fit(8k on 16k) = %v", err)
 	}
 }
@@ -307,7 +311,7 @@ func TestFollowUpBody(t *testing.T) {
 	c := newConn(Endpoint{}, Base{}, time.Now())
 	o := requestOpts{model: "m", maxTokens: 16, words: 5, seed: 7, answer: []byte(`He said \"hi\"\n`), followUp: ContextFollowUp}
 	var body struct {
-		Messages []struct{ Role, Content string }
+		Messages  []struct{ Role, Content string }
 		MaxTokens int `json:"max_tokens"`
 	}
 	if err := json.Unmarshal(c.buildBody(o, 42), &body); err != nil {
@@ -321,5 +325,35 @@ func TestFollowUpBody(t *testing.T) {
 	o.followUp = ""
 	if err := json.Unmarshal(c.buildBody(o, 42), &body); err != nil || len(body.Messages) != 1 {
 		t.Errorf("one turn: %+v, %v", body, err)
+	}
+}
+
+// TestContextStop: Stop during a depth keeps the depths measured so far,
+// marks the result incomplete and the depth it cut partial, and says
+// where it stopped.
+func TestContextStop(t *testing.T) {
+	t.Parallel()
+	cfg := sim.ContextDemo()
+	cfg.PrefillRate, cfg.TokenInterval = 200000, 2*time.Millisecond
+	_, url := startSim(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := DefaultContextPlan()
+	p.Depths, p.OutputTokens, p.Repeats = []int{0, 1024, 2048}, 64, 2
+	log := func(line string) {
+		if strings.HasPrefix(line, "depth 1k:") {
+			// Stop while the first 1k answer streams.
+			time.AfterFunc(30*time.Millisecond, cancel)
+		}
+	}
+	res, err := RunContext(ctx, p, Endpoint{URL: url}, Observer{Log: log})
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "depth 1k (2 of 3)") {
+		t.Fatalf("err %v", err)
+	}
+	if res == nil || res.Complete || len(res.Depths) != 2 || res.Depths[0].OK != 2 || !res.Depths[1].Partial {
+		t.Fatalf("result %+v", res)
+	}
+	if h := res.Headline(); !strings.HasPrefix(h, "Stopped before every depth was measured; so far: ") {
+		t.Errorf("headline %s", h)
 	}
 }
