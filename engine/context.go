@@ -299,6 +299,10 @@ func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer
 			next, det.ContextLength, det.ContextSource)
 	}
 	res.Settings.Depths = depths
+	if det := cr.detection; det != nil && det.ParallelSlots > 0 && plan.Users > det.ParallelSlots {
+		cr.warn("the server serves %d %s at a time (%s), and each round sends %d at once: the rest wait for a slot, so their TTFT and prefill include that wait; %s",
+			det.ParallelSlots, results.Plural(det.ParallelSlots, "request", "requests"), det.ParallelSource, plan.Users, results.ParallelFix(det.Family, plan.Users))
+	}
 	total := len(depths) * plan.Repeats * plan.Users * 2
 	obs.Live.start(cr.clock, len(depths), total)
 	if len(depths) == 0 {

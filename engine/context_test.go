@@ -138,6 +138,12 @@ func TestContextRun(t *testing.T) {
 			t.Errorf("depth %d: a figure is missing: %+v", d.Depth, d)
 		}
 	}
+	// The demo's server has one slot: the second user of each round waits.
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.Contains(w, "the server serves 1 request at a time") && strings.Contains(w, "each round sends 2 at once")
+	}) {
+		t.Errorf("no queueing warning: %q", res.Warnings)
+	}
 	if s := live.Snapshot(); s.Phase != PhaseDone || s.OverallTotal != 3*2*2*2 || s.Context == nil || s.Context.Depth != 2048 {
 		t.Errorf("live at the end: phase %q, total %d, context %+v", s.Phase, s.OverallTotal, s.Context)
 	}
