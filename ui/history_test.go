@@ -202,6 +202,17 @@ func (h *harness) seedEveryKind(url string) map[string]string {
 	c.Local.EndpointName = "lab box"
 	id, err = h.u.lib.SaveCapacity("", c)
 	save(storage.PlanCapacity, id, err)
+	data, err = os.ReadFile("../engine/testdata/llamacpp-b9749/context.json")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cx, err := results.DecodeContext(data)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cx.Local.EndpointName, cx.Model = "lab box", model
+	id, err = h.u.lib.SaveContext("", cx)
+	save(storage.PlanContext, id, err)
 	return ids
 }
 
@@ -217,7 +228,7 @@ func TestHistoryFilterListsEveryKind(t *testing.T) {
 	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
-		want := []string{kindAll, "hardware", "protocol", "capacity", "three stages", "spec decoding"}
+		want := []string{kindAll, "hardware", "protocol", "capacity", "three stages", "spec decoding", "context"}
 		if got := hs.kindSelect.Options; strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("kind filter offers %q, want %q", got, want)
 		}
@@ -301,8 +312,8 @@ func TestHistoryDeleteNamesTheRuns(t *testing.T) {
 		}
 		test.Tap(hs.deleteButton)
 		text := test.RenderObjectToMarkup(h.win.Canvas().Overlays().Top())
-		if !strings.Contains(text, "Delete these 6 runs from the history?") {
-			t.Errorf("the confirmation does not count six runs:\n%s", text)
+		if !strings.Contains(text, "Delete these 7 runs from the history?") {
+			t.Errorf("the confirmation does not count seven runs:\n%s", text)
 		}
 		first := hs.all[0]
 		if line := "• " + historyCell(first, 1, nil) + " · Qwen3-30B-A3B-Instruct-2507-Q4_K_M · lab box · " + storage.KindName(first.RunKind); !strings.Contains(text, line) {
@@ -311,11 +322,11 @@ func TestHistoryDeleteNamesTheRuns(t *testing.T) {
 		if got := strings.Count(text, "• "); got != deleteNamed {
 			t.Errorf("%d runs named, want %d", got, deleteNamed)
 		}
-		if !strings.Contains(text, "and 2 more") {
+		if !strings.Contains(text, "and 3 more") {
 			t.Error("the confirmation does not say how many more")
 		}
 		h.tapInOverlay("Keep")
-		if len(hs.all) != 6 {
+		if len(hs.all) != 7 {
 			t.Fatalf("Keep deleted runs: %d left", len(hs.all))
 		}
 
@@ -335,8 +346,8 @@ func TestHistoryDeleteNamesTheRuns(t *testing.T) {
 			t.Errorf("the unreadable file's confirmation:\n%s", text)
 		}
 		h.tapInOverlay("Delete")
-		if len(hs.all) != 4 {
-			t.Errorf("after two deletes %d runs, want 4", len(hs.all))
+		if len(hs.all) != 5 {
+			t.Errorf("after two deletes %d runs, want 5", len(hs.all))
 		}
 	})
 	// "1 run", not "1 runs".
