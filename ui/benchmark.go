@@ -572,10 +572,13 @@ func (s *BenchmarkScreen) revalidate() {
 	case planContext:
 		var p engine.ContextPlan
 		p, err = s.contextFromForm()
-		// Depths given are held to the context like any plan's prompts;
-		// chosen from the server's context, they fit by construction.
-		if len(p.Depths) > 0 {
-			input, output = slices.Max(p.Depths), p.OutputTokens
+		// Depths given are held to the context like any plan's prompts,
+		// with room for the follow-up; chosen from the server's context,
+		// they fit by construction.
+		if err == nil && s.endpointSelect.Selected != "" {
+			if why := s.u.contextPlanProblem(s.endpointSelect.Selected, s.chosenModel(), p); why != "" {
+				err = errors.New(why)
+			}
 		}
 	default:
 		var p engine.Plan

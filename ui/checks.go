@@ -96,6 +96,26 @@ func (u *App) contextProblem(name, model string, input, output int) string {
 	return "Cannot run: " + ce.Error() + "."
 }
 
+// contextPlanProblem is contextProblem for the context plan: its deepest
+// depth given, with the answer and the follow-up's turn, against the
+// context the endpoint's last check read (engine.ContextPlan.Fit).
+func (u *App) contextPlanProblem(name, model string, p engine.ContextPlan) string {
+	d := u.checkedDetection(name, model)
+	if d == nil {
+		return ""
+	}
+	at := *d
+	if at.ContextSource != "" {
+		at.ContextSource += ", at the endpoint's last check"
+	} else {
+		at.ContextSource = "at the endpoint's last check"
+	}
+	if err := p.Fit(&at, "the depths or the output tokens"); err != nil {
+		return "Cannot run: " + err.Error() + "."
+	}
+	return ""
+}
+
 // detectionOf is a run's endpoint detection, or nil without a run.
 func detectionOf(f *results.File) *results.Detection {
 	if f == nil {

@@ -59,4 +59,20 @@ func TestContextPlanRunViewHistory(t *testing.T) {
 	}
 	h.locked(func() { h.u.contextView = nil; h.u.historyScreen.reload(); h.u.historyScreen.open(list[0].ID) })
 	check("opened from History")
+
+	// The run told the app the simulator's context (16,384 tokens): a
+	// depth that would not fit with its answer and follow-up is refused
+	// before Run, in the plan's own words.
+	h.locked(func() {
+		b.backToSetup()
+		b.depthsEntry.SetText("0,1k,16k")
+		if !b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Cannot run: depth 16384 does not fit: its follow-up sends the 16384-token prompt") ||
+			!strings.Contains(b.planNote.Text, "at the endpoint's last check") || !strings.Contains(b.planNote.Text, "the depths or the output tokens") {
+			t.Errorf("a depth beyond the context: run enabled %v, note %q", !b.runButton.Disabled(), b.planNote.Text)
+		}
+		b.depthsEntry.SetText("0,1k,8k")
+		if b.runButton.Disabled() {
+			t.Errorf("8k fits in 16,384 tokens: %q", b.planNote.Text)
+		}
+	})
 }
