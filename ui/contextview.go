@@ -70,6 +70,9 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 	table := textTable(t.Rows, t.Columns)
 	v.back = widget.NewButton("New benchmark", onBack)
 	under := []string{capitalize(r.Method()) + "."}
+	if n := r.TimerNote(); n != "" {
+		under = append(under, capitalize(n)+".")
+	}
 	for _, w := range r.Warnings {
 		under = append(under, "• "+w)
 	}
