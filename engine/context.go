@@ -496,8 +496,13 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 		p.Users, results.Plural(p.Users, "user", "users"), p.Repeats, results.Plural(p.Repeats, "repeat", "repeats"))
 	cd := results.ContextDepth{Depth: depth, Words: words}
 	cr.obs.Live.setContext(ContextProgress{Depth: depth, Repeat: 1, Repeats: p.Repeats})
-	set := cr.openSlots(ctx, cr.obs.Live.beginStage(PhaseContextCold, index+1, p.Users, p.Users, p.OutputTokens), true)
+	// One live stage for the whole depth, every cold request and
+	// follow-up of its repeats: a stage of one request each would show
+	// its counters at 0 and its progress at 0 % nearly all the time.
+	set := cr.openSlots(ctx, cr.obs.Live.beginStage(PhaseContextCold, index+1, p.Users, 2*p.Users*p.Repeats, p.OutputTokens), true)
 	defer set.close()
+	finished := 0
+	defer func() { cr.obs.Live.endLevel(finished) }()
 	if set.openFailed > 0 {
 		cr.warn("%s, %d of %d connections could not be opened ahead; their first request includes connecting", results.AtDepth(depth), set.openFailed, p.Users)
 	}
@@ -509,9 +514,7 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 	var firstMsgs []string
 	for rep := range p.Repeats {
 		cr.obs.Live.setContext(ContextProgress{Depth: depth, Repeat: rep + 1, Repeats: p.Repeats})
-		if rep > 0 {
-			set.setLive(cr.obs.Live.beginStage(PhaseContextCold, index+1, p.Users, p.Users, p.OutputTokens))
-		}
+		cr.obs.Live.setPhase(PhaseContextCold)
 		first := cr.next
 		cr.next += int64(p.Users)
 		opts := cr.opts
@@ -519,7 +522,7 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 		cold := set.run(ctx, loadSpec{oneEach: true, timeout: p.Timeout, request: func(k int) (requestOpts, int64) {
 			return opts, first + int64(k)
 		}})
-		cr.obs.Live.endLevel(p.Users)
+		finished += p.Users
 		answers := make([][]byte, len(set.conns))
 		var okConns []*conn
 		var okUsers []int
@@ -535,14 +538,14 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 		var follow loadRun
 		if len(okConns) > 0 && ctx.Err() == nil {
 			fset := &slotSet{s: set.s, conns: okConns}
-			fset.setLive(cr.obs.Live.beginStage(PhaseContextFollowUp, index+1, len(okConns), len(okConns), ContextFollowUpTokens))
+			cr.obs.Live.setPhase(PhaseContextFollowUp) // on the depth's stage: its slots are the conns' own
 			follow = fset.run(ctx, loadSpec{oneEach: true, timeout: p.Timeout, request: func(k int) (requestOpts, int64) {
 				u := okUsers[k]
 				o := opts
 				o.maxTokens, o.answer, o.followUp = ContextFollowUpTokens, answers[u], ContextFollowUp
 				return o, first + int64(u)
 			}})
-			cr.obs.Live.endLevel(len(okConns))
+			finished += len(okConns)
 		}
 		cd.Samples = append(cd.Samples, results.ContextSamples{Repeat: rep + 1, Cold: cold.samples(), FollowUp: follow.samplesOrNil()})
 		for i := range set.conns {

@@ -89,6 +89,7 @@ type watched struct {
 	left     bool
 	describe string
 	progress float64
+	done     int // the most finished requests of a stage seen
 }
 
 func watch(live *Live) (stop func() map[Phase]*watched) {
@@ -118,6 +119,7 @@ func watch(live *Live) (stop func() map[Phase]*watched) {
 			w.left = w.left || s.Left > 0
 			w.describe = s.Describe()
 			w.progress = max(w.progress, s.Progress)
+			w.done = max(w.done, s.LevelDone)
 		}
 	}()
 	return func() map[Phase]*watched {
@@ -159,6 +161,12 @@ func TestLiveEveryPlan(t *testing.T) {
 			_, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
 		}, []Phase{PhaseSpecDec}, map[Phase]string{PhaseSpecDec: "Speculative decoding, level 2 of 2"}, 2 * len(SpecDecPrompts)},
+		{"context", func(url string, obs Observer) error {
+			p := DefaultContextPlan()
+			p.Depths, p.Repeats, p.OutputTokens, p.Timeout = []int{0, 1024}, 2, 64, 30*time.Second
+			_, err := RunContext(context.Background(), p, Endpoint{URL: url}, obs)
+			return err
+		}, []Phase{PhaseContextCold, PhaseContextFollowUp}, map[Phase]string{PhaseContextCold: "Context depth"}, 2 * 2 * 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,6 +192,14 @@ func TestLiveEveryPlan(t *testing.T) {
 				}
 				if want := tt.words[ph]; want != "" && !strings.HasPrefix(w.describe, want) {
 					t.Errorf("%s: says %q, want it to begin %q", ph, w.describe, want)
+				}
+			}
+			// A depth of the context plan is one stage: its finished
+			// requests add up across its repeats (once a stage a request,
+			// they showed 0 nearly all the time).
+			if tt.name == "context" {
+				if w := seen[PhaseContextFollowUp]; w == nil || w.done < 3 {
+					t.Errorf("context: finished requests of a depth seen at most %+v, want them to add up past a round", w)
 				}
 			}
 			if d := seen[PhaseDone]; d == nil || d.progress != 1 {
