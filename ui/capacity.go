@@ -62,33 +62,16 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 	v.speed.SetSpec(capacitySpeedSpec(r, palette))
 	v.ttft = NewChartView("Two probed levels are needed for a chart.")
 	v.ttft.SetSpec(capacityTTFTSpec(r, palette))
-	chartWithSave := func(view *ChartView, title string) fyne.CanvasObject {
-		b := widget.NewButton("Save PNG…", func() { u.saveChart(view, title) })
-		v.saveAll = append(v.saveAll, b)
-		return container.NewBorder(nil, container.NewHBox(b), nil, nil, view)
-	}
 	charts := container.NewGridWithColumns(2,
-		chartWithSave(v.speed, capacitySpeedSpec(r, palette).Title),
-		chartWithSave(v.ttft, capacityTTFTSpec(r, palette).Title))
+		savableChart(u, v.speed, capacitySpeedSpec(r, palette).Title, &v.saveAll),
+		savableChart(u, v.ttft, capacityTTFTSpec(r, palette).Title, &v.saveAll))
 
 	table := textTable(t.Rows, t.Columns)
 	v.back = widget.NewButton("New benchmark", onBack)
 	problems, notes := results.Split(r.Warnings())
 	v.warnings = widget.NewLabel(notesText(notes, len(problems) > 0))
 	v.warnings.Wrapping = fyne.TextWrapWord
-	// The buttons share the title's row and the table scrolls with the
-	// notes under it, so the view fits a 1024×640 window (docs/plans.md).
-	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(v.back, showFileButton(u, id)), title), v.headline)
-	if len(problems) > 0 {
-		v.problems = widget.NewLabel(bullets(problems))
-		v.problems.Importance = widget.WarningImportance
-		v.problems.Wrapping = fyne.TextWrapWord
-		top.Add(v.problems)
-	}
-	top.Add(v.state)
-	body := container.NewVSplit(charts, container.NewVScroll(container.NewBorder(nil, v.warnings, nil, nil, table)))
-	body.Offset = 0.55
-	v.content = container.NewBorder(top, nil, nil, nil, body)
+	v.content, v.problems = planPage(u, id, title, v.back, v.headline, v.state, v.warnings, problems, charts, table)
 	return v
 }
 

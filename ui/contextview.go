@@ -59,13 +59,8 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 		views[i].SetSpec(spec)
 	}
 	v.prefill, v.decode, v.ttft = views[0], views[1], views[2]
-	chartWithSave := func(view *ChartView, title string) fyne.CanvasObject {
-		b := widget.NewButton("Save PNG…", func() { u.saveChart(view, title) })
-		v.saveAll = append(v.saveAll, b)
-		return container.NewBorder(nil, container.NewHBox(b), nil, nil, view)
-	}
-	charts := container.NewGridWithColumns(3, chartWithSave(v.prefill, specs[0].Title),
-		chartWithSave(v.decode, specs[1].Title), chartWithSave(v.ttft, specs[2].Title))
+	charts := container.NewGridWithColumns(3, savableChart(u, v.prefill, specs[0].Title, &v.saveAll),
+		savableChart(u, v.decode, specs[1].Title, &v.saveAll), savableChart(u, v.ttft, specs[2].Title, &v.saveAll))
 
 	table := textTable(t.Rows, t.Columns)
 	v.back = widget.NewButton("New benchmark", onBack)
@@ -78,19 +73,7 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 	}
 	v.method = widget.NewLabel(strings.Join(under, "\n"))
 	v.method.Wrapping = fyne.TextWrapWord
-	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(v.back, showFileButton(u, id)), title), v.headline)
-	if len(problems) > 0 {
-		v.problems = widget.NewLabel(bullets(problems))
-		v.problems.Importance = widget.WarningImportance
-		v.problems.Wrapping = fyne.TextWrapWord
-		top.Add(v.problems)
-	}
-	top.Add(v.state)
-	// As the capacity view: the table scrolls with the notes under it, so
-	// the view fits a 1024×640 window.
-	body := container.NewVSplit(charts, container.NewVScroll(container.NewBorder(nil, v.method, nil, nil, table)))
-	body.Offset = 0.55
-	v.content = container.NewBorder(top, nil, nil, nil, body)
+	v.content, v.problems = planPage(u, id, title, v.back, v.headline, v.state, v.method, problems, charts, table)
 	u.contextView = v
 	return v
 }
