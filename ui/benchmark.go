@@ -702,8 +702,13 @@ func planSummary(s *BenchmarkScreen) string {
 	case planContext:
 		p, _ := s.contextFromForm()
 		depths := "depths from the server's context (0, then doubling from 1k)"
-		if len(p.Depths) > 0 {
+		switch d := s.u.checkedDetection(s.endpointSelect.Selected, s.chosenModel()); {
+		case len(p.Depths) > 0:
 			depths = "depths " + engine.FormatDepths(p.Depths)
+		case d != nil && d.ContextLength > 0:
+			// What will run, from the context the last check read.
+			depths = fmt.Sprintf("depths %s (what fits the server's context of %d tokens at the endpoint's last check)",
+				engine.FormatDepths(engine.ContextDepths(p, d)), d.ContextLength)
 		}
 		return fmt.Sprintf("Context: %s; at each, %d × %d %s with a fresh prompt and a %d-token answer, then a cached follow-up. Kept in the history; never published.",
 			depths, p.Repeats, p.Users, results.Plural(p.Users, "user", "users at once"), p.OutputTokens)

@@ -74,5 +74,10 @@ func TestContextPlanRunViewHistory(t *testing.T) {
 		if b.runButton.Disabled() {
 			t.Errorf("8k fits in 16,384 tokens: %q", b.planNote.Text)
 		}
+		// Left to the server's context, the note says which depths that is.
+		b.depthsEntry.SetText("")
+		if want := "Context: depths 0,1k,2k,4k,8k (what fits the server's context of 16384 tokens at the endpoint's last check);"; !strings.HasPrefix(b.planNote.Text, want) {
+			t.Errorf("note %q, want it to begin %q", b.planNote.Text, want)
+		}
 	})
 }
