@@ -96,9 +96,12 @@ test-fuzz:
 	done
 
 # The keyring tests against a real Secret Service (gnome-keyring in a
-# private D-Bus session with a throwaway keyring).
+# private D-Bus session with a throwaway keyring). One package at a time:
+# both write into the one keyring, and two at once once made the daemon
+# register an item twice and refuse to unlock ("failed to unlock correct
+# collection 'login'").
 test-keyring:
-	scripts/with-keyring.sh $(GO) test -race -count=1 -run 'Key|Secret|Trace' ./storage/ ./cmd/kovara-bench/
+	scripts/with-keyring.sh $(GO) test -p 1 -race -count=1 -run 'Key|Secret|Trace' ./storage/ ./cmd/kovara-bench/
 
 # The app in a real window under Xvfb: runs the demo, screenshots the
 # result and checks it is not blank.
