@@ -21,8 +21,9 @@ const (
 )
 
 // ChartView shows one chart, or a line of text while there is nothing to draw
-// yet. It renders a chart.Spec with chart.Render at the widget's own size and
-// re-renders the last spec whenever it is resized.
+// yet. It renders a chart.Spec with chart.Render (or a request timeline with
+// chart.RenderTimeline) at the widget's own size and renders it again
+// whenever it is resized.
 //
 // ChartView is not safe for concurrent use: call its methods on the Fyne UI
 // goroutine, and wrap calls from other goroutines (progress readers, samplers)
@@ -31,8 +32,12 @@ type ChartView struct {
 	widget.BaseWidget
 
 	placeholder string
-	spec        chart.Spec
-	hasSpec     bool
+	// draw renders what the view shows at a size in device pixels; nil
+	// while it shows text. title names it (the PNG's name), failed
+	// prefixes a rendering error shown in its place.
+	draw        func(w, h int, scale float64) (*image.RGBA, error)
+	title       string
+	failed      string
 	rendered    *image.RGBA
 	renderedFor [2]int // pixel size of the last rendering attempt
 	err         error
@@ -80,9 +85,44 @@ func (v *ChartView) CreateRenderer() fyne.WidgetRenderer {
 // With too few points the placeholder text is shown instead of a chart; any
 // other rendering failure is shown as text in the same place.
 func (v *ChartView) SetSpec(spec chart.Spec) {
-	v.spec = spec
-	v.hasSpec = true
+	v.setDraw(spec.Title, "Chart unavailable: ", func(w, h int, scale float64) (*image.RGBA, error) {
+		spec.Width, spec.Height, spec.Scale = w, h, scale
+		return chart.Render(spec)
+	})
+}
+
+// SetTimeline shows a request timeline (chart.RenderTimeline) as SetSpec
+// shows a chart; its Width, Height and Scale are the view's.
+func (v *ChartView) SetTimeline(spec chart.TimelineSpec) {
+	v.setDraw(spec.Title, "Timeline unavailable: ", func(w, h int, scale float64) (*image.RGBA, error) {
+		spec.Width, spec.Height, spec.Scale = w, h, scale
+		return chart.RenderTimeline(spec)
+	})
+}
+
+func (v *ChartView) setDraw(title, failed string, draw func(w, h int, scale float64) (*image.RGBA, error)) {
+	v.draw, v.title, v.failed = draw, title, failed
 	v.render()
+}
+
+// SetText shows a sentence in place of what the view drew, until the next
+// SetSpec or SetTimeline.
+func (v *ChartView) SetText(text string) {
+	v.draw, v.rendered, v.err = nil, nil, nil
+	v.image.Image = nil
+	v.image.Hide()
+	v.label.Importance = widget.MediumImportance
+	v.label.SetText(text)
+	v.label.Show()
+}
+
+// Title is the title of what is drawn ("" while text shows): the name
+// its PNG is offered under.
+func (v *ChartView) Title() string {
+	if v.draw == nil {
+		return ""
+	}
+	return v.title
 }
 
 // SetPlaceholder changes the text shown while there is nothing to draw.
@@ -97,7 +137,7 @@ func (v *ChartView) SetPlaceholder(text string) {
 // size.
 func (v *ChartView) Resize(size fyne.Size) {
 	v.BaseWidget.Resize(size)
-	if v.hasSpec {
+	if v.draw != nil {
 		if w, h, _ := v.pixelSize(); w != v.renderedFor[0] || h != v.renderedFor[1] {
 			v.render()
 		}
@@ -143,9 +183,7 @@ func (v *ChartView) pixelSize() (int, int, float64) {
 func (v *ChartView) render() {
 	w, h, scale := v.pixelSize()
 	v.renderedFor = [2]int{w, h}
-	spec := v.spec
-	spec.Width, spec.Height, spec.Scale = w, h, scale
-	img, err := chart.Render(spec)
+	img, err := v.draw(w, h, scale)
 	switch {
 	case err == nil:
 		v.rendered, v.err = img, nil
@@ -156,10 +194,12 @@ func (v *ChartView) render() {
 		return
 	case errors.Is(err, chart.ErrTooFewPoints):
 		v.err = nil
+		v.label.Importance = widget.LowImportance
 		v.label.SetText(v.placeholder)
 	default:
 		v.err = err
-		v.label.SetText("Chart unavailable: " + err.Error())
+		v.label.Importance = widget.LowImportance
+		v.label.SetText(v.failed + err.Error())
 	}
 	v.rendered = nil
 	v.image.Image = nil
@@ -186,7 +226,7 @@ func (r *chartViewRenderer) MinSize() fyne.Size {
 func (r *chartViewRenderer) Refresh() {
 	// A change of canvas scale (the window moved to another screen) arrives
 	// as a refresh, not a resize.
-	if v := r.view; v.hasSpec {
+	if v := r.view; v.draw != nil {
 		if w, h, _ := v.pixelSize(); w != v.renderedFor[0] || h != v.renderedFor[1] {
 			v.render()
 		}

@@ -158,21 +158,21 @@ func TestResultTimeline(t *testing.T) {
 			t.Fatalf("level chooser %v, want 1 user and 4 users", tl.level)
 		}
 		view := tl.views[0]
-		if tl.level.Selected != "4 users" || tl.shown != 4 || !view.ShowingTimeline() || view.Title() != "Every request at 4 users" {
+		if tl.level.Selected != "4 users" || tl.shown != 4 || !view.ShowingChart() || view.Title() != "Every request at 4 users" {
 			t.Fatalf("shown first: %q (%d users), drawn %v, title %q; want the 4-user level drawn",
-				tl.level.Selected, tl.shown, view.ShowingTimeline(), view.Title())
+				tl.level.Selected, tl.shown, view.ShowingChart(), view.Title())
 		}
-		if got, want := len(view.spec.Requests), 8; view.spec.Slots != 4 || got != want {
-			t.Errorf("the 4-user timeline has %d users and %d requests, want 4 and %d", view.spec.Slots, got, want)
+		if got, want := len(tl.specs[0].Requests), 8; tl.specs[0].Slots != 4 || got != want {
+			t.Errorf("the 4-user timeline has %d users and %d requests, want 4 and %d", tl.specs[0].Slots, got, want)
 		}
 		if b := view.Image().Bounds(); b.Dx() < 600 || b.Dy() < chartViewMinHeight {
 			t.Errorf("drawn at %v, not at the tab's size", b)
 		}
 
 		tl.level.SetSelected("1 user")
-		if tl.shown != 1 || view.Title() != "Every request at 1 user" || view.spec.Slots != 1 || len(view.spec.Requests) != 8 {
+		if tl.shown != 1 || view.Title() != "Every request at 1 user" || tl.specs[0].Slots != 1 || len(tl.specs[0].Requests) != 8 {
 			t.Errorf("after choosing 1 user: %d users shown, title %q, %d users, %d requests",
-				tl.shown, view.Title(), view.spec.Slots, len(view.spec.Requests))
+				tl.shown, view.Title(), tl.specs[0].Slots, len(tl.specs[0].Requests))
 		}
 
 		// Save PNG… through Fyne's own file dialog, opened on dir.

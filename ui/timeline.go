@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
@@ -30,10 +29,11 @@ type TimelinePane struct {
 	levels []chart.TimelineLevel // offered: the levels every run kept
 	shown  int                   // the concurrency shown; 0 with nothing to show
 
-	level *widget.Select   // nil with fewer than two levels
-	views []*TimelineView  // one per run
-	saves []*widget.Button // Save PNG… under each view
-	note  *widget.Label    // the sentence shown instead of timelines; nil when there are some
+	level *widget.Select       // nil with fewer than two levels
+	views []*ChartView         // one per run
+	specs []chart.TimelineSpec // what each view draws (zero where it shows a sentence)
+	saves []*widget.Button     // Save PNG… under each view
+	note  *widget.Label        // the sentence shown instead of timelines; nil when there are some
 }
 
 // newTimelinePane shows the timelines of files at the levels all of them
@@ -50,7 +50,7 @@ func newTimelinePane(u *App, files ...*results.File) *TimelinePane {
 	}
 	tools := container.NewHBox()
 	for i := range files {
-		view := NewTimelineView()
+		view := NewChartView("")
 		text := "Save PNG…"
 		if len(files) > 1 {
 			text = fmt.Sprintf("Save [%d] PNG…", i+1)
@@ -127,10 +127,12 @@ func (p *TimelinePane) show(c int) {
 		specs[i] = &spec
 		span = math.Max(span, spec.Span)
 	}
+	p.specs = make([]chart.TimelineSpec, len(specs))
 	for i, spec := range specs {
 		if spec != nil {
 			spec.Span = span
-			p.views[i].SetSpec(*spec)
+			p.specs[i] = *spec
+			p.views[i].SetTimeline(*spec)
 		}
 	}
 }
@@ -184,158 +186,3 @@ func (u *App) saveImage(img image.Image, title string) {
 	d.SetFileName(chart.FileName(title))
 	d.Show()
 }
-
-// TimelineView shows one request timeline, drawn by chart.RenderTimeline
-// at the widget's own size in device pixels (at least 320×200, or
-// the height SetMinHeight gives) and again
-// whenever it is resized, or a line of text instead. Call its methods on
-// the UI goroutine.
-type TimelineView struct {
-	widget.BaseWidget
-
-	spec        chart.TimelineSpec
-	hasSpec     bool
-	rendered    *image.RGBA
-	renderedFor [2]int
-
-	image *canvas.Image
-	label *widget.Label
-
-	minHeight float32 // the least height asked for and drawn at
-}
-
-// NewTimelineView is an empty view; SetSpec gives it a timeline.
-func NewTimelineView() *TimelineView {
-	v := &TimelineView{minHeight: chartViewMinHeight}
-	v.image = canvas.NewImageFromImage(nil)
-	v.image.FillMode = canvas.ImageFillContain
-	v.image.ScaleMode = canvas.ImageScaleSmooth
-	v.image.Hide()
-	v.label = widget.NewLabel("")
-	v.label.Alignment = fyne.TextAlignCenter
-	v.ExtendBaseWidget(v)
-	return v
-}
-
-// SetSpec shows a timeline; its Width, Height and Scale are the view's.
-func (v *TimelineView) SetSpec(spec chart.TimelineSpec) {
-	v.spec, v.hasSpec = spec, true
-	v.render()
-}
-
-// SetText shows a sentence instead of a timeline.
-func (v *TimelineView) SetText(text string) {
-	v.hasSpec, v.rendered = false, nil
-	v.image.Image = nil
-	v.image.Hide()
-	v.label.SetText(text)
-	v.label.Show()
-}
-
-// SetMinHeight changes the least height the view asks for and draws at.
-func (v *TimelineView) SetMinHeight(h float32) {
-	v.minHeight = h
-	v.Refresh()
-}
-
-// Title is the timeline's title ("" while it shows text): the name its
-// PNG is offered under.
-func (v *TimelineView) Title() string {
-	if !v.hasSpec {
-		return ""
-	}
-	return v.spec.Title
-}
-
-// Image is the timeline on screen, for Save PNG; nil while text shows.
-func (v *TimelineView) Image() image.Image {
-	if v.rendered == nil {
-		return nil
-	}
-	return v.rendered
-}
-
-// ShowingTimeline says whether a timeline is drawn (not a sentence).
-func (v *TimelineView) ShowingTimeline() bool { return v.image.Visible() }
-
-// Text is the sentence shown instead of a timeline.
-func (v *TimelineView) Text() string { return v.label.Text }
-
-// Resize implements fyne.CanvasObject: a new size draws the timeline
-// again at that size.
-func (v *TimelineView) Resize(size fyne.Size) {
-	v.BaseWidget.Resize(size)
-	if v.hasSpec {
-		if w, h, _ := v.pixelSize(); w != v.renderedFor[0] || h != v.renderedFor[1] {
-			v.render()
-		}
-	}
-}
-
-// pixelSize is the drawing size in device pixels and the canvas scale.
-func (v *TimelineView) pixelSize() (int, int, float64) {
-	size := v.Size()
-	w := math.Max(float64(size.Width), chartViewMinWidth)
-	h := math.Max(float64(size.Height), float64(v.minHeight))
-	scale := 1.0
-	if app := fyne.CurrentApp(); app != nil {
-		if c := app.Driver().CanvasForObject(v); c != nil && c.Scale() > 0 {
-			scale = float64(c.Scale())
-		}
-	}
-	return int(math.Round(w * scale)), int(math.Round(h * scale)), scale
-}
-
-func (v *TimelineView) render() {
-	w, h, scale := v.pixelSize()
-	v.renderedFor = [2]int{w, h}
-	spec := v.spec
-	spec.Width, spec.Height, spec.Scale = w, h, scale
-	img, err := chart.RenderTimeline(spec)
-	if err != nil {
-		v.SetText("Timeline unavailable: " + err.Error())
-		return
-	}
-	v.rendered = img
-	v.image.Image = img
-	v.label.Hide()
-	v.image.Show()
-	v.image.Refresh()
-}
-
-// CreateRenderer implements fyne.Widget.
-func (v *TimelineView) CreateRenderer() fyne.WidgetRenderer {
-	return &timelineRenderer{view: v, objects: []fyne.CanvasObject{container.NewStack(v.image, container.NewCenter(v.label))}}
-}
-
-type timelineRenderer struct {
-	view    *TimelineView
-	objects []fyne.CanvasObject
-}
-
-func (r *timelineRenderer) Layout(size fyne.Size) {
-	for _, o := range r.objects {
-		o.Move(fyne.NewPos(0, 0))
-		o.Resize(size)
-	}
-}
-
-func (r *timelineRenderer) MinSize() fyne.Size {
-	return fyne.NewSize(chartViewMinWidth, r.view.minHeight)
-}
-
-func (r *timelineRenderer) Refresh() {
-	// A change of canvas scale arrives as a refresh, not a resize.
-	if v := r.view; v.hasSpec {
-		if w, h, _ := v.pixelSize(); w != v.renderedFor[0] || h != v.renderedFor[1] {
-			v.render()
-		}
-	}
-	for _, o := range r.objects {
-		o.Refresh()
-	}
-}
-
-func (r *timelineRenderer) Objects() []fyne.CanvasObject { return r.objects }
-
-func (r *timelineRenderer) Destroy() {}

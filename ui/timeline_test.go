@@ -40,15 +40,15 @@ func TestTimelinePaneSideBySide(t *testing.T) {
 			t.Fatalf("chooser %v, shown at %d, %d views; want no chooser (one shared level), 2 users, two views", p.level, p.shown, len(p.views))
 		}
 		for i, want := range []string{"[1] Every request at 2 users", "[2] Every request at 2 users"} {
-			if v := p.views[i]; v.Title() != want || !v.ShowingTimeline() {
-				t.Errorf("view %d: %q drawn %v, want %q drawn", i+1, v.Title(), v.ShowingTimeline(), want)
+			if v := p.views[i]; v.Title() != want || !v.ShowingChart() {
+				t.Errorf("view %d: %q drawn %v, want %q drawn", i+1, v.Title(), v.ShowingChart(), want)
 			}
 		}
 		own, err := chart.ResultTimeline(a, 2, PaletteFor(nil, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sa, sb := p.views[0].spec.Span, p.views[1].spec.Span; sa != sb || sa <= own.Span {
+		if sa, sb := p.specs[0].Span, p.specs[1].Span; sa != sb || sa <= own.Span {
 			t.Errorf("spans %v s and %v s (run 1 alone %v s): want both the slower run's", sa, sb, own.Span)
 		}
 		if got := []string{p.saves[0].Text, p.saves[1].Text}; !slices.Equal(got, []string{"Save [1] PNG…", "Save [2] PNG…"}) {
