@@ -32,20 +32,12 @@ func replayContext(t *testing.T) (url string, followUps func() [][]byte) {
 	var mu sync.Mutex
 	var bodies [][]byte
 	var conns closeMarks
-	serve := func(w http.ResponseWriter, headers, body string) {
-		for k, v := range captureHeader(t, headers) {
-			if k != "Content-Length" && k != "Transfer-Encoding" {
-				w.Header()[k] = v
-			}
-		}
-		w.Write(capture(t, body))
-	}
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/models":
-			serve(w, "context-models.headers", "context-models.json")
+			serveCapture(t, w, "context-models.headers", "context-models.json")
 		case "/props":
-			serve(w, "context-props.headers", "context-props.json")
+			serveCapture(t, w, "context-props.headers", "context-props.json")
 		case "/metrics":
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			w.Write(capture(t, "metrics.txt"))
@@ -60,9 +52,9 @@ func replayContext(t *testing.T) (url string, followUps func() [][]byte) {
 				mu.Lock()
 				bodies = append(bodies, body)
 				mu.Unlock()
-				serve(w, "stream.headers", "context-followup.sse")
+				serveCapture(t, w, "stream.headers", "context-followup.sse")
 			} else {
-				serve(w, "stream.headers", "context-cold.sse")
+				serveCapture(t, w, "stream.headers", "context-cold.sse")
 			}
 			conns.mark(r)
 		default:

@@ -56,31 +56,35 @@ func captureHeader(t *testing.T, name string) http.Header {
 	return http.Header(h)
 }
 
+// serveCapture answers with a capture's headers and bytes as the server
+// sent them (the length and chunking are the test server's own).
+func serveCapture(t *testing.T, w http.ResponseWriter, headers, body string) {
+	t.Helper()
+	for k, v := range captureHeader(t, headers) {
+		if k != "Content-Length" && k != "Transfer-Encoding" {
+			w.Header()[k] = v
+		}
+	}
+	w.Write(capture(t, body))
+}
+
 // replayLlama serves the captures as llama-server did: the same headers
 // and bytes, and the connection closed after every streamed answer. stream
 // names the capture every chat request gets.
 func replayLlama(t *testing.T, stream *atomic.Value) string {
 	t.Helper()
 	var conns closeMarks
-	serve := func(w http.ResponseWriter, headers, body string) {
-		for k, v := range captureHeader(t, headers) {
-			if k != "Content-Length" && k != "Transfer-Encoding" {
-				w.Header()[k] = v
-			}
-		}
-		w.Write(capture(t, body))
-	}
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/models":
-			serve(w, "models.headers", "models.json")
+			serveCapture(t, w, "models.headers", "models.json")
 		case "/props":
-			serve(w, "props.headers", "props.json")
+			serveCapture(t, w, "props.headers", "props.json")
 		case "/metrics":
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			w.Write(capture(t, "metrics.txt"))
 		case "/v1/chat/completions":
-			serve(w, "stream.headers", stream.Load().(string))
+			serveCapture(t, w, "stream.headers", stream.Load().(string))
 			conns.mark(r)
 		default:
 			http.NotFound(w, r)
