@@ -31,12 +31,22 @@ func PlanLike(f *results.File) (Plan, error) {
 	return setup.PlanLike(recs)
 }
 
-// NewGroupID names a repeated plan's group: when it began, and a few
-// random digits so two groups begun in one second differ.
-func NewGroupID(t time.Time) string {
+// RepeatGroup is each run's place in a plan repeated n times (--repeat,
+// the app's Repeat): one id for them all, made of when the group began
+// and a few random digits so two groups begun in one second differ, and
+// the run's index 1 … n. Nil places for a single run: it is no group.
+func RepeatGroup(n int, began time.Time) []*results.RunGroup {
+	places := make([]*results.RunGroup, n)
+	if n < 2 {
+		return places
+	}
 	var b [3]byte
 	_, _ = rand.Read(b[:])
-	return t.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+	id := began.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+	for i := range places {
+		places[i] = &results.RunGroup{ID: id, Index: i + 1, Of: n}
+	}
+	return places
 }
 
 // DescribePlan says a Kovara plan in one line, as "run again like this"

@@ -46,3 +46,19 @@ func TestPlanLike(t *testing.T) {
 		})
 	}
 }
+
+func TestRepeatGroup(t *testing.T) {
+	t.Parallel()
+	if got := RepeatGroup(1, time.Now()); len(got) != 1 || got[0] != nil {
+		t.Errorf("one run: %v, want no group", got)
+	}
+	got := RepeatGroup(3, time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC))
+	for i, g := range got {
+		if g == nil || g.ID != got[0].ID || g.Index != i+1 || g.Of != 3 || !strings.HasPrefix(g.ID, "20261201-230000-") {
+			t.Errorf("place %d: %+v, want %d of 3 in one group", i, g, i+1)
+		}
+	}
+	if a, b := RepeatGroup(2, time.Now()), RepeatGroup(2, time.Now()); a[0].ID == b[0].ID {
+		t.Errorf("two groups begun together share id %q", a[0].ID)
+	}
+}

@@ -219,25 +219,17 @@ func (s *BenchmarkScreen) onRun() {
 // a run again like another, open Compare on them.
 func (s *BenchmarkScreen) runKovara(plan engine.Plan, repeat int, like *results.LikeRef) planRun {
 	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
-		var group *results.RunGroup
-		if repeat > 1 {
-			group = &results.RunGroup{ID: engine.NewGroupID(time.Now()), Of: repeat}
-		}
 		var (
 			f            *results.File
 			err, saveErr error
 			id           string
 			ids          []string
 		)
-		for i := range repeat {
-			var g *results.RunGroup
-			if group != nil {
-				gg := *group
-				gg.Index = i + 1
-				g = &gg
+		for _, g := range engine.RepeatGroup(repeat, time.Now()) {
+			if g != nil {
 				s.u.do(func() {
 					base, _, _ := strings.Cut(s.live.title.Text, " — ")
-					s.live.title.SetText(fmt.Sprintf("%s — run %d of %d", base, gg.Index, repeat))
+					s.live.title.SetText(fmt.Sprintf("%s — run %d of %d", base, g.Index, g.Of))
 				})
 			}
 			mark := func(f *results.File) { f.Local.Group, f.Local.Like = g, like }

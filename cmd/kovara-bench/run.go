@@ -191,21 +191,12 @@ func repeated(plan engine.Plan, ep engine.Endpoint, f runFlags, like *results.Li
 // repeatedInto is repeated, appending the complete runs' files to got
 // when it is given.
 func repeatedInto(plan engine.Plan, ep engine.Endpoint, f runFlags, like *results.LikeRef, got *[]*results.File, stdout, stderr io.Writer) int {
-	var group *results.RunGroup
-	if f.repeat > 1 {
-		group = &results.RunGroup{ID: engine.NewGroupID(time.Now()), Of: f.repeat}
-	}
 	worst := exitOK
 	var files []*results.File
-	for i := range f.repeat {
-		mark := runMarks{like: like}
-		if group != nil {
-			g := *group
-			g.Index = i + 1
-			mark.group = &g
-		}
-		if group != nil {
-			fmt.Fprintf(stderr, "run %d of %d\n", i+1, f.repeat)
+	for _, place := range engine.RepeatGroup(f.repeat, time.Now()) {
+		mark := runMarks{group: place, like: like}
+		if place != nil {
+			fmt.Fprintf(stderr, "run %d of %d\n", place.Index, place.Of)
 		}
 		code, file := benchmark(plan, ep, f, mark, stdout, stderr)
 		worst = max(worst, code)
