@@ -9,7 +9,7 @@ import (
 const (
 	ContextPrefillTitle = "Cold prefill speed by context depth"
 	ContextDecodeTitle  = "Decode speed by context depth"
-	ContextTTFTTitle    = "Time to first token by context depth, cold and cached"
+	ContextTTFTTitle    = "Time to first token, cold and cached"
 )
 
 // ContextCharts are what a context result shows against depth, on a log
