@@ -86,7 +86,9 @@ func (p ContextPlan) withDefaults() ContextPlan {
 		p.Timeout = DefaultPlanTimeout
 	}
 	if p.Depths != nil {
-		p.Depths = slices.Compact(slices.Sorted(slices.Values(p.Depths)))
+		// The short prompt is always measured, first: it is the baseline
+		// deeper prefill is measured above (results.PrefillBaseline).
+		p.Depths = slices.Compact(slices.Sorted(slices.Values(append([]int{0}, p.Depths...))))
 	}
 	return p
 }
@@ -580,7 +582,7 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 		}
 		if ctx.Err() != nil {
 			cd.Partial = true
-			cr.res.Depths = append(cr.res.Depths, summarizeDepth(cd))
+			cr.res.Depths = append(cr.res.Depths, cr.summarize(cd))
 			return false, ErrInterrupted
 		}
 		if rep == 0 {
@@ -591,7 +593,7 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 			}
 		}
 	}
-	sum := summarizeDepth(cd)
+	sum := cr.summarize(cd)
 	if sum.PromptTokens != nil && words > 0 {
 		for _, r := range cd.Runs {
 			if r.Cold.Error == "" && r.Cold.PromptTokens > 0 {
@@ -679,16 +681,6 @@ func (cr *contextRun) turn(o *outcome, w *stageWindow) results.ContextTurn {
 		t.CachedTokens = ptr(o.timingsCache)
 	}
 	t.TTFTMs = msPtr(o.ttft)
-	// What the server read, over the time to the first token: the tokens
-	// it said it took from its cache were not read.
-	if read := c.promptTokens; read > 0 && o.ttft > 0 {
-		if t.CachedTokens != nil {
-			read -= *t.CachedTokens
-		}
-		if read > 0 {
-			t.PrefillTPS = ptr(round1(float64(read) / o.ttft.Seconds()))
-		}
-	}
 	if v, ok := c.decodeRate(o); ok {
 		t.DecodeTPS = ptr(round1(v))
 	}
@@ -698,6 +690,39 @@ func (cr *contextRun) turn(o *outcome, w *stageWindow) results.ContextTurn {
 			PredictedN: st.PredictedN, PredictedMs: st.PredictedMs, PredictedTPS: round1(st.PredictedPerSecond)}
 	}
 	return t
+}
+
+// summarize gives a depth its figures. The short prompt's cold requests
+// are the baseline every deeper cold request's prefill is measured above
+// (results.PrefillBaseline): the plan always measures the short prompt
+// first (ContextPlan.withDefaults).
+func (cr *contextRun) summarize(cd results.ContextDepth) results.ContextDepth {
+	if cd.Depth == 0 {
+		cr.res.PrefillBaseline = baselineOf(cd.Runs)
+	} else {
+		for i := range cd.Runs {
+			cd.Runs[i].Cold.PrefillTPS = cr.res.PrefillBaseline.Above(cd.Runs[i].Cold)
+		}
+	}
+	return summarizeDepth(cd)
+}
+
+// baselineOf is the prefill baseline of the short prompt's conversations:
+// the medians of their cold requests' tokens read and TTFT; nil when none
+// came back with both.
+func baselineOf(runs []results.ContextConversation) *results.PrefillBaseline {
+	var read, ttft []float64
+	for _, r := range runs {
+		if c := r.Cold; c.Error == "" && c.TTFTMs != nil && c.PromptTokens > 0 {
+			read, ttft = append(read, float64(c.ReadTokens())), append(ttft, *c.TTFTMs)
+		}
+	}
+	if len(read) == 0 {
+		return nil
+	}
+	slices.Sort(read)
+	slices.Sort(ttft)
+	return &results.PrefillBaseline{ReadTokens: stats.Quantile(read, 0.5), TTFTMs: stats.Quantile(ttft, 0.5)}
 }
 
 // summarizeDepth gives a depth its figures from its conversations.

@@ -101,9 +101,8 @@ func capturedAnswer(t *testing.T) string {
 // TestContextReplaysLlamaCpp runs the plan against what llama-server sent:
 // the follow-up carries the cold answer back exactly as it streamed, the
 // cached tokens are the server's (1,010 of the follow-up's 1,071), its own
-// timings are kept beside the plan's figures, and the prefill counts only
-// the tokens it read (the 16 of the chat template and the instruction it
-// had cached are left out). The short prompt is the only depth, so the
+// timings are kept beside the plan's figures, and the prefill baseline
+// counts only the tokens it read. The short prompt is the only depth, so the
 // capture's fixed prompt length never meets calibration.
 func TestContextReplaysLlamaCpp(t *testing.T) {
 	t.Parallel()
@@ -122,14 +121,19 @@ func TestContextReplaysLlamaCpp(t *testing.T) {
 		t.Fatalf("depths %+v", res.Depths)
 	}
 	d := res.Depths[0]
+	// The baseline counts only the tokens the server read: the 16 of the
+	// chat template and the instruction it had cached are left out.
+	if b := res.PrefillBaseline; b == nil || b.ReadTokens != 994 || math.Abs(b.TTFTMs-d.TTFTMs.P50) > 1e-3 {
+		t.Errorf("prefill baseline %+v, want 994 tokens read at the median TTFT %v", b, d.TTFTMs)
+	}
 	for _, c := range d.Runs {
 		cold, fu := c.Cold, c.FollowUp
 		if cold.PromptTokens != 1010 || cold.CachedTokens == nil || *cold.CachedTokens != 16 || cold.CompletionTokens != 32 || cold.TokenSource != results.TokensUsage {
 			t.Errorf("cold turn %+v", cold)
 		}
-		// (TTFT is kept to the µs; a replay's is a fraction of a ms.)
-		if want := 994 / (*cold.TTFTMs / 1000); math.Abs(*cold.PrefillTPS-want) > 0.01*want {
-			t.Errorf("prefill %.1f tok/s, want the 994 tokens read over the TTFT, %.1f", *cold.PrefillTPS, want)
+		// The short prompt is the baseline, with no prefill of its own.
+		if cold.PrefillTPS != nil {
+			t.Errorf("short prompt: prefill %v, want none", *cold.PrefillTPS)
 		}
 		s := cold.Server
 		if s == nil || s.PromptN != 994 || s.CacheN != 16 || s.PromptMs != 379.127 || s.PromptTPS != 2621.8 || s.PredictedN != 32 || s.PredictedMs != 63.586 || s.PredictedTPS != 503.3 {
@@ -169,11 +173,13 @@ func TestContextReplaysLlamaCpp(t *testing.T) {
 // b9749 answered (context.json: -np 1 -c 16384 --cache-ram 0, the tiny
 // model on this project's 2-core machine; docs/plans.md quotes it) and
 // holds it to what the plan claims of such a server: every decode within
-// 3 % of the server's own rate for the same request, every prefill from
-// 4k on within 3 % of its own (shallower, tokenizing and the request's way
-// weigh more against a short prompt eval), prompts within 2 % of their
-// depth, follow-ups served from the cache (cached tokens the whole cold
-// prompt) and at 4k and 8k at least five times faster than cold.
+// 3 % of the server's own rate for the same request; every prefill from
+// 1k on within 5 % of its own and each depth's median within 3.5 % (what
+// is left is the per-token work outside the server's prompt timer:
+// parsing, the chat template, tokenizing), closer than prompt tokens over
+// the whole TTFT at 1k; prompts within 2 % of their depth; follow-ups
+// served from the cache (cached tokens the whole cold prompt) and at 4k
+// and 8k at least five times faster than cold.
 func TestContextRealLlamaCpp(t *testing.T) {
 	t.Parallel()
 	res, err := results.DecodeContext(capture(t, "context.json"))
@@ -196,8 +202,11 @@ func TestContextRealLlamaCpp(t *testing.T) {
 			if r := *cold.DecodeTPS / cold.Server.PredictedTPS; math.Abs(r-1) > 0.03 {
 				t.Errorf("depth %d: decode %.1f tok/s, the server's own %.1f", d.Depth, *cold.DecodeTPS, cold.Server.PredictedTPS)
 			}
-			if r := *cold.PrefillTPS / cold.Server.PromptTPS; d.Depth >= 4096 && math.Abs(r-1) > 0.03 {
-				t.Errorf("depth %d: prefill %.1f tok/s, the server's own %.1f", d.Depth, *cold.PrefillTPS, cold.Server.PromptTPS)
+			switch {
+			case d.Depth == 0 && cold.PrefillTPS != nil:
+				t.Errorf("short prompt: prefill %v, want none (it is the baseline)", *cold.PrefillTPS)
+			case d.Depth > 0 && (cold.PrefillTPS == nil || math.Abs(*cold.PrefillTPS/cold.Server.PromptTPS-1) > 0.05):
+				t.Errorf("depth %d: prefill %v tok/s, the server's own %.1f", d.Depth, fmtPtr(cold.PrefillTPS), cold.Server.PromptTPS)
 			}
 			if math.Abs(float64(*fu.CachedTokens)/float64(cold.PromptTokens)-1) > 0.02 {
 				t.Errorf("depth %d: the follow-up had %d cached tokens of a %d-token cold prompt", d.Depth, *fu.CachedTokens, cold.PromptTokens)
@@ -205,6 +214,20 @@ func TestContextRealLlamaCpp(t *testing.T) {
 			if d.Depth >= 4096 && *cold.TTFTMs < 5**fu.TTFTMs {
 				t.Errorf("depth %d: cold TTFT %.1f ms, cached %.1f", d.Depth, *cold.TTFTMs, *fu.TTFTMs)
 			}
+		}
+	}
+	for _, d := range res.Depths[1:] {
+		if r := d.PrefillTPS.P50/d.ServerPrefillTPS.P50 - 1; math.Abs(r) > 0.035 {
+			t.Errorf("depth %d: median prefill %.0f tok/s, %+.1f %% of the server's own", d.Depth, d.PrefillTPS.P50, r*100)
+		}
+	}
+	// Over the whole TTFT, the request's fixed cost counts against the
+	// prompt: at 1k that is further from the server's own rate.
+	d1 := res.Depths[1]
+	for _, c := range d1.Runs {
+		whole := float64(c.Cold.ReadTokens()) / (*c.Cold.TTFTMs / 1000)
+		if math.Abs(whole/c.Cold.Server.PromptTPS-1) <= math.Abs(*c.Cold.PrefillTPS/c.Cold.Server.PromptTPS-1) {
+			t.Errorf("at 1k, prompt tokens over the whole TTFT (%.0f tok/s) came as close to the server's %.0f as the plan's %.0f", whole, c.Cold.Server.PromptTPS, *c.Cold.PrefillTPS)
 		}
 	}
 	if n := len(res.Table().Rows); n != 5 {

@@ -21,12 +21,15 @@ func nearShare(got, want, share float64) bool { return math.Abs(got-want) <= sha
 // TestContextTruth holds the context plan's figures against the
 // simulator's depth model at every depth (docs/plans.md, "The context
 // plan"): each conversation's cold prefill and decode within 2 % of the
-// truth for the prompt the server counted, its follow-up's cached tokens
-// exactly the cache model's and its TTFT within 2 % of what reading the
-// rest takes. The short prompt's prefill and a follow-up's are a few
-// milliseconds, next to the request's own (a follow-up at 4k sends a 25 KB
-// body the server parses before it reads a token), so those TTFTs are
-// held within 2 % and 3 ms.
+// truth for the prompt the server counted, with 10 ms a request spends
+// before its prompt is read (as llama-server's parsing and tokenizing do),
+// which a prefill taken over the whole TTFT would count 4 % against a 1k
+// prompt; its follow-up's cached tokens exactly the cache model's and its
+// TTFT within 2 % of the overhead and reading the rest. The short prompt's
+// TTFT and a follow-up's are a few milliseconds, next to the request's
+// own way (a follow-up at 4k sends a 25 KB body the server parses before
+// it reads a token) and two simulator waits, each late by up to a
+// scheduler tick, so those are held within 2 % and 5 ms.
 func TestContextTruth(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("timing accuracy is checked without -race and -short")
@@ -34,10 +37,11 @@ func TestContextTruth(t *testing.T) {
 	cfg := sim.Config{
 		Personality: sim.LlamaCpp, PrefillRate: 5000, PrefillDepthTokens: 4096,
 		TokenInterval: 5 * time.Millisecond, DecodeDepthTokens: 8192, BatchCapacity: 1, ContextLength: 16384,
+		RequestOverhead: 10 * time.Millisecond,
 	}
 	_, url := startSim(t, cfg)
 	plan := DefaultContextPlan()
-	plan.Depths, plan.OutputTokens, plan.Repeats = []int{0, 1024, 4096}, 32, 2
+	plan.Depths, plan.OutputTokens, plan.Repeats = []int{1024, 4096}, 32, 2 // the short prompt comes first all the same
 	res, err := RunContext(context.Background(), plan, Endpoint{URL: url}, Observer{Live: NewLive()})
 	if err != nil {
 		t.Fatal(err)
@@ -59,13 +63,16 @@ func TestContextTruth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("depth %d: prefill %.0f (truth %.0f), decode %.1f (truth %.1f), follow-up TTFT %.1f ms (truth %.1f, %d cached of %d)",
-				d.Depth, *c.Cold.PrefillTPS, truth.PrefillTPS, *c.Cold.DecodeTPS, truth.DecodeTPS,
+			t.Logf("depth %d: prefill %v (truth %.0f), decode %.1f (truth %.1f), follow-up TTFT %.1f ms (truth %.1f, %d cached of %d)",
+				d.Depth, fmtPtr(c.Cold.PrefillTPS), truth.PrefillTPS, *c.Cold.DecodeTPS, truth.DecodeTPS,
 				*c.FollowUp.TTFTMs, ms(truth.FollowUpTTFT), *c.FollowUp.CachedTokens, f)
-			if d.Depth > 0 && !nearShare(*c.Cold.PrefillTPS, truth.PrefillTPS, 0.02) {
+			if d.Depth == 0 && c.Cold.PrefillTPS != nil {
+				t.Errorf("short prompt: prefill %v, want none (it is the baseline)", *c.Cold.PrefillTPS)
+			}
+			if d.Depth > 0 && (c.Cold.PrefillTPS == nil || !nearShare(*c.Cold.PrefillTPS, truth.PrefillTPS, 0.02)) {
 				t.Errorf("depth %d: prefill %.1f tok/s, truth %.1f", d.Depth, *c.Cold.PrefillTPS, truth.PrefillTPS)
 			}
-			if d.Depth == 0 && math.Abs(*c.Cold.TTFTMs-ms(truth.ColdTTFT)) > 0.02*ms(truth.ColdTTFT)+3 {
+			if d.Depth == 0 && math.Abs(*c.Cold.TTFTMs-ms(truth.ColdTTFT)) > 0.02*ms(truth.ColdTTFT)+5 {
 				t.Errorf("short prompt: TTFT %.2f ms, truth %.2f", *c.Cold.TTFTMs, ms(truth.ColdTTFT))
 			}
 			if !nearShare(*c.Cold.DecodeTPS, truth.DecodeTPS, 0.02) {
@@ -74,7 +81,7 @@ func TestContextTruth(t *testing.T) {
 			if c.FollowUp.CachedTokens == nil || *c.FollowUp.CachedTokens != truth.FollowUpCached {
 				t.Errorf("depth %d: follow-up cached %v tokens, the cache model %d", d.Depth, c.FollowUp.CachedTokens, truth.FollowUpCached)
 			}
-			if got, want := *c.FollowUp.TTFTMs, ms(truth.FollowUpTTFT); math.Abs(got-want) > 0.02*want+3 {
+			if got, want := *c.FollowUp.TTFTMs, ms(truth.FollowUpTTFT); math.Abs(got-want) > 0.02*want+5 {
 				t.Errorf("depth %d: follow-up TTFT %.2f ms, the cache model %.2f", d.Depth, got, want)
 			}
 			// The simulator's own timings are llama.cpp's: the plan keeps
@@ -133,7 +140,7 @@ func TestContextRun(t *testing.T) {
 				}
 			}
 		}
-		if d.PrefillTPS == nil || d.DecodeTPS == nil || d.TTFTMs == nil || d.CachedTTFTMs == nil || d.CachedTokens == nil ||
+		if (d.PrefillTPS == nil) != (d.Depth == 0) || d.DecodeTPS == nil || d.TTFTMs == nil || d.CachedTTFTMs == nil || d.CachedTokens == nil ||
 			d.ServerPrefillTPS == nil || d.ServerDecodeTPS == nil || d.FollowUpTokens == nil {
 			t.Errorf("depth %d: a figure is missing: %+v", d.Depth, d)
 		}
@@ -176,6 +183,7 @@ func TestContextDepths(t *testing.T) {
 		{"unknown context", DefaultContextPlan(), nil, []int{0, 1024, 2048, 4096, 8192, 16384, 32768}},
 		{"tiny context", DefaultContextPlan(), &results.Detection{ContextLength: 512}, []int{0}},
 		{"given, sorted", ContextPlan{Depths: []int{8192, 0, 1024, 1024}}, ctx16k, []int{0, 1024, 8192}},
+		{"given without the short prompt", ContextPlan{Depths: []int{8192, 1024}}, ctx16k, []int{0, 1024, 8192}},
 	}
 	for _, tt := range tests {
 		if got := ContextDepths(tt.plan, tt.det); !slices.Equal(got, tt.want) {

@@ -47,7 +47,7 @@ func TestContextPlanRunViewHistory(t *testing.T) {
 			if len(v.rows) != 3 || !v.prefill.ShowingChart() || !v.decode.ShowingChart() || !v.ttft.ShowingChart() || len(v.saveAll) != 3 {
 				t.Errorf("%s: %d rows, charts %q / %q / %q", where, len(v.rows), v.prefill.Text(), v.decode.Text(), v.ttft.Text())
 			}
-			if v.headline.Text == "" || !strings.Contains(v.method.Text, "Prefill tok/s = cold prompt tokens") {
+			if v.headline.Text == "" || !strings.Contains(v.method.Text, "Prefill tok/s = (cold prompt tokens read − the short prompt's) / (TTFT − the short prompt's median TTFT)") {
 				t.Errorf("%s: headline %q, method %q", where, v.headline.Text, v.method.Text)
 			}
 		})

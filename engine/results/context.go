@@ -36,6 +36,11 @@ type ContextResult struct {
 	// server reports no prompt tokens (then each depth is sent as one
 	// word a token, and its real length is unknown).
 	Calibration *ContextCalibration `json:"calibration"`
+	// PrefillBaseline is the short prompt's cold request, the fixed cost
+	// every depth's prefill is measured above (PrefillAbove); nil in
+	// documents written before it, whose prefill is prompt tokens / TTFT,
+	// and when no short prompt came back.
+	PrefillBaseline *PrefillBaseline `json:"prefill_baseline,omitempty"`
 	// Depths are the depths measured, shallowest first.
 	Depths []ContextDepth `json:"depths"`
 	// Limit says why the plan went no deeper than its last depth when it
@@ -106,10 +111,10 @@ type ContextDepth struct {
 	// follow-up both succeeded.
 	Conversations int `json:"conversations"`
 	OK            int `json:"ok"`
-	// PrefillTPS is each cold request's prompt tokens, less any the
-	// server said it took from its cache, over its TTFT; DecodeTPS its
-	// answer tokens over the time from its first token to its last;
-	// TTFTMs its time to first token.
+	// PrefillTPS is each cold request's prefill rate above the short
+	// prompt's (PrefillBaseline.Above), nil at the short prompt itself;
+	// DecodeTPS its answer tokens over the time from its first token to
+	// its last; TTFTMs its time to first token.
 	PrefillTPS *Spread `json:"prefill_tps"`
 	DecodeTPS  *Spread `json:"decode_tps"`
 	TTFTMs     *Spread `json:"ttft_ms"`
@@ -157,8 +162,9 @@ type ContextTurn struct {
 	// stream chunks).
 	TokenSource string   `json:"token_source,omitempty"`
 	TTFTMs      *float64 `json:"ttft_ms"`
-	PrefillTPS  *float64 `json:"prefill_tps,omitempty"`
-	DecodeTPS   *float64 `json:"decode_tps,omitempty"`
+	// PrefillTPS is a cold turn's prefill rate (ContextDepth.PrefillTPS).
+	PrefillTPS *float64 `json:"prefill_tps,omitempty"`
+	DecodeTPS  *float64 `json:"decode_tps,omitempty"`
 	// Server is what llama.cpp said of the answer in its timings.
 	Server *ServerTimings `json:"server,omitempty"`
 	Error  string         `json:"error,omitempty"`
@@ -176,6 +182,47 @@ type ServerTimings struct {
 	PredictedN   int     `json:"predicted_n"`
 	PredictedMs  float64 `json:"predicted_ms"`
 	PredictedTPS float64 `json:"predicted_per_second"`
+}
+
+// PrefillBaseline is what a request costs before it reads a prompt, seen
+// at the short prompt: the median of its cold requests' tokens read (the
+// prompt less what the server took from its cache) and of their TTFT.
+// Every request pays it (the request's way, parsing, the chat template,
+// the first token's way back), and a server's own prompt timer leaves it
+// out; a prefill rate taken over the whole TTFT counts it against the
+// prompt, and against a 1k prompt on a fast server that is several per
+// cent (docs/plans.md, "The context plan").
+type PrefillBaseline struct {
+	ReadTokens float64 `json:"read_tokens"`
+	TTFTMs     float64 `json:"ttft_ms"`
+}
+
+// ReadTokens is how many of a turn's prompt tokens the server read: its
+// prompt less those it said came from its cache; 0 when it did not count
+// its prompt.
+func (t *ContextTurn) ReadTokens() int {
+	n := t.PromptTokens
+	if t.CachedTokens != nil {
+		n -= *t.CachedTokens
+	}
+	return max(n, 0)
+}
+
+// Above is a cold turn's prefill rate above the baseline: the tokens it
+// read beyond the short prompt's over the time its first token took
+// beyond the short prompt's, rounded to 0.1 tok/s; nil for a failed turn,
+// one without a prompt count, or one no slower or no longer than the
+// short prompt (nothing is left to measure).
+func (b *PrefillBaseline) Above(t ContextTurn) *float64 {
+	if b == nil || t.Error != "" || t.TTFTMs == nil || t.PromptTokens == 0 {
+		return nil
+	}
+	tokens, ms := float64(t.ReadTokens())-b.ReadTokens, *t.TTFTMs-b.TTFTMs
+	if tokens <= 0 || ms <= 0 {
+		return nil
+	}
+	v := math.Round(tokens/(ms/1000)*10) / 10
+	return &v
 }
 
 // ContextSamples are one round's requests: the cold requests of a repeat,
@@ -390,8 +437,10 @@ func (r *ContextResult) Headline() string {
 		if first.DecodeTPS != nil && last.DecodeTPS != nil {
 			moves = append(moves, "decode "+trend(first.DecodeTPS, last.DecodeTPS, 1))
 		}
-		// The short prompt's prefill is a few tokens: its rate says more
-		// about the request's overhead than about reading a prompt.
+		// The shallowest depth with a prefill: the short prompt has none
+		// (it is the baseline), and in files written before the baseline
+		// its rate says more about the request's overhead than about
+		// reading a prompt.
 		pf := first
 		if pf.Depth == 0 && len(ds) > 2 {
 			pf = ds[1]
@@ -499,7 +548,11 @@ func (r *ContextResult) Problems() []string {
 // Method says how the table's figures are made, under it in the app and
 // the CLI alike.
 func (r *ContextResult) Method() string {
-	s := "prefill tok/s = cold prompt tokens (less any the server took from its cache) / TTFT; decode tok/s = answer tokens / (last token − first token); " +
+	s := "prefill tok/s = (cold prompt tokens read − the short prompt's) / (TTFT − the short prompt's median TTFT), the fixed cost of any request left out as a server's own prompt timer leaves it; "
+	if r.PrefillBaseline == nil {
+		s = "prefill tok/s = cold prompt tokens (less any the server took from its cache) / TTFT; "
+	}
+	s += "decode tok/s = answer tokens / (last token − first token); " +
 		"cached: the same conversation with its answer and one new turn, sent right after; each figure the median of " +
 		strconv.Itoa(r.Settings.Repeats*r.Settings.Users) + " " + Plural(r.Settings.Repeats*r.Settings.Users, "conversation", "conversations") +
 		" a depth, ± the furthest from it"

@@ -334,6 +334,16 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, arrived time
 	}
 
 	ctx := r.Context()
+	if d := s.cfg.RequestOverhead; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			s.aborted.Add(1)
+			return
+		}
+	}
 	if err := s.loadModel(ctx); err != nil {
 		s.aborted.Add(1)
 		return

@@ -88,10 +88,10 @@ func (c Config) CachedPrefix(sharedWords, prompt int) int {
 // tokens, then a follow-up of FollowUpPrompt tokens of which
 // FollowUpCached come from the cache.
 type DepthTruth struct {
-	PrefillTPS     float64       // Prompt / PrefillTime(Prompt, 0)
+	PrefillTPS     float64       // Prompt / PrefillTime(Prompt, 0): the server's own prompt timer
 	DecodeTPS      float64       // Answer / DecodeTime(Prompt, Answer): the plan's formula
-	ColdTTFT       time.Duration // PrefillTime(Prompt, 0)
-	FollowUpTTFT   time.Duration // PrefillTime(FollowUpPrompt, FollowUpCached)
+	ColdTTFT       time.Duration // RequestOverhead + PrefillTime(Prompt, 0)
+	FollowUpTTFT   time.Duration // RequestOverhead + PrefillTime(FollowUpPrompt, FollowUpCached)
 	FollowUpCached int
 }
 
@@ -108,13 +108,13 @@ func (c Config) Depth(prompt, promptWords, answer, followUpPrompt int) (DepthTru
 	if prompt < 1 || answer < 2 {
 		return DepthTruth{}, errors.New("sim: a depth truth needs a prompt and an answer of at least 2 tokens")
 	}
-	t := DepthTruth{ColdTTFT: c.prefill(prompt, 0)}
-	t.PrefillTPS = float64(prompt) / t.ColdTTFT.Seconds()
+	cold := c.prefill(prompt, 0)
+	t := DepthTruth{ColdTTFT: c.RequestOverhead + cold, PrefillTPS: float64(prompt) / cold.Seconds()}
 	t.DecodeTPS = float64(answer) / c.DecodeTime(prompt, answer).Seconds()
 	if *c.PromptCache {
 		t.FollowUpCached = c.cachedTokens(promptWords/cacheBlock*cacheBlock, followUpPrompt)
 	}
-	t.FollowUpTTFT = c.prefill(followUpPrompt, t.FollowUpCached)
+	t.FollowUpTTFT = c.RequestOverhead + c.prefill(followUpPrompt, t.FollowUpCached)
 	return t, nil
 }
 
@@ -135,6 +135,7 @@ func ContextDemo() Config {
 		DecodeDepthTokens:  32768,
 		BatchCapacity:      1,
 		ContextLength:      16384,
+		RequestOverhead:    3 * time.Millisecond,
 		Seed:               7,
 	}
 }

@@ -79,6 +79,13 @@ type Config struct {
 
 	PrefillRate   float64       // prompt tokens per second; default 40000
 	TokenInterval time.Duration // decode interval of one sequence at batch size 1; default 20ms
+	// RequestOverhead is what every chat request spends before it waits
+	// for a slot: parsing its body, the chat template, tokenizing.
+	// llama-server took 2.5 ms for a short prompt and 6 to 30 ms from 1k
+	// to 8k tokens on two CPU cores (docs/plans.md, "The context plan").
+	// It is inside a client's TTFT and outside llama.cpp's prompt timer
+	// (timings.prompt_ms). 0, the default, adds nothing.
+	RequestOverhead time.Duration
 	// BatchSlowdown stretches the interval with b sequences decoding:
 	// TokenInterval * (1 + BatchSlowdown*(b-1)). Default 0.
 	BatchSlowdown float64
