@@ -76,6 +76,12 @@ type BenchmarkScreen struct {
 	likeName  string
 	planNote  *widget.Label
 	runButton *widget.Button
+	// failNote is why the last run could not run; it stays under the
+	// plan until the person changes the form, so an update the app makes
+	// on its own (the model listing arriving) does not replace it.
+	// listing is set while such an update runs.
+	failNote string
+	listing  bool
 	// The capacity plan's service level and its most users.
 	sloUserEntry *widget.Entry
 	sloTTFTEntry *widget.Entry
@@ -556,6 +562,14 @@ func (s *BenchmarkScreen) revalidate() {
 	if s.runButton == nil || s.levelsForm == nil {
 		return // still building the form
 	}
+	if !s.listing {
+		s.failNote = ""
+	}
+	defer func() {
+		if s.failNote != "" {
+			s.planNote.SetText(s.failNote)
+		}
+	}()
 	var err error
 	// The Kovara method and the capacity plan send prompts and answers of
 	// fixed lengths: 0 for the others.

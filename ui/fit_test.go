@@ -116,6 +116,12 @@ func TestRunRefusedForContextIsRemembered(t *testing.T) {
 		if !b.runButton.Disabled() {
 			t.Error("Run enabled after the refusal")
 		}
+		// The model listing may arrive only now (Run was pressed before
+		// it came back): the app's own update keeps the run's sentence.
+		b.modelsListed(b.models.gen, []string{"kovara-sim-8b"}, nil)
+		if !strings.HasPrefix(b.planNote.Text, "The benchmark could not run: ") || !b.runButton.Disabled() {
+			t.Errorf("after the listing: run enabled=%v, %q", !b.runButton.Disabled(), b.planNote.Text)
+		}
 		b.inputEntry.SetText("512")
 		if b.runButton.Disabled() {
 			t.Errorf("a plan that fits: %q", b.planNote.Text)

@@ -433,9 +433,9 @@ func (s *BenchmarkScreen) stopRun(st *runState) {
 // runFailed returns to the form with the reason in words.
 func (s *BenchmarkScreen) runFailed(err error) {
 	s.backToSetup()
+	s.failNote = "The benchmark could not run: " + err.Error()
 	if errors.Is(err, engine.ErrInterrupted) {
-		s.planNote.SetText("Stopped before any level finished; nothing was saved.")
-		return
+		s.failNote = "Stopped before any level finished; nothing was saved."
 	}
-	s.planNote.SetText("The benchmark could not run: " + err.Error())
+	s.planNote.SetText(s.failNote)
 }

@@ -90,15 +90,22 @@ func (s *BenchmarkScreen) listModels(name string) {
 		}
 		ep.APIKey = key
 		ids, err := engine.ServedModels(ctx, ep)
-		s.u.do(func() {
-			if s.models.gen != gen {
-				return // another endpoint was chosen since
-			}
-			s.models.cancel = nil
-			s.setModels(ids, err)
-			s.revalidate()
-		})
+		s.u.do(func() { s.modelsListed(gen, ids, err) })
 	}()
+}
+
+// modelsListed takes in the listing of generation gen, unless another
+// endpoint was chosen since. It is the app's own update, not the
+// person's: a run's failure note stays under the plan.
+func (s *BenchmarkScreen) modelsListed(gen int, ids []string, err error) {
+	if s.models.gen != gen {
+		return
+	}
+	s.models.cancel = nil
+	s.listing = true
+	defer func() { s.listing = false }()
+	s.setModels(ids, err)
+	s.revalidate()
 }
 
 // stopListing cancels the listing in flight, if any; its answer, should
