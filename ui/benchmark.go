@@ -173,7 +173,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.capacityForm.Hide()
 	cd := engine.DefaultContextPlan()
 	s.depthsEntry = entry("", func(v string) error { _, err := parseDepthsField(v); return err })
-	s.depthsEntry.SetPlaceHolder("from the server's context: 0, 1k, 2k, 4k … (or a list: 0,1k,8k)")
+	s.depthsEntry.SetPlaceHolder("from the server's context: 0, 1k, 2k, 4k … (or a list: 1k,8k; the short prompt 0 always comes first)")
 	s.repeatsEntry = entry(fmt.Sprint(cd.Repeats), countCheck("repeats", 1))
 	s.contextUsersEntry = entry(fmt.Sprint(cd.Users), countCheck("users", 1))
 	s.contextForm = widget.NewForm(
@@ -718,7 +718,7 @@ func planSummary(s *BenchmarkScreen) string {
 		depths := "depths from the server's context (0, then doubling from 1k)"
 		switch d := s.u.checkedDetection(s.endpointSelect.Selected, s.chosenModel()); {
 		case len(p.Depths) > 0:
-			depths = "depths " + engine.FormatDepths(p.Depths)
+			depths = "depths " + engine.FormatDepths(engine.ContextDepths(p, nil)) // the short prompt first, always
 		case d != nil && d.ContextLength > 0:
 			// What will run, from the context the last check read.
 			depths = fmt.Sprintf("depths %s (what fits the server's context of %d tokens at the endpoint's last check)",

@@ -29,7 +29,7 @@ func TestContextPlanRunViewHistory(t *testing.T) {
 		if !b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "depths: ") {
 			t.Errorf("bad depths: run enabled %v, note %q", !b.runButton.Disabled(), b.planNote.Text)
 		}
-		b.depthsEntry.SetText("0,1k,2k")
+		b.depthsEntry.SetText("1k,2k") // the short prompt is measured all the same, and said
 		b.repeatsEntry.SetText("2")
 		b.outputEntry.SetText("16")
 		if b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Context: depths 0,1k,2k; at each, 2 × 1 user with a fresh prompt and a 16-token answer, then a cached follow-up.") {

@@ -20,7 +20,7 @@ type contextFlags struct {
 }
 
 func (c *contextFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.depths, "depths", "", "context: the cold prompts' lengths in tokens, like 0,1k,8k,32k (0 is a short prompt; default: 0, then doubling from 1k to the deepest the server's context holds)")
+	fs.StringVar(&c.depths, "depths", "", "context: the cold prompts' lengths in tokens, like 1k,8k,32k (the short prompt, 0, is always measured first: deeper prefill is measured above it; default: 0, then doubling from 1k to the deepest the server's context holds)")
 	fs.IntVar(&c.repeats, "repeats", engine.DefaultContextRepeats, "context: conversations per user at each depth, for the spread of each figure")
 }
 
