@@ -89,10 +89,13 @@ func TestContextInTheLibrary(t *testing.T) {
 	for _, row := range cmp.Rows {
 		ids2 = append(ids2, row.Metric.ID)
 	}
-	for _, want := range []string{"prefill_tps@0", "decode_tps@1024", "cached_ttft@2048", "ttft@2048"} {
+	for _, want := range []string{"prefill_tps@1024", "decode_tps@0", "decode_tps@1024", "cached_ttft@2048", "ttft@2048"} {
 		if !slices.Contains(ids2, want) {
 			t.Errorf("rows %v lack %s", ids2, want)
 		}
+	}
+	if slices.Contains(ids2, "prefill_tps@0") {
+		t.Errorf("rows %v: the short prompt is the prefill baseline, with no prefill of its own", ids2)
 	}
 	for _, row := range cmp.Rows {
 		// Depth 1k only in the first run, 2k only in the second: gaps.

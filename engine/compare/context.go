@@ -24,12 +24,17 @@ func ContextMetrics(depth int) []DocMetric[results.ContextResult] {
 	}
 	name := results.DepthName(depth)
 	id := fmt.Sprintf("@%d", depth)
-	return []DocMetric[results.ContextResult]{
-		{"prefill_tps" + id, "prefill, " + name, "tok/s", HigherBetter, at(func(d *results.ContextDepth) *results.Spread { return d.PrefillTPS })},
+	var out []DocMetric[results.ContextResult]
+	if depth > 0 {
+		// The short prompt is the baseline prefill is measured above: it
+		// has none of its own.
+		out = append(out, DocMetric[results.ContextResult]{"prefill_tps" + id, "prefill, " + name, "tok/s", HigherBetter, at(func(d *results.ContextDepth) *results.Spread { return d.PrefillTPS })})
+	}
+	return append(out, []DocMetric[results.ContextResult]{
 		{"decode_tps" + id, "decode, " + name, "tok/s", HigherBetter, at(func(d *results.ContextDepth) *results.Spread { return d.DecodeTPS })},
 		{"ttft" + id, "TTFT cold, " + name, "ms", LowerBetter, at(func(d *results.ContextDepth) *results.Spread { return d.TTFTMs })},
 		{"cached_ttft" + id, "TTFT cached follow-up, " + name, "ms", LowerBetter, at(func(d *results.ContextDepth) *results.Spread { return d.CachedTTFTMs })},
-	}
+	}...)
 }
 
 // ContextTable is a metric × run table of context results: every depth
@@ -56,12 +61,18 @@ func ContextTable(docs []*results.ContextResult, labels []string) []Row {
 }
 
 // ContextVerdict says whether context results measured the same thing:
-// the same model, answer length and users at once. The server and its
-// engine are what people compare, so they are not held against them;
-// depths only some runs measured show as gaps.
+// the same model, answer length and users at once, and prefill taken the
+// same way (files written before the short prompt's baseline took it over
+// the whole TTFT). The server and its engine are what people compare, so
+// they are not held against them; depths only some runs measured show as
+// gaps.
 func ContextVerdict(docs []*results.ContextResult) (bool, []string) {
 	return likeForLike(docs, func(r *results.ContextResult) []setting {
 		s := r.Settings
-		return []setting{{"model", r.Model}, {"answer tokens", fmt.Sprint(s.OutputTokens)}, {"users", fmt.Sprint(s.Users)}}
+		prefill := "above the short prompt"
+		if r.PrefillBaseline == nil {
+			prefill = "over the whole TTFT"
+		}
+		return []setting{{"model", r.Model}, {"answer tokens", fmt.Sprint(s.OutputTokens)}, {"users", fmt.Sprint(s.Users)}, {"prefill measured", prefill}}
 	})
 }
