@@ -7,6 +7,7 @@ package ui
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -190,18 +191,36 @@ func (u *App) closeWindow() {
 	u.win.Close()
 }
 
-// addShortcuts: Ctrl+1…4 go to the four places, Ctrl+Q closes (asking
-// first during a run). Cmd on macOS.
+// appShortcuts are the app's own keys with Ctrl (Cmd on macOS): 1…4 go
+// to the four places, Q closes (asking first during a run).
+var appShortcuts = []fyne.KeyName{fyne.Key1, fyne.Key2, fyne.Key3, fyne.Key4, fyne.KeyQ}
+
+// addShortcuts registers the app's shortcuts with the window; a focused
+// text field passes them on itself (formEntry).
 func (u *App) addShortcuts() {
 	c := u.win.Canvas()
-	for i, key := range []fyne.KeyName{fyne.Key1, fyne.Key2, fyne.Key3, fyne.Key4} {
-		c.AddShortcut(&desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) {
-			u.tabs.SelectIndex(i)
+	for _, key := range appShortcuts {
+		c.AddShortcut(&desktop.CustomShortcut{KeyName: key, Modifier: fyne.KeyModifierShortcutDefault}, func(s fyne.Shortcut) {
+			u.runShortcut(s.(*desktop.CustomShortcut))
 		})
 	}
-	c.AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}, func(fyne.Shortcut) {
+}
+
+// runShortcut runs s when it is one of the app's shortcuts, and says
+// whether it was.
+func (u *App) runShortcut(s *desktop.CustomShortcut) bool {
+	if s.Modifier != fyne.KeyModifierShortcutDefault {
+		return false
+	}
+	switch i := slices.Index(appShortcuts, s.KeyName); {
+	case i < 0:
+		return false
+	case s.KeyName == fyne.KeyQ:
 		u.requestClose()
-	})
+	default:
+		u.tabs.SelectIndex(i)
+	}
+	return true
 }
 
 // showProblem explains a problem in a dialog wide enough to read: Fyne's

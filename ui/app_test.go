@@ -222,7 +222,7 @@ func TestPlanFieldsValidateInline(t *testing.T) {
 			t.Fatalf("defaults should be runnable: %q", b.planNote.Text)
 		}
 		tests := []struct {
-			entry *widget.Entry
+			entry *formEntry
 			value string
 			want  string
 		}{
@@ -254,6 +254,8 @@ func collectEntries(t *testing.T, o any, out *[]*widget.Entry) {
 	switch x := o.(type) {
 	case *widget.Entry:
 		*out = append(*out, x)
+	case *formEntry:
+		*out = append(*out, &x.Entry)
 	case *fyne.Container:
 		for _, c := range x.Objects {
 			collectEntries(t, c, out)

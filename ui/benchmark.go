@@ -55,20 +55,20 @@ type BenchmarkScreen struct {
 	modelSelect    *widget.Select
 	models         modelState // what the Model field knows of the endpoint
 	planSelect     *widget.Select
-	usersEntry     *widget.Entry
+	usersEntry     *formEntry
 	quickCheck     *widget.Check
 	stagesForm     *widget.Form
 	manifestSelect *widget.Select
 	manifestCard   *widget.Card
 	profileSelect  *widget.Select
-	inputEntry     *widget.Entry
-	outputEntry    *widget.Entry
-	levelsEntry    *widget.Entry
-	requestsEntry  *widget.Entry
-	warmupEntry    *widget.Entry
-	seedEntry      *widget.Entry
-	timeoutEntry   *widget.Entry
-	repeatEntry    *widget.Entry
+	inputEntry     *formEntry
+	outputEntry    *formEntry
+	levelsEntry    *formEntry
+	requestsEntry  *formEntry
+	warmupEntry    *formEntry
+	seedEntry      *formEntry
+	timeoutEntry   *formEntry
+	repeatEntry    *formEntry
 	// like is the run "Run again like this" filled the form from; it
 	// holds while the form still asks for that run's plan.
 	like      *results.LikeRef
@@ -83,14 +83,14 @@ type BenchmarkScreen struct {
 	failNote string
 	listing  bool
 	// The capacity plan's service level and its most users.
-	sloUserEntry *widget.Entry
-	sloTTFTEntry *widget.Entry
-	maxConcEntry *widget.Entry
+	sloUserEntry *formEntry
+	sloTTFTEntry *formEntry
+	maxConcEntry *formEntry
 	capacityForm *widget.Form
 	// The context plan's depths, repeats and users.
-	depthsEntry       *widget.Entry
-	repeatsEntry      *widget.Entry
-	contextUsersEntry *widget.Entry
+	depthsEntry       *formEntry
+	repeatsEntry      *formEntry
+	contextUsersEntry *formEntry
 	contextForm       *widget.Form
 
 	levelsForm *widget.Form     // prompt and answer lengths
@@ -116,7 +116,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.endpointSelect = widget.NewSelect(nil, s.onEndpoint)
 	s.modelSelect = widget.NewSelect(nil, func(string) { s.revalidate() })
 	s.planSelect = widget.NewSelect([]string{planKovara, planStages, planSpecDec, planCapacity, planContext}, func(string) { s.onPlan() })
-	s.usersEntry = widget.NewEntry()
+	s.usersEntry = newFormEntry(s.u)
 	s.usersEntry.SetText(fmt.Sprint(engine.DefaultUsers))
 	s.usersEntry.Validator = countCheck("users", 1)
 	s.usersEntry.OnChanged = func(string) { s.revalidate() }
@@ -129,8 +129,8 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.profileSelect.Disable()
 
 	d := setup.DefaultPlan()
-	entry := func(text string, check func(string) error) *widget.Entry {
-		e := widget.NewEntry()
+	entry := func(text string, check func(string) error) *formEntry {
+		e := newFormEntry(s.u)
 		e.SetText(text)
 		e.Validator = check
 		e.OnChanged = func(string) { s.revalidate() }

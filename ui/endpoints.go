@@ -40,12 +40,12 @@ type EndpointsScreen struct {
 	selected string   // name being edited; "" for a new endpoint
 
 	list         *widget.List
-	nameEntry    *widget.Entry
-	urlEntry     *widget.Entry
+	nameEntry    *formEntry
+	urlEntry     *formEntry
 	keyEntry     *widget.Entry
 	verifyCheck  *widget.Check
-	timeoutEntry *widget.Entry
-	gpuEntry     *widget.Entry
+	timeoutEntry *formEntry
+	gpuEntry     *formEntry
 	formNote     *widget.Label
 	saveButton   *widget.Button
 	deleteButton *widget.Button
@@ -90,18 +90,18 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 			s.onSelect(s.names[i])
 		}
 	}
-	s.nameEntry = widget.NewEntry()
+	s.nameEntry = newFormEntry(s.u)
 	s.nameEntry.SetPlaceHolder("e.g. 4090 box")
-	s.urlEntry = widget.NewEntry()
+	s.urlEntry = newFormEntry(s.u)
 	s.urlEntry.SetPlaceHolder("http://192.168.1.10:8000")
 	s.urlEntry.OnChanged = s.onAddressChanged
 	s.keyEntry = widget.NewPasswordEntry()
 	s.keyEntry.SetPlaceHolder("optional; kept in the system keyring")
 	s.verifyCheck = widget.NewCheck("Verify TLS certificate", nil)
 	s.verifyCheck.SetChecked(true)
-	s.timeoutEntry = widget.NewEntry()
+	s.timeoutEntry = newFormEntry(s.u)
 	s.timeoutEntry.SetPlaceHolder("120")
-	s.gpuEntry = widget.NewEntry()
+	s.gpuEntry = newFormEntry(s.u)
 	s.gpuEntry.SetPlaceHolder("local, ssh://user@host or http://host:9400/metrics")
 	s.formNote = widget.NewLabel("")
 	s.formNote.Wrapping = fyne.TextWrapWord

@@ -30,7 +30,7 @@ type HistoryScreen struct {
 	shown    []storage.Summary
 	selected map[string]bool
 
-	search        *widget.Entry
+	search        *formEntry
 	kindSelect    *widget.Select
 	sortSelect    *widget.Select
 	table         *fitTable
@@ -63,7 +63,7 @@ const (
 
 func newHistoryScreen(u *App) *HistoryScreen {
 	h := &HistoryScreen{u: u, selected: map[string]bool{}}
-	h.search = widget.NewEntry()
+	h.search = newFormEntry(h.u)
 	h.search.SetPlaceHolder("Search model, endpoint, engine, label…")
 	h.search.OnChanged = func(string) { h.apply() }
 	kinds := []string{kindAll}
@@ -423,7 +423,7 @@ func (h *HistoryScreen) onLabel() {
 			cur = s
 		}
 	}
-	label := widget.NewEntry()
+	label := newFormEntry(h.u)
 	label.SetText(cur.Label)
 	notes := widget.NewMultiLineEntry()
 	notes.SetText(cur.Notes)

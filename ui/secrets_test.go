@@ -109,6 +109,9 @@ func windowTexts(t *testing.T, o fyne.CanvasObject, skip *widget.Entry, out *[]s
 			*out = append(*out, x.Text)
 		}
 		return
+	case *formEntry:
+		*out = append(*out, x.Text)
+		return
 	case *widget.Select:
 		*out = append(*out, x.Selected)
 		*out = append(*out, x.Options...)

@@ -1,0 +1,32 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/widget"
+)
+
+// formEntry is the app's text field: a widget.Entry that hands the app's
+// own shortcuts (Ctrl+Q, Ctrl+1…4) to the app. Fyne's desktop driver
+// gives a focused widget every shortcut before the window's, and Entry
+// drops those it does not know, so with the keyboard in a field they did
+// nothing. Every other shortcut (copy, paste, select all, word deletion)
+// stays the entry's.
+type formEntry struct {
+	widget.Entry
+	u *App
+}
+
+func newFormEntry(u *App) *formEntry {
+	e := &formEntry{u: u}
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+// TypedShortcut runs an app shortcut, or gives the shortcut to the entry.
+func (e *formEntry) TypedShortcut(s fyne.Shortcut) {
+	if cs, ok := s.(*desktop.CustomShortcut); ok && e.u != nil && e.u.runShortcut(cs) {
+		return
+	}
+	e.Entry.TypedShortcut(s)
+}
