@@ -285,7 +285,11 @@ func (c *CompareScreen) showDocs(cmp storage.Comparison, labels []string) {
 		imp = widget.WarningImportance
 	}
 	c.setVerdict([]string{cmp.Sentence()}, imp)
-	c.setDetails(runLines(labels))
+	lines := runLines(labels)
+	if l := compare.NoiseLegend(cmp.Rows); l != "" {
+		lines = append(lines, l)
+	}
+	c.setDetails(lines)
 	if cmp.PerLevel {
 		c.table = c.newTable(labels, []string{"Level", "Metric"}, []float32{60, 240})
 	} else {

@@ -71,6 +71,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, c.Sentence())
 	fmt.Fprintln(stdout)
 	printRows(stdout, c.Rows, labels, c.PerLevel)
+	if l := compare.NoiseLegend(c.Rows); l != "" {
+		fmt.Fprintln(stdout, l)
+	}
 	fmt.Fprintln(stdout, base)
 	return exitOK
 }

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -31,5 +32,61 @@ func TestContextVerdictPrefillMethod(t *testing.T) {
 	}
 	if m := ContextMetrics(1024); len(m) != 4 || m[0].ID != "prefill_tps@1024" {
 		t.Errorf("1k metrics %+v", m)
+	}
+}
+
+// contextDoc is a context result of one depth whose conversations decoded
+// at the given rates.
+func contextDoc(depth int, decode ...float64) *results.ContextResult {
+	d := results.ContextDepth{Depth: depth, Conversations: len(decode), OK: len(decode)}
+	for i, v := range decode {
+		ttft := 100.0
+		d.Runs = append(d.Runs, results.ContextConversation{Repeat: i + 1, User: 1,
+			Cold: results.ContextTurn{DecodeTPS: &v, TTFTMs: &ttft}})
+	}
+	sorted := slices.Sorted(slices.Values(decode))
+	d.DecodeTPS = &results.Spread{Min: sorted[0], P50: sorted[len(sorted)/2], Max: sorted[len(sorted)-1]}
+	return &results.ContextResult{Model: "m", Depths: []results.ContextDepth{d}}
+}
+
+// TestContextNoise: a context comparison judges each change against the
+// spread of the conversations behind it, and never colours noise.
+func TestContextNoise(t *testing.T) {
+	t.Parallel()
+	decodeCell := func(docs ...*results.ContextResult) Cell {
+		t.Helper()
+		for _, r := range ContextTable(docs, []string{"a", "b"}) {
+			if r.Metric.ID == "decode_tps@4096" {
+				return r.Cells[1]
+			}
+		}
+		t.Fatal("no decode row")
+		return Cell{}
+	}
+	tests := []struct {
+		name    string
+		a, b    *results.ContextResult
+		noise   Noise
+		better  int
+		bounded bool
+	}{
+		// Three real llama-server runs in a row moved decode at 8k by
+		// −10.9 % with conversations 231 to 262 apart: noise.
+		{"same server, runs apart", contextDoc(4096, 259.6, 262.1, 240.3), contextDoc(4096, 231.3, 252.0, 229.8), WithinNoise, 0, true},
+		// Under 5 % is never a change, however tight the spread (the
+		// flat rule coloured anything past 0.5 %).
+		{"small but steady", contextDoc(4096, 300, 300, 300), contextDoc(4096, 294, 294, 294), WithinNoise, 0, true},
+		{"a real slowdown", contextDoc(4096, 300, 303, 297), contextDoc(4096, 210, 212, 208), BeyondNoise, -1, true},
+		{"a real speedup", contextDoc(4096, 300, 303, 297), contextDoc(4096, 390, 393, 388), BeyondNoise, +1, true},
+		{"one conversation", contextDoc(4096, 300), contextDoc(4096, 150), WithinNoise, 0, false},
+	}
+	for _, tt := range tests {
+		c := decodeCell(tt.a, tt.b)
+		if c.Noise != tt.noise || c.Better != tt.better || math.IsInf(c.High, 1) == tt.bounded {
+			t.Errorf("%s: noise %v, better %d, interval %v … %v; want %v, %d, bounded %v", tt.name, c.Noise, c.Better, c.Low, c.High, tt.noise, tt.better, tt.bounded)
+		}
+		if c.Noise == BeyondNoise && !(c.Low <= c.Delta && c.Delta <= c.High) && math.Abs(c.Delta) > 0.02 {
+			t.Errorf("%s: change %v outside its interval %v … %v", tt.name, c.Delta, c.Low, c.High)
+		}
 	}
 }

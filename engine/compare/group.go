@@ -204,18 +204,6 @@ func groupChangeLine(files []*results.File, a, b []int) []string {
 		}
 		return vs
 	}
-	meanVar := func(vs []float64) (float64, float64) {
-		var s float64
-		for _, v := range vs {
-			s += v
-		}
-		m := s / float64(len(vs))
-		var ss float64
-		for _, v := range vs {
-			ss += (v - m) * (v - m)
-		}
-		return m, ss / float64(len(vs)-1)
-	}
 	var todo []judged
 	for _, c := range unionLevels(files) {
 		for _, id := range groupHeadline {
