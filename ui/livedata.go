@@ -210,13 +210,18 @@ func (d *liveData) itlSpec(p chart.Palette) chart.Spec {
 }
 
 // stageName names the stage the ITL histogram is of: a Kovara or
-// speculative-decoding level, or one of the three-stage plan's stages.
+// speculative-decoding level, one of the three-stage plan's stages, a
+// capacity probe or a context depth.
 func (d *liveData) stageName() string {
-	switch d.snap.Phase {
-	case engine.PhaseDecode, engine.PhasePrefill, engine.PhaseUsers:
-		return fmt.Sprintf("stage %d (%s)", d.snap.Level, d.snap.Phase)
-	case engine.PhaseWarmup:
+	switch s := d.snap; {
+	case s.Phase == engine.PhaseDecode || s.Phase == engine.PhasePrefill || s.Phase == engine.PhaseUsers:
+		return fmt.Sprintf("stage %d (%s)", s.Level, s.Phase)
+	case s.Phase == engine.PhaseWarmup:
 		return "warmup"
+	case s.Context != nil && (s.Phase == engine.PhaseContextCold || s.Phase == engine.PhaseContextFollowUp):
+		return "depth " + results.DepthName(s.Context.Depth)
+	case s.Capacity != nil && s.Capacity.Probing > 0:
+		return fmt.Sprintf("the probe at %d %s", s.Capacity.Probing, results.Plural(s.Capacity.Probing, "user", "users"))
 	}
 	return fmt.Sprintf("level %d", d.snap.Level)
 }
@@ -264,11 +269,18 @@ func (d *liveData) kvPlaceholder() string {
 }
 
 // itlPlaceholder is what the ITL chart says while it has no bars to draw.
+// Each stage starts its histogram afresh, and a request's gaps arrive when
+// it ends: on a deep context the first one takes seconds, so the
+// placeholder says whose gaps it waits for.
 func (d *liveData) itlPlaceholder() string {
-	if d.itlMerged > 0 {
-		return "Waiting for token gaps…" + d.itlLeftOut(" ")
+	s := "Waiting for token gaps…"
+	if d.snap.Context != nil || (d.snap.Capacity != nil && d.snap.Capacity.Probing > 0) {
+		s = "Waiting for the token gaps of " + d.stageName() + ": they come as each of its answers ends…"
 	}
-	return "Waiting for token gaps…"
+	if d.itlMerged > 0 {
+		return s + d.itlLeftOut(" ")
+	}
+	return s
 }
 
 func (d *liveData) serverSpec(p chart.Palette) chart.Spec {

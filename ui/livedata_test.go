@@ -199,3 +199,35 @@ func TestLiveITLLeavesOutChunksReadTogether(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveITLNamesItsStage: the histogram restarts with each stage, and a
+// request's gaps come when it ends; at a deep context the first answer
+// takes seconds, so title and placeholder say which stage it waits for
+// (seen on a real llama-server: "Waiting for token gaps…" sat for 3.4 s at
+// 8k under a title naming "level 5").
+func TestLiveITLNamesItsStage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		snap        engine.Snapshot
+		title, wait string
+	}{
+		{"context depth", engine.Snapshot{Phase: engine.PhaseContextCold, Level: 5, Levels: 5, Context: &engine.ContextProgress{Depth: 8192, Repeat: 1, Repeats: 3}},
+			"Inter-token latency, depth 8k", "Waiting for the token gaps of depth 8k: they come as each of its answers ends…"},
+		{"capacity probe", engine.Snapshot{Phase: engine.PhaseLevel, Level: 3, Capacity: &engine.CapacityProgress{Probing: 16, Max: 64}},
+			"Inter-token latency, the probe at 16 users", "Waiting for the token gaps of the probe at 16 users: they come as each of its answers ends…"},
+		{"Kovara level", engine.Snapshot{Phase: engine.PhaseLevel, Level: 2, Levels: 3},
+			"Inter-token latency, level 2", "Waiting for token gaps…"},
+	}
+	for _, tt := range tests {
+		var d liveData
+		tt.snap.NewLevel = true
+		d.add(tt.snap)
+		if got := d.itlSpec(chart.Palette{}).Title; got != tt.title {
+			t.Errorf("%s: title %q, want %q", tt.name, got, tt.title)
+		}
+		if got := d.itlPlaceholder(); got != tt.wait {
+			t.Errorf("%s: placeholder %q, want %q", tt.name, got, tt.wait)
+		}
+	}
+}
