@@ -286,8 +286,10 @@ func (c *CompareScreen) showDocs(cmp storage.Comparison, labels []string) {
 	}
 	c.setVerdict([]string{cmp.Sentence()}, imp)
 	lines := runLines(labels)
-	if l := compare.NoiseLegend(cmp.Rows); l != "" {
-		lines = append(lines, l)
+	for _, l := range []string{compare.NoiseLegend(cmp.Rows), compare.SingleFigureLegend(cmp.Rows)} {
+		if l != "" {
+			lines = append(lines, l)
+		}
 	}
 	c.setDetails(lines)
 	if cmp.PerLevel {

@@ -71,8 +71,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, c.Sentence())
 	fmt.Fprintln(stdout)
 	printRows(stdout, c.Rows, labels, c.PerLevel)
-	if l := compare.NoiseLegend(c.Rows); l != "" {
-		fmt.Fprintln(stdout, l)
+	for _, l := range []string{compare.NoiseLegend(c.Rows), compare.SingleFigureLegend(c.Rows)} {
+		if l != "" {
+			fmt.Fprintln(stdout, l)
+		}
 	}
 	fmt.Fprintln(stdout, base)
 	return exitOK

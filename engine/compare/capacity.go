@@ -45,7 +45,9 @@ func atCapacity(get func(*results.CapacityProbe) (float64, bool)) func(*results.
 // CapacityTable is a metric × run table of capacity results, with the
 // change against the first.
 func CapacityTable(docs []*results.CapacityResult, labels []string) []Row {
-	return docTable(docs, labels, CapacityMetrics)
+	rows := docTable(docs, labels, CapacityMetrics)
+	singleFigures(rows)
+	return rows
 }
 
 // CapacityVerdict says whether capacity results answer the same question:

@@ -226,6 +226,36 @@ func smallChange(rows []Row) bool {
 	return false
 }
 
+// singleFigures leaves unmarked each change of a plan document's figure
+// that is one measurement (a three-stage stage, a capacity probe's answer,
+// a speculative-decoding level) and under runShift: one figure carries no
+// spread of its own, and whole runs in a row moved by that much with
+// nothing changed. Larger changes stay marked; the table's legend says
+// why the smaller are not (SingleFigureLegend).
+func singleFigures(rows []Row) {
+	for r := range rows {
+		for i := range rows[r].Cells {
+			if c := &rows[r].Cells[i]; c.HasDelta && c.Noise == NoiseUnknown && math.Abs(c.Delta) < runShift {
+				c.Better = 0
+			}
+		}
+	}
+}
+
+// SingleFigureLegend says how a plan document's comparison marks its
+// one-measurement figures; "" when it has none with a change.
+func SingleFigureLegend(rows []Row) string {
+	for _, r := range rows {
+		for _, c := range r.Cells {
+			if c.HasDelta && c.Noise == NoiseUnknown {
+				return "Each figure here is one measurement, without a spread of its own: a change under " +
+					strconv.FormatFloat(100*runShift, 'f', -1, 64) + " % is shown but not marked better or worse, as whole runs in a row moved by that much with nothing changed (docs/method.md §12)."
+			}
+		}
+	}
+	return ""
+}
+
 // changesListed is how many changes of one level a sentence names; the
 // table marks the rest.
 const changesListed = 3

@@ -84,6 +84,7 @@ func SpecDecTable(docs []*results.SpecDecResult, labels []string) []Row {
 				Metric: Metric{ID: m.ID, Label: m.Label, Unit: m.Unit, Dir: m.Dir}, Cells: cells})
 		}
 	}
+	singleFigures(rows)
 	return rows
 }
 

@@ -52,7 +52,9 @@ func stagesDecode(kind string) func(*results.StagesResult) (float64, bool) {
 // StagesTable is a metric × run table of three-stage results, with the
 // change against the first, as Table is for Kovara runs.
 func StagesTable(docs []*results.StagesResult) []Row {
-	return docTable(docs, nil, StagesMetrics)
+	rows := docTable(docs, nil, StagesMetrics)
+	singleFigures(rows)
+	return rows
 }
 
 // StagesVerdict says whether three-stage results measure the same thing:

@@ -27,6 +27,17 @@ func TestStagesTable(t *testing.T) {
 	if c := byID["prefill_tps"].Cells[0]; c.Present {
 		t.Error("no prefill measured: want a gap")
 	}
+	// One measurement each: a change under 10 % is shown, not marked
+	// (the flat rule marked anything past 0.5 %).
+	rows = StagesTable([]*results.StagesResult{mk(50, 300, false), mk(48.5, 290, false)})
+	for _, r := range rows {
+		if c := r.Cells[1]; c.HasDelta && (c.Better != 0 || c.Delta > -0.02) {
+			t.Errorf("%s: %+v, want a change of about −3 %% unmarked", r.Metric.ID, c)
+		}
+	}
+	if l := SingleFigureLegend(rows); l == "" {
+		t.Error("no legend for the unmarked changes")
+	}
 	if ok, diffs := StagesVerdict([]*results.StagesResult{mk(1, 1, false), mk(1, 1, true)}); ok || len(diffs) != 1 {
 		t.Errorf("quick vs full: %v %v", ok, diffs)
 	}
