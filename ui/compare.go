@@ -285,13 +285,7 @@ func (c *CompareScreen) showDocs(cmp storage.Comparison, labels []string) {
 		imp = widget.WarningImportance
 	}
 	c.setVerdict([]string{cmp.Sentence()}, imp)
-	lines := runLines(labels)
-	for _, l := range []string{compare.NoiseLegend(cmp.Rows), compare.SingleFigureLegend(cmp.Rows)} {
-		if l != "" {
-			lines = append(lines, l)
-		}
-	}
-	c.setDetails(lines)
+	c.setDetails(append(runLines(labels), compare.DocLegends(cmp.Rows)...))
 	if cmp.PerLevel {
 		c.table = c.newTable(labels, []string{"Level", "Metric"}, []float32{60, 240})
 	} else {

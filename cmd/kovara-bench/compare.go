@@ -71,10 +71,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, c.Sentence())
 	fmt.Fprintln(stdout)
 	printRows(stdout, c.Rows, labels, c.PerLevel)
-	for _, l := range []string{compare.NoiseLegend(c.Rows), compare.SingleFigureLegend(c.Rows)} {
-		if l != "" {
-			fmt.Fprintln(stdout, l)
-		}
+	for _, l := range compare.DocLegends(c.Rows) {
+		fmt.Fprintln(stdout, l)
 	}
 	fmt.Fprintln(stdout, base)
 	return exitOK

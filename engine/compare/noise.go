@@ -242,6 +242,18 @@ func singleFigures(rows []Row) {
 	}
 }
 
+// DocLegends are the lines under a plan document's comparison table, for
+// the CLI and the app alike: how its changes were judged.
+func DocLegends(rows []Row) []string {
+	var out []string
+	for _, l := range []string{NoiseLegend(rows), SingleFigureLegend(rows)} {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // SingleFigureLegend says how a plan document's comparison marks its
 // one-measurement figures; "" when it has none with a change.
 func SingleFigureLegend(rows []Row) string {

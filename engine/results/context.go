@@ -37,7 +37,7 @@ type ContextResult struct {
 	// word a token, and its real length is unknown).
 	Calibration *ContextCalibration `json:"calibration"`
 	// PrefillBaseline is the short prompt's cold request, the fixed cost
-	// every depth's prefill is measured above (PrefillAbove); nil in
+	// every depth's prefill is measured above (PrefillBaseline.Above); nil in
 	// documents written before it, whose prefill is prompt tokens / TTFT,
 	// and when no short prompt came back.
 	PrefillBaseline *PrefillBaseline `json:"prefill_baseline,omitempty"`
