@@ -137,7 +137,8 @@ func TestCompareOtherPlans(t *testing.T) {
 
 	code, stdout, stderr := runCLI("compare", st1, st2)
 	if code != exitOK || !strings.HasPrefix(stdout, "These three-stage results measured the same thing.") ||
-		!strings.Contains(stdout, "decode, code prompt (tok/s)") || !strings.Contains(stdout, "[2] stages-2") {
+		!strings.Contains(stdout, "decode, code prompt (tok/s)") || !strings.Contains(stdout, "[2] stages-2") ||
+		!strings.Contains(stdout, "Each figure here is one measurement") {
 		t.Errorf("three-stage compare: exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI("compare", sd1, sd2)
