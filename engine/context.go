@@ -102,7 +102,7 @@ func (p ContextPlan) Validate() error {
 		}
 	}
 	if p.Depths != nil && len(p.Depths) == 0 {
-		errs = append(errs, errors.New("give at least one depth, like 0,1k,8k"))
+		errs = append(errs, errors.New("give at least one depth, like 1k,8k"))
 	}
 	if p.OutputTokens < 0 || p.OutputTokens == 1 {
 		errs = append(errs, fmt.Errorf("output tokens %d is not allowed: a decode speed needs answers of at least 2 tokens", p.OutputTokens))
@@ -120,7 +120,8 @@ func (p ContextPlan) Validate() error {
 }
 
 // ParseDepths reads depths as the CLI and the app take them: tokens,
-// comma-separated, with k for 1,024 ("0,1k,8k,32k" or "0,1024,8192").
+// comma-separated, with k for 1,024 ("1k,8k,32k" or "0,1024,8192"; the
+// plan measures the short prompt, 0, first all the same).
 func ParseDepths(s string) ([]int, error) {
 	var out []int
 	for _, part := range strings.Split(s, ",") {
@@ -142,7 +143,7 @@ func ParseDepths(s string) ([]int, error) {
 		out = append(out, n*mult)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("give at least one depth, like 0,1k,8k")
+		return nil, errors.New("give at least one depth, like 1k,8k")
 	}
 	return out, nil
 }
@@ -350,8 +351,9 @@ func (cr *contextRun) newResult() *results.ContextResult {
 		FormatVersion: 1,
 		About: "Kovara Desktop's context plan: prefill and decode speed against context depth, cold and with a cached " +
 			"follow-up turn, on one server. Not a Kovara benchmark record; never publishable.",
-		CreatedAt: cr.t0.UTC().Format(time.RFC3339),
-		Model:     cr.model,
+		CreatedAt:     cr.t0.UTC().Format(time.RFC3339),
+		Model:         cr.model,
+		PrefillMethod: results.PrefillAboveShortPrompt,
 		Settings: results.ContextSettings{
 			DepthsChosen: p.Depths == nil, OutputTokens: p.OutputTokens,
 			FollowUp: ContextFollowUp, FollowUpTokens: ContextFollowUpTokens,
@@ -699,6 +701,9 @@ func (cr *contextRun) turn(o *outcome, w *stageWindow) results.ContextTurn {
 func (cr *contextRun) summarize(cd results.ContextDepth) results.ContextDepth {
 	if cd.Depth == 0 {
 		cr.res.PrefillBaseline = baselineOf(cd.Runs)
+		if cr.res.PrefillBaseline == nil && cd.Conversations > 0 {
+			cr.warn("no depth has a prefill figure: every prefill is measured above the short prompt, and none of its requests came back with its prompt tokens counted")
+		}
 	} else {
 		for i := range cd.Runs {
 			cd.Runs[i].Cold.PrefillTPS = cr.res.PrefillBaseline.Above(cd.Runs[i].Cold)

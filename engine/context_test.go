@@ -371,3 +371,23 @@ func TestContextStop(t *testing.T) {
 		t.Errorf("headline %s", h)
 	}
 }
+
+// TestContextWithoutPromptCounts: a server that counts no prompt tokens
+// gives the short prompt no baseline, so no depth has a prefill, and the
+// result says so rather than leave the column empty without a word.
+func TestContextWithoutPromptCounts(t *testing.T) {
+	t.Parallel()
+	_, url := startSim(t, sim.Config{NoUsage: true, PrefillRate: 200000, TokenInterval: time.Millisecond})
+	p := DefaultContextPlan()
+	p.Depths, p.OutputTokens, p.Repeats = []int{1024}, 8, 1
+	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Depths) != 2 || res.PrefillBaseline != nil || res.Depths[1].PrefillTPS != nil || res.PrefillMethod != results.PrefillAboveShortPrompt {
+		t.Fatalf("depths %d, baseline %+v, prefill at 1k %v, method %q", len(res.Depths), res.PrefillBaseline, res.Depths[len(res.Depths)-1].PrefillTPS, res.PrefillMethod)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, "no depth has a prefill figure") }) {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}

@@ -218,6 +218,9 @@ func (u *App) runShortcut(s *desktop.CustomShortcut) bool {
 	case s.KeyName == fyne.KeyQ:
 		u.requestClose()
 	default:
+		// Fyne keeps the keyboard in a field on a tab it hides, and
+		// would type what comes next into it.
+		u.win.Canvas().Unfocus()
 		u.tabs.SelectIndex(i)
 	}
 	return true

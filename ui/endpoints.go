@@ -42,7 +42,7 @@ type EndpointsScreen struct {
 	list         *widget.List
 	nameEntry    *formEntry
 	urlEntry     *formEntry
-	keyEntry     *widget.Entry
+	keyEntry     *formEntry
 	verifyCheck  *widget.Check
 	timeoutEntry *formEntry
 	gpuEntry     *formEntry
@@ -95,7 +95,7 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s.urlEntry = newFormEntry(s.u)
 	s.urlEntry.SetPlaceHolder("http://192.168.1.10:8000")
 	s.urlEntry.OnChanged = s.onAddressChanged
-	s.keyEntry = widget.NewPasswordEntry()
+	s.keyEntry = newPasswordFormEntry(s.u)
 	s.keyEntry.SetPlaceHolder("optional; kept in the system keyring")
 	s.verifyCheck = widget.NewCheck("Verify TLS certificate", nil)
 	s.verifyCheck.SetChecked(true)

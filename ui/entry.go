@@ -17,9 +17,27 @@ type formEntry struct {
 	u *App
 }
 
+// newFormEntry is widget.NewEntry's field (text clipped to its width,
+// never widening the form) handing the app's shortcuts on.
 func newFormEntry(u *App) *formEntry {
 	e := &formEntry{u: u}
+	e.Wrapping = fyne.TextWrap(fyne.TextTruncateClip)
 	e.ExtendBaseWidget(e)
+	return e
+}
+
+// newPasswordFormEntry is widget.NewPasswordEntry's: Fyne gives an entry
+// with Password set its show/hide button.
+func newPasswordFormEntry(u *App) *formEntry {
+	e := newFormEntry(u)
+	e.Password = true
+	return e
+}
+
+// newMultiLineFormEntry is widget.NewMultiLineEntry's.
+func newMultiLineFormEntry(u *App) *formEntry {
+	e := newFormEntry(u)
+	e.MultiLine = true
 	return e
 }
 

@@ -425,7 +425,7 @@ func (h *HistoryScreen) onLabel() {
 	}
 	label := newFormEntry(h.u)
 	label.SetText(cur.Label)
-	notes := widget.NewMultiLineEntry()
+	notes := newMultiLineFormEntry(h.u)
 	notes.SetText(cur.Notes)
 	notes.SetMinRowsVisible(4)
 	items := []*widget.FormItem{widget.NewFormItem("Label", label), widget.NewFormItem("Notes", notes)}

@@ -150,7 +150,7 @@ func (s *BenchmarkScreen) onRun() {
 		var err error
 		saved, ok, err = s.u.endpoints.Get(name)
 		if err != nil || !ok {
-			s.planNote.SetText(fmt.Sprintf("The endpoint %q cannot be found: %v", name, err))
+			s.refuse(fmt.Sprintf("The endpoint %q cannot be found: %v", name, err))
 			return
 		}
 		ep = saved.WithKey("") // the key is read from the keyring off the UI goroutine
@@ -162,7 +162,7 @@ func (s *BenchmarkScreen) onRun() {
 	case planStages:
 		plan, err := s.stagesFromForm()
 		if err != nil {
-			s.planNote.SetText(err.Error())
+			s.refuse(err.Error())
 			return
 		}
 		plan.Model = s.chosenModel()
@@ -171,7 +171,7 @@ func (s *BenchmarkScreen) onRun() {
 	case planSpecDec:
 		plan, err := s.specDecFromForm()
 		if err != nil {
-			s.planNote.SetText(err.Error())
+			s.refuse(err.Error())
 			return
 		}
 		plan.Model = s.chosenModel()
@@ -180,7 +180,7 @@ func (s *BenchmarkScreen) onRun() {
 	case planContext:
 		plan, err := s.contextFromForm()
 		if err != nil {
-			s.planNote.SetText(err.Error())
+			s.refuse(err.Error())
 			return
 		}
 		plan.Model = s.chosenModel()
@@ -189,7 +189,7 @@ func (s *BenchmarkScreen) onRun() {
 	case planCapacity:
 		plan, err := s.capacityFromForm()
 		if err != nil {
-			s.planNote.SetText(err.Error())
+			s.refuse(err.Error())
 			return
 		}
 		plan.Model = s.chosenModel()
@@ -198,7 +198,7 @@ func (s *BenchmarkScreen) onRun() {
 	default:
 		plan, err := s.planFromForm()
 		if err != nil {
-			s.planNote.SetText(err.Error())
+			s.refuse(err.Error())
 			return
 		}
 		plan.Model = s.chosenModel()
@@ -433,9 +433,16 @@ func (s *BenchmarkScreen) stopRun(st *runState) {
 // runFailed returns to the form with the reason in words.
 func (s *BenchmarkScreen) runFailed(err error) {
 	s.backToSetup()
-	s.failNote = "The benchmark could not run: " + err.Error()
 	if errors.Is(err, engine.ErrInterrupted) {
-		s.failNote = "Stopped before any level finished; nothing was saved."
+		s.refuse("Stopped before any level finished; nothing was saved.")
+		return
 	}
-	s.planNote.SetText(s.failNote)
+	s.refuse("The benchmark could not run: " + err.Error())
+}
+
+// refuse says under the plan why it did not run; the sentence stays until
+// the person changes the form (revalidate).
+func (s *BenchmarkScreen) refuse(why string) {
+	s.failNote = why
+	s.planNote.SetText(why)
 }

@@ -218,12 +218,23 @@ func (d *liveData) stageName() string {
 		return fmt.Sprintf("stage %d (%s)", s.Level, s.Phase)
 	case s.Phase == engine.PhaseWarmup:
 		return "warmup"
-	case s.Context != nil && (s.Phase == engine.PhaseContextCold || s.Phase == engine.PhaseContextFollowUp):
-		return "depth " + results.DepthName(s.Context.Depth)
-	case s.Capacity != nil && s.Capacity.Probing > 0:
-		return fmt.Sprintf("the probe at %d %s", s.Capacity.Probing, results.Plural(s.Capacity.Probing, "user", "users"))
+	}
+	if n := d.depthOrProbe(); n != "" {
+		return n
 	}
 	return fmt.Sprintf("level %d", d.snap.Level)
+}
+
+// depthOrProbe names the context depth or the capacity probe being
+// measured, or "" for any other stage.
+func (d *liveData) depthOrProbe() string {
+	switch s := d.snap; {
+	case s.Context != nil && (s.Phase == engine.PhaseContextCold || s.Phase == engine.PhaseContextFollowUp):
+		return "depth " + results.DepthName(s.Context.Depth)
+	case s.Capacity != nil && s.Capacity.Probing > 0 && s.Phase == engine.PhaseLevel:
+		return fmt.Sprintf("the probe at %d %s", s.Capacity.Probing, results.Plural(s.Capacity.Probing, "user", "users"))
+	}
+	return ""
 }
 
 // itlLeftOut says, after sep, how many of the level's gaps the histogram
@@ -274,8 +285,8 @@ func (d *liveData) kvPlaceholder() string {
 // placeholder says whose gaps it waits for.
 func (d *liveData) itlPlaceholder() string {
 	s := "Waiting for token gaps…"
-	if d.snap.Context != nil || (d.snap.Capacity != nil && d.snap.Capacity.Probing > 0) {
-		s = "Waiting for the token gaps of " + d.stageName() + ": they come as each of its answers ends…"
+	if n := d.depthOrProbe(); n != "" {
+		s = "Waiting for the token gaps of " + n + ": they come as each of its answers ends…"
 	}
 	if d.itlMerged > 0 {
 		return s + d.itlLeftOut(" ")

@@ -215,15 +215,7 @@ func TestCloseRemembersWindowSize(t *testing.T) {
 // does.
 func TestKeyboardShortcuts(t *testing.T) {
 	h := newHarness(t)
-	// The test window's canvas wraps the one that dispatches shortcuts.
-	inner := reflect.ValueOf(h.win.Canvas()).Elem().FieldByName("WindowlessCanvas").Interface()
-	typed, ok := inner.(interface{ TypedShortcut(fyne.Shortcut) })
-	if !ok {
-		t.Fatal("the test canvas takes no shortcuts")
-	}
-	press := func(k fyne.KeyName) {
-		typed.TypedShortcut(&desktop.CustomShortcut{KeyName: k, Modifier: fyne.KeyModifierShortcutDefault})
-	}
+	press := windowShortcuts(t, h)
 	h.locked(func() {
 		for i, k := range []fyne.KeyName{fyne.Key2, fyne.Key3, fyne.Key4, fyne.Key1} {
 			press(k)
@@ -240,6 +232,18 @@ func TestKeyboardShortcuts(t *testing.T) {
 		if got := h.u.tabs.SelectedIndex(); got != 1 {
 			t.Errorf("Ctrl+2 in a field: place %d, want 1", got)
 		}
+		// The hidden field lets go of the keyboard: what is typed next
+		// must not change the plan out of sight.
+		if f := h.win.Canvas().Focused(); f != nil {
+			t.Errorf("after Ctrl+2 the keyboard is still in %T", f)
+		}
+		// Ctrl+Shift+2 is not the app's: the field keeps it.
+		h.u.tabs.SelectIndex(0)
+		h.win.Canvas().Focus(b.levelsEntry)
+		b.levelsEntry.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.Key2, Modifier: fyne.KeyModifierShortcutDefault | fyne.KeyModifierShift})
+		if got := h.u.tabs.SelectedIndex(); got != 0 {
+			t.Errorf("Ctrl+Shift+2 in a field: place %d, want 0", got)
+		}
 		h.u.tabs.SelectIndex(0)
 		h.win.Canvas().Focus(b.levelsEntry)
 		b.levelsEntry.TypedShortcut(&fyne.ShortcutSelectAll{})
@@ -249,6 +253,34 @@ func TestKeyboardShortcuts(t *testing.T) {
 		b.levelsEntry.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault})
 		if !h.u.closed {
 			t.Error("Ctrl+Q in a field did not close the window")
+		}
+	})
+}
+
+// windowShortcuts presses Ctrl and a key on the window itself, as the
+// driver does when no field has the keyboard.
+func windowShortcuts(t *testing.T, h *harness) func(fyne.KeyName) {
+	t.Helper()
+	// The test window's canvas wraps the one that dispatches shortcuts.
+	inner := reflect.ValueOf(h.win.Canvas()).Elem().FieldByName("WindowlessCanvas").Interface()
+	typed, ok := inner.(interface{ TypedShortcut(fyne.Shortcut) })
+	if !ok {
+		t.Fatal("the test canvas takes no shortcuts")
+	}
+	return func(k fyne.KeyName) {
+		typed.TypedShortcut(&desktop.CustomShortcut{KeyName: k, Modifier: fyne.KeyModifierShortcutDefault})
+	}
+}
+
+// TestCtrlQFromTheWindow: Ctrl+Q with no field holding the keyboard
+// closes too.
+func TestCtrlQFromTheWindow(t *testing.T) {
+	h := newHarness(t)
+	press := windowShortcuts(t, h)
+	h.locked(func() {
+		press(fyne.KeyQ)
+		if !h.u.closed {
+			t.Error("Ctrl+Q did not close the window")
 		}
 	})
 }

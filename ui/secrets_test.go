@@ -96,7 +96,7 @@ func startGUIKeyServer(t *testing.T, echo func(n int64) bool) *guiKeyServer {
 
 // windowTexts gathers the text of every label, rich text, entry (but the
 // key field), select and button in o's tree.
-func windowTexts(t *testing.T, o fyne.CanvasObject, skip *widget.Entry, out *[]string) {
+func windowTexts(t *testing.T, o fyne.CanvasObject, skip *formEntry, out *[]string) {
 	switch x := o.(type) {
 	case nil:
 		return
@@ -105,12 +105,12 @@ func windowTexts(t *testing.T, o fyne.CanvasObject, skip *widget.Entry, out *[]s
 	case *widget.RichText:
 		*out = append(*out, x.String())
 	case *widget.Entry:
+		*out = append(*out, x.Text)
+		return
+	case *formEntry:
 		if x != skip {
 			*out = append(*out, x.Text)
 		}
-		return
-	case *formEntry:
-		*out = append(*out, x.Text)
 		return
 	case *widget.Select:
 		*out = append(*out, x.Selected)

@@ -4,45 +4,76 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/kovara/desktop/engine/results"
 )
 
+// contextFigure is one figure a context comparison shows at each depth:
+// the median in the depth's summary, and its value in each conversation,
+// which the judgement against noise resamples (judgeContext).
+type contextFigure struct {
+	id, label, unit string
+	dir             Direction
+	spread          func(*results.ContextDepth) *results.Spread
+	value           func(*results.ContextConversation) *float64
+}
+
+var contextFigures = []contextFigure{
+	{"prefill_tps", "prefill", "tok/s", HigherBetter,
+		func(d *results.ContextDepth) *results.Spread { return d.PrefillTPS },
+		func(c *results.ContextConversation) *float64 { return c.Cold.PrefillTPS }},
+	{"decode_tps", "decode", "tok/s", HigherBetter,
+		func(d *results.ContextDepth) *results.Spread { return d.DecodeTPS },
+		func(c *results.ContextConversation) *float64 { return c.Cold.DecodeTPS }},
+	{"ttft", "TTFT cold", "ms", LowerBetter,
+		func(d *results.ContextDepth) *results.Spread { return d.TTFTMs },
+		func(c *results.ContextConversation) *float64 { return c.Cold.TTFTMs }},
+	{"cached_ttft", "TTFT cached follow-up", "ms", LowerBetter,
+		func(d *results.ContextDepth) *results.Spread { return d.CachedTTFTMs },
+		func(c *results.ContextConversation) *float64 { return c.FollowUp.TTFTMs }},
+}
+
+// figuresAt are the figures compared at a depth: the short prompt is the
+// baseline prefill is measured above, with no prefill of its own.
+func figuresAt(depth int) []contextFigure {
+	if depth == 0 {
+		return contextFigures[1:]
+	}
+	return contextFigures
+}
+
+// depthOf is the depth of r at depth tokens, or nil.
+func depthOf(r *results.ContextResult, depth int) *results.ContextDepth {
+	for i := range r.Depths {
+		if d := &r.Depths[i]; d.Depth == depth {
+			return d
+		}
+	}
+	return nil
+}
+
 // ContextMetrics are the context plan's figures at one depth, each the
 // median of the depth's conversations.
 func ContextMetrics(depth int) []DocMetric[results.ContextResult] {
-	at := func(get func(*results.ContextDepth) *results.Spread) func(*results.ContextResult) (float64, bool) {
-		return func(r *results.ContextResult) (float64, bool) {
-			for i := range r.Depths {
-				if d := &r.Depths[i]; d.Depth == depth {
-					if s := get(d); s != nil {
+	var out []DocMetric[results.ContextResult]
+	for _, f := range figuresAt(depth) {
+		out = append(out, DocMetric[results.ContextResult]{f.id + fmt.Sprintf("@%d", depth), f.label + ", " + results.DepthName(depth), f.unit, f.dir,
+			func(r *results.ContextResult) (float64, bool) {
+				if d := depthOf(r, depth); d != nil {
+					if s := f.spread(d); s != nil {
 						return s.P50, true
 					}
 				}
-			}
-			return 0, false
-		}
+				return 0, false
+			}})
 	}
-	name := results.DepthName(depth)
-	id := fmt.Sprintf("@%d", depth)
-	var out []DocMetric[results.ContextResult]
-	if depth > 0 {
-		// The short prompt is the baseline prefill is measured above: it
-		// has none of its own.
-		out = append(out, DocMetric[results.ContextResult]{"prefill_tps" + id, "prefill, " + name, "tok/s", HigherBetter, at(func(d *results.ContextDepth) *results.Spread { return d.PrefillTPS })})
-	}
-	return append(out, []DocMetric[results.ContextResult]{
-		{"decode_tps" + id, "decode, " + name, "tok/s", HigherBetter, at(func(d *results.ContextDepth) *results.Spread { return d.DecodeTPS })},
-		{"ttft" + id, "TTFT cold, " + name, "ms", LowerBetter, at(func(d *results.ContextDepth) *results.Spread { return d.TTFTMs })},
-		{"cached_ttft" + id, "TTFT cached follow-up, " + name, "ms", LowerBetter, at(func(d *results.ContextDepth) *results.Spread { return d.CachedTTFTMs })},
-	}...)
+	return out
 }
 
 // ContextTable is a metric × run table of context results: every depth
 // any of them measured, shallowest first, with the change against the
-// first run (a gap where a run has no such depth).
+// first run (a gap where a run has no such depth), each judged against
+// the spread of the conversations behind it.
 func ContextTable(docs []*results.ContextResult, labels []string) []Row {
 	var depths []int
 	for _, r := range docs {
@@ -57,45 +88,51 @@ func ContextTable(docs []*results.ContextResult, labels []string) []Row {
 	}
 	slices.Sort(depths)
 	var metrics []DocMetric[results.ContextResult]
+	var samples []func(*results.ContextResult) []float64 // one per metric, in the rows' order
 	for _, d := range depths {
 		metrics = append(metrics, ContextMetrics(d)...)
+		for _, f := range figuresAt(d) {
+			samples = append(samples, func(r *results.ContextResult) []float64 { return contextSamples(r, d, f) })
+		}
 	}
 	rows := docTable(docs, labels, metrics)
-	judgeContext(rows, docs)
+	judgeContext(rows, docs, samples)
 	return rows
 }
 
-// contextSamples are one figure's values at one depth, a value per
-// conversation, for the metric id names ("decode_tps@2048"); nil where the
-// document has no such depth.
-func contextSamples(r *results.ContextResult, id string) []float64 {
-	name, at, _ := strings.Cut(id, "@")
-	depth, err := strconv.Atoi(at)
-	if r == nil || err != nil {
+// contextSamples are figure f's values at one depth of r: one a repeat,
+// the median of its users' conversations when several went at once (they
+// shared the server, so they are not apart), else its one conversation;
+// nil where r has no such depth.
+func contextSamples(r *results.ContextResult, depth int, f contextFigure) []float64 {
+	if r == nil {
 		return nil
 	}
-	var out []float64
-	for i := range r.Depths {
-		d := &r.Depths[i]
-		if d.Depth != depth {
-			continue
-		}
-		for _, c := range d.Runs {
-			var v *float64
-			switch name {
-			case "prefill_tps":
-				v = c.Cold.PrefillTPS
-			case "decode_tps":
-				v = c.Cold.DecodeTPS
-			case "ttft":
-				v = c.Cold.TTFTMs
-			case "cached_ttft":
-				v = c.FollowUp.TTFTMs
+	d := depthOf(r, depth)
+	if d == nil {
+		return nil
+	}
+	byRepeat := map[int][]float64{}
+	var repeats []int
+	for i := range d.Runs {
+		c := &d.Runs[i]
+		if v := f.value(c); v != nil && *v > 0 {
+			if _, seen := byRepeat[c.Repeat]; !seen {
+				repeats = append(repeats, c.Repeat)
 			}
-			if v != nil && *v > 0 {
-				out = append(out, *v)
-			}
+			byRepeat[c.Repeat] = append(byRepeat[c.Repeat], *v)
 		}
+	}
+	out := make([]float64, 0, len(repeats))
+	for _, rep := range repeats {
+		vs := byRepeat[rep]
+		slices.Sort(vs)
+		mid := len(vs) / 2
+		v := vs[mid]
+		if len(vs)%2 == 0 {
+			v = (vs[mid-1] + vs[mid]) / 2
+		}
+		out = append(out, v)
 	}
 	return out
 }
@@ -103,13 +140,14 @@ func contextSamples(r *results.ContextResult, id string) []float64 {
 // judgeContext judges each change of a context comparison against the
 // spread of the conversations behind it, as a Kovara comparison does
 // from its requests (docs/method.md §12): Welch's t on the logarithms of
-// the two runs' conversations, an interval wide enough for every judged
-// change of the table at once, and a change only where that interval
-// leaves out no change and the change is at least NoiseMargin. With three
-// conversations a depth the interval is wide: few changes are called,
-// and none on noise. A figure with fewer than two conversations in either
-// run cannot be bounded and is never called a change.
-func judgeContext(rows []Row, docs []*results.ContextResult) {
+// the two runs' values, one a repeat (contextSamples), an interval wide
+// enough for every judged change of the table at once, and a change only
+// where that interval leaves out no change and the change is at least
+// NoiseMargin. With three repeats a depth the interval is wide: few
+// changes are called, and none on noise. A figure with fewer than two
+// repeats in either run cannot be bounded and is never called a change.
+// samples gives each row's values of a run.
+func judgeContext(rows []Row, docs []*results.ContextResult, samples []func(*results.ContextResult) []float64) {
 	type judged struct {
 		cell        *Cell
 		dir         Direction
@@ -121,13 +159,13 @@ func judgeContext(rows []Row, docs []*results.ContextResult) {
 		if len(docs) == 0 {
 			return
 		}
-		base := logs(contextSamples(docs[0], row.Metric.ID))
+		base := logs(samples[r](docs[0]))
 		for i := 1; i < len(row.Cells); i++ {
 			c := &row.Cells[i]
 			if !c.HasDelta {
 				continue
 			}
-			other := logs(contextSamples(docs[i], row.Metric.ID))
+			other := logs(samples[r](docs[i]))
 			if len(base) < 2 || len(other) < 2 {
 				c.Noise, c.Better, c.Low, c.High = WithinNoise, 0, -1, math.Inf(1)
 				continue
@@ -147,7 +185,12 @@ func judgeContext(rows []Row, docs []*results.ContextResult) {
 		}
 		c.Low, c.High = math.Expm1(j.est-half), math.Expm1(j.est+half)
 		c.Noise, c.Better = WithinNoise, 0
-		if change := math.Expm1(j.est); math.Abs(change) >= NoiseMargin && (c.Low > 0 || c.High < 0) {
+		// The table shows the change of the medians, the interval that of
+		// the conversations' geometric means: a change is called only
+		// where both are at least NoiseMargin, one way, and the interval
+		// leaves out no change.
+		change := math.Expm1(j.est)
+		if math.Abs(change) >= NoiseMargin && math.Abs(c.Delta) >= NoiseMargin && sign(change) == sign(c.Delta) && (c.Low > 0 || c.High < 0) {
 			c.Noise, c.Better = BeyondNoise, better(j.dir, sign(change))
 		}
 	}
@@ -185,7 +228,7 @@ func ContextVerdict(docs []*results.ContextResult) (bool, []string) {
 	return likeForLike(docs, func(r *results.ContextResult) []setting {
 		s := r.Settings
 		prefill := "above the short prompt"
-		if r.PrefillBaseline == nil {
+		if r.PrefillMethod == "" {
 			prefill = "over the whole TTFT"
 		}
 		return []setting{{"model", r.Model}, {"answer tokens", fmt.Sprint(s.OutputTokens)}, {"users", fmt.Sprint(s.Users)}, {"prefill measured", prefill}}

@@ -36,10 +36,14 @@ type ContextResult struct {
 	// server reports no prompt tokens (then each depth is sent as one
 	// word a token, and its real length is unknown).
 	Calibration *ContextCalibration `json:"calibration"`
-	// PrefillBaseline is the short prompt's cold request, the fixed cost
-	// every depth's prefill is measured above (PrefillBaseline.Above); nil in
-	// documents written before it, whose prefill is prompt tokens / TTFT,
-	// and when no short prompt came back.
+	// PrefillMethod says how prefill was taken: PrefillAboveShortPrompt,
+	// or "" in documents written before it, whose prefill is prompt
+	// tokens over the whole TTFT.
+	PrefillMethod string `json:"prefill_method,omitempty"`
+	// PrefillBaseline is the short prompt's cold requests, the fixed cost
+	// every depth's prefill is measured above (PrefillBaseline.Above); nil
+	// in documents written before it, and when no short prompt came back
+	// with its prompt counted (then no depth has a prefill).
 	PrefillBaseline *PrefillBaseline `json:"prefill_baseline,omitempty"`
 	// Depths are the depths measured, shallowest first.
 	Depths []ContextDepth `json:"depths"`
@@ -183,6 +187,9 @@ type ServerTimings struct {
 	PredictedMs  float64 `json:"predicted_ms"`
 	PredictedTPS float64 `json:"predicted_per_second"`
 }
+
+// PrefillAboveShortPrompt is the prefill method of PrefillBaseline.Above.
+const PrefillAboveShortPrompt = "above_short_prompt"
 
 // PrefillBaseline is what a request costs before it reads a prompt, seen
 // at the short prompt: the median of its cold requests' tokens read (the
@@ -503,17 +510,26 @@ func cacheSentence(d *ContextDepth) string {
 }
 
 // TimerNote says, at the deepest depth with the server's own timings, how
-// much of the cold TTFT its prompt timer leaves out and so how much
-// higher its prefill rate reads than the one a client sees; "" without
-// timings.
+// much of the cold TTFT its prompt timer leaves out, how much more that is
+// than at the short prompt (the plan's prefill leaves out the short
+// prompt's share, not what grows with the prompt), and how the server's
+// prefill rate reads against the plan's; "" without timings.
 func (r *ContextResult) TimerNote() string {
+	more := ""
+	if len(r.Depths) > 0 && r.Depths[0].Depth == 0 && r.Depths[0].OutsideTimerMs != nil && r.PrefillMethod != "" {
+		more = ", %s more than at the short prompt,"
+	}
 	for i := len(r.Depths) - 1; i >= 0; i-- {
 		d := &r.Depths[i]
 		if d.Depth == 0 || d.OutsideTimerMs == nil || d.TTFTMs == nil || d.PrefillTPS == nil || d.ServerPrefillTPS == nil {
 			continue
 		}
-		return fmt.Sprintf("%s the server's own prompt timer leaves out %s of the %s cold TTFT (tokenizing the prompt, and what it does with its prompt cache before it starts: llama-server stores the previous conversation in its RAM cache unless started with --cache-ram 0), so its prefill rate reads %s against the client's",
-			AtDepth(d.Depth), Seconds(d.OutsideTimerMs.P50), Seconds(d.TTFTMs.P50), signedPercent(d.ServerPrefillTPS.P50/d.PrefillTPS.P50-1))
+		left := fmt.Sprintf("%s the server's own prompt timer leaves out %s of the %s cold TTFT", AtDepth(d.Depth), Seconds(d.OutsideTimerMs.P50), Seconds(d.TTFTMs.P50))
+		if more != "" {
+			left += fmt.Sprintf(more, Seconds(d.OutsideTimerMs.P50-r.Depths[0].OutsideTimerMs.P50))
+		}
+		return fmt.Sprintf("%s (parsing and tokenizing the prompt, and what it does with its prompt cache before it starts: llama-server stores the previous conversation in its RAM cache unless started with --cache-ram 0); its prefill rate reads %s against the plan's",
+			left, signedPercent(d.ServerPrefillTPS.P50/d.PrefillTPS.P50-1))
 	}
 	return ""
 }
@@ -549,7 +565,7 @@ func (r *ContextResult) Problems() []string {
 // the CLI alike.
 func (r *ContextResult) Method() string {
 	s := "prefill tok/s = (cold prompt tokens read − the short prompt's) / (TTFT − the short prompt's median TTFT), the fixed cost of any request left out as a server's own prompt timer leaves it; "
-	if r.PrefillBaseline == nil {
+	if r.PrefillMethod == "" {
 		s = "prefill tok/s = cold prompt tokens (less any the server took from its cache) / TTFT; "
 	}
 	s += "decode tok/s = answer tokens / (last token − first token); " +

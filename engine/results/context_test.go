@@ -1,6 +1,7 @@
 package results
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,13 +13,14 @@ func spreadAt(p50, lo, hi float64) *Spread {
 func contextDoc() *ContextResult {
 	n0, n8 := 24, 8201
 	off := 0.0011
-	return &ContextResult{Complete: true, Settings: ContextSettings{Repeats: 3, Users: 1}, Depths: []ContextDepth{
-		{Depth: 0, PromptTokens: &n0, Conversations: 3, OK: 3, TTFTMs: spreadAt(5, 4, 6), PrefillTPS: spreadAt(4800, 4000, 6000),
-			DecodeTPS: spreadAt(250, 249, 251), CachedTTFTMs: spreadAt(4, 4, 4)},
-		{Depth: 8192, PromptTokens: &n8, Off: &off, Conversations: 3, OK: 2, Failures: []string{"timeout: no answer within the timeout"},
-			TTFTMs: spreadAt(1230, 1228, 1240), PrefillTPS: spreadAt(6660, 6600, 6700), DecodeTPS: spreadAt(201.3, 200, 202),
-			CachedTTFTMs: spreadAt(31, 30, 33), CachedTokens: spreadAt(8187, 8187, 8187)},
-	}}
+	return &ContextResult{Complete: true, Settings: ContextSettings{Repeats: 3, Users: 1}, PrefillMethod: PrefillAboveShortPrompt,
+		PrefillBaseline: &PrefillBaseline{ReadTokens: 24, TTFTMs: 5}, Depths: []ContextDepth{
+			{Depth: 0, PromptTokens: &n0, Conversations: 3, OK: 3, TTFTMs: spreadAt(5, 4, 6),
+				DecodeTPS: spreadAt(250, 249, 251), CachedTTFTMs: spreadAt(4, 4, 4)},
+			{Depth: 8192, PromptTokens: &n8, Off: &off, Conversations: 3, OK: 2, Failures: []string{"timeout: no answer within the timeout"},
+				TTFTMs: spreadAt(1230, 1228, 1240), PrefillTPS: spreadAt(6660, 6600, 6700), DecodeTPS: spreadAt(201.3, 200, 202),
+				CachedTTFTMs: spreadAt(31, 30, 33), CachedTokens: spreadAt(8187, 8187, 8187)},
+		}}
 }
 
 func TestContextTableAndPoints(t *testing.T) {
@@ -36,7 +38,8 @@ func TestContextTableAndPoints(t *testing.T) {
 	if len(pts) != 2 || pts[0].X != 24 || pts[1].X != 8201 || pts[1].Y != 31 || pts[1].Lo != 30 || pts[1].Hi != 33 {
 		t.Errorf("points %+v", pts)
 	}
-	if pts := r.Points(SeriesPrefill); len(pts) != 2 || pts[1].Depth != 8192 {
+	// The short prompt is the prefill baseline, with no point of its own.
+	if pts := r.Points(SeriesPrefill); len(pts) != 1 || pts[0].Depth != 8192 {
 		t.Errorf("prefill points %+v", pts)
 	}
 	if p := r.Problems(); len(p) != 1 || !strings.Contains(p[0], "at 8k, 1 of 3 conversations failed (first: timeout") {
@@ -49,14 +52,24 @@ func TestContextHeadline(t *testing.T) {
 	r := contextDoc()
 	h := r.Headline()
 	for _, want := range []string{
-		"From a short prompt to 8192 tokens of context, decode fell from 250.0 to 201.3 tok/s (−19 %)",
-		// Two depths only: the short prompt's prefill is quoted, from it.
-		"cold prefill rose from 4800 to 6660 tok/s (+39 %)",
+		"From a short prompt to 8192 tokens of context, decode fell from 250.0 to 201.3 tok/s (−19 %).",
 		"At 8192 tokens the first token took 1.23 s cold and 31 ms as a cached follow-up, 39.7× faster; the server said it took 8187 tokens from its cache.",
 	} {
 		if !strings.Contains(h, want) {
 			t.Errorf("headline lacks %q:\n%s", want, h)
 		}
+	}
+	// Two depths only: the short prompt has no prefill (it is the
+	// baseline), so no trend of it is said; with 1k between, from 1k on.
+	if strings.Contains(h, "prefill") {
+		t.Errorf("a prefill trend from one prefill: %s", h)
+	}
+	n1 := 1030
+	with1k := contextDoc()
+	with1k.Depths = slices.Insert(with1k.Depths, 1, ContextDepth{Depth: 1024, PromptTokens: &n1, Conversations: 3, OK: 3,
+		TTFTMs: spreadAt(120, 118, 125), PrefillTPS: spreadAt(9000, 8900, 9100), DecodeTPS: spreadAt(240, 239, 241)})
+	if h := with1k.Headline(); !strings.Contains(h, "cold prefill, from 1024 tokens on, fell from 9000 to 6660 tok/s (−26 %)") {
+		t.Errorf("prefill from 1k: %s", h)
 	}
 	// Within the repeats' spread: no change is called one.
 	r.Depths[1].DecodeTPS = spreadAt(249.5, 248, 250.5)
@@ -86,8 +99,9 @@ func TestContextTimerNoteAndDisagreement(t *testing.T) {
 		t.Errorf("no timings, yet a note: %s", n)
 	}
 	r.Depths[1].ServerPrefillTPS, r.Depths[1].OutsideTimerMs = spreadAt(6893, 6800, 6900), spreadAt(112, 100, 160)
-	if n := r.TimerNote(); !strings.Contains(n, "at 8k the server's own prompt timer leaves out 112 ms of the 1.23 s cold TTFT") ||
-		!strings.Contains(n, "--cache-ram 0") || !strings.HasSuffix(n, "reads +3.5 % against the client's") {
+	r.Depths[0].OutsideTimerMs = spreadAt(3, 2, 4)
+	if n := r.TimerNote(); !strings.Contains(n, "at 8k the server's own prompt timer leaves out 112 ms of the 1.23 s cold TTFT, 109 ms more than at the short prompt,") ||
+		!strings.Contains(n, "--cache-ram 0") || !strings.HasSuffix(n, "reads +3.5 % against the plan's") {
 		t.Errorf("note: %s", n)
 	}
 	if w := r.Depths[1].Disagreement(); w != "" {
