@@ -64,11 +64,7 @@ func finishCapacity(res *results.CapacityResult, err error, f runFlags, stdout, 
 
 // printCapacity writes every probed level and the answer in words.
 func printCapacity(w io.Writer, r *results.CapacityResult) {
-	head := "Capacity plan (Kovara Desktop): " + r.Settings.SLO()
-	if r.Local.Simulated {
-		head += " — SIMULATOR"
-	}
-	fmt.Fprintln(w, head)
+	printHeading(w, "Capacity plan (Kovara Desktop): "+r.Settings.SLO(), r.Local.Simulated)
 	fmt.Fprintf(w, "model %s; %d-token prompts, %d-token answers; up to %d users\n", r.Model, r.Settings.InputTokens, r.Settings.OutputTokens, r.Settings.MaxConcurrency)
 	ws := r.Warnings()
 	printProblems(w, r.AsFile(), ws)

@@ -98,11 +98,7 @@ func finishContext(res *results.ContextResult, err error, f runFlags, stdout, st
 
 // printContext writes the table of depths and how it was made.
 func printContext(w io.Writer, r *results.ContextResult) {
-	head := "Context plan (Kovara Desktop): prefill and decode speed against context depth, cold and cached"
-	if r.Local.Simulated {
-		head += " — SIMULATOR"
-	}
-	fmt.Fprintln(w, head)
+	printHeading(w, "Context plan (Kovara Desktop): prefill and decode speed against context depth, cold and cached", r.Local.Simulated)
 	eng := results.FamilyName(r.Engine.Family)
 	if eng == "" {
 		eng = "not recognised"

@@ -401,13 +401,18 @@ func finishSpecDec(res *results.SpecDecResult, err error, f runFlags, stdout, st
 	return code
 }
 
+// printHeading writes a plan result's first line, marked when it was
+// measured against the simulator.
+func printHeading(w io.Writer, title string, simulated bool) {
+	if simulated {
+		title += " — SIMULATOR"
+	}
+	fmt.Fprintln(w, title)
+}
+
 // printSpecDec writes acceptance per level.
 func printSpecDec(w io.Writer, r *results.SpecDecResult) {
-	head := "Speculative decoding (representative prompts; not publishable)"
-	if r.Local.Simulated {
-		head += " — SIMULATOR"
-	}
-	fmt.Fprintln(w, head)
+	printHeading(w, "Speculative decoding (representative prompts; not publishable)", r.Local.Simulated)
 	fmt.Fprintln(w, r.Stops())
 	printTable(w, r.Table())
 	perRequest := false
