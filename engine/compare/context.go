@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/stats"
 )
 
 // contextFigure is one figure a context comparison shows at each depth:
@@ -127,12 +128,7 @@ func contextSamples(r *results.ContextResult, depth int, f contextFigure) []floa
 	for _, rep := range repeats {
 		vs := byRepeat[rep]
 		slices.Sort(vs)
-		mid := len(vs) / 2
-		v := vs[mid]
-		if len(vs)%2 == 0 {
-			v = (vs[mid-1] + vs[mid]) / 2
-		}
-		out = append(out, v)
+		out = append(out, stats.Quantile(vs, 0.5))
 	}
 	return out
 }
