@@ -18,9 +18,10 @@ const (
 // at thousands of tokens a second where decode runs at tens: on one axis
 // decode would lie flat on the floor), and TTFT cold against the cached
 // follow-up. Each point is the median of the depth's repeats (the table
-// gives their spread). The short prompt has no prefill point: a few
-// dozen tokens over a TTFT that is mostly the request's own overhead is
-// no prefill speed.
+// gives their spread). The short prompt has no prefill point: it is the
+// baseline prefill is measured above, and in files written before that a
+// few dozen tokens over a TTFT that is mostly the request's own overhead
+// is no prefill speed.
 func ContextCharts(r *results.ContextResult, p Palette) []Spec {
 	series := func(s results.ContextSeries, color int) Series {
 		out := Series{Name: s.String(), Kind: Line, Color: color}
