@@ -515,9 +515,9 @@ func cacheSentence(d *ContextDepth) string {
 // prompt's share, not what grows with the prompt), and how the server's
 // prefill rate reads against the plan's; "" without timings.
 func (r *ContextResult) TimerNote() string {
-	more := ""
-	if len(r.Depths) > 0 && r.Depths[0].Depth == 0 && r.Depths[0].OutsideTimerMs != nil && r.PrefillMethod != "" {
-		more = ", %s more than at the short prompt,"
+	var short *Spread // what the timer left out at the short prompt, the plan's baseline
+	if len(r.Depths) > 0 && r.Depths[0].Depth == 0 && r.PrefillMethod != "" {
+		short = r.Depths[0].OutsideTimerMs
 	}
 	for i := len(r.Depths) - 1; i >= 0; i-- {
 		d := &r.Depths[i]
@@ -525,8 +525,8 @@ func (r *ContextResult) TimerNote() string {
 			continue
 		}
 		left := fmt.Sprintf("%s the server's own prompt timer leaves out %s of the %s cold TTFT", AtDepth(d.Depth), Seconds(d.OutsideTimerMs.P50), Seconds(d.TTFTMs.P50))
-		if more != "" {
-			left += fmt.Sprintf(more, Seconds(d.OutsideTimerMs.P50-r.Depths[0].OutsideTimerMs.P50))
+		if short != nil {
+			left += ", " + Seconds(d.OutsideTimerMs.P50-short.P50) + " more than at the short prompt,"
 		}
 		return fmt.Sprintf("%s (parsing and tokenizing the prompt, and what it does with its prompt cache before it starts: llama-server stores the previous conversation in its RAM cache unless started with --cache-ram 0); its prefill rate reads %s against the plan's",
 			left, signedPercent(d.ServerPrefillTPS.P50/d.PrefillTPS.P50-1))
