@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -31,41 +30,23 @@ func replayContext(t *testing.T) (url string, followUps func() [][]byte) {
 	t.Helper()
 	var mu sync.Mutex
 	var bodies [][]byte
-	var conns closeMarks
-	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/v1/models":
-			serveCapture(t, w, "context-models.headers", "context-models.json")
-		case "/props":
-			serveCapture(t, w, "context-props.headers", "context-props.json")
-		case "/metrics":
-			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-			w.Write(capture(t, "metrics.txt"))
-		case "/v1/chat/completions":
-			body, _ := io.ReadAll(r.Body)
-			var req struct{ Messages []json.RawMessage }
-			if err := json.Unmarshal(body, &req); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			if len(req.Messages) == 3 {
-				mu.Lock()
-				bodies = append(bodies, body)
-				mu.Unlock()
-				serveCapture(t, w, "stream.headers", "context-followup.sse")
-			} else {
-				serveCapture(t, w, "stream.headers", "context-cold.sse")
-			}
-			conns.mark(r)
-		default:
-			http.NotFound(w, r)
+	url = replayLlamaServer(t, "context-", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct{ Messages []json.RawMessage }
+		if err := json.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
 		}
-	}))
-	hs.Config.ConnContext = conns.remember
-	hs.Config.ConnState = conns.closeIdle
-	hs.Start()
-	t.Cleanup(hs.Close)
-	return hs.URL, func() [][]byte {
+		if len(req.Messages) == 3 {
+			mu.Lock()
+			bodies = append(bodies, body)
+			mu.Unlock()
+			serveCapture(t, w, "stream.headers", "context-followup.sse")
+		} else {
+			serveCapture(t, w, "stream.headers", "context-cold.sse")
+		}
+	})
+	return url, func() [][]byte {
 		mu.Lock()
 		defer mu.Unlock()
 		return bodies

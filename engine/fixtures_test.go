@@ -73,18 +73,29 @@ func serveCapture(t *testing.T, w http.ResponseWriter, headers, body string) {
 // names the capture every chat request gets.
 func replayLlama(t *testing.T, stream *atomic.Value) string {
 	t.Helper()
+	return replayLlamaServer(t, "", func(w http.ResponseWriter, r *http.Request) {
+		serveCapture(t, w, "stream.headers", stream.Load().(string))
+	})
+}
+
+// replayLlamaServer serves llama-server's captured /v1/models, /props
+// (each named with prefix, as "context-" for the context plan's server)
+// and /metrics, and chat requests through chat; the connection is closed
+// after every chat answer, as llama-server does.
+func replayLlamaServer(t *testing.T, prefix string, chat http.HandlerFunc) string {
+	t.Helper()
 	var conns closeMarks
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/models":
-			serveCapture(t, w, "models.headers", "models.json")
+			serveCapture(t, w, prefix+"models.headers", prefix+"models.json")
 		case "/props":
-			serveCapture(t, w, "props.headers", "props.json")
+			serveCapture(t, w, prefix+"props.headers", prefix+"props.json")
 		case "/metrics":
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			w.Write(capture(t, "metrics.txt"))
 		case "/v1/chat/completions":
-			serveCapture(t, w, "stream.headers", stream.Load().(string))
+			chat(w, r)
 			conns.mark(r)
 		default:
 			http.NotFound(w, r)
