@@ -315,15 +315,9 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, mark runMarks, 
 	file, err := engine.Run(ctx, plan, ep, obs)
 	prog.stop()
 
-	code := exitOK
-	switch {
-	case err == nil:
-	case errors.Is(err, engine.ErrInterrupted):
-		code = exitInterrupted
-		fmt.Fprintf(stderr, "stopped: %v\n", err)
-	default:
-		fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
-		return exitFor(err), nil
+	code, keep := planExit(err, stderr)
+	if !keep {
+		return code, nil
 	}
 	if file == nil {
 		return code, nil

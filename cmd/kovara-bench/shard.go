@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -76,15 +75,9 @@ func runShard(f runFlags, set map[string]bool, stdout, stderr io.Writer) int {
 	prog.start()
 	file, err := engine.RunShard(ctx, plan, ep, engine.Observer{Live: live, Log: prog.log}, sh)
 	prog.stop()
-	code := exitOK
-	switch {
-	case err == nil:
-	case errors.Is(err, engine.ErrInterrupted):
-		code = exitInterrupted
-		fmt.Fprintf(stderr, "stopped: %v\n", err)
-	default:
-		fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
-		return exitFor(err)
+	code, keep := planExit(err, stderr)
+	if !keep {
+		return code
 	}
 	if file == nil {
 		return code
