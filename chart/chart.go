@@ -178,13 +178,9 @@ type plotSeries struct {
 	points int // finite points
 }
 
-// Render draws spec into a new image of spec.Width × spec.Height pixels
-// using go-chart's raster renderer directly (no PNG encode/decode). It returns
-// ErrTooFewPoints unless some series has at least two finite points (for bar
-// series: two bars). Line and scatter series longer than the chart is wide
-// are thinned with Thin first. Safe for concurrent use.
-func Render(spec Spec) (*image.RGBA, error) {
-	width, height := spec.Width, spec.Height
+// renderSize is the pixel size a spec asks for (0 takes the default
+// 640×360), or why it is too small to draw.
+func renderSize(width, height int) (int, int, error) {
 	if width <= 0 {
 		width = defaultChartWidth
 	}
@@ -192,7 +188,20 @@ func Render(spec Spec) (*image.RGBA, error) {
 		height = defaultChartHeight
 	}
 	if width < minRenderWidth || height < minRenderHeight {
-		return nil, fmt.Errorf("chart: %d×%d pixels is too small to draw", width, height)
+		return 0, 0, fmt.Errorf("chart: %d×%d pixels is too small to draw", width, height)
+	}
+	return width, height, nil
+}
+
+// Render draws spec into a new image of spec.Width × spec.Height pixels
+// using go-chart's raster renderer directly (no PNG encode/decode). It returns
+// ErrTooFewPoints unless some series has at least two finite points (for bar
+// series: two bars). Line and scatter series longer than the chart is wide
+// are thinned with Thin first. Safe for concurrent use.
+func Render(spec Spec) (*image.RGBA, error) {
+	width, height, err := renderSize(spec.Width, spec.Height)
+	if err != nil {
+		return nil, err
 	}
 	scale := spec.Scale
 	if scale <= 0 || math.IsNaN(scale) || math.IsInf(scale, 0) {

@@ -323,15 +323,9 @@ func (l *timelineLayout) bar(slot int) (int, int) {
 // RenderTimeline draws a timeline into a new image of spec.Width ×
 // spec.Height pixels. Safe for concurrent use.
 func RenderTimeline(spec TimelineSpec) (*image.RGBA, error) {
-	width, height := spec.Width, spec.Height
-	if width <= 0 {
-		width = defaultChartWidth
-	}
-	if height <= 0 {
-		height = defaultChartHeight
-	}
-	if width < minRenderWidth || height < minRenderHeight {
-		return nil, fmt.Errorf("chart: %d×%d pixels is too small to draw", width, height)
+	width, height, err := renderSize(spec.Width, spec.Height)
+	if err != nil {
+		return nil, err
 	}
 	if spec.Slots <= 0 || len(spec.Requests) == 0 {
 		return nil, errNoRequests
