@@ -34,11 +34,8 @@ type CapacityView struct {
 func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error, onBack func()) *CapacityView {
 	t := r.Table()
 	v := &CapacityView{rows: t.Rows}
-	title := widget.NewLabelWithStyle(fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	// A long model id must not widen the view past a small window.
-	title.Truncation = fyne.TextTruncateEllipsis
-	v.headline = widget.NewLabelWithStyle(r.Headline(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	v.headline.Wrapping = fyne.TextWrapWord
+	var title *widget.Label
+	title, v.headline = planTitle(fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), r.Headline())
 	if r.Answer.Capacity == 0 || r.Answer.Uncertain || !r.Complete {
 		v.headline.Importance = widget.WarningImportance
 	}

@@ -32,10 +32,8 @@ type ContextView struct {
 func newContextView(u *App, r *results.ContextResult, id string, saveErr error, onBack func()) *ContextView {
 	t := r.Table()
 	v := &ContextView{rows: t.Rows}
-	title := widget.NewLabelWithStyle(fmt.Sprintf("Context depth: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	title.Truncation = fyne.TextTruncateEllipsis
-	v.headline = widget.NewLabelWithStyle(r.Headline(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	v.headline.Wrapping = fyne.TextWrapWord
+	var title *widget.Label
+	title, v.headline = planTitle(fmt.Sprintf("Context depth: %s on %s", r.Model, r.Local.Where()), r.Headline())
 	problems := r.Problems()
 	if !r.Complete || len(problems) > 0 {
 		v.headline.Importance = widget.WarningImportance

@@ -14,6 +14,16 @@ func savableChart(u *App, view *ChartView, title string, saves *[]*widget.Button
 	return container.NewBorder(nil, container.NewHBox(b), nil, nil, view)
 }
 
+// planTitle makes a plan page's title, cut short where a long model id
+// would widen the view past a small window, and its headline in bold.
+func planTitle(title, headline string) (*widget.Label, *widget.Label) {
+	t := widget.NewLabelWithStyle(title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	t.Truncation = fyne.TextTruncateEllipsis
+	h := widget.NewLabelWithStyle(headline, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	h.Wrapping = fyne.TextWrapWord
+	return t, h
+}
+
 // planPage lays out a plan's result as the capacity and context views
 // share it: the title's row with back and Show file, the headline, the
 // problems in the warning colour (a nil label when there are none) and
