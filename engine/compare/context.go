@@ -224,7 +224,7 @@ func ContextVerdict(docs []*results.ContextResult) (bool, []string) {
 	return likeForLike(docs, func(r *results.ContextResult) []setting {
 		s := r.Settings
 		prefill := "above the short prompt"
-		if r.PrefillMethod == "" {
+		if !r.PrefillAboveShort() {
 			prefill = "over the whole TTFT"
 		}
 		return []setting{{"model", r.Model}, {"answer tokens", fmt.Sprint(s.OutputTokens)}, {"users", fmt.Sprint(s.Users)}, {"prefill measured", prefill}}

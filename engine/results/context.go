@@ -191,6 +191,13 @@ type ServerTimings struct {
 // PrefillAboveShortPrompt is the prefill method of PrefillBaseline.Above.
 const PrefillAboveShortPrompt = "above_short_prompt"
 
+// PrefillAboveShort says whether r's prefill was taken above the short
+// prompt: it says so, or (files of the first days of the baseline, before
+// prefill_method) it kept the baseline.
+func (r *ContextResult) PrefillAboveShort() bool {
+	return r.PrefillMethod == PrefillAboveShortPrompt || r.PrefillBaseline != nil
+}
+
 // PrefillBaseline is what a request costs before it reads a prompt, seen
 // at the short prompt: the median of its cold requests' tokens read (the
 // prompt less what the server took from its cache) and of their TTFT.
@@ -516,7 +523,7 @@ func cacheSentence(d *ContextDepth) string {
 // prefill rate reads against the plan's; "" without timings.
 func (r *ContextResult) TimerNote() string {
 	var short *Spread // what the timer left out at the short prompt, the plan's baseline
-	if len(r.Depths) > 0 && r.Depths[0].Depth == 0 && r.PrefillMethod != "" {
+	if len(r.Depths) > 0 && r.Depths[0].Depth == 0 && r.PrefillAboveShort() {
 		short = r.Depths[0].OutsideTimerMs
 	}
 	for i := len(r.Depths) - 1; i >= 0; i-- {
@@ -565,7 +572,7 @@ func (r *ContextResult) Problems() []string {
 // the CLI alike.
 func (r *ContextResult) Method() string {
 	s := "prefill tok/s = (cold prompt tokens read − the short prompt's) / (TTFT − the short prompt's median TTFT), the fixed cost of any request left out as a server's own prompt timer leaves it; "
-	if r.PrefillMethod == "" {
+	if !r.PrefillAboveShort() {
 		s = "prefill tok/s = cold prompt tokens (less any the server took from its cache) / TTFT; "
 	}
 	s += "decode tok/s = answer tokens / (last token − first token); " +

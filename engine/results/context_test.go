@@ -112,3 +112,28 @@ func TestContextTimerNoteAndDisagreement(t *testing.T) {
 		t.Errorf("disagreement: %s", w)
 	}
 }
+
+// TestContextPrefillMethod: the method line follows how prefill was taken,
+// read from prefill_method, or from the baseline in files written before
+// that field; files from before the baseline took it over the whole TTFT.
+func TestContextPrefillMethod(t *testing.T) {
+	t.Parallel()
+	const above, whole = "(TTFT − the short prompt's median TTFT)", "cold prompt tokens (less any the server took from its cache) / TTFT"
+	tests := []struct {
+		name   string
+		method string
+		base   *PrefillBaseline
+		want   string
+	}{
+		{"said", PrefillAboveShortPrompt, &PrefillBaseline{ReadTokens: 8, TTFTMs: 6.8}, above},
+		{"said, no short prompt back", PrefillAboveShortPrompt, nil, above},
+		{"baseline kept, method not yet said", "", &PrefillBaseline{ReadTokens: 8, TTFTMs: 6.8}, above},
+		{"before the baseline", "", nil, whole},
+	}
+	for _, tt := range tests {
+		r := &ContextResult{PrefillMethod: tt.method, PrefillBaseline: tt.base, Settings: ContextSettings{Repeats: 3, Users: 1}}
+		if got := r.Method(); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: method %q, want it to say %q", tt.name, got, tt.want)
+		}
+	}
+}
