@@ -13,6 +13,12 @@ import (
 // old file or the new one, never a torn one: a temp file in the same
 // folder, fsync, rename, then fsync of the folder.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeFileAtomic(path, data, perm, true)
+}
+
+// writeFileAtomic is WriteFileAtomic; without syncFolder the caller syncs
+// the folder itself (syncDir), once for many files.
+func writeFileAtomic(path string, data []byte, perm os.FileMode, syncFolder bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return diskError("create the folder "+dir, err)
@@ -45,11 +51,18 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return diskError("replace "+path, err)
 	}
 	ok = true
+	if syncFolder {
+		syncDir(dir)
+	}
+	return nil
+}
+
+// syncDir makes the renames in dir durable.
+func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync() // best effort: some file systems cannot sync a folder
 		d.Close()
 	}
-	return nil
 }
 
 // diskError says in words what went wrong writing to disk: one sentence.

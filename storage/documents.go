@@ -81,7 +81,7 @@ func (l *Library) saveDocument(id, createdAt, model string, data []byte, sum fun
 	defer l.mu.Unlock()
 	s := sum(id)
 	s.ID, s.Size, s.ModTime = id, info.Size(), info.ModTime().UnixNano()
-	_ = l.writeIndex(upsert(l.readIndex(), s))
+	_ = l.writeIndex(upsertAll(l.readIndex(), []Summary{s}))
 	return id, nil
 }
 

@@ -192,48 +192,6 @@ func (l *Library) Load(id string) (*results.File, error) {
 	return f, nil
 }
 
-// Import validates the results file at path and copies it into the library.
-// Files written by the Python kovara CLI import too.
-func (l *Library) Import(path string) (Summary, error) {
-	data, err := ReadBounded(path, maxImportSize, resultsFileKind)
-	if err != nil {
-		return Summary{}, err
-	}
-	doc, err := importDocument(path, data)
-	if err != nil {
-		return Summary{}, err
-	}
-	list, err := l.List()
-	if err != nil {
-		return Summary{}, err
-	}
-	for _, s := range list {
-		if s.Unreadable != "" || s.Size != int64(len(data)) {
-			continue
-		}
-		if old, err := os.ReadFile(l.Path(s.ID)); err == nil && string(old) == string(data) {
-			return s, fmt.Errorf("%s is already in the library (as %s)", filepath.Base(path), s.ID)
-		}
-	}
-	created, _ := time.Parse(time.RFC3339, doc.CreatedAt)
-	id := NewID(created, doc.Model)
-	// Copy the bytes as they are: an imported file stays exactly what its
-	// author wrote.
-	if err := WriteFileAtomic(l.Path(id), data, 0o644); err != nil {
-		return Summary{}, err
-	}
-	info, err := os.Stat(l.Path(id))
-	if err != nil {
-		return Summary{}, diskError("read back "+l.Path(id), err)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := doc
-	s.ID, s.Size, s.ModTime = id, info.Size(), info.ModTime().UnixNano()
-	_ = l.writeIndex(upsert(l.readIndex(), s)) // a cache, as in Save
-	return s, nil
-}
-
 // Delete removes run id's file, its index entry and its label.
 func (l *Library) Delete(id string) error {
 	if err := checkID(id); err != nil {
@@ -363,19 +321,6 @@ func sortSummaries(s []Summary) {
 		}
 		return s[i].ID > s[j].ID
 	})
-}
-
-func upsert(idx indexDoc, s Summary) indexDoc {
-	for i := range idx.Entries {
-		if idx.Entries[i].ID == s.ID {
-			idx.Entries[i] = s
-			sortSummaries(idx.Entries)
-			return idx
-		}
-	}
-	idx.Entries = append(idx.Entries, s)
-	sortSummaries(idx.Entries)
-	return idx
 }
 
 func (l *Library) withLabels(in []Summary) []Summary {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	fstorage "fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -137,6 +139,9 @@ func TestHistoryLabelDeleteImportUnreadable(t *testing.T) {
 		src := filepath.Join(t.TempDir(), "theirs.json")
 		os.WriteFile(src, append(data[:len(data)-2], []byte("\n}\n")...), 0o644) // same run, different bytes
 		hs.importFiles([]string{src})
+	})
+	h.waitFor("the import", 30*time.Second, func() bool { return !hs.importing })
+	h.locked(func() {
 		if !strings.HasPrefix(hs.status.Text, "Imported") || len(hs.all) != 3 {
 			t.Errorf("import: %q, %d runs", hs.status.Text, len(hs.all))
 		}
@@ -359,6 +364,51 @@ func TestHistoryDeleteNamesTheRuns(t *testing.T) {
 		hs.reload()
 		if want := "1 run, 1 shown. "; !strings.HasPrefix(hs.status.Text, want) {
 			t.Errorf("status %q, want it to start %q", hs.status.Text, want)
+		}
+	})
+}
+
+// TestImportAFolder drops a folder of results files on the window: the
+// import runs in the background with a bar that counts the files, and
+// ends with how many were imported and which could not be read.
+func TestImportAFolder(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	a := h.seedRun(url, []int{1}, 4, nil)
+	src := t.TempDir()
+	data, err := os.ReadFile(h.u.lib.Path(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	for i := 0; i < n; i++ {
+		// Distinct bytes, the same run: whitespace at the end.
+		os.WriteFile(filepath.Join(src, fmt.Sprintf("run-%02d.json", i)), append(data, strings.Repeat(" ", i+1)...), 0o644)
+	}
+	os.WriteFile(filepath.Join(src, "copy.json"), data, 0o644)
+	os.WriteFile(filepath.Join(src, "broken.json"), []byte("{"), 0o644)
+	hs := h.u.historyScreen
+	h.locked(func() {
+		h.u.tabs.SelectIndex(0)
+		hs.onDropped(fyne.Position{}, []fyne.URI{fstorage.NewFileURI(src)})
+		// The last step of the import waits for the UI: it cannot have
+		// ended yet.
+		if h.u.tabs.SelectedIndex() != 1 || !hs.importing || hs.importBar.Hidden || hs.importBar.Max != n+2 {
+			t.Fatalf("import of a folder: tab %d, importing %v, bar hidden %v of %v", h.u.tabs.SelectedIndex(), hs.importing, hs.importBar.Hidden, hs.importBar.Max)
+		}
+		if got := hs.status.Text; got != "Importing 42 files…" {
+			t.Errorf("status while importing: %q", got)
+		}
+		hs.importFiles([]string{src})
+		if !strings.HasPrefix(hs.status.Text, "An import is running") {
+			t.Errorf("a second import while one runs: %q", hs.status.Text)
+		}
+	})
+	h.waitFor("the import", 30*time.Second, func() bool { return !hs.importing })
+	h.locked(func() {
+		want := "40 imported, 1 already in the library, 1 unreadable: broken.json cannot be imported"
+		if !strings.HasPrefix(hs.status.Text, want) || !hs.importBar.Hidden || len(hs.all) != n+1 {
+			t.Errorf("after the import: %q (want %q…), bar hidden %v, %d runs", hs.status.Text, want, hs.importBar.Hidden, len(hs.all))
 		}
 	})
 }

@@ -34,7 +34,7 @@ Usage:
   kovara-bench history [--model M]          list the runs in the local library
   kovara-bench compare [--baseline N] RUN RUN...
                                             compare runs (files or library ids), against the oldest or the N-th
-  kovara-bench import FILE...               copy results files into the library
+  kovara-bench import FILE|FOLDER...        copy results files into the library
   kovara-bench merge FILE... [-o OUT]       one run from the shard files of a run from several machines (run --shard)
   kovara-bench selftest                     how truthfully this machine measures
 

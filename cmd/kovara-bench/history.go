@@ -92,14 +92,16 @@ func levels(s storage.Summary) string {
 	return dash(strings.Join(parts, ","))
 }
 
-// cmdImport copies results files into the library after validating them.
+// cmdImport copies results files (and every .json file in the folders
+// given) into the library after validating them, writing its index once a
+// batch, however many files there are.
 func cmdImport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "kovara-bench import: give one or more results files")
+		fmt.Fprintln(stderr, "kovara-bench import: give one or more results files or folders")
 		return exitBadInput
 	}
 	lib, err := openLibrary()
@@ -107,15 +109,33 @@ func cmdImport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench import: %v\n", err)
 		return exitFailed
 	}
+	paths := storage.ImportPaths(fs.Args())
+	if len(paths) == 0 {
+		fmt.Fprintf(stderr, "kovara-bench import: no .json files in %s\n", strings.Join(fs.Args(), ", "))
+		return exitBadInput
+	}
+	ctx, stop := interruptContext()
+	defer stop()
+	report, err := lib.ImportFiles(ctx, paths, nil)
 	code := exitOK
-	for _, path := range fs.Args() {
-		s, err := lib.Import(path)
-		if err != nil {
-			fmt.Fprintf(stderr, "kovara-bench import: %v\n", err)
+	for _, f := range report.Files {
+		if f.Err != nil {
+			fmt.Fprintf(stderr, "kovara-bench import: %v\n", f.Err)
 			code = exitFailed
 			continue
 		}
-		fmt.Fprintf(stdout, "imported %s as %s\n", path, s.ID)
+		fmt.Fprintf(stdout, "imported %s as %s\n", f.Path, f.Summary.ID)
+	}
+	if len(paths) > 1 {
+		fmt.Fprintln(stdout, report.Sentence())
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "kovara-bench import: stopped after %d of %d files; what was imported stays in the library\n", len(report.Files), len(paths))
+		return exitInterrupted
+	case err != nil:
+		fmt.Fprintf(stderr, "kovara-bench import: %v\n", err)
+		return exitFailed
 	}
 	return code
 }

@@ -243,6 +243,23 @@ func TestImportCommand(t *testing.T) {
 	if strings.Count(stdout, "\n") != 2 {
 		t.Errorf("history after import:\n%s", stdout)
 	}
+
+	// A folder: every .json file in it, one count at the end.
+	dir := t.TempDir()
+	data, err := os.ReadFile(py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "same.json"), data, 0o644)
+	os.WriteFile(filepath.Join(dir, "other.json"), []byte(strings.Replace(string(data), `"seed": 7`, `"seed": 8`, 1)), 0o644)
+	os.WriteFile(filepath.Join(dir, "broken.json"), []byte("{"), 0o644)
+	code, stdout, stderr = runCLI("import", dir)
+	if code != exitFailed || !strings.Contains(stdout, "1 imported, 1 already in the library, 1 unreadable: broken.json cannot be imported") {
+		t.Errorf("import of a folder: %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr = runCLI("import", t.TempDir()); code != exitBadInput || !strings.Contains(stderr, "no .json files") {
+		t.Errorf("import of an empty folder: %d %s", code, stderr)
+	}
 }
 
 func TestRunWithGPUShowsEnergy(t *testing.T) {

@@ -71,7 +71,7 @@ func (r *StagesResult) DefaultBenchNote() string {
 	default:
 		head += "thinking at the server default"
 	}
-	head += ", " + thousands(r.Settings.DecodeTokens) + "-token answers with natural stop, code prompt"
+	head += ", " + Thousands(r.Settings.DecodeTokens) + "-token answers with natural stop, code prompt"
 	var others []string
 	for _, k := range []string{"json", "prose"} {
 		if d := r.decodeByKind(k); d != nil && d.DecodeTPS != nil {
@@ -83,14 +83,14 @@ func (r *StagesResult) DefaultBenchNote() string {
 	}
 	parts = append(parts, head)
 	if u := r.Users; u != nil && u.AggregateTPS != nil {
-		p := fmt.Sprintf("%d users at %s tokens", u.Users, thousands(u.MaxTokens))
+		p := fmt.Sprintf("%d users at %s tokens", u.Users, Thousands(u.MaxTokens))
 		if u.Queued {
 			p += " (queued: fewer ran at once)"
 		}
 		parts = append(parts, p)
 	}
 	if p := r.Prefill; p != nil && p.PrefillTPS != nil && p.PromptTokens != nil {
-		parts = append(parts, "cold prefill of "+thousands(*p.PromptTokens)+" tokens")
+		parts = append(parts, "cold prefill of "+Thousands(*p.PromptTokens)+" tokens")
 	}
 	switch r.TokenSource {
 	case TokensTimings:
@@ -101,7 +101,7 @@ func (r *StagesResult) DefaultBenchNote() string {
 	var shorts []string
 	for _, d := range r.Decode {
 		if d.Short {
-			shorts = append(shorts, d.Prompt+" "+thousands(d.CompletionTokens))
+			shorts = append(shorts, d.Prompt+" "+Thousands(d.CompletionTokens))
 		}
 	}
 	if len(shorts) > 0 {
@@ -150,7 +150,7 @@ func (r *StagesResult) WikiBlock() string {
 		r.PlanVersion, wikiClean(r.Settings.Client), wikiClean(r.Settings.ClientVersion))
 	if r.Quick {
 		fmt.Fprintf(&b, "<!-- QUICK RUN (%s-token answers, %s-token prefill): not protocol numbers -->\n",
-			thousands(r.Settings.DecodeTokens), thousands(r.Settings.PrefillTargetTokens))
+			Thousands(r.Settings.DecodeTokens), Thousands(r.Settings.PrefillTargetTokens))
 	}
 	if r.Local.Simulated {
 		b.WriteString("<!-- SIMULATED: the built-in simulator, not real hardware; do not publish -->\n")
@@ -173,7 +173,7 @@ func (r *StagesResult) WikiBlock() string {
 	pre, prompt := "", ""
 	if p := r.Prefill; p != nil && p.PrefillTPS != nil && p.PromptTokens != nil {
 		pre = strconv.FormatFloat(*p.PrefillTPS, 'f', 0, 64)
-		prompt = thousands(*p.PromptTokens) + " tokens"
+		prompt = Thousands(*p.PromptTokens) + " tokens"
 	}
 	field("prefill_tps", pre)
 	field("prefill_prompt", prompt)
@@ -200,7 +200,7 @@ func (r *StagesResult) WikiBlock() string {
 	return b.String()
 }
 
-// thousands writes n the way an English reader expects: 8020 → "8,020".
-func thousands(n int) string { return englishNumbers.Sprintf("%d", n) }
+// Thousands writes n the way an English reader expects: 8020 → "8,020".
+func Thousands(n int) string { return englishNumbers.Sprintf("%d", n) }
 
 var englishNumbers = message.NewPrinter(language.English)
