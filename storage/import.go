@@ -226,51 +226,39 @@ func (l *Library) importOne(path string, seen *contentIndex) (Summary, error) {
 	return s, nil
 }
 
-// contentIndex finds a file's exact bytes among the library's runs. Only
-// runs of the same size are read, each at most once, and only their hash
-// is kept.
+// contentIndex finds a file's exact bytes among the library's runs. A
+// run is read (and hashed) only when a file of its size comes, and at
+// most once.
 type contentIndex struct {
-	l      *Library
-	bySize map[int64][]string
-	hashes map[string][sha256.Size]byte
+	l        *Library
+	unhashed map[int64][]string // by size
+	byHash   map[[sha256.Size]byte]string
 }
 
 func newContentIndex(l *Library, list []Summary) *contentIndex {
-	c := &contentIndex{l: l, bySize: map[int64][]string{}, hashes: map[string][sha256.Size]byte{}}
+	c := &contentIndex{l: l, unhashed: map[int64][]string{}, byHash: map[[sha256.Size]byte]string{}}
 	for _, s := range list {
 		if s.Unreadable == "" {
-			c.bySize[s.Size] = append(c.bySize[s.Size], s.ID)
+			c.unhashed[s.Size] = append(c.unhashed[s.Size], s.ID)
 		}
 	}
 	return c
 }
 
 func (c *contentIndex) find(data []byte) (string, bool) {
-	ids := c.bySize[int64(len(data))]
-	if len(ids) == 0 {
-		return "", false
-	}
-	want := sha256.Sum256(data)
-	for _, id := range ids {
-		h, ok := c.hashes[id]
-		if !ok {
-			old, err := os.ReadFile(c.l.Path(id))
-			if err != nil {
-				continue
-			}
-			h = sha256.Sum256(old)
-			c.hashes[id] = h
-		}
-		if h == want {
-			return id, true
+	size := int64(len(data))
+	for _, id := range c.unhashed[size] {
+		if old, err := os.ReadFile(c.l.Path(id)); err == nil && int64(len(old)) == size {
+			c.byHash[sha256.Sum256(old)] = id
 		}
 	}
-	return "", false
+	delete(c.unhashed, size)
+	id, ok := c.byHash[sha256.Sum256(data)]
+	return id, ok
 }
 
 func (c *contentIndex) add(id string, data []byte) {
-	c.bySize[int64(len(data))] = append(c.bySize[int64(len(data))], id)
-	c.hashes[id] = sha256.Sum256(data)
+	c.byHash[sha256.Sum256(data)] = id
 }
 
 // upsertAll puts summaries into the index, replacing any of the same id,

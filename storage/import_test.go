@@ -277,3 +277,97 @@ func BenchmarkImport3000(b *testing.B) {
 		}
 	}
 }
+
+// bigLibrary is a library of n runs, imported as a person moving their
+// history would, with its index warm.
+func bigLibrary(b *testing.B, n int) *Library {
+	b.Helper()
+	l, _ := newLib(b)
+	r, err := l.ImportFiles(context.Background(), writePythonFiles(b, b.TempDir(), n), nil)
+	if imported, _, _ := r.Count(); err != nil || imported != n {
+		b.Fatalf("%d imported, %v", imported, err)
+	}
+	return l
+}
+
+// BenchmarkList10000 lists a library of 10,000 runs with a warm index:
+// what History does each time it opens.
+func BenchmarkList10000(b *testing.B) {
+	l := bigLibrary(b, 10000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if list, err := l.List(); err != nil || len(list) != 10000 {
+			b.Fatal(len(list), err)
+		}
+	}
+}
+
+// BenchmarkFilter10000 is one keystroke in History's search over 10,000
+// runs.
+func BenchmarkFilter10000(b *testing.B) {
+	list, err := bigLibrary(b, 10000).List()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if got := Filter(list, Query{Text: "Llama3.1"}); len(got) != 10000 {
+			b.Fatal(len(got))
+		}
+	}
+}
+
+// TestDeleteRuns deletes several runs at once: their files, index entries
+// and labels go, the rest stay, and an id that is not one is said.
+func TestDeleteRuns(t *testing.T) {
+	t.Parallel()
+	l, _ := newLib(t)
+	r, err := l.ImportFiles(context.Background(), writePythonFiles(t, t.TempDir(), 5), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range r.Files {
+		ids = append(ids, f.Summary.ID)
+	}
+	for _, id := range ids {
+		if err := l.SetAnnotation(id, Annotation{Label: "label of " + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone, err := l.DeleteRuns([]string{ids[0], "../elsewhere", ids[3], ids[4]})
+	if !slices.Equal(gone, []string{ids[0], ids[3], ids[4]}) || err == nil || !strings.Contains(err.Error(), "not a run id") {
+		t.Errorf("DeleteRuns: %v, %v", gone, err)
+	}
+	list, _ := l.List()
+	if len(list) != 2 || list[0].Label == "" || list[1].Label == "" {
+		t.Errorf("left: %+v", list)
+	}
+	if got := len(l.readLabels().Labels); got != 2 {
+		t.Errorf("%d labels left, want 2", got)
+	}
+	assertIndexMatchesFolder(t, l)
+}
+
+// BenchmarkDeleteFrom10000 deletes 4 runs, as one Delete in History does,
+// from a library of 10,000.
+func BenchmarkDeleteFrom10000(b *testing.B) {
+	l := bigLibrary(b, 10000+4*b.N)
+	list, err := l.List()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var ids []string
+		for _, s := range list[4*i : 4*i+4] {
+			ids = append(ids, s.ID)
+		}
+		if gone, err := l.DeleteRuns(ids); err != nil || len(gone) != 4 {
+			b.Fatal(gone, err)
+		}
+	}
+}

@@ -100,11 +100,6 @@ func (u *App) compareOthers(ids []string, plan string) {
 
 // compareDocs loads runs of any kind, with their names.
 func (u *App) compareDocs(ids []string) ([]storage.Document, []string, bool) {
-	list, _ := u.lib.List()
-	labels := map[string]string{}
-	for _, s := range list {
-		labels[s.ID] = s.Label
-	}
 	var docs []storage.Document
 	var names []string
 	for _, id := range ids {
@@ -114,7 +109,7 @@ func (u *App) compareDocs(ids []string) ([]storage.Document, []string, bool) {
 			return nil, nil, false
 		}
 		docs = append(docs, d)
-		names = append(names, storage.RunName(labels[id], d.Model(), d.CreatedAt()))
+		names = append(names, storage.RunName(u.lib.Annotation(id).Label, d.Model(), d.CreatedAt()))
 	}
 	return docs, names, true
 }

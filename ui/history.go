@@ -470,18 +470,16 @@ func (h *HistoryScreen) onDelete() {
 		if !ok {
 			return
 		}
-		var gone []string
-		for _, id := range ids {
-			if err := h.u.lib.Delete(id); err != nil {
-				h.status.SetText("Not deleted: " + err.Error())
-				continue
-			}
-			gone = append(gone, id)
+		gone, err := h.u.lib.DeleteRuns(ids)
+		for _, id := range gone {
 			delete(h.selected, id)
 		}
 		// A deleted run leaves Compare too.
 		h.u.compareScreen.forget(gone)
 		h.reload()
+		if err != nil {
+			h.status.SetText("Not deleted: " + err.Error())
+		}
 	}, h.u.win)
 	d.Show()
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -116,10 +117,8 @@ func (t *fitTable) measure(rows [][]string) {
 	for i, c := range t.columns {
 		head := textWidth(c, headingStyle)
 		w := head
-		for _, r := range rows {
-			if i < len(r) {
-				w = max(w, textWidth(oneLine(r[i]), fyne.TextStyle{}))
-			}
+		for _, text := range longest(rows, i, measured) {
+			w = max(w, textWidth(oneLine(text), fyne.TextStyle{}))
 		}
 		t.full[i] = w
 		t.natural[i] = min(w, max(maxColumnWidth, head))
@@ -128,6 +127,32 @@ func (t *fitTable) measure(rows [][]string) {
 	if !t.personSized {
 		t.fit(t.fittedTo)
 	}
+}
+
+// measured is how many of a column's longest texts measure sizes it by:
+// measuring every cell of History's 10,000 runs took half of opening it,
+// and a text of fewer characters than the longest few is not wider but
+// for a font's narrowest and widest letters.
+const measured = 64
+
+// longest returns the texts of column col with the most characters, at
+// most n of them, each once.
+func longest(rows [][]string, col, n int) []string {
+	seen := make(map[string]bool)
+	var texts []string
+	for _, r := range rows {
+		if col < len(r) && !seen[r[col]] {
+			seen[r[col]] = true
+			texts = append(texts, r[col])
+		}
+	}
+	if len(texts) <= n {
+		return texts
+	}
+	slices.SortFunc(texts, func(a, b string) int {
+		return utf8.RuneCountInString(b) - utf8.RuneCountInString(a)
+	})
+	return texts[:n]
 }
 
 // Resize fits the columns to a new width, unless a person has sized them.
