@@ -100,13 +100,18 @@ func ImportPaths(args []string) []string {
 			out = append(out, a)
 			continue
 		}
+		// WalkDir does not enter a link to a folder given as its root.
+		root := a
+		if r, err := filepath.EvalSymlinks(a); err == nil {
+			root = r
+		}
 		var found []string
-		filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil // an unreadable subfolder: the rest still imports
 			}
 			name := d.Name()
-			if p != a && strings.HasPrefix(name, ".") {
+			if p != root && strings.HasPrefix(name, ".") {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}

@@ -63,6 +63,13 @@ func TestImportFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(ImportPaths([]string{link})); got != 6 {
+		t.Errorf("a link to the folder gives %d files, want 6", got)
+	}
 	paths := ImportPaths([]string{src, filepath.Join(src, "missing.json")})
 	var names []string
 	for _, p := range paths {

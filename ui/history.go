@@ -44,6 +44,7 @@ type HistoryScreen struct {
 	labelButton   *widget.Button
 	deleteButton  *widget.Button
 	importButton  *widget.Button
+	folderButton  *widget.Button // import a folder
 	openButton    *widget.Button
 	likeButton    *widget.Button
 	opened        *ResultView
@@ -104,8 +105,9 @@ func newHistoryScreen(u *App) *HistoryScreen {
 	h.labelButton = widget.NewButton("Label…", h.onLabel)
 	h.deleteButton = widget.NewButton("Delete…", h.onDelete)
 	h.importButton = widget.NewButton("Import…", h.onImport)
+	h.folderButton = widget.NewButton("Import folder…", h.onImportFolder)
 	filters := container.NewBorder(nil, nil, nil, container.NewHBox(h.kindSelect, h.sortSelect), h.search)
-	buttons := container.NewHBox(h.openButton, h.compareButton, h.likeButton, h.labelButton, h.deleteButton, widget.NewSeparator(), h.importButton)
+	buttons := container.NewHBox(h.openButton, h.compareButton, h.likeButton, h.labelButton, h.deleteButton, widget.NewSeparator(), h.importButton, h.folderButton)
 	h.list = container.NewBorder(container.NewVBox(filters, buttons, h.status, h.importBar), nil, nil, nil, h.table)
 	h.content = container.NewStack(h.list)
 	h.reload()
@@ -272,9 +274,9 @@ func (h *HistoryScreen) updateButtons() {
 	enable(h.deleteButton, n >= 1)
 	switch {
 	case len(h.all) == 0:
-		h.status.SetText("No runs yet. Run a benchmark, or import a results file (Import…, or drop it on the window).")
+		h.status.SetText("No runs yet. Run a benchmark, or import results files: Import…, Import folder…, or drop files or a folder on the window.")
 	case n == 0:
-		h.status.SetText(fmt.Sprintf("%d %s, %d shown. %s", len(h.all), results.Plural(len(h.all), "run", "runs"), len(h.shown), noSelection))
+		h.status.SetText(fmt.Sprintf("%s %s, %s shown. %s", results.Thousands(len(h.all)), results.Plural(len(h.all), "run", "runs"), results.Thousands(len(h.shown)), noSelection))
 	case n > maxCompare:
 		h.status.SetText(fmt.Sprintf("%d selected: compare takes 2 to 4 runs.", n))
 	case readable < n:
@@ -522,6 +524,18 @@ func (h *HistoryScreen) onImport() {
 		h.importFiles([]string{path})
 	}, h.u.win)
 	d.SetFilter(fstorage.NewExtensionFileFilter([]string{".json"}))
+	d.Show()
+}
+
+// onImportFolder imports every results file in a folder (and the folders
+// in it): a history moved from another machine or from the Python CLI.
+func (h *HistoryScreen) onImportFolder() {
+	d := dialog.NewFolderOpen(func(dir fyne.ListableURI, err error) {
+		if err != nil || dir == nil {
+			return
+		}
+		h.importFiles([]string{dir.Path()})
+	}, h.u.win)
 	d.Show()
 }
 

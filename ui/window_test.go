@@ -23,6 +23,10 @@ func TestWindowFitsSmallScreen(t *testing.T) {
 			t.Errorf("%s: the window needs at least %v×%v, more than %v×%v", state, m.Width, m.Height, minWindowSize.Width, minWindowSize.Height)
 		}
 	}
+	h.locked(func() {
+		h.u.historyScreen.reload()
+		fits("an empty History")
+	})
 	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
 	a := h.seedLabelled(url, "a", 1)
 	c := h.seedLabelled(url, "c", 2)
