@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,11 +11,9 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
@@ -37,16 +34,17 @@ func (h *harness) seedLabelled(url, label string, day int, edits ...func(*result
 	return id
 }
 
-// measured runs one level of 40 requests of answers this many tokens long
-// against the simulator at url: enough for Compare to bound its changes
-// against noise.
-func (h *harness) measured(url string, tokens int) *results.File {
-	h.t.Helper()
-	p := setup.DefaultPlan()
-	p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 32, tokens, []int{1}, 40, 0
-	f, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "sim box"}, engine.Observer{})
-	if err != nil {
-		h.t.Fatal(err)
+// synthetic is one level of 40 requests of answers this many tokens long,
+// 4 ms apart, drawn from a seeded generator (comparetest.SynthFile) with
+// no warmup: enough for Compare to bound its changes against noise, and
+// the same samples on every machine, so what Compare concludes of it and
+// of its slowed copies never wanders with the machine's load.
+func synthetic(tokens int) *results.File {
+	s := comparetest.Typical(0, 40, tokens)
+	s.TTFTUs, s.GapUs = 1_000, 4_000
+	f := comparetest.SynthFile(1, []int{1}, s)
+	for i := range f.Runs {
+		f.Runs[i].Warmup = 0
 	}
 	return f
 }
@@ -76,12 +74,6 @@ func copyOf(t *testing.T, f *results.File) *results.File {
 		t.Fatal(err)
 	}
 	return g
-}
-
-// slowSim is a simulator whose answers (8 tokens 4 ms apart) are long
-// enough that a busy machine's scheduling delays stay small beside them.
-func slowSim(t *testing.T) string {
-	return startTestSim(t, sim.Config{TokenInterval: 4 * time.Millisecond, PrefillRate: 1e6})
 }
 
 // slowedBy makes a file's every time factor times as long
@@ -129,7 +121,7 @@ func outputRow(t *testing.T, cs *CompareScreen) compare.Row {
 // the verdict against it.
 func TestCompareBaselineChoice(t *testing.T) {
 	h := newHarness(t)
-	base := h.measured(slowSim(t), 8)
+	base := synthetic(8)
 	older := h.saveLabelled(copyOf(t, base), "older", 5)
 	// The same run twice as fast: beyond any noise.
 	newer := h.saveLabelled(copyOf(t, base), "newer", 20, slowedBy(t, 0.5), eachRun(func(r *results.Run) { r.Warmup = 4 }))
@@ -173,18 +165,17 @@ func TestCompareBaselineChoice(t *testing.T) {
 // TestCompareVerdictColour: only runs comparable with nothing to weigh are
 // called comparable in the success colour; other request counts, another
 // warmup or a run with a problem are named, in the warning colour. The
-// comparable runs are copies of one measured run, so their differences
+// comparable runs are copies of one seeded run, so their differences
 // are none (whether two runs differ beyond noise is held by
 // TestCompareColoursOnlyChangesBeyondNoise).
 func TestCompareVerdictColour(t *testing.T) {
 	h := newHarness(t)
-	url := slowSim(t)
-	measured := h.measured(url, 8)
-	base := h.saveLabelled(copyOf(t, measured), "base", 1)
-	same := h.saveLabelled(copyOf(t, measured), "same", 2)
-	warm := h.saveLabelled(copyOf(t, measured), "warm", 3, eachRun(func(r *results.Run) { r.Warmup = 2 }))
-	stopped := h.saveLabelled(copyOf(t, measured), "stopped", 4, func(f *results.File) { f.Complete = false })
-	long := h.saveLabelled(h.measured(url, 6), "long", 5)
+	seeded := synthetic(8)
+	base := h.saveLabelled(copyOf(t, seeded), "base", 1)
+	same := h.saveLabelled(copyOf(t, seeded), "same", 2)
+	warm := h.saveLabelled(copyOf(t, seeded), "warm", 3, eachRun(func(r *results.Run) { r.Warmup = 2 }))
+	stopped := h.saveLabelled(copyOf(t, seeded), "stopped", 4, func(f *results.File) { f.Complete = false })
+	long := h.saveLabelled(synthetic(6), "long", 5)
 
 	const onConditions = "These runs are comparable on conditions; weigh these differences before trusting the changes."
 	const noChange = "\n• Run 2 does not differ from the baseline beyond noise."
@@ -338,10 +329,12 @@ func TestCompareHeadingsFitTheirColumns(t *testing.T) {
 // danger colour, in a column wide enough for it; the verdict says which
 // run changed, and the details say what the brackets mean. Runs saved
 // before raw samples were kept are coloured as before, and the verdict
-// says their differences cannot be told from noise.
+// says their differences cannot be told from noise. The runs are a
+// seeded run and its slowed copies: what is beyond noise does not depend
+// on this machine's load.
 func TestCompareColoursOnlyChangesBeyondNoise(t *testing.T) {
 	h := newHarness(t)
-	base := h.measured(slowSim(t), 8)
+	base := synthetic(8)
 	a := h.saveLabelled(copyOf(t, base), "a", 1)
 	b := h.saveLabelled(copyOf(t, base), "b", 2, slowedBy(t, 1.02))
 	c := h.saveLabelled(copyOf(t, base), "c", 3, slowedBy(t, 1.5))

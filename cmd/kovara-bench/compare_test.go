@@ -5,12 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/engine/sim"
 )
 
 // TestCompareBaseline: compare puts the older run first as the baseline
@@ -105,19 +103,17 @@ func TestCompareBaseline(t *testing.T) {
 // a change beyond noise with its interval and its mark, and the verdict
 // says which run changed in words; runs without raw samples print as
 // before, with the sentence that says their differences cannot be told
-// from noise.
+// from noise. The runs are written to disk from a seeded run of one
+// level of 4 users, 40 requests of 8 tokens 4 ms apart
+// (comparetest.SynthFile), and its slowed copies: the same samples on
+// every machine, so what compare concludes does not wander with the
+// machine's load.
 func TestCompareNoise(t *testing.T) {
 	t.Parallel()
-	// Answers of 8 tokens 4 ms apart: long enough that a busy machine's
-	// scheduling delays stay small beside them.
-	url := startSim(t, sim.Config{TokenInterval: 4 * time.Millisecond, PrefillRate: 1e6})
+	s := comparetest.Typical(0, 40, 8)
+	s.TTFTUs, s.GapUs = 1_000, 4_000
+	base := comparetest.SynthFile(1, []int{4}, s)
 	dir := t.TempDir()
-	out := filepath.Join(dir, "base.json")
-	if code, _, stderr := runCLI("run", "--endpoint", url, "-o", out, "--quiet", "--concurrency", "4", "--requests", "40",
-		"--warmup", "2", "--input-tokens", "64", "--output-tokens", "8"); code != exitOK {
-		t.Fatalf("run: exit %d: %s", code, stderr)
-	}
-	base := readResults(t, out)
 	write := func(name, created string, f *results.File) string {
 		t.Helper()
 		f.CreatedAt = created

@@ -19,7 +19,7 @@ func grouped(id string, files ...*results.File) {
 // machine moves a run without anything inside it showing it.
 func shiftedRun(t *testing.T, seed uint64, factor float64) *results.File {
 	t.Helper()
-	f, err := comparetest.Slowed(synthFile(seed, []int{1, 8}, typical(1, 100, 64)), factor)
+	f, err := comparetest.Slowed(comparetest.SynthFile(seed, []int{1, 8}, comparetest.Typical(1, 100, 64)), factor)
 	if err != nil {
 		t.Fatal(err)
 	}

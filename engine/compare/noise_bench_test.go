@@ -3,6 +3,7 @@ package compare
 import (
 	"testing"
 
+	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -14,8 +15,8 @@ import (
 //
 //	go test -run '^$' -bench Noise -benchmem ./engine/compare
 func BenchmarkNoiseDefaultRun(b *testing.B) {
-	s := typical(0, 100, 256)
-	files := []*results.File{synthFile(1, std, s), synthFile(2, std, s)}
+	s := comparetest.Typical(0, 100, 256)
+	files := []*results.File{comparetest.SynthFile(1, std, s), comparetest.SynthFile(2, std, s)}
 	compared := func(b *testing.B, files []*results.File) {
 		v, rows := Compared(files, nil)
 		if len(v.Changes) == 0 || rows[0].Cells[1].Noise == NoiseUnknown {
@@ -56,7 +57,7 @@ func BenchmarkNoiseDefaultRun(b *testing.B) {
 // BenchmarkNoiseLevel is one run's level of 32 users × 100 requests ×
 // 256 tokens resampled.
 func BenchmarkNoiseLevel(b *testing.B) {
-	f := synthFile(1, []int{32}, typical(0, 100, 256))
+	f := comparetest.SynthFile(1, []int{32}, comparetest.Typical(0, 100, 256))
 	ls := f.SamplesAt(32)
 	b.ResetTimer()
 	for range b.N {

@@ -88,7 +88,7 @@ func TestReplayGivesTheLevelBack(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, c := range []int{1, 8, 32} {
-		ls := typical(c, 100, 32).level(rng, 1_000_000)
+		ls := comparetest.Typical(c, 100, 32).Level(rng, 1_000_000)
 		lv, err := newLevelSample(ls)
 		if err != nil {
 			t.Fatal(err)
@@ -120,9 +120,9 @@ func judged(rows []Row, i int, noise Noise) []string {
 // every metric with an interval is judged.
 func TestNoiseItselfResampled(t *testing.T) {
 	t.Parallel()
-	base := synthFile(11, std, typical(0, 100, 64))
+	base := comparetest.SynthFile(11, std, comparetest.Typical(0, 100, 64))
 	for seed := range uint64(8) {
-		again := resampled(base, seed)
+		again := comparetest.Resampled(base, seed)
 		v, rows := Compared([]*results.File{base, again}, nil)
 		if b := judged(rows, 1, BeyondNoise); len(b) > 0 {
 			t.Errorf("resample %d: beyond noise: %q", seed, b)
@@ -155,10 +155,10 @@ func TestNoiseItselfResampled(t *testing.T) {
 // is called a change.
 func TestNoiseSameSettings(t *testing.T) {
 	t.Parallel()
-	s := typical(0, 100, 64)
+	s := comparetest.Typical(0, 100, 64)
 	flatRuleWouldColour := 0
 	for seed := uint64(1); seed <= 20; seed++ {
-		a, b := synthFile(seed, std, s), synthFile(seed+1000, std, s)
+		a, b := comparetest.SynthFile(seed, std, s), comparetest.SynthFile(seed+1000, std, s)
 		v, rows := Compared([]*results.File{a, b}, []string{"a", "b"})
 		if got := judged(rows, 1, BeyondNoise); len(got) > 0 {
 			t.Errorf("seed %d: beyond noise: %q", seed, got)
@@ -191,10 +191,10 @@ func TestNoiseSlowdown(t *testing.T) {
 			better int
 			word   string
 		}{{1.1, -1, "slower"}, {1 / 1.1, 1, "faster"}} {
-			s := typical(0, 100, 64)
-			a := synthFile(seed, std, s)
-			s.slow = tt.slow
-			b := synthFile(seed+1000, std, s)
+			s := comparetest.Typical(0, 100, 64)
+			a := comparetest.SynthFile(seed, std, s)
+			s.Slow = tt.slow
+			b := comparetest.SynthFile(seed+1000, std, s)
 			v, rows := Compared([]*results.File{a, b}, nil)
 			// Means (throughputs over the level, the pooled gaps' median)
 			// are called at every level where 100 requests bound them
@@ -242,15 +242,15 @@ func TestNoiseDriftWidens(t *testing.T) {
 	const n = 100
 	perm := rand.New(rand.NewPCG(7, 8)).Perm(n)
 	pace := func(i int) float64 { return 0.85 + 0.3*float64(i)/n }
-	steady, drifting := typical(1, n, 64), typical(1, n, 64)
-	steady.gapSD, drifting.gapSD = 0.05, 0.05
-	steady.pace = func(i int) float64 { return pace(perm[i]) }
-	drifting.pace = pace
-	a, err := spreadOf(steady.level(rand.New(rand.NewPCG(9, 9)), 0))
+	steady, drifting := comparetest.Typical(1, n, 64), comparetest.Typical(1, n, 64)
+	steady.GapSD, drifting.GapSD = 0.05, 0.05
+	steady.Pace = func(i int) float64 { return pace(perm[i]) }
+	drifting.Pace = pace
+	a, err := spreadOf(steady.Level(rand.New(rand.NewPCG(9, 9)), 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := spreadOf(drifting.level(rand.New(rand.NewPCG(9, 9)), 0))
+	b, err := spreadOf(drifting.Level(rand.New(rand.NewPCG(9, 9)), 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,11 +268,11 @@ func TestNoiseDriftWidens(t *testing.T) {
 // whole table is held to Confidence.
 func TestNoiseWholeTableAtOnce(t *testing.T) {
 	t.Parallel()
-	s := typical(0, 100, 64)
+	s := comparetest.Typical(0, 100, 64)
 	width := func(levels []int, runs int) float64 {
-		files := []*results.File{synthFile(1, levels, s)}
+		files := []*results.File{comparetest.SynthFile(1, levels, s)}
 		for i := 1; i < runs; i++ {
-			files = append(files, synthFile(uint64(i)+1000, levels, s))
+			files = append(files, comparetest.SynthFile(uint64(i)+1000, levels, s))
 		}
 		for _, r := range Table(files, nil) {
 			if r.Concurrency == 1 && r.Metric.ID == "output_throughput" {
@@ -295,7 +295,7 @@ func TestNoiseWholeTableAtOnce(t *testing.T) {
 func TestNoiseWithoutSamples(t *testing.T) {
 	t.Parallel()
 	const why = " (saved before raw samples were kept, or imported from a published file, which leaves them out)"
-	sampled := synthFile(1, std, typical(0, 100, 64))
+	sampled := comparetest.SynthFile(1, std, comparetest.Typical(0, 100, 64))
 	bare := func() *results.File {
 		return session(std, func(r *results.Run) {
 			r.InputTokens, r.OutputTokens = 1024, 64
@@ -350,7 +350,7 @@ func TestNoiseWithoutSamples(t *testing.T) {
 // bounded: they are within noise whatever they show.
 func TestNoiseTooFewToBound(t *testing.T) {
 	t.Parallel()
-	base := synthFile(2, []int{8}, typical(0, 100, 64))
+	base := comparetest.SynthFile(2, []int{8}, comparetest.Typical(0, 100, 64))
 	slower, err := comparetest.Slowed(base, 1.5)
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +370,7 @@ func TestNoiseTooFewToBound(t *testing.T) {
 		}
 	}
 
-	one := synthFile(3, []int{8}, typical(0, 100, 64))
+	one := comparetest.SynthFile(3, []int{8}, comparetest.Typical(0, 100, 64))
 	ls := one.SamplesAt(8)
 	for i := range ls.Requests[1:] {
 		ls.Requests[i+1].Error = "http_500"
@@ -386,8 +386,8 @@ func TestNoiseTooFewToBound(t *testing.T) {
 // Samples that cannot be read are said, and leave their cells as before.
 func TestNoiseUnreadableSamples(t *testing.T) {
 	t.Parallel()
-	a := synthFile(4, []int{1}, typical(0, 40, 16))
-	b := synthFile(5, []int{1}, typical(0, 40, 16))
+	a := comparetest.SynthFile(4, []int{1}, comparetest.Typical(0, 40, 16))
+	b := comparetest.SynthFile(5, []int{1}, comparetest.Typical(0, 40, 16))
 	b.SamplesAt(1).Requests[2].Gaps = "!!"
 	v, rows := Compared([]*results.File{a, b}, nil)
 	want := "The raw samples of run 2 at concurrency 1 (request 3 of the level: gaps are not base64 varints: illegal base64 data at input byte 0) cannot be read, so the differences there cannot be told from noise."
@@ -405,8 +405,8 @@ func TestNoiseUnreadableSamples(t *testing.T) {
 // seeded.
 func TestNoiseDeterministic(t *testing.T) {
 	t.Parallel()
-	s := typical(0, 60, 32)
-	files := []*results.File{synthFile(6, std, s), synthFile(7, std, s)}
+	s := comparetest.Typical(0, 60, 32)
+	files := []*results.File{comparetest.SynthFile(6, std, s), comparetest.SynthFile(7, std, s)}
 	first := Table(files, nil)
 	for range 2 {
 		for i, r := range Table(files, nil) {
@@ -465,9 +465,9 @@ func TestRunChangesWords(t *testing.T) {
 // The verdict's lines: the sentence, each run's changes, the cautions.
 func TestComparedLines(t *testing.T) {
 	t.Parallel()
-	s := typical(0, 100, 64)
-	a := synthFile(8, []int{8}, s)
-	b, err := comparetest.Slowed(synthFile(9, []int{8}, s), 1.3)
+	s := comparetest.Typical(0, 100, 64)
+	a := comparetest.SynthFile(8, []int{8}, s)
+	b, err := comparetest.Slowed(comparetest.SynthFile(9, []int{8}, s), 1.3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +484,7 @@ func TestComparedLines(t *testing.T) {
 	}
 
 	// Not comparable: no words about changes.
-	c := synthFile(10, []int{8}, typical(0, 100, 32))
+	c := comparetest.SynthFile(10, []int{8}, comparetest.Typical(0, 100, 32))
 	if v, _ := Compared([]*results.File{a, c}, nil); v.Comparable || v.Changes != nil {
 		t.Errorf("not comparable, yet changes %q", v.Changes)
 	}

@@ -1,7 +1,12 @@
 // Package comparetest makes results files for the tests of the packages
-// that show comparisons (engine/compare, the CLI, the app): a run as if
-// measured on a server that was some factor slower or faster, its raw
-// samples and its records alike, so a test knows the true change.
+// that show comparisons (engine/compare, the CLI, the app): a run drawn
+// from a seeded generator with raw samples of a known distribution
+// (SynthFile), the same on every machine, and a run as if measured on a
+// server that was some factor slower or faster (Slowed), its raw samples
+// and its records alike, so a test knows the true change. A test that
+// asserts what a comparison concludes takes its runs from here, never
+// from live timing. It imports engine/results and engine/stats only, so
+// engine/compare's own tests can use it.
 package comparetest
 
 import (

@@ -1,4 +1,4 @@
-package compare
+package comparetest
 
 import (
 	"math"
@@ -8,90 +8,94 @@ import (
 	"github.com/kovara/desktop/engine/stats"
 )
 
-// synth is a server as a closed loop of users sees it: each request's
-// pace varies around the server's (lognormal, spread paceSD), its TTFT
-// and each gap vary around that pace (gapSD), and slow stretches every
+// Synth is a server as a closed loop of users sees it: each request's
+// pace varies around the server's (lognormal, spread PaceSD), its TTFT
+// and each gap vary around that pace (GapSD), and Slow stretches every
 // time by a factor. Only the randomness is made up; the layout (slots,
 // send and end offsets, packed gaps, usage) is what engine/level.go
-// writes.
-type synth struct {
-	users, requests, tokens int
-	ttftUs, gapUs           float64
-	paceSD, gapSD           float64
-	turnUs                  int64
-	slow                    float64 // 1: as fast as the server is; 1.1: 10 % slower
-	// pace, when set, is request i's pace factor instead of a random
+// writes. Drawn from a seeded generator, its samples are the same on
+// every machine: a test that asserts what a comparison concludes takes
+// its runs from here (or from captured samples), never from live timing.
+type Synth struct {
+	Users, Requests, Tokens int
+	TTFTUs, GapUs           float64
+	PaceSD, GapSD           float64
+	TurnUs                  int64
+	Slow                    float64 // 1: as fast as the server is; 1.1: 10 % slower
+	// Pace, when set, is request i's pace factor instead of a random
 	// one (a drift along the level, a given order).
-	pace func(i int) float64
+	Pace func(i int) float64
 }
 
-// typical is a level of a small model on a busy homelab machine: 60 ms
+// Typical is a level of a small model on a busy homelab machine: 60 ms
 // to the first token, 8 ms a token, requests differing by about 8 %.
-func typical(users, requests, tokens int) synth {
-	return synth{users: users, requests: requests, tokens: tokens, ttftUs: 60_000, gapUs: 8_000,
-		paceSD: 0.08, gapSD: 0.25, turnUs: 300, slow: 1}
+func Typical(users, requests, tokens int) Synth {
+	return Synth{Users: users, Requests: requests, Tokens: tokens, TTFTUs: 60_000, GapUs: 8_000,
+		PaceSD: 0.08, GapSD: 0.25, TurnUs: 300, Slow: 1}
 }
 
-// level lays the requests out from start (µs): each user sends its next
+// Level lays the requests out from start (µs): each user sends its next
 // request as soon as its previous one has ended and turned around.
-func (s synth) level(rng *rand.Rand, start int64) *results.LevelSamples {
-	free := make([]int64, s.users)
+func (s Synth) Level(rng *rand.Rand, start int64) *results.LevelSamples {
+	free := make([]int64, s.Users)
 	for i := range free {
 		free[i] = start + int64(i)*20 // the send gate lets them out one after another
 	}
-	ls := &results.LevelSamples{StartUs: start, Slots: s.users}
-	gaps := make([]int64, s.tokens-1)
-	for i := range s.requests {
+	ls := &results.LevelSamples{StartUs: start, Slots: s.Users}
+	gaps := make([]int64, s.Tokens-1)
+	for i := range s.Requests {
 		slot := 0
 		for j, t := range free {
 			if t < free[slot] {
 				slot = j
 			}
 		}
-		p := math.Exp(s.paceSD * rng.NormFloat64())
-		if s.pace != nil {
-			p = s.pace(i)
+		p := math.Exp(s.PaceSD * rng.NormFloat64())
+		if s.Pace != nil {
+			p = s.Pace(i)
 		}
-		p *= s.slow
+		p *= s.Slow
 		sent := free[slot]
-		ttft := int64(s.ttftUs * p * math.Exp(s.gapSD*rng.NormFloat64()))
+		ttft := int64(s.TTFTUs * p * math.Exp(s.GapSD*rng.NormFloat64()))
 		end := sent + ttft
 		for k := range gaps {
-			gaps[k] = int64(s.gapUs * p * math.Exp(s.gapSD*rng.NormFloat64()))
+			gaps[k] = int64(s.GapUs * p * math.Exp(s.GapSD*rng.NormFloat64()))
 			end += gaps[k]
 		}
 		ls.Requests = append(ls.Requests, results.RequestSample{
-			Slot: slot, StartUs: sent, EndUs: end, TTFTUs: ttft, ChunkCount: s.tokens,
-			Gaps: results.EncodeGaps(gaps), Usage: true, CompletionTokens: s.tokens, PromptTokens: 512,
+			Slot: slot, StartUs: sent, EndUs: end, TTFTUs: ttft, ChunkCount: s.Tokens,
+			Gaps: results.EncodeGaps(gaps), Usage: true, CompletionTokens: s.Tokens, PromptTokens: 512,
 		})
-		free[slot] = end + s.turnUs
+		free[slot] = end + s.TurnUs
 		ls.EndUs = max(ls.EndUs, end)
 	}
 	return ls
 }
 
-// synthFile is a complete results file of these levels, its records
-// computed from its samples as engine/level.go computes them.
-func synthFile(seed uint64, levels []int, s synth) *results.File {
+// SynthFile is a complete results file (Session's records) of these
+// levels, s.Users taking each level's concurrency in turn, drawn from
+// seed alone: its records computed from its samples as engine/level.go
+// computes them, the file valid as results.Marshal and Decode check it.
+func SynthFile(seed uint64, levels []int, s Synth) *results.File {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	f := session(levels)
+	f := Session(levels)
 	var start int64
 	for i, c := range levels {
 		s := s
-		s.users = c
-		ls := s.level(rng, start)
+		s.Users = c
+		ls := s.Level(rng, start)
 		start = ls.EndUs + 1_000_000
-		f.Runs[i].Requests = s.requests
-		f.Runs[i].OutputTokens = s.tokens
-		f.Runs[i].Metrics = recordOf(ls)
+		f.Runs[i].Requests = s.Requests
+		f.Runs[i].OutputTokens = s.Tokens
+		f.Runs[i].Metrics = RecordOf(ls)
 		f.Local.Levels = append(f.Local.Levels, results.LevelLocal{Concurrency: c, Samples: ls})
 	}
 	return f
 }
 
-// recordOf is a level's published metrics from its samples, as
+// RecordOf is a level's published metrics from its samples, as
 // engine/level.go's record computes them.
-func recordOf(ls *results.LevelSamples) results.Metrics {
+func RecordOf(ls *results.LevelSamples) results.Metrics {
 	usage := ls.AllUsage()
 	var ttft, lat, tpot, itl []float64
 	var out float64
@@ -132,13 +136,13 @@ func recordOf(ls *results.LevelSamples) results.Metrics {
 	return m
 }
 
-// resampled is f drawn again from itself: each level's requests drawn
+// Resampled is f drawn again from itself: each level's requests drawn
 // with replacement and laid out in a fresh closed loop, the records
 // computed from the new samples. It is the run a second try could have
 // given if nothing at all had changed.
-func resampled(f *results.File, seed uint64) *results.File {
+func Resampled(f *results.File, seed uint64) *results.File {
 	rng := rand.New(rand.NewPCG(seed, 0xd2a3))
-	out := session(nil)
+	out := Session(nil)
 	out.Runs = append(out.Runs, f.Runs...)
 	var start int64
 	for i, r := range f.Runs {
@@ -162,7 +166,7 @@ func resampled(f *results.File, seed uint64) *results.File {
 			ls.Requests = append(ls.Requests, q)
 		}
 		start = ls.EndUs + 1_000_000
-		out.Runs[i].Metrics = recordOf(ls)
+		out.Runs[i].Metrics = RecordOf(ls)
 		out.Local.Levels = append(out.Local.Levels, results.LevelLocal{Concurrency: r.Concurrency, Samples: ls})
 	}
 	return out
