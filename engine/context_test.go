@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -14,91 +15,257 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/stats"
 )
 
 func nearShare(got, want, share float64) bool { return math.Abs(got-want) <= share*math.Abs(want) }
 
-// TestContextTruth holds the context plan's figures against the
-// simulator's depth model at every depth (docs/plans.md, "The context
-// plan"): each conversation's cold prefill and decode within 2 % of the
-// truth for the prompt the server counted, with 10 ms a request spends
-// before its prompt is read (as llama-server's parsing and tokenizing do),
-// which a prefill taken over the whole TTFT would count 4 % against a 1k
-// prompt; its follow-up's cached tokens exactly the cache model's and its
-// TTFT within 2 % of the overhead and reading the rest. The short prompt's
-// TTFT and a follow-up's are a few milliseconds, next to the request's
-// own way (a follow-up at 4k sends a 25 KB body the server parses before
-// it reads a token) and two simulator waits, each late by up to a
-// scheduler tick, so those are held within 2 % and 5 ms.
-func TestContextTruth(t *testing.T) {
+// TestTruthContext holds the context plan's figures against what the
+// simulator did, by its own record of each request, and that record
+// against the simulator's depth model (docs/plans.md, "The context plan"),
+// at every depth:
+//
+//   - the record never beats the model: each request waited its 10 ms of
+//     overhead (as llama-server's parsing and tokenizing take) before it
+//     was admitted, its first token came no sooner than the model's
+//     prefill after that, its last no sooner than the decode after that;
+//     a follow-up's cached tokens are exactly the cache model's;
+//   - each conversation's figures are the record's: its decode within 2 %
+//     of the rate its chunks were sent at; the short prompt's and the
+//     follow-up's TTFT inside what the record allows, and at most 2 % and
+//     5 ms over (a few milliseconds, next to the request's own way); its
+//     cold prefill within 2 % of the same reckoning over those TTFTs
+//     (above the short prompt's); each depth's published medians within
+//     the same bars of the record's;
+//   - the method against the model, by arithmetic alone: a prefill taken
+//     above the short prompt is within 2 % of the model's, where one over
+//     the whole TTFT would count the overhead 4 % against a 1k prompt; and
+//     deeper is slower, both ways, and a cached follow-up far quicker.
+//
+// What the record allows a TTFT: the client counts from its request's
+// last write (a follow-up at 4k sends a 25 KB body), the record from its
+// first bytes' arrival, so the TTFT is no longer than the record's, and
+// no shorter than from admission (which came after the whole request and
+// its overhead) to the first token. How late a busy machine runs the
+// simulator is in its record, so no bar here depends on it. The client's
+// own way in and out of one process still can on a stalled machine: as in
+// TestTruth, a run that misses a bar is logged and measured once more, on
+// a fresh simulator.
+func TestTruthContext(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("timing accuracy is checked without -race and -short")
 	}
+	for misses := 0; ; misses++ {
+		miss := contextAgainstTruth(t)
+		if miss == "" {
+			return
+		}
+		t.Logf("run %d missed: %s", misses+1, miss)
+		if misses >= truthMisses {
+			t.Fatalf("%d runs missed the bar (%d may); the last: %s", misses+1, truthMisses, miss)
+		}
+	}
+}
+
+// ttftWindow is what a request's record allows its client-side TTFT, ms:
+// from admission (after the whole request and its overhead) to the first
+// chunk, at least; from the request's first bytes to it, at most.
+type ttftWindow struct{ lo, hi float64 }
+
+func windowOf(tr sim.Truth, overhead time.Duration) ttftWindow {
+	return ttftWindow{lo: ms(tr.Chunks[0].Sub(tr.Admitted) + overhead), hi: ms(tr.Chunks[0].Sub(tr.Arrived))}
+}
+
+// holds says whether a measured TTFT (ms) is inside the window: above
+// its floor (half a millisecond for the clocks' reading) and at most
+// 2 % and 5 ms over its ceiling.
+func (w ttftWindow) holds(got float64) bool { return got >= w.lo-0.5 && got <= w.hi*1.02+5 }
+
+func (w ttftWindow) String() string { return fmt.Sprintf("%.2f…%.2f ms", w.lo, w.hi) }
+
+// contextAgainstTruth runs the context plan once against a fresh
+// simulator and says how its figures missed the record's bars, if they
+// did; what no machine's speed can change fails the test at once.
+func contextAgainstTruth(t *testing.T) string {
 	cfg := sim.Config{
 		Personality: sim.LlamaCpp, PrefillRate: 5000, PrefillDepthTokens: 4096,
 		TokenInterval: 5 * time.Millisecond, DecodeDepthTokens: 8192, BatchCapacity: 1, ContextLength: 16384,
-		RequestOverhead: 10 * time.Millisecond,
+		RequestOverhead: 10 * time.Millisecond, RecordTruth: true,
 	}
-	_, url := startSim(t, cfg)
+	srv, url := startSim(t, cfg)
 	plan := DefaultContextPlan()
 	plan.Depths, plan.OutputTokens, plan.Repeats = []int{1024, 4096}, 32, 2 // the short prompt comes first all the same
 	res, err := RunContext(context.Background(), plan, Endpoint{URL: url}, Observer{Live: NewLive()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Complete || len(res.Depths) != 3 {
-		t.Fatalf("complete %v with %d depths: %+v", res.Complete, len(res.Depths), res.Warnings)
+	if !res.Complete || len(res.Depths) != 3 || res.PrefillBaseline == nil {
+		t.Fatalf("complete %v with %d depths, baseline %v: %+v", res.Complete, len(res.Depths), res.PrefillBaseline, res.Warnings)
 	}
+	// The simulator's record of each conversation: its cold request
+	// carries the round's request number (the last ones with a whole
+	// answer: the warmup's comes first), its follow-up none (its last turn
+	// is not a numbered prompt); each in the order sent.
+	var colds, follows []sim.Truth
+	for _, tr := range srv.Truths() {
+		switch {
+		case !tr.Stream:
+		case tr.N < 0:
+			follows = append(follows, tr)
+		case len(tr.Chunks) == plan.OutputTokens:
+			colds = append(colds, tr)
+		}
+	}
+	want := len(res.Depths) * plan.Repeats
+	if len(colds) < want || len(follows) != want {
+		t.Fatalf("the simulator recorded %d whole answers and %d follow-ups, want %d conversations", len(colds), len(follows), want)
+	}
+	colds = colds[len(colds)-want:]
+	var miss []string
+	missf := func(format string, args ...any) { miss = append(miss, fmt.Sprintf(format, args...)) }
+	median := func(xs []float64) float64 {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		return stats.Quantile(s, 0.5)
+	}
+	// Per depth, one a conversation: the record's TTFT windows and decode
+	// rates, and the model's rates and TTFTs (ms).
+	type record struct {
+		cold, follow []ttftWindow
+		decode       []float64
+	}
+	type figures struct{ ttft, follow, decode, prefill []float64 }
+	rec, model := make([]record, len(res.Depths)), make([]figures, len(res.Depths))
 	const overhead = 11 // the simulator's template tokens
-	for _, d := range res.Depths {
+	for i, d := range res.Depths {
 		if d.OK != 2 || len(d.Runs) != 2 {
 			t.Fatalf("depth %d: %d of %d conversations ok: %v", d.Depth, d.OK, len(d.Runs), d.Failures)
 		}
 		if d.Depth > 0 && (d.Off == nil || math.Abs(*d.Off) > 0.02) {
 			t.Errorf("depth %d: the prompts landed %v off", d.Depth, d.Off)
 		}
-		for _, c := range d.Runs {
-			p, f := c.Cold.PromptTokens, c.FollowUp.PromptTokens
-			truth, err := cfg.Depth(p, p-overhead, c.Cold.CompletionTokens, f)
+		for r, c := range d.Runs {
+			rc, rf := colds[i*plan.Repeats+r], follows[i*plan.Repeats+r]
+			p, f, n := c.Cold.PromptTokens, c.FollowUp.PromptTokens, len(rc.Chunks)
+			if rc.PromptTokens != p || rf.PromptTokens != f || n != c.Cold.CompletionTokens || n < 2 || len(rf.Chunks) == 0 {
+				t.Fatalf("depth %d, repeat %d: the record (%d and %d prompt tokens, %d chunks) is not the conversation (%d and %d, %d tokens)",
+					d.Depth, r+1, rc.PromptTokens, rf.PromptTokens, n, p, f, c.Cold.CompletionTokens)
+			}
+			truth, err := cfg.Depth(p, p-overhead, n, f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("depth %d: prefill %v (truth %.0f), decode %.1f (truth %.1f), follow-up TTFT %.1f ms (truth %.1f, %d cached of %d)",
-				d.Depth, fmtPtr(c.Cold.PrefillTPS), truth.PrefillTPS, *c.Cold.DecodeTPS, truth.DecodeTPS,
-				*c.FollowUp.TTFTMs, ms(truth.FollowUpTTFT), *c.FollowUp.CachedTokens, f)
-			if d.Depth == 0 && c.Cold.PrefillTPS != nil {
-				t.Errorf("short prompt: prefill %v, want none (it is the baseline)", *c.Cold.PrefillTPS)
+			// The record never beats the model.
+			prefill, decode := cfg.PrefillTime(p, 0), cfg.DecodeTime(p, n)
+			for _, tr := range []sim.Truth{rc, rf} {
+				if w := tr.Admitted.Sub(tr.Arrived); w < cfg.RequestOverhead {
+					t.Errorf("depth %d: a request admitted %v after it arrived, before its %v of overhead", d.Depth, w, cfg.RequestOverhead)
+				}
 			}
-			if d.Depth > 0 && (c.Cold.PrefillTPS == nil || !nearShare(*c.Cold.PrefillTPS, truth.PrefillTPS, 0.02)) {
-				t.Errorf("depth %d: prefill %.1f tok/s, truth %.1f", d.Depth, *c.Cold.PrefillTPS, truth.PrefillTPS)
+			if got := rc.Chunks[0].Sub(rc.Admitted); got < prefill {
+				t.Errorf("depth %d: cold first token %v after admission, sooner than the model's %v", d.Depth, got, prefill)
 			}
-			if d.Depth == 0 && math.Abs(*c.Cold.TTFTMs-ms(truth.ColdTTFT)) > 0.02*ms(truth.ColdTTFT)+5 {
-				t.Errorf("short prompt: TTFT %.2f ms, truth %.2f", *c.Cold.TTFTMs, ms(truth.ColdTTFT))
+			if got := rc.Chunks[n-1].Sub(rc.Admitted); got < prefill+decode {
+				t.Errorf("depth %d: cold last token %v after admission, sooner than the model's %v + %v", d.Depth, got, prefill, decode)
 			}
-			if !nearShare(*c.Cold.DecodeTPS, truth.DecodeTPS, 0.02) {
-				t.Errorf("depth %d: decode %.2f tok/s, truth %.2f", d.Depth, *c.Cold.DecodeTPS, truth.DecodeTPS)
+			if got, want := rf.Chunks[0].Sub(rf.Admitted), cfg.PrefillTime(f, truth.FollowUpCached); got < want {
+				t.Errorf("depth %d: follow-up first token %v after admission, sooner than the model's %v", d.Depth, got, want)
 			}
 			if c.FollowUp.CachedTokens == nil || *c.FollowUp.CachedTokens != truth.FollowUpCached {
 				t.Errorf("depth %d: follow-up cached %v tokens, the cache model %d", d.Depth, c.FollowUp.CachedTokens, truth.FollowUpCached)
 			}
-			if got, want := *c.FollowUp.TTFTMs, ms(truth.FollowUpTTFT); math.Abs(got-want) > 0.02*want+5 {
-				t.Errorf("depth %d: follow-up TTFT %.2f ms, the cache model %.2f", d.Depth, got, want)
+			// What the record says the simulator did.
+			cold, follow := windowOf(rc, cfg.RequestOverhead), windowOf(rf, cfg.RequestOverhead)
+			rate := float64(n) / rc.Chunks[n-1].Sub(rc.Chunks[0]).Seconds()
+			rec[i].cold, rec[i].follow, rec[i].decode = append(rec[i].cold, cold), append(rec[i].follow, follow), append(rec[i].decode, rate)
+			model[i].ttft, model[i].prefill = append(model[i].ttft, ms(truth.ColdTTFT)), append(model[i].prefill, truth.PrefillTPS)
+			model[i].decode, model[i].follow = append(model[i].decode, truth.DecodeTPS), append(model[i].follow, ms(truth.FollowUpTTFT))
+			t.Logf("depth %d: TTFT %.1f ms (record %v, model %.1f), prefill %v (model %.0f), decode %.1f (record %.1f, model %.1f), follow-up TTFT %.1f ms (record %v, model %.1f, %d cached of %d)",
+				d.Depth, *c.Cold.TTFTMs, cold, ms(truth.ColdTTFT), fmtPtr(c.Cold.PrefillTPS), truth.PrefillTPS, *c.Cold.DecodeTPS, rate, truth.DecodeTPS,
+				*c.FollowUp.TTFTMs, follow, ms(truth.FollowUpTTFT), *c.FollowUp.CachedTokens, f)
+			if d.Depth == 0 && c.Cold.PrefillTPS != nil {
+				t.Errorf("short prompt: prefill %v, want none (it is the baseline)", *c.Cold.PrefillTPS)
+			}
+			if d.Depth > 0 && c.Cold.PrefillTPS == nil {
+				t.Errorf("depth %d: no prefill rate", d.Depth)
+			}
+			if d.Depth == 0 && !cold.holds(*c.Cold.TTFTMs) {
+				missf("short prompt: TTFT %.2f ms, the record's %v", *c.Cold.TTFTMs, cold)
+			}
+			if !nearShare(*c.Cold.DecodeTPS, rate, 0.02) {
+				missf("depth %d: decode %.2f tok/s, the record's %.2f", d.Depth, *c.Cold.DecodeTPS, rate)
+			}
+			if !follow.holds(*c.FollowUp.TTFTMs) {
+				missf("depth %d: follow-up TTFT %.2f ms, the record's %v", d.Depth, *c.FollowUp.TTFTMs, follow)
 			}
 			// The simulator's own timings are llama.cpp's: the plan keeps
 			// them beside its figures.
-			if s := c.Cold.Server; s == nil || s.CacheN != 0 || s.PromptN != p || !nearShare(s.PredictedTPS, truth.DecodeTPS, 0.02) {
-				t.Errorf("depth %d: server timings %+v", d.Depth, s)
+			if s := c.Cold.Server; s == nil || s.CacheN != 0 || s.PromptN != p || !nearShare(s.PredictedTPS, rate, 0.02) {
+				t.Errorf("depth %d: server timings %+v, want its decode the record's %.2f", d.Depth, s, rate)
 			}
 		}
 	}
-	// Deeper is slower, both ways, as the model says.
-	first, last := res.Depths[1], res.Depths[2]
-	if !(last.DecodeTPS.P50 < first.DecodeTPS.P50 && last.PrefillTPS.P50 < first.PrefillTPS.P50) {
-		t.Errorf("decode %v → %v, prefill %v → %v: no slowdown with depth", first.DecodeTPS.P50, last.DecodeTPS.P50, first.PrefillTPS.P50, last.PrefillTPS.P50)
+	// A prefill above the short prompt: its read tokens beyond the short
+	// prompt's over its TTFT beyond theirs. Over the record's windows it
+	// lies in a range the figure must be within 2 % of; over the model's
+	// TTFTs it must be within 2 % of the model's rate.
+	base := res.PrefillBaseline.ReadTokens
+	above := func(read int, ttft, baseTTFT float64) float64 {
+		return (float64(read) - base) / ((ttft - baseTTFT) / 1000)
 	}
-	if last.CachedTTFTMs.P50*5 > last.TTFTMs.P50 {
-		t.Errorf("at 4k the cached follow-up took %.1f ms against %.1f cold", last.CachedTTFTMs.P50, last.TTFTMs.P50)
+	var baseLo, baseHi []float64
+	for _, w := range rec[0].cold {
+		baseLo, baseHi = append(baseLo, w.lo), append(baseHi, w.hi)
 	}
+	for i, d := range res.Depths {
+		if d.Depth == 0 {
+			continue
+		}
+		var los, his []float64
+		for r, c := range d.Runs {
+			if c.Cold.PrefillTPS == nil {
+				continue
+			}
+			read, w := c.Cold.ReadTokens(), rec[i].cold[r]
+			lo, hi := above(read, w.hi, median(baseLo))*0.98, above(read, w.lo, median(baseHi))*1.02
+			los, his = append(los, lo), append(his, hi)
+			if got := *c.Cold.PrefillTPS; got < lo || got > hi {
+				missf("depth %d: prefill %.1f tok/s, the record's %.1f…%.1f", d.Depth, got, lo, hi)
+			}
+			if got, want := above(read, model[i].ttft[r], median(model[0].ttft)), model[i].prefill[r]; !nearShare(got, want, 0.02) {
+				t.Errorf("depth %d: the method gives the model's TTFTs a prefill of %.1f tok/s, the model's is %.1f", d.Depth, got, want)
+			}
+		}
+		if got, lo, hi := d.PrefillTPS.P50, median(los), median(his); got < lo || got > hi {
+			missf("depth %d: prefill p50 %.1f tok/s, the record's %.1f…%.1f", d.Depth, got, lo, hi)
+		}
+	}
+	// Each depth's published medians: those of its conversations, each
+	// within its bar of the record, so within the bar of the record's.
+	for i, d := range res.Depths {
+		if got, want := d.DecodeTPS.P50, median(rec[i].decode); !nearShare(got, want, 0.02) {
+			missf("depth %d: decode p50 %.2f tok/s, the record's %.2f", d.Depth, got, want)
+		}
+		var lo, hi []float64
+		for _, w := range rec[i].follow {
+			lo, hi = append(lo, w.lo), append(hi, w.hi)
+		}
+		if w := (ttftWindow{median(lo), median(hi)}); !w.holds(d.CachedTTFTMs.P50) {
+			missf("depth %d: follow-up TTFT p50 %.2f ms, the record's %v", d.Depth, d.CachedTTFTMs.P50, w)
+		}
+	}
+	// Deeper is slower, both ways, and at 4k a cached follow-up is far
+	// quicker than its cold prompt: in the model, by far more than any bar
+	// above.
+	first, last := model[1], model[2]
+	if !(median(last.decode) < median(first.decode)*0.9 && median(last.prefill) < median(first.prefill)*0.9) {
+		t.Errorf("the model's decode %.1f → %.1f, prefill %.0f → %.0f tok/s: no slowdown with depth",
+			median(first.decode), median(last.decode), median(first.prefill), median(last.prefill))
+	}
+	if cached, cold := median(last.follow), median(last.ttft); cached*5 > cold {
+		t.Errorf("at 4k the model's cached follow-up takes %.1f ms, against %.1f ms cold", cached, cold)
+	}
+	return strings.Join(miss, "; ")
 }
 
 // TestContextRun runs the plan end to end on the demo's simulator, fast:

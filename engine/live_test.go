@@ -81,7 +81,10 @@ func TestFormatLeft(t *testing.T) {
 }
 
 // watch polls live as the app's ticker does and keeps, per phase, what a
-// viewer would have seen.
+// viewer would have seen. look takes one more Snapshot at once, on the
+// same goroutine as the ticker's (Snapshot has one reader), and returns
+// it: a Log hook calls it to see the live view at a known point of the
+// plan, with the engine waiting on it, whatever the machine's speed.
 type watched struct {
 	tokens   int64
 	tps      bool
@@ -92,9 +95,10 @@ type watched struct {
 	done     int // the most finished requests of a stage seen
 }
 
-func watch(live *Live) (stop func() map[Phase]*watched) {
+func watch(live *Live) (look func() Snapshot, stop func() map[Phase]*watched) {
 	seen := map[Phase]*watched{}
 	done := make(chan struct{})
+	asks := make(chan chan Snapshot)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -102,10 +106,12 @@ func watch(live *Live) (stop func() map[Phase]*watched) {
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for final := false; !final; {
+			var reply chan Snapshot
 			select {
 			case <-done:
 				final = true // one last look, as the app's last redraw
 			case <-t.C:
+			case reply = <-asks:
 			}
 			s := live.Snapshot()
 			w := seen[s.Phase]
@@ -120,19 +126,35 @@ func watch(live *Live) (stop func() map[Phase]*watched) {
 			w.describe = s.Describe()
 			w.progress = max(w.progress, s.Progress)
 			w.done = max(w.done, s.LevelDone)
+			if reply != nil {
+				reply <- s
+			}
 		}
 	}()
-	return func() map[Phase]*watched {
+	look = func() Snapshot {
+		reply := make(chan Snapshot, 1)
+		select {
+		case asks <- reply:
+			return <-reply
+		case <-done:
+			return Snapshot{} // stopped: nobody looks any more
+		}
+	}
+	stop = func() map[Phase]*watched {
 		close(done)
 		wg.Wait()
 		return seen
 	}
+	return look, stop
 }
 
 // TestLiveEveryPlan: while each plan runs, its measured stages show
 // tokens, a rate, finished requests' TTFTs and a time left, and say where
 // they are; warmup shows as warmup. The three-stage and speculative-
-// decoding plans once showed nothing at all.
+// decoding plans once showed nothing at all. A stage too short for a
+// poller to be sure to catch (the cold prefill: two one-token answers, a
+// few milliseconds) is looked at from the plan's own log line inside it,
+// with the engine waiting on the look.
 func TestLiveEveryPlan(t *testing.T) {
 	cfg := sim.Config{TokenInterval: 3 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers}
 	tests := []struct {
@@ -141,42 +163,70 @@ func TestLiveEveryPlan(t *testing.T) {
 		phases   []Phase
 		words    map[Phase]string
 		measured int // requests whose TTFT the live chart must get
+		// looks: at the log line that begins with the key, the live
+		// view is in that phase and shows its tokens so far.
+		looks map[string]Phase
 	}{
 		{"kovara", func(url string, obs Observer) error {
 			p := smallPlan()
 			p.OutputTokens, p.Warmup = 64, 4
 			_, err := Run(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
-		}, []Phase{PhaseWarmup, PhaseLevel}, map[Phase]string{PhaseLevel: "Level 2 of 2", PhaseWarmup: "Warmup (not measured)"}, 16},
+		}, []Phase{PhaseWarmup, PhaseLevel}, map[Phase]string{PhaseLevel: "Level 2 of 2", PhaseWarmup: "Warmup (not measured)"}, 16, nil},
 		{"three stages", func(url string, obs Observer) error {
 			p := DefaultStagesPlan()
 			p.Quick, p.Users, p.Timeout, p.SpecDecode = true, 3, 30*time.Second, "none"
 			_, err := RunStages(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
 		}, []Phase{PhaseDecode, PhasePrefill, PhaseWarmup, PhaseUsers}, map[Phase]string{
-			PhaseDecode: "Stage 1 of 3: single-user decode", PhaseUsers: "Stage 3 of 3: 3 users at once", PhaseWarmup: "Stage 3 of 3: warmup at 3 users"}, 3 + 2 + 3},
+			PhaseDecode: "Stage 1 of 3: single-user decode", PhaseUsers: "Stage 3 of 3: 3 users at once", PhaseWarmup: "Stage 3 of 3: warmup at 3 users"}, 3 + 2 + 3,
+			// After the calibration probe's answer, before the cold prefill.
+			map[string]Phase{"cold prefill: about": PhasePrefill}},
 		{"speculative decoding", func(url string, obs Observer) error {
 			p := DefaultSpecDecPlan()
 			p.Levels, p.MaxTokens, p.Timeout = []int{1, 2}, 64, 30*time.Second
 			_, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
-		}, []Phase{PhaseSpecDec}, map[Phase]string{PhaseSpecDec: "Speculative decoding, level 2 of 2"}, 2 * len(SpecDecPrompts)},
+		}, []Phase{PhaseSpecDec}, map[Phase]string{PhaseSpecDec: "Speculative decoding, level 2 of 2"}, 2 * len(SpecDecPrompts), nil},
 		{"context", func(url string, obs Observer) error {
 			p := DefaultContextPlan()
 			p.Depths, p.Repeats, p.OutputTokens, p.Timeout = []int{0, 1024}, 2, 64, 30*time.Second
 			_, err := RunContext(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
-		}, []Phase{PhaseContextCold, PhaseContextFollowUp}, map[Phase]string{PhaseContextCold: "Context depth"}, 2 * 2 * 2},
+		}, []Phase{PhaseContextCold, PhaseContextFollowUp}, map[Phase]string{PhaseContextCold: "Context depth"}, 2 * 2 * 2, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, url := startSim(t, cfg)
 			live := NewLive()
-			stop := watch(live)
-			err := tt.run(url, Observer{Live: live})
+			look, stop := watch(live)
+			var mu sync.Mutex
+			looked := map[string]Snapshot{}
+			logf := func(line string) {
+				for prefix := range tt.looks {
+					if strings.HasPrefix(line, prefix) {
+						s := look()
+						mu.Lock()
+						looked[prefix] = s
+						mu.Unlock()
+					}
+				}
+			}
+			err := tt.run(url, Observer{Live: live, Log: logf})
 			seen := stop()
 			if err != nil {
 				t.Fatal(err)
+			}
+			for prefix, ph := range tt.looks {
+				s, ok := looked[prefix]
+				if !ok {
+					t.Errorf("no log line began %q", prefix)
+					continue
+				}
+				if s.Phase != ph || s.Tokens == 0 || s.TPS <= 0 || s.LevelDone == 0 {
+					t.Errorf("at %q the live view showed %q, %d tokens, %.1f tok/s, %d finished; want %q with tokens, a rate and a finished request",
+						prefix, s.Phase, s.Tokens, s.TPS, s.LevelDone, ph)
+				}
 			}
 			for _, ph := range tt.phases {
 				w := seen[ph]

@@ -113,10 +113,25 @@ func TestRunVLLMLike(t *testing.T) {
 	if f.Local.EndpointHost != "127.0.0.1" || !slices.Equal(f.Local.ServedModels, []string{"kovara-sim-8b"}) {
 		t.Errorf("local endpoint %q models %v", f.Local.EndpointHost, f.Local.ServedModels)
 	}
-	// A small plan leaves the tails out, and says so; nothing else.
-	if got, want := warningTexts(f), []string{"p95 and p99 are missing at concurrency 1, 4 (fewer than 20 successes)"}; !slices.Equal(got, want) {
+	// A small plan leaves the tails out, and says so; nothing else but,
+	// maybe, a queueing judgement: it is drawn from the level's times, and
+	// a loaded machine can make the simulator look as if it queued.
+	if got, want := warningTextsExcept(f, results.WarnQueueing), []string{"p95 and p99 are missing at concurrency 1, 4 (fewer than 20 successes)"}; !slices.Equal(got, want) {
 		t.Errorf("warnings %q, want %q", got, want)
 	}
+}
+
+// warningTextsExcept is every warning about f but those of the kinds
+// given: for a test that asserts the full list of what a run says,
+// leaving out what a live run's timing decides.
+func warningTextsExcept(f *results.File, kinds ...string) []string {
+	var out []string
+	for _, w := range results.Warnings(f) {
+		if !slices.Contains(kinds, w.Kind) {
+			out = append(out, w.Text)
+		}
+	}
+	return out
 }
 
 func TestRunStrictFallsBack(t *testing.T) {

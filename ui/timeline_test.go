@@ -8,6 +8,7 @@ import (
 
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
@@ -28,12 +29,18 @@ func simFile(t *testing.T, url string, levels ...int) *results.File {
 // TestTimelinePaneSideBySide: the pane Compare can show sets two runs'
 // timelines side by side at the levels both kept, each titled with its
 // run's number, on one time scale, each with its own Save PNG…; where
-// there is nothing to set side by side it says why.
+// there is nothing to set side by side it says why. The second run is the
+// first's level 2 made five times as slow (comparetest.Slowed), so which
+// is the longer is known whatever the machine's speed.
 func TestTimelinePaneSideBySide(t *testing.T) {
 	h := newHarness(t)
 	fast := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
-	slow := startTestSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 1e6})
-	a, b := simFile(t, fast, 1, 2), simFile(t, slow, 2)
+	a := simFile(t, fast, 1, 2)
+	b, err := comparetest.Slowed(a, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Runs, b.Local.Levels = b.Runs[1:], b.Local.Levels[1:] // level 2 only
 	h.locked(func() {
 		p := newTimelinePane(h.u, a, b)
 		if p.level != nil || p.shown != 2 || len(p.views) != 2 {
@@ -48,8 +55,12 @@ func TestTimelinePaneSideBySide(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sa, sb := p.specs[0].Span, p.specs[1].Span; sa != sb || sa <= own.Span {
-			t.Errorf("spans %v s and %v s (run 1 alone %v s): want both the slower run's", sa, sb, own.Span)
+		slower, err := chart.ResultTimeline(b, 2, PaletteFor(nil, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sa, sb := p.specs[0].Span, p.specs[1].Span; sa != sb || sa != slower.Span || sa <= own.Span {
+			t.Errorf("spans %v s and %v s (run 1 alone %v s, run 2 alone %v s): want both the slower run's", sa, sb, own.Span, slower.Span)
 		}
 		if got := []string{p.saves[0].Text, p.saves[1].Text}; !slices.Equal(got, []string{"Save [1] PNG…", "Save [2] PNG…"}) {
 			t.Errorf("save buttons %q", got)

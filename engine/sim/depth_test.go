@@ -51,10 +51,13 @@ func TestDepthModelFormulas(t *testing.T) {
 }
 
 // TestDepthModelServes holds what the simulator really did to the model:
-// a cold request's first token after PrefillTime(prompt, 0) of its own
-// record, its gaps growing with the context, and a follow-up (the prompt,
-// the answer, a new turn) served from the cache as CachedPrefix says and
-// reported in usage and timings.
+// a cold request's first token no sooner than PrefillTime(prompt, 0)
+// after its own record's admission, its last no sooner than
+// DecodeTime(prompt, n) after that (gaps growing with the context), and a
+// follow-up (the prompt, the answer, a new turn) served from the cache as
+// CachedPrefix says and reported in usage and timings. Only lower bounds:
+// how late a busy machine runs the simulator is not its model's property
+// (timing_test.go).
 func TestDepthModelServes(t *testing.T) {
 	t.Parallel()
 	cfg := ContextDemo()
@@ -70,15 +73,15 @@ func TestDepthModelServes(t *testing.T) {
 		t.Fatalf("prompt tokens %d, want %d", tr.PromptTokens, words+11)
 	}
 	want := s.Config().PrefillTime(tr.PromptTokens, 0)
-	if got := tr.Chunks[0].Sub(tr.Admitted); got < want || got > want+20*time.Millisecond {
-		t.Errorf("cold: first token %v after admission, want %v", got, want)
+	if got := tr.Chunks[0].Sub(tr.Admitted); got < want {
+		t.Errorf("cold: first token %v after admission, want no sooner than %v", got, want)
 	}
-	// Tokens are paced against absolute deadlines from the first token,
-	// so none comes before its time, and a late one does not move the
-	// last (a busy machine may still make the last one late).
-	span, wantSpan := tr.Chunks[len(tr.Chunks)-1].Sub(tr.Chunks[0]), s.Config().DecodeTime(tr.PromptTokens, len(tr.Chunks))
-	if span < wantSpan-time.Millisecond || span > wantSpan+20*time.Millisecond {
-		t.Errorf("first to last token %v, want %v", span, wantSpan)
+	// Tokens are paced against absolute deadlines from the first token's
+	// (or, when it left late, from when it left), so the last comes no
+	// sooner than the prefill and the decode after admission.
+	wantSpan := s.Config().DecodeTime(tr.PromptTokens, len(tr.Chunks))
+	if got := tr.Chunks[len(tr.Chunks)-1].Sub(tr.Admitted); got < want+wantSpan {
+		t.Errorf("cold: last token %v after admission, want no sooner than %v + %v", got, want, wantSpan)
 	}
 	if flat := 7 * cfg.TokenInterval; wantSpan < 2*flat {
 		t.Errorf("the depth model's decode %v is not slower than a flat %v", wantSpan, flat)
@@ -112,8 +115,8 @@ func TestDepthModelServes(t *testing.T) {
 		t.Fatalf("the cache model serves %d of a %d-word prompt", cached, words)
 	}
 	want = s.Config().PrefillTime(ftr.PromptTokens, cached)
-	if got := ftr.Chunks[0].Sub(ftr.Admitted); got < want || got > want+20*time.Millisecond {
-		t.Errorf("follow-up: first token %v after admission, want %v", got, want)
+	if got := ftr.Chunks[0].Sub(ftr.Admitted); got < want {
+		t.Errorf("follow-up: first token %v after admission, want no sooner than %v", got, want)
 	}
 	last := follow.lines[len(follow.lines)-2].data // the usage chunk, before [DONE]
 	var u struct {
