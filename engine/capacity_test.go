@@ -3,8 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/stats"
 )
 
 // searchWith runs the search against a scripted server: met(c, k) says
@@ -148,45 +152,181 @@ func capacityPlanFor(userTPS, ttftMs float64, maxConc int) CapacityPlan {
 	return p
 }
 
+// capacityFigures are one probe's measured figures, for a scripted search.
+type capacityFigures struct {
+	ttftP95, userP50, userP5, outputTPS float64
+	failed                              int
+}
+
+// scriptedCapacity runs the search as RunCapacity does, on scripted
+// figures instead of a server: fig(c, k) are the figures of the k-th probe
+// (0-based) of level c, each probe is held to the plan's service level by
+// judge, and the answer and its missed limits are the search's own. It
+// also returns the live progress the search shows at each probe.
+func scriptedCapacity(t *testing.T, plan CapacityPlan, fig func(c, k int) capacityFigures) (*results.CapacityResult, []CapacityProgress) {
+	t.Helper()
+	s := newCapacitySearch(plan.MaxConcurrency, capacityTolerance)
+	seen := map[int]int{}
+	var probes []results.CapacityProbe
+	var shown []CapacityProgress
+	for {
+		c, step, ok := s.next()
+		if !ok {
+			break
+		}
+		if len(probes) > 64 {
+			t.Fatal("the scripted search does not end")
+		}
+		shown = append(shown, s.progress(c, step))
+		f := fig(c, seen[c])
+		seen[c]++
+		n := CapacityRequests(c)
+		ttft, p50, p5 := f.ttftP95, f.userP50, f.userP5
+		m := results.Metrics{RequestsOK: n - f.failed, RequestsError: f.failed, TTFTMs: &results.Dist{N: n - f.failed, P95: &ttft}}
+		missed := judge(plan, m, &p5)
+		probes = append(probes, results.CapacityProbe{
+			Concurrency: c, Requests: n, Step: step, Met: len(missed) == 0, Missed: missed, Failed: f.failed,
+			UserTPSP50: &p50, UserTPSP5: &p5, TTFTP95Ms: &ttft, OutputTPS: f.outputTPS,
+		})
+		s.add(c, step, len(missed) == 0, f.outputTPS)
+	}
+	r := &results.CapacityResult{
+		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "kovara-sim-8b",
+		Settings: results.CapacitySettings{UserTPS: plan.UserTPS, TTFTP95Ms: plan.TTFTP95Ms, InputTokens: plan.InputTokens, OutputTokens: plan.OutputTokens,
+			MaxConcurrency: plan.MaxConcurrency, Tolerance: capacityTolerance},
+		Probes: probes,
+		Answer: s.answer(),
+	}
+	r.Answer.MissedOn = missedOn(probes, r.Answer.MissedAt)
+	return r, shown
+}
+
+// answerText is an answer in one line, the knee's value rather than its
+// address, for comparing two.
+func answerText(a results.CapacityAnswer) string {
+	knee := "none"
+	if a.Knee != nil {
+		knee = strconv.Itoa(*a.Knee)
+	}
+	return fmt.Sprintf("capacity %d (held %d, missed %d), missed at %d on %v, uncertain %v up to %d, reached max %v, knee %s",
+		a.Capacity, a.Held, a.Missed, a.MissedAt, a.MissedOn, a.Uncertain, a.RangeHigh, a.ReachedMax, knee)
+}
+
+// checkCapacityRecord holds a capacity result to its own record: a run per
+// probe, at the probe's level with its requests; each probe's figures are
+// what its run and, where the document kept them, its raw samples give
+// (levelMetrics, userRates); its verdict is what judge gives on those
+// figures; and the search, driven by those verdicts and throughputs,
+// probes the same levels in the same order and reaches the same answer,
+// knee and missed limits. All of it follows from the recorded figures, so
+// it holds whatever the machine's timing was. It returns the progress the
+// search shows at each probe, replayed.
+func checkCapacityRecord(t *testing.T, r *results.CapacityResult) []CapacityProgress {
+	t.Helper()
+	plan := DefaultCapacityPlan()
+	plan.UserTPS, plan.TTFTP95Ms, plan.MaxConcurrency = r.Settings.UserTPS, r.Settings.TTFTP95Ms, r.Settings.MaxConcurrency
+	plan.OutputTokens = r.Settings.OutputTokens
+	if len(r.Runs) != len(r.Probes) {
+		t.Fatalf("%d runs for %d probes", len(r.Runs), len(r.Probes))
+	}
+	s := newCapacitySearch(plan.MaxConcurrency, capacityTolerance)
+	var shown []CapacityProgress
+	for i, p := range r.Probes {
+		run := r.Runs[i]
+		if run.Concurrency != p.Concurrency || run.Requests != p.Requests || p.Requests != CapacityRequests(p.Concurrency) {
+			t.Errorf("probe %d: concurrency %d with %d requests, run %d with %d", i, p.Concurrency, p.Requests, run.Concurrency, run.Requests)
+		}
+		if p.TTFTP95Ms == nil || run.Metrics.TTFTMs == nil || run.Metrics.TTFTMs.P95 == nil || *p.TTFTP95Ms != *run.Metrics.TTFTMs.P95 {
+			t.Errorf("probe %d: TTFT p95 %v, its run's %+v", i, p.TTFTP95Ms, run.Metrics.TTFTMs)
+		}
+		if f := run.Metrics.RequestsError + run.Metrics.RequestsTimeout; p.Failed != f || p.OutputTPS != run.Metrics.OutputThroughput {
+			t.Errorf("probe %d: %d failed at %v tok/s, its run %d at %v", i, p.Failed, p.OutputTPS, f, run.Metrics.OutputThroughput)
+		}
+		if i < len(r.Local.Levels) && r.Local.Levels[i].Samples != nil {
+			m, _, tpot, err := levelMetrics(r.Local.Levels[i].Samples, plan.OutputTokens, true)
+			if err != nil {
+				t.Fatalf("probe %d: %v", i, err)
+			}
+			p50, p5 := userRates(tpot)
+			if *m.TTFTMs.P95 != *run.Metrics.TTFTMs.P95 || m.OutputThroughput != run.Metrics.OutputThroughput ||
+				deref(p50) != deref(p.UserTPSP50) || deref(p5) != deref(p.UserTPSP5) {
+				t.Errorf("probe %d: its samples give TTFT p95 %v, %v tok/s, per-user p50 %v p5 %v; recorded %v, %v, %v, %v", i,
+					*m.TTFTMs.P95, m.OutputThroughput, deref(p50), deref(p5), *run.Metrics.TTFTMs.P95, run.Metrics.OutputThroughput, deref(p.UserTPSP50), deref(p.UserTPSP5))
+			}
+		}
+		missed := judge(plan, run.Metrics, p.UserTPSP5)
+		if !slices.Equal(missed, p.Missed) || p.Met != (len(missed) == 0) {
+			t.Errorf("probe %d (concurrency %d): judged %v, recorded %v (met %v)", i, p.Concurrency, missed, p.Missed, p.Met)
+		}
+		c, step, ok := s.next()
+		if !ok || c != p.Concurrency || step != p.Step {
+			t.Fatalf("probe %d: the search replayed asks for %d (%s, %v), the record has %d (%s)", i, c, step, ok, p.Concurrency, p.Step)
+		}
+		shown = append(shown, s.progress(c, step))
+		s.add(c, step, len(missed) == 0, run.Metrics.OutputThroughput)
+	}
+	if r.Complete {
+		if c, _, ok := s.next(); ok {
+			t.Errorf("the search replayed goes on to %d after the record's last probe", c)
+		}
+		a := s.answer()
+		a.MissedOn = missedOn(r.Probes, a.MissedAt)
+		if got, want := answerText(a), answerText(r.Answer); got != want {
+			t.Errorf("replayed answer\n%s\nrecorded\n%s", got, want)
+		}
+	}
+	return shown
+}
+
 // TestCapacityRecords runs the plan against a server with two slots whose
-// answers take far longer than the TTFT ceiling: a third user waits a
-// whole answer. The answer, the probes and the records must agree.
+// answers take far longer than the TTFT ceiling, so the search doubles,
+// bisects and repeats. What it concludes rests on the machine's timing;
+// this holds what does not: a run, a local level and the request records
+// per probe, every request answered, the answer the search's own on the
+// recorded figures (checkCapacityRecord), the live view showing the
+// search's bracket at each probe, the headline and answer line the
+// document's, and the document's round trip. The words of this answer
+// are TestCapacityTwoSlotsHeadline's, on scripted figures.
 func TestCapacityRecords(t *testing.T) {
 	t.Parallel()
-	// A queued third user waits a whole answer (24 tokens × 12 ms, about
-	// 290 ms), far past the 120 ms ceiling; the two served users' TTFT is
-	// a few ms, so a slow race-detector build on a busy machine keeps
-	// them under it too.
 	_, url := startSim(t, sim.Config{TokenInterval: 12 * time.Millisecond, PrefillRate: 200000, BatchCapacity: 2})
 	live := NewLive()
 	var snaps []CapacityProgress
+	var levels [][]RequestRecord
 	obs := Observer{Live: live, Log: func(string) {
 		if sn := live.Snapshot(); sn.Capacity != nil {
 			snaps = append(snaps, *sn.Capacity)
 		}
-	}}
+	}, Requests: func(c int, recs []RequestRecord) { levels = append(levels, recs) }}
 	res, err := RunCapacity(context.Background(), capacityPlanFor(10, 120, 256), Endpoint{URL: url}, obs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := res.Answer
-	if a.Capacity != 2 || a.MissedAt != 3 || a.Uncertain || !res.Complete {
-		t.Fatalf("answer %+v complete %v, want capacity 2, missed at 3; probes %+v", a, res.Complete, res.Probes)
-	}
-	if !slices.Equal(res.Answer.MissedOn, []string{results.LimitTTFT}) {
-		t.Errorf("missed on %v, want TTFT p95 only", a.MissedOn)
-	}
-	if len(res.Runs) != len(res.Probes) || len(res.Local.Levels) != len(res.Probes) {
-		t.Fatalf("%d runs, %d local levels, %d probes: want one of each per probe", len(res.Runs), len(res.Local.Levels), len(res.Probes))
+	if !res.Complete || len(res.Probes) == 0 || len(res.Local.Levels) != len(res.Probes) || len(levels) != len(res.Probes) {
+		t.Fatalf("complete %v: %d probes, %d local levels, %d levels of records; want one of each per probe", res.Complete, len(res.Probes), len(res.Local.Levels), len(levels))
 	}
 	for i, p := range res.Probes {
 		run := res.Runs[i]
-		if run.Concurrency != p.Concurrency || run.Requests != CapacityRequests(p.Concurrency) || run.Metrics.RequestsOK != run.Requests {
-			t.Errorf("probe %d: run concurrency %d requests %d ok %d, want %d, %d, all", i, run.Concurrency, run.Requests, run.Metrics.RequestsOK, p.Concurrency, CapacityRequests(p.Concurrency))
+		if run.Metrics.RequestsOK != run.Requests || p.Failed != 0 || len(levels[i]) != p.Requests {
+			t.Errorf("probe %d: %d of %d requests ok, %d failed, %d records", i, run.Metrics.RequestsOK, run.Requests, p.Failed, len(levels[i]))
 		}
-		if p.UserTPSP5 == nil || p.TTFTP95Ms == nil || *p.TTFTP95Ms != *run.Metrics.TTFTMs.P95 {
-			t.Errorf("probe %d: per-user p5 %v, TTFT p95 %v; want both, the latter the record's", i, p.UserTPSP5, p.TTFTP95Ms)
+		for _, rec := range levels[i] {
+			if rec.Class != "" || rec.Chunks != 24 {
+				t.Errorf("probe %d: request %d %q with %d chunks, want 24", i, rec.N, rec.Class, rec.Chunks)
+			}
 		}
+		if p.UserTPSP5 == nil || p.UserTPSP50 == nil || *p.UserTPSP5 > *p.UserTPSP50 {
+			t.Errorf("probe %d: per-user p50 %v, p5 %v", i, p.UserTPSP50, p.UserTPSP5)
+		}
+	}
+	replayed := checkCapacityRecord(t, res)
+	for i, want := range replayed {
+		if !slices.Contains(snaps, want) {
+			t.Errorf("probe %d: the live view never showed %+v (%s); it showed %+v", i, want, want, snaps)
+		}
+	}
+	if a := res.Answer; a.MissedAt > 0 && len(a.MissedOn) == 0 {
+		t.Errorf("answer %+v: missed at %d on nothing", a, a.MissedAt)
 	}
 	if res.Settings.RequestsRule != "max(20, 3 × concurrency)" || res.Local.Plan != "capacity" {
 		t.Errorf("settings %+v, local plan %q", res.Settings, res.Local.Plan)
@@ -196,19 +336,51 @@ func TestCapacityRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := results.DecodeCapacity(data)
-	if err != nil || back.Answer.Capacity != 2 || len(back.Runs) != len(res.Runs) {
+	if err != nil || answerText(back.Answer) != answerText(res.Answer) || len(back.Runs) != len(res.Runs) {
 		t.Fatalf("round trip: %v, %+v", err, back)
 	}
-	// The headline quotes both probes of 2 (the search repeats it) and of 3.
-	if h := res.Headline(); !strings.HasPrefix(h, "Your server holds 2 people at ≥ 10 tok/s each with TTFT p95 ≤ 120 ms; at 2, the first probe met both limits (TTFT p95 ") ||
-		!strings.Contains(h, "; at 3, on the first probe TTFT p95 passes 120 ms (") || !strings.Contains(h, "and on the repeat TTFT p95 passes 120 ms (") {
-		t.Errorf("headline %q", h)
+	if back.Headline() != res.Headline() || back.AnswerLine() != res.AnswerLine() ||
+		!strings.HasPrefix(res.AnswerLine(), fmt.Sprintf("capacity: %d concurrent users (per-user ≥ 10 tok/s, TTFT p95 ≤ 120 ms)", res.Answer.Capacity)) {
+		t.Errorf("headline %q and answer line %q; the document read back says %q and %q", res.Headline(), res.AnswerLine(), back.Headline(), back.AnswerLine())
 	}
-	if l := res.AnswerLine(); !strings.HasPrefix(l, "capacity: 2 concurrent users (per-user ≥ 10 tok/s, TTFT p95 ≤ 120 ms); 3 missed on TTFT p95") {
-		t.Errorf("answer line %q", l)
+}
+
+// TestCapacityTwoSlotsHeadline is TestCapacityRecords' server on scripted
+// figures (two slots, 12 ms tokens, 24-token answers: 83 tok/s per user
+// and a TTFT of a few ms in a slot, a whole answer of ~290 ms queued): the
+// search holds 2, misses 3 on TTFT p95 on both probes, shows the bracket
+// 2..4 while bisecting, and says so.
+func TestCapacityTwoSlotsHeadline(t *testing.T) {
+	t.Parallel()
+	fig := func(c, k int) capacityFigures {
+		if c <= 2 {
+			return capacityFigures{ttftP95: 3.2 + 0.4*float64(k), userP50: 83.1, userP5: 82.6, outputTPS: 80 * float64(c)}
+		}
+		return capacityFigures{ttftP95: 291 + float64(k), userP50: 83.1, userP5: 82.6, outputTPS: 160}
 	}
-	if len(snaps) == 0 || !slices.ContainsFunc(snaps, func(p CapacityProgress) bool { return p.Held == 2 && p.Missed == 4 }) {
-		t.Errorf("live progress %+v, want the bracket 2..4 shown while bisecting", snaps)
+	r, shown := scriptedCapacity(t, capacityPlanFor(10, 120, 256), fig)
+	var order []int
+	for _, p := range r.Probes {
+		order = append(order, p.Concurrency)
+	}
+	if a := r.Answer; !slices.Equal(order, []int{1, 2, 4, 3, 2, 3}) || a.Capacity != 2 || a.MissedAt != 3 || a.Uncertain || a.ReachedMax ||
+		!slices.Equal(a.MissedOn, []string{results.LimitTTFT}) {
+		t.Fatalf("probed %v, answer %+v; want 1, 2, 4, 3, 2, 3 and capacity 2, missed at 3 on TTFT p95 only", order, a)
+	}
+	bisect := CapacityProgress{Probing: 3, Step: results.StepBisect, Held: 2, Missed: 4, Max: 256, Done: 3, Left: 3}
+	if !slices.Contains(shown, bisect) || bisect.String() != "probing 3 concurrent users (bisecting); so far 2 held, 4 missed" {
+		t.Errorf("progress %+v, want %+v shown while bisecting (%q)", shown, bisect, bisect)
+	}
+	want := "Your server holds 2 people at ≥ 10 tok/s each with TTFT p95 ≤ 120 ms; " +
+		"at 2, the first probe met both limits (TTFT p95 3 ms, the slowest 5 % at 82.6 tok/s), " +
+		"and the repeat met both limits (TTFT p95 4 ms, the slowest 5 % at 82.6 tok/s); " +
+		"at 3, on the first probe TTFT p95 passes 120 ms (291 ms, 2.4× the ceiling), " +
+		"and on the repeat TTFT p95 passes 120 ms (292 ms, 2.4× the ceiling)."
+	if got := r.Headline(); got != want {
+		t.Errorf("headline\n%q\nwant\n%q", got, want)
+	}
+	if got, want := r.AnswerLine(), "capacity: 2 concurrent users (per-user ≥ 10 tok/s, TTFT p95 ≤ 120 ms); 3 missed on TTFT p95"; got != want {
+		t.Errorf("answer line %q, want %q", got, want)
 	}
 }
 
@@ -266,45 +438,187 @@ func TestCapacityInterrupted(t *testing.T) {
 	}
 }
 
-// TestTruthCapacity holds the plan's answer to the simulator's load model
-// (batch-size-limited decode, six slots, the rest queued) for three
-// service levels: one bound by the slots (TTFT), two by the decode rate.
-// Each answer must equal sim.Config.Capacity exactly. The boundaries are
-// 9 % or more away from every level's nominal numbers.
+// truthCapacityServer is TestTruthCapacity's simulator: batch-size-limited
+// decode (8 ms a token alone, 50 % slower per other sequence), six slots,
+// the rest queued. Its answers are 12 tokens (truthCapacityPlan): a search
+// takes as long as with 24 at 4 ms, and a client that reads late merges
+// two chunks into one read (a gap measured as 0 ms) only when it is 8 ms
+// or more late.
+var truthCapacityServer = simProcConfig{TokenInterval: 8 * time.Millisecond, PrefillRate: 100000, BatchSlowdown: 0.5, BatchCapacity: 6}
+
+// truthCapacityLevels are the service levels TestTruthCapacity and
+// TestCapacityLoadModel ask about: one bound by the slots (TTFT), two by
+// the decode rate; the knee where the curve has one.
+var truthCapacityLevels = []struct {
+	userTPS, ttftMs float64
+	knee            int // 0: none
+}{
+	{25, 60, 4}, // slots: per-user 36 tok/s at 6, a 7th user waits a 310 ms answer
+	{70, 60, 0}, // 83 tok/s at 2, 62 at 3
+	{46, 60, 4}, // 50 tok/s at 4, 42 at 5
+}
+
+// truthCapacityPlan is the capacity plan of those tests: 12-token answers.
+func truthCapacityPlan(userTPS, ttftMs float64) CapacityPlan {
+	p := capacityPlanFor(userTPS, ttftMs, 256)
+	p.OutputTokens = 12
+	return p
+}
+
+// TestTruthCapacity runs the plan against the simulator in its own process
+// for three service levels and holds every probe to the simulator's own
+// record of the same requests: each request's TTFT and gaps within 1 ms
+// at p99 (TestTruth's bar; a search that misses it is run once more, as
+// TestTruth's levels are), and each probe's TTFT p95 and per-user p50 and
+// p5 within what its requests' own differences from the record allow of
+// the same figures taken from the record (so they are those requests'
+// figures, no others' and no other statistic).
+// The answer must be the search's own on the recorded figures
+// (checkCapacityRecord). Whether the answer is the load model's capacity
+// (sim.Config.Capacity) rests on how the machine paced the simulator
+// (a level 9 % from a limit, a knee 3 % from its threshold), so it
+// is logged here and held by TestCapacityLoadModel on the load model's
+// figures.
 func TestTruthCapacity(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("timing-sensitive: checked without -race and -short (make test-truth)")
 	}
-	pc := simProcConfig{TokenInterval: 4 * time.Millisecond, PrefillRate: 100000, BatchSlowdown: 0.5, BatchCapacity: 6}
+	pc := truthCapacityServer
 	url := startSimProcess(t, pc)
 	model := sim.Config{TokenInterval: pc.TokenInterval, PrefillRate: pc.PrefillRate, BatchSlowdown: pc.BatchSlowdown, BatchCapacity: pc.BatchCapacity}
-	for _, tc := range []struct {
-		userTPS, ttftMs float64
-		knee            int
-	}{
-		{50, 60, 4}, // slots: per-user 71 tok/s at 6, a 7th user waits a 320 ms answer
-		{140, 60, 0},
-		{92, 60, 0},
-	} {
-		p := capacityPlanFor(tc.userTPS, tc.ttftMs, 256)
+	for _, tc := range truthCapacityLevels {
+		p := truthCapacityPlan(tc.userTPS, tc.ttftMs)
 		want, err := model.Capacity(sim.ServiceLevel{UserTPS: tc.userTPS, TTFTP95: time.Duration(tc.ttftMs * float64(time.Millisecond)),
 			PromptWords: p.InputTokens, OutputTokens: p.OutputTokens, MaxConcurrency: p.MaxConcurrency})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := RunCapacity(context.Background(), p, Endpoint{URL: url}, Observer{})
+		for misses := 0; ; {
+			miss, res := truthCapacityRun(t, url, p)
+			if res != nil {
+				t.Logf("SLO %v tok/s, %v ms: answer %s; the load model's capacity %d", tc.userTPS, tc.ttftMs, answerText(res.Answer), want)
+			}
+			if miss == "" {
+				break
+			}
+			misses++
+			t.Logf("search %d missed: %s", misses, miss)
+			if misses > truthMisses {
+				t.Errorf("SLO %v tok/s, %v ms: %d searches missed the record (%d may); the last: %s", tc.userTPS, tc.ttftMs, misses, truthMisses, miss)
+				break
+			}
+		}
+	}
+}
+
+// truthCapacityRun runs one search, holds it to its own record and says
+// how its measurements missed the simulator's, if they did.
+func truthCapacityRun(t *testing.T, url string, p CapacityPlan) (string, *results.CapacityResult) {
+	t.Helper()
+	var levels [][]RequestRecord
+	res, err := RunCapacity(context.Background(), p, Endpoint{URL: url}, Observer{Requests: func(_ int, recs []RequestRecord) { levels = append(levels, recs) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || len(levels) != len(res.Probes) {
+		t.Fatalf("complete %v, %d probes, %d levels of records", res.Complete, len(res.Probes), len(levels))
+	}
+	checkCapacityRecord(t, res)
+	truth := fetchTimings(t, url)
+	var misses []string
+	var all truthErrors
+	for i, pr := range res.Probes {
+		recs := levels[i]
+		e := compareTruth(t, truth, recs)
+		if len(e.ttft) != pr.Requests {
+			t.Fatalf("probe %d: compared %d requests, want %d", i, len(e.ttft), pr.Requests)
+		}
+		all.ttft, all.itl = append(all.ttft, e.ttft...), append(all.itl, e.itl...)
+		// The record's figures: TTFT p95 of its first chunks, and each
+		// request's rate from its first chunk to its last. A quantile of
+		// the measured values lies within the largest of the requests'
+		// own differences of the same quantile of the true ones, so the
+		// probe's figures must too (and the requests' differences are
+		// held to the bar below).
+		var ttft, tpot []float64
+		ttftDev, rateDev := 0.0, 0.0
+		for _, rec := range recs {
+			tr := truth[rec.N]
+			trueTTFT := float64(tr.TTFTNs) / 1e6
+			ttft = append(ttft, trueTTFT)
+			ttftDev = max(ttftDev, math.Abs(ms(rec.TTFT)-trueTTFT))
+			gaps := int64(0)
+			for _, g := range tr.GapsNs {
+				gaps += g
+			}
+			n := float64(len(tr.GapsNs))
+			trueTPOT, tpotM := float64(gaps)/1e6/n, ms(rec.Latency-rec.TTFT)/n
+			tpot = append(tpot, trueTPOT)
+			rateDev = max(rateDev, math.Abs(1000/tpotM-1000/trueTPOT))
+		}
+		slices.Sort(ttft)
+		ttftP95 := stats.Quantile(ttft, 0.95)
+		p50, p5 := userRates(tpot)
+		t.Logf("c=%d %s met=%v: TTFT p95 %.2f ms (record %.2f, requests up to %.2f apart), per-user p50 %.1f (record %.1f), p5 %.1f (record %.1f; requests up to %.1f apart), %.0f tok/s",
+			pr.Concurrency, pr.Step, pr.Met, deref(pr.TTFTP95Ms), ttftP95, ttftDev, deref(pr.UserTPSP50), deref(p50), deref(pr.UserTPSP5), deref(p5), rateDev, pr.OutputTPS)
+		// Rounding: TTFT to the µs and the 3rd decimal, rates to 0.1.
+		if math.Abs(deref(pr.TTFTP95Ms)-ttftP95) > ttftDev+0.002 {
+			t.Errorf("probe %d (concurrency %d): TTFT p95 %.3f ms, the record's %.3f, while no request was more than %.3f ms from its record",
+				i, pr.Concurrency, deref(pr.TTFTP95Ms), ttftP95, ttftDev)
+		}
+		if math.Abs(deref(pr.UserTPSP50)-deref(p50)) > rateDev+0.11 || math.Abs(deref(pr.UserTPSP5)-deref(p5)) > rateDev+0.11 {
+			t.Errorf("probe %d (concurrency %d): per-user p50 %.1f p5 %.1f tok/s, the record's %.1f and %.1f, while no request's rate was more than %.2f from its record's",
+				i, pr.Concurrency, deref(pr.UserTPSP50), deref(pr.UserTPSP5), deref(p50), deref(p5), rateDev)
+		}
+	}
+	merged := 0
+	for _, l := range res.Local.Levels {
+		merged += l.MergedGaps
+	}
+	tt, it := p99(all.ttft), p99(all.itl)
+	t.Logf("%d requests, %d gaps (%d read together): p99 |error| TTFT %.3f ms, ITL %.3f ms", len(all.ttft), len(all.itl), merged, tt, it)
+	if tt > 1 || it > 1 {
+		misses = append(misses, fmt.Sprintf("p99 error TTFT %.3f ms, ITL %.3f ms (want ≤ 1 ms)", tt, it))
+	}
+	return strings.Join(misses, "; "), res
+}
+
+// TestCapacityLoadModel runs the search on the figures of the simulator's
+// load model (truthCapacityServer): in a slot a request's TTFT is its
+// prefill and it decodes at 1 / (8 ms × (1 + 0.5 × (b − 1))) for b
+// sequences at once; past the six slots a share of the requests waits a
+// whole answer first. For each of TestTruthCapacity's service levels the
+// answer is the load model's capacity (sim.Config.Capacity), certain, with
+// its knee.
+func TestCapacityLoadModel(t *testing.T) {
+	t.Parallel()
+	pc := truthCapacityServer
+	model := sim.Config{TokenInterval: pc.TokenInterval, PrefillRate: pc.PrefillRate, BatchSlowdown: pc.BatchSlowdown, BatchCapacity: pc.BatchCapacity}
+	for _, tc := range truthCapacityLevels {
+		p := truthCapacityPlan(tc.userTPS, tc.ttftMs)
+		want, err := model.Capacity(sim.ServiceLevel{UserTPS: tc.userTPS, TTFTP95: time.Duration(tc.ttftMs * float64(time.Millisecond)),
+			PromptWords: p.InputTokens, OutputTokens: p.OutputTokens, MaxConcurrency: p.MaxConcurrency})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, pr := range res.Probes {
-			t.Logf("SLO %v tok/s, %v ms: c=%d %s met=%v per-user p50 %v p5 %v TTFT p95 %v tps %.0f", tc.userTPS, tc.ttftMs,
-				pr.Concurrency, pr.Step, pr.Met, deref(pr.UserTPSP50), deref(pr.UserTPSP5), deref(pr.TTFTP95Ms), pr.OutputTPS)
+		prefill := float64(p.InputTokens+10) / pc.PrefillRate * 1000 // ms, the simulator's template adds a few tokens
+		fig := func(c, _ int) capacityFigures {
+			b := min(c, pc.BatchCapacity)
+			interval := float64(pc.TokenInterval) / float64(time.Millisecond) * (1 + pc.BatchSlowdown*float64(b-1))
+			rate := 1000 / interval
+			ttft := prefill
+			if c > pc.BatchCapacity { // more than 5 % of the requests queue for a whole answer
+				ttft = 2*prefill + float64(p.OutputTokens-1)*interval
+			}
+			return capacityFigures{ttftP95: ttft, userP50: rate, userP5: rate, outputTPS: float64(b) * rate}
 		}
-		if a := res.Answer; a.Capacity != want || a.Uncertain {
-			t.Errorf("SLO %v tok/s, %v ms: capacity %d (uncertain %v, up to %d), want %d", tc.userTPS, tc.ttftMs, a.Capacity, a.Uncertain, a.RangeHigh, want)
+		r, _ := scriptedCapacity(t, p, fig)
+		a := r.Answer
+		if a.Capacity != want || a.Uncertain || a.RangeHigh != want || a.MissedAt != want+1 {
+			t.Errorf("SLO %v tok/s, %v ms: %s; want the load model's %d, certain, %d missing", tc.userTPS, tc.ttftMs, answerText(a), want, want+1)
 		}
-		if tc.knee > 0 && (res.Answer.Knee == nil || *res.Answer.Knee != tc.knee) {
-			t.Errorf("SLO %v tok/s: knee %v, want %d", tc.userTPS, res.Answer.Knee, tc.knee)
+		if got := a.Knee; (tc.knee == 0) != (got == nil) || (got != nil && *got != tc.knee) {
+			t.Errorf("SLO %v tok/s, %v ms: knee %v, want %d", tc.userTPS, tc.ttftMs, answerText(a), tc.knee)
 		}
 	}
 }
@@ -350,47 +664,17 @@ func TestCapacityProgressLeft(t *testing.T) {
 func TestCapacityLlamaReplay(t *testing.T) {
 	t.Parallel()
 	r := llamaCapacity(t)
-	if len(r.Runs) != len(r.Probes) {
-		t.Fatalf("%d runs for %d probes", len(r.Runs), len(r.Probes))
-	}
-	plan := DefaultCapacityPlan()
-	plan.UserTPS, plan.TTFTP95Ms = r.Settings.UserTPS, r.Settings.TTFTP95Ms
-	outcome := map[int][]bool{}
-	var recorded []int
-	for i, p := range r.Probes {
-		run := r.Runs[i]
-		if run.Concurrency != p.Concurrency || run.Requests != p.Requests || p.Requests != CapacityRequests(p.Concurrency) {
-			t.Errorf("probe %d: concurrency %d with %d requests, run %d with %d", i, p.Concurrency, p.Requests, run.Concurrency, run.Requests)
-		}
-		if got, want := *p.TTFTP95Ms, *run.Metrics.TTFTMs.P95; got != want {
-			t.Errorf("probe %d: TTFT p95 %v, its run says %v", i, got, want)
-		}
-		missed := judge(plan, run.Metrics, p.UserTPSP5)
-		if !slices.Equal(missed, p.Missed) {
-			t.Errorf("probe %d (concurrency %d): judged %v, recorded %v", i, p.Concurrency, missed, p.Missed)
-		}
-		outcome[p.Concurrency] = append(outcome[p.Concurrency], len(missed) == 0)
-		recorded = append(recorded, p.Concurrency)
-	}
-	tps := map[int]float64{}
-	for _, p := range r.Probes {
-		tps[p.Concurrency] = p.OutputTPS
-	}
-	order, a := searchWith(r.Settings.MaxConcurrency,
-		func(c, k int) bool { return outcome[c][k] },
-		func(c int) float64 { return tps[c] })
-	if !slices.Equal(order, recorded) {
-		t.Errorf("replayed order %v, recorded %v", order, recorded)
-	}
+	// Its recorded probes, judged again from their run records, drive
+	// the search to the same order and the same answer.
+	checkCapacityRecord(t, r)
+	a := r.Answer
 	// Total tok/s 448, 458, 523, 633, 638 at 1 to 16 users: it grew past
-	// 10 % until 8, so the knee is 8 (the document was written when the
-	// first flat doubling was taken for the knee, and said 1).
-	if a.Knee == nil || *a.Knee != 8 || r.Answer.Knee == nil || *r.Answer.Knee != 8 {
-		t.Errorf("replayed knee %v, recorded %v; want 8", a.Knee, r.Answer.Knee)
+	// 10 % until 8, so the knee is 8.
+	if a.Knee == nil || *a.Knee != 8 {
+		t.Errorf("knee %v; want 8", a.Knee)
 	}
-	if a.Capacity != 8 || a.MissedAt != 9 || a.Uncertain || a.Capacity != r.Answer.Capacity || a.MissedAt != r.Answer.MissedAt {
-		t.Errorf("replayed capacity %d (missed at %d, uncertain %v), recorded %d (missed at %d); want 8 with 9 missing",
-			a.Capacity, a.MissedAt, a.Uncertain, r.Answer.Capacity, r.Answer.MissedAt)
+	if a.Capacity != 8 || a.MissedAt != 9 || a.Uncertain || !slices.Equal(a.MissedOn, []string{results.LimitTTFT}) {
+		t.Errorf("answer %s; want 8 with 9 missing on TTFT p95", answerText(a))
 	}
 	if got, want := r.AnswerLine(), "capacity: 8 concurrent users (per-user ≥ 20 tok/s, TTFT p95 ≤ 2000 ms); 9 missed on TTFT p95"; got != want {
 		t.Errorf("answer line %q, want %q", got, want)

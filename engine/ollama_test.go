@@ -5,6 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,33 +76,61 @@ func TestTruncationFoundInCalibration(t *testing.T) {
 	}
 }
 
-// One request at a time: a run at concurrency 1 and 4 finishes with a
-// problem naming it and OLLAMA_NUM_PARALLEL; with four at once, none.
+// One request at a time: Ollama's defaults serve one request at a time,
+// and a run at 1 and 4 users says so as a problem naming
+// OLLAMA_NUM_PARALLEL; with four at once, nothing. The verdict is drawn
+// from the run's timing, so it is held on runs of the real Ollama
+// (engine/results/testdata/queueing, also TestQueueingOnRealRuns); the
+// simulator's runs hold what any machine gives: every request answered,
+// the simulator's own record never holding more requests at once than its
+// slots (one by default), and the note of the model loaded by the first
+// request.
 func TestOllamaOneAtATime(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		parallel int
+		capture  string
+		parallel int // the simulator's slots; 0: Ollama's default, 1
 		problem  bool
-	}{{"default", 0, true}, {"OLLAMA_NUM_PARALLEL=4", 4, false}} {
+	}{{"default", "ollama-default-1-4.json", 0, true}, {"OLLAMA_NUM_PARALLEL=4", "ollama-par4-1-4.json", 4, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			url := ollamaSim(t, func(c *sim.Config) { c.BatchCapacity = tc.parallel; c.TokenInterval = 2 * time.Millisecond })
+			data, err := os.ReadFile(filepath.Join("results", "testdata", "queueing", tc.capture))
+			if err != nil {
+				t.Fatal(err)
+			}
+			captured, err := results.Decode(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range results.Warnings(captured) {
+				if w.Kind == results.WarnQueueing && w.Severity == results.SeverityProblem {
+					got = append(got, w.Text)
+				}
+			}
+			if tc.problem != (len(got) == 1) || (!tc.problem && len(got) != 0) {
+				t.Fatalf("%s: queueing problems %q, want one: %v", tc.capture, got, tc.problem)
+			}
+			if tc.problem && (!strings.Contains(got[0], "about 1 request at a time") || !strings.Contains(got[0], "OLLAMA_NUM_PARALLEL=4")) {
+				t.Errorf("%s: problem %q", tc.capture, got[0])
+			}
+
+			cfg := sim.Config{Personality: sim.Ollama, TokenInterval: 2 * time.Millisecond, PrefillRate: 400000, ModelLoad: 50 * time.Millisecond,
+				BatchCapacity: tc.parallel, RecordTruth: true}
+			srv, url := startSim(t, cfg)
 			p := smallPlan()
 			p.Concurrency, p.OutputTokens, p.Requests = []int{1, 4}, 48, 12
 			f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, w := range results.Warnings(f) {
-				if w.Kind == results.WarnQueueing && w.Severity == results.SeverityProblem {
-					got = append(got, w.Text)
+			for _, run := range f.Runs {
+				if run.Metrics.RequestsOK != p.Requests {
+					t.Errorf("concurrency %d: %d of %d requests answered", run.Concurrency, run.Metrics.RequestsOK, p.Requests)
 				}
 			}
-			if tc.problem != (len(got) == 1) {
-				t.Fatalf("queueing problems %q, want one: %v", got, tc.problem)
-			}
-			if tc.problem && (!strings.Contains(got[0], "about 1 request at a time") || !strings.Contains(got[0], "OLLAMA_NUM_PARALLEL=4")) {
-				t.Errorf("problem %q", got[0])
+			slots := max(tc.parallel, 1)
+			if most := mostHeld(srv.Truths()); most < 1 || most > slots {
+				t.Errorf("the simulator's record holds %d requests at once, want 1 to %d (its slots)", most, slots)
 			}
 			// The model loaded on the probe, before anything measured,
 			// and the run says so.
@@ -108,4 +139,38 @@ func TestOllamaOneAtATime(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mostHeld is the most requests the simulator's record shows holding a
+// slot at once: each from its admission to its last chunk (the slot is
+// released after it).
+func mostHeld(ts []sim.Truth) int {
+	type event struct {
+		at    time.Time
+		delta int
+	}
+	var evs []event
+	for _, tr := range ts {
+		if tr.Admitted.IsZero() {
+			continue
+		}
+		end := tr.Admitted
+		if n := len(tr.Chunks); n > 0 {
+			end = tr.Chunks[n-1]
+		}
+		evs = append(evs, event{tr.Admitted, 1}, event{end, -1})
+	}
+	// A release before an admission at the same instant.
+	slices.SortFunc(evs, func(a, b event) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.delta - b.delta
+	})
+	most, now := 0, 0
+	for _, e := range evs {
+		now += e.delta
+		most = max(most, now)
+	}
+	return most
 }

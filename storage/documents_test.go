@@ -79,28 +79,34 @@ func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
 	}
 }
 
+// capacityDoc is a capacity result as the plan writes it, built here: the
+// library's summary and comparison read the document, not how it was
+// measured. Two users held under ttftMs and three missed it; the search
+// probed 1, 2, 4, 3 and repeated 2 and 3.
+func capacityDoc(ttftMs float64, created string) *results.CapacityResult {
+	f := func(v float64) *float64 { return &v }
+	knee := 2
+	met := func(c int, step string, tps, ttft float64) results.CapacityProbe {
+		return results.CapacityProbe{Concurrency: c, Requests: 20, Step: step, Met: true, UserTPSP50: f(240), UserTPSP5: f(230), TTFTP95Ms: f(ttft), OutputTPS: tps}
+	}
+	missed := func(c int, step string, tps float64) results.CapacityProbe {
+		return results.CapacityProbe{Concurrency: c, Requests: 20, Step: step, Missed: []string{results.LimitTTFT}, UserTPSP50: f(240), UserTPSP5: f(230), TTFTP95Ms: f(160), OutputTPS: tps}
+	}
+	return &results.CapacityResult{
+		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "kovara-sim-8b",
+		Settings: results.CapacitySettings{UserTPS: 1, TTFTP95Ms: ttftMs, InputTokens: 64, OutputTokens: 40, MaxConcurrency: 4},
+		Probes: []results.CapacityProbe{
+			met(1, results.StepDouble, 240, 3), met(2, results.StepDouble, 470, 4), missed(4, results.StepDouble, 480),
+			missed(3, results.StepBisect, 475), met(2, results.StepRepeat, 468, 4), missed(3, results.StepRepeat, 476),
+		},
+		Answer: results.CapacityAnswer{Capacity: 2, Held: 2, Missed: 3, MissedAt: 3, MissedOn: []string{results.LimitTTFT}, RangeHigh: 2, Knee: &knee},
+		Local:  results.Local{Simulated: true, EndpointName: "sim", Plan: results.PlanCapacity},
+	}
+}
+
 func TestCapacityInTheLibrary(t *testing.T) {
 	t.Parallel()
-	srv, url, err := sim.Start(sim.Config{TokenInterval: 4 * time.Millisecond, PrefillRate: 1e6, BatchCapacity: 2}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ep := setup.Endpoint{URL: url, Name: "sim"}
-	run := func(ttftMs float64) *results.CapacityResult {
-		p := engine.DefaultCapacityPlan()
-		p.InputTokens, p.OutputTokens, p.Warmup, p.MaxConcurrency = 64, 40, 2, 4
-		p.UserTPS, p.TTFTP95Ms = 1, ttftMs
-		r, err := engine.RunCapacity(context.Background(), p, ep, engine.Observer{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	// Two slots and 40-token answers: a third user waits ~160 ms, far
-	// past the ceilings, while a served one's TTFT is a few ms (a slow
-	// race-detector build on a busy machine once took 26 ms).
-	c1, c2 := run(80), run(81)
+	c1, c2 := capacityDoc(80, "2026-05-01T10:00:00Z"), capacityDoc(81, "2026-05-01T11:00:00Z")
 	l, dir := newLib(t)
 	a, err := l.SaveCapacity("", c1)
 	if err != nil {
@@ -140,5 +146,24 @@ func TestCapacityInTheLibrary(t *testing.T) {
 	}
 	if cmp.Rows[0].Metric.ID != "capacity" || cmp.Rows[0].Cells[1].Value != 2 {
 		t.Errorf("first row %+v, want capacity 2", cmp.Rows[0])
+	}
+	// The other answers' marks, from the document's answer alone.
+	for _, tc := range []struct {
+		edit func(*results.CapacityAnswer)
+		want string
+	}{
+		{func(a *results.CapacityAnswer) { a.Uncertain, a.RangeHigh = true, 3 }, "2–3 users?"},
+		{func(a *results.CapacityAnswer) { a.Capacity, a.RangeHigh, a.MissedAt, a.ReachedMax = 4, 4, 0, true }, "≥ 4 users"},
+		{func(a *results.CapacityAnswer) { a.Capacity, a.RangeHigh, a.MissedAt = 0, 0, 1 }, "none"},
+	} {
+		r := capacityDoc(80, "2026-05-01T12:00:00Z")
+		tc.edit(&r.Answer)
+		l, _ := newLib(t)
+		if _, err := l.SaveCapacity("", r); err != nil {
+			t.Fatal(err)
+		}
+		if list, err := l.List(); err != nil || len(list) != 1 || list[0].Capacity != tc.want {
+			t.Errorf("answer %+v: list %+v %v, want it marked %q", r.Answer, list, err, tc.want)
+		}
 	}
 }

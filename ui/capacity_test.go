@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -18,71 +19,182 @@ import (
 
 // TestCapacityPlanRunViewHistoryCompare runs the capacity plan on the
 // built-in simulator (twelve slots, the rest queued) from the Benchmark
-// form, looks at the live view and the result, and finds the result in
-// History, where two of them compare.
+// form and follows it through: the live view says what it probes, the
+// result shows the saved document's headline, History lists it with the
+// mark the library gives that document, and two capacity results compare
+// and open. What the search concluded rests on live timing, so the words
+// of an answer are TestCapacityViewHistoryCompareDocuments', on documents.
 func TestCapacityPlanRunViewHistoryCompare(t *testing.T) {
 	h := newHarness(t)
 	b := h.u.bench
-	run := func() {
-		h.locked(func() {
-			b.selectEndpoint(SimulatorName)
-			b.planSelect.SetSelected(planCapacity)
-			if b.capacityForm.Hidden || !b.concForm.Hidden || b.levelsForm.Hidden || !b.requestsEntry.Disabled() || !b.manifestSelect.Disabled() {
-				t.Error("the capacity plan shows its service level and the lengths, and takes no levels, requests or manifest")
-			}
-			// Short answers: a thirteenth user waits about 275 ms for a
-			// slot, over the 100 ms ceiling.
-			b.inputEntry.SetText("128")
-			b.outputEntry.SetText("32")
-			b.sloTTFTEntry.SetText("100")
-			if b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Capacity: concurrency doubling from 1 up to 256 until a level misses per-user ≥ 20 tok/s or TTFT p95 ≤ 100 ms") {
-				t.Fatalf("capacity plan: %q", b.planNote.Text)
-			}
-			test.Tap(b.runButton)
-		})
-		sawSearch := false
-		h.waitFor("the capacity result", 180*time.Second, func() bool {
-			if b.live != nil && strings.HasPrefix(b.live.phase.Text, "Capacity search: probing") {
-				sawSearch = true
-			}
-			return b.running == nil && b.shownResult
-		})
-		if !sawSearch {
-			t.Error("the live view never said which concurrency it was probing")
-		}
-	}
-	run()
-	var view fyne.CanvasObject
 	h.locked(func() {
-		view = b.content.Objects[0]
+		b.selectEndpoint(SimulatorName)
+		b.planSelect.SetSelected(planCapacity)
+		if b.capacityForm.Hidden || !b.concForm.Hidden || b.levelsForm.Hidden || !b.requestsEntry.Disabled() || !b.manifestSelect.Disabled() {
+			t.Error("the capacity plan shows its service level and the lengths, and takes no levels, requests or manifest")
+		}
+		// Short answers: a thirteenth user waits about 275 ms for a
+		// slot, over the 100 ms ceiling.
+		b.inputEntry.SetText("128")
+		b.outputEntry.SetText("32")
+		b.sloTTFTEntry.SetText("100")
+		if b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Capacity: concurrency doubling from 1 up to 256 until a level misses per-user ≥ 20 tok/s or TTFT p95 ≤ 100 ms") {
+			t.Fatalf("capacity plan: %q", b.planNote.Text)
+		}
+		test.Tap(b.runButton)
+	})
+	sawSearch := false
+	h.waitFor("the capacity result", 180*time.Second, func() bool {
+		if b.live != nil && strings.HasPrefix(b.live.phase.Text, "Capacity search: probing") {
+			sawSearch = true
+		}
+		return b.running == nil && b.shownResult
+	})
+	if !sawSearch {
+		t.Error("the live view never said which concurrency it was probing")
+	}
+	hs := h.u.historyScreen
+	h.locked(func() {
+		list, err := h.u.lib.List()
+		if err != nil || len(list) != 1 || list[0].Plan != storage.PlanCapacity {
+			t.Fatalf("library %+v %v, want the one capacity result", list, err)
+		}
+		id := list[0].ID
+		r, err := h.u.lib.LoadCapacity(id)
+		if err != nil || len(r.Probes) == 0 || len(r.Runs) != len(r.Probes) {
+			t.Fatalf("the saved result: %v %+v", err, r)
+		}
 		// The labels' texts, not the markup: a wrapped label's markup
 		// breaks its text into lines.
-		text := strings.Join(labelTexts(t, view), "\n")
-		for _, want := range []string{"Your server holds 12 people at ≥ 20 tok/s each with TTFT p95 ≤ 100 ms; at 12, the first probe met both limits",
-			"at 13, on the first probe TTFT p95 passes 100 ms", "and on the repeat TTFT p95 passes 100 ms",
-			"Service level: per-user ≥ 20 tok/s, TTFT p95 ≤ 100 ms", "missed: TTFT p95", "Save PNG…"} {
+		view := b.content.Objects[0]
+		texts := labelTexts(t, view)
+		if !slices.Contains(texts, r.Headline()) {
+			t.Errorf("the result shows %q, want the saved document's headline %q", texts, r.Headline())
+		}
+		text := strings.Join(texts, "\n")
+		for _, want := range []string{"Service level: per-user ≥ 20 tok/s, TTFT p95 ≤ 100 ms", "Save PNG…"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("capacity view lacks %q", want)
 			}
 		}
 		test.Tap(findButton(t, view, "New benchmark"))
-	})
-	run()
-	hs := h.u.historyScreen
-	h.locked(func() {
+
+		// The mark is what a library makes of this document.
+		other, err := storage.OpenLibrary(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.SaveCapacity("", r); err != nil {
+			t.Fatal(err)
+		}
+		marks, err := other.List()
+		if err != nil || len(marks) != 1 || marks[0].Capacity == "" {
+			t.Fatalf("the document's summary %+v %v", marks, err)
+		}
+		// A second capacity result to compare with: the same document
+		// kept again.
+		if _, err := h.u.lib.SaveCapacity("", r); err != nil {
+			t.Fatal(err)
+		}
 		hs.reload()
 		n := 0
 		for _, s := range hs.all {
-			if s.Plan == storage.PlanCapacity {
-				n++
-				if got := historyCell(s, 8, nil); !strings.HasSuffix(got, "capacity 12 users") {
-					t.Errorf("history status %q, want the capacity shown", got)
-				}
-				hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
+			if s.Plan != storage.PlanCapacity {
+				continue
 			}
+			n++
+			if s.ID == id {
+				if got := historyCell(s, 8, nil); !strings.HasSuffix(got, "capacity "+marks[0].Capacity) {
+					t.Errorf("history status %q, want the capacity %q shown", got, marks[0].Capacity)
+				}
+			}
+			hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
 		}
 		if n != 2 {
 			t.Fatalf("history holds %d capacity results", n)
+		}
+		test.Tap(hs.compareButton)
+		cs := h.u.compareScreen
+		if h.u.tabs.Selected() != h.u.compareTab || len(cs.rows) == 0 || !strings.Contains(cs.verdict.Text, "These capacity results measured the same thing") {
+			t.Errorf("capacity compare: %d rows, verdict %q", len(cs.rows), cs.verdict.Text)
+		}
+		hs.open(hs.selectedIDs()[0])
+		if !hs.openedOther {
+			t.Error("opening a capacity result should show its view")
+		}
+	})
+}
+
+// llamaCapacity is the capacity document a real llama-server answered
+// (engine/testdata, docs/plans.md): 8 users, 9 missing on TTFT p95.
+func llamaCapacity(t *testing.T) *results.CapacityResult {
+	t.Helper()
+	data, err := os.ReadFile("../engine/testdata/llamacpp-b9749/capacity.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.DecodeCapacity(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestCapacityViewHistoryCompareDocuments: what the app says of capacity
+// results, from documents: the real llama-server's search and a disturbed
+// one. The view shows the headline, the service level, the knee and the
+// missed limits; History marks each with its answer; the two compare as
+// the same question and open.
+func TestCapacityViewHistoryCompareDocuments(t *testing.T) {
+	h := newHarness(t)
+	llama, disturbed := llamaCapacity(t), disturbedCapacity()
+	h.locked(func() {
+		v := newCapacityView(h.u, llama, "", nil, func() {})
+		want := "Your server holds 8 people at ≥ 20 tok/s each with TTFT p95 ≤ 2 s; " +
+			"at 8, the first probe met both limits (TTFT p95 1.06 s, the slowest 5 % at 84.6 tok/s), " +
+			"and the repeat met both limits (TTFT p95 725 ms, the slowest 5 % at 95.7 tok/s); " +
+			"at 9, on the first probe TTFT p95 passes 2 s (2.45 s, 1.2× the ceiling), " +
+			"and on the repeat TTFT p95 passes 2 s (2.32 s, 1.2× the ceiling)."
+		if got := v.headline.Text; got != want || got != llama.Headline() {
+			t.Errorf("headline\n%q\nwant\n%q", got, want)
+		}
+		text := strings.Join(labelTexts(t, v.content), "\n")
+		for _, want := range []string{"Service level: per-user ≥ 20 tok/s, TTFT p95 ≤ 2000 ms; 1024-token prompts, 256-token answers.",
+			"Throughput knee: 8 concurrent users; doubling to 16 users added 1 % to total tokens/s", "Save PNG…"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("capacity view lacks %q:\n%s", want, text)
+			}
+		}
+		// The table: a row per probe, the misses named.
+		missed := 0
+		for _, row := range v.rows {
+			if slices.Contains(row, "missed: TTFT p95") {
+				missed++
+			}
+		}
+		if len(v.rows) != len(llama.Probes) || missed != 5 {
+			t.Errorf("table %q: want %d rows, 5 of them missed on TTFT p95", v.rows, len(llama.Probes))
+		}
+	})
+	marks := map[string]string{}
+	for r, mark := range map[*results.CapacityResult]string{llama: "8 users", disturbed: "2–3 users?"} {
+		id, err := h.u.lib.SaveCapacity("", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks[id] = mark
+	}
+	hs := h.u.historyScreen
+	h.locked(func() {
+		hs.reload()
+		if len(hs.all) != 2 {
+			t.Fatalf("history holds %d results, want 2", len(hs.all))
+		}
+		for _, s := range hs.all {
+			if got := historyCell(s, 8, nil); !strings.HasSuffix(got, "capacity "+marks[s.ID]) {
+				t.Errorf("history status %q, want it to end with the capacity %q", got, marks[s.ID])
+			}
+			hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
 		}
 		test.Tap(hs.compareButton)
 		cs := h.u.compareScreen
