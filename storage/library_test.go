@@ -316,38 +316,6 @@ func TestHomeOverride(t *testing.T) {
 	}
 }
 
-// BenchmarkList2000 lists a library of 2,000 results with a warm index —
-// what the history screen does when it opens.
-func BenchmarkList2000(b *testing.B) {
-	l, _ := newLib(b)
-	data := []byte(mustMarshalB(b, sample(b)))
-	for i := 0; i < 2000; i++ {
-		id := NewID(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i)*time.Minute), "kovara-sim-8b")
-		if err := os.WriteFile(l.Path(id), data, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if list, err := l.List(); err != nil || len(list) != 2000 {
-		b.Fatalf("cold List: %d, %v", len(list), err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		list, err := l.List()
-		if err != nil || len(list) != 2000 {
-			b.Fatal(err)
-		}
-	}
-}
-
-func mustMarshalB(b *testing.B, f *results.File) string {
-	data, err := results.Marshal(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return string(data)
-}
-
 func TestStaleTempFilesAreCleared(t *testing.T) {
 	t.Parallel()
 	l, _ := newLib(t)
