@@ -64,9 +64,15 @@ test-race:
 	$(GO) test -race -count=1 ./...
 
 # Timing accuracy against the simulator's record, without the race
-# detector (which slows every goroutine and would measure itself).
+# detector (which slows every goroutine and would measure itself). The
+# bar is what the client measures when it gets the CPU it asks for: where
+# the tests may (as root, as CI runs), they run ahead of other work on the
+# machine, so a build or a CPU hog beside them does not starve the client
+# for milliseconds at a time (it did: p99 gap errors of 2.5–13 ms under
+# stress-ng --cpu 2 at the same priority, under 0.1 ms ahead of it).
+URGENT := $$(nice -n -10 true 2>/dev/null && echo nice -n -10)
 test-truth:
-	$(GO) test -count=1 -run 'TestTruth' -v ./engine/ ./ui/
+	$(URGENT) $(GO) test -count=1 -run 'TestTruth' -v ./engine/ ./ui/
 
 # Every fuzz target for FUZZTIME each (make test-fuzz FUZZTIME=3m for a
 # longer hunt), from its seed corpus in the package's testdata/fuzz. New

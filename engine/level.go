@@ -262,6 +262,19 @@ func requestCache(oks []*outcome) *results.PromptCache {
 // us is a duration in whole microseconds, the samples' unit.
 func us(d time.Duration) int64 { return d.Round(time.Microsecond).Microseconds() }
 
+// sampleTimes are a request's send and end offsets and its TTFT (-1 for
+// none) in whole microseconds. The end is rounded as the send plus the
+// latency, not on its own: rounded apart, a request whose last token came
+// with its first (one packet) could end a microsecond before its first
+// token, and its TPOT come out negative (seen on a loaded machine).
+func sampleTimes(start, end, ttft time.Duration) (startUs, endUs, ttftUs int64) {
+	startUs, endUs, ttftUs = us(start), us(start)+us(end-start), -1
+	if ttft >= 0 {
+		ttftUs = us(ttft)
+	}
+	return startUs, endUs, ttftUs
+}
+
 // samples keeps every finished request of the level, successes and
 // failures, for the local part of the document (results.LevelSamples);
 // a request the stop cut short is no measurement and is left out, as
@@ -276,13 +289,8 @@ func (lv *loadRun) samples() *results.LevelSamples {
 			if o.interrupted {
 				continue
 			}
-			rs := results.RequestSample{
-				Slot: si, StartUs: us(o.start), EndUs: us(o.end), TTFTUs: -1,
-				ChunkCount: o.chunks, Error: o.class,
-			}
-			if o.ttft >= 0 {
-				rs.TTFTUs = us(o.ttft)
-			}
+			rs := results.RequestSample{Slot: si, ChunkCount: o.chunks, Error: o.class}
+			rs.StartUs, rs.EndUs, rs.TTFTUs = sampleTimes(o.start, o.end, o.ttft)
 			if o.hasUsage {
 				rs.Usage, rs.CompletionTokens, rs.PromptTokens = true, o.complTok, o.promptTok
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -199,5 +200,30 @@ func TestOtherPlansKeepSamples(t *testing.T) {
 		if l.Samples == nil || len(l.Samples.Requests) != l.OK+l.Errors {
 			t.Errorf("specdec level %d: samples %v, want %d requests", l.Concurrency, l.Samples, l.OK+l.Errors)
 		}
+	}
+}
+
+// TestSampleTimesNeverEndBeforeTheFirstToken: a request's latency in the
+// samples is never shorter than its TTFT, whatever the sub-microsecond
+// parts of its times (a one-packet answer has its end at its first
+// token). Rounded on its own, a send at 0.5 µs and a first and last token
+// 1.5 µs later gave a latency of 1 µs and a TTFT of 2.
+func TestSampleTimesNeverEndBeforeTheFirstToken(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := [][3]time.Duration{{500, 2000, 1500}, {1500, 3000, 1500}}
+	for range 100000 {
+		start := time.Duration(rng.Int64N(1e9))
+		ttft := time.Duration(rng.Int64N(1e6))
+		cases = append(cases, [3]time.Duration{start, start + ttft + time.Duration(rng.Int64N(3))*time.Duration(rng.Int64N(2000)), ttft})
+	}
+	for _, c := range cases {
+		s, e, f := sampleTimes(c[0], c[1], c[2])
+		if e-s < f {
+			t.Fatalf("start %v, end %v, TTFT %v: latency %d µs, TTFT %d µs", c[0], c[1], c[2], e-s, f)
+		}
+	}
+	if _, _, f := sampleTimes(0, time.Millisecond, -1); f != -1 {
+		t.Errorf("no first token: TTFT %d, want -1", f)
 	}
 }
