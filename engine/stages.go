@@ -12,6 +12,7 @@ import (
 
 	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // The three-stage plan: Kovara Desktop's own plan after the cmp.wiki
@@ -32,8 +33,8 @@ const (
 const DefaultUsers = 8
 
 // DefaultPlanTimeout bounds each request of the plans beyond the Kovara
-// method: a 1,024-token answer on a slow machine takes minutes.
-const DefaultPlanTimeout = 900 * time.Second
+// method (setup.PlanTimeout).
+const DefaultPlanTimeout = setup.PlanTimeout
 
 // StagesPlan is what the three-stage plan sends.
 type StagesPlan struct {

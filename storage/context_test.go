@@ -13,6 +13,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 )
 
 // TestContextInTheLibrary: context results are saved, listed (from the
@@ -40,7 +41,7 @@ func TestContextInTheLibrary(t *testing.T) {
 	l, dir := newLib(t)
 	var ids []string
 	for _, r := range []*results.ContextResult{c1, c2} {
-		id, err := l.SaveContext("", r)
+		id, err := l.SaveDoc("", plans.Context{Result: r})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,33 +56,34 @@ func TestContextInTheLibrary(t *testing.T) {
 			t.Fatalf("list %+v %v", list, err)
 		}
 		for _, s := range list {
-			if s.Plan != PlanContext || s.RunKind != PlanContext || s.EndpointName != "lab box" || s.BestOutputTPS <= 0 || s.Levels[0] != 0 || len(s.Levels) != 2 || !s.Complete {
+			if s.Plan != results.PlanContext || s.RunKind != results.PlanContext || s.EndpointName != "lab box" || s.BestOutputTPS <= 0 || s.Levels[0] != 0 || len(s.Levels) != 2 || !s.Complete {
 				t.Errorf("summary (index rebuilt %v): %+v", rebuilt, s)
 			}
 		}
 	}
-	if KindName(PlanContext) != "context" || PlanName(PlanContext) != "context results" {
-		t.Errorf("names: %q, %q", KindName(PlanContext), PlanName(PlanContext))
+	if KindName(results.PlanContext) != "context" || plans.ByID(results.PlanContext).Results != "context results" {
+		t.Errorf("names: %q, %q", KindName(results.PlanContext), plans.ByID(results.PlanContext).Results)
 	}
-	r, err := l.LoadContext(ids[0])
+	rDoc, err := LoadAs[plans.Context](l, ids[0])
+	r := rDoc.Result
 	if err != nil || len(r.Depths) != 2 {
 		t.Fatalf("LoadContext: %v", err)
 	}
-	var docs []Document
+	var docs []plans.Doc
 	for _, id := range ids {
 		d, err := l.LoadDocument(id)
-		if err != nil || d.Plan != PlanContext || d.Context == nil || d.Model() != "kovara-sim-8b" || d.CreatedAt() == "" {
+		if err != nil || d.Kind() != plans.ByID(results.PlanContext) || d.Model() != "kovara-sim-8b" || d.CreatedAt() == "" {
 			t.Fatalf("LoadDocument %s: %+v %v", id, d, err)
 		}
 		docs = append(docs, d)
 	}
-	if kind, err := ComparableKind([]string{PlanContext, PlanContext}); err != nil || kind != PlanContext {
-		t.Errorf("ComparableKind: %q %v", kind, err)
+	if kind, err := plans.ComparableKind([]string{results.PlanContext, results.PlanContext}); err != nil || kind.ID != results.PlanContext {
+		t.Errorf("ComparableKind: %v %v", kind, err)
 	}
-	if _, err := ComparableKind([]string{PlanContext, PlanCapacity}); err == nil || !strings.Contains(err.Error(), "context results with context results") {
+	if _, err := plans.ComparableKind([]string{results.PlanContext, results.PlanCapacity}); err == nil || !strings.Contains(err.Error(), "context results with context results") {
 		t.Errorf("a context result compared with a capacity result: %v", err)
 	}
-	cmp := CompareOthers(PlanContext, docs, []string{"a", "b"})
+	cmp := plans.ByID(results.PlanContext).Compare(docs, []string{"a", "b"})
 	if cmp.Like || len(cmp.Diffs) != 1 || !strings.Contains(cmp.Diffs[0], "answer tokens differs (8 vs 12") {
 		t.Errorf("verdict %v %v, want the answer lengths named", cmp.Like, cmp.Diffs)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 )
 
 func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
@@ -35,11 +36,11 @@ func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	l, dir := newLib(t)
-	a, err := l.SaveStages("", st)
+	a, err := l.SaveDoc("", plans.Stages{Result: st})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := l.SaveSpecDec("", sd)
+	b, err := l.SaveDoc("", plans.SpecDec{Result: sd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,15 +51,15 @@ func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
 	if err != nil || len(list) != 3 {
 		t.Fatalf("list %+v %v", list, err)
 	}
-	plans := map[string]string{}
+	kinds := map[string]string{}
 	for _, s := range list {
 		if s.Unreadable != "" {
 			t.Errorf("%s unreadable: %s", s.ID, s.Unreadable)
 		}
-		plans[s.ID] = s.Plan
+		kinds[s.ID] = s.Plan
 	}
-	if plans[a] != PlanStages || plans[b] != PlanSpecDec {
-		t.Errorf("plans %v", plans)
+	if kinds[a] != results.PlanStages || kinds[b] != results.PlanSpecDec {
+		t.Errorf("plans %v", kinds)
 	}
 	// The index rebuilds the same, and the documents load back.
 	os.Remove(filepath.Join(dir, indexFile))
@@ -66,15 +67,15 @@ func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
 	if len(again) != 3 {
 		t.Errorf("after losing the index: %d", len(again))
 	}
-	if got, err := l.LoadStages(a); err != nil || got.Model != st.Model {
+	if got, err := LoadAs[plans.Stages](l, a); err != nil || got.Result.Model != st.Model {
 		t.Errorf("LoadStages: %v", err)
 	}
-	if got, err := l.LoadSpecDec(b); err != nil || len(got.Levels) != 2 {
+	if got, err := LoadAs[plans.SpecDec](l, b); err != nil || len(got.Result.Levels) != 2 {
 		t.Errorf("LoadSpecDec: %v", err)
 	}
 	// Import takes them too.
 	l2, _ := newLib(t)
-	if s, err := l2.Import(l.Path(a)); err != nil || s.Plan != PlanStages {
+	if s, err := l2.Import(l.Path(a)); err != nil || s.Plan != results.PlanStages {
 		t.Errorf("import stages: %+v %v", s, err)
 	}
 }
@@ -108,11 +109,11 @@ func TestCapacityInTheLibrary(t *testing.T) {
 	t.Parallel()
 	c1, c2 := capacityDoc(80, "2026-05-01T10:00:00Z"), capacityDoc(81, "2026-05-01T11:00:00Z")
 	l, dir := newLib(t)
-	a, err := l.SaveCapacity("", c1)
+	a, err := l.SaveDoc("", plans.Capacity{Result: c1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := l.SaveCapacity("", c2)
+	b, err := l.SaveDoc("", plans.Capacity{Result: c2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,25 +123,25 @@ func TestCapacityInTheLibrary(t *testing.T) {
 		t.Fatalf("list %+v %v", list, err)
 	}
 	for _, s := range list {
-		if s.Plan != PlanCapacity || s.Capacity != "2 users" || s.Unreadable != "" {
+		if s.Plan != results.PlanCapacity || s.Capacity != "2 users" || s.Unreadable != "" {
 			t.Errorf("summary %+v, want a capacity run marked 2 users", s)
 		}
 	}
-	var docs []Document
+	var docs []plans.Doc
 	for _, id := range []string{a, b} {
 		d, err := l.LoadDocument(id)
-		if err != nil || d.Plan != PlanCapacity || d.Capacity == nil {
+		if err != nil || d.Kind() != plans.ByID(results.PlanCapacity) {
 			t.Fatalf("LoadDocument %s: %+v %v", id, d, err)
 		}
 		docs = append(docs, d)
 	}
-	if kind, err := ComparableKind([]string{PlanCapacity, PlanCapacity}); err != nil || kind != PlanCapacity {
-		t.Errorf("ComparableKind: %q %v", kind, err)
+	if kind, err := plans.ComparableKind([]string{results.PlanCapacity, results.PlanCapacity}); err != nil || kind.ID != results.PlanCapacity {
+		t.Errorf("ComparableKind: %v %v", kind, err)
 	}
-	if _, err := ComparableKind([]string{PlanCapacity, PlanKovara}); err == nil {
+	if _, err := plans.ComparableKind([]string{results.PlanCapacity, results.PlanKovara}); err == nil {
 		t.Error("a capacity result and a Kovara run compared")
 	}
-	cmp := CompareOthers(PlanCapacity, docs, []string{"a", "b"})
+	cmp := plans.ByID(results.PlanCapacity).Compare(docs, []string{"a", "b"})
 	if cmp.Like || len(cmp.Diffs) != 1 || !strings.Contains(cmp.Diffs[0], "service level differs (per-user ≥ 1 tok/s, TTFT p95 ≤ 80 ms vs per-user ≥ 1 tok/s, TTFT p95 ≤ 81 ms") {
 		t.Errorf("verdict %v %v, want the service levels named", cmp.Like, cmp.Diffs)
 	}
@@ -159,7 +160,7 @@ func TestCapacityInTheLibrary(t *testing.T) {
 		r := capacityDoc(80, "2026-05-01T12:00:00Z")
 		tc.edit(&r.Answer)
 		l, _ := newLib(t)
-		if _, err := l.SaveCapacity("", r); err != nil {
+		if _, err := l.SaveDoc("", plans.Capacity{Result: r}); err != nil {
 			t.Fatal(err)
 		}
 		if list, err := l.List(); err != nil || len(list) != 1 || list[0].Capacity != tc.want {

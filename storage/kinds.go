@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,134 +9,29 @@ import (
 
 	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/compare"
-	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 )
 
-// Document is one saved run of any kind: exactly one of File, Stages,
-// SpecDec, Capacity and Context is set, as Plan says.
-type Document struct {
-	Plan     string // PlanKovara, PlanStages, PlanSpecDec, PlanCapacity or PlanContext
-	File     *results.File
-	Stages   *results.StagesResult
-	SpecDec  *results.SpecDecResult
-	Capacity *results.CapacityResult
-	Context  *results.ContextResult
-}
-
-// DecodeDocument reads a document of any of the library's kinds.
-func DecodeDocument(data []byte) (Document, error) {
-	format, _, err := results.DocumentFormat(data)
-	if err != nil {
-		return Document{}, err
-	}
-	switch format {
-	case results.FormatStages:
-		r, err := results.DecodeStages(data)
-		return Document{Plan: PlanStages, Stages: r}, err
-	case results.FormatSpecDec:
-		r, err := results.DecodeSpecDec(data)
-		return Document{Plan: PlanSpecDec, SpecDec: r}, err
-	case results.FormatCapacity:
-		r, err := results.DecodeCapacity(data)
-		return Document{Plan: PlanCapacity, Capacity: r}, err
-	case results.FormatContext:
-		r, err := results.DecodeContext(data)
-		return Document{Plan: PlanContext, Context: r}, err
-	}
-	f, err := results.Decode(data)
-	return Document{Plan: PlanKovara, File: f}, err
-}
-
-// ReadDocument reads a document of any kind from a file.
-func ReadDocument(path string) (Document, error) {
+// ReadDocument reads a document of any plan from a file.
+func ReadDocument(path string) (plans.Doc, error) {
 	data, err := ReadBounded(path, maxImportSize, resultsFileKind)
 	if err != nil {
-		return Document{}, err
+		return nil, err
 	}
-	d, err := DecodeDocument(data)
+	d, err := plans.Decode(data)
 	if err != nil {
-		return Document{}, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return d, nil
 }
 
-// LoadDocument reads run id of any kind.
-func (l *Library) LoadDocument(id string) (Document, error) {
+// LoadDocument reads run id of any plan.
+func (l *Library) LoadDocument(id string) (plans.Doc, error) {
 	data, err := l.loadBytes(id)
 	if err != nil {
-		return Document{}, err
+		return nil, err
 	}
-	return DecodeDocument(data)
-}
-
-// Model and CreatedAt name what the document measured, and when.
-func (d Document) Model() string {
-	switch {
-	case d.File != nil:
-		return fileModel(d.File)
-	case d.Stages != nil:
-		return d.Stages.Model
-	case d.SpecDec != nil:
-		return d.SpecDec.Model
-	case d.Capacity != nil:
-		return d.Capacity.Model
-	case d.Context != nil:
-		return d.Context.Model
-	}
-	return ""
-}
-
-func (d Document) CreatedAt() string {
-	switch {
-	case d.File != nil:
-		return d.File.CreatedAt
-	case d.Stages != nil:
-		return d.Stages.CreatedAt
-	case d.SpecDec != nil:
-		return d.SpecDec.CreatedAt
-	case d.Capacity != nil:
-		return d.Capacity.CreatedAt
-	case d.Context != nil:
-		return d.Context.CreatedAt
-	}
-	return ""
-}
-
-// planNames say each kind in words.
-var planNames = map[string]string{
-	PlanKovara:   "Kovara runs",
-	PlanStages:   "three-stage results",
-	PlanSpecDec:  "speculative-decoding results",
-	PlanCapacity: "capacity results",
-	PlanContext:  "context results",
-}
-
-// ComparableKind is the one kind every run to compare has (an empty plan
-// counts as a Kovara run, as older index entries have none). Runs of
-// different kinds measure different things and cannot share a table.
-func ComparableKind(plans []string) (string, error) {
-	kind := ""
-	for _, p := range plans {
-		if p == "" {
-			p = PlanKovara
-		}
-		if kind != "" && p != kind {
-			return "", errors.New("compare takes runs of one kind: Kovara runs with Kovara runs, three-stage results with three-stage results, speculative-decoding results with speculative-decoding results, capacity results with capacity results, context results with context results")
-		}
-		kind = p
-	}
-	if kind == "" {
-		return "", errors.New("there are no runs to compare")
-	}
-	return kind, nil
-}
-
-// PlanName says a kind in words ("three-stage results").
-func PlanName(plan string) string {
-	if n, ok := planNames[plan]; ok {
-		return n
-	}
-	return planNames[PlanKovara]
+	return plans.Decode(data)
 }
 
 // RunID is what a library id says: when the run was made, the model (as
@@ -195,20 +89,20 @@ func isFile(arg string) bool {
 
 // LoadArg reads a run named on a command line: a file path, or an id of
 // the library (opened on first need through open).
-func LoadArg(arg string, lib **Library, open func() (*Library, error)) (Document, error) {
+func LoadArg(arg string, lib **Library, open func() (*Library, error)) (plans.Doc, error) {
 	if isFile(arg) {
 		return ReadDocument(arg)
 	}
 	if *lib == nil {
 		l, err := open()
 		if err != nil {
-			return Document{}, fmt.Errorf("%s is not a file, and the library cannot be opened: %w", arg, err)
+			return nil, fmt.Errorf("%s is not a file, and the library cannot be opened: %w", arg, err)
 		}
 		*lib = l
 	}
 	d, err := (*lib).LoadDocument(arg)
 	if err != nil {
-		return Document{}, fmt.Errorf("%s is neither a results file nor a run in the library (%v)", arg, err)
+		return nil, fmt.Errorf("%s is neither a results file nor a run in the library (%v)", arg, err)
 	}
 	return d, nil
 }
@@ -218,67 +112,12 @@ func LoadArg(arg string, lib **Library, open func() (*Library, error)) (Document
 // docs[baseline], or the oldest for compare.OldestBaseline — then the
 // others oldest to newest. Arrange the runs, their names and anything
 // else kept beside them with compare.Arrange.
-func CompareOrder(docs []Document, baseline int) []int {
+func CompareOrder(docs []plans.Doc, baseline int) []int {
 	created := make([]string, len(docs))
 	for i, d := range docs {
 		created[i] = d.CreatedAt()
 	}
 	return compare.Order(created, baseline)
-}
-
-// Comparison is a side by side of three-stage, speculative-decoding,
-// capacity or context results: whether they are like for like, and their metric × run table.
-type Comparison struct {
-	Like     bool
-	Diffs    []string
-	Rows     []compare.Row
-	PerLevel bool // the rows are per concurrency level
-	plan     string
-}
-
-// Sentence is the verdict in words.
-func (c Comparison) Sentence() string {
-	if !c.Like {
-		return "Not like for like: " + strings.Join(c.Diffs, "; ") + "."
-	}
-	return "These " + PlanName(c.plan) + " measured the same thing."
-}
-
-// CompareOthers compares documents of one of the other plans (docs all of
-// kind plan, as ComparableKind found); labels name the runs.
-func CompareOthers(plan string, docs []Document, labels []string) Comparison {
-	c := Comparison{plan: plan}
-	switch plan {
-	case PlanStages:
-		var rs []*results.StagesResult
-		for _, d := range docs {
-			rs = append(rs, d.Stages)
-		}
-		c.Like, c.Diffs = compare.StagesVerdict(rs)
-		c.Rows = compare.StagesTable(rs)
-	case PlanSpecDec:
-		var rs []*results.SpecDecResult
-		for _, d := range docs {
-			rs = append(rs, d.SpecDec)
-		}
-		c.Like, c.Diffs = compare.SpecDecVerdict(rs)
-		c.Rows, c.PerLevel = compare.SpecDecTable(rs, labels), true
-	case PlanCapacity:
-		var rs []*results.CapacityResult
-		for _, d := range docs {
-			rs = append(rs, d.Capacity)
-		}
-		c.Like, c.Diffs = compare.CapacityVerdict(rs)
-		c.Rows = compare.CapacityTable(rs, labels)
-	case PlanContext:
-		var rs []*results.ContextResult
-		for _, d := range docs {
-			rs = append(rs, d.Context)
-		}
-		c.Like, c.Diffs = compare.ContextVerdict(rs)
-		c.Rows = compare.ContextTable(rs, labels)
-	}
-	return c
 }
 
 // IsFile says whether a run argument names a file (else a library id).

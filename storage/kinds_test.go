@@ -2,12 +2,12 @@ package storage
 
 import (
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 )
 
 func TestParseRunID(t *testing.T) {
@@ -46,36 +46,15 @@ func TestRunNames(t *testing.T) {
 	}
 }
 
-func TestComparableKind(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		plans []string
-		want  string
-		err   string
-	}{
-		{[]string{"", PlanKovara}, PlanKovara, ""},
-		{[]string{PlanStages, PlanStages}, PlanStages, ""},
-		{[]string{PlanSpecDec, PlanSpecDec, PlanSpecDec}, PlanSpecDec, ""},
-		{[]string{PlanKovara, PlanStages}, "", "one kind"},
-		{nil, "", "no runs"},
-	}
-	for _, tc := range cases {
-		got, err := ComparableKind(tc.plans)
-		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
-			t.Errorf("ComparableKind(%v) = %q, %v; want %q, %q", tc.plans, got, err, tc.want, tc.err)
-		}
-	}
-}
-
 // TestCompareOrder: every kind is ordered by its own created_at, the
 // oldest first unless a baseline is chosen.
 func TestCompareOrder(t *testing.T) {
 	t.Parallel()
-	docs := []Document{
-		{Plan: PlanStages, Stages: &results.StagesResult{CreatedAt: "2026-03-01T00:00:00Z"}},
-		{Plan: PlanSpecDec, SpecDec: &results.SpecDecResult{CreatedAt: "2026-01-01T00:00:00Z"}},
-		{Plan: PlanKovara, File: &results.File{CreatedAt: "2026-04-01T00:00:00Z"}},
-		{Plan: PlanCapacity, Capacity: &results.CapacityResult{CreatedAt: "2026-02-01T00:00:00Z"}},
+	docs := []plans.Doc{
+		plans.Stages{Result: &results.StagesResult{CreatedAt: "2026-03-01T00:00:00Z"}},
+		plans.SpecDec{Result: &results.SpecDecResult{CreatedAt: "2026-01-01T00:00:00Z"}},
+		plans.Kovara{File: &results.File{CreatedAt: "2026-04-01T00:00:00Z"}},
+		plans.Capacity{Result: &results.CapacityResult{CreatedAt: "2026-02-01T00:00:00Z"}},
 	}
 	if got, want := CompareOrder(docs, compare.OldestBaseline), []int{1, 3, 0, 2}; !slices.Equal(got, want) {
 		t.Errorf("oldest first: %v, want %v", got, want)

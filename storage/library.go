@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 )
 
 // Library is the local results library: one results file per benchmark
@@ -44,41 +45,18 @@ const (
 	resultsSub    = "results"
 	indexFile     = "index.json"
 	labelsFile    = "labels.json"
-	indexVersion  = 3 // 2: cached_share; 3: problems
+	indexVersion  = 4 // 2: cached_share; 3: problems; 4: every plan's problems, failed
 	maxImportSize = results.MaxFileSize
 )
 
 // Summary is one line of the history: what the list shows without opening
-// the file.
+// the file — the plan's summary of it (plans.Summary), and the file's id,
+// size and time.
 type Summary struct {
-	ID            string  `json:"id"`
-	Size          int64   `json:"size"`
-	ModTime       int64   `json:"mod_time"` // Unix ns, to notice a changed file
-	CreatedAt     string  `json:"created_at,omitempty"`
-	EndpointName  string  `json:"endpoint_name,omitempty"`
-	Model         string  `json:"model,omitempty"`
-	Engine        string  `json:"engine,omitempty"`
-	RunKind       string  `json:"run_kind,omitempty"`
-	Plan          string  `json:"plan,omitempty"`
-	Levels        []int   `json:"levels,omitempty"`
-	PartialLevel  int     `json:"partial_level,omitempty"`
-	BestOutputTPS float64 `json:"best_output_tps,omitempty"`
-	Complete      bool    `json:"complete"`
-	Simulated     bool    `json:"simulated,omitempty"`
-	// CachedShare is the largest share of a level's prompt tokens the
-	// server took from its prompt cache, when it was enough to matter
-	// (results.PromptCacheHit).
-	CachedShare float64 `json:"cached_share,omitempty"`
-	// Problems are the result's problems (results.Warnings), in the words
-	// its result view shows.
-	Problems []string `json:"problems,omitempty"`
-	// Capacity is a capacity result's answer in a few characters ("8
-	// users", "4–6 users?").
-	Capacity string `json:"capacity,omitempty"`
-	// Group is a repeated plan's run's place in it, "2 of 3"; GroupID
-	// ties the group's runs together.
-	Group      string `json:"group,omitempty"`
-	GroupID    string `json:"group_id,omitempty"`
+	ID      string `json:"id"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mod_time"` // Unix ns, to notice a changed file
+	plans.Summary
 	Unreadable string `json:"unreadable,omitempty"` // why the file could not be read
 
 	Label string `json:"-"`
@@ -182,7 +160,8 @@ func (l *Library) Save(id string, f *results.File) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the results do not validate, so they were not saved: %w", err)
 	}
-	return l.saveDocument(id, f.CreatedAt, fileModel(f), data, func(id string) Summary { return summarize(id, f) })
+	d := plans.Kovara{File: f}
+	return l.saveDocument(id, f.CreatedAt, d.Model(), data, func(id string) Summary { return Summary{ID: id, Summary: d.Summary()} })
 }
 
 // Load reads and validates run id.
@@ -435,66 +414,6 @@ func (l *Library) writeLabels(doc labelsDoc) error {
 		return err
 	}
 	return WriteFileAtomic(l.labelsPath, data, 0o644)
-}
-
-// summarize derives a history line from a results file.
-func summarize(id string, f *results.File) Summary {
-	s := Summary{
-		ID:           id,
-		CreatedAt:    f.CreatedAt,
-		EndpointName: f.Local.EndpointName,
-		Model:        fileModel(f),
-		Plan:         f.Local.Plan,
-		Complete:     f.Complete,
-		Simulated:    f.Local.Simulated,
-	}
-	runs := f.Runs
-	if len(runs) == 0 && f.Local.PartialRun != nil {
-		runs = []results.Run{*f.Local.PartialRun}
-	}
-	for i, r := range f.Runs {
-		s.Levels = append(s.Levels, r.Concurrency)
-		if i == 0 || r.Metrics.OutputThroughput > s.BestOutputTPS {
-			s.BestOutputTPS = r.Metrics.OutputThroughput
-		}
-	}
-	if p := f.Local.PartialRun; p != nil {
-		s.PartialLevel = p.Concurrency
-	}
-	if g := f.Local.Group; g != nil {
-		s.Group, s.GroupID = fmt.Sprintf("%d of %d", g.Index, g.Of), g.ID
-	}
-	if _, share, ok := results.PromptCacheHit(f); ok {
-		s.CachedShare = share
-	}
-	s.Problems, _ = results.Split(results.Warnings(f))
-	if len(runs) > 0 {
-		r := runs[0]
-		s.RunKind = r.RunKind
-		if r.Engine != nil {
-			s.Engine = *r.Engine
-			if r.EngineVersion != nil {
-				s.Engine += " " + *r.EngineVersion
-			}
-		}
-	}
-	if s.Engine == "" && f.Local.Detection != nil && f.Local.Detection.Family != "" {
-		s.Engine = f.Local.Detection.Family
-		if v := f.Local.Detection.Version; v != "" {
-			s.Engine += " " + v
-		}
-	}
-	return s
-}
-
-func fileModel(f *results.File) string {
-	if len(f.Runs) > 0 {
-		return f.Runs[0].ModelID
-	}
-	if f.Local.PartialRun != nil {
-		return f.Local.PartialRun.ModelID
-	}
-	return f.Local.RequestedModel
 }
 
 // checkID refuses ids that would reach outside the results folder.

@@ -1,6 +1,10 @@
 package storage
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kovara/desktop/plans"
+)
 
 func TestSummaryState(t *testing.T) {
 	t.Parallel()
@@ -8,10 +12,10 @@ func TestSummaryState(t *testing.T) {
 		s    Summary
 		want string
 	}{
-		{Summary{Complete: true}, "complete"},
+		{Summary{Summary: plans.Summary{Complete: true}}, "complete"},
 		{Summary{}, "incomplete"},
-		{Summary{Complete: true, Problems: []string{"a", "b"}}, "finished, 2 problems"},
-		{Summary{Problems: []string{"a"}}, "incomplete, 1 problem"},
+		{Summary{Summary: plans.Summary{Complete: true, Problems: []string{"a", "b"}}}, "finished, 2 problems"},
+		{Summary{Summary: plans.Summary{Problems: []string{"a"}}}, "incomplete, 1 problem"},
 	}
 	for _, tt := range tests {
 		if got := tt.s.State(); got != tt.want {

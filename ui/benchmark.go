@@ -17,24 +17,19 @@ import (
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
-// The plans the Benchmark place runs.
-const (
-	planKovara   = "Kovara method"
-	planStages   = "Three stages: decode, cold prefill, many users"
-	planSpecDec  = "Speculative decoding (acceptance from /metrics)"
-	planCapacity = "Capacity: how many users at once within a service level"
-	planContext  = "Context: prefill and decode speed against context depth"
+// The plans the Benchmark place runs, by the titles it offers them under
+// (plans.Kind.Title).
+var (
+	planKovara   = plans.KovaraMethod.Title
+	planStages   = plans.ByID(results.PlanStages).Title
+	planSpecDec  = plans.ByID(results.PlanSpecDec).Title
+	planCapacity = plans.ByID(results.PlanCapacity).Title
+	planContext  = plans.ByID(results.PlanContext).Title
 )
-
-// planKinds are the plans by their names below ui (results.Plan*).
-var planKinds = map[string]string{
-	planKovara: results.PlanKovara, planStages: results.PlanStages,
-	planSpecDec: results.PlanSpecDec, planCapacity: results.PlanCapacity,
-	planContext: results.PlanContext,
-}
 
 // Manifest choices besides the recent files.
 const (
@@ -97,7 +92,7 @@ type BenchmarkScreen struct {
 	inputItem  *widget.FormItem // the prompt length (not for speculative decoding)
 	outputItem *widget.FormItem
 	concForm   *widget.Form // the concurrency levels
-	// Each plan keeps its own lengths, levels and requests: switching
+	// Each plan keeps its own lengths, levels, requests and timeout: switching
 	// plans shows the new plan's values (its defaults the first time),
 	// never the previous plan's.
 	fields       map[string]planFields
@@ -115,7 +110,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s := &BenchmarkScreen{u: u}
 	s.endpointSelect = widget.NewSelect(nil, s.onEndpoint)
 	s.modelSelect = widget.NewSelect(nil, func(string) { s.revalidate() })
-	s.planSelect = widget.NewSelect([]string{planKovara, planStages, planSpecDec, planCapacity, planContext}, func(string) { s.onPlan() })
+	s.planSelect = widget.NewSelect(plans.Titles(), func(string) { s.onPlan() })
 	s.usersEntry = newFormEntry(s.u)
 	s.usersEntry.SetText(fmt.Sprint(engine.DefaultUsers))
 	s.usersEntry.Validator = countCheck("users", 1)
@@ -411,13 +406,14 @@ func (s *BenchmarkScreen) lengthItems(plan string) []*widget.FormItem {
 }
 
 // planFields are the form's texts a plan keeps for itself.
-type planFields struct{ input, output, levels, requests string }
+type planFields struct{ input, output, levels, requests, timeout string }
 
 // defaultFields are a plan's own defaults.
 func defaultFields(plan string) planFields {
 	d := setup.DefaultPlan()
 	f := planFields{input: fmt.Sprint(d.InputTokens), output: fmt.Sprint(d.OutputTokens),
-		levels: engine.FormatLevels(d.Concurrency), requests: fmt.Sprint(d.Requests)}
+		levels: engine.FormatLevels(d.Concurrency), requests: fmt.Sprint(d.Requests),
+		timeout: trimFloat(plans.ByTitle(plan).Timeout.Seconds())}
 	switch plan {
 	case planSpecDec:
 		sd := engine.DefaultSpecDecPlan()
@@ -437,7 +433,7 @@ func (s *BenchmarkScreen) swapFields(plan string) {
 		return
 	}
 	if s.shownPlan != "" {
-		s.fields[s.shownPlan] = planFields{s.inputEntry.Text, s.outputEntry.Text, s.levelsEntry.Text, s.requestsEntry.Text}
+		s.fields[s.shownPlan] = planFields{s.inputEntry.Text, s.outputEntry.Text, s.levelsEntry.Text, s.requestsEntry.Text, s.timeoutEntry.Text}
 	}
 	f, ok := s.fields[plan]
 	if !ok {
@@ -464,6 +460,7 @@ func (s *BenchmarkScreen) swapFields(plan string) {
 	s.outputEntry.SetText(f.output)
 	s.levelsEntry.SetText(f.levels)
 	s.requestsEntry.SetText(f.requests)
+	s.timeoutEntry.SetText(f.timeout)
 }
 
 // optionalCount accepts an empty field (the plan chooses) or a count.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -56,11 +57,12 @@ func TestCapacityPlanRunViewHistoryCompare(t *testing.T) {
 	hs := h.u.historyScreen
 	h.locked(func() {
 		list, err := h.u.lib.List()
-		if err != nil || len(list) != 1 || list[0].Plan != storage.PlanCapacity {
+		if err != nil || len(list) != 1 || list[0].Plan != results.PlanCapacity {
 			t.Fatalf("library %+v %v, want the one capacity result", list, err)
 		}
 		id := list[0].ID
-		r, err := h.u.lib.LoadCapacity(id)
+		rDoc, err := storage.LoadAs[plans.Capacity](h.u.lib, id)
+		r := rDoc.Result
 		if err != nil || len(r.Probes) == 0 || len(r.Runs) != len(r.Probes) {
 			t.Fatalf("the saved result: %v %+v", err, r)
 		}
@@ -84,7 +86,7 @@ func TestCapacityPlanRunViewHistoryCompare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := other.SaveCapacity("", r); err != nil {
+		if _, err := other.SaveDoc("", plans.Capacity{Result: r}); err != nil {
 			t.Fatal(err)
 		}
 		marks, err := other.List()
@@ -93,13 +95,13 @@ func TestCapacityPlanRunViewHistoryCompare(t *testing.T) {
 		}
 		// A second capacity result to compare with: the same document
 		// kept again.
-		if _, err := h.u.lib.SaveCapacity("", r); err != nil {
+		if _, err := h.u.lib.SaveDoc("", plans.Capacity{Result: r}); err != nil {
 			t.Fatal(err)
 		}
 		hs.reload()
 		n := 0
 		for _, s := range hs.all {
-			if s.Plan != storage.PlanCapacity {
+			if s.Plan != results.PlanCapacity {
 				continue
 			}
 			n++
@@ -178,7 +180,7 @@ func TestCapacityViewHistoryCompareDocuments(t *testing.T) {
 	})
 	marks := map[string]string{}
 	for r, mark := range map[*results.CapacityResult]string{llama: "8 users", disturbed: "2–3 users?"} {
-		id, err := h.u.lib.SaveCapacity("", r)
+		id, err := h.u.lib.SaveDoc("", plans.Capacity{Result: r})
 		if err != nil {
 			t.Fatal(err)
 		}

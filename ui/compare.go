@@ -14,6 +14,7 @@ import (
 	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -29,9 +30,9 @@ type CompareScreen struct {
 	// The runs chosen in History, in the order it gave them, and the
 	// baseline: an index into them, or compare.OldestBaseline.
 	ids      []string
-	docs     []storage.Document
+	docs     []plans.Doc
 	names    []string
-	plan     string
+	kind     *plans.Kind
 	baseline int
 
 	// What is shown, baseline first: the Kovara runs' files (nil for
@@ -84,23 +85,23 @@ func newCompareScreen(u *App) *CompareScreen {
 
 // compareRuns shows Kovara runs side by side in the Compare place.
 func (u *App) compareRuns(ids []string) {
-	u.compareOthers(ids, storage.PlanKovara)
+	u.compareKind(ids, plans.KovaraMethod)
 }
 
-// compareOthers shows runs of one kind (plan, as storage.ComparableKind
-// found) side by side in the Compare place.
-func (u *App) compareOthers(ids []string, plan string) {
+// compareKind shows runs of one plan (as plans.ComparableKind found) side
+// by side in the Compare place.
+func (u *App) compareKind(ids []string, kind *plans.Kind) {
 	docs, names, ok := u.compareDocs(ids)
 	if !ok {
 		return
 	}
-	u.compareScreen.set(ids, docs, names, plan)
+	u.compareScreen.set(ids, docs, names, kind)
 	u.tabs.Select(u.compareTab)
 }
 
 // compareDocs loads runs of any kind, with their names.
-func (u *App) compareDocs(ids []string) ([]storage.Document, []string, bool) {
-	var docs []storage.Document
+func (u *App) compareDocs(ids []string) ([]plans.Doc, []string, bool) {
+	var docs []plans.Doc
 	var names []string
 	for _, id := range ids {
 		d, err := u.lib.LoadDocument(id)
@@ -115,8 +116,8 @@ func (u *App) compareDocs(ids []string) ([]storage.Document, []string, bool) {
 }
 
 // set compares these runs, the oldest as the baseline.
-func (c *CompareScreen) set(ids []string, docs []storage.Document, names []string, plan string) {
-	c.ids, c.docs, c.names, c.plan = ids, docs, names, plan
+func (c *CompareScreen) set(ids []string, docs []plans.Doc, names []string, kind *plans.Kind) {
+	c.ids, c.docs, c.names, c.kind = ids, docs, names, kind
 	c.baseline = compare.OldestBaseline
 	c.newBaselineSelect()
 	c.render()
@@ -203,15 +204,15 @@ func (c *CompareScreen) clear(why string) {
 func (c *CompareScreen) render() {
 	order := storage.CompareOrder(c.docs, c.baseline)
 	docs, labels := compare.Arrange(c.docs, order), compare.Arrange(c.names, order)
-	if c.plan == storage.PlanKovara {
+	if !c.kind.HasComparison() {
 		files := make([]*results.File, len(docs))
 		for i, d := range docs {
-			files[i] = d.File
+			files[i] = d.(plans.Kovara).File
 		}
 		c.show(files, labels)
 		return
 	}
-	c.showDocs(storage.CompareOthers(c.plan, docs, labels), labels)
+	c.showDocs(c.kind.Compare(docs, labels), labels)
 }
 
 // show shows Kovara runs, baseline first: the verdict with which
@@ -272,7 +273,7 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 // first: the verdict and the metric × run table (per level when the rows
 // are). Their verdict weighs conditions only, so it is never shown as good
 // news in the success colour.
-func (c *CompareScreen) showDocs(cmp storage.Comparison, labels []string) {
+func (c *CompareScreen) showDocs(cmp plans.Comparison, labels []string) {
 	c.files, c.labels = nil, labels
 	c.rows = cmp.Rows
 	imp := widget.MediumImportance

@@ -7,7 +7,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
-	"github.com/kovara/desktop/storage"
+	"github.com/kovara/desktop/engine/results"
 )
 
 // TestContextPlanRunViewHistory runs the context plan on the built-in
@@ -54,7 +54,7 @@ func TestContextPlanRunViewHistory(t *testing.T) {
 	}
 	check("after the run")
 	list, err := h.u.lib.List()
-	if err != nil || len(list) != 1 || list[0].Plan != storage.PlanContext {
+	if err != nil || len(list) != 1 || list[0].Plan != results.PlanContext {
 		t.Fatalf("library %+v, %v", list, err)
 	}
 	h.locked(func() { h.u.contextView = nil; h.u.historyScreen.reload(); h.u.historyScreen.open(list[0].ID) })

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -269,7 +270,7 @@ func (h *HistoryScreen) updateButtons() {
 	}
 	enable(h.compareButton, readable >= 2 && readable <= maxCompare && readable == n)
 	enable(h.openButton, readable == 1 && n == 1)
-	enable(h.likeButton, readable == 1 && n == 1 && h.planOf(h.selectedReadable()[0]) == storage.PlanKovara)
+	enable(h.likeButton, readable == 1 && n == 1 && h.kindOf(h.selectedReadable()[0]).Repeatable)
 	enable(h.labelButton, n == 1 && readable == 1)
 	enable(h.deleteButton, n >= 1)
 	switch {
@@ -298,19 +299,16 @@ func (h *HistoryScreen) onCompare() {
 	if len(ids) < 2 || len(ids) > maxCompare {
 		return
 	}
-	var plans []string
+	var names []string
 	for _, id := range ids {
-		plans = append(plans, h.planOf(id))
+		names = append(names, h.kindOf(id).ID)
 	}
-	kind, err := storage.ComparableKind(plans)
-	switch {
-	case err != nil:
+	kind, err := plans.ComparableKind(names)
+	if err != nil {
 		h.status.SetText(capitalize(err.Error()) + ".")
-	case kind == storage.PlanKovara:
-		h.u.compareRuns(ids)
-	default:
-		h.u.compareOthers(ids, kind)
+		return
 	}
+	h.u.compareKind(ids, kind)
 }
 
 // onLike fills the Benchmark form with the selected run's plan (Run
@@ -347,14 +345,17 @@ func (h *HistoryScreen) onOpen() {
 	h.open(ids[0])
 }
 
-// planOf is the kind of run id (kovara, stages or specdec).
-func (h *HistoryScreen) planOf(id string) string {
-	for _, s := range h.all {
-		if s.ID == id {
-			return s.Plan
+// kindOf is the plan of run id (the Kovara method for an index entry
+// from before plans were named).
+func (h *HistoryScreen) kindOf(id string) *plans.Kind {
+	for _, x := range h.all {
+		if x.ID == id {
+			if k := plans.ByID(x.Plan); k != nil {
+				return k
+			}
 		}
 	}
-	return ""
+	return plans.KovaraMethod
 }
 
 // showOpened puts a run's view in the History place.
@@ -363,58 +364,21 @@ func (h *HistoryScreen) showOpened(o fyne.CanvasObject) {
 	h.content.Refresh()
 }
 
-// openPlanDoc loads a plan document (three stages, speculative decoding,
-// capacity) and shows its view in the History place, its back button
-// leading back here.
-func openPlanDoc[D any](h *HistoryScreen, id string, load func(string) (D, error), view func(D) (back *widget.Button, content fyne.CanvasObject)) {
-	r, err := load(id)
-	if err != nil {
-		h.status.SetText(err.Error())
-		return
-	}
-	back, content := view(r)
-	back.SetText("Back to history")
-	h.openedOther = true
-	h.showOpened(content)
-}
-
-// open shows a run's result view inside the History place.
+// open shows a run's result view inside the History place, its back
+// button leading back here.
 func (h *HistoryScreen) open(id string) {
-	switch h.planOf(id) {
-	case storage.PlanStages:
-		openPlanDoc(h, id, h.u.lib.LoadStages, func(r *results.StagesResult) (*widget.Button, fyne.CanvasObject) {
-			v := newStagesView(h.u, r, id, nil, h.closeRun)
-			return v.back, v.content
-		})
-		return
-	case storage.PlanSpecDec:
-		openPlanDoc(h, id, h.u.lib.LoadSpecDec, func(r *results.SpecDecResult) (*widget.Button, fyne.CanvasObject) {
-			v := newSpecDecView(h.u, r, id, nil, h.closeRun)
-			return v.back, v.content
-		})
-		return
-	case storage.PlanContext:
-		openPlanDoc(h, id, h.u.lib.LoadContext, func(r *results.ContextResult) (*widget.Button, fyne.CanvasObject) {
-			v := newContextView(h.u, r, id, nil, h.closeRun)
-			return v.back, v.content
-		})
-		return
-	case storage.PlanCapacity:
-		openPlanDoc(h, id, h.u.lib.LoadCapacity, func(r *results.CapacityResult) (*widget.Button, fyne.CanvasObject) {
-			v := newCapacityView(h.u, r, id, nil, h.closeRun)
-			return v.back, v.content
-		})
-		return
-	}
-	f, err := h.u.lib.Load(id)
+	d, err := h.u.lib.LoadDocument(id)
 	if err != nil {
 		h.status.SetText(err.Error())
 		return
 	}
-	h.opened = newResultView(h.u, f, id, func() { h.closeRun() })
-	h.opened.newRun.SetText("Back to history")
-	h.content.Objects = []fyne.CanvasObject{h.opened.content}
-	h.content.Refresh()
+	v := h.u.resultView(d, id, nil, h.closeRun)
+	v.back.SetText("Back to history")
+	h.opened, h.openedOther = nil, true
+	if r, ok := v.view.(*ResultView); ok {
+		h.opened, h.openedOther = r, false
+	}
+	h.showOpened(v.content)
 }
 
 func (h *HistoryScreen) closeRun() {

@@ -18,6 +18,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -190,12 +191,12 @@ func (h *harness) seedEveryKind(url string) map[string]string {
 		}
 		ids[kind] = id
 	}
-	id, err := h.u.lib.SaveStages("", &results.StagesResult{Format: results.FormatStages, FormatVersion: 1, CreatedAt: created,
-		Model: model, Engine: engine, Complete: true, Local: local, Users: &results.UsersStage{Users: 4}})
-	save(storage.PlanStages, id, err)
-	id, err = h.u.lib.SaveSpecDec("", &results.SpecDecResult{Format: results.FormatSpecDec, FormatVersion: 1, CreatedAt: created,
-		Model: model, Engine: engine, Complete: true, Local: local, Levels: []results.SpecDecLevel{{Concurrency: 1}, {Concurrency: 4}}})
-	save(storage.PlanSpecDec, id, err)
+	id, err := h.u.lib.SaveDoc("", plans.Stages{Result: &results.StagesResult{Format: results.FormatStages, FormatVersion: 1, CreatedAt: created,
+		Model: model, Engine: engine, Complete: true, Local: local, Users: &results.UsersStage{Users: 4}}})
+	save(results.PlanStages, id, err)
+	id, err = h.u.lib.SaveDoc("", plans.SpecDec{Result: &results.SpecDecResult{Format: results.FormatSpecDec, FormatVersion: 1, CreatedAt: created,
+		Model: model, Engine: engine, Complete: true, Local: local, Levels: []results.SpecDecLevel{{Concurrency: 1}, {Concurrency: 4}}}})
+	save(results.PlanSpecDec, id, err)
 	data, err := os.ReadFile("../engine/testdata/llamacpp-b9749/capacity.json")
 	if err != nil {
 		h.t.Fatal(err)
@@ -205,8 +206,8 @@ func (h *harness) seedEveryKind(url string) map[string]string {
 		h.t.Fatal(err)
 	}
 	c.Local.EndpointName = "lab box"
-	id, err = h.u.lib.SaveCapacity("", c)
-	save(storage.PlanCapacity, id, err)
+	id, err = h.u.lib.SaveDoc("", plans.Capacity{Result: c})
+	save(results.PlanCapacity, id, err)
 	data, err = os.ReadFile("../engine/testdata/llamacpp-b9749/context.json")
 	if err != nil {
 		h.t.Fatal(err)
@@ -216,8 +217,8 @@ func (h *harness) seedEveryKind(url string) map[string]string {
 		h.t.Fatal(err)
 	}
 	cx.Local.EndpointName, cx.Model = "lab box", model
-	id, err = h.u.lib.SaveContext("", cx)
-	save(storage.PlanContext, id, err)
+	id, err = h.u.lib.SaveDoc("", plans.Context{Result: cx})
+	save(results.PlanContext, id, err)
 	return ids
 }
 
@@ -233,7 +234,7 @@ func TestHistoryFilterListsEveryKind(t *testing.T) {
 	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
-		want := []string{kindAll, "hardware", "protocol", "capacity", "three stages", "spec decoding", "context"}
+		want := []string{kindAll, "hardware", "protocol", "three stages", "spec decoding", "capacity", "context"}
 		if got := hs.kindSelect.Options; strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("kind filter offers %q, want %q", got, want)
 		}
@@ -337,7 +338,7 @@ func TestHistoryDeleteNamesTheRuns(t *testing.T) {
 
 		// One run, then the unreadable file: each named.
 		hs.selected = map[string]bool{}
-		hs.table.Select(widget.TableCellID{Row: h.rowOf(ids[storage.PlanStages]), Col: 0})
+		hs.table.Select(widget.TableCellID{Row: h.rowOf(ids[results.PlanStages]), Col: 0})
 		test.Tap(hs.deleteButton)
 		text = test.RenderObjectToMarkup(h.win.Canvas().Overlays().Top())
 		if !strings.Contains(text, "Delete this run from the history?") || strings.Count(text, "• ") != 1 || !strings.Contains(text, "Qwen3-30B-A3B-Instruct-2507-Q4_K_M · lab box · three stages") {

@@ -17,6 +17,7 @@ import (
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -210,7 +211,7 @@ func (s *BenchmarkScreen) onRun() {
 	s.rememberModel(name)
 	// The built-in simulator is each plan's demo one, as in the CLI's
 	// demo: a capacity to find, drafts to accept.
-	s.start(saved, simulated, sim.DemoFor(planKinds[s.planSelect.Selected]), ep, run)
+	s.start(saved, simulated, plans.ByTitle(s.planSelect.Selected).Demo(), ep, run)
 }
 
 // runKovara is the Kovara method, saved after every level: repeat times
@@ -276,7 +277,7 @@ func (s *BenchmarkScreen) runStages(plan engine.StagesPlan) planRun {
 		if r == nil {
 			return func() { s.runFailed(err) }
 		}
-		id, saveErr := s.u.lib.SaveStages("", r)
+		id, saveErr := s.u.lib.SaveDoc("", plans.Stages{Result: r})
 		return func() { s.showView(newStagesView(s.u, r, id, saveErr, s.backToSetup).content) }
 	}
 }
@@ -288,7 +289,7 @@ func (s *BenchmarkScreen) runSpecDec(plan engine.SpecDecPlan) planRun {
 		if r == nil {
 			return func() { s.runFailed(err) }
 		}
-		id, saveErr := s.u.lib.SaveSpecDec("", r)
+		id, saveErr := s.u.lib.SaveDoc("", plans.SpecDec{Result: r})
 		return func() { s.showView(newSpecDecView(s.u, r, id, saveErr, s.backToSetup).content) }
 	}
 }
@@ -300,7 +301,7 @@ func (s *BenchmarkScreen) runCapacity(plan engine.CapacityPlan) planRun {
 		if r == nil {
 			return func() { s.u.rememberCheck(ep, plan.Model, nil, err); s.runFailed(err) }
 		}
-		id, saveErr := s.u.lib.SaveCapacity("", r)
+		id, saveErr := s.u.lib.SaveDoc("", plans.Capacity{Result: r})
 		return func() {
 			s.u.rememberCheck(ep, r.Model, r.Local.Detection, err)
 			s.showView(newCapacityView(s.u, r, id, saveErr, s.backToSetup).content)
@@ -315,7 +316,7 @@ func (s *BenchmarkScreen) runContext(plan engine.ContextPlan) planRun {
 		if r == nil {
 			return func() { s.u.rememberCheck(ep, plan.Model, nil, err); s.runFailed(err) }
 		}
-		id, saveErr := s.u.lib.SaveContext("", r)
+		id, saveErr := s.u.lib.SaveDoc("", plans.Context{Result: r})
 		return func() {
 			s.u.rememberCheck(ep, r.Model, &r.Engine, err)
 			s.showView(newContextView(s.u, r, id, saveErr, s.backToSetup).content)

@@ -10,8 +10,10 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -60,7 +62,7 @@ func TestStagesPlanRunViewCopyHistoryCompare(t *testing.T) {
 		hs.reload()
 		stages := 0
 		for _, s := range hs.all {
-			if s.Plan == storage.PlanStages {
+			if s.Plan == results.PlanStages {
 				stages++
 				hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
 			}
@@ -124,7 +126,7 @@ func TestSpecDecPlanRun(t *testing.T) {
 		}
 	})
 	list, _ := h.u.lib.List()
-	if len(list) != 1 || list[0].Plan != storage.PlanSpecDec || len(list[0].Levels) != 2 {
+	if len(list) != 1 || list[0].Plan != results.PlanSpecDec || len(list[0].Levels) != 2 {
 		t.Errorf("library: %+v", list)
 	}
 }
@@ -180,7 +182,7 @@ func TestPlanFormKeepsEachPlansFields(t *testing.T) {
 }
 
 // The built-in simulator's speculative-decoding demo drafts, as the CLI's
-// demo does (sim.DemoFor): its result shows an acceptance rate.
+// demo does (plans.Kind.Demo): its result shows an acceptance rate.
 func TestSpecDecDemoShowsAcceptance(t *testing.T) {
 	h := newHarness(t)
 	b := h.u.bench
@@ -197,13 +199,48 @@ func TestSpecDecDemoShowsAcceptance(t *testing.T) {
 	if len(list) != 1 {
 		t.Fatalf("library %+v", list)
 	}
-	r, err := h.u.lib.LoadDocument(list[0].ID)
-	if err != nil || r.SpecDec == nil {
+	r, err := storage.LoadAs[plans.SpecDec](h.u.lib, list[0].ID)
+	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	for _, row := range r.SpecDec.Table().Rows {
+	for _, row := range r.Result.Table().Rows {
 		if acc := row[5]; acc == results.Missing || !strings.HasSuffix(acc, " %") {
 			t.Errorf("level %s: acceptance %q, want a rate", row[0], acc)
 		}
 	}
+}
+
+// TestPlansTimeOutAsTheirKindSays: each plan's form starts from its own
+// per-request timeout (plans.Kind.Timeout), kept per plan like its
+// lengths. The form sent its 120 s to the three-stage plan, where a
+// CPU-only server at 6 tok/s needs 170 s for one 1,024-token answer: in
+// the app every decode request timed out while the CLI ran it.
+func TestPlansTimeOutAsTheirKindSays(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	slowAnswer := 1024 * 160 * time.Millisecond // 6 tok/s, --token-interval 160ms
+	h.locked(func() {
+		for _, k := range plans.All {
+			b.planSelect.SetSelected(k.Title)
+			got, err := engine.ParseTimeout(b.timeoutEntry.Text)
+			if err != nil || got != k.Timeout {
+				t.Errorf("%s: the form's timeout %q, want %v", k.ID, b.timeoutEntry.Text, k.Timeout)
+			}
+		}
+		b.planSelect.SetSelected(planStages)
+		p, err := b.stagesFromForm()
+		if err != nil || p.Timeout < slowAnswer {
+			t.Errorf("three stages: timeout %v (%v), less than a 1,024-token answer at 6 tok/s (%v)", p.Timeout, err, slowAnswer)
+		}
+		// A timeout typed for one plan stays with it.
+		b.timeoutEntry.SetText("1200")
+		b.planSelect.SetSelected(planKovara)
+		if b.timeoutEntry.Text != "120" {
+			t.Errorf("the Kovara method's timeout %q after another plan's was changed", b.timeoutEntry.Text)
+		}
+		b.planSelect.SetSelected(planStages)
+		if b.timeoutEntry.Text != "1200" {
+			t.Errorf("the three-stage plan's timeout %q, want the 1200 typed for it", b.timeoutEntry.Text)
+		}
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -79,7 +80,7 @@ func TestScreenshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := h.u.lib.SaveCapacity("", r)
+	id, err := h.u.lib.SaveDoc("", plans.Capacity{Result: r})
 	if err != nil {
 		t.Fatal(err)
 	}

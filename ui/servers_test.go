@@ -12,6 +12,7 @@ import (
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 )
 
 // TestPromptCacheAndReconnectsShown: two runs with the same fixed seed on a
@@ -85,7 +86,7 @@ func TestCompareSpecDecFromHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, err := h.u.lib.SaveSpecDec("", r)
+		id, err := h.u.lib.SaveDoc("", plans.SpecDec{Result: r})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/storage"
+	"github.com/kovara/desktop/plans"
 )
 
 // --plan capacity: how many users at once the server serves within a
@@ -41,25 +41,12 @@ func (f *runFlags) capacityPlan() (engine.CapacityPlan, error) {
 }
 
 func finishCapacity(res *results.CapacityResult, err error, f runFlags, stdout, stderr io.Writer) int {
-	code, keep := planExit(err, stderr)
-	if res == nil || (!keep && len(res.Probes) == 0) {
-		return code
+	o := planOutput{measured: res != nil && len(res.Probes) > 0}
+	if res != nil {
+		o.doc, o.server, o.last = plans.Capacity{Result: res}, res.Local.ServerMetrics, res.AnswerLine()
+		o.print = func(w io.Writer) { printCapacity(w, res) }
 	}
-	printCapacity(stdout, res)
-	if line := serverLine(res.Local.ServerMetrics); line != "" {
-		fmt.Fprintln(stderr, line)
-	}
-	data, merr := results.MarshalCapacity(res)
-	save := func(l *storage.Library) (string, error) { return l.SaveCapacity("", res) }
-	if merr != nil || !keepPlanResult(f, "capacity", data, save, stderr) {
-		return exitFailed
-	}
-	// The answer line comes last, after where the result was kept.
-	fmt.Fprintln(stdout, res.AnswerLine())
-	if code == exitOK && res.Answer.Capacity == 0 {
-		code = exitFailed
-	}
-	return code
+	return finishPlan(o, err, f, stdout, stderr)
 }
 
 // printCapacity writes every probed level and the answer in words.
@@ -67,7 +54,7 @@ func printCapacity(w io.Writer, r *results.CapacityResult) {
 	printHeading(w, "Capacity plan (Kovara Desktop): "+r.Settings.SLO(), r.Local.Simulated)
 	fmt.Fprintf(w, "model %s; %d-token prompts, %d-token answers; up to %d users\n", r.Model, r.Settings.InputTokens, r.Settings.OutputTokens, r.Settings.MaxConcurrency)
 	ws := r.Warnings()
-	printProblems(w, r.AsFile(), ws)
+	printProblems(w, plans.Capacity{Result: r})
 	printTable(w, r.Table())
 	fmt.Fprintln(w, "per-user tok/s = 1000 / TPOT of each request; a level meets the service level with no failed request, TTFT p95 at or under the ceiling and p5 per-user tok/s at or over the floor")
 	if k := r.KneeLine(); k != "" {

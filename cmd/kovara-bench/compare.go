@@ -9,6 +9,7 @@ import (
 
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -33,8 +34,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench compare: --baseline %d is not one of the runs given: give its place among them, 1 to %d\n", *baseline, len(runs))
 		return exitBadInput
 	}
-	var docs []storage.Document
-	var labels, plans []string
+	var docs []plans.Doc
+	var labels, kinds []string
 	var lib *storage.Library
 	for _, arg := range runs {
 		d, err := storage.LoadArg(arg, &lib, openLibrary)
@@ -44,9 +45,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 		docs = append(docs, d)
 		labels = append(labels, storage.ShortName(arg))
-		plans = append(plans, d.Plan)
+		kinds = append(kinds, d.Kind().ID)
 	}
-	kind, err := storage.ComparableKind(plans)
+	kind, err := plans.ComparableKind(kinds)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench compare: %v\n", err)
 		return exitBadInput
@@ -58,16 +59,16 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	order := storage.CompareOrder(docs, chosen)
 	docs, labels = compare.Arrange(docs, order), compare.Arrange(labels, order)
 	base := fmt.Sprintf("changes are against [1] %s, the baseline (%s); + better, − worse for that metric", labels[0], why)
-	if kind == storage.PlanKovara {
+	if !kind.HasComparison() {
 		var files []*results.File
 		for _, d := range docs {
-			files = append(files, d.File)
+			files = append(files, d.(plans.Kovara).File)
 		}
 		printComparison(stdout, files, labels)
 		fmt.Fprintln(stdout, base)
 		return exitOK
 	}
-	c := storage.CompareOthers(kind, docs, labels)
+	c := kind.Compare(docs, labels)
 	fmt.Fprintln(stdout, c.Sentence())
 	fmt.Fprintln(stdout)
 	printRows(stdout, c.Rows, labels, c.PerLevel)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/storage"
+	"github.com/kovara/desktop/plans"
 )
 
 // --plan context: prefill and decode speed against context depth, cold
@@ -65,35 +65,12 @@ func (f *runFlags) contextPlan(set map[string]bool) (engine.ContextPlan, error) 
 }
 
 func finishContext(res *results.ContextResult, err error, f runFlags, stdout, stderr io.Writer) int {
-	code, keep := planExit(err, stderr)
-	if res == nil || (!keep && len(res.Depths) == 0) {
-		return code
+	o := planOutput{measured: res != nil && len(res.Depths) > 0}
+	if res != nil {
+		o.doc, o.server, o.warnings, o.last = plans.Context{Result: res}, res.Local.ServerMetrics, res.Warnings, res.Headline()
+		o.print = func(w io.Writer) { printContext(w, res) }
 	}
-	printContext(stdout, res)
-	if line := serverLine(res.Local.ServerMetrics); line != "" {
-		fmt.Fprintln(stderr, line)
-	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
-	}
-	data, merr := results.MarshalContext(res)
-	save := func(l *storage.Library) (string, error) { return l.SaveContext("", res) }
-	if merr != nil || !keepPlanResult(f, planContext, data, save, stderr) {
-		return exitFailed
-	}
-	// The headline comes last, after where the result was kept.
-	fmt.Fprintln(stdout, res.Headline())
-	if code == exitOK {
-		if len(res.Depths) == 0 {
-			code = exitFailed
-		}
-		for _, d := range res.Depths {
-			if d.OK == 0 {
-				code = exitFailed
-			}
-		}
-	}
-	return code
+	return finishPlan(o, err, f, stdout, stderr)
 }
 
 // printContext writes the table of depths and how it was made.
@@ -113,9 +90,7 @@ func printContext(w io.Writer, r *results.ContextResult) {
 	s := r.Settings
 	fmt.Fprintf(w, "model %s, engine %s, %s; %d-token answers, %d %s × %d %s a depth\n", r.Model, eng, ctx, s.OutputTokens,
 		s.Users, results.Plural(s.Users, "user", "users"), s.Repeats, results.Plural(s.Repeats, "repeat", "repeats"))
-	for _, p := range r.Problems() {
-		fmt.Fprintf(w, "  problem: %s\n", p)
-	}
+	printProblems(w, plans.Context{Result: r})
 	printTable(w, r.Table())
 	fmt.Fprintln(w, r.Method())
 	if n := r.TimerNote(); n != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -201,7 +202,7 @@ func (f *runFlags) specDecPlan(set map[string]bool) (engine.SpecDecPlan, error) 
 
 // runOtherPlan runs --plan stages, specdec, capacity or context; other is false for
 // the Kovara plan, which the caller runs (its flags checked here too).
-// demo runs against the plan's demo simulator (sim.DemoFor, as in the
+// demo runs against the plan's demo simulator (plans.Kind.Demo, as in the
 // app).
 func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.Writer) (code int, other bool) {
 	cmd := "run"
@@ -227,7 +228,7 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 	}
 	var ep engine.Endpoint
 	if demo {
-		cfg := sim.DemoFor(f.planName)
+		cfg := plans.ByID(f.planName).Demo()
 		srv, url, err := sim.Start(cfg, "127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintf(stderr, "kovara-bench demo: could not start the simulator: %v\n", err)
@@ -296,28 +297,60 @@ func keepPlanResult(f runFlags, kind string, data []byte, save func(*storage.Lib
 }
 
 func finishStages(res *results.StagesResult, err error, f runFlags, stdout, stderr io.Writer) int {
+	o := planOutput{measured: res != nil && len(res.Decode) > 0}
+	if res != nil {
+		o.doc, o.server, o.warnings = plans.Stages{Result: res}, res.Local.ServerMetrics, res.Warnings
+		o.print = func(w io.Writer) {
+			printStages(w, res)
+			fmt.Fprintln(w)
+			fmt.Fprintln(w, "---- wiki block ----")
+			fmt.Fprint(w, res.WikiBlock())
+		}
+	}
+	return finishPlan(o, err, f, stdout, stderr)
+}
+
+// planOutput is what a plan's run leaves for finishPlan to say and keep.
+type planOutput struct {
+	doc      plans.Doc // nil when the plan gave no result
+	measured bool      // something was measured, worth keeping after an error
+	print    func(io.Writer)
+	server   *results.ServerMetrics
+	warnings []string // the run's own, to stderr
+	last     string   // said last on stdout, after where the result was kept
+}
+
+// finishPlan prints a plan's result, keeps it in the library (and -o),
+// and returns the exit code: the plan's error's, else 1 when the result
+// failed (plans.Doc.Failed), the rule the app and History follow too.
+func finishPlan(o planOutput, err error, f runFlags, stdout, stderr io.Writer) int {
 	code, keep := planExit(err, stderr)
-	if res == nil || (!keep && len(res.Decode) == 0) {
+	if o.doc == nil || (!keep && !o.measured) {
 		return code
 	}
-	printStages(stdout, res)
-	if line := serverLine(res.Local.ServerMetrics); line != "" {
+	o.print(stdout)
+	if line := serverLine(o.server); line != "" {
 		fmt.Fprintln(stderr, line)
 	}
-	fmt.Fprintln(stdout)
-	fmt.Fprintln(stdout, "---- wiki block ----")
-	fmt.Fprint(stdout, res.WikiBlock())
-	for _, w := range res.Warnings {
+	for _, w := range o.warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	data, merr := results.MarshalStages(res)
-	save := func(l *storage.Library) (string, error) { return l.SaveStages("", res) }
-	if merr != nil || !keepPlanResult(f, "stages", data, save, stderr) {
+	data, merr := o.doc.Marshal()
+	save := func(l *storage.Library) (string, error) { return l.SaveDoc("", o.doc) }
+	if merr != nil || !keepPlanResult(f, o.doc.Kind().ID, data, save, stderr) {
 		return exitFailed
 	}
-	if code == exitOK && len(res.Failed()) > 0 {
-		fmt.Fprintf(stderr, "some stages failed: %s\n", strings.Join(res.Failed(), ", "))
-		code = exitFailed
+	if o.last != "" {
+		fmt.Fprintln(stdout, o.last)
+	}
+	return failedCode(code, o.doc)
+}
+
+// failedCode is the exit code of a run that ended with code: 1 when its
+// result failed.
+func failedCode(code int, d plans.Doc) int {
+	if code == exitOK && d.Failed() {
+		return exitFailed
 	}
 	return code
 }
@@ -343,6 +376,7 @@ func printTable(w io.Writer, t results.Table) {
 func printStages(w io.Writer, r *results.StagesResult) {
 	fmt.Fprintln(w, "Three-stage plan (Kovara Desktop, after the cmp.wiki benchmark protocol)")
 	fmt.Fprintln(w, r.Headline())
+	printProblems(w, plans.Stages{Result: r})
 	eng := results.FamilyName(r.Engine.Family)
 	if eng == "" {
 		eng = "not recognised"
@@ -375,30 +409,12 @@ func printStages(w io.Writer, r *results.StagesResult) {
 }
 
 func finishSpecDec(res *results.SpecDecResult, err error, f runFlags, stdout, stderr io.Writer) int {
-	code, keep := planExit(err, stderr)
-	if res == nil || (!keep && len(res.Levels) == 0) {
-		return code
+	o := planOutput{measured: res != nil && len(res.Levels) > 0}
+	if res != nil {
+		o.doc, o.server, o.warnings = plans.SpecDec{Result: res}, res.Local.ServerMetrics, res.Warnings
+		o.print = func(w io.Writer) { printSpecDec(w, res) }
 	}
-	printSpecDec(stdout, res)
-	if line := serverLine(res.Local.ServerMetrics); line != "" {
-		fmt.Fprintln(stderr, line)
-	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
-	}
-	data, merr := results.MarshalSpecDec(res)
-	save := func(l *storage.Library) (string, error) { return l.SaveSpecDec("", res) }
-	if merr != nil || !keepPlanResult(f, "specdec", data, save, stderr) {
-		return exitFailed
-	}
-	if code == exitOK {
-		for _, l := range res.Levels {
-			if l.OK == 0 {
-				code = exitFailed
-			}
-		}
-	}
-	return code
+	return finishPlan(o, err, f, stdout, stderr)
 }
 
 // printHeading writes a plan result's first line, marked when it was
@@ -414,6 +430,7 @@ func printHeading(w io.Writer, title string, simulated bool) {
 func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 	printHeading(w, "Speculative decoding (representative prompts; not publishable)", r.Local.Simulated)
 	fmt.Fprintln(w, r.Stops())
+	printProblems(w, plans.SpecDec{Result: r})
 	printTable(w, r.Table())
 	perRequest := false
 	for _, l := range r.Levels {

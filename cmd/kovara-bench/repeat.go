@@ -8,6 +8,7 @@ import (
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -49,11 +50,12 @@ func runLike(f runFlags, set map[string]bool, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench run: --like: %v\n", err)
 		return exitBadInput
 	}
-	if doc.File == nil {
-		fmt.Fprintf(stderr, "kovara-bench run: --like: %s is a %s result; run again like a Kovara method run (its plan and settings are given again with --plan)\n", f.like, storage.KindName(doc.Plan))
+	k, ok := doc.(plans.Kovara)
+	if !ok {
+		fmt.Fprintf(stderr, "kovara-bench run: --like: %s is one of the %s; run again like a Kovara method run (its plan and settings are given again with --plan)\n", f.like, doc.Kind().Results)
 		return exitBadInput
 	}
-	orig := doc.File
+	orig := k.File
 	plan, err := engine.PlanLike(orig)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench run: --like: %v\n", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/hw"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -355,14 +356,7 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, mark runMarks, 
 			return exitFailed, file
 		}
 	}
-	if code == exitOK {
-		for _, r := range file.Runs {
-			if r.Metrics.RequestsOK == 0 {
-				code = exitFailed
-			}
-		}
-	}
-	return code, file
+	return failedCode(code, plans.Kovara{File: file}), file
 }
 
 // numbered is where a repeated run's copy goes: -o and --png name one

@@ -5,13 +5,14 @@ import (
 	"io"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 )
 
 // printSummary writes the per-level table to w: the run's problems above
 // it, its notes below (results.Warnings, the words every surface uses).
 func printSummary(w io.Writer, f *results.File) {
 	ws := results.Warnings(f)
-	printProblems(w, f, ws)
+	printProblems(w, plans.Kovara{File: f})
 	for _, d := range results.ErrorDetails(f) {
 		fmt.Fprintf(w, "    first error %s\n", d)
 	}
@@ -30,14 +31,14 @@ func printSummary(w io.Writer, f *results.File) {
 	printNotes(w, ws)
 }
 
-// printProblems writes a result's problems, one a line, under the state
-// that says the result is not clean; nothing when it has none.
-func printProblems(w io.Writer, f *results.File, ws []results.Warning) {
-	problems, _ := results.Split(ws)
+// printProblems writes a result's problems, one a line, under its state
+// (plans.State), the same for every plan; nothing when it has none.
+func printProblems(w io.Writer, d plans.Doc) {
+	problems := d.Problems()
 	if len(problems) == 0 {
 		return
 	}
-	fmt.Fprintln(w, results.Headline(f, ws))
+	fmt.Fprintln(w, plans.State(d))
 	for _, p := range problems {
 		fmt.Fprintf(w, "  problem: %s\n", p)
 	}

@@ -116,6 +116,10 @@ const (
 	DefaultWarmup       = 4
 	DefaultSeed         = 7
 	DefaultTimeout      = 120 * time.Second
+	// PlanTimeout bounds each request of the plans beyond the Kovara
+	// method: a 1,024-token answer on a CPU-only server decoding 6 tok/s
+	// takes nearly three minutes.
+	PlanTimeout = 900 * time.Second
 )
 
 // DefaultConcurrency is the default list of levels.

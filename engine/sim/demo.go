@@ -2,8 +2,6 @@ package sim
 
 import (
 	"time"
-
-	"github.com/kovara/desktop/engine/results"
 )
 
 // Demo is the simulator behind the demo and the app's "Built-in simulator"
@@ -39,25 +37,4 @@ func CapacityDemo() Config {
 		BatchCapacity: 12,
 		Seed:          7,
 	}
-}
-
-// DemoFor is the simulator each plan's demo runs against, in the app and
-// the CLI alike (plan as results.Plan*): the capacity plan's has a
-// capacity to find, the speculative-decoding plan's drafts (so its demo
-// shows an acceptance), the context plan's slows with depth
-// (ContextDemo), the three-stage plan's writes its long answers to
-// the end instead of stopping half way.
-func DemoFor(plan string) Config {
-	cfg := Demo()
-	switch plan {
-	case results.PlanCapacity:
-		cfg = CapacityDemo()
-	case results.PlanSpecDec:
-		cfg.SpecDecode = &SpecDecode{DraftTokens: 3, Acceptance: 0.7}
-	case results.PlanStages:
-		cfg.NaturalStop = func(int64) int { return 1 << 20 }
-	case results.PlanContext:
-		cfg = ContextDemo()
-	}
-	return cfg
 }

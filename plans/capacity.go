@@ -1,0 +1,95 @@
+package plans
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+var capacityKind = &Kind{
+	ID:       results.PlanCapacity,
+	Title:    "Capacity: how many users at once within a service level",
+	Results:  "capacity results",
+	Format:   results.FormatCapacity,
+	RunKinds: []RunKind{{results.PlanCapacity, "capacity"}},
+	Timeout:  setup.DefaultTimeout,
+	Demo:     sim.CapacityDemo,
+	decode: func(data []byte) (Doc, error) {
+		r, err := results.DecodeCapacity(data)
+		if err != nil {
+			return nil, err
+		}
+		return Capacity{Result: r}, nil
+	},
+	compare: func(docs []Doc, labels []string) Comparison {
+		rs := resultsOf(docsOf[Capacity](docs), func(d Capacity) *results.CapacityResult { return d.Result })
+		var c Comparison
+		c.Like, c.Diffs = compare.CapacityVerdict(rs)
+		c.Rows = compare.CapacityTable(rs, labels)
+		return c
+	},
+}
+
+// Capacity is a capacity result as a plan document.
+type Capacity struct{ Result *results.CapacityResult }
+
+func (d Capacity) Kind() *Kind              { return capacityKind }
+func (d Capacity) Model() string            { return d.Result.Model }
+func (d Capacity) CreatedAt() string        { return d.Result.CreatedAt }
+func (d Capacity) Complete() bool           { return d.Result.Complete }
+func (d Capacity) Simulated() bool          { return d.Result.Local.Simulated }
+func (d Capacity) Headline() string         { return d.Result.Headline() }
+func (d Capacity) Marshal() ([]byte, error) { return results.MarshalCapacity(d.Result) }
+
+// Failed: not even one user was served within the service level (or
+// nothing was probed), so the plan has no capacity to give.
+func (d Capacity) Failed() bool { return d.Result.Answer.Capacity == 0 }
+
+// Problems are its probes' problems (results.Warnings of their records,
+// probes of one level that disagree), and the missing answer.
+func (d Capacity) Problems() []string {
+	out, _ := results.Split(d.Result.Warnings())
+	if d.Failed() && d.Complete() {
+		out = append(out, "not even one user was served within the service level ("+d.Result.Settings.SLO()+")")
+	}
+	return out
+}
+
+func (d Capacity) Summary() Summary {
+	r := d.Result
+	engine := ""
+	if r.Local.Detection != nil {
+		engine = engineName(*r.Local.Detection)
+	}
+	s := summaryOf(d, r.Local.EndpointName, engine)
+	for _, p := range r.Probes {
+		if !slices.Contains(s.Levels, p.Concurrency) {
+			s.Levels = append(s.Levels, p.Concurrency)
+		}
+		if p.OutputTPS > s.BestOutputTPS {
+			s.BestOutputTPS = p.OutputTPS
+		}
+	}
+	slices.Sort(s.Levels)
+	s.Capacity = capacityMark(r)
+	return s
+}
+
+// capacityMark is a capacity result's answer in a few characters, for
+// History: "8 users", "4–6 users?", "≥ 256 users", "none".
+func capacityMark(r *results.CapacityResult) string {
+	a := r.Answer
+	switch {
+	case a.Capacity == 0:
+		return "none"
+	case a.Uncertain:
+		return fmt.Sprintf("%d–%d users?", a.Capacity, a.RangeHigh)
+	case a.ReachedMax:
+		return fmt.Sprintf("≥ %d users", a.Capacity)
+	}
+	return fmt.Sprintf("%d users", a.Capacity)
+}

@@ -1,0 +1,79 @@
+package plans
+
+import (
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+var contextKind = &Kind{
+	ID:       results.PlanContext,
+	Title:    "Context: prefill and decode speed against context depth",
+	Results:  "context results",
+	Format:   results.FormatContext,
+	RunKinds: []RunKind{{results.PlanContext, "context"}},
+	Timeout:  setup.PlanTimeout,
+	Demo:     sim.ContextDemo,
+	decode: func(data []byte) (Doc, error) {
+		r, err := results.DecodeContext(data)
+		if err != nil {
+			return nil, err
+		}
+		return Context{Result: r}, nil
+	},
+	compare: func(docs []Doc, labels []string) Comparison {
+		rs := resultsOf(docsOf[Context](docs), func(d Context) *results.ContextResult { return d.Result })
+		var c Comparison
+		c.Like, c.Diffs = compare.ContextVerdict(rs)
+		c.Rows = compare.ContextTable(rs, labels)
+		return c
+	},
+}
+
+// Context is a context result as a plan document.
+type Context struct{ Result *results.ContextResult }
+
+func (d Context) Kind() *Kind              { return contextKind }
+func (d Context) Model() string            { return d.Result.Model }
+func (d Context) CreatedAt() string        { return d.Result.CreatedAt }
+func (d Context) Complete() bool           { return d.Result.Complete }
+func (d Context) Simulated() bool          { return d.Result.Local.Simulated }
+func (d Context) Headline() string         { return d.Result.Headline() }
+func (d Context) Marshal() ([]byte, error) { return results.MarshalContext(d.Result) }
+
+// Failed: no depth was measured, or one had no conversation that
+// succeeded.
+func (d Context) Failed() bool {
+	if len(d.Result.Depths) == 0 {
+		return true
+	}
+	for _, dp := range d.Result.Depths {
+		if dp.OK == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Problems are the depths with failed conversations (each with its first
+// error), and a plan that measured no depth at all.
+func (d Context) Problems() []string {
+	out := d.Result.Problems()
+	if len(d.Result.Depths) == 0 && d.Complete() {
+		out = append(out, "no depth was measured")
+	}
+	return out
+}
+
+func (d Context) Summary() Summary {
+	r := d.Result
+	s := summaryOf(d, r.Local.EndpointName, engineName(r.Engine))
+	for _, dp := range r.Depths {
+		s.Levels = append(s.Levels, dp.Depth)
+		if dp.DecodeTPS != nil && dp.DecodeTPS.P50 > s.BestOutputTPS {
+			s.BestOutputTPS = dp.DecodeTPS.P50
+		}
+	}
+	return s
+}

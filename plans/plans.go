@@ -1,0 +1,280 @@
+// Package plans holds the plan kinds, each registered once: its names,
+// its document's format and decoding, its defaults, the one rule for
+// whether its result failed or has problems, its History summary, its
+// comparison and its demo simulator. The CLI, the app and the library
+// loop over All; what stays per plan above this package is its flags, its
+// form and its result view.
+package plans
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// Kind is one plan.
+type Kind struct {
+	// ID is the plan's name everywhere below the screens: --plan, the
+	// library's index, a document's local.plan (results.Plan*).
+	ID string
+	// Title is the plan as the app offers it.
+	Title string
+	// Results names a kind's documents in a sentence ("three-stage
+	// results").
+	Results string
+	// Format is its document's top-level "format".
+	Format string
+	// RunKinds are the kinds of run History tells apart for it, each
+	// with its name: a Kovara run is a hardware or a protocol run.
+	RunKinds []RunKind
+	// Timeout is the per-request timeout its form and flags start from.
+	Timeout time.Duration
+	// Demo is the simulator its demo runs against, in the app and the
+	// CLI alike.
+	Demo func() sim.Config
+	// Publishable: its documents can be published as Kovara records.
+	Publishable bool
+	// Repeatable: Repeat (and --repeat) runs it several times as one
+	// group.
+	Repeatable bool
+
+	decode func([]byte) (Doc, error)
+	// compare sets two to four documents of the kind side by side; nil
+	// for the Kovara method, whose comparison judges noise from raw
+	// samples (engine/compare.Compared) and has its own screen.
+	compare func(docs []Doc, labels []string) Comparison
+}
+
+// RunKind is one kind of run History lists and filters by.
+type RunKind struct{ Kind, Name string }
+
+// All are the plans, in the order the app offers them.
+var All = []*Kind{kovaraKind, stagesKind, specDecKind, capacityKind, contextKind}
+
+// KovaraMethod is the Kovara method, the default plan and the only
+// publishable one.
+var KovaraMethod = kovaraKind
+
+// ByID is the plan of this name (results.Plan*), or nil.
+func ByID(id string) *Kind {
+	for _, k := range All {
+		if k.ID == id {
+			return k
+		}
+	}
+	return nil
+}
+
+// ByTitle is the plan the app offers under this title, or nil.
+func ByTitle(title string) *Kind {
+	for _, k := range All {
+		if k.Title == title {
+			return k
+		}
+	}
+	return nil
+}
+
+// IDs are the plans' names, for a flag's help and its refusal.
+func IDs() []string {
+	var out []string
+	for _, k := range All {
+		out = append(out, k.ID)
+	}
+	return out
+}
+
+// Titles are the plans as the app offers them.
+func Titles() []string {
+	var out []string
+	for _, k := range All {
+		out = append(out, k.Title)
+	}
+	return out
+}
+
+// Doc is one document of a plan: a Kovara results file or one of the
+// other plans' results.
+type Doc interface {
+	Kind() *Kind
+	Model() string
+	CreatedAt() string
+	Complete() bool
+	Simulated() bool
+	// Headline is what the result found, in one line.
+	Headline() string
+	// Problems are what went wrong, in words, said first wherever the
+	// result is shown; History counts them and Export asks before saving
+	// such a run for publishing.
+	Problems() []string
+	// Failed: part of what the plan was asked to measure gave no answer
+	// (a level, stage or depth without one success; capacity: not even
+	// one user within the service level). The CLI exits 1. Every failure
+	// is also among the problems.
+	Failed() bool
+	// Summary is the document's line in History.
+	Summary() Summary
+	Marshal() ([]byte, error)
+}
+
+// State is a result's state in a sentence, the same for every plan: the
+// app's result view, History's status and the CLI say it alike.
+func State(d Doc) string {
+	if k, ok := d.(Kovara); ok {
+		// A results file says more of how it stopped (results.Headline).
+		return results.Headline(k.File, results.Warnings(k.File))
+	}
+	problems := d.Problems()
+	switch {
+	case !d.Complete():
+		return "Stopped before the end: what was measured is kept."
+	case len(problems) == 1:
+		return "Finished, with a problem: read it before trusting the figures."
+	case len(problems) > 1:
+		return fmt.Sprintf("Finished, with %d problems: read them before trusting the figures.", len(problems))
+	}
+	return "Complete."
+}
+
+// NeedsAttention says a result is not simply complete: stopped, failed
+// or with problems. Its state is then shown in the warning colour.
+func NeedsAttention(d Doc) bool {
+	return !d.Complete() || d.Failed() || len(d.Problems()) > 0
+}
+
+// Decode reads a document of any plan, by its format; anything not of
+// another plan's format is read as a Kovara results file (files of the
+// Python CLI among them).
+func Decode(data []byte) (Doc, error) {
+	format, _, err := results.DocumentFormat(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range All {
+		if k != KovaraMethod && k.Format == format {
+			return k.decode(data)
+		}
+	}
+	return KovaraMethod.decode(data)
+}
+
+// Summary is what History lists of a document without opening it again.
+// The library keeps it in its index, with the file's id, size and time.
+type Summary struct {
+	CreatedAt     string  `json:"created_at,omitempty"`
+	EndpointName  string  `json:"endpoint_name,omitempty"`
+	Model         string  `json:"model,omitempty"`
+	Engine        string  `json:"engine,omitempty"`
+	RunKind       string  `json:"run_kind,omitempty"`
+	Plan          string  `json:"plan,omitempty"`
+	Levels        []int   `json:"levels,omitempty"`
+	PartialLevel  int     `json:"partial_level,omitempty"`
+	BestOutputTPS float64 `json:"best_output_tps,omitempty"`
+	Complete      bool    `json:"complete"`
+	Simulated     bool    `json:"simulated,omitempty"`
+	// CachedShare is the largest share of a level's prompt tokens the
+	// server took from its prompt cache, when it was enough to matter
+	// (results.PromptCacheHit).
+	CachedShare float64 `json:"cached_share,omitempty"`
+	// Problems are the result's problems (Doc.Problems), in the words its
+	// result view shows.
+	Problems []string `json:"problems,omitempty"`
+	// Failed is Doc.Failed.
+	Failed bool `json:"failed,omitempty"`
+	// Capacity is a capacity result's answer in a few characters ("8
+	// users", "4–6 users?").
+	Capacity string `json:"capacity,omitempty"`
+	// Group is a repeated plan's run's place in it, "2 of 3"; GroupID
+	// ties the group's runs together.
+	Group   string `json:"group,omitempty"`
+	GroupID string `json:"group_id,omitempty"`
+}
+
+// summaryOf is the part of a Summary every plan fills the same way.
+func summaryOf(d Doc, endpointName, engine string) Summary {
+	return Summary{
+		CreatedAt: d.CreatedAt(), EndpointName: endpointName, Model: d.Model(), Engine: engine,
+		RunKind: d.Kind().ID, Plan: d.Kind().ID, Complete: d.Complete(), Simulated: d.Simulated(),
+		Problems: d.Problems(), Failed: d.Failed(),
+	}
+}
+
+// engineName is a detected engine as History shows it ("llama.cpp b9749").
+func engineName(d results.Detection) string {
+	if d.Family == "" {
+		return ""
+	}
+	if d.Version != "" {
+		return d.Family + " " + d.Version
+	}
+	return d.Family
+}
+
+// ComparableKind is the one plan every document to compare has (an empty
+// name counts as the Kovara method, as older index entries have none).
+// Documents of different plans measure different things and cannot share
+// a table.
+func ComparableKind(ids []string) (*Kind, error) {
+	var kind *Kind
+	for _, id := range ids {
+		k := ByID(id)
+		if id == "" || k == nil {
+			k = KovaraMethod
+		}
+		if kind != nil && k != kind {
+			var pairs []string
+			for _, k := range All {
+				pairs = append(pairs, k.Results+" with "+k.Results)
+			}
+			return nil, fmt.Errorf("compare takes runs of one kind: %s", strings.Join(pairs, ", "))
+		}
+		kind = k
+	}
+	if kind == nil {
+		return nil, fmt.Errorf("there are no runs to compare")
+	}
+	return kind, nil
+}
+
+// Comparison is a side by side of documents of one plan other than the
+// Kovara method: whether they are like for like, and their metric × run
+// table.
+type Comparison struct {
+	Like     bool
+	Diffs    []string
+	Rows     []compare.Row
+	PerLevel bool // the rows are per concurrency level
+	kind     *Kind
+}
+
+// Sentence is the verdict in words.
+func (c Comparison) Sentence() string {
+	if !c.Like {
+		return "Not like for like: " + strings.Join(c.Diffs, "; ") + "."
+	}
+	return "These " + c.kind.Results + " measured the same thing."
+}
+
+// HasComparison says the plan's documents are compared by Compare (the
+// Kovara method's have their own, with noise).
+func (k *Kind) HasComparison() bool { return k.compare != nil }
+
+// Compare sets documents of this plan side by side; labels name them.
+func (k *Kind) Compare(docs []Doc, labels []string) Comparison {
+	c := k.compare(docs, labels)
+	c.kind = k
+	return c
+}
+
+// docsOf takes the typed documents out of docs, all of one plan.
+func docsOf[T any](docs []Doc) []T {
+	out := make([]T, 0, len(docs))
+	for _, d := range docs {
+		out = append(out, d.(T))
+	}
+	return out
+}

@@ -1,0 +1,89 @@
+package plans
+
+import (
+	"fmt"
+
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+var specDecKind = &Kind{
+	ID:       results.PlanSpecDec,
+	Title:    "Speculative decoding (acceptance from /metrics)",
+	Results:  "speculative-decoding results",
+	Format:   results.FormatSpecDec,
+	RunKinds: []RunKind{{results.PlanSpecDec, "spec decoding"}},
+	Timeout:  setup.PlanTimeout,
+	// Its simulator drafts, so the demo shows an acceptance.
+	Demo: func() sim.Config {
+		cfg := sim.Demo()
+		cfg.SpecDecode = &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}
+		return cfg
+	},
+	decode: func(data []byte) (Doc, error) {
+		r, err := results.DecodeSpecDec(data)
+		if err != nil {
+			return nil, err
+		}
+		return SpecDec{Result: r}, nil
+	},
+	compare: func(docs []Doc, labels []string) Comparison {
+		rs := resultsOf(docsOf[SpecDec](docs), func(d SpecDec) *results.SpecDecResult { return d.Result })
+		var c Comparison
+		c.Like, c.Diffs = compare.SpecDecVerdict(rs)
+		c.Rows, c.PerLevel = compare.SpecDecTable(rs, labels), true
+		return c
+	},
+}
+
+// SpecDec is a speculative-decoding result as a plan document.
+type SpecDec struct{ Result *results.SpecDecResult }
+
+func (d SpecDec) Kind() *Kind              { return specDecKind }
+func (d SpecDec) Model() string            { return d.Result.Model }
+func (d SpecDec) CreatedAt() string        { return d.Result.CreatedAt }
+func (d SpecDec) Complete() bool           { return d.Result.Complete }
+func (d SpecDec) Simulated() bool          { return d.Result.Local.Simulated }
+func (d SpecDec) Headline() string         { return d.Result.Stops() }
+func (d SpecDec) Marshal() ([]byte, error) { return results.MarshalSpecDec(d.Result) }
+
+// Failed: a level in which no request succeeded.
+func (d SpecDec) Failed() bool {
+	for _, l := range d.Result.Levels {
+		if l.OK == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Problems are the levels with failed requests, each with its first
+// error.
+func (d SpecDec) Problems() []string {
+	var out []string
+	for _, l := range d.Result.Levels {
+		if l.Errors == 0 && l.OK > 0 {
+			continue
+		}
+		p := fmt.Sprintf("at concurrency %d, %d of %d requests failed", l.Concurrency, l.Requests-l.OK, l.Requests)
+		if len(l.Failures) > 0 {
+			p += " (first: " + l.Failures[0] + ")"
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (d SpecDec) Summary() Summary {
+	r := d.Result
+	s := summaryOf(d, r.Local.EndpointName, engineName(r.Engine))
+	for _, l := range r.Levels {
+		s.Levels = append(s.Levels, l.Concurrency)
+		if l.OutputTPS != nil && *l.OutputTPS > s.BestOutputTPS {
+			s.BestOutputTPS = *l.OutputTPS
+		}
+	}
+	return s
+}

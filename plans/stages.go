@@ -1,0 +1,91 @@
+package plans
+
+import (
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+var stagesKind = &Kind{
+	ID:       results.PlanStages,
+	Title:    "Three stages: decode, cold prefill, many users",
+	Results:  "three-stage results",
+	Format:   results.FormatStages,
+	RunKinds: []RunKind{{results.PlanStages, "three stages"}},
+	Timeout:  setup.PlanTimeout,
+	// Its long answers are written to the end instead of stopping half
+	// way.
+	Demo: func() sim.Config {
+		cfg := sim.Demo()
+		cfg.NaturalStop = func(int64) int { return 1 << 20 }
+		return cfg
+	},
+	decode: func(data []byte) (Doc, error) {
+		r, err := results.DecodeStages(data)
+		if err != nil {
+			return nil, err
+		}
+		return Stages{Result: r}, nil
+	},
+	compare: func(docs []Doc, _ []string) Comparison {
+		rs := resultsOf(docsOf[Stages](docs), func(d Stages) *results.StagesResult { return d.Result })
+		var c Comparison
+		c.Like, c.Diffs = compare.StagesVerdict(rs)
+		c.Rows = compare.StagesTable(rs)
+		return c
+	},
+}
+
+// Stages is a three-stage result as a plan document.
+type Stages struct{ Result *results.StagesResult }
+
+func (d Stages) Kind() *Kind              { return stagesKind }
+func (d Stages) Model() string            { return d.Result.Model }
+func (d Stages) CreatedAt() string        { return d.Result.CreatedAt }
+func (d Stages) Complete() bool           { return d.Result.Complete }
+func (d Stages) Simulated() bool          { return d.Result.Local.Simulated }
+func (d Stages) Headline() string         { return d.Result.Headline() }
+func (d Stages) Marshal() ([]byte, error) { return results.MarshalStages(d.Result) }
+
+// Failed: a stage (or one prompt's decode) could not be measured.
+func (d Stages) Failed() bool { return len(d.Result.Failed()) > 0 }
+
+// Problems are the stages that could not be measured, each with why.
+func (d Stages) Problems() []string {
+	r := d.Result
+	var out []string
+	for _, s := range r.Decode {
+		if s.Error != "" {
+			out = append(out, "single-user decode on the "+s.Prompt+" prompt could not be measured: "+s.Error)
+		}
+	}
+	if r.Prefill != nil && r.Prefill.Error != "" {
+		out = append(out, "the cold prefill could not be measured: "+r.Prefill.Error)
+	}
+	if r.Users != nil && r.Users.Error != "" {
+		out = append(out, "the many-user stage could not be measured: "+r.Users.Error)
+	}
+	return out
+}
+
+func (d Stages) Summary() Summary {
+	r := d.Result
+	s := summaryOf(d, r.Local.EndpointName, engineName(r.Engine))
+	if r.Users != nil {
+		s.Levels = []int{r.Users.Users}
+		if r.Users.AggregateTPS != nil {
+			s.BestOutputTPS = *r.Users.AggregateTPS
+		}
+	}
+	return s
+}
+
+// resultsOf maps plan documents to their typed results.
+func resultsOf[D, R any](docs []D, get func(D) R) []R {
+	out := make([]R, len(docs))
+	for i, d := range docs {
+		out[i] = get(d)
+	}
+	return out
+}
