@@ -120,4 +120,3 @@ func (v *LiveView) update(d *liveData, p chart.Palette) {
 		v.utilChart.SetSpec(d.utilSpec(p))
 	}
 }
-
