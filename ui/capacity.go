@@ -12,6 +12,7 @@ import (
 
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 )
 
 // CapacityView shows a capacity result: the answer in words, per-user
@@ -36,9 +37,8 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 	v := &CapacityView{rows: t.Rows}
 	var title *widget.Label
 	title, v.headline = planTitle(fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), r.Headline())
-	if r.Answer.Capacity == 0 || r.Answer.Uncertain || !r.Complete {
-		v.headline.Importance = widget.WarningImportance
-	}
+	d := plans.Capacity{Result: r}
+	attention(v.headline, d)
 	var notes []string
 	notes = append(notes, "Service level: "+r.Settings.SLO()+fmt.Sprintf("; %d-token prompts, %d-token answers.", r.Settings.InputTokens, r.Settings.OutputTokens))
 	if k := r.KneeLine(); k != "" {
@@ -65,10 +65,10 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 
 	table := textTable(t.Rows, t.Columns)
 	v.back = widget.NewButton("New benchmark", onBack)
-	problems, notes := results.Split(r.Warnings())
-	v.warnings = widget.NewLabel(notesText(notes, len(problems) > 0))
+	_, notes = results.Split(r.Warnings())
+	v.warnings = widget.NewLabel(notesText(notes, len(d.Problems()) > 0))
 	v.warnings.Wrapping = fyne.TextWrapWord
-	v.content, v.problems = planPage(u, id, title, v.back, v.headline, v.state, v.warnings, problems, charts, table)
+	v.content, v.problems = planPage(u, id, title, v.back, v.headline, v.state, v.warnings, d, charts, table)
 	return v
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 )
 
 // ContextView shows a context result: the headline in words, prefill and
@@ -34,10 +35,8 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 	v := &ContextView{rows: t.Rows}
 	var title *widget.Label
 	title, v.headline = planTitle(fmt.Sprintf("Context depth: %s on %s", r.Model, r.Local.Where()), r.Headline())
-	problems := r.Problems()
-	if !r.Complete || len(problems) > 0 {
-		v.headline.Importance = widget.WarningImportance
-	}
+	d := plans.Context{Result: r}
+	attention(v.headline, d)
 	notes := []string{capitalize(r.PromptsLine()) + "."}
 	if r.Local.Simulated {
 		notes = append(notes, "Simulated: made against the built-in simulator.")
@@ -71,7 +70,7 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 	}
 	v.method = widget.NewLabel(strings.Join(under, "\n"))
 	v.method.Wrapping = fyne.TextWrapWord
-	v.content, v.problems = planPage(u, id, title, v.back, v.headline, v.state, v.method, problems, charts, table)
+	v.content, v.problems = planPage(u, id, title, v.back, v.headline, v.state, v.method, d, charts, table)
 	u.contextView = v
 	return v
 }

@@ -4,6 +4,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/plans"
 )
 
 // savableChart is a chart with its Save PNG… button under it; the button
@@ -26,20 +28,41 @@ func planTitle(title, headline string) (*widget.Label, *widget.Label) {
 
 // planPage lays out a plan's result as the capacity and context views
 // share it: the title's row with back and Show file, the headline, the
-// problems in the warning colour (a nil label when there are none) and
-// the state above; the charts over the table, which scrolls with the notes
-// under it, so the page fits a 1024×640 window (docs/plans.md).
+// state and problems in the warning colour (problemsLabel; nil when there
+// are none) and the state above; the charts over the table, which scrolls
+// with the notes under it, so the page fits a 1024×640 window
+// (docs/plans.md).
 func planPage(u *App, id string, title *widget.Label, back *widget.Button, headline, state, notes *widget.Label,
-	problems []string, charts, table fyne.CanvasObject) (content fyne.CanvasObject, problemsLabel *widget.Label) {
+	d plans.Doc, charts, table fyne.CanvasObject) (content fyne.CanvasObject, problems *widget.Label) {
 	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(back, showFileButton(u, id)), title), headline)
-	if len(problems) > 0 {
-		problemsLabel = widget.NewLabel(bullets(problems))
-		problemsLabel.Importance = widget.WarningImportance
-		problemsLabel.Wrapping = fyne.TextWrapWord
-		top.Add(problemsLabel)
+	if problems = problemsLabel(d); problems != nil {
+		top.Add(problems)
 	}
 	top.Add(state)
 	body := container.NewVSplit(charts, container.NewVScroll(container.NewBorder(nil, notes, nil, nil, table)))
 	body.Offset = 0.55
-	return container.NewBorder(top, nil, nil, nil, body), problemsLabel
+	return container.NewBorder(top, nil, nil, nil, body), problems
+}
+
+// problemsLabel says a result's state and its problems in the warning
+// colour, as every plan's view shows them above its figures (the words
+// the CLI prints and History counts: plans.State, Doc.Problems); nil
+// when it has none.
+func problemsLabel(d plans.Doc) *widget.Label {
+	ps := d.Problems()
+	if len(ps) == 0 {
+		return nil
+	}
+	l := widget.NewLabel(plans.State(d) + "\n" + bullets(ps))
+	l.Importance = widget.WarningImportance
+	l.Wrapping = fyne.TextWrapWord
+	return l
+}
+
+// attention shows a result's headline in the warning colour when the
+// result is stopped, failed or has problems (plans.NeedsAttention).
+func attention(headline *widget.Label, d plans.Doc) {
+	if plans.NeedsAttention(d) {
+		headline.Importance = widget.WarningImportance
+	}
 }

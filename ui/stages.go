@@ -17,6 +17,7 @@ import (
 
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 )
 
 // StagesView shows a three-stage result: each stage's numbers, the wiki
@@ -32,6 +33,7 @@ type StagesView struct {
 	copied   *widget.Label // says the block went to the clipboard
 	back     *widget.Button
 	state    *widget.Label
+	problems *widget.Label // the state and the stages that failed; nil when none
 }
 
 const (
@@ -43,12 +45,15 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	t := r.Table()
 	v := &StagesView{u: u, rows: t.Rows}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	d := plans.Stages{Result: r}
 	state := []string{r.Headline()}
 	if saveErr != nil {
 		state = append(state, "It could not be saved in the history: "+saveErr.Error())
 	}
 	v.state = widget.NewLabel(strings.Join(state, " "))
 	v.state.Wrapping = fyne.TextWrapWord
+	attention(v.state, d)
+	v.problems = problemsLabel(d)
 	v.table = textTable(t.Rows, t.Columns)
 	block := r.WikiBlock()
 	v.wiki = widget.NewLabelWithStyle(block, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
@@ -60,7 +65,11 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	buttons := container.NewHBox(v.back, v.copyWiki, showFileButton(u, id), v.copied)
 	warnings := widget.NewLabel(plainWarnings(r.Warnings))
 	warnings.Wrapping = fyne.TextWrapWord
-	top := container.NewVBox(title, v.state, buttons)
+	top := container.NewVBox(title, v.state)
+	if v.problems != nil {
+		top.Add(v.problems)
+	}
+	top.Add(buttons)
 	// The stages and the cards show every row, and scroll together
 	// above the wiki block.
 	v.table.allRows = true
@@ -96,6 +105,7 @@ func (v *StagesView) onCopy(block string) {
 type SpecDecView struct {
 	content   fyne.CanvasObject
 	state     *widget.Label
+	problems  *widget.Label // the state and the levels that failed; nil when none
 	table     *fitTable
 	rows      [][]string
 	back      *widget.Button
@@ -120,11 +130,18 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	}
 	v.state = widget.NewLabel(note)
 	v.state.Wrapping = fyne.TextWrapWord
+	d := plans.SpecDec{Result: r}
+	attention(v.state, d)
+	v.problems = problemsLabel(d)
 	v.table = textTable(t.Rows, t.Columns)
 	v.back = widget.NewButton("New benchmark", onBack)
 	warnings := widget.NewLabel(plainWarnings(append(r.LevelNotes(), r.Warnings...)))
 	warnings.Wrapping = fyne.TextWrapWord
-	top := container.NewVBox(title, v.state, container.NewHBox(v.back, showFileButton(u, id)))
+	top := container.NewVBox(title, v.state)
+	if v.problems != nil {
+		top.Add(v.problems)
+	}
+	top.Add(container.NewHBox(v.back, showFileButton(u, id)))
 	v.positions = NewChartView("The server counts no acceptance by draft position.")
 	v.positions.SetSpec(positionSpec(r, PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())))
 	body := container.NewVSplit(v.table, v.positions)
