@@ -291,6 +291,9 @@ func (lv *loadRun) samples() *results.LevelSamples {
 			}
 			rs := results.RequestSample{Slot: si, ChunkCount: o.chunks, Error: o.class}
 			rs.StartUs, rs.EndUs, rs.TTFTUs = sampleTimes(o.start, o.end, o.ttft)
+			// The level's end, rounded on its own, may fall a microsecond
+			// before its last request's.
+			out.EndUs = max(out.EndUs, rs.EndUs)
 			if o.hasUsage {
 				rs.Usage, rs.CompletionTokens, rs.PromptTokens = true, o.complTok, o.promptTok
 			}
