@@ -101,6 +101,12 @@ func TestContextInTheLibrary(t *testing.T) {
 	}
 	for _, row := range cmp.Rows {
 		// Depth 1k only in the first run, 2k only in the second: gaps.
+		// (A depth's prefill is measured above the short prompt's TTFT, so
+		// a stall of the short prompt on a loaded machine can leave it
+		// out: whether it is there is not this test's to say.)
+		if strings.HasPrefix(row.Metric.ID, "prefill_tps@") {
+			continue
+		}
 		switch {
 		case strings.HasSuffix(row.Metric.ID, "@1024") && (!row.Cells[0].Present || row.Cells[1].Present),
 			strings.HasSuffix(row.Metric.ID, "@2048") && (row.Cells[0].Present || !row.Cells[1].Present),
