@@ -35,6 +35,11 @@ func TestContextInTheLibrary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Said only when the test fails: what each depth measured.
+		for _, d := range r.Depths {
+			t.Logf("depths %v: depth %d, %d of %d conversations ok, failures %q, decode %+v, partial %v", depths, d.Depth, d.OK, d.Conversations, d.Failures, d.DecodeTPS, d.Partial)
+		}
+		t.Logf("depths %v: limit %q, warnings %q", depths, r.Limit, r.Warnings)
 		return r
 	}
 	c1, c2 := run([]int{0, 1024}, 8), run([]int{0, 2048}, 12)
