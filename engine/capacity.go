@@ -121,6 +121,17 @@ func (p CapacityProgress) String() string {
 	return b.String()
 }
 
+// stage is how the live view says the probe p is at: "Capacity search:
+// probing 16 concurrent users; so far up to 8 held (maximum 256) — 6 of
+// 48 requests", "the probe at 16 users" in a title.
+func (p CapacityProgress) stage() Stage {
+	where := p.String()
+	return Stage{Name: fmt.Sprintf("the probe at %d %s", p.Probing, results.Plural(p.Probing, "user", "users")), NameInWait: true,
+		Line: func(done, total int) string {
+			return fmt.Sprintf("Capacity search: %s — %d of %d requests", where, done, total)
+		}}
+}
+
 // capacitySearch chooses the levels: doubling from 1 (the last step capped
 // at max) until a level misses, bisection until the bracket is one apart or
 // within the tolerance, then each end of the bracket once more.
@@ -390,11 +401,12 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 		if !ok {
 			break
 		}
-		obs.Live.setCapacity(search.progress(c, step))
+		at := search.progress(c, step)
+		obs.Live.expectStages(at.Done, at.Left)
 		n := CapacityRequests(c)
 		first := prompt.FirstWarmupRequest + int64(kp.Warmup) + used
 		used += int64(n)
-		lv, run, loc := r.measure(ctx, i, c, n, first, fmt.Sprintf("probe %d (%s)", i+1, step))
+		lv, run, loc := r.measure(ctx, wholeLevel(i, c, n, first, fmt.Sprintf("probe %d (%s)", i+1, step), at.stage()))
 		if lv.interrupted {
 			loc.Partial = true
 			r.file.Local.PartialRun = &run
@@ -426,7 +438,7 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 		r.file.Local.Levels = append(r.file.Local.Levels, loc)
 		search.add(c, step, probe.Met, run.Metrics.OutputThroughput)
 	}
-	obs.Live.setCapacity(search.progress(0, ""))
+	obs.Live.expectStages(len(search.probes), 0)
 	r.obs.Live.setPhase(PhaseDone)
 	return finish(true), nil
 }

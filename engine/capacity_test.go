@@ -291,11 +291,11 @@ func TestCapacityRecords(t *testing.T) {
 	t.Parallel()
 	_, url := startSim(t, sim.Config{TokenInterval: 12 * time.Millisecond, PrefillRate: 200000, BatchCapacity: 2})
 	live := NewLive()
-	var snaps []CapacityProgress
+	var lines []string
 	var levels [][]RequestRecord
 	obs := Observer{Live: live, Log: func(string) {
-		if sn := live.Snapshot(); sn.Capacity != nil {
-			snaps = append(snaps, *sn.Capacity)
+		if sn := live.Snapshot(); strings.HasPrefix(sn.Line, "Capacity search: ") {
+			lines = append(lines, sn.Line)
 		}
 	}, Requests: func(c int, recs []RequestRecord) { levels = append(levels, recs) }}
 	res, err := RunCapacity(context.Background(), capacityPlanFor(10, 120, 256), Endpoint{URL: url}, obs)
@@ -321,8 +321,10 @@ func TestCapacityRecords(t *testing.T) {
 	}
 	replayed := checkCapacityRecord(t, res)
 	for i, want := range replayed {
-		if !slices.Contains(snaps, want) {
-			t.Errorf("probe %d: the live view never showed %+v (%s); it showed %+v", i, want, want, snaps)
+		// The words of each probe: the search's bracket, and its requests.
+		line := fmt.Sprintf("Capacity search: %s — %d of %d requests", want, CapacityRequests(want.Probing), CapacityRequests(want.Probing))
+		if !slices.Contains(lines, line) {
+			t.Errorf("probe %d: the live view never said %q; it said %q", i, line, lines)
 		}
 	}
 	if a := res.Answer; a.MissedAt > 0 && len(a.MissedOn) == 0 {

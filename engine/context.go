@@ -209,20 +209,24 @@ func ContextDepths(p ContextPlan, det *results.Detection) []int {
 	return out
 }
 
-// ContextProgress is where the context plan is, for the live view.
-type ContextProgress struct {
-	Depth           int
-	Repeat, Repeats int
+// depthStage is how the live view says depth index (from 0) of depths,
+// depth tokens deep: "Context depth 8k (4 of 5), repeat 1 of 3: cold
+// prompts — 2 of 6 requests", "depth 8k" in a title. The plan changes its
+// line as the depth goes on (depthLine).
+func depthStage(index, depths, depth, users, repeats, tokens int) Stage {
+	return Stage{Measured: true, Index: index + 1, Users: users, Requests: 2 * users * repeats, TokensEach: tokens,
+		Name: "depth " + results.DepthName(depth), NameInWait: true, Line: depthLine(index, depths, depth, 1, repeats, false)}
 }
 
-// setContext records where the context plan is.
-func (l *Live) setContext(p ContextProgress) {
-	if l == nil {
-		return
+// depthLine is a depth's words at its repeat (from 1) of repeats, in its
+// cold prompts or their follow-ups.
+func depthLine(index, depths, depth, repeat, repeats int, followUp bool) func(done, total int) string {
+	what := "cold prompt"
+	if followUp {
+		what = "cached follow-up"
 	}
-	l.mu.Lock()
-	l.context = &p
-	l.mu.Unlock()
+	head := fmt.Sprintf("Context depth %s (%d of %d), repeat %d of %d: %s", results.DepthName(depth), index+1, depths, repeat, repeats, what)
+	return func(done, total int) string { return fmt.Sprintf("%ss — %d of %d requests", head, done, total) }
 }
 
 // contextRun carries one context plan run.
@@ -456,7 +460,9 @@ func fitLine(pts []point) (slope, icept float64) {
 func (cr *contextRun) warm(ctx context.Context) error {
 	p := cr.cp
 	cr.phase(PhaseWarmup)
-	set := cr.openSlots(ctx, cr.obs.Live.beginStage(PhaseWarmup, 0, p.Users, p.Users, p.OutputTokens), true)
+	st := warmupStage()
+	st.Users, st.Requests, st.TokensEach = p.Users, p.Users, p.OutputTokens
+	set := cr.openSlots(ctx, cr.obs.Live.beginStage(st), true)
 	defer set.close()
 	first := cr.next
 	cr.next += int64(p.Users)
@@ -499,11 +505,10 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 	cr.obs.logf("depth %s: %d words a prompt, %d-token answers, %d %s × %d %s", results.DepthName(depth), words, p.OutputTokens,
 		p.Users, results.Plural(p.Users, "user", "users"), p.Repeats, results.Plural(p.Repeats, "repeat", "repeats"))
 	cd := results.ContextDepth{Depth: depth, Words: words}
-	cr.obs.Live.setContext(ContextProgress{Depth: depth, Repeat: 1, Repeats: p.Repeats})
 	// One live stage for the whole depth, every cold request and
 	// follow-up of its repeats: a stage of one request each would show
 	// its counters at 0 and its progress at 0 % nearly all the time.
-	set := cr.openSlots(ctx, cr.obs.Live.beginStage(PhaseContextCold, index+1, p.Users, 2*p.Users*p.Repeats, p.OutputTokens), true)
+	set := cr.openSlots(ctx, cr.obs.Live.beginStage(depthStage(index, depths, depth, p.Users, p.Repeats, p.OutputTokens)), true)
 	defer set.close()
 	finished := 0
 	defer func() { cr.obs.Live.endLevel(finished) }()
@@ -517,8 +522,7 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 	defer func() { w.record(cr.session, index+1, p.Users) }()
 	var firstMsgs []string
 	for rep := range p.Repeats {
-		cr.obs.Live.setContext(ContextProgress{Depth: depth, Repeat: rep + 1, Repeats: p.Repeats})
-		cr.obs.Live.setPhase(PhaseContextCold)
+		cr.obs.Live.setLine(depthLine(index, depths, depth, rep+1, p.Repeats, false))
 		first := cr.next
 		cr.next += int64(p.Users)
 		opts := cr.opts
@@ -542,7 +546,7 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 		var follow loadRun
 		if len(okConns) > 0 && ctx.Err() == nil {
 			fset := &slotSet{s: set.s, conns: okConns}
-			cr.obs.Live.setPhase(PhaseContextFollowUp) // on the depth's stage: its slots are the conns' own
+			cr.obs.Live.setLine(depthLine(index, depths, depth, rep+1, p.Repeats, true)) // on the depth's stage: its slots are the conns' own
 			follow = fset.run(ctx, loadSpec{oneEach: true, timeout: p.Timeout, request: func(k int) (requestOpts, int64) {
 				u := okUsers[k]
 				o := opts

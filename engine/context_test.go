@@ -318,8 +318,8 @@ func TestContextRun(t *testing.T) {
 	}) {
 		t.Errorf("no queueing warning: %q", res.Warnings)
 	}
-	if s := live.Snapshot(); s.Phase != PhaseDone || s.OverallTotal != 3*2*2*2 || s.Context == nil || s.Context.Depth != 2048 {
-		t.Errorf("live at the end: phase %q, total %d, context %+v", s.Phase, s.OverallTotal, s.Context)
+	if s := live.Snapshot(); s.Phase != PhaseDone || s.OverallTotal != 3*2*2*2 || s.StageName != "depth 2k" {
+		t.Errorf("live at the end: phase %q, total %d, stage %q", s.Phase, s.OverallTotal, s.StageName)
 	}
 	if h := res.Headline(); !strings.Contains(h, "From a short prompt to 2048 tokens of context") || !strings.Contains(h, "as a cached follow-up") {
 		t.Errorf("headline: %s", h)

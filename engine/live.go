@@ -11,7 +11,10 @@ import (
 	"github.com/kovara/desktop/hw"
 )
 
-// Phase names the stage a run is in.
+// Phase is which of the steps every plan shares a run is in: the
+// endpoint check, the probe, calibration, a warmup or a measured stage,
+// and the end. What a stage is and how it reads is the plan's own
+// (Stage).
 type Phase string
 
 const (
@@ -19,30 +22,45 @@ const (
 	PhaseProbe     Phase = "probing"
 	PhaseCalibrate Phase = "calibrating"
 	PhaseWarmup    Phase = "warmup"
-	PhaseLevel     Phase = "level"
+	PhaseMeasure   Phase = "measuring"
 	PhaseDone      Phase = "done"
 	PhaseStopped   Phase = "stopped"
 )
 
-// Phases of the plans beyond the Kovara method.
-const (
-	PhaseDecode  Phase = "single-user decode"
-	PhasePrefill Phase = "cold prefill"
-	PhaseUsers   Phase = "many users"
-	PhaseSpecDec Phase = "speculative decoding"
-	// The context plan's rounds: cold prompts, then their follow-ups.
-	PhaseContextCold     Phase = "context: cold prompts"
-	PhaseContextFollowUp Phase = "context: cached follow-ups"
-)
-
 // Measured says whether requests in phase p are measured: their tokens,
 // TTFTs and gaps are the plan's figures (warmup's are not).
-func (p Phase) Measured() bool {
-	switch p {
-	case PhaseLevel, PhaseDecode, PhasePrefill, PhaseUsers, PhaseSpecDec, PhaseContextCold, PhaseContextFollowUp:
-		return true
+func (p Phase) Measured() bool { return p == PhaseMeasure }
+
+// Stage is a stage of a plan as the plan's code describes it when it
+// begins it (beginStage): whether it is measured, its place, its slots
+// and requests, and its words. Live keeps it and hands its words out with
+// the stage's counts; it knows nothing of any plan.
+type Stage struct {
+	// Measured: its requests are the plan's figures; false for a warmup.
+	Measured bool
+	// Index is its place among the plan's stages, from 1 (Snapshot.Level);
+	// 0 for one before them, as a warmup.
+	Index      int
+	Users      int // slots: requests in flight at once
+	Requests   int
+	TokensEach int // output tokens each request asks for; 0: unknown
+	// Name names it in a title: "level 2", "depth 8k", "the probe at 16
+	// users", "stage 1 (single-user decode)".
+	Name string
+	// NameInWait: while its first token gaps are awaited, the live view
+	// says whose they are (a deep context's first answer takes seconds).
+	NameInWait bool
+	// Line says where it is from its finished requests and its total:
+	// "Level 1 of 2 — concurrency 2 — 2 of 10 requests" (Snapshot.Line).
+	// Snapshot calls it, on the reader's goroutine.
+	Line func(done, total int) string
+}
+
+func (st *Stage) phase() Phase {
+	if st.Measured {
+		return PhaseMeasure
 	}
-	return false
+	return PhaseWarmup
 }
 
 // liveBufferCap bounds what one slot keeps between two snapshots, so a run
@@ -53,22 +71,23 @@ const liveBufferCap = 1 << 18
 // without waiting on anyone (atomics per chunk, one small per-slot lock per
 // finished request) and a single reader polls Snapshot at its own cadence.
 type Live struct {
-	mu                         sync.Mutex // guards the fields below; never taken per chunk
-	clock                      func() time.Duration
-	phase                      Phase
-	level, levels, concurrency int
-	levelTotal, overallTotal   int
-	tokensEach                 int // output tokens a request of this stage asks for; 0 unknown
-	doneBefore                 int // requests of finished levels
-	levelStart                 time.Duration
-	slots                      []*liveSlot
-	slotsMeasured              bool      // the slots' requests are measured (not warmup)
-	carryTTFT                  []float64 // a finished stage's last TTFTs, for the next Snapshot
-	lastError                  string
-	lastErrorAt                time.Duration
-	stage, seenStage           int // bumped per warmup or level; NewLevel compares
-	capacity                   *CapacityProgress
-	context                    *ContextProgress
+	mu                   sync.Mutex // guards the fields below; never taken per chunk
+	clock                func() time.Duration
+	phase                Phase
+	cur                  Stage // the current stage, as its plan began it
+	levels, overallTotal int
+	doneBefore           int // requests of finished levels
+	levelStart           time.Duration
+	slots                []*liveSlot
+	carryTTFT            []float64 // a finished stage's last TTFTs, for the next Snapshot
+	lastError            string
+	lastErrorAt          time.Duration
+	stage, seenStage     int // bumped per warmup or level; NewLevel compares
+	// byStages: the plan's size is known in stages only (the capacity
+	// search): stagesDone measured, stagesLeft expected, the current one
+	// included.
+	byStages               bool
+	stagesDone, stagesLeft int
 	// This stage's recent Snapshots (time, tokens), oldest first, for
 	// the rate over the last rateWindow.
 	rateStage int
@@ -151,10 +170,15 @@ type Snapshot struct {
 	TTFT     []float64
 	ITL      []float32
 	NewLevel bool // warmup or a new level began since the previous Snapshot
-	// Capacity is the capacity plan's search so far; nil for other plans.
-	Capacity *CapacityProgress
-	// Context is where the context plan is; nil for other plans.
-	Context *ContextProgress
+	// Line is where the run is in words, without the time left
+	// (Describe adds it): the current stage's own (Stage.Line, with its
+	// counts), or between stages the phase ("Probing…").
+	Line string
+	// StageName names the current stage in a title (Stage.Name), and
+	// StageNameInWait says to name it while its first gaps are awaited
+	// (Stage.NameInWait).
+	StageName       string
+	StageNameInWait bool
 
 	// The server's own view from its /metrics, when it answers (see
 	// servermetrics.go): the engine whose names were read, the latest
@@ -194,20 +218,32 @@ func (l *Live) setPhase(p Phase) {
 	l.mu.Unlock()
 }
 
-// setCapacity records where the capacity search is.
-func (l *Live) setCapacity(p CapacityProgress) {
+func (l *Live) phaseOr(def Phase) Phase {
+	if l == nil {
+		return def
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.phase
+}
+
+// expectStages says the plan's size in stages, for a plan that cannot say
+// its requests ahead (the capacity search): done measured, left still
+// expected, the current one included. Progress is then done and the
+// current stage's share of done+left.
+func (l *Live) expectStages(done, left int) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
-	l.capacity = &p
+	l.byStages, l.stagesDone, l.stagesLeft = true, done, left
 	l.mu.Unlock()
 }
 
-// beginStage installs fresh slots for warmup or a level of total
-// requests, each asking for up to tokensEach output tokens (0: unknown).
-func (l *Live) beginStage(p Phase, level, concurrency, total, tokensEach int) []*liveSlot {
-	slots := make([]*liveSlot, concurrency)
+// beginStage installs fresh slots for the stage st, as its plan
+// describes it: st.Users slots for st.Requests requests.
+func (l *Live) beginStage(st Stage) []*liveSlot {
+	slots := make([]*liveSlot, st.Users)
 	for i := range slots {
 		slots[i] = &liveSlot{}
 	}
@@ -215,8 +251,7 @@ func (l *Live) beginStage(p Phase, level, concurrency, total, tokensEach int) []
 		return slots
 	}
 	l.mu.Lock()
-	l.phase, l.level, l.concurrency, l.levelTotal, l.tokensEach = p, level, concurrency, total, tokensEach
-	if l.slotsMeasured {
+	if l.cur.Measured {
 		// The stage that ends may have TTFTs no Snapshot took yet.
 		for _, sl := range l.slots {
 			sl.mu.Lock()
@@ -227,13 +262,24 @@ func (l *Live) beginStage(p Phase, level, concurrency, total, tokensEach int) []
 			sl.mu.Unlock()
 		}
 	}
-	l.slots, l.slotsMeasured = slots, p.Measured()
+	l.cur, l.phase, l.slots = st, st.phase(), slots
 	l.stage++
 	if l.clock != nil {
 		l.levelStart = l.clock()
 	}
 	l.mu.Unlock()
 	return slots
+}
+
+// setLine changes the current stage's words as it goes on (the context
+// plan's depth: a repeat's cold prompts, then their follow-ups).
+func (l *Live) setLine(line func(done, total int) string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.cur.Line = line
+	l.mu.Unlock()
 }
 
 func (l *Live) endLevel(finished int) {
@@ -279,8 +325,9 @@ func (l *Live) Snapshot() Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := Snapshot{
-		Phase: l.phase, Level: l.level, Levels: l.levels, Concurrency: l.concurrency,
-		LevelTotal: l.levelTotal, OverallTotal: l.overallTotal, TokensEach: l.tokensEach,
+		Phase: l.phase, Level: l.cur.Index, Levels: l.levels, Concurrency: l.cur.Users,
+		LevelTotal: l.cur.Requests, OverallTotal: l.overallTotal, TokensEach: l.cur.TokensEach,
+		StageName: l.cur.Name, StageNameInWait: l.cur.NameInWait,
 	}
 	if l.clock != nil {
 		s.At = l.clock()
@@ -294,7 +341,7 @@ func (l *Live) Snapshot() Snapshot {
 		s.Errors += int(sl.errs.Load())
 		s.Timeouts += int(sl.timeouts.Load())
 		sl.mu.Lock()
-		if l.slotsMeasured {
+		if l.cur.Measured {
 			s.TTFT = append(s.TTFT, sl.ttft...)
 			s.ITL = append(s.ITL, sl.itl...)
 		}
@@ -305,14 +352,6 @@ func (l *Live) Snapshot() Snapshot {
 		sl.mu.Unlock()
 	}
 	s.LastError = l.lastError
-	if l.context != nil {
-		c := *l.context
-		s.Context = &c
-	}
-	if l.capacity != nil {
-		c := *l.capacity
-		s.Capacity = &c
-	}
 	s.NewLevel = l.stage != l.seenStage
 	l.smu.Lock()
 	s.ServerFamily, s.Server, s.ServerNone = l.serverFamily, l.serverLatest, l.serverNone
@@ -329,7 +368,12 @@ func (l *Live) Snapshot() Snapshot {
 	}
 	l.rate(&s)
 	s.Left = stageLeft(s)
-	s.Progress = progress(s)
+	s.Progress = l.progress(s)
+	if l.cur.Line != nil && s.Phase == l.cur.phase() {
+		s.Line = l.cur.Line(s.LevelDone, s.LevelTotal)
+	} else {
+		s.Line = phaseLine(s.Phase)
+	}
 	if l.gpu != nil {
 		if p, ok := l.gpu(); ok {
 			s.GPU = &p
@@ -396,22 +440,23 @@ func stageLeft(s Snapshot) time.Duration {
 }
 
 // progress is the whole plan's share done: the finished stages' requests
-// and the current stage's fraction of its own; for the capacity search,
-// its levels measured (and the current one's fraction) against those it
-// expects to measure.
-func progress(s Snapshot) float64 {
+// and the current stage's fraction of its own; for a plan whose size is
+// known in stages only (expectStages), the stages measured (and the
+// current one's fraction) against those it expects to measure. Call with
+// mu.
+func (l *Live) progress(s Snapshot) float64 {
 	in := 0.0
 	if s.Phase.Measured() {
 		in = stageFraction(s)
 	}
-	if c := s.Capacity; c != nil {
-		if c.Done+c.Left == 0 {
+	if l.byStages {
+		if l.stagesDone+l.stagesLeft == 0 {
 			return 0
 		}
-		if c.Probing == 0 {
+		if l.stagesLeft == 0 {
 			in = 0
 		}
-		return min((float64(c.Done)+in)/float64(c.Done+c.Left), 1)
+		return min((float64(l.stagesDone)+in)/float64(l.stagesDone+l.stagesLeft), 1)
 	}
 	if s.Phase == PhaseDone {
 		return 1
@@ -452,58 +497,25 @@ func (l *Live) serverSample(family string, smp results.ServerMetricsSample) {
 }
 
 // Describe says in words where the run is, the same in the app's live
-// view and the CLI's progress line: the plan's stage or level, how many
-// of its requests finished, and the estimated time left in it.
+// view and the CLI's progress line: the stage in its plan's words with
+// its finished requests (Line), and the estimated time left in it.
 func (s Snapshot) Describe() string {
-	var b strings.Builder
-	switch s.Phase {
-	case PhaseLevel:
-		if c := s.Capacity; c != nil {
-			fmt.Fprintf(&b, "Capacity search: %s — %d of %d requests", c, s.LevelDone, s.LevelTotal)
-		} else {
-			fmt.Fprintf(&b, "Level %d of %d — concurrency %d — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
-		}
-	case PhaseContextCold, PhaseContextFollowUp:
-		what := "cold prompt"
-		if s.Phase == PhaseContextFollowUp {
-			what = "cached follow-up"
-		}
-		if c := s.Context; c != nil {
-			fmt.Fprintf(&b, "Context depth %s (%d of %d), repeat %d of %d: %s", results.DepthName(c.Depth), s.Level, s.Levels, c.Repeat, c.Repeats, what)
-		} else {
-			fmt.Fprintf(&b, "Depth %d of %d: %s", s.Level, s.Levels, what)
-		}
-		if s.LevelTotal > 1 {
-			fmt.Fprintf(&b, "s — %d of %d requests", s.LevelDone, s.LevelTotal)
-		}
-	case PhaseSpecDec:
-		fmt.Fprintf(&b, "Speculative decoding, level %d of %d — concurrency %d — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
-	case PhaseDecode:
-		fmt.Fprintf(&b, "Stage %d of %d: single-user decode — answer %d of %d", s.Level, s.Levels, min(s.LevelDone+1, s.LevelTotal), s.LevelTotal)
-	case PhasePrefill:
-		what := "calibration probe"
-		if s.LevelDone > 0 {
-			what = "the long prompt"
-		}
-		fmt.Fprintf(&b, "Stage %d of %d: cold prefill — %s (%d of %d requests)", s.Level, s.Levels, what, min(s.LevelDone+1, s.LevelTotal), s.LevelTotal)
-	case PhaseUsers:
-		fmt.Fprintf(&b, "Stage %d of %d: %d users at once — %d of %d answers finished", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
-	case PhaseWarmup:
-		if s.Level > 0 {
-			fmt.Fprintf(&b, "Stage %d of %d: warmup at %d users (not measured) — %d of %d requests", s.Level, s.Levels, s.Concurrency, s.LevelDone, s.LevelTotal)
-		} else {
-			fmt.Fprintf(&b, "Warmup (not measured) — %d of %d requests", s.LevelDone, s.LevelTotal)
-		}
-	case "":
-		return "Starting…"
-	default:
-		p := string(s.Phase)
-		return strings.ToUpper(p[:1]) + p[1:] + "…"
+	line := s.Line
+	if line == "" {
+		line = phaseLine(s.Phase)
 	}
 	if s.Left > 0 {
-		b.WriteString(" — " + FormatLeft(s.Left))
+		line += " — " + FormatLeft(s.Left)
 	}
-	return b.String()
+	return line
+}
+
+// phaseLine is a phase in words, between stages: "Probing…".
+func phaseLine(p Phase) string {
+	if p == "" {
+		return "Starting…"
+	}
+	return strings.ToUpper(string(p[:1])) + string(p[1:]) + "…"
 }
 
 // FormatLeft says an estimated time left: "about 40 s left".

@@ -9,10 +9,44 @@ import (
 )
 
 // The one request loop of every plan: a set of slots, each with its own
-// connection, and closed loops run over them. The Kovara levels and their
-// warmup, the three-stage plan's many users and the speculative-decoding
-// levels all go through it, so what it does about opening bursts and
-// closed connections holds for each of them.
+// connection, and loops run over them, paced by a Pacer (closed loop
+// unless a plan gives another). The Kovara levels and their warmup, the
+// three-stage plan's many users, the speculative-decoding levels and the
+// context plan's rounds all go through it, so what it does about opening
+// bursts and closed connections holds for each of them.
+
+// Pacer says when a loop sends each of its requests. Request k is the
+// loop's k-th, in the order its slots take them (from 0); a slot takes its
+// next request as soon as its last one has ended, then waits until Due
+// says, an offset from the loop's release, and sends it. ok false ends the
+// slot's loop before request k. Slots call Due concurrently.
+type Pacer interface {
+	Due(k int) (at time.Duration, ok bool)
+}
+
+// ClosedLoop is the loop's pacer unless a plan gives another: every
+// request is due at once, so each slot sends its next request the moment
+// its last one ends.
+var ClosedLoop Pacer = closedLoop{}
+
+type closedLoop struct{}
+
+func (closedLoop) Due(int) (time.Duration, bool) { return 0, true }
+
+// ConstantRate is an open-loop pacer: requests at a steady rate, this
+// many a second from the loop's release, request k due at k / rate
+// whichever slot takes it. A slot still has one request in flight at a
+// time, so with too few slots requests leave late (each outcome keeps
+// when it was due). A rate of 0 or less sends nothing.
+type ConstantRate float64
+
+// Due is request k's time: k / rate after the release.
+func (r ConstantRate) Due(k int) (time.Duration, bool) {
+	if !(r > 0) {
+		return 0, false
+	}
+	return time.Duration(float64(k) / float64(r) * float64(time.Second)), true
+}
 
 // slotSet is a stage's slots: one connection each, opened ahead of the
 // stage when asked, reused by every loop run over the set.
@@ -69,7 +103,7 @@ func (s *slotSet) close() {
 	}
 }
 
-// loadSpec is one closed loop over a slot set.
+// loadSpec is one loop over a slot set.
 type loadSpec struct {
 	total int // requests in all; with oneEach, one per slot
 	// oneEach makes every slot send exactly one request, request k on
@@ -79,6 +113,8 @@ type loadSpec struct {
 	// request gives request k's options and number. Slots call it
 	// concurrently.
 	request func(k int) (requestOpts, int64)
+	// pace says when each request is sent; nil is ClosedLoop.
+	pace Pacer
 }
 
 // slotRun is what one slot did during a loop.
@@ -87,7 +123,7 @@ type slotRun struct {
 	itl  []float32
 }
 
-// loadRun is what a closed loop did: each slot's outcomes, when the slots
+// loadRun is what a loop did: each slot's outcomes, when the slots
 // were released and when the last request ended (offsets from the run's
 // start), and what the slots did about closed connections.
 type loadRun struct {
@@ -96,9 +132,10 @@ type loadRun struct {
 	conns      connStats
 }
 
-// run starts every slot together; a slot starts its next request the
-// moment its previous one ends, until the requests are used up or ctx is
-// done.
+// run starts every slot together; a slot takes its next request the
+// moment its previous one ends and sends it when the pacer says (at once
+// in a closed loop), until the requests are used up, the pacer ends the
+// loop or ctx is done.
 func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 	total := spec.total
 	if spec.oneEach {
@@ -116,6 +153,7 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 	sends := newSendGate(runtime.GOMAXPROCS(0) - 1)
 	var next atomic.Int64
 	res := make([]slotRun, len(s.conns))
+	var start time.Duration // the release; set before gate opens
 	gate := make(chan struct{})
 	var wg sync.WaitGroup
 	for i, c := range s.conns {
@@ -135,8 +173,19 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 				if k >= total {
 					break
 				}
+				var due time.Duration
+				if spec.pace != nil {
+					at, ok := spec.pace.Due(k)
+					if !ok {
+						break
+					}
+					if due = start + at; !sleepUntil(ctx, s.s.clock, due) {
+						break
+					}
+				}
 				opts, n := spec.request(k)
 				o := c.do(ctx, opts, n, spec.timeout)
+				o.due = due
 				c.gate = nil
 				sr.outs = append(sr.outs, o)
 				if c.live != nil {
@@ -147,7 +196,8 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 			sr.itl = c.itl
 		})
 	}
-	lr := loadRun{slots: res, start: s.s.clock()}
+	start = s.s.clock()
+	lr := loadRun{slots: res, start: start}
 	close(gate)
 	wg.Wait()
 	lr.end = lr.start

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -154,31 +153,4 @@ func (r *session) readSpec(ctx context.Context, mc *http.Client) (SpecCounters, 
 		return m.Spec, false
 	}
 	return m.Spec, true
-}
-
-// failure is a request's failure in words.
-func failure(o *outcome) string {
-	if o.msg == "" {
-		return o.class
-	}
-	return o.class + ": " + o.msg
-}
-
-func round1(v float64) float64 { return math.Round(v*10) / 10 }
-
-func ptr[T any](v T) *T { return &v }
-
-func msPtr(d time.Duration) *float64 {
-	if d < 0 {
-		return nil
-	}
-	return ptr(math.Round(ms(d)*1000) / 1000)
-}
-
-// planStop turns a cancelled context into ErrInterrupted.
-func planStop(ctx context.Context, what string) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", what, ErrInterrupted)
-	}
-	return nil
 }

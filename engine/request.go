@@ -71,6 +71,10 @@ type outcome struct {
 	itlFrom     int
 	itlTo       int
 	interrupted bool // the run was stopped while this request was in flight
+	// due is when the loop's pacer let it go, an offset from the run's
+	// start like start (0 without a pacer: a closed loop's request is
+	// due the moment its slot is free).
+	due time.Duration
 
 	// sameRead counts the request's gaps that are exactly 0 because both
 	// chunks came off the socket in one read and carry its one stamp (the

@@ -1,13 +1,7 @@
-// Package engine implements the Kovara benchmark method against any
-// OpenAI-compatible server: endpoint check, compat probe, prompt
-// calibration, warmup, closed-loop concurrency levels, statistics and the
-// results file. It imports neither the GUI nor any toolkit.
 package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -22,70 +16,10 @@ import (
 	"github.com/kovara/desktop/engine/results"
 )
 
-// Client identity written into every run's environment. Version is set at
-// build time with -ldflags "-X github.com/kovara/desktop/engine.Version=…".
-var Version = "0.1.0-dev"
-
-// ClientName is the environment.client of every record we write.
-const ClientName = "kovara-desktop"
-
-// ErrInterrupted is returned (wrapped) when the run was stopped; the file
-// returned with it holds the completed levels and is marked incomplete.
-var ErrInterrupted = errors.New("the benchmark was stopped before it finished")
-
-// StageError is a method stage that could not be done (the probe was
-// refused, say). Request failures inside a level are data, not StageErrors.
-type StageError struct {
-	Stage Phase
-	Err   error
-}
-
-func (e *StageError) Error() string { return fmt.Sprintf("%s: %v", e.Stage, e.Err) }
-func (e *StageError) Unwrap() error { return e.Err }
-
-// PlanError is a plan that cannot be run as given.
-type PlanError struct{ Err error }
-
-func (e *PlanError) Error() string { return e.Err.Error() }
-func (e *PlanError) Unwrap() error { return e.Err }
-
-// Observer receives what a run wants to tell the outside world. Every field
-// is optional; none is called per token.
-type Observer struct {
-	Live *Live
-	// Checkpoint gets the file after every finished level (complete
-	// false) so it can be saved and a crash loses at most one level.
-	Checkpoint func(*results.File)
-	// Log gets one line per phase change and every warning.
-	Log func(string)
-	// Requests gets every finished request of a level after the level
-	// (for accuracy checks against a server's own record).
-	Requests func(concurrency int, recs []RequestRecord)
-	// LevelStart is called as a level's connections are open and its
-	// slots are about to be released; with Requests after it, it brackets
-	// the measured level (selftest counts the client's cost over it).
-	LevelStart func(concurrency int)
-}
-
-// RequestRecord is one measured request, as the engine saw it.
-type RequestRecord struct {
-	N       int64
-	Start   time.Duration // offset from the run's start
-	TTFT    time.Duration // -1 when no text arrived
-	Latency time.Duration
-	ITL     []float32 // ms between consecutive text-bearing chunks
-	Class   string    // "" for a success
-	Chunks  int
-}
-
-func (o Observer) logf(format string, args ...any) {
-	if o.Log != nil {
-		o.Log(fmt.Sprintf(format, args...))
-	}
-}
-
-// runner carries one Kovara run's state between its stages, on top of the
-// session every plan has.
+// runner carries the Kovara method's state between its steps (check,
+// probe, calibration, warmup, measured levels), on top of the session
+// every plan has. The Kovara plan (kovaraRun), the capacity plan and the
+// context plan each build on one.
 type runner struct {
 	*session
 	plan     Plan
@@ -99,8 +33,44 @@ type runner struct {
 	mc     *http.Client
 	// stamps counts how the measured levels' reads were stamped.
 	stamps connStats
-	// shard is this process's part of a run from several client machines
-	// (shard.go); nil for a whole run.
+	// warmUsers is how many users warmup runs at once at most: the most
+	// any level of this process runs (a shard runs its own share); 0 for
+	// the plan's highest level.
+	warmUsers int
+}
+
+// level is one measured level as the method runs it: its place, its
+// users and requests (this process's part of them), how the log and the
+// live view say it, and when its users are released.
+type level struct {
+	index, conc int
+	requests    int   // the level's requests in all (the log says them)
+	first       int64 // the request number its offsets count from
+	users       int   // the users this process runs
+	offsets     []int64
+	name        string // in the log: "level 2 of 3", "probe 4 (bisect)"
+	// stage is the live view's words for it; runLevel adds its counts.
+	stage Stage
+	// release waits, with the level's connections open, for the moment
+	// its users go (a shard's agreed time); nil: at once.
+	release func(context.Context)
+}
+
+// wholeLevel is level index of conc users and requests requests numbered
+// from first, all of it run by this process.
+func wholeLevel(index, conc, requests int, first int64, name string, stage Stage) level {
+	offsets := make([]int64, requests)
+	for k := range offsets {
+		offsets[k] = int64(k)
+	}
+	return level{index: index, conc: conc, requests: requests, first: first, users: conc, offsets: offsets, name: name, stage: stage}
+}
+
+// kovaraRun is one run of the Kovara method's plan: its levels in turn,
+// each this process's part of it; shard is that part in a run from
+// several client machines (shard.go), nil for a whole run.
+type kovaraRun struct {
+	*runner
 	shard *Shard
 }
 
@@ -125,10 +95,11 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{session: sess, plan: plan, shard: sh}
+	r := &kovaraRun{runner: &runner{session: sess, plan: plan}, shard: sh}
 	r.file = r.newFile()
 	r.file.Local.FreshSeed = !plan.FixedSeed
 	r.startShard()
+	r.warmUsers = r.mostUsers()
 	obs.Live.start(r.clock, len(plan.Concurrency), r.measuredTotal())
 
 	defer r.release()
@@ -139,8 +110,7 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 		if err := r.awaitLevel(ctx, i); err != nil {
 			return nil, err
 		}
-		first := levelFirstNumber(plan, i)
-		lv, run, loc := r.measure(ctx, i, c, plan.Requests, first, fmt.Sprintf("level %d of %d", i+1, len(plan.Concurrency)))
+		lv, run, loc := r.measure(ctx, r.level(i, c))
 		if lv.interrupted {
 			loc.Partial = true
 			r.file.Local.PartialRun = &run
@@ -161,6 +131,33 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 	r.finish(true)
 	r.obs.Live.setPhase(PhaseDone)
 	return r.file, nil
+}
+
+// level is the plan's level i, of c users, as this process runs it: the
+// whole level, or a shard's share of it released at the agreed time.
+func (r *kovaraRun) level(i, c int) level {
+	users, offsets := r.share(c, r.plan.Requests)
+	n := len(r.plan.Concurrency)
+	return level{
+		index: i, conc: c, requests: r.plan.Requests, first: levelFirstNumber(r.plan, i), users: users, offsets: offsets,
+		name: fmt.Sprintf("level %d of %d", i+1, n), stage: levelStage(i+1, n, users),
+		release: func(ctx context.Context) { r.releaseAt(ctx, i) },
+	}
+}
+
+// finish settles the file as the method's runner does; a shard's keeps
+// its level records as its own (finishShard).
+func (r *kovaraRun) finish(complete bool) {
+	r.runner.finish(complete)
+	r.finishShard()
+}
+
+// levelStage is how the live view says a Kovara level: "Level 2 of 3 —
+// concurrency 8 — 40 of 100 requests", "level 2" in a title.
+func levelStage(index, levels, users int) Stage {
+	return Stage{Name: fmt.Sprintf("level %d", index), Line: func(done, total int) string {
+		return fmt.Sprintf("Level %d of %d — concurrency %d — %d of %d requests", index, levels, users, done, total)
+	}}
 }
 
 // prepare is the method's steps 1 to 4 (check, probe, calibration,
@@ -198,12 +195,12 @@ func (r *runner) release() {
 	}
 }
 
-// measure is step 5 for one level of requests requests, numbered from
-// first (name says which level it is in the log), and its record: the
-// published run record and its local detail. The level's warnings are
-// given; whether it was interrupted is the caller's to handle.
-func (r *runner) measure(ctx context.Context, index, c, requests int, first int64, name string) (*levelRun, results.Run, results.LevelLocal) {
-	lv := r.runLevel(ctx, index, c, requests, first, name)
+// measure is step 5 for one level, and its record: the published run
+// record and its local detail. The level's warnings are given; whether it
+// was interrupted is the caller's to handle.
+func (r *runner) measure(ctx context.Context, l level) (*levelRun, results.Run, results.LevelLocal) {
+	c := l.conc
+	lv := r.runLevel(ctx, l)
 	if r.obs.Requests != nil {
 		r.obs.Requests(c, lv.records())
 	}
@@ -237,14 +234,6 @@ func (r *runner) fetchPrefix(ctx context.Context) (PrefixCounters, bool) {
 	return m.Prefix, true
 }
 
-// FreshSeed draws a new prompt seed: a positive number short enough to
-// read off a results file and type back in with --seed.
-func FreshSeed() int64 {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return int64(binary.BigEndian.Uint32(b[:])>>1) + 1
-}
-
 // attachTelemetry stops the GPU sampler and files what it saw.
 func (r *runner) attachTelemetry() { r.file.Local.Telemetry = r.telemetry() }
 
@@ -255,15 +244,6 @@ func outputTokens(run results.Run) int64 {
 		return 0
 	}
 	return int64(math.Round(*m.OutputTokensMean * float64(m.RequestsOK)))
-}
-
-func (l *Live) phaseOr(def Phase) Phase {
-	if l == nil {
-		return def
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.phase
 }
 
 func (r *runner) newFile() *results.File {
@@ -301,7 +281,6 @@ func (r *runner) finish(complete bool) {
 	r.file.Complete = complete
 	r.file.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	r.file.Local.ServerMetrics = r.metrics.snapshot()
-	r.finishShard()
 }
 
 // check is step 1: the endpoint check, for a hardware run with the
@@ -394,6 +373,14 @@ func (s *session) probeFailure(o outcome) error {
 	return fmt.Errorf("the streaming chat request failed (%s): %s", o.class, o.msg)
 }
 
+// warmupStage is how the live view says the method's warmup: "Warmup
+// (not measured) — 3 of 8 requests", "warmup" in a title.
+func warmupStage() Stage {
+	return Stage{Name: "warmup", Line: func(done, total int) string {
+		return fmt.Sprintf("Warmup (not measured) — %d of %d requests", done, total)
+	}}
+}
+
 // warmup is step 4: unmeasured requests with up to the highest level's
 // concurrency in flight.
 func (r *runner) warmup(ctx context.Context) error {
@@ -402,8 +389,14 @@ func (r *runner) warmup(ctx context.Context) error {
 		return nil
 	}
 	r.phase(PhaseWarmup)
-	workers := min(n, r.mostUsers())
-	slots := r.openSlots(ctx, r.obs.Live.beginStage(PhaseWarmup, 0, workers, n, r.opts.maxTokens), false)
+	most := r.warmUsers
+	if most == 0 {
+		most = maxConcurrency(r.plan)
+	}
+	workers := min(n, most)
+	st := warmupStage()
+	st.Users, st.Requests, st.TokensEach = workers, n, r.opts.maxTokens
+	slots := r.openSlots(ctx, r.obs.Live.beginStage(st), false)
 	defer slots.close()
 	from := prompt.WarmupRequest(0)
 	lr := slots.run(ctx, loadSpec{total: n, timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
@@ -473,20 +466,22 @@ func (l *levelRun) okCount() int {
 // runLevel is step 5 for one level: open one connection per slot, then
 // start every slot together; a slot starts its next request the moment its
 // previous one ends, until the level's requests are used up.
-func (r *runner) runLevel(ctx context.Context, index, conc, requests int, first int64, name string) *levelRun {
-	r.obs.logf("%s: concurrency %d, %d requests", name, conc, requests)
-	users, share := r.share(conc, requests)
-	live := r.obs.Live.beginStage(PhaseLevel, index+1, users, len(share), r.opts.maxTokens)
-	slots := r.openSlots(ctx, live, true)
+func (r *runner) runLevel(ctx context.Context, l level) *levelRun {
+	r.obs.logf("%s: concurrency %d, %d requests", l.name, l.conc, l.requests)
+	st := l.stage
+	st.Measured, st.Index, st.Users, st.Requests, st.TokensEach = true, l.index+1, l.users, len(l.offsets), r.opts.maxTokens
+	slots := r.openSlots(ctx, r.obs.Live.beginStage(st), true)
 	defer slots.close()
-	lv := &levelRun{index: index, concurrency: conc, requests: len(share), preopenFailed: slots.openFailed}
+	lv := &levelRun{index: l.index, concurrency: l.conc, requests: len(l.offsets), preopenFailed: slots.openFailed}
 	before, _ := r.readPrefix(ctx)
-	r.releaseAt(ctx, index)
-	if r.obs.LevelStart != nil {
-		r.obs.LevelStart(conc)
+	if l.release != nil {
+		l.release(ctx)
 	}
-	lv.loadRun = slots.run(ctx, loadSpec{total: len(share), timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
-		return r.opts, first + share[k]
+	if r.obs.LevelStart != nil {
+		r.obs.LevelStart(l.conc)
+	}
+	lv.loadRun = slots.run(ctx, loadSpec{total: len(l.offsets), timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
+		return r.opts, l.first + l.offsets[k]
 	}})
 	lv.interrupted = ctx.Err() != nil
 	if after, ok := r.readPrefix(ctx); ok {
@@ -494,7 +489,7 @@ func (r *runner) runLevel(ctx context.Context, index, conc, requests int, first 
 		lv.prefixNames = after.Names
 	}
 	if lv.preopenFailed > 0 {
-		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level; their first request includes connecting", conc, lv.preopenFailed, users)
+		r.warn("at concurrency %d, %d of %d connections could not be opened ahead of the level; their first request includes connecting", l.conc, lv.preopenFailed, l.users)
 	}
 	finished := 0
 	for _, o := range lv.outcomes() {

@@ -177,7 +177,7 @@ func RunShard(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh Shar
 }
 
 // startShard marks the file as a shard's.
-func (r *runner) startShard() {
+func (r *kovaraRun) startShard() {
 	sh := r.shard
 	if sh == nil {
 		return
@@ -203,7 +203,7 @@ func ShardNote(index, of int) string {
 // finishShard keeps a shard's level records as its own (local.shard.runs,
 // each with the shard's users and requests) instead of publishing them:
 // no single shard measured a whole level.
-func (r *runner) finishShard() {
+func (r *kovaraRun) finishShard() {
 	loc := r.file.Local.Shard
 	if loc == nil {
 		return
@@ -223,7 +223,7 @@ func (r *runner) finishShard() {
 // process runs: its users, and the offsets (from the level's first
 // request number) of its requests in the order it sends them. Without a
 // shard, the whole level.
-func (r *runner) share(conc, requests int) (users int, offsets []int64) {
+func (r *kovaraRun) share(conc, requests int) (users int, offsets []int64) {
 	if r.shard == nil {
 		offsets = make([]int64, requests)
 		for k := range offsets {
@@ -235,7 +235,7 @@ func (r *runner) share(conc, requests int) (users int, offsets []int64) {
 }
 
 // measuredTotal is how many measured requests this process sends.
-func (r *runner) measuredTotal() int {
+func (r *kovaraRun) measuredTotal() int {
 	total := 0
 	for _, c := range r.plan.Concurrency {
 		_, offs := r.share(c, r.plan.Requests)
@@ -247,7 +247,7 @@ func (r *runner) measuredTotal() int {
 // mostUsers is the most users this process runs at once at any level:
 // a shard warms the server up with its own share, so the shards together
 // never send more at once than the plan's highest level.
-func (r *runner) mostUsers() int {
+func (r *kovaraRun) mostUsers() int {
 	most := 1
 	for _, c := range r.plan.Concurrency {
 		u, _ := r.share(c, r.plan.Requests)
@@ -259,12 +259,12 @@ func (r *runner) mostUsers() int {
 // offsetOf is when level i begins, as an offset from the run's start: the
 // agreed wall-clock time against the wall clock read at the start, then
 // kept by the monotonic clock.
-func (r *runner) offsetOf(i int) time.Duration { return r.shard.at(i).Sub(r.t0) }
+func (r *kovaraRun) offsetOf(i int) time.Duration { return r.shard.at(i).Sub(r.t0) }
 
 // awaitLevel holds a shard until shortly before level i's agreed time
 // (its connections open then; releaseAt lets its users go), or says why
 // it cannot begin the level on time. Without a shard it returns at once.
-func (r *runner) awaitLevel(ctx context.Context, i int) error {
+func (r *kovaraRun) awaitLevel(ctx context.Context, i int) error {
 	if r.shard == nil {
 		return nil
 	}
@@ -276,7 +276,7 @@ func (r *runner) awaitLevel(ctx context.Context, i int) error {
 	users, offs := r.share(c, r.plan.Requests)
 	r.obs.logf("level %d of %d begins at %s: shard %d of %d runs %d of the level's %d users and %d of its %d requests",
 		i+1, len(r.plan.Concurrency), r.shard.at(i).UTC().Format("15:04:05.000"), r.shard.Index, r.shard.Of, users, c, len(offs), r.plan.Requests)
-	if !r.sleepUntil(ctx, due-openAhead) {
+	if !sleepUntil(ctx, r.clock, due-openAhead) {
 		return fmt.Errorf("while waiting for level %d of %d: %w", i+1, len(r.plan.Concurrency), ErrInterrupted)
 	}
 	return nil
@@ -284,31 +284,14 @@ func (r *runner) awaitLevel(ctx context.Context, i int) error {
 
 // releaseAt waits, with the level's connections open, for level i's
 // agreed time. Without a shard it returns at once.
-func (r *runner) releaseAt(ctx context.Context, i int) {
+func (r *kovaraRun) releaseAt(ctx context.Context, i int) {
 	if r.shard != nil {
-		r.sleepUntil(ctx, r.offsetOf(i))
-	}
-}
-
-// sleepUntil waits until the run's clock reads at; false when ctx ended
-// first.
-func (r *runner) sleepUntil(ctx context.Context, at time.Duration) bool {
-	d := at - r.clock()
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
+		sleepUntil(ctx, r.clock, r.offsetOf(i))
 	}
 }
 
 // lateError says why a shard cannot begin level i on time, late by late.
-func (r *runner) lateError(i int, late time.Duration) error {
+func (r *kovaraRun) lateError(i int, late time.Duration) error {
 	sh := r.shard
 	if i == 0 {
 		return fmt.Errorf("this machine was ready %s after --start-at %s (the check, probe, calibration and warmup took %s): the shards would not start together; give every shard a later --start-at",

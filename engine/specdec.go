@@ -235,13 +235,23 @@ func newSpecDecResult(r *session, plan SpecDecPlan) *results.SpecDecResult {
 	return res
 }
 
+// specDecStage is how the live view says level index (from 0) of levels,
+// c users and total requests of up to tokens each: "Speculative decoding,
+// level 2 of 3 — concurrency 4 — 6 of 16 requests", "level 2" in a title.
+func specDecStage(index, levels, c, total, tokens int) Stage {
+	return Stage{Measured: true, Index: index + 1, Users: c, Requests: total, TokensEach: tokens, Name: fmt.Sprintf("level %d", index+1),
+		Line: func(done, total int) string {
+			return fmt.Sprintf("Speculative decoding, level %d of %d — concurrency %d — %d of %d requests", index+1, levels, c, done, total)
+		}}
+}
+
 // specLevel runs one level: total requests over c slots, closed loop, each
 // request a representative prompt behind its own reference line (so no
 // two requests share a cached prefix), the counters read on both sides.
 func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOpts, plan SpecDecPlan, index, c int, counters bool) results.SpecDecLevel {
 	total := plan.requestsFor(c)
 	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(plan.Levels), c, total)
-	live := r.obs.Live.beginStage(PhaseSpecDec, index+1, c, total, opts.maxTokens)
+	live := r.obs.Live.beginStage(specDecStage(index, len(plan.Levels), c, total, opts.maxTokens))
 	lv := results.SpecDecLevel{Concurrency: c, Requests: total}
 	slots := r.openSlots(ctx, live, true)
 	defer slots.close()
@@ -396,14 +406,4 @@ func (a *requestAcceptance) result() *results.RequestAcceptance {
 		out.MeanAcceptanceLength = ptr(math.Round((1+float64(a.accepted)/float64(a.drafts))*1000) / 1000)
 	}
 	return out
-}
-
-// spreadOf is five type-7 percentiles of xs (sorted in place), or nil.
-func spreadOf(xs []float64) *results.Spread {
-	if len(xs) == 0 {
-		return nil
-	}
-	slices.Sort(xs)
-	q := func(p float64) float64 { return math.Round(stats.Quantile(xs, p)*10000) / 10000 }
-	return &results.Spread{Min: q(0), P10: q(0.1), P50: q(0.5), P90: q(0.9), Max: q(1)}
 }

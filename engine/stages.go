@@ -12,7 +12,6 @@ import (
 
 	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/engine/setup"
 )
 
 // The three-stage plan: Kovara Desktop's own plan after the cmp.wiki
@@ -31,10 +30,6 @@ const (
 
 // DefaultUsers is the many-user stage's default number of users.
 const DefaultUsers = 8
-
-// DefaultPlanTimeout bounds each request of the plans beyond the Kovara
-// method (setup.PlanTimeout).
-const DefaultPlanTimeout = setup.PlanTimeout
 
 // StagesPlan is what the three-stage plan sends.
 type StagesPlan struct {
@@ -83,6 +78,58 @@ func (p StagesPlan) withDefaults() StagesPlan {
 		p.Timeout = DefaultPlanTimeout
 	}
 	return p
+}
+
+// The three stages' names, in the log, the live view and a stop's error.
+const (
+	stageDecode  = "single-user decode"
+	stagePrefill = "cold prefill"
+	stageUsers   = "many users"
+)
+
+// How the live view says the three stages: each measured stage is named
+// "stage 1 (single-user decode)" in a title, the many-user warmup
+// "warmup".
+
+// stagesDecode is stage 1, prompts answers of up to tokens each: "Stage 1
+// of 3: single-user decode — answer 2 of 3".
+func stagesDecode(prompts, tokens int) Stage {
+	return Stage{Measured: true, Index: 1, Users: 1, Requests: prompts, TokensEach: tokens, Name: "stage 1 (" + stageDecode + ")",
+		Line: func(done, total int) string {
+			return fmt.Sprintf("Stage 1 of 3: single-user decode — answer %d of %d", min(done+1, total), total)
+		}}
+}
+
+// stagesPrefill is stage 2, its calibration probe and its long prompt,
+// one token each: "Stage 2 of 3: cold prefill — the long prompt (2 of 2
+// requests)".
+func stagesPrefill() Stage {
+	return Stage{Measured: true, Index: 2, Users: 1, Requests: 2, TokensEach: 1, Name: "stage 2 (" + stagePrefill + ")",
+		Line: func(done, total int) string {
+			what := "calibration probe"
+			if done > 0 {
+				what = "the long prompt"
+			}
+			return fmt.Sprintf("Stage 2 of 3: cold prefill — %s (%d of %d requests)", what, min(done+1, total), total)
+		}}
+}
+
+// stagesWarmup is stage 3's warmup round of users: "Stage 3 of 3: warmup
+// at 8 users (not measured) — 3 of 8 requests".
+func stagesWarmup(users, tokens int) Stage {
+	return Stage{Index: 3, Users: users, Requests: users, TokensEach: tokens, Name: "warmup",
+		Line: func(done, total int) string {
+			return fmt.Sprintf("Stage 3 of 3: warmup at %d users (not measured) — %d of %d requests", users, done, total)
+		}}
+}
+
+// stagesUsers is stage 3's measured round of users: "Stage 3 of 3: 8
+// users at once — 5 of 8 answers finished".
+func stagesUsers(users, tokens int) Stage {
+	return Stage{Measured: true, Index: 3, Users: users, Requests: users, TokensEach: tokens, Name: "stage 3 (" + stageUsers + ")",
+		Line: func(done, total int) string {
+			return fmt.Sprintf("Stage 3 of 3: %d users at once — %d of %d answers finished", users, done, total)
+		}}
 }
 
 // stagesProfile holds the lengths, in tokens, of a full or a quick run.
@@ -189,15 +236,15 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 			}
 		}
 	}
-	if err := planStop(ctx, string(PhaseDecode)); err != nil {
+	if err := planStop(ctx, stageDecode); err != nil {
 		return s.finish(false), err
 	}
 	s.prefillStage(ctx, cn)
-	if err := planStop(ctx, string(PhasePrefill)); err != nil {
+	if err := planStop(ctx, stagePrefill); err != nil {
 		return s.finish(false), err
 	}
 	s.usersStage(ctx)
-	if err := planStop(ctx, string(PhaseUsers)); err != nil {
+	if err := planStop(ctx, stageUsers); err != nil {
 		return s.finish(false), err
 	}
 	r.obs.Live.setPhase(PhaseDone)
@@ -235,34 +282,6 @@ func (s *stagesRun) newResult() *results.StagesResult {
 		d.Engine = *det
 	}
 	return &d
-}
-
-// stageWindow is a measured stage's span, from its first request's start
-// to its last one's end, and its output tokens: the window its GPU energy
-// is read over.
-type stageWindow struct {
-	start, end time.Duration
-	tokens     int64
-	n          int
-}
-
-func (w *stageWindow) add(o *outcome, tokens int) {
-	if o.interrupted {
-		return
-	}
-	if w.n == 0 || o.start < w.start {
-		w.start = o.start
-	}
-	w.end = max(w.end, o.end)
-	w.tokens += int64(tokens)
-	w.n++
-}
-
-// record files the window under the stage's number.
-func (w *stageWindow) record(s *session, stage, concurrency int) {
-	if w.n > 0 && w.end > w.start {
-		s.gpuWindow(stage, concurrency, w.start, w.end, w.tokens)
-	}
 }
 
 // cards are the GPUs the run read, for the document and the wiki block:
@@ -330,8 +349,8 @@ func (s *stagesRun) finish(complete bool) *results.StagesResult {
 
 // decodeStage is stage 1: one user, each fixed prompt in turn.
 func (s *stagesRun) decodeStage(ctx context.Context, cn *conn) {
-	s.phase(PhaseDecode)
-	slots := s.obs.Live.beginStage(PhaseDecode, 1, 1, len(DecodePrompts), s.prof.decode)
+	s.obs.logf("%s", stageDecode)
+	slots := s.obs.Live.beginStage(stagesDecode(len(DecodePrompts), s.prof.decode))
 	cn.live = slots[0]
 	var w stageWindow
 	defer func() { cn.live = nil; w.record(s.session, 1, 1) }()
@@ -379,8 +398,8 @@ func (s *stagesRun) decodeStage(ctx context.Context, cn *conn) {
 // the cold prefill of about prefill tokens, both behind fresh reference
 // lines and answered with one token.
 func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
-	s.phase(PhasePrefill)
-	slots := s.obs.Live.beginStage(PhasePrefill, 2, 1, 2, 1)
+	s.obs.logf("%s", stagePrefill)
+	slots := s.obs.Live.beginStage(stagesPrefill())
 	cn.live = slots[0]
 	var w stageWindow
 	defer func() { cn.live = nil; w.record(s.session, 2, 1) }()
@@ -457,12 +476,12 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 // Users requests, each released together.
 func (s *stagesRun) usersStage(ctx context.Context) {
 	n := s.sp.Users
-	s.phase(PhaseUsers)
+	s.obs.logf("%s", stageUsers)
 	us := &results.UsersStage{Users: n, MaxTokens: s.prof.users, PerUser: []results.UserStage{}}
 	s.res.Users = us
 	// The warmup round shows as warmup; the measured round gets its own
 	// slots, so its tokens and times start from zero.
-	warm := s.obs.Live.beginStage(PhaseWarmup, 3, n, n, s.prof.warm)
+	warm := s.obs.Live.beginStage(stagesWarmup(n, s.prof.warm))
 	set := s.openSlots(ctx, warm, true)
 	defer set.close()
 	if set.openFailed > 0 {
@@ -490,7 +509,7 @@ func (s *stagesRun) usersStage(ctx context.Context) {
 			return
 		}
 	}
-	set.setLive(s.obs.Live.beginStage(PhaseUsers, 3, n, n, s.prof.users))
+	set.setLive(s.obs.Live.beginStage(stagesUsers(n, s.prof.users)))
 
 	s.obs.logf("%d users together, up to %d tokens each", n, s.prof.users)
 	outs := round(s.prof.users)

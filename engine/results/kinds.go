@@ -42,6 +42,15 @@ func DocumentFormat(data []byte) (format string, version int, err error) {
 	return *head.Format, version, nil
 }
 
+// localOnly says, by format, why a document of one of this app's own
+// kinds cannot be published.
+var localOnly = map[string]string{
+	FormatStages:   "This is a three-stage plan result (" + FormatStages + "), kept on this machine: only kovara-benchmark-results files can be published. Its wiki block is the way to share it.",
+	FormatCapacity: "This is a capacity plan result (" + FormatCapacity + "): an answer for one service level, kept on this machine; only kovara-benchmark-results files can be published.",
+	FormatContext:  "This is a context plan result (" + FormatContext + "): speed against context depth on one server, kept on this machine; only kovara-benchmark-results files can be published.",
+	FormatSpecDec:  "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published.",
+}
+
 // localOnlyReason is why a document of one of this app's own kinds cannot
 // be published, or "" for any other document.
 func localOnlyReason(data []byte) string {
@@ -49,17 +58,7 @@ func localOnlyReason(data []byte) string {
 	if err != nil {
 		return ""
 	}
-	switch f {
-	case FormatStages:
-		return "This is a three-stage plan result (" + FormatStages + "), kept on this machine: only kovara-benchmark-results files can be published. Its wiki block is the way to share it."
-	case FormatCapacity:
-		return "This is a capacity plan result (" + FormatCapacity + "): an answer for one service level, kept on this machine; only kovara-benchmark-results files can be published."
-	case FormatContext:
-		return "This is a context plan result (" + FormatContext + "): speed against context depth on one server, kept on this machine; only kovara-benchmark-results files can be published."
-	case FormatSpecDec:
-		return "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published."
-	}
-	return ""
+	return localOnly[f]
 }
 
 // marshalDocument writes one of this app's own document kinds as indented
