@@ -26,11 +26,8 @@ var capacityKind = &Kind{
 		return Capacity{Result: r}, nil
 	},
 	compare: func(docs []Doc, labels []string) Comparison {
-		rs := resultsOf(docsOf[Capacity](docs), func(d Capacity) *results.CapacityResult { return d.Result })
-		var c Comparison
-		c.Like, c.Diffs = compare.CapacityVerdict(rs)
-		c.Rows = compare.CapacityTable(rs, labels)
-		return c
+		return comparison(docs, func(d Capacity) *results.CapacityResult { return d.Result }, compare.CapacityVerdict,
+			func(rs []*results.CapacityResult) []compare.Row { return compare.CapacityTable(rs, labels) })
 	},
 }
 

@@ -23,11 +23,8 @@ var contextKind = &Kind{
 		return Context{Result: r}, nil
 	},
 	compare: func(docs []Doc, labels []string) Comparison {
-		rs := resultsOf(docsOf[Context](docs), func(d Context) *results.ContextResult { return d.Result })
-		var c Comparison
-		c.Like, c.Diffs = compare.ContextVerdict(rs)
-		c.Rows = compare.ContextTable(rs, labels)
-		return c
+		return comparison(docs, func(d Context) *results.ContextResult { return d.Result }, compare.ContextVerdict,
+			func(rs []*results.ContextResult) []compare.Row { return compare.ContextTable(rs, labels) })
 	},
 }
 

@@ -18,6 +18,7 @@ var kovaraKind = &Kind{
 	Demo:        sim.Demo,
 	Publishable: true,
 	Repeatable:  true,
+	Shardable:   true,
 	decode: func(data []byte) (Doc, error) {
 		f, err := results.Decode(data)
 		if err != nil {

@@ -41,6 +41,9 @@ type Kind struct {
 	// Repeatable: Repeat (and --repeat) runs it several times as one
 	// group.
 	Repeatable bool
+	// Shardable: one run of it can be measured from several client
+	// machines (run --shard, merge).
+	Shardable bool
 
 	decode func([]byte) (Doc, error)
 	// compare sets two to four documents of the kind side by side; nil
@@ -270,11 +273,15 @@ func (k *Kind) Compare(docs []Doc, labels []string) Comparison {
 	return c
 }
 
-// docsOf takes the typed documents out of docs, all of one plan.
-func docsOf[T any](docs []Doc) []T {
-	out := make([]T, 0, len(docs))
-	for _, d := range docs {
-		out = append(out, d.(T))
+// comparison compares docs of one plan by its verdict and table, each
+// document's typed result taken by result.
+func comparison[D Doc, R any](docs []Doc, result func(D) R, verdict func([]R) (bool, []string), table func([]R) []compare.Row) Comparison {
+	rs := make([]R, len(docs))
+	for i, d := range docs {
+		rs[i] = result(d.(D))
 	}
-	return out
+	var c Comparison
+	c.Like, c.Diffs = verdict(rs)
+	c.Rows = table(rs)
+	return c
 }

@@ -30,10 +30,9 @@ var specDecKind = &Kind{
 		return SpecDec{Result: r}, nil
 	},
 	compare: func(docs []Doc, labels []string) Comparison {
-		rs := resultsOf(docsOf[SpecDec](docs), func(d SpecDec) *results.SpecDecResult { return d.Result })
-		var c Comparison
-		c.Like, c.Diffs = compare.SpecDecVerdict(rs)
-		c.Rows, c.PerLevel = compare.SpecDecTable(rs, labels), true
+		c := comparison(docs, func(d SpecDec) *results.SpecDecResult { return d.Result }, compare.SpecDecVerdict,
+			func(rs []*results.SpecDecResult) []compare.Row { return compare.SpecDecTable(rs, labels) })
+		c.PerLevel = true
 		return c
 	},
 }

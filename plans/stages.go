@@ -29,11 +29,7 @@ var stagesKind = &Kind{
 		return Stages{Result: r}, nil
 	},
 	compare: func(docs []Doc, _ []string) Comparison {
-		rs := resultsOf(docsOf[Stages](docs), func(d Stages) *results.StagesResult { return d.Result })
-		var c Comparison
-		c.Like, c.Diffs = compare.StagesVerdict(rs)
-		c.Rows = compare.StagesTable(rs)
-		return c
+		return comparison(docs, func(d Stages) *results.StagesResult { return d.Result }, compare.StagesVerdict, compare.StagesTable)
 	},
 }
 
@@ -79,13 +75,4 @@ func (d Stages) Summary() Summary {
 		}
 	}
 	return s
-}
-
-// resultsOf maps plan documents to their typed results.
-func resultsOf[D, R any](docs []D, get func(D) R) []R {
-	out := make([]R, len(docs))
-	for i, d := range docs {
-		out[i] = get(d)
-	}
-	return out
 }

@@ -226,11 +226,11 @@ func TestPlanFieldsValidateInline(t *testing.T) {
 			value string
 			want  string
 		}{
-			{b.levelsEntry, "1,0", "concurrency 0"},
-			{b.requestsEntry, "4", "or more requests per level"},
-			{b.outputEntry, "zero", "output tokens"},
-			{b.timeoutEntry, "-1", "timeout"},
-			{b.seedEntry, "1.5", "seed"},
+			{b.kovara.levelsEntry, "1,0", "concurrency 0"},
+			{b.kovara.requestsEntry, "4", "or more requests per level"},
+			{b.kovara.outputEntry, "zero", "output tokens"},
+			{b.kovara.timeoutEntry, "-1", "timeout"},
+			{b.kovara.seedEntry, "1.5", "seed"},
 		}
 		for _, tc := range tests {
 			old := tc.entry.Text

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"fyne.io/fyne/v2/dialog"
 
 	"github.com/kovara/desktop/engine"
-	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
@@ -46,170 +44,23 @@ func (s *BenchmarkScreen) onRun() {
 		ep.KeyHint = appKeyHint
 		ep.ModelHint = appModelHint
 	}
-	var run planRun
-	switch s.planSelect.Selected {
-	case planStages:
-		plan, err := s.stagesFromForm()
-		if err != nil {
-			s.refuse(err.Error())
-			return
-		}
-		plan.Model = s.chosenModel()
-		plan.Simulated = simulated
-		run = s.runStages(plan)
-	case planSpecDec:
-		plan, err := s.specDecFromForm()
-		if err != nil {
-			s.refuse(err.Error())
-			return
-		}
-		plan.Model = s.chosenModel()
-		plan.Simulated = simulated
-		run = s.runSpecDec(plan)
-	case planContext:
-		plan, err := s.contextFromForm()
-		if err != nil {
-			s.refuse(err.Error())
-			return
-		}
-		plan.Model = s.chosenModel()
-		plan.Simulated = simulated
-		run = s.runContext(plan)
-	case planCapacity:
-		plan, err := s.capacityFromForm()
-		if err != nil {
-			s.refuse(err.Error())
-			return
-		}
-		plan.Model = s.chosenModel()
-		plan.Simulated = simulated
-		run = s.runCapacity(plan)
-	default:
-		plan, err := s.planFromForm()
-		if err != nil {
-			s.refuse(err.Error())
-			return
-		}
-		plan.Model = s.chosenModel()
-		plan.Simulated = simulated
-		repeat, _ := parseRepeat(s.repeatEntry.Text) // revalidate let Run on only when it reads
-		run = s.runKovara(plan, max(repeat, 1), s.likeFollowed())
+	run, err := s.form().run(s.chosenModel(), simulated)
+	if err != nil {
+		s.refuse(err.Error())
+		return
 	}
 	s.u.fyne.Preferences().SetString(prefLastEndpoint, name)
 	s.rememberModel(name)
 	// The built-in simulator is each plan's demo one, as in the CLI's
 	// demo: a capacity to find, drafts to accept.
-	s.start(saved, simulated, plans.ByTitle(s.planSelect.Selected).Demo(), ep, run)
+	s.start(saved, simulated, s.kind().Demo(), ep, run)
 }
 
-// runKovara is the Kovara method, saved after every level: repeat times
-// in a row (one group, fresh prompts each), each run recording the run
-// it follows when like is given. One run shows its result; several, or
-// a run again like another, open Compare on them.
-func (s *BenchmarkScreen) runKovara(plan engine.Plan, repeat int, like *results.LikeRef) planRun {
-	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
-		var (
-			f            *results.File
-			err, saveErr error
-			id           string
-			ids          []string
-		)
-		for _, g := range engine.RepeatGroup(repeat, time.Now()) {
-			if g != nil {
-				s.u.do(func() {
-					base, _, _ := strings.Cut(s.live.title.Text, " — ")
-					s.live.title.SetText(fmt.Sprintf("%s — run %d of %d", base, g.Index, g.Of))
-				})
-			}
-			mark := func(f *results.File) { f.Local.Group, f.Local.Like = g, like }
-			cp := s.u.lib.Checkpoint()
-			saveErr = nil
-			obs.Checkpoint = func(f *results.File) { mark(f); saveErr = cp.Save(f) }
-			if s.u.opts.Observe != nil {
-				s.u.opts.Observe(&obs)
-			}
-			f, err = engine.Run(ctx, plan, ep, obs)
-			id = ""
-			if f != nil {
-				mark(f)
-				if saveErr = cp.Save(f); saveErr == nil {
-					id = cp.ID() // else the result shown is not the one in the history
-					ids = append(ids, id)
-				}
-			}
-			if f == nil || err != nil || ctx.Err() != nil {
-				break
-			}
-		}
-		return func() {
-			s.u.rememberCheck(ep, requestedModel(f, plan.Model), detectionOf(f), err)
-			if f == nil {
-				s.runFailed(err)
-				return
-			}
-			s.showResult(f, id, err, saveErr)
-			if like != nil && like.ID != "" && len(ids) > 0 {
-				ids = append([]string{like.ID}, ids...)
-			}
-			if len(ids) >= 2 {
-				s.u.compareRuns(ids[:min(len(ids), maxCompare)])
-			}
-		}
-	}
-}
-
-// runStages is the three-stage plan.
-func (s *BenchmarkScreen) runStages(plan engine.StagesPlan) planRun {
-	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
-		r, err := engine.RunStages(ctx, plan, ep, obs)
-		if r == nil {
-			return func() { s.runFailed(err) }
-		}
-		id, saveErr := s.u.lib.SaveDoc("", plans.Stages{Result: r})
-		return func() { s.showView(newStagesView(s.u, r, id, saveErr, s.backToSetup).content) }
-	}
-}
-
-// runSpecDec is the speculative-decoding mode.
-func (s *BenchmarkScreen) runSpecDec(plan engine.SpecDecPlan) planRun {
-	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
-		r, err := engine.RunSpecDec(ctx, plan, ep, obs)
-		if r == nil {
-			return func() { s.runFailed(err) }
-		}
-		id, saveErr := s.u.lib.SaveDoc("", plans.SpecDec{Result: r})
-		return func() { s.showView(newSpecDecView(s.u, r, id, saveErr, s.backToSetup).content) }
-	}
-}
-
-// runCapacity is the capacity plan.
-func (s *BenchmarkScreen) runCapacity(plan engine.CapacityPlan) planRun {
-	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
-		r, err := engine.RunCapacity(ctx, plan, ep, obs)
-		if r == nil {
-			return func() { s.u.rememberCheck(ep, plan.Model, nil, err); s.runFailed(err) }
-		}
-		id, saveErr := s.u.lib.SaveDoc("", plans.Capacity{Result: r})
-		return func() {
-			s.u.rememberCheck(ep, r.Model, r.Local.Detection, err)
-			s.showView(newCapacityView(s.u, r, id, saveErr, s.backToSetup).content)
-		}
-	}
-}
-
-// runContext is the context plan.
-func (s *BenchmarkScreen) runContext(plan engine.ContextPlan) planRun {
-	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
-		r, err := engine.RunContext(ctx, plan, ep, obs)
-		if r == nil {
-			return func() { s.u.rememberCheck(ep, plan.Model, nil, err); s.runFailed(err) }
-		}
-		id, saveErr := s.u.lib.SaveDoc("", plans.Context{Result: r})
-		return func() {
-			s.u.rememberCheck(ep, r.Model, &r.Engine, err)
-			s.showView(newContextView(s.u, r, id, saveErr, s.backToSetup).content)
-		}
-	}
+// shows keeps a plan's result in the history (off the UI goroutine, as a
+// planRun runs) and returns what shows it.
+func (s *BenchmarkScreen) shows(d plans.Doc) func() {
+	id, saveErr := s.u.lib.SaveDoc("", d)
+	return func() { s.showView(s.u.resultView(d, id, saveErr, s.backToSetup).content) }
 }
 
 // showView shows a plan's result view and tells whoever waits for one.

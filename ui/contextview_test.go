@@ -19,19 +19,19 @@ func TestContextPlanRunViewHistory(t *testing.T) {
 	h.locked(func() {
 		b.selectEndpoint(SimulatorName)
 		b.planSelect.SetSelected(planContext)
-		if b.contextForm.Hidden || !b.concForm.Hidden || len(b.levelsForm.Items) != 1 || !b.requestsEntry.Disabled() || !b.manifestSelect.Disabled() {
-			t.Error("the context plan shows its depths, repeats, users and the answer's length, and takes no prompt length, levels, requests or manifest")
+		if b.formBox.Objects[0] != b.context.content() {
+			t.Error("the context plan's own form (its depths, repeats, users and the answer's length) is not shown")
 		}
-		if b.outputEntry.Text != "128" {
-			t.Errorf("answer length %q, want the plan's default 128", b.outputEntry.Text)
+		if b.context.outputEntry.Text != "128" {
+			t.Errorf("answer length %q, want the plan's default 128", b.context.outputEntry.Text)
 		}
-		b.depthsEntry.SetText("0,1x")
+		b.context.depthsEntry.SetText("0,1x")
 		if !b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "depths: ") {
 			t.Errorf("bad depths: run enabled %v, note %q", !b.runButton.Disabled(), b.planNote.Text)
 		}
-		b.depthsEntry.SetText("1k,2k") // the short prompt is measured all the same, and said
-		b.repeatsEntry.SetText("2")
-		b.outputEntry.SetText("16")
+		b.context.depthsEntry.SetText("1k,2k") // the short prompt is measured all the same, and said
+		b.context.repeatsEntry.SetText("2")
+		b.context.outputEntry.SetText("16")
 		if b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Context: depths 0,1k,2k; at each, 2 × 1 user with a fresh prompt and a 16-token answer, then a cached follow-up.") {
 			t.Fatalf("context plan: %q", b.planNote.Text)
 		}
@@ -65,17 +65,17 @@ func TestContextPlanRunViewHistory(t *testing.T) {
 	// before Run, in the plan's own words.
 	h.locked(func() {
 		b.backToSetup()
-		b.depthsEntry.SetText("0,1k,16k")
+		b.context.depthsEntry.SetText("0,1k,16k")
 		if !b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Cannot run: depth 16384 does not fit: its follow-up sends the 16384-token prompt") ||
 			!strings.Contains(b.planNote.Text, "at the endpoint's last check") || !strings.Contains(b.planNote.Text, "the depths or the output tokens") {
 			t.Errorf("a depth beyond the context: run enabled %v, note %q", !b.runButton.Disabled(), b.planNote.Text)
 		}
-		b.depthsEntry.SetText("0,1k,8k")
+		b.context.depthsEntry.SetText("0,1k,8k")
 		if b.runButton.Disabled() {
 			t.Errorf("8k fits in 16,384 tokens: %q", b.planNote.Text)
 		}
 		// Left to the server's context, the note says which depths that is.
-		b.depthsEntry.SetText("")
+		b.context.depthsEntry.SetText("")
 		if want := "Context: depths 0,1k,2k,4k,8k (what fits the server's context of 16384 tokens at the endpoint's last check);"; !strings.HasPrefix(b.planNote.Text, want) {
 			t.Errorf("note %q, want it to begin %q", b.planNote.Text, want)
 		}

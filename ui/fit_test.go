@@ -50,16 +50,16 @@ func TestBenchmarkFormRefusesPlanBeyondContext(t *testing.T) {
 		if b.runButton.Disabled() {
 			t.Fatalf("the default plan fits 2048 tokens: %q", b.planNote.Text)
 		}
-		b.inputEntry.SetText("3000")
-		b.outputEntry.SetText("64")
+		b.kovara.inputEntry.SetText("3000")
+		b.kovara.outputEntry.SetText("64")
 		if !b.runButton.Disabled() || b.planNote.Text != why {
 			t.Errorf("Kovara plan: run enabled=%v, note\n%q\nwant\n%q", !b.runButton.Disabled(), b.planNote.Text, why)
 		}
 		// The capacity plan keeps its own lengths: the same ones are
 		// refused the same way.
 		b.planSelect.SetSelected(planCapacity)
-		b.inputEntry.SetText("3000")
-		b.outputEntry.SetText("64")
+		b.capacity.inputEntry.SetText("3000")
+		b.capacity.outputEntry.SetText("64")
 		if !b.runButton.Disabled() || b.planNote.Text != why {
 			t.Errorf("capacity plan: run enabled=%v, note %q", !b.runButton.Disabled(), b.planNote.Text)
 		}
@@ -73,11 +73,11 @@ func TestBenchmarkFormRefusesPlanBeyondContext(t *testing.T) {
 			t.Errorf("another endpoint held to this one's context: %q", b.planNote.Text)
 		}
 		b.endpointSelect.SetSelected("small box")
-		b.inputEntry.SetText("1900")
+		b.kovara.inputEntry.SetText("1900")
 		if b.runButton.Disabled() {
 			t.Errorf("1900 + 64 fits 2048: %q", b.planNote.Text)
 		}
-		b.inputEntry.SetText("3000")
+		b.kovara.inputEntry.SetText("3000")
 		if !b.runButton.Disabled() {
 			t.Error("3000 again: Run enabled")
 		}
@@ -102,8 +102,8 @@ func TestRunRefusedForContextIsRemembered(t *testing.T) {
 	b := h.u.bench
 	h.locked(func() {
 		b.endpointSelect.SetSelected("small box")
-		b.inputEntry.SetText("3000")
-		b.outputEntry.SetText("64")
+		b.kovara.inputEntry.SetText("3000")
+		b.kovara.outputEntry.SetText("64")
 		if b.runButton.Disabled() {
 			t.Fatalf("nothing is known of the endpoint yet: %q", b.planNote.Text)
 		}
@@ -122,11 +122,11 @@ func TestRunRefusedForContextIsRemembered(t *testing.T) {
 		if !strings.HasPrefix(b.planNote.Text, "The benchmark could not run: ") || !b.runButton.Disabled() {
 			t.Errorf("after the listing: run enabled=%v, %q", !b.runButton.Disabled(), b.planNote.Text)
 		}
-		b.inputEntry.SetText("512")
+		b.kovara.inputEntry.SetText("512")
 		if b.runButton.Disabled() {
 			t.Errorf("a plan that fits: %q", b.planNote.Text)
 		}
-		b.inputEntry.SetText("3000")
+		b.kovara.inputEntry.SetText("3000")
 		if !b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Cannot run: the plan asks for 3000-token prompts") {
 			t.Errorf("remembered: run enabled=%v, %q", !b.runButton.Disabled(), b.planNote.Text)
 		}

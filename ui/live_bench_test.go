@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -29,7 +30,8 @@ func BenchmarkLiveRefresh256(b *testing.B) {
 	var d liveData
 	snap := func(i int) engine.Snapshot {
 		s := engine.Snapshot{
-			At: time.Duration(i) * liveRefresh, Phase: engine.PhaseLevel, Level: 1, Levels: 1, Concurrency: 256,
+			At: time.Duration(i) * liveRefresh, Phase: engine.PhaseMeasure, Level: 1, Levels: 1, Concurrency: 256,
+			Line: fmt.Sprintf("Level 1 of 1 — concurrency 256 — %d of 100000 requests", 12*i), StageName: "level 1",
 			LevelDone: 12 * i, LevelTotal: 100000, OverallDone: 12 * i, OverallTotal: 100000,
 			OK: 12 * i, Tokens: int64(3200 * i), LevelElapsed: time.Duration(i) * liveRefresh,
 		}

@@ -203,36 +203,26 @@ func (d *liveData) ttftSpec(p chart.Palette) chart.Spec {
 
 func (d *liveData) itlSpec(p chart.Palette) chart.Spec {
 	centers, counts := chart.Histogram(d.itl, 30)
+	title := "Inter-token latency"
+	if n := d.stageName(); n != "" {
+		title += ", " + n
+	}
 	return chart.Spec{
-		Title: "Inter-token latency, " + d.stageName(), XLabel: "ms" + d.itlLeftOut(" — "), YLabel: "gaps", YFromZero: true, Palette: p,
+		Title: title, XLabel: "ms" + d.itlLeftOut(" — "), YLabel: "gaps", YFromZero: true, Palette: p,
 		Series: []chart.Series{{Name: "ITL", X: centers, Y: counts, Kind: chart.Bars, Color: 2}},
 	}
 }
 
-// stageName names the stage the ITL histogram is of: a Kovara or
-// speculative-decoding level, one of the three-stage plan's stages, a
-// capacity probe or a context depth.
-func (d *liveData) stageName() string {
-	switch s := d.snap; {
-	case s.Phase == engine.PhaseDecode || s.Phase == engine.PhasePrefill || s.Phase == engine.PhaseUsers:
-		return fmt.Sprintf("stage %d (%s)", s.Level, s.Phase)
-	case s.Phase == engine.PhaseWarmup:
-		return "warmup"
-	}
-	if n := d.depthOrProbe(); n != "" {
-		return n
-	}
-	return fmt.Sprintf("level %d", d.snap.Level)
-}
+// stageName names the stage the ITL histogram is of, in its plan's words
+// (a Kovara or speculative-decoding level, one of the three-stage plan's
+// stages, a capacity probe, a context depth).
+func (d *liveData) stageName() string { return d.snap.StageName }
 
-// depthOrProbe names the context depth or the capacity probe being
-// measured, or "" for any other stage.
-func (d *liveData) depthOrProbe() string {
-	switch s := d.snap; {
-	case s.Context != nil && (s.Phase == engine.PhaseContextCold || s.Phase == engine.PhaseContextFollowUp):
-		return "depth " + results.DepthName(s.Context.Depth)
-	case s.Capacity != nil && s.Capacity.Probing > 0 && s.Phase == engine.PhaseLevel:
-		return fmt.Sprintf("the probe at %d %s", s.Capacity.Probing, results.Plural(s.Capacity.Probing, "user", "users"))
+// waitName names the stage whose first gaps the ITL chart waits for, when
+// its plan asks (a context depth, a capacity probe), or "".
+func (d *liveData) waitName() string {
+	if d.snap.StageNameInWait {
+		return d.snap.StageName
 	}
 	return ""
 }
@@ -285,7 +275,7 @@ func (d *liveData) kvPlaceholder() string {
 // placeholder says whose gaps it waits for.
 func (d *liveData) itlPlaceholder() string {
 	s := "Waiting for token gaps…"
-	if n := d.depthOrProbe(); n != "" {
+	if n := d.waitName(); n != "" {
 		s = "Waiting for the token gaps of " + n + ": they come as each of its answers ends…"
 	}
 	if d.itlMerged > 0 {

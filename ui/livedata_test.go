@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/hw"
 )
 
@@ -17,8 +20,10 @@ func TestLiveDataSeries(t *testing.T) {
 	var d liveData
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	// Warmup is drawn, as warmup: its own series, not the measured one.
-	d.add(engine.Snapshot{At: sec(0.5), Phase: engine.PhaseWarmup, NewLevel: true, LevelTotal: 4, LevelDone: 1, TPS: 200})
-	d.add(engine.Snapshot{At: sec(1), Phase: engine.PhaseWarmup, LevelTotal: 4, LevelDone: 2, TPS: 300})
+	d.add(engine.Snapshot{At: sec(0.5), Phase: engine.PhaseWarmup, NewLevel: true, LevelTotal: 4, LevelDone: 1, TPS: 200,
+		Line: "Warmup (not measured) — 1 of 4 requests", StageName: "warmup"})
+	d.add(engine.Snapshot{At: sec(1), Phase: engine.PhaseWarmup, LevelTotal: 4, LevelDone: 2, TPS: 300,
+		Line: "Warmup (not measured) — 2 of 4 requests", StageName: "warmup"})
 	if len(d.tpsX) != 0 || len(d.warmY) != 2 || d.warmY[1] != 300 || len(d.ttftY) != 0 || d.phaseLine() != "Warmup (not measured) — 2 of 4 requests" {
 		t.Errorf("warmup: measured %v warmup %v ttft %v %q", d.tpsY, d.warmY, d.ttftY, d.phaseLine())
 	}
@@ -26,10 +31,12 @@ func TestLiveDataSeries(t *testing.T) {
 		t.Errorf("tok/s chart series %+v", spec.Series)
 	}
 	// Level 1 starts at 1.5 s; the engine's rate is drawn as it is.
-	d.add(engine.Snapshot{At: sec(2), Phase: engine.PhaseLevel, Level: 1, Levels: 2, Concurrency: 4, NewLevel: true,
-		LevelElapsed: sec(0.5), Tokens: 500, TPS: 1000, TTFT: []float64{30, 31}, ITL: []float32{20, 21, 22}, LevelDone: 2, LevelTotal: 10, OK: 2})
-	d.add(engine.Snapshot{At: sec(3), Phase: engine.PhaseLevel, Level: 1, Levels: 2, Concurrency: 4,
-		LevelElapsed: sec(1.5), Tokens: 1500, TPS: 1000, TTFT: []float64{32}, ITL: []float32{20}, LevelDone: 3, LevelTotal: 10, OK: 3})
+	d.add(engine.Snapshot{At: sec(2), Phase: engine.PhaseMeasure, Level: 1, Levels: 2, Concurrency: 4, NewLevel: true,
+		LevelElapsed: sec(0.5), Tokens: 500, TPS: 1000, TTFT: []float64{30, 31}, ITL: []float32{20, 21, 22}, LevelDone: 2, LevelTotal: 10, OK: 2,
+		Line: "Level 1 of 2 — concurrency 4 — 2 of 10 requests", StageName: "level 1"})
+	d.add(engine.Snapshot{At: sec(3), Phase: engine.PhaseMeasure, Level: 1, Levels: 2, Concurrency: 4,
+		LevelElapsed: sec(1.5), Tokens: 1500, TPS: 1000, TTFT: []float64{32}, ITL: []float32{20}, LevelDone: 3, LevelTotal: 10, OK: 3,
+		Line: "Level 1 of 2 — concurrency 4 — 3 of 10 requests", StageName: "level 1"})
 	if len(d.tpsY) != 2 || d.tpsY[0] != 1000 || d.tpsY[1] != 1000 || !math.IsNaN(d.warmY[len(d.warmY)-1]) {
 		t.Errorf("tok/s series %v, warmup %v (ended by a gap)", d.tpsY, d.warmY)
 	}
@@ -40,7 +47,7 @@ func TestLiveDataSeries(t *testing.T) {
 		t.Errorf("phase %q progress %v", d.phaseLine(), d.levelProgress())
 	}
 	// A new level: a gap in the line, a fresh histogram.
-	d.add(engine.Snapshot{At: sec(4), Phase: engine.PhaseLevel, Level: 2, Levels: 2, NewLevel: true, LevelElapsed: sec(0.5), Tokens: 800, TPS: 1600, ITL: []float32{25}})
+	d.add(engine.Snapshot{At: sec(4), Phase: engine.PhaseMeasure, Level: 2, Levels: 2, NewLevel: true, LevelElapsed: sec(0.5), Tokens: 800, TPS: 1600, ITL: []float32{25}})
 	n := len(d.tpsY)
 	if !math.IsNaN(d.tpsY[n-2]) || d.tpsY[n-1] != 1600 || len(d.itl) != 1 {
 		t.Errorf("level change: tps %v itl %v", d.tpsY, d.itl)
@@ -50,25 +57,26 @@ func TestLiveDataSeries(t *testing.T) {
 	for i := range big {
 		big[i] = float32(1 + i%50)
 	}
-	d.add(engine.Snapshot{At: sec(5), Phase: engine.PhaseLevel, Level: 2, Levels: 2, LevelElapsed: sec(1.5), Tokens: 1800, ITL: big})
+	d.add(engine.Snapshot{At: sec(5), Phase: engine.PhaseMeasure, Level: 2, Levels: 2, LevelElapsed: sec(1.5), Tokens: 1800, ITL: big})
 	if len(d.itl) != itlReservoir || d.itlSeen != 1+len(big) {
 		t.Errorf("reservoir %d of %d", len(d.itl), d.itlSeen)
 	}
 }
 
-// Every plan's measured stages feed the live charts: the three-stage
-// plan's decode, prefill and users stages and the speculative-decoding
-// levels, not the Kovara levels alone.
+// Every plan's measured stages feed the live charts, whatever the plan
+// calls them: a stage is measured or a warmup, and the live view draws
+// what the engine hands it (TestLiveEveryPlan in engine holds that every
+// plan's stages hand it their tokens, TTFTs and gaps).
 func TestLiveDataEveryPlan(t *testing.T) {
 	t.Parallel()
-	for _, ph := range []engine.Phase{engine.PhaseDecode, engine.PhasePrefill, engine.PhaseUsers, engine.PhaseSpecDec} {
+	for _, name := range []string{"level 1", "stage 1 (single-user decode)", "stage 2 (cold prefill)", "stage 3 (many users)", "the probe at 4 users", "depth 8k"} {
 		var d liveData
 		for i := 1; i <= 2; i++ {
-			d.add(engine.Snapshot{At: time.Duration(i) * time.Second, Phase: ph, Level: 1, Levels: 3, NewLevel: i == 1,
+			d.add(engine.Snapshot{At: time.Duration(i) * time.Second, Phase: engine.PhaseMeasure, Level: 1, Levels: 3, NewLevel: i == 1, StageName: name,
 				Tokens: int64(100 * i), TPS: 100, TTFT: []float64{float64(20 * i)}, ITL: []float32{10, 11}})
 		}
-		if len(d.tpsY) != 2 || len(d.ttftY) != 2 || len(d.itl) != 4 {
-			t.Errorf("%s: tok/s %v, TTFT %v, ITL %v: want the stage drawn", ph, d.tpsY, d.ttftY, d.itl)
+		if len(d.tpsY) != 2 || len(d.warmY) != 0 || len(d.ttftY) != 2 || len(d.itl) != 4 || d.itlSpec(chart.Palette{}).Title != "Inter-token latency, "+name {
+			t.Errorf("%s: tok/s %v (warmup %v), TTFT %v, ITL %v, %q: want the stage drawn as measured", name, d.tpsY, d.warmY, d.ttftY, d.itl, d.itlSpec(chart.Palette{}).Title)
 		}
 	}
 }
@@ -80,7 +88,7 @@ func TestLiveTTFTPlaceholder(t *testing.T) {
 	if got := d.ttftPlaceholder(); got != "Waiting for finished requests…" {
 		t.Errorf("before any request: %q", got)
 	}
-	d.add(engine.Snapshot{Phase: engine.PhaseDecode, Level: 1, TTFT: []float64{812.4}})
+	d.add(engine.Snapshot{Phase: engine.PhaseMeasure, Level: 1, TTFT: []float64{812.4}})
 	if got, want := d.ttftPlaceholder(), "1 request finished (TTFT 812 ms); the chart starts at the second."; got != want {
 		t.Errorf("after one: %q, want %q", got, want)
 	}
@@ -91,11 +99,11 @@ func TestLiveServerPlaceholders(t *testing.T) {
 	t.Parallel()
 	running := 2.0
 	var d liveData
-	d.add(engine.Snapshot{Phase: engine.PhaseLevel, ServerFamily: results.FamilyLlamaCpp, Server: &results.ServerMetricsSample{Running: &running}})
+	d.add(engine.Snapshot{Phase: engine.PhaseMeasure, ServerFamily: results.FamilyLlamaCpp, Server: &results.ServerMetricsSample{Running: &running}})
 	if got := d.kvPlaceholder(); !strings.Contains(got, "llama.cpp") || !strings.Contains(got, "no KV-cache gauge") {
 		t.Errorf("KV placeholder for llama.cpp without the gauge: %q", got)
 	}
-	d.add(engine.Snapshot{Phase: engine.PhaseLevel, ServerNone: "No server charts: this server's /metrics did not answer (GET /metrics answered HTTP 404)."})
+	d.add(engine.Snapshot{Phase: engine.PhaseMeasure, ServerNone: "No server charts: this server's /metrics did not answer (GET /metrics answered HTTP 404)."})
 	if got := d.serverPlaceholder(); !strings.Contains(got, "HTTP 404") || d.kvPlaceholder() != got {
 		t.Errorf("placeholders without /metrics: %q, %q", got, d.kvPlaceholder())
 	}
@@ -111,7 +119,7 @@ func TestLiveDataBounded(t *testing.T) {
 	const ticks = 10 * 3600 * 4
 	for i := 1; i <= ticks; i++ {
 		at := time.Duration(i) * 250 * time.Millisecond
-		s := engine.Snapshot{At: at, Phase: engine.PhaseLevel, Level: 1, Levels: 1, Tokens: int64(i) * 100,
+		s := engine.Snapshot{At: at, Phase: engine.PhaseMeasure, Level: 1, Levels: 1, Tokens: int64(i) * 100,
 			TTFT: []float64{30, 31, 32, 33}, ITL: []float32{20, 21}}
 		if i%4 == 0 {
 			s.ServerNew = []results.ServerMetricsSample{{T: at.Seconds(), Running: &running}}
@@ -163,7 +171,7 @@ func TestLiveITLLeavesOutChunksReadTogether(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var d liveData
 			for i, itl := range tt.snaps {
-				d.add(engine.Snapshot{At: time.Duration(i+1) * time.Second, Phase: engine.PhaseLevel, Level: 1, Levels: 2, NewLevel: i == 0, ITL: itl})
+				d.add(engine.Snapshot{At: time.Duration(i+1) * time.Second, Phase: engine.PhaseMeasure, Level: 1, Levels: 2, NewLevel: i == 0, ITL: itl})
 			}
 			spec := d.itlSpec(chart.Palette{})
 			if len(spec.Series) != 1 {
@@ -192,7 +200,7 @@ func TestLiveITLLeavesOutChunksReadTogether(t *testing.T) {
 				t.Errorf("placeholder %q, want %q", got, want)
 			}
 			// The next level starts its own count.
-			d.add(engine.Snapshot{At: time.Minute, Phase: engine.PhaseLevel, Level: 2, Levels: 2, NewLevel: true, ITL: []float32{20, 21}})
+			d.add(engine.Snapshot{At: time.Minute, Phase: engine.PhaseMeasure, Level: 2, Levels: 2, NewLevel: true, ITL: []float32{20, 21}})
 			if got, want := d.itlSpec(chart.Palette{}).XLabel, "ms"; got != want {
 				t.Errorf("level 2: caption %q, want %q", got, want)
 			}
@@ -212,17 +220,70 @@ func TestLiveITLNamesItsStage(t *testing.T) {
 		snap        engine.Snapshot
 		title, wait string
 	}{
-		{"context depth", engine.Snapshot{Phase: engine.PhaseContextCold, Level: 5, Levels: 5, Context: &engine.ContextProgress{Depth: 8192, Repeat: 1, Repeats: 3}},
+		{"context depth", engine.Snapshot{Phase: engine.PhaseMeasure, Level: 5, Levels: 5, StageName: "depth 8k", StageNameInWait: true},
 			"Inter-token latency, depth 8k", "Waiting for the token gaps of depth 8k: they come as each of its answers ends…"},
-		{"capacity probe", engine.Snapshot{Phase: engine.PhaseLevel, Level: 3, Capacity: &engine.CapacityProgress{Probing: 16, Max: 64}},
+		{"capacity probe", engine.Snapshot{Phase: engine.PhaseMeasure, Level: 3, StageName: "the probe at 16 users", StageNameInWait: true},
 			"Inter-token latency, the probe at 16 users", "Waiting for the token gaps of the probe at 16 users: they come as each of its answers ends…"},
-		{"Kovara level", engine.Snapshot{Phase: engine.PhaseLevel, Level: 2, Levels: 3},
+		{"Kovara level", engine.Snapshot{Phase: engine.PhaseMeasure, Level: 2, Levels: 3, StageName: "level 2"},
 			"Inter-token latency, level 2", "Waiting for token gaps…"},
+		{"before any stage", engine.Snapshot{Phase: engine.PhaseProbe},
+			"Inter-token latency", "Waiting for token gaps…"},
 	}
 	for _, tt := range tests {
 		var d liveData
 		tt.snap.NewLevel = true
 		d.add(tt.snap)
+		if got := d.itlSpec(chart.Palette{}).Title; got != tt.title {
+			t.Errorf("%s: title %q, want %q", tt.name, got, tt.title)
+		}
+		if got := d.itlPlaceholder(); got != tt.wait {
+			t.Errorf("%s: placeholder %q, want %q", tt.name, got, tt.wait)
+		}
+	}
+}
+
+// TestLiveITLNamesEachPlansStage: the names the ITL chart gives come from
+// the plans themselves. After each plan ran against the simulator, its
+// last stage is still the one the live view names: its title and the
+// placeholder say it in the plan's words, a context depth named while
+// its gaps are awaited, a Kovara level and a three-stage stage not.
+func TestLiveITLNamesEachPlansStage(t *testing.T) {
+	t.Parallel()
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000})
+	ctx := context.Background()
+	tests := []struct {
+		name        string
+		run         func(obs engine.Observer) error
+		title, wait string
+	}{
+		{"kovara", func(obs engine.Observer) error {
+			p := setup.DefaultPlan()
+			p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 100, 8, []int{1, 2}, 4, 1
+			_, err := engine.Run(ctx, p, engine.Endpoint{URL: url}, obs)
+			return err
+		}, "Inter-token latency, level 2", "Waiting for token gaps…"},
+		{"three stages", func(obs engine.Observer) error {
+			p := engine.DefaultStagesPlan()
+			p.Quick, p.Users = true, 2
+			_, err := engine.RunStages(ctx, p, engine.Endpoint{URL: url}, obs)
+			return err
+		}, "Inter-token latency, stage 3 (many users)", "Waiting for token gaps…"},
+		{"context", func(obs engine.Observer) error {
+			p := engine.DefaultContextPlan()
+			p.Depths, p.Repeats, p.OutputTokens = []int{1024}, 1, 8
+			_, err := engine.RunContext(ctx, p, engine.Endpoint{URL: url}, obs)
+			return err
+		}, "Inter-token latency, depth 1k", "Waiting for the token gaps of depth 1k: they come as each of its answers ends…"},
+	}
+	for _, tt := range tests {
+		live := engine.NewLive()
+		if err := tt.run(engine.Observer{Live: live}); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var d liveData
+		s := live.Snapshot()
+		s.ITL = nil // the placeholder is of a stage with no gaps yet
+		d.add(s)
 		if got := d.itlSpec(chart.Palette{}).Title; got != tt.title {
 			t.Errorf("%s: title %q, want %q", tt.name, got, tt.title)
 		}

@@ -144,10 +144,10 @@ func (s *BenchmarkScreen) pickModel() {
 	ids := s.modelSelect.Options
 	want := []string{s.models.keep, "", s.u.fyne.Preferences().String(prefModelPrefix + s.models.endpoint)}
 	switch {
-	case s.manifest != nil:
-		want[1] = s.manifest.Model.ID
-	case s.like != nil:
-		want[1] = s.likePlan.Model // run again like a run: its model, where served
+	case s.kovara.manifest != nil:
+		want[1] = s.kovara.manifest.Model.ID
+	case s.kovara.like != nil:
+		want[1] = s.kovara.likePlan.Model // run again like a run: its model, where served
 	}
 	for _, w := range want {
 		if w != "" && slices.Contains(ids, w) {

@@ -106,7 +106,7 @@ func TestContextCheckIsPerModel(t *testing.T) {
 	h.locked(func() { b.endpointSelect.SetSelected("two models") })
 	h.waitFor("the model list", 20*time.Second, func() bool { return b.models.listed })
 	h.locked(func() {
-		b.inputEntry.SetText("3000")
+		b.kovara.inputEntry.SetText("3000")
 		b.modelSelect.SetSelected("a")
 		if !b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Cannot run: ") {
 			t.Errorf("model a, checked at 2048 tokens: run enabled=%v, %q", !b.runButton.Disabled(), b.planNote.Text)

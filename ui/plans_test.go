@@ -24,13 +24,13 @@ func TestStagesPlanRunViewCopyHistoryCompare(t *testing.T) {
 		h.locked(func() {
 			b.selectEndpoint(SimulatorName)
 			b.planSelect.SetSelected(planStages)
-			b.quickCheck.SetChecked(true)
-			b.usersEntry.SetText("4")
+			b.stages.quickCheck.SetChecked(true)
+			b.stages.usersEntry.SetText("4")
 			if b.runButton.Disabled() || !strings.HasPrefix(b.planNote.Text, "Three stages (quick") {
 				t.Fatalf("stages plan: %q", b.planNote.Text)
 			}
-			if !b.manifestSelect.Disabled() || !b.levelsForm.Hidden {
-				t.Error("a three-stage plan takes no manifest and no levels")
+			if b.formBox.Objects[0] != b.stages.content() {
+				t.Error("the three-stage plan's own form is not shown")
 			}
 			test.Tap(b.runButton)
 		})
@@ -98,7 +98,9 @@ func TestSpecDecPlanRun(t *testing.T) {
 		b.refreshEndpoints()
 		b.selectEndpoint("drafting")
 		b.planSelect.SetSelected(planSpecDec)
-		h.setPlan("1,2", "4", "32")
+		b.specDec.levelsEntry.SetText("1,2")
+		b.specDec.requestsEntry.SetText("4")
+		b.specDec.outputEntry.SetText("32")
 		if b.runButton.Disabled() {
 			t.Fatalf("specdec: %q", b.planNote.Text)
 		}
@@ -152,31 +154,31 @@ func findFitTable(t *testing.T, o fyne.CanvasObject) *fitTable {
 	return nil
 }
 
-// Each plan keeps its own lengths, levels and requests: switching plans
-// shows the new plan's (its defaults at first), never the previous one's,
-// and switching back gives back what was typed.
+// Each plan keeps its own lengths, levels and requests in its own form:
+// switching plans shows the new plan's (its defaults at first), never the
+// previous one's, and switching back gives back what was typed.
 func TestPlanFormKeepsEachPlansFields(t *testing.T) {
 	h := newHarness(t)
 	b := h.u.bench
 	h.locked(func() {
 		b.planSelect.SetSelected(planKovara)
-		b.levelsEntry.SetText("1,2")
-		b.outputEntry.SetText("64")
+		b.kovara.levelsEntry.SetText("1,2")
+		b.kovara.outputEntry.SetText("64")
 		b.planSelect.SetSelected(planSpecDec)
-		if b.levelsEntry.Text != "1,4,16" || b.outputEntry.Text != "512" || b.requestsEntry.Text != "" || len(b.levelsForm.Items) != 1 {
-			t.Errorf("speculative decoding shows levels %q, output %q, requests %q, input hidden %v; want its own defaults and no input length",
-				b.levelsEntry.Text, b.outputEntry.Text, b.requestsEntry.Text, len(b.levelsForm.Items) == 1)
+		if b.formBox.Objects[0] != b.specDec.content() || b.specDec.levelsEntry.Text != "1,4,16" || b.specDec.outputEntry.Text != "512" || b.specDec.requestsEntry.Text != "" {
+			t.Errorf("speculative decoding shows levels %q, output %q, requests %q; want its own defaults",
+				b.specDec.levelsEntry.Text, b.specDec.outputEntry.Text, b.specDec.requestsEntry.Text)
 		}
 		if b.runButton.Disabled() || !strings.Contains(b.planNote.Text, "3 levels") {
 			t.Errorf("speculative decoding with its defaults: %q", b.planNote.Text)
 		}
 		b.planSelect.SetSelected(planCapacity)
-		if b.outputEntry.Text != "256" || b.inputEntry.Text != "1024" || len(b.levelsForm.Items) != 2 {
-			t.Errorf("capacity shows output %q input %q", b.outputEntry.Text, b.inputEntry.Text)
+		if b.capacity.outputEntry.Text != "256" || b.capacity.inputEntry.Text != "1024" {
+			t.Errorf("capacity shows output %q input %q", b.capacity.outputEntry.Text, b.capacity.inputEntry.Text)
 		}
 		b.planSelect.SetSelected(planKovara)
-		if b.levelsEntry.Text != "1,2" || b.outputEntry.Text != "64" || b.requestsEntry.Text != "100" {
-			t.Errorf("back to Kovara: levels %q output %q requests %q", b.levelsEntry.Text, b.outputEntry.Text, b.requestsEntry.Text)
+		if b.formBox.Objects[0] != b.kovara.content() || b.kovara.levelsEntry.Text != "1,2" || b.kovara.outputEntry.Text != "64" || b.kovara.requestsEntry.Text != "100" {
+			t.Errorf("back to Kovara: levels %q output %q requests %q", b.kovara.levelsEntry.Text, b.kovara.outputEntry.Text, b.kovara.requestsEntry.Text)
 		}
 	})
 }
@@ -189,9 +191,9 @@ func TestSpecDecDemoShowsAcceptance(t *testing.T) {
 	h.locked(func() {
 		b.selectEndpoint(SimulatorName)
 		b.planSelect.SetSelected(planSpecDec)
-		b.levelsEntry.SetText("1,2")
-		b.requestsEntry.SetText("4")
-		b.outputEntry.SetText("48")
+		b.specDec.levelsEntry.SetText("1,2")
+		b.specDec.requestsEntry.SetText("4")
+		b.specDec.outputEntry.SetText("48")
 		test.Tap(b.runButton)
 	})
 	h.waitFor("the speculative-decoding result", 60*time.Second, func() bool { return b.running == nil && b.shownResult })
@@ -220,27 +222,33 @@ func TestPlansTimeOutAsTheirKindSays(t *testing.T) {
 	b := h.u.bench
 	slowAnswer := 1024 * 160 * time.Millisecond // 6 tok/s, --token-interval 160ms
 	h.locked(func() {
+		timeouts := map[string]*formEntry{
+			results.PlanKovara: b.kovara.timeoutEntry, results.PlanStages: b.stages.timeoutEntry,
+			results.PlanSpecDec: b.specDec.timeoutEntry, results.PlanCapacity: b.capacity.timeoutEntry,
+			results.PlanContext: b.context.timeoutEntry,
+		}
 		for _, k := range plans.All {
-			b.planSelect.SetSelected(k.Title)
-			got, err := engine.ParseTimeout(b.timeoutEntry.Text)
+			e := timeouts[k.ID]
+			if e == nil {
+				t.Errorf("%s: no timeout field known to this test", k.ID)
+				continue
+			}
+			got, err := engine.ParseTimeout(e.Text)
 			if err != nil || got != k.Timeout {
-				t.Errorf("%s: the form's timeout %q, want %v", k.ID, b.timeoutEntry.Text, k.Timeout)
+				t.Errorf("%s: the form's timeout %q, want %v", k.ID, e.Text, k.Timeout)
 			}
 		}
 		b.planSelect.SetSelected(planStages)
-		p, err := b.stagesFromForm()
+		p, err := b.stages.plan()
 		if err != nil || p.Timeout < slowAnswer {
 			t.Errorf("three stages: timeout %v (%v), less than a 1,024-token answer at 6 tok/s (%v)", p.Timeout, err, slowAnswer)
 		}
 		// A timeout typed for one plan stays with it.
-		b.timeoutEntry.SetText("1200")
+		b.stages.timeoutEntry.SetText("1200")
 		b.planSelect.SetSelected(planKovara)
-		if b.timeoutEntry.Text != "120" {
-			t.Errorf("the Kovara method's timeout %q after another plan's was changed", b.timeoutEntry.Text)
-		}
 		b.planSelect.SetSelected(planStages)
-		if b.timeoutEntry.Text != "1200" {
-			t.Errorf("the three-stage plan's timeout %q, want the 1200 typed for it", b.timeoutEntry.Text)
+		if b.kovara.timeoutEntry.Text != "120" || b.stages.timeoutEntry.Text != "1200" {
+			t.Errorf("timeouts %q and %q after the three-stage plan's was changed, want 120 and 1200", b.kovara.timeoutEntry.Text, b.stages.timeoutEntry.Text)
 		}
 	})
 }

@@ -16,11 +16,11 @@ func TestRepeatRunsAGroupAndCompares(t *testing.T) {
 	h.locked(func() {
 		b.selectEndpoint(SimulatorName)
 		h.setPlan("1,2", "4", "8")
-		b.repeatEntry.SetText("11")
+		b.kovara.repeatEntry.SetText("11")
 		if !b.runButton.Disabled() || !strings.Contains(b.planNote.Text, "give 1 to 10 runs") {
 			t.Errorf("repeat 11: run enabled %v, note %q", !b.runButton.Disabled(), b.planNote.Text)
 		}
-		b.repeatEntry.SetText("2")
+		b.kovara.repeatEntry.SetText("2")
 		if b.runButton.Disabled() {
 			t.Fatalf("run disabled: %q", b.planNote.Text)
 		}
@@ -57,7 +57,7 @@ func TestRunAgainLikeThis(t *testing.T) {
 	h.locked(func() {
 		b.selectEndpoint(SimulatorName)
 		h.setPlan("2,1", "4", "8")
-		b.seedEntry.SetText("42")
+		b.kovara.seedEntry.SetText("42")
 		test.Tap(b.runButton)
 	})
 	h.waitFor("the first result", 60*time.Second, func() bool { return b.result != nil })
@@ -81,19 +81,19 @@ func TestRunAgainLikeThis(t *testing.T) {
 		if b.endpointSelect.Selected != SimulatorName {
 			t.Errorf("endpoint %q, want the run's own %q", b.endpointSelect.Selected, SimulatorName)
 		}
-		if b.levelsEntry.Text != "2,1" || b.requestsEntry.Text != "4" || b.outputEntry.Text != "8" || b.inputEntry.Text != "64" ||
-			b.warmupEntry.Text != "1" || b.seedEntry.Text != "" {
-			t.Errorf("form: levels %q requests %q output %q input %q warmup %q seed %q", b.levelsEntry.Text, b.requestsEntry.Text,
-				b.outputEntry.Text, b.inputEntry.Text, b.warmupEntry.Text, b.seedEntry.Text)
+		if b.kovara.levelsEntry.Text != "2,1" || b.kovara.requestsEntry.Text != "4" || b.kovara.outputEntry.Text != "8" || b.kovara.inputEntry.Text != "64" ||
+			b.kovara.warmupEntry.Text != "1" || b.kovara.seedEntry.Text != "" {
+			t.Errorf("form: levels %q requests %q output %q input %q warmup %q seed %q", b.kovara.levelsEntry.Text, b.kovara.requestsEntry.Text,
+				b.kovara.outputEntry.Text, b.kovara.inputEntry.Text, b.kovara.warmupEntry.Text, b.kovara.seedEntry.Text)
 		}
 		if !strings.Contains(b.planNote.Text, "Runs again like") {
 			t.Errorf("note %q does not say which run it follows", b.planNote.Text)
 		}
-		b.requestsEntry.SetText("5")
+		b.kovara.requestsEntry.SetText("5")
 		if strings.Contains(b.planNote.Text, "Runs again like") {
 			t.Errorf("a changed plan still claims to follow the run: %q", b.planNote.Text)
 		}
-		b.requestsEntry.SetText("4")
+		b.kovara.requestsEntry.SetText("4")
 		test.Tap(b.runButton)
 	})
 	h.waitFor("Compare on both", 60*time.Second, func() bool {

@@ -22,11 +22,11 @@ import (
 // setPlan fills the form with a small plan.
 func (h *harness) setPlan(levels, requests, output string) {
 	b := h.u.bench
-	b.levelsEntry.SetText(levels)
-	b.requestsEntry.SetText(requests)
-	b.outputEntry.SetText(output)
-	b.inputEntry.SetText("64")
-	b.warmupEntry.SetText("1")
+	b.kovara.levelsEntry.SetText(levels)
+	b.kovara.requestsEntry.SetText(requests)
+	b.kovara.outputEntry.SetText(output)
+	b.kovara.inputEntry.SetText("64")
+	b.kovara.warmupEntry.SetText("1")
 }
 
 // TestRunShowsLiveThenResult: the live view shows the levels as they run,
@@ -92,7 +92,7 @@ func TestRunShowsLiveThenResult(t *testing.T) {
 			t.Errorf("result id %q, library %q", b.result.id, list[0].ID)
 		}
 		test.Tap(b.result.newRun)
-		if b.content.Objects[0] != b.setup || b.levelsEntry.Text != "1,2,4" {
+		if b.content.Objects[0] != b.setup || b.kovara.levelsEntry.Text != "1,2,4" {
 			t.Errorf("New benchmark should return to the form as it was")
 		}
 	})
@@ -244,8 +244,8 @@ func TestKeyboardShortcuts(t *testing.T) {
 		// field every shortcut first: the app's still work, and the
 		// field keeps its own.
 		b := h.u.bench
-		h.win.Canvas().Focus(b.levelsEntry)
-		b.levelsEntry.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.Key2, Modifier: fyne.KeyModifierShortcutDefault})
+		h.win.Canvas().Focus(b.kovara.levelsEntry)
+		b.kovara.levelsEntry.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.Key2, Modifier: fyne.KeyModifierShortcutDefault})
 		if got := h.u.tabs.SelectedIndex(); got != 1 {
 			t.Errorf("Ctrl+2 in a field: place %d, want 1", got)
 		}
@@ -256,18 +256,18 @@ func TestKeyboardShortcuts(t *testing.T) {
 		}
 		// Ctrl+Shift+2 is not the app's: the field keeps it.
 		h.u.tabs.SelectIndex(0)
-		h.win.Canvas().Focus(b.levelsEntry)
-		b.levelsEntry.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.Key2, Modifier: fyne.KeyModifierShortcutDefault | fyne.KeyModifierShift})
+		h.win.Canvas().Focus(b.kovara.levelsEntry)
+		b.kovara.levelsEntry.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.Key2, Modifier: fyne.KeyModifierShortcutDefault | fyne.KeyModifierShift})
 		if got := h.u.tabs.SelectedIndex(); got != 0 {
 			t.Errorf("Ctrl+Shift+2 in a field: place %d, want 0", got)
 		}
 		h.u.tabs.SelectIndex(0)
-		h.win.Canvas().Focus(b.levelsEntry)
-		b.levelsEntry.TypedShortcut(&fyne.ShortcutSelectAll{})
-		if got := b.levelsEntry.SelectedText(); got != b.levelsEntry.Text || got == "" {
-			t.Errorf("Ctrl+A in a field selected %q of %q", got, b.levelsEntry.Text)
+		h.win.Canvas().Focus(b.kovara.levelsEntry)
+		b.kovara.levelsEntry.TypedShortcut(&fyne.ShortcutSelectAll{})
+		if got := b.kovara.levelsEntry.SelectedText(); got != b.kovara.levelsEntry.Text || got == "" {
+			t.Errorf("Ctrl+A in a field selected %q of %q", got, b.kovara.levelsEntry.Text)
 		}
-		b.levelsEntry.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault})
+		b.kovara.levelsEntry.TypedShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault})
 		if !h.u.closed {
 			t.Error("Ctrl+Q in a field did not close the window")
 		}

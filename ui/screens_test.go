@@ -57,27 +57,27 @@ profiles:
 	bad := filepath.Join(t.TempDir(), "broken.yaml")
 	os.WriteFile(bad, []byte("model: {id: x}\nprofiles:\n  p: {concurency: [1]}\n"), 0o644)
 	h.locked(func() {
-		b.loadManifest(good)
-		if b.manifest == nil || b.manifestCard.Hidden || !strings.Contains(b.manifestCard.Title, "Qwen3 8B") {
-			t.Fatalf("manifest card: %v %q", b.manifestCard.Hidden, b.manifestCard.Title)
+		b.kovara.loadManifest(good)
+		if b.kovara.manifest == nil || b.kovara.manifestCard.Hidden || !strings.Contains(b.kovara.manifestCard.Title, "Qwen3 8B") {
+			t.Fatalf("manifest card: %v %q", b.kovara.manifestCard.Hidden, b.kovara.manifestCard.Title)
 		}
-		if b.profileSelect.Selected != "default" || b.inputEntry.Text != "512" || b.levelsEntry.Text != "1,4" || b.requestsEntry.Text != "20" {
-			t.Errorf("default profile not applied: %q %q %q %q", b.profileSelect.Selected, b.inputEntry.Text, b.levelsEntry.Text, b.requestsEntry.Text)
+		if b.kovara.profileSelect.Selected != "default" || b.kovara.inputEntry.Text != "512" || b.kovara.levelsEntry.Text != "1,4" || b.kovara.requestsEntry.Text != "20" {
+			t.Errorf("default profile not applied: %q %q %q %q", b.kovara.profileSelect.Selected, b.kovara.inputEntry.Text, b.kovara.levelsEntry.Text, b.kovara.requestsEntry.Text)
 		}
-		b.profileSelect.SetSelected("long")
-		if b.inputEntry.Text != "4096" || b.levelsEntry.Text != "1" {
-			t.Errorf("long profile: %q %q", b.inputEntry.Text, b.levelsEntry.Text)
+		b.kovara.profileSelect.SetSelected("long")
+		if b.kovara.inputEntry.Text != "4096" || b.kovara.levelsEntry.Text != "1" {
+			t.Errorf("long profile: %q %q", b.kovara.inputEntry.Text, b.kovara.levelsEntry.Text)
 		}
 		if !strings.Contains(b.planNote.Text, "Hardware run (long)") || b.runButton.Disabled() {
 			t.Errorf("plan note %q", b.planNote.Text)
 		}
-		if recent := b.recentManifests(); len(recent) != 1 || recent[0] != good {
+		if recent := b.kovara.recentManifests(); len(recent) != 1 || recent[0] != good {
 			t.Errorf("recent manifests %v", recent)
 		}
 		// A broken manifest is explained and the choice stays as it was.
-		b.loadManifest(bad)
-		if b.manifestSelect.Selected != good || b.manifest == nil {
-			t.Errorf("after a bad manifest the choice is %q", b.manifestSelect.Selected)
+		b.kovara.loadManifest(bad)
+		if b.kovara.manifestSelect.Selected != good || b.kovara.manifest == nil {
+			t.Errorf("after a bad manifest the choice is %q", b.kovara.manifestSelect.Selected)
 		}
 		if top := h.win.Canvas().Overlays().Top(); top == nil {
 			t.Error("no error dialog for the broken manifest")
@@ -85,9 +85,9 @@ profiles:
 			t.Error("the error dialog does not name the bad key")
 		}
 		// Back to a protocol test.
-		b.manifestSelect.SetSelected(manifestNone)
-		if b.manifest != nil || !b.profileSelect.Disabled() || !strings.HasPrefix(b.planNote.Text, "Protocol test") {
-			t.Errorf("protocol test: %v %q", b.profileSelect.Disabled(), b.planNote.Text)
+		b.kovara.manifestSelect.SetSelected(manifestNone)
+		if b.kovara.manifest != nil || !b.kovara.profileSelect.Disabled() || !strings.HasPrefix(b.planNote.Text, "Protocol test") {
+			t.Errorf("protocol test: %v %q", b.kovara.profileSelect.Disabled(), b.planNote.Text)
 		}
 	})
 }

@@ -69,7 +69,7 @@ func liveTruthRun(t testing.TB, url string, streams, requests int) (pt, pi float
 		b.refreshEndpoints()
 		b.selectEndpoint("sim")
 		h.setPlan(fmt.Sprint(streams), fmt.Sprint(requests), "24")
-		b.inputEntry.SetText("256")
+		b.kovara.inputEntry.SetText("256")
 		test.Tap(b.runButton)
 	})
 	h.waitFor("the result", 90*time.Second, func() bool { return b.result != nil })

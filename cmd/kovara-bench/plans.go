@@ -94,23 +94,35 @@ func checkPlanFlags(plan string, set map[string]bool) error {
 // exit code.
 type otherPlan func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int
 
-// otherPlan builds the plan --plan names from the flags.
-func (f *runFlags) otherPlan(set map[string]bool) (otherPlan, error) {
-	switch f.planName {
-	case planStages:
+// planBuilders build each plan beyond the Kovara method from the flags
+// (one for every registered plan but the Kovara method, which run.go
+// runs: TestEveryPlanHasABuilder).
+var planBuilders = map[string]func(f *runFlags, set map[string]bool) (otherPlan, error){
+	planStages: func(f *runFlags, set map[string]bool) (otherPlan, error) {
 		p, err := f.stagesPlan(set)
 		return planRun(f, p, func(p *engine.StagesPlan, sim bool) { p.Simulated = sim }, engine.RunStages, finishStages), err
-	case planSpecDec:
+	},
+	planSpecDec: func(f *runFlags, set map[string]bool) (otherPlan, error) {
 		p, err := f.specDecPlan(set)
 		return planRun(f, p, func(p *engine.SpecDecPlan, sim bool) { p.Simulated = sim }, engine.RunSpecDec, finishSpecDec), err
-	case planCapacity:
+	},
+	planCapacity: func(f *runFlags, _ map[string]bool) (otherPlan, error) {
 		p, err := f.capacityPlan()
 		return planRun(f, p, func(p *engine.CapacityPlan, sim bool) { p.Simulated = sim }, engine.RunCapacity, finishCapacity), err
-	case planContext:
+	},
+	planContext: func(f *runFlags, set map[string]bool) (otherPlan, error) {
 		p, err := f.contextPlan(set)
 		return planRun(f, p, func(p *engine.ContextPlan, sim bool) { p.Simulated = sim }, engine.RunContext, finishContext), err
+	},
+}
+
+// otherPlan builds the plan --plan names from the flags.
+func (f *runFlags) otherPlan(set map[string]bool) (otherPlan, error) {
+	if build, ok := planBuilders[f.planName]; ok {
+		return build(f, set)
 	}
-	return nil, fmt.Errorf("--plan %q: use kovara, stages, specdec, capacity or context", f.planName)
+	ids := plans.IDs()
+	return nil, fmt.Errorf("--plan %q: use %s or %s", f.planName, strings.Join(ids[:len(ids)-1], ", "), ids[len(ids)-1])
 }
 
 // planRun is the otherPlan that runs p with run, marked simulated for the

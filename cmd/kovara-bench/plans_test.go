@@ -9,6 +9,7 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 )
 
 func TestRunStagesPrintsWikiBlock(t *testing.T) {
@@ -181,5 +182,17 @@ func TestPrintedTablesAreTheShared(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "GPUs read over ssh:") {
 		t.Errorf("the GPU table's heading is missing:\n%s", out.String())
+	}
+}
+
+// TestEveryPlanHasABuilder: every registered plan but the Kovara method
+// (which run.go runs) builds from the flags, so --plan takes it.
+func TestEveryPlanHasABuilder(t *testing.T) {
+	t.Parallel()
+	for _, k := range plans.All {
+		_, ok := planBuilders[k.ID]
+		if ok == (k == plans.KovaraMethod) {
+			t.Errorf("%s: builder %v", k.ID, ok)
+		}
 	}
 }

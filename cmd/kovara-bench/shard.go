@@ -8,6 +8,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/hw"
+	"github.com/kovara/desktop/plans"
 )
 
 // shardFlags are run's flags for one shard of a run measured from several
@@ -36,7 +37,7 @@ func runShard(f runFlags, set map[string]bool, stdout, stderr io.Writer) int {
 	switch {
 	case f.shard == "":
 		return bad("--start-at and --level-every belong to a shard: give --shard I/N too")
-	case f.planName != planKovara:
+	case plans.ByID(f.planName) == nil || !plans.ByID(f.planName).Shardable:
 		return bad("--shard runs the Kovara method only")
 	case f.repeat > 1:
 		return bad("--repeat and --shard do not go together: repeat the whole sharded run instead, with a new --start-at")

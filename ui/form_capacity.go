@@ -1,0 +1,99 @@
+package ui
+
+import (
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
+)
+
+// capacityForm is the capacity plan's form: the service level, the most
+// users, and the lengths of its prompts and answers.
+type capacityForm struct {
+	s            *BenchmarkScreen
+	box          fyne.CanvasObject
+	sloUserEntry *formEntry
+	sloTTFTEntry *formEntry
+	maxConcEntry *formEntry
+	lengthFields
+	warmupEntry  *formEntry
+	seedEntry    *formEntry
+	timeoutEntry *formEntry
+}
+
+func newCapacityForm(s *BenchmarkScreen) *capacityForm {
+	f := &capacityForm{s: s}
+	d := engine.DefaultCapacityPlan()
+	f.sloUserEntry = s.entry(trimFloat(engine.DefaultSLOUserTPS), positiveNumber("per-user tok/s"))
+	f.sloTTFTEntry = s.entry(trimFloat(engine.DefaultSLOTTFTP95Ms), positiveNumber("TTFT p95"))
+	f.maxConcEntry = s.entry(fmt.Sprint(engine.DefaultCapacityMax), countCheck("most concurrent users", 1))
+	var lengths *widget.Form
+	f.lengthFields, lengths = s.lengthFields(d.InputTokens, d.OutputTokens)
+	f.warmupEntry = s.entry(fmt.Sprint(d.Warmup), countCheck("warmup", 0))
+	var seed, timeout *widget.FormItem
+	f.seedEntry, seed = s.seedItem()
+	f.timeoutEntry, timeout = s.timeoutItem(plans.ByID(results.PlanCapacity))
+	f.box = container.NewVBox(
+		widget.NewForm(
+			widget.NewFormItem("Per-user tok/s, at least", f.sloUserEntry),
+			widget.NewFormItem("TTFT p95, at most (ms)", f.sloTTFTEntry),
+			widget.NewFormItem("Most concurrent users", f.maxConcEntry),
+		),
+		lengths,
+		advanced(widget.NewFormItem("Warmup requests", f.warmupEntry), seed, timeout),
+	)
+	return f
+}
+
+func (f *capacityForm) content() fyne.CanvasObject { return f.box }
+
+// plan reads the capacity plan: the service level and the most users,
+// the lengths, warmup, seed and timeout. Each level's requests it
+// chooses itself.
+func (f *capacityForm) plan() (engine.CapacityPlan, error) {
+	p := engine.DefaultCapacityPlan()
+	var errs []error
+	var err error
+	if p.UserTPS, err = engine.ParsePositive("per-user tok/s", f.sloUserEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if p.TTFTP95Ms, err = engine.ParsePositive("TTFT p95", f.sloTTFTEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if p.MaxConcurrency, err = engine.ParseCount("most concurrent users", f.maxConcEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, f.lengthFields.read(&p.Plan)...)
+	if p.Warmup, err = engine.ParseCount("warmup", f.warmupEntry.Text, 0); err != nil {
+		errs = append(errs, err)
+	}
+	errs = readSeed(f.seedEntry, &p.Seed, &p.FixedSeed, errs)
+	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
+	return p, formError(errs, p.Validate)
+}
+
+func (f *capacityForm) check() (int, int, error) {
+	p, err := f.plan()
+	return p.InputTokens, p.OutputTokens, err
+}
+
+func (f *capacityForm) summary() string {
+	p, _ := f.plan()
+	return fmt.Sprintf("Capacity: concurrency doubling from 1 up to %d until a level misses per-user ≥ %s tok/s or TTFT p95 ≤ %s ms, then bisection; max(20, 3 × users) requests a level, %d input and %d output tokens. Kept in the history; never published.",
+		p.MaxConcurrency, trimFloat(p.UserTPS), trimFloat(p.TTFTP95Ms), p.InputTokens, p.OutputTokens)
+}
+
+func (f *capacityForm) run(model string, simulated bool) (planRun, error) {
+	p, err := f.plan()
+	if err != nil {
+		return nil, err
+	}
+	p.Model, p.Simulated = model, simulated
+	return planRunOf(f.s, p, p.Model, engine.RunCapacity, func(r *results.CapacityResult) plans.Doc { return plans.Capacity{Result: r} },
+		func(r *results.CapacityResult) (string, *results.Detection) { return r.Model, r.Local.Detection }), nil
+}

@@ -1,0 +1,392 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	fstorage "fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/storage/repository"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/storage"
+)
+
+// Manifest choices besides the recent files.
+const (
+	manifestNone = "None — protocol test"
+	manifestOpen = "Open kovara.yaml…"
+	maxRecent    = 6
+)
+
+// kovaraForm is the Kovara method's form: a manifest (a hardware run) or
+// none (a protocol test), the lengths, the levels, the requests, and
+// Repeat; "Run again like this" fills it from a run.
+type kovaraForm struct {
+	s              *BenchmarkScreen
+	box            fyne.CanvasObject
+	manifestSelect *widget.Select
+	manifestCard   *widget.Card
+	profileSelect  *widget.Select
+	lengthFields
+	levelsEntry   *formEntry
+	requestsEntry *formEntry
+	warmupEntry   *formEntry
+	seedEntry     *formEntry
+	timeoutEntry  *formEntry
+	repeatEntry   *formEntry
+	manifest      *storage.Manifest // nil for a protocol test
+	lastManifest  string            // the select's value before "Open…"
+	// like is the run "Run again like this" filled the form from; it
+	// holds while the form still asks for that run's plan.
+	like     *results.LikeRef
+	likePlan engine.Plan
+	likeName string
+}
+
+func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
+	f := &kovaraForm{s: s}
+	d := setup.DefaultPlan()
+	f.manifestSelect = widget.NewSelect(nil, f.onManifest)
+	f.manifestCard = widget.NewCard("", "", widget.NewLabel(""))
+	f.manifestCard.Hide()
+	f.profileSelect = widget.NewSelect(nil, f.onProfile)
+	f.profileSelect.PlaceHolder = "(no manifest)"
+	f.profileSelect.Disable()
+	var lengths *widget.Form
+	f.lengthFields, lengths = s.lengthFields(d.InputTokens, d.OutputTokens)
+	f.levelsEntry = s.entry(engine.FormatLevels(d.Concurrency), func(v string) error { _, err := engine.ParseLevels(v); return err })
+	f.requestsEntry = s.entry(fmt.Sprint(d.Requests), countCheck("requests", 1))
+	f.warmupEntry = s.entry(fmt.Sprint(d.Warmup), countCheck("warmup", 0))
+	var seed, timeout *widget.FormItem
+	f.seedEntry, seed = s.seedItem()
+	f.timeoutEntry, timeout = s.timeoutItem(plans.KovaraMethod)
+	f.repeatEntry = s.entry("1", func(v string) error { _, err := parseRepeat(v); return err })
+	f.box = container.NewVBox(
+		widget.NewForm(widget.NewFormItem("Manifest", f.manifestSelect), widget.NewFormItem("Profile", f.profileSelect)),
+		f.manifestCard,
+		lengths,
+		widget.NewForm(widget.NewFormItem("Concurrency levels", f.levelsEntry)),
+		advanced(
+			widget.NewFormItem("Requests per level", f.requestsEntry),
+			widget.NewFormItem("Warmup requests", f.warmupEntry),
+			seed, timeout,
+			widget.NewFormItem("Repeat (runs in a row)", f.repeatEntry),
+		),
+	)
+	return f
+}
+
+func (f *kovaraForm) content() fyne.CanvasObject { return f.box }
+
+func (f *kovaraForm) check() (int, int, error) {
+	p, err := f.plan()
+	if err == nil {
+		_, err = parseRepeat(f.repeatEntry.Text)
+	}
+	return p.InputTokens, p.OutputTokens, err
+}
+
+// plan reads the form; the error lists every field that is wrong.
+func (f *kovaraForm) plan() (engine.Plan, error) {
+	p := setup.DefaultPlan()
+	errs := f.lengthFields.read(&p)
+	var err error
+	if p.Concurrency, err = engine.ParseLevels(f.levelsEntry.Text); err != nil {
+		errs = append(errs, fmt.Errorf("concurrency levels: %w", err))
+	}
+	if p.Requests, err = engine.ParseCount("requests", f.requestsEntry.Text, 1); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Warmup, err = engine.ParseCount("warmup", f.warmupEntry.Text, 0); err != nil {
+		errs = append(errs, err)
+	}
+	errs = readSeed(f.seedEntry, &p.Seed, &p.FixedSeed, errs)
+	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
+	if len(errs) == 0 {
+		if f.manifest != nil {
+			if f.profileSelect.Selected == "" {
+				errs = append(errs, errors.New("choose one of the manifest's profiles"))
+			} else if c, cerr := f.manifest.Conditions(f.profileSelect.Selected); cerr != nil {
+				errs = append(errs, cerr)
+			} else {
+				p.Conditions = &c
+			}
+		}
+		if err := p.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return p, errors.Join(errs...)
+}
+
+func (f *kovaraForm) summary() string {
+	p, _ := f.plan()
+	kind := "Protocol test"
+	if p.Conditions != nil {
+		kind = "Hardware run (" + p.Conditions.Profile + ")"
+	}
+	return fmt.Sprintf("%s: %d levels × %d requests, %d input and %d output tokens.",
+		kind, len(p.Concurrency), p.Requests, p.InputTokens, p.OutputTokens)
+}
+
+func (f *kovaraForm) run(model string, simulated bool) (planRun, error) {
+	p, err := f.plan()
+	if err != nil {
+		return nil, err
+	}
+	p.Model, p.Simulated = model, simulated
+	repeat, _ := parseRepeat(f.repeatEntry.Text) // check let Run on only when it reads
+	return f.runs(p, max(repeat, 1), f.likeFollowed()), nil
+}
+
+// runs is the Kovara method, saved after every level: repeat times in a
+// row (one group, fresh prompts each), each run recording the run it
+// follows when like is given. One run shows its result; several, or a
+// run again like another, open Compare on them.
+func (f *kovaraForm) runs(plan engine.Plan, repeat int, like *results.LikeRef) planRun {
+	s := f.s
+	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
+		var (
+			file         *results.File
+			err, saveErr error
+			id           string
+			ids          []string
+		)
+		for _, g := range engine.RepeatGroup(repeat, time.Now()) {
+			if g != nil {
+				s.u.do(func() {
+					base, _, _ := strings.Cut(s.live.title.Text, " — ")
+					s.live.title.SetText(fmt.Sprintf("%s — run %d of %d", base, g.Index, g.Of))
+				})
+			}
+			mark := func(f *results.File) { f.Local.Group, f.Local.Like = g, like }
+			cp := s.u.lib.Checkpoint()
+			saveErr = nil
+			obs.Checkpoint = func(f *results.File) { mark(f); saveErr = cp.Save(f) }
+			if s.u.opts.Observe != nil {
+				s.u.opts.Observe(&obs)
+			}
+			file, err = engine.Run(ctx, plan, ep, obs)
+			id = ""
+			if file != nil {
+				mark(file)
+				if saveErr = cp.Save(file); saveErr == nil {
+					id = cp.ID() // else the result shown is not the one in the history
+					ids = append(ids, id)
+				}
+			}
+			if file == nil || err != nil || ctx.Err() != nil {
+				break
+			}
+		}
+		return func() {
+			s.u.rememberCheck(ep, requestedModel(file, plan.Model), detectionOf(file), err)
+			if file == nil {
+				s.runFailed(err)
+				return
+			}
+			s.showResult(file, id, err, saveErr)
+			if like != nil && like.ID != "" && len(ids) > 0 {
+				ids = append([]string{like.ID}, ids...)
+			}
+			if len(ids) >= 2 {
+				s.u.compareRuns(ids[:min(len(ids), maxCompare)])
+			}
+		}
+	}
+}
+
+// maxRepeat bounds the Repeat field, as kovara-bench's --repeat.
+const maxRepeat = 10
+
+// parseRepeat reads the Repeat field: 1 to maxRepeat runs.
+func parseRepeat(v string) (int, error) {
+	n, err := engine.ParseCount("repeat", v, 1)
+	if err == nil && n > maxRepeat {
+		err = fmt.Errorf("repeat %d is too many: give 1 to %d runs", n, maxRepeat)
+	}
+	return n, err
+}
+
+// fill puts the plan a run ran into the form (Run again like this),
+// with a fresh seed, and keeps which run it follows.
+func (f *kovaraForm) fill(id, name, createdAt string, p engine.Plan) {
+	f.manifestSelect.SetSelected(manifestNone)
+	f.inputEntry.SetText(fmt.Sprint(p.InputTokens))
+	f.outputEntry.SetText(fmt.Sprint(p.OutputTokens))
+	f.levelsEntry.SetText(engine.FormatLevels(p.Concurrency))
+	f.requestsEntry.SetText(fmt.Sprint(p.Requests))
+	f.warmupEntry.SetText(fmt.Sprint(p.Warmup))
+	f.seedEntry.SetText("")
+	f.timeoutEntry.SetText(trimFloat(p.Timeout.Seconds()))
+	f.like, f.likePlan, f.likeName = &results.LikeRef{ID: id, CreatedAt: createdAt}, p, name
+}
+
+// likeFollowed is the run the form still follows, nil once a field of
+// its plan was changed: then it is a plan of its own.
+func (f *kovaraForm) likeFollowed() *results.LikeRef {
+	if f.like == nil || f.s.kind() != plans.KovaraMethod {
+		return nil
+	}
+	p, err := f.plan()
+	l := f.likePlan
+	if err != nil || p.Conditions != nil || p.InputTokens != l.InputTokens || p.OutputTokens != l.OutputTokens ||
+		!slices.Equal(p.Concurrency, l.Concurrency) || p.Requests != l.Requests || p.Warmup != l.Warmup {
+		return nil
+	}
+	return f.like
+}
+
+// likeNote says which run the form repeats, if any.
+func (f *kovaraForm) likeNote() string {
+	if f.likeFollowed() == nil {
+		return ""
+	}
+	note := fmt.Sprintf(" Runs again like %s (its model, lengths, levels, requests, warmup and timeout, with fresh prompts); Compare opens on both when it ends.", f.likeName)
+	if m := f.s.chosenModel(); m != "" && m != f.likePlan.Model {
+		note += fmt.Sprintf(" It asked for the model %s; this asks for %s.", f.likePlan.Model, m)
+	}
+	return note
+}
+
+// recentManifests are the manifest files opened before, newest first.
+func (f *kovaraForm) recentManifests() []string {
+	return f.s.u.fyne.Preferences().StringList(prefRecentManifests)
+}
+
+func (f *kovaraForm) refreshManifests(selected string) {
+	opts := []string{manifestNone}
+	opts = append(opts, f.recentManifests()...)
+	opts = append(opts, manifestOpen)
+	f.manifestSelect.Options = opts
+	f.manifestSelect.Refresh()
+	if selected == "" {
+		selected = manifestNone
+	}
+	f.lastManifest = selected
+	f.manifestSelect.SetSelected(selected)
+}
+
+func (f *kovaraForm) onManifest(choice string) {
+	switch choice {
+	case manifestOpen:
+		f.openManifestDialog()
+	case manifestNone, "":
+		f.useManifest(nil)
+		f.lastManifest = manifestNone
+	default:
+		if choice == f.lastManifest && f.manifest != nil {
+			return
+		}
+		f.loadManifest(choice)
+	}
+}
+
+func (f *kovaraForm) openManifestDialog() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			f.manifestSelect.SetSelected(f.lastManifest) // cancelled
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		f.loadManifest(path)
+	}, f.s.u.win)
+	d.SetFilter(fstorage.NewExtensionFileFilter([]string{".yaml", ".yml"}))
+	if recent := f.recentManifests(); len(recent) > 0 {
+		if dir, err := repository.ParseURI("file://" + filepath.Dir(recent[0])); err == nil {
+			if l, err := fstorage.ListerForURI(dir); err == nil {
+				d.SetLocation(l)
+			}
+		}
+	}
+	d.Show()
+}
+
+// loadManifest reads a kovara.yaml; a bad one is explained and the choice
+// goes back to what it was.
+func (f *kovaraForm) loadManifest(path string) {
+	m, err := storage.LoadManifest(path)
+	if err != nil {
+		f.s.u.showProblem("This manifest cannot be used", err.Error())
+		f.refreshManifests(f.lastManifest)
+		return
+	}
+	recent := []string{path}
+	for _, p := range f.recentManifests() {
+		if p != path && len(recent) < maxRecent {
+			recent = append(recent, p)
+		}
+	}
+	f.s.u.fyne.Preferences().SetStringList(prefRecentManifests, recent)
+	f.useManifest(m)
+	f.refreshManifests(path)
+}
+
+// useManifest shows m's summary and profiles (nil: a protocol test).
+func (f *kovaraForm) useManifest(m *storage.Manifest) {
+	s := f.s
+	f.manifest = m
+	if m == nil {
+		f.manifestCard.Hide()
+		f.profileSelect.Options = nil
+		f.profileSelect.ClearSelected()
+		f.profileSelect.Disable()
+		s.revalidate()
+		return
+	}
+	f.manifestCard.SetTitle(manifestTitle(m))
+	f.manifestCard.SetSubTitle("revision " + m.Revision)
+	f.manifestCard.SetContent(widget.NewLabel(strings.Join(m.Summary(), "\n")))
+	f.manifestCard.Show()
+	if slices.Contains(s.modelSelect.Options, m.Model.ID) {
+		s.modelSelect.SetSelected(m.Model.ID) // the model the manifest describes
+	}
+	f.profileSelect.Options = m.ProfileNames()
+	f.profileSelect.Enable()
+	f.profileSelect.Refresh()
+	if p, err := m.SelectProfile(""); err == nil && p != "" {
+		f.profileSelect.SetSelected(p)
+	} else {
+		f.profileSelect.ClearSelected()
+		s.planNote.SetText("Choose a profile.")
+	}
+	s.revalidate()
+}
+
+func manifestTitle(m *storage.Manifest) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return filepath.Base(m.Path)
+}
+
+// onProfile fills the lengths and levels from the chosen profile.
+func (f *kovaraForm) onProfile(name string) {
+	if f.manifest == nil || name == "" {
+		return
+	}
+	p, _ := f.plan()
+	if err := f.manifest.ApplyProfile(&p, name); err != nil {
+		f.s.planNote.SetText(err.Error())
+		return
+	}
+	f.inputEntry.SetText(fmt.Sprint(p.InputTokens))
+	f.outputEntry.SetText(fmt.Sprint(p.OutputTokens))
+	f.levelsEntry.SetText(engine.FormatLevels(p.Concurrency))
+	f.requestsEntry.SetText(fmt.Sprint(p.Requests))
+	f.warmupEntry.SetText(fmt.Sprint(p.Warmup))
+	f.s.revalidate()
+}
