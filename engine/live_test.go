@@ -313,6 +313,17 @@ func TestLiveEveryPlan(t *testing.T) {
 			_, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
 		}, []string{"level 1", "level 2"}, map[string]string{"level 2": "Speculative decoding, level 2 of 2"}, 2 * len(SpecDecPrompts), nil},
+		// A service level any machine meets, so the search measures the
+		// same probes whatever the load: 1 and 2 users, then 2 again (the
+		// answer's level, repeated).
+		{"capacity", func(url string, obs Observer) error {
+			p := DefaultCapacityPlan()
+			p.InputTokens, p.OutputTokens, p.Warmup, p.MaxConcurrency = 64, 32, 2, 2
+			p.UserTPS, p.TTFTP95Ms = 0.01, 600_000
+			_, err := RunCapacity(context.Background(), p, Endpoint{URL: url}, obs)
+			return err
+		}, []string{"the probe at 1 user", "the probe at 2 users"}, map[string]string{"the probe at 2 users": "Capacity search: probing 2"},
+			CapacityRequests(1) + 2*CapacityRequests(2), nil},
 		{"context", func(url string, obs Observer) error {
 			p := DefaultContextPlan()
 			p.Depths, p.Repeats, p.OutputTokens, p.Timeout = []int{0, 1024}, 2, 64, 30*time.Second

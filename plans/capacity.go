@@ -18,13 +18,7 @@ var capacityKind = &Kind{
 	RunKinds: []RunKind{{results.PlanCapacity, "capacity"}},
 	Timeout:  setup.DefaultTimeout,
 	Demo:     sim.CapacityDemo,
-	decode: func(data []byte) (Doc, error) {
-		r, err := results.DecodeCapacity(data)
-		if err != nil {
-			return nil, err
-		}
-		return Capacity{Result: r}, nil
-	},
+	decode:   decodeAs(results.DecodeCapacity, func(r *results.CapacityResult) Doc { return Capacity{Result: r} }),
 	compare: func(docs []Doc, labels []string) Comparison {
 		return comparison(docs, func(d Capacity) *results.CapacityResult { return d.Result }, compare.CapacityVerdict,
 			func(rs []*results.CapacityResult) []compare.Row { return compare.CapacityTable(rs, labels) })
@@ -55,6 +49,8 @@ func (d Capacity) Problems() []string {
 	}
 	return out
 }
+
+func (d Capacity) Table() results.Table { return d.Result.Table() }
 
 func (d Capacity) Summary() Summary {
 	r := d.Result

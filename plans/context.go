@@ -15,13 +15,7 @@ var contextKind = &Kind{
 	RunKinds: []RunKind{{results.PlanContext, "context"}},
 	Timeout:  setup.PlanTimeout,
 	Demo:     sim.ContextDemo,
-	decode: func(data []byte) (Doc, error) {
-		r, err := results.DecodeContext(data)
-		if err != nil {
-			return nil, err
-		}
-		return Context{Result: r}, nil
-	},
+	decode:   decodeAs(results.DecodeContext, func(r *results.ContextResult) Doc { return Context{Result: r} }),
 	compare: func(docs []Doc, labels []string) Comparison {
 		return comparison(docs, func(d Context) *results.ContextResult { return d.Result }, compare.ContextVerdict,
 			func(rs []*results.ContextResult) []compare.Row { return compare.ContextTable(rs, labels) })
@@ -62,6 +56,8 @@ func (d Context) Problems() []string {
 	}
 	return out
 }
+
+func (d Context) Table() results.Table { return d.Result.Table() }
 
 func (d Context) Summary() Summary {
 	r := d.Result

@@ -19,13 +19,7 @@ var kovaraKind = &Kind{
 	Publishable: true,
 	Repeatable:  true,
 	Shardable:   true,
-	decode: func(data []byte) (Doc, error) {
-		f, err := results.Decode(data)
-		if err != nil {
-			return nil, err
-		}
-		return Kovara{File: f}, nil
-	},
+	decode:      decodeAs(results.Decode, func(r *results.File) Doc { return Kovara{File: r} }),
 }
 
 // Kovara is a kovara-benchmark-results file as a plan document.
@@ -67,6 +61,8 @@ func (d Kovara) Failed() bool {
 	}
 	return false
 }
+
+func (d Kovara) Table() results.Table { return results.ResultTable(d.File) }
 
 func (d Kovara) Summary() Summary {
 	f := d.File

@@ -119,6 +119,9 @@ type Doc interface {
 	// one user within the service level). The CLI exits 1. Every failure
 	// is also among the problems.
 	Failed() bool
+	// Table is its figures, one row per level, stage or depth: the cells
+	// the app's result view and the CLI show alike.
+	Table() results.Table
 	// Summary is the document's line in History.
 	Summary() Summary
 	Marshal() ([]byte, error)
@@ -163,6 +166,18 @@ func Decode(data []byte) (Doc, error) {
 		}
 	}
 	return KovaraMethod.decode(data)
+}
+
+// decodeAs is a kind's decode: its results' reader, its document around
+// what was read.
+func decodeAs[R any](read func([]byte) (*R, error), doc func(*R) Doc) func([]byte) (Doc, error) {
+	return func(data []byte) (Doc, error) {
+		r, err := read(data)
+		if err != nil {
+			return nil, err
+		}
+		return doc(r), nil
+	}
 }
 
 // Summary is what History lists of a document without opening it again.

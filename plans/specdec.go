@@ -22,13 +22,7 @@ var specDecKind = &Kind{
 		cfg.SpecDecode = &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}
 		return cfg
 	},
-	decode: func(data []byte) (Doc, error) {
-		r, err := results.DecodeSpecDec(data)
-		if err != nil {
-			return nil, err
-		}
-		return SpecDec{Result: r}, nil
-	},
+	decode: decodeAs(results.DecodeSpecDec, func(r *results.SpecDecResult) Doc { return SpecDec{Result: r} }),
 	compare: func(docs []Doc, labels []string) Comparison {
 		c := comparison(docs, func(d SpecDec) *results.SpecDecResult { return d.Result }, compare.SpecDecVerdict,
 			func(rs []*results.SpecDecResult) []compare.Row { return compare.SpecDecTable(rs, labels) })
@@ -74,6 +68,8 @@ func (d SpecDec) Problems() []string {
 	}
 	return out
 }
+
+func (d SpecDec) Table() results.Table { return d.Result.Table() }
 
 func (d SpecDec) Summary() Summary {
 	r := d.Result

@@ -21,13 +21,7 @@ var stagesKind = &Kind{
 		cfg.NaturalStop = func(int64) int { return 1 << 20 }
 		return cfg
 	},
-	decode: func(data []byte) (Doc, error) {
-		r, err := results.DecodeStages(data)
-		if err != nil {
-			return nil, err
-		}
-		return Stages{Result: r}, nil
-	},
+	decode: decodeAs(results.DecodeStages, func(r *results.StagesResult) Doc { return Stages{Result: r} }),
 	compare: func(docs []Doc, _ []string) Comparison {
 		return comparison(docs, func(d Stages) *results.StagesResult { return d.Result }, compare.StagesVerdict, compare.StagesTable)
 	},
@@ -64,6 +58,8 @@ func (d Stages) Problems() []string {
 	}
 	return out
 }
+
+func (d Stages) Table() results.Table { return d.Result.Table() }
 
 func (d Stages) Summary() Summary {
 	r := d.Result

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -61,12 +62,34 @@ func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
 	if kinds[a] != results.PlanStages || kinds[b] != results.PlanSpecDec {
 		t.Errorf("plans %v", kinds)
 	}
+	// History lists what each document says of itself, from the index
+	// and from the files again once the index is lost: the levels or
+	// users, the best tok/s, the engine and whether it is complete.
+	docs := map[string]plans.Doc{a: plans.Stages{Result: st}, b: plans.SpecDec{Result: sd}}
+	listed := func(how string, list []Summary) {
+		t.Helper()
+		for _, s := range list {
+			d, ok := docs[s.ID]
+			if !ok {
+				continue
+			}
+			want := d.Summary()
+			if !reflect.DeepEqual(s.Summary, want) {
+				t.Errorf("%s: History lists %+v, the document says %+v", how, s.Summary, want)
+			}
+			if len(want.Levels) == 0 || want.BestOutputTPS <= 0 || want.Engine == "" || !want.Complete || want.Model == "" {
+				t.Errorf("%s: the %s summary lacks a level, tok/s, engine, model or completeness: %+v", how, want.Plan, want)
+			}
+		}
+	}
+	listed("kept", list)
 	// The index rebuilds the same, and the documents load back.
 	os.Remove(filepath.Join(dir, indexFile))
 	again, _ := l.List()
 	if len(again) != 3 {
 		t.Errorf("after losing the index: %d", len(again))
 	}
+	listed("rebuilt", again)
 	if got, err := LoadAs[plans.Stages](l, a); err != nil || got.Result.Model != st.Model {
 		t.Errorf("LoadStages: %v", err)
 	}

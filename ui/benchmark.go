@@ -87,7 +87,7 @@ type BenchmarkScreen struct {
 	live        *LiveView
 	result      *ResultView
 	running     *runState // nil when no benchmark is in flight
-	shownResult bool      // a plan's result view is showing (stages, specdec)
+	shownResult bool      // a plan's result view is showing
 }
 
 func newBenchmarkScreen(u *App) *BenchmarkScreen {

@@ -7,12 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2/test"
+
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/hw"
+	"github.com/kovara/desktop/plans"
 )
 
 func TestLiveDataSeries(t *testing.T) {
@@ -289,6 +292,89 @@ func TestLiveITLNamesEachPlansStage(t *testing.T) {
 		}
 		if got := d.itlPlaceholder(); got != tt.wait {
 			t.Errorf("%s: placeholder %q, want %q", tt.name, got, tt.wait)
+		}
+	}
+}
+
+// TestLiveViewEveryPlan: every registered plan, run from its own form,
+// shows its measured stages live in the app: the stage in its plan's
+// words, tokens on the tok/s chart, finished requests' TTFTs and the
+// token gaps. A plan with no entry here fails the test, so a new plan
+// cannot be left out. The runs last seconds (8 ms a token), so the view's
+// quarter-second redraw lands inside them however slow the machine.
+func TestLiveViewEveryPlan(t *testing.T) {
+	small := map[string]struct {
+		fill  func(b *BenchmarkScreen)
+		words string // the start of a measured stage's line
+	}{
+		results.PlanKovara: {func(b *BenchmarkScreen) {
+			b.kovara.levelsEntry.SetText("1,2")
+			b.kovara.requestsEntry.SetText("4")
+			b.kovara.outputEntry.SetText("64")
+			b.kovara.inputEntry.SetText("64")
+			b.kovara.warmupEntry.SetText("1")
+		}, "Level 1 of 2"},
+		results.PlanStages: {func(b *BenchmarkScreen) {
+			b.stages.quickCheck.SetChecked(true)
+			b.stages.usersEntry.SetText("2")
+		}, "Stage 1 of 3: single-user decode"},
+		results.PlanSpecDec: {func(b *BenchmarkScreen) {
+			b.specDec.levelsEntry.SetText("1,2")
+			b.specDec.requestsEntry.SetText("4")
+			b.specDec.outputEntry.SetText("64")
+		}, "Speculative decoding, level 1 of 2"},
+		results.PlanCapacity: {func(b *BenchmarkScreen) {
+			b.capacity.inputEntry.SetText("64")
+			b.capacity.outputEntry.SetText("16")
+			b.capacity.maxConcEntry.SetText("2")
+			b.capacity.warmupEntry.SetText("1")
+		}, "Capacity search: probing"},
+		results.PlanContext: {func(b *BenchmarkScreen) {
+			b.context.depthsEntry.SetText("1k")
+			b.context.repeatsEntry.SetText("2")
+			b.context.outputEntry.SetText("64")
+		}, "Context depth 1k"},
+	}
+	h := newHarness(t)
+	b := h.u.bench
+	url := startTestSim(t, sim.Config{TokenInterval: 8 * time.Millisecond, PrefillRate: 1e5, SpecDecode: &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}})
+	h.addEndpoint("every plan", url, "")
+	for _, k := range plans.All {
+		s, ok := small[k.ID]
+		if !ok {
+			t.Errorf("%s: no small run of this plan here", k.ID)
+			continue
+		}
+		h.locked(func() {
+			b.backToSetup()
+			b.refreshEndpoints()
+			b.selectEndpoint("every plan")
+			b.planSelect.SetSelected(k.Title)
+			s.fill(b)
+			if b.runButton.Disabled() {
+				t.Fatalf("%s: %q", k.ID, b.planNote.Text)
+			}
+			test.Tap(b.runButton)
+		})
+		var words, tps, ttft, itl bool
+		last := ""
+		h.waitFor(k.ID+"'s result", 120*time.Second, func() bool {
+			if v := b.live; b.running != nil && v != nil {
+				if v.phase.Text != last {
+					last = v.phase.Text
+					t.Logf("%s: %s", k.ID, last)
+				}
+				if strings.HasPrefix(v.phase.Text, s.words) {
+					words = true
+					tps = tps || v.tpsChart.ShowingChart()
+					ttft = ttft || v.ttftChart.ShowingChart()
+					itl = itl || v.itlChart.ShowingChart()
+				}
+			}
+			return b.running == nil && b.shownResult
+		})
+		if !words || !tps || !ttft || !itl {
+			t.Errorf("%s: live view said %q %v; tok/s chart %v, TTFT chart %v, ITL chart %v: want all in a measured stage", k.ID, s.words, words, tps, ttft, itl)
 		}
 	}
 }

@@ -250,5 +250,28 @@ func TestPlansTimeOutAsTheirKindSays(t *testing.T) {
 		if b.kovara.timeoutEntry.Text != "120" || b.stages.timeoutEntry.Text != "1200" {
 			t.Errorf("timeouts %q and %q after the three-stage plan's was changed, want 120 and 1200", b.kovara.timeoutEntry.Text, b.stages.timeoutEntry.Text)
 		}
+		// What the engine ran with, as its result says: a quick
+		// three-stage run from the form, its timeout as the plan's.
+		b.stages.timeoutEntry.SetText(trimFloat(plans.ByID(results.PlanStages).Timeout.Seconds()))
+		b.stages.quickCheck.SetChecked(true)
+		b.stages.usersEntry.SetText("2")
+		b.selectEndpoint(SimulatorName)
+		if b.runButton.Disabled() {
+			t.Fatalf("three stages: %q", b.planNote.Text)
+		}
+		test.Tap(b.runButton)
 	})
+	h.waitFor("the three-stage result", 120*time.Second, func() bool { return b.running == nil && b.shownResult })
+	list, err := h.u.lib.List()
+	if err != nil || len(list) != 1 {
+		t.Fatalf("library: %+v %v", list, err)
+	}
+	got, err := storage.LoadAs[plans.Stages](h.u.lib, list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran := time.Duration(got.Result.Settings.TimeoutS * float64(time.Second)); ran != plans.ByID(results.PlanStages).Timeout || ran < slowAnswer {
+		t.Errorf("the three-stage run's requests timed out after %v, want the plan's %v (a 1,024-token answer at 6 tok/s takes %v)",
+			ran, plans.ByID(results.PlanStages).Timeout, slowAnswer)
+	}
 }

@@ -164,8 +164,5 @@ func (s *BenchmarkScreen) showResult(f *results.File, id string, runErr, saveErr
 	if saveErr != nil {
 		s.result.state.SetText(s.result.state.Text + "\nIt could not be saved in the history: " + saveErr.Error())
 	}
-	s.show(s.result.content)
-	if s.u.opts.OnResult != nil {
-		s.u.opts.OnResult()
-	}
+	s.showView(s.result.content)
 }

@@ -9,10 +9,13 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/plans/planstest"
 )
 
 // TestStagesCopySaysCopied: the wiki block's Copy button puts the block
@@ -66,35 +69,42 @@ func TestSpecDecViewSaysHowAnswersEnded(t *testing.T) {
 	})
 }
 
-// TestResultViewsShowTheSharedTables: the three-stage, speculative-
-// decoding and capacity views show exactly the cells their kind's Table
-// defines (engine/results), the ones the CLI prints; a three-stage result
-// that read its GPUs shows them under the stages, with the caution when
-// they may not be the server's.
+// TestResultViewsShowTheSharedTables: every plan's result view shows, in
+// its table's cells as the widget draws them, exactly the cells its
+// document's Table defines (engine/results), the ones the CLI prints; a
+// three-stage result that read its GPUs shows them under the stages,
+// with the caution when they may not be the server's.
 func TestResultViewsShowTheSharedTables(t *testing.T) {
 	h := newHarness(t)
-	tps, ttft, gen, width, cap, peak := 88.2, 41.3, 4, 16, 350.0, 251.0
-	st := &results.StagesResult{Complete: true, Model: "m", TokenSource: "usage",
-		Decode: []results.DecodeStage{{Prompt: "code", CompletionTokens: 1024, MaxTokens: 1024, DecodeTPS: &tps, TTFTMs: &ttft}},
-		Users:  &results.UsersStage{Users: 4, Error: "2 of 4 requests failed (first: HTTP 503), so there is no aggregate"},
-		GPUs: &results.StagesGPUs{Source: results.GPUSourceLocal, Caution: "the endpoint is another machine: these may not be the server's cards",
-			Cards: []results.GPUCard{{Index: 0, Name: "NVIDIA GeForce RTX 3090", PCIeGenLoad: &gen, PCIeWidthLoad: &width, PowerLimitW: &cap, PeakPowerW: &peak, Driver: "550.120"}}}}
-	rate, length := 0.7, 2.4
-	sd := &results.SpecDecResult{Complete: true, Model: "m", Levels: []results.SpecDecLevel{{Concurrency: 2, OK: 8, Requests: 8,
-		Spec: &results.SpecWindow{AcceptanceRate: &rate, MeanAcceptanceLength: &length}}}}
-	p50, p5, p95 := 31.0, 22.5, 812.0
-	cp := &results.CapacityResult{Complete: true, Model: "m", Probes: []results.CapacityProbe{{Concurrency: 4, Requests: 20, Step: results.StepDouble, Met: true,
-		UserTPSP50: &p50, UserTPSP5: &p5, TTFTP95Ms: &p95, OutputTPS: 120}}}
+	for _, c := range planstest.Cases() {
+		h.locked(func() {
+			v := h.u.resultView(c.Doc, "", nil, func() {})
+			h.win.SetContent(v.content)
+			h.win.Resize(fyne.NewSize(1180, 800))
+			tb := findFitTable(t, v.content)
+			if tb == nil {
+				t.Fatalf("%s: the view shows no table", c.Name)
+			}
+			want := c.Doc.Table()
+			if got := shownHeadings(tb); !slices.Equal(got, want.Columns) {
+				t.Errorf("%s: headings %q, want the shared table's %q", c.Name, got, want.Columns)
+			}
+			if got := shownCells(tb); !slices.EqualFunc(got, want.Rows, slices.Equal) {
+				t.Errorf("%s: cells %q, want the shared table's %q", c.Name, got, want.Rows)
+			}
+		})
+	}
+	gen, width, cap, peak := 4, 16, 350.0, 251.0
+	st := planstest.Cases()[2].Doc.(plans.Stages).Result
+	st.GPUs = &results.StagesGPUs{Source: results.GPUSourceLocal, Caution: "the endpoint is another machine: these may not be the server's cards",
+		Cards: []results.GPUCard{{Index: 0, Name: "NVIDIA GeForce RTX 3090", PCIeGenLoad: &gen, PCIeWidthLoad: &width, PowerLimitW: &cap, PeakPowerW: &peak, Driver: "550.120"}}}
 	h.locked(func() {
 		sv := newStagesView(h.u, st, "", nil, func() {})
-		if got, want := sv.rows, st.Table().Rows; !slices.EqualFunc(got, want, slices.Equal) {
-			t.Errorf("stages view rows %q, want the shared table %q", got, want)
-		}
-		if !strings.Contains(strings.Join(sv.rows[1], "|"), "failed: 2 of 4 requests failed") {
-			t.Errorf("a failed users stage should say its error: %q", sv.rows[1])
-		}
-		if sv.cards == nil || !slices.Equal(sv.cards.columns, results.CardColumns) {
+		if sv.cards == nil || !slices.Equal(shownHeadings(sv.cards), results.CardColumns) {
 			t.Fatal("the cards table is missing")
+		}
+		if got, want := shownCells(sv.cards), st.GPUs.CardsTable().Rows; !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("cards %q, want %q", got, want)
 		}
 		h.win.SetContent(sv.content)
 		h.win.Resize(fyne.NewSize(1180, 800))
@@ -104,11 +114,33 @@ func TestResultViewsShowTheSharedTables(t *testing.T) {
 				t.Errorf("the stages view lacks %q", want)
 			}
 		}
-		if v := newSpecDecView(h.u, sd, "", nil, func() {}); !slices.EqualFunc(v.rows, sd.Table().Rows, slices.Equal) || v.rows[0][5] != "70.0 %" {
-			t.Errorf("speculative-decoding rows %q", v.rows)
-		}
-		if v := newCapacityView(h.u, cp, "", nil, func() {}); !slices.EqualFunc(v.rows, cp.Table().Rows, slices.Equal) || v.rows[0][6] != "812.0" {
-			t.Errorf("capacity rows %q", v.rows)
-		}
 	})
+}
+
+// shownCells are a table's cells as its widget fills them (UpdateCell),
+// each in a cell wide enough for the whole text.
+func shownCells(tb *fitTable) [][]string {
+	rows, cols := tb.Length()
+	out := make([][]string, rows)
+	for r := range rows {
+		for c := range cols {
+			l := tb.CreateCell().(*widget.Label)
+			l.Resize(fyne.NewSize(4000, 40))
+			tb.UpdateCell(widget.TableCellID{Row: r, Col: c}, l)
+			out[r] = append(out[r], l.Text)
+		}
+	}
+	return out
+}
+
+// shownHeadings are a table's headings as its widget fills them.
+func shownHeadings(tb *fitTable) []string {
+	_, cols := tb.Length()
+	var out []string
+	for c := range cols {
+		l := tb.CreateHeader().(*widget.Label)
+		tb.UpdateHeader(widget.TableCellID{Row: -1, Col: c}, l)
+		out = append(out, l.Text)
+	}
+	return out
 }

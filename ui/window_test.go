@@ -5,10 +5,27 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/plans/planstest"
 )
+
+// openAccordions opens every accordion item in o (a form's advanced
+// settings), so a test sees the form at its tallest.
+func openAccordions(o fyne.CanvasObject) {
+	switch x := o.(type) {
+	case *widget.Accordion:
+		x.OpenAll()
+	case *fyne.Container:
+		for _, c := range x.Objects {
+			openAccordions(c)
+		}
+	}
+}
 
 // TestWindowFitsSmallScreen: the window can be made as small as 1024×640
 // (a small laptop screen) in every place and state — each plan's form,
@@ -31,10 +48,17 @@ func TestWindowFitsSmallScreen(t *testing.T) {
 	a := h.seedLabelled(url, "a", 1)
 	c := h.seedLabelled(url, "c", 2)
 	h.locked(func() {
-		for _, p := range []string{planKovara, planStages, planSpecDec, planCapacity} {
-			b.planSelect.SetSelected(p)
-			fits("the form of " + p)
+		for _, k := range plans.All {
+			b.planSelect.SetSelected(k.Title)
+			fits("the form of " + k.ID)
+			openAccordions(b.forms[k.ID].content())
+			fits("the form of " + k.ID + " with its advanced settings open")
 		}
+		for _, c := range planstest.Cases() {
+			b.show(h.u.resultView(c.Doc, "", nil, b.backToSetup).content)
+			fits("the result of " + c.Name)
+		}
+		b.backToSetup()
 		h.u.historyScreen.reload()
 		fits("History")
 		h.u.compareRuns([]string{a, c})

@@ -1,0 +1,129 @@
+// Package planstest holds, for every registered plan, a clean and a
+// failed document, so the surfaces that judge a result (the CLI's exit
+// code, the app's result state, History's mark) are each held to the same
+// table and a new plan cannot be left out of it.
+package planstest
+
+import (
+	"fmt"
+
+	"github.com/kovara/desktop/engine/compare/comparetest"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
+)
+
+// Case is one document of a plan and what every surface must say of it.
+type Case struct {
+	Name string // "kovara clean", "capacity failed"
+	Doc  plans.Doc
+	// Failed: the CLI exits 1, and the app and History mark it.
+	Failed bool
+}
+
+// Cases is a clean and a failed document of every registered plan, in
+// plans.All's order. A plan with no maker here panics, so the tests that
+// range over Cases fail the moment a plan is registered without them.
+func Cases() []Case {
+	var out []Case
+	for _, k := range plans.All {
+		m, ok := makers[k.ID]
+		if !ok {
+			panic(fmt.Sprintf("planstest: no clean and failed documents of the %q plan", k.ID))
+		}
+		out = append(out, Case{Name: k.ID + " clean", Doc: m(false)}, Case{Name: k.ID + " failed", Doc: m(true), Failed: true})
+	}
+	return out
+}
+
+// makers builds each plan's document, clean or failed, as its plan
+// writes it: complete, with every stage measured, or with one of them
+// (the second level, the many-user stage, the capacity's first probe,
+// the deeper depth) without a single success.
+var makers = map[string]func(failed bool) plans.Doc{
+	results.PlanKovara:   kovara,
+	results.PlanStages:   stages,
+	results.PlanSpecDec:  specDec,
+	results.PlanCapacity: capacity,
+	results.PlanContext:  context,
+}
+
+const created = "2026-11-30T10:00:00Z"
+
+func ptr[T any](v T) *T { return &v }
+
+func engine() results.Detection {
+	return results.Detection{Family: results.FamilyLlamaCpp, Version: "b9749"}
+}
+
+func kovara(failed bool) plans.Doc {
+	f := comparetest.Session([]int{1, 4})
+	f.CreatedAt = created
+	if failed {
+		r := &f.Runs[1]
+		r.Metrics = results.Metrics{RequestsError: r.Requests, DurationS: 3, TokenCountMethod: results.TokenCountServerUsage}
+	}
+	return plans.Kovara{File: f}
+}
+
+func stages(failed bool) plans.Doc {
+	tps, ttft, agg, per := 42.5, 180.0, 120.0, 30.0
+	r := &results.StagesResult{Format: results.FormatStages, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b",
+		Engine: engine(), TokenSource: "usage"}
+	for _, p := range []string{"code", "json", "prose"} {
+		r.Decode = append(r.Decode, results.DecodeStage{Prompt: p, MaxTokens: 1024, CompletionTokens: 1024, TokenSource: "usage", TTFTMs: &ttft, DecodeTPS: &tps})
+	}
+	r.Prefill = &results.PrefillStage{Calibrated: true, TargetTokens: 8192, PromptTokens: ptr(8190), TokenSource: "usage", TTFTMs: ptr(2100.0), PrefillTPS: ptr(3900.0)}
+	r.Users = &results.UsersStage{Users: 4, MaxTokens: 512, CompletionTokens: 2048, TokenSource: "usage", AggregateTPS: &agg, PerUserMeanTPS: &per, PerUserMinTPS: &per}
+	if failed {
+		r.Users = &results.UsersStage{Users: 4, MaxTokens: 512, Failed: 4, Error: "4 of 4 requests failed (first: HTTP 503), so there is no aggregate"}
+	}
+	return plans.Stages{Result: r}
+}
+
+func specDec(failed bool) plans.Doc {
+	rate, length := 0.7, 2.4
+	r := &results.SpecDecResult{Format: results.FormatSpecDec, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b", Engine: engine()}
+	for _, c := range []int{1, 2} {
+		r.Levels = append(r.Levels, results.SpecDecLevel{Concurrency: c, Requests: 8, OK: 8, DurationS: 4, OutputTPS: ptr(90.0 * float64(c)),
+			Spec: &results.SpecWindow{AcceptanceRate: &rate, MeanAcceptanceLength: &length}})
+	}
+	if failed {
+		r.Levels[1] = results.SpecDecLevel{Concurrency: 2, Requests: 8, Errors: 8, DurationS: 1, Failures: []string{"HTTP 503: the server is busy"}}
+	}
+	return plans.SpecDec{Result: r}
+}
+
+func capacity(failed bool) plans.Doc {
+	r := &results.CapacityResult{Format: results.FormatCapacity, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b",
+		Settings: results.CapacitySettings{UserTPS: 10, TTFTP95Ms: 2000, InputTokens: 512, OutputTokens: 128, MaxConcurrency: 8}}
+	probe := func(c int, met bool, tps float64) results.CapacityProbe {
+		p := results.CapacityProbe{Concurrency: c, Requests: 20, Step: results.StepDouble, Met: met,
+			UserTPSP50: ptr(tps), UserTPSP5: ptr(tps * 0.9), TTFTP95Ms: ptr(400.0), OutputTPS: tps * float64(c)}
+		if !met {
+			p.Missed = []string{"per-user tok/s"}
+		}
+		return p
+	}
+	r.Probes = []results.CapacityProbe{probe(1, true, 40), probe(2, true, 22), probe(4, false, 8)}
+	r.Answer = results.CapacityAnswer{Capacity: 2, Held: 2, Missed: 4, MissedAt: 4, MissedOn: []string{"per-user tok/s"}}
+	if failed {
+		r.Probes = []results.CapacityProbe{probe(1, false, 6)}
+		r.Answer = results.CapacityAnswer{Missed: 1, MissedAt: 1, MissedOn: []string{"per-user tok/s"}}
+	}
+	return plans.Capacity{Result: r}
+}
+
+func context(failed bool) plans.Doc {
+	spread := func(v float64) *results.Spread {
+		return &results.Spread{Min: v * 0.9, P10: v * 0.95, P50: v, P90: v * 1.05, Max: v * 1.1}
+	}
+	r := &results.ContextResult{Format: results.FormatContext, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b", Engine: engine()}
+	for i, d := range []int{0, 8192} {
+		r.Depths = append(r.Depths, results.ContextDepth{Depth: d, PromptTokens: ptr(64 + d), Conversations: 3, OK: 3,
+			PrefillTPS: spread(3000), DecodeTPS: spread(40 - 10*float64(i)), TTFTMs: spread(100 + float64(d)/3), CachedTTFTMs: spread(60)})
+	}
+	if failed {
+		r.Depths[1] = results.ContextDepth{Depth: 8192, Conversations: 3, Failures: []string{"HTTP 400: the request exceeds the available context size"}}
+	}
+	return plans.Context{Result: r}
+}
