@@ -150,6 +150,17 @@ var (
 	stagesQuick = stagesProfile{decode: 128, prefill: 2000, probe: 500, users: 64, warm: 16}
 )
 
+// Lengths are the plan's lengths in tokens, by its mode: each
+// single-user answer, the cold prefill and each many-user answer (the
+// form says them).
+func (p StagesPlan) Lengths() (decode, prefill, users int) {
+	prof := stagesFull
+	if p.Quick {
+		prof = stagesQuick
+	}
+	return prof.decode, prof.prefill, prof.users
+}
+
 // specWindow is what the counters moved by, as the documents record it.
 func specWindow(d SpecDelta) *results.SpecWindow {
 	w := &results.SpecWindow{Drafts: d.Drafts, DraftTokens: d.DraftTokens, Accepted: d.Accepted}

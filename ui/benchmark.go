@@ -266,7 +266,9 @@ func (s *BenchmarkScreen) onPlan() {
 		return // still building the screen
 	}
 	s.formBox.Objects = []fyne.CanvasObject{s.form().content()}
-	s.formBox.Refresh()
+	// The whole page is laid out again: a shorter form than the last
+	// would leave the last one's height as a gap above Run.
+	s.setup.Refresh()
 	s.revalidate()
 }
 
@@ -349,12 +351,12 @@ type lengthFields struct {
 	inputEntry, outputEntry *formEntry
 }
 
-func (s *BenchmarkScreen) lengthFields(input, output int) (lengthFields, *widget.Form) {
+func (s *BenchmarkScreen) lengthFields(input, output int) (lengthFields, []*widget.FormItem) {
 	l := lengthFields{
 		inputEntry:  s.entry(fmt.Sprint(input), countCheck("input tokens", 1)),
 		outputEntry: s.entry(fmt.Sprint(output), countCheck("output tokens", 1)),
 	}
-	return l, widget.NewForm(widget.NewFormItem("Input tokens", l.inputEntry), widget.NewFormItem("Output tokens", l.outputEntry))
+	return l, []*widget.FormItem{widget.NewFormItem("Input tokens", l.inputEntry), widget.NewFormItem("Output tokens", l.outputEntry)}
 }
 
 // read puts the lengths into p, returning what is wrong.

@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/chart"
@@ -68,6 +69,9 @@ func NewChartView(placeholder string) *ChartView {
 	v.label = widget.NewLabel(placeholder)
 	v.label.Alignment = fyne.TextAlignCenter
 	v.label.Importance = widget.LowImportance
+	// A long placeholder wraps within the chart's width (half the window
+	// beside another chart) rather than running past it.
+	v.label.Wrapping = fyne.TextWrapWord
 	v.ExtendBaseWidget(v)
 	return v
 }
@@ -76,7 +80,7 @@ func NewChartView(placeholder string) *ChartView {
 func (v *ChartView) CreateRenderer() fyne.WidgetRenderer {
 	return &chartViewRenderer{
 		view:    v,
-		objects: []fyne.CanvasObject{container.NewStack(v.image, container.NewCenter(v.label))},
+		objects: []fyne.CanvasObject{container.NewStack(v.image, container.NewVBox(layout.NewSpacer(), v.label, layout.NewSpacer()))},
 	}
 }
 

@@ -32,19 +32,18 @@ func newCapacityForm(s *BenchmarkScreen) *capacityForm {
 	f.sloUserEntry = s.entry(trimFloat(engine.DefaultSLOUserTPS), positiveNumber("per-user tok/s"))
 	f.sloTTFTEntry = s.entry(trimFloat(engine.DefaultSLOTTFTP95Ms), positiveNumber("TTFT p95"))
 	f.maxConcEntry = s.entry(fmt.Sprint(engine.DefaultCapacityMax), countCheck("most concurrent users", 1))
-	var lengths *widget.Form
+	var lengths []*widget.FormItem
 	f.lengthFields, lengths = s.lengthFields(d.InputTokens, d.OutputTokens)
 	f.warmupEntry = s.entry(fmt.Sprint(d.Warmup), countCheck("warmup", 0))
 	var seed, timeout *widget.FormItem
 	f.seedEntry, seed = s.seedItem()
 	f.timeoutEntry, timeout = s.timeoutItem(plans.ByID(results.PlanCapacity))
 	f.box = container.NewVBox(
-		widget.NewForm(
+		widget.NewForm(append([]*widget.FormItem{
 			widget.NewFormItem("Per-user tok/s, at least", f.sloUserEntry),
 			widget.NewFormItem("TTFT p95, at most (ms)", f.sloTTFTEntry),
 			widget.NewFormItem("Most concurrent users", f.maxConcEntry),
-		),
-		lengths,
+		}, lengths...)...),
 		advanced(widget.NewFormItem("Warmup requests", f.warmupEntry), seed, timeout),
 	)
 	return f

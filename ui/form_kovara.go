@@ -64,7 +64,7 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 	f.profileSelect = widget.NewSelect(nil, f.onProfile)
 	f.profileSelect.PlaceHolder = "(no manifest)"
 	f.profileSelect.Disable()
-	var lengths *widget.Form
+	var lengths []*widget.FormItem
 	f.lengthFields, lengths = s.lengthFields(d.InputTokens, d.OutputTokens)
 	f.levelsEntry = s.entry(engine.FormatLevels(d.Concurrency), func(v string) error { _, err := engine.ParseLevels(v); return err })
 	f.requestsEntry = s.entry(fmt.Sprint(d.Requests), countCheck("requests", 1))
@@ -76,8 +76,7 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 	f.box = container.NewVBox(
 		widget.NewForm(widget.NewFormItem("Manifest", f.manifestSelect), widget.NewFormItem("Profile", f.profileSelect)),
 		f.manifestCard,
-		lengths,
-		widget.NewForm(widget.NewFormItem("Concurrency levels", f.levelsEntry)),
+		widget.NewForm(append(lengths, widget.NewFormItem("Concurrency levels", f.levelsEntry))...),
 		advanced(
 			widget.NewFormItem("Requests per level", f.requestsEntry),
 			widget.NewFormItem("Warmup requests", f.warmupEntry),

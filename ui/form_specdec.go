@@ -34,8 +34,7 @@ func newSpecDecForm(s *BenchmarkScreen) *specDecForm {
 	var timeout *widget.FormItem
 	f.timeoutEntry, timeout = s.timeoutItem(plans.ByID(results.PlanSpecDec))
 	f.box = container.NewVBox(
-		widget.NewForm(widget.NewFormItem("Output tokens", f.outputEntry)),
-		widget.NewForm(widget.NewFormItem("Concurrency levels", f.levelsEntry)),
+		widget.NewForm(widget.NewFormItem("Output tokens", f.outputEntry), widget.NewFormItem("Concurrency levels", f.levelsEntry)),
 		advanced(widget.NewFormItem("Requests per level", f.requestsEntry), timeout),
 	)
 	return f

@@ -25,7 +25,7 @@ type stagesForm struct {
 func newStagesForm(s *BenchmarkScreen) *stagesForm {
 	f := &stagesForm{s: s}
 	f.usersEntry = s.entry(fmt.Sprint(engine.DefaultUsers), countCheck("users", 1))
-	f.quickCheck = widget.NewCheck("Quick mode (128-token answers, 64 in the many-user stage, 2,000-token prefill): a smoke test, not the plan's numbers", func(bool) { s.revalidate() })
+	f.quickCheck = widget.NewCheck("Quick mode: shorter answers and prefill, a smoke test", func(bool) { s.revalidate() })
 	var timeout *widget.FormItem
 	f.timeoutEntry, timeout = s.timeoutItem(plans.ByID(results.PlanStages))
 	f.box = container.NewVBox(
@@ -60,9 +60,11 @@ func (f *stagesForm) summary() string {
 	p, _ := f.plan()
 	mode := "full"
 	if p.Quick {
-		mode = "quick, not protocol numbers"
+		mode = "quick: a smoke test, not the plan's numbers"
 	}
-	return fmt.Sprintf("Three stages (%s): single-user decode on three prompts, a cold prefill, then %d users at once. Kept in the history; never published.", mode, p.Users)
+	decode, prefill, users := p.Lengths()
+	return fmt.Sprintf("Three stages (%s): single-user decode of %s-token answers on three prompts, a cold prefill of about %s tokens, then %d %s at once with %s-token answers. Kept in the history; never published.",
+		mode, results.Thousands(decode), results.Thousands(prefill), p.Users, results.Plural(p.Users, "user", "users"), results.Thousands(users))
 }
 
 func (f *stagesForm) run(model string, simulated bool) (planRun, error) {
