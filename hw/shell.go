@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/shellwords"
 )
 
 // waitDelay bounds how long Wait may block on the child's output pipes
@@ -58,25 +59,7 @@ func (sh shell) command(ctx context.Context, prog string, args ...string) *exec.
 // remoteCommand joins a program and its arguments into the one string ssh
 // hands to the remote shell, quoting what the shell would interpret.
 func remoteCommand(prog string, args []string) string {
-	words := append([]string{prog}, args...)
-	for i, w := range words {
-		words[i] = shellQuote(w)
-	}
-	return strings.Join(words, " ")
-}
-
-func shellQuote(w string) string {
-	plain := w != ""
-	for _, r := range w {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.,=:/+@%", r)) {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	return shellwords.Join(append([]string{prog}, args...))
 }
 
 // run runs prog once with a timeout and returns its standard output

@@ -4,8 +4,11 @@ package main
 
 import (
 	"os"
+
+	"github.com/kovara/desktop/serverproc"
 )
 
 func main() {
+	serverproc.Supervise() // this process may be a started server's supervisor
 	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,5 +1,4 @@
-// Command kovara-desktop is the Kovara Desktop app: benchmark your own
-// OpenAI-compatible LLM server by point and click.
+// Command kovara-desktop is the Kovara Desktop app: benchmark your own OpenAI-compatible LLM server by point and click.
 package main
 
 import (
@@ -11,10 +10,12 @@ import (
 	"fyne.io/fyne/v2/app"
 
 	"github.com/kovara/desktop/assets"
+	"github.com/kovara/desktop/serverproc"
 	"github.com/kovara/desktop/ui"
 )
 
 func main() {
+	serverproc.Supervise() // this process may be a started server's supervisor
 	demo := flag.Bool("demo", false, "open on the built-in simulator and start the default benchmark")
 	flag.Parse()
 	a := app.NewWithID("dev.kovara.desktop")

@@ -1,0 +1,7 @@
+package serverproc
+
+import "syscall"
+
+// setParentDeathSignal has the kernel send the supervisor SIGTERM when the
+// app dies, however it dies.
+func setParentDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGTERM }

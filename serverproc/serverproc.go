@@ -1,0 +1,292 @@
+// Package serverproc starts an inference server the app was asked to
+// start (a setting of the settings comparison), waits until it answers,
+// keeps the last lines of its log, and stops it again: on Stop, and when
+// the app itself ends, however it ends.
+//
+// The server never runs as the app's own child. The app starts a small
+// supervisor (its own binary again, see Supervise), and the supervisor
+// starts the server as the leader of a new process group. On Linux the
+// kernel tells the supervisor when the app dies (even by kill -9;
+// elsewhere it notices its parent change); the supervisor then stops the
+// server's whole group, so a server's own children (Ollama's runners,
+// vLLM's workers) go too. Processes are found by their group, never by
+// name.
+package serverproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kovara/desktop/shellwords"
+)
+
+// Spec is how to start one server: its command line as the person wrote
+// it, the environment it adds, and where it runs.
+type Spec struct {
+	Command string   // "llama-server -m /models/q4.gguf -np 8 --port 8081"
+	Env     []string // "OLLAMA_NUM_PARALLEL=4"
+	// SSH runs it on another machine through the system ssh ("user@host"
+	// or "host"), with the person's keys or agent (BatchMode); "" runs it
+	// on this one.
+	SSH string
+}
+
+// Options bound a start.
+type Options struct {
+	// URL is the server's address once it runs (its OpenAI base, with or
+	// without /v1): nothing may answer there before the start, and the
+	// server is ready when its model list answers there.
+	URL string
+	// StartTimeout bounds the wait for the model list; 0 is 5 minutes
+	// (a large model loads for minutes).
+	StartTimeout time.Duration
+	// Grace is how long a stopped server has to exit after SIGTERM before
+	// it is killed; 0 is 10 s.
+	Grace time.Duration
+	// Client asks the server; nil is a client with 2 s per request.
+	Client *http.Client
+}
+
+const (
+	defaultStartTimeout = 5 * time.Minute
+	defaultGrace        = 10 * time.Second
+	pollEvery           = 250 * time.Millisecond
+	logLines            = 200  // lines of the server's output kept
+	logLineMax          = 2048 // bytes of one line kept
+)
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// words is the program and arguments the supervisor runs for s: the
+// command itself, or ssh with it as the remote command.
+func (s Spec) words() ([]string, error) {
+	argv, err := shellwords.Split(s.Command)
+	if err != nil {
+		return nil, fmt.Errorf("the server's command: %w", err)
+	}
+	for _, kv := range s.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || !envName.MatchString(k) {
+			return nil, fmt.Errorf("the environment entry %q is not NAME=VALUE", kv)
+		}
+	}
+	if s.SSH == "" {
+		return argv, nil
+	}
+	if strings.HasPrefix(s.SSH, "-") || strings.ContainsAny(s.SSH, " \t'\"\\;|&$`") {
+		return nil, fmt.Errorf("the ssh destination %q has characters ssh would misread: write user@host", s.SSH)
+	}
+	// -tt gives the remote command a terminal, so it is hung up on when
+	// this side's ssh is stopped; exec makes the server the remote
+	// shell's own process.
+	remote := "exec " + shellwords.Join(argv)
+	if len(s.Env) > 0 {
+		remote = "exec env " + shellwords.Join(s.Env) + " " + shellwords.Join(argv)
+	}
+	return []string{"ssh", "-tt", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", s.SSH, remote}, nil
+}
+
+// Server is a server the app started.
+type Server struct {
+	cmd    *exec.Cmd
+	grace  time.Duration
+	log    *ringLog
+	exited chan struct{} // closed once the supervisor has been waited for
+	err    error         // its exit, once exited is closed
+	once   sync.Once
+}
+
+// Start starts the server of spec and returns once it answers at opt.URL.
+// A server that exits first, or does not answer within the start-up
+// timeout, is stopped and its error says why, with its last lines.
+func Start(ctx context.Context, spec Spec, opt Options) (*Server, error) {
+	argv, err := spec.words()
+	if err != nil {
+		return nil, err
+	}
+	models, err := modelsURL(opt.URL)
+	if err != nil {
+		return nil, err
+	}
+	if err := portFree(models); err != nil {
+		return nil, err
+	}
+	if opt.StartTimeout <= 0 {
+		opt.StartTimeout = defaultStartTimeout
+	}
+	if opt.Grace <= 0 {
+		opt.Grace = defaultGrace
+	}
+	client := opt.Client
+	if client == nil {
+		client = &http.Client{Timeout: 2 * time.Second}
+	}
+	s, err := launch(argv, spec.Env, opt.Grace)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.awaitReady(ctx, client, models, opt.StartTimeout); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// modelsURL is the model list under base (with or without /v1).
+func modelsURL(base string) (string, error) {
+	u, err := url.Parse(strings.TrimRight(base, "/"))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("the server's address %q is not an http:// or https:// URL", base)
+	}
+	if !strings.HasSuffix(u.Path, "/v1") {
+		u.Path += "/v1"
+	}
+	u.Path += "/models"
+	return u.String(), nil
+}
+
+// portFree refuses to start a server where something already answers:
+// the run would measure that one instead.
+func portFree(models string) error {
+	u, _ := url.Parse(models)
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	}
+	c, err := net.DialTimeout("tcp", host, time.Second)
+	if err != nil {
+		return nil
+	}
+	c.Close()
+	return fmt.Errorf("something is already listening on %s before the server was started: stop it, or give this setting's server another port (a benchmark would measure the one already there)", host)
+}
+
+// awaitReady polls the model list until it answers 200, the server
+// exits, the timeout passes or ctx ends.
+func (s *Server) awaitReady(ctx context.Context, client *http.Client, models string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, models, nil)
+		if resp, err := client.Do(req); err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("the server exited before it answered (%v)%s", s.err, s.log.said())
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("the server did not answer %s within %v%s", models, timeout, s.log.said())
+			}
+			return fmt.Errorf("stopped while the server was starting: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Exited is closed once the server has ended, on its own or stopped.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+// Err is how the server ended, once Exited is closed.
+func (s *Server) Err() error {
+	<-s.exited
+	return s.err
+}
+
+// Log is the last lines the server wrote (stdout and stderr together).
+func (s *Server) Log() []string { return s.log.lines() }
+
+// Stop stops the server and everything it started: SIGTERM to its process
+// group, then SIGKILL after the grace time. It returns once they are gone.
+func (s *Server) Stop() {
+	s.once.Do(func() {
+		s.terminate()
+		select {
+		case <-s.exited:
+		case <-time.After(s.grace + 5*time.Second):
+			s.kill() // the supervisor itself did not answer
+			<-s.exited
+		}
+	})
+}
+
+// ringLog keeps the last lines written to it.
+type ringLog struct {
+	mu      sync.Mutex
+	buf     []string
+	partial []byte
+}
+
+func (r *ringLog) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range p {
+		if b == '\n' {
+			r.add()
+			continue
+		}
+		if len(r.partial) < logLineMax && b != '\r' {
+			r.partial = append(r.partial, b)
+		}
+	}
+	return len(p), nil
+}
+
+// add ends the current line. Call with mu.
+func (r *ringLog) add() {
+	r.buf = append(r.buf, string(r.partial))
+	r.partial = r.partial[:0]
+	if len(r.buf) > logLines {
+		r.buf = r.buf[len(r.buf)-logLines:]
+	}
+}
+
+func (r *ringLog) lines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := append([]string(nil), r.buf...)
+	if len(r.partial) > 0 {
+		out = append(out, string(r.partial))
+	}
+	return out
+}
+
+// said is the last few lines for a sentence: "; its last lines: …".
+func (r *ringLog) said() string {
+	ls := r.lines()
+	if len(ls) == 0 {
+		return "; it wrote nothing"
+	}
+	ls = ls[max(0, len(ls)-8):]
+	return "; its last lines:\n" + strings.Join(ls, "\n")
+}
+
+// supervisorEnv marks the app's binary started as a server's supervisor.
+const supervisorEnv = "KOVARA_SERVER_SUPERVISOR"
+
+// Supervise makes this process a server's supervisor when the app started
+// it as one, and never returns then. Both binaries call it first thing in
+// main (and tests in TestMain); otherwise it returns at once.
+func Supervise() {
+	if os.Getenv(supervisorEnv) == "" {
+		return
+	}
+	os.Exit(supervise(os.Args[1:]))
+}

@@ -1,0 +1,260 @@
+//go:build unix
+
+package serverproc
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/shellwords"
+)
+
+// The test binary is also the stand-in server, its child, and an app that
+// starts one and is then killed (standIn, below).
+const (
+	standInEnv = "KOVARA_TEST_STANDIN" // serve:PORT, fail, silent, sleep
+	appEnv     = "KOVARA_TEST_APP"     // PORT: start a stand-in, then wait to be killed
+)
+
+func TestMain(m *testing.M) {
+	Supervise()
+	if mode := os.Getenv(standInEnv); mode != "" {
+		standIn(mode)
+		return
+	}
+	if port := os.Getenv(appEnv); port != "" {
+		fakeApp(port)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// standIn plays a server: "serve:PORT" starts a child of its own that
+// ignores SIGTERM (as a server's worker might), says both pids, and
+// answers /v1/models; "fail" writes a loader's error and exits 1;
+// "silent" never listens.
+func standIn(mode string) {
+	switch {
+	case strings.HasPrefix(mode, "serve:"):
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), standInEnv+"=sleep")
+		if err := child.Start(); err != nil {
+			fmt.Println("cannot start child:", err)
+			os.Exit(3)
+		}
+		fmt.Printf("standin pid %d child %d\n", os.Getpid(), child.Process.Pid)
+		http.HandleFunc("/v1/models", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, `{"data":[{"id":"m"}]}`) })
+		fmt.Println(http.ListenAndServe("127.0.0.1:"+strings.TrimPrefix(mode, "serve:"), nil))
+		os.Exit(1)
+	case mode == "fail":
+		fmt.Println("loading model 'q4.gguf'")
+		fmt.Fprintln(os.Stderr, "CUDA error: out of memory")
+		os.Exit(1)
+	case mode == "sleep":
+		signal.Ignore(syscall.SIGTERM)
+		fallthrough
+	default: // silent
+		time.Sleep(time.Hour)
+	}
+}
+
+// fakeApp starts a stand-in as the app would and says its pids.
+func fakeApp(port string) {
+	s, err := Start(context.Background(), standInSpec("serve:"+port), Options{URL: "http://127.0.0.1:" + port, Grace: time.Second})
+	if err != nil {
+		fmt.Println("start:", err)
+		os.Exit(1)
+	}
+	for _, l := range s.Log() {
+		if strings.HasPrefix(l, "standin pid") {
+			fmt.Println(l)
+		}
+	}
+	time.Sleep(time.Hour)
+}
+
+func standInSpec(mode string) Spec {
+	return Spec{Command: shellwords.Join([]string{os.Args[0]}), Env: []string{standInEnv + "=" + mode}}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// pids reads the stand-in's "standin pid P child C" line.
+func pids(t *testing.T, lines []string) (int, int) {
+	t.Helper()
+	for _, l := range lines {
+		var p, c int
+		if _, err := fmt.Sscanf(l, "standin pid %d child %d", &p, &c); err == nil {
+			return p, c
+		}
+	}
+	t.Fatalf("the stand-in never said its pids: %q", lines)
+	return 0, 0
+}
+
+// alive says whether pid is a live process (a zombie is not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !os.IsNotExist(err)
+	}
+	// pid (comm) S …: the state follows the last ')'.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// gone waits, up to a bound no healthy machine comes near, for pids to end.
+func gone(t *testing.T, how string, pids ...int) {
+	t.Helper()
+	for range 200 {
+		left := 0
+		for _, p := range pids {
+			if alive(p) {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, p := range pids {
+		if alive(p) {
+			t.Errorf("%s: process %d is still running", how, p)
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+}
+
+// TestStartAndStop: a started server answers, and Stop ends it and the
+// child it started, even one that ignores SIGTERM.
+func TestStartAndStop(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	s, err := Start(context.Background(), standInSpec("serve:"+port), Options{URL: "http://127.0.0.1:" + port + "/v1", Grace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, c := pids(t, s.Log())
+	if !alive(p) || !alive(c) {
+		t.Fatalf("the stand-in %d and its child %d should run", p, c)
+	}
+	resp, err := http.Get("http://127.0.0.1:" + port + "/v1/models")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the started server does not answer: %v", err)
+	}
+	resp.Body.Close()
+	s.Stop()
+	gone(t, "after Stop", p, c)
+	select {
+	case <-s.Exited():
+	default:
+		t.Error("Stop returned before the supervisor ended")
+	}
+}
+
+// TestAppKilled: kill -9 of the app leaves no server running: the
+// supervisor hears of it and ends the server's group.
+func TestAppKilled(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	app := exec.Command(os.Args[0])
+	app.Env = append(os.Environ(), appEnv+"="+port)
+	out, _ := app.StdoutPipe()
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	p, c := pids(t, []string{strings.TrimSpace(line)})
+	app.Process.Signal(syscall.SIGKILL)
+	app.Wait()
+	gone(t, "after kill -9 of the app", p, c)
+}
+
+// TestServerExitsBeforeReady: a server that exits while loading fails
+// its start with its own last lines.
+func TestServerExitsBeforeReady(t *testing.T) {
+	t.Parallel()
+	_, err := Start(context.Background(), standInSpec("fail"), Options{URL: "http://127.0.0.1:" + freePort(t)})
+	if err == nil || !strings.Contains(err.Error(), "the server exited before it answered (exit status 1)") || !strings.Contains(err.Error(), "CUDA error: out of memory") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestServerNeverReady: a server that never answers is stopped at the
+// start-up timeout, and the error says so.
+func TestServerNeverReady(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	_, err := Start(context.Background(), standInSpec("silent"), Options{URL: "http://127.0.0.1:" + port, StartTimeout: time.Second, Grace: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "did not answer http://127.0.0.1:"+port+"/v1/models within 1s") || !strings.Contains(err.Error(), "it wrote nothing") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestPortInUse: where something already answers, nothing is started.
+func TestPortInUse(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Addr().String()
+	_, err = Start(context.Background(), Spec{Command: "/nonexistent/server"}, Options{URL: "http://" + addr})
+	if err == nil || !strings.Contains(err.Error(), "something is already listening on "+addr) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestSpecWords(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		spec Spec
+		want string
+		err  string
+	}{
+		{Spec{Command: "llama-server -m '/m/a b.gguf' -np 8"}, "llama-server -m '/m/a b.gguf' -np 8", ""},
+		{Spec{Command: "ollama serve", Env: []string{"OLLAMA_NUM_PARALLEL=4"}, SSH: "me@gpu-box"},
+			"ssh -tt -o BatchMode=yes -o ConnectTimeout=10 me@gpu-box 'exec env OLLAMA_NUM_PARALLEL=4 ollama serve'", ""},
+		{Spec{Command: "llama-server", SSH: "gpu-box"}, "ssh -tt -o BatchMode=yes -o ConnectTimeout=10 gpu-box 'exec llama-server'", ""},
+		{Spec{Command: "llama-server > log"}, "", "the server's command"},
+		{Spec{Command: "x", Env: []string{"A B=1"}}, "", "not NAME=VALUE"},
+		{Spec{Command: "x", SSH: "-oProxyCommand=evil"}, "", "ssh would misread"},
+	}
+	for _, tt := range tests {
+		got, err := tt.spec.words()
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%+v: %q %v, want an error saying %s", tt.spec, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || shellwords.Join(got) != tt.want {
+			t.Errorf("%+v: %s %v, want %s", tt.spec, shellwords.Join(got), err, tt.want)
+		}
+	}
+}
