@@ -16,6 +16,7 @@ import (
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/hw"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/storage"
 )
 
 func TestLiveDataSeries(t *testing.T) {
@@ -296,51 +297,53 @@ func TestLiveITLNamesEachPlansStage(t *testing.T) {
 	}
 }
 
-// TestLiveViewEveryPlan: every registered plan, run from its own form,
-// shows its measured stages live in the app: the stage in its plan's
-// words, tokens on the tok/s chart, finished requests' TTFTs and the
-// token gaps. A plan with no entry here fails the test, so a new plan
-// cannot be left out. The runs last seconds (8 ms a token), so the view's
-// quarter-second redraw lands inside them however slow the machine.
-func TestLiveViewEveryPlan(t *testing.T) {
-	small := map[string]struct {
-		fill  func(b *BenchmarkScreen)
-		words string // the start of a measured stage's line
-	}{
-		results.PlanKovara: {func(b *BenchmarkScreen) {
+// TestEveryPlanRunsFromItsForm: every registered plan, run from its own
+// form against a server, shows its live view, then its result, kept in the
+// library as its kind and not failed. A plan with no entry here fails
+// the test, so a new plan cannot be left out. What the live view draws
+// of each plan's stages is TestLiveEveryPlan's (engine), which looks at
+// the live data from inside each stage: here the redraws come on a timer,
+// and a machine busy enough can let a short stage pass between two.
+func TestEveryPlanRunsFromItsForm(t *testing.T) {
+	small := map[string]func(b *BenchmarkScreen){
+		results.PlanKovara: func(b *BenchmarkScreen) {
 			b.kovara.levelsEntry.SetText("1,2")
 			b.kovara.requestsEntry.SetText("4")
-			b.kovara.outputEntry.SetText("64")
+			b.kovara.outputEntry.SetText("32")
 			b.kovara.inputEntry.SetText("64")
 			b.kovara.warmupEntry.SetText("1")
-		}, "Level 1 of 2"},
-		results.PlanStages: {func(b *BenchmarkScreen) {
+		},
+		results.PlanStages: func(b *BenchmarkScreen) {
 			b.stages.quickCheck.SetChecked(true)
 			b.stages.usersEntry.SetText("2")
-		}, "Stage 1 of 3: single-user decode"},
-		results.PlanSpecDec: {func(b *BenchmarkScreen) {
+		},
+		results.PlanSpecDec: func(b *BenchmarkScreen) {
 			b.specDec.levelsEntry.SetText("1,2")
 			b.specDec.requestsEntry.SetText("4")
-			b.specDec.outputEntry.SetText("64")
-		}, "Speculative decoding, level 1 of 2"},
-		results.PlanCapacity: {func(b *BenchmarkScreen) {
+			b.specDec.outputEntry.SetText("32")
+		},
+		// A service level any machine meets: the search ends at its
+		// maximum, not on how busy the machine is.
+		results.PlanCapacity: func(b *BenchmarkScreen) {
 			b.capacity.inputEntry.SetText("64")
 			b.capacity.outputEntry.SetText("16")
 			b.capacity.maxConcEntry.SetText("2")
 			b.capacity.warmupEntry.SetText("1")
-		}, "Capacity search: probing"},
-		results.PlanContext: {func(b *BenchmarkScreen) {
+			b.capacity.sloUserEntry.SetText("0.01")
+			b.capacity.sloTTFTEntry.SetText("600000")
+		},
+		results.PlanContext: func(b *BenchmarkScreen) {
 			b.context.depthsEntry.SetText("1k")
 			b.context.repeatsEntry.SetText("2")
-			b.context.outputEntry.SetText("64")
-		}, "Context depth 1k"},
+			b.context.outputEntry.SetText("32")
+		},
 	}
 	h := newHarness(t)
 	b := h.u.bench
-	url := startTestSim(t, sim.Config{TokenInterval: 8 * time.Millisecond, PrefillRate: 1e5, SpecDecode: &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}})
+	url := startTestSim(t, sim.Config{TokenInterval: 2 * time.Millisecond, PrefillRate: 1e5, SpecDecode: &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}})
 	h.addEndpoint("every plan", url, "")
 	for _, k := range plans.All {
-		s, ok := small[k.ID]
+		fill, ok := small[k.ID]
 		if !ok {
 			t.Errorf("%s: no small run of this plan here", k.ID)
 			continue
@@ -350,31 +353,28 @@ func TestLiveViewEveryPlan(t *testing.T) {
 			b.refreshEndpoints()
 			b.selectEndpoint("every plan")
 			b.planSelect.SetSelected(k.Title)
-			s.fill(b)
+			fill(b)
 			if b.runButton.Disabled() {
 				t.Fatalf("%s: %q", k.ID, b.planNote.Text)
 			}
 			test.Tap(b.runButton)
-		})
-		var words, tps, ttft, itl bool
-		last := ""
-		h.waitFor(k.ID+"'s result", 120*time.Second, func() bool {
-			if v := b.live; b.running != nil && v != nil {
-				if v.phase.Text != last {
-					last = v.phase.Text
-					t.Logf("%s: %s", k.ID, last)
-				}
-				if strings.HasPrefix(v.phase.Text, s.words) {
-					words = true
-					tps = tps || v.tpsChart.ShowingChart()
-					ttft = ttft || v.ttftChart.ShowingChart()
-					itl = itl || v.itlChart.ShowingChart()
-				}
+			if b.live == nil || b.content.Objects[0] != b.live.content || !strings.HasPrefix(b.live.title.Text, "Benchmarking every plan") {
+				t.Errorf("%s: Run did not show the live view", k.ID)
 			}
-			return b.running == nil && b.shownResult
 		})
-		if !words || !tps || !ttft || !itl {
-			t.Errorf("%s: live view said %q %v; tok/s chart %v, TTFT chart %v, ITL chart %v: want all in a measured stage", k.ID, s.words, words, tps, ttft, itl)
+		h.waitFor(k.ID+"'s result", 120*time.Second, func() bool { return b.running == nil && b.shownResult })
+		list, err := h.u.lib.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept *storage.Summary
+		for i := range list {
+			if list[i].Plan == k.ID {
+				kept = &list[i]
+			}
+		}
+		if kept == nil || kept.Failed || !kept.Complete {
+			t.Errorf("%s: the library holds %+v", k.ID, kept)
 		}
 	}
 }
