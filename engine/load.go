@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -45,7 +46,11 @@ func (r ConstantRate) Due(k int) (time.Duration, bool) {
 	if !(r > 0) {
 		return 0, false
 	}
-	return time.Duration(float64(k) / float64(r) * float64(time.Second)), true
+	at := float64(k) / float64(r) * float64(time.Second)
+	if at >= math.MaxInt64 {
+		return 0, false // later than any run lasts
+	}
+	return time.Duration(at), true
 }
 
 // slotSet is a stage's slots: one connection each, opened ahead of the

@@ -20,6 +20,7 @@ func TestPacers(t *testing.T) {
 		{ConstantRate(4), 0, 0, true}, {ConstantRate(4), 3, 750 * time.Millisecond, true},
 		{ConstantRate(0.5), 2, 4 * time.Second, true},
 		{ConstantRate(0), 0, 0, false}, {ConstantRate(-1), 5, 0, false},
+		{ConstantRate(1e-12), 1, 0, false}, // later than a Duration can say
 	} {
 		if at, ok := tt.p.Due(tt.k); at != tt.at || ok != tt.ok {
 			t.Errorf("%#v.Due(%d) = %v, %v; want %v, %v", tt.p, tt.k, at, ok, tt.at, tt.ok)

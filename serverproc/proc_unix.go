@@ -3,6 +3,7 @@
 package serverproc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,9 +27,11 @@ func launch(argv, env []string, grace time.Duration) (*Server, error) {
 	}
 	s := &Server{grace: grace, log: &ringLog{}, exited: make(chan struct{})}
 	cmd := exec.Command(self, argv...)
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, supervisorEnv+"=") }),
-		supervisorEnv+"="+fmt.Sprint(grace.Milliseconds()))
-	cmd.Env = append(cmd.Env, env...)
+	// The server's own environment rides in one variable the supervisor
+	// hands to the server alone: PATH or LD_PRELOAD meant for the server
+	// must not change the supervisor or a local ssh.
+	own, _ := json.Marshal(env)
+	cmd.Env = append(withoutOurs(os.Environ()), supervisorEnv+"="+fmt.Sprint(grace.Milliseconds()), serverEnvVar+"="+string(own))
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(cmd.SysProcAttr)
@@ -52,10 +55,18 @@ func launch(argv, env []string, grace time.Duration) (*Server, error) {
 	return s, nil
 }
 
+// withoutOurs is env without this package's own variables.
+func withoutOurs(env []string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool {
+		return strings.HasPrefix(kv, supervisorEnv+"=") || strings.HasPrefix(kv, serverEnvVar+"=")
+	})
+}
+
 // terminate asks the supervisor to stop the server's group.
 func (s *Server) terminate() { _ = s.cmd.Process.Signal(syscall.SIGTERM) }
 
-// kill kills the supervisor, which did not answer SIGTERM.
+// kill kills the supervisor, which did not answer SIGTERM; the server dies
+// with it (its parent-death signal, on Linux).
 func (s *Server) kill() { _ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) }
 
 // supervise runs argv in this process's group and ends the group when
@@ -74,12 +85,21 @@ func supervise(argv []string) int {
 	app := os.Getppid()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// This thread stays the server's parent for its whole life, so its
+	// parent-death signal means the supervisor's death.
+	runtime.LockOSThread()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, supervisorEnv+"=") })
+	cmd.Env = withoutOurs(os.Environ())
+	var own []string
+	if err := json.Unmarshal([]byte(os.Getenv(serverEnvVar)), &own); err == nil {
+		cmd.Env = append(cmd.Env, own...)
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
 	// The server leads a group of its own, so the supervisor can end it
-	// and all it started without ending itself.
+	// and all it started without ending itself; and should the supervisor
+	// itself be killed (SIGKILL, the OOM killer), the server is killed too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setServerDeathSignal(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "the server could not be started: %v\n", err)
 		return 127

@@ -75,6 +75,9 @@ func (s Spec) words() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the server's command: %w", err)
 	}
+	if k, _, ok := strings.Cut(argv[0], "="); ok && envName.MatchString(k) {
+		return nil, fmt.Errorf("the server's command begins with %q: put NAME=VALUE in the setting's environment, and the program first in its command", argv[0])
+	}
 	for _, kv := range s.Env {
 		k, _, ok := strings.Cut(kv, "=")
 		if !ok || !envName.MatchString(k) {
@@ -84,6 +87,8 @@ func (s Spec) words() ([]string, error) {
 	if s.SSH == "" {
 		return argv, nil
 	}
+	// Over ssh the environment goes in the remote command (env NAME=VALUE
+	// …), and not into the local ssh's (launch is given none).
 	if strings.HasPrefix(s.SSH, "-") || strings.ContainsAny(s.SSH, " \t'\"\\;|&$`") {
 		return nil, fmt.Errorf("the ssh destination %q has characters ssh would misread: write user@host", s.SSH)
 	}
@@ -132,7 +137,11 @@ func Start(ctx context.Context, spec Spec, opt Options) (*Server, error) {
 	if client == nil {
 		client = &http.Client{Timeout: 2 * time.Second}
 	}
-	s, err := launch(argv, spec.Env, opt.Grace)
+	env := spec.Env
+	if spec.SSH != "" {
+		env = nil // in the remote command already (words)
+	}
+	s, err := launch(argv, env, opt.Grace)
 	if err != nil {
 		return nil, err
 	}
@@ -278,8 +287,13 @@ func (r *ringLog) said() string {
 	return "; its last lines:\n" + strings.Join(ls, "\n")
 }
 
-// supervisorEnv marks the app's binary started as a server's supervisor.
-const supervisorEnv = "KOVARA_SERVER_SUPERVISOR"
+// supervisorEnv marks the app's binary started as a server's supervisor
+// (its value: the grace time in ms); serverEnvVar carries the server's
+// own environment entries (a JSON list) to the server alone.
+const (
+	supervisorEnv = "KOVARA_SERVER_SUPERVISOR"
+	serverEnvVar  = "KOVARA_SERVER_ENV"
+)
 
 // Supervise makes this process a server's supervisor when the app started
 // it as one, and never returns then. Both binaries call it first thing in

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,18 +77,27 @@ func fakeApp(port string) {
 		fmt.Println("start:", err)
 		os.Exit(1)
 	}
-	for _, l := range s.Log() {
-		if strings.HasPrefix(l, "standin pid") {
-			fmt.Println(l)
+	// The server's output reaches the log a moment after it answers.
+	for range 600 {
+		for _, l := range s.Log() {
+			if strings.HasPrefix(l, "standin pid") {
+				fmt.Println(l)
+				time.Sleep(time.Hour)
+			}
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(time.Hour)
+	fmt.Println("the stand-in never said its pids")
+	os.Exit(1)
 }
 
 func standInSpec(mode string) Spec {
 	return Spec{Command: shellwords.Join([]string{os.Args[0]}), Env: []string{standInEnv + "=" + mode}}
 }
 
+// freePort is a port nothing listens on now. The tests that take one do
+// not run in parallel: two of them could be given the same port between
+// its release here and the stand-in's listen.
 func freePort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -98,16 +108,20 @@ func freePort(t *testing.T) string {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
-// pids reads the stand-in's "standin pid P child C" line.
-func pids(t *testing.T, lines []string) (int, int) {
+// pids reads the stand-in's "standin pid P child C" line from log, which
+// the server's output reaches a moment after it answers.
+func pids(t *testing.T, log func() []string) (int, int) {
 	t.Helper()
-	for _, l := range lines {
-		var p, c int
-		if _, err := fmt.Sscanf(l, "standin pid %d child %d", &p, &c); err == nil {
-			return p, c
+	for range 600 {
+		for _, l := range log() {
+			var p, c int
+			if _, err := fmt.Sscanf(l, "standin pid %d child %d", &p, &c); err == nil {
+				return p, c
+			}
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("the stand-in never said its pids: %q", lines)
+	t.Fatalf("the stand-in never said its pids: %q", log())
 	return 0, 0
 }
 
@@ -152,13 +166,12 @@ func gone(t *testing.T, how string, pids ...int) {
 // TestStartAndStop: a started server answers, and Stop ends it and the
 // child it started, even one that ignores SIGTERM.
 func TestStartAndStop(t *testing.T) {
-	t.Parallel()
 	port := freePort(t)
 	s, err := Start(context.Background(), standInSpec("serve:"+port), Options{URL: "http://127.0.0.1:" + port + "/v1", Grace: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, c := pids(t, s.Log())
+	p, c := pids(t, s.Log)
 	if !alive(p) || !alive(c) {
 		t.Fatalf("the stand-in %d and its child %d should run", p, c)
 	}
@@ -179,25 +192,50 @@ func TestStartAndStop(t *testing.T) {
 // TestAppKilled: kill -9 of the app leaves no server running: the
 // supervisor hears of it and ends the server's group.
 func TestAppKilled(t *testing.T) {
-	t.Parallel()
 	port := freePort(t)
-	app := exec.Command(os.Args[0])
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	app := exec.CommandContext(ctx, os.Args[0]) // killed at the latest by the timeout
 	app.Env = append(os.Environ(), appEnv+"="+port)
 	out, _ := app.StdoutPipe()
 	if err := app.Start(); err != nil {
 		t.Fatal(err)
 	}
 	line, _ := bufio.NewReader(out).ReadString('\n')
-	p, c := pids(t, []string{strings.TrimSpace(line)})
+	p, c := pids(t, func() []string { return []string{strings.TrimSpace(line)} })
 	app.Process.Signal(syscall.SIGKILL)
 	app.Wait()
 	gone(t, "after kill -9 of the app", p, c)
 }
 
+// TestServerEnvironment: a setting's environment reaches the server and
+// not the supervisor (a PATH meant for the server must not change it).
+func TestServerEnvironment(t *testing.T) {
+	port := freePort(t)
+	spec := standInSpec("serve:" + port)
+	spec.Env = append(spec.Env, "KOVARA_TEST_MARK=for the server")
+	s, err := Start(context.Background(), spec, Options{URL: "http://127.0.0.1:" + port, Grace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	p, _ := pids(t, s.Log)
+	env := func(pid int) []string {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		return strings.Split(string(b), "\x00")
+	}
+	if !slices.Contains(env(p), "KOVARA_TEST_MARK=for the server") {
+		t.Error("the server did not get its environment")
+	}
+	sup := env(s.cmd.Process.Pid)
+	if slices.Contains(sup, "KOVARA_TEST_MARK=for the server") || !slices.ContainsFunc(sup, func(kv string) bool { return strings.HasPrefix(kv, supervisorEnv+"=") }) {
+		t.Error("the supervisor got the server's environment as its own")
+	}
+}
+
 // TestServerExitsBeforeReady: a server that exits while loading fails
 // its start with its own last lines.
 func TestServerExitsBeforeReady(t *testing.T) {
-	t.Parallel()
 	_, err := Start(context.Background(), standInSpec("fail"), Options{URL: "http://127.0.0.1:" + freePort(t)})
 	if err == nil || !strings.Contains(err.Error(), "the server exited before it answered (exit status 1)") || !strings.Contains(err.Error(), "CUDA error: out of memory") {
 		t.Errorf("err = %v", err)
@@ -207,7 +245,6 @@ func TestServerExitsBeforeReady(t *testing.T) {
 // TestServerNeverReady: a server that never answers is stopped at the
 // start-up timeout, and the error says so.
 func TestServerNeverReady(t *testing.T) {
-	t.Parallel()
 	port := freePort(t)
 	_, err := Start(context.Background(), standInSpec("silent"), Options{URL: "http://127.0.0.1:" + port, StartTimeout: time.Second, Grace: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "did not answer http://127.0.0.1:"+port+"/v1/models within 1s") || !strings.Contains(err.Error(), "it wrote nothing") {
@@ -217,7 +254,6 @@ func TestServerNeverReady(t *testing.T) {
 
 // TestPortInUse: where something already answers, nothing is started.
 func TestPortInUse(t *testing.T) {
-	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -243,6 +279,7 @@ func TestSpecWords(t *testing.T) {
 		{Spec{Command: "llama-server", SSH: "gpu-box"}, "ssh -tt -o BatchMode=yes -o ConnectTimeout=10 gpu-box 'exec llama-server'", ""},
 		{Spec{Command: "llama-server > log"}, "", "the server's command"},
 		{Spec{Command: "x", Env: []string{"A B=1"}}, "", "not NAME=VALUE"},
+		{Spec{Command: "OLLAMA_NUM_PARALLEL=4 ollama serve"}, "", "put NAME=VALUE in the setting's environment"},
 		{Spec{Command: "x", SSH: "-oProxyCommand=evil"}, "", "ssh would misread"},
 	}
 	for _, tt := range tests {
