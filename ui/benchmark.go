@@ -182,6 +182,16 @@ func readSeed(e *formEntry, seed *int64, fixed *bool, errs []error) []error {
 	return errs
 }
 
+// readCount reads a count field of at least min into a plan's count, and
+// says what is wrong in errs.
+func readCount(e *formEntry, field string, min int, n *int, errs []error) []error {
+	var err error
+	if *n, err = engine.ParseCount(field, e.Text, min); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
 // readTimeout reads a timeout field into a plan's timeout, and says what
 // is wrong.
 func readTimeout(e *formEntry, to *time.Duration, errs []error) []error {
@@ -361,13 +371,6 @@ func (s *BenchmarkScreen) lengthFields(input, output int) (lengthFields, []*widg
 
 // read puts the lengths into p, returning what is wrong.
 func (l lengthFields) read(p *engine.Plan) []error {
-	var errs []error
-	var err error
-	if p.InputTokens, err = engine.ParseCount("input tokens", l.inputEntry.Text, 1); err != nil {
-		errs = append(errs, err)
-	}
-	if p.OutputTokens, err = engine.ParseCount("output tokens", l.outputEntry.Text, 1); err != nil {
-		errs = append(errs, err)
-	}
-	return errs
+	errs := readCount(l.inputEntry, "input tokens", 1, &p.InputTokens, nil)
+	return readCount(l.outputEntry, "output tokens", 1, &p.OutputTokens, errs)
 }

@@ -64,13 +64,9 @@ func (f *capacityForm) plan() (engine.CapacityPlan, error) {
 	if p.TTFTP95Ms, err = engine.ParsePositive("TTFT p95", f.sloTTFTEntry.Text); err != nil {
 		errs = append(errs, err)
 	}
-	if p.MaxConcurrency, err = engine.ParseCount("most concurrent users", f.maxConcEntry.Text, 1); err != nil {
-		errs = append(errs, err)
-	}
+	errs = readCount(f.maxConcEntry, "most concurrent users", 1, &p.MaxConcurrency, errs)
 	errs = append(errs, f.lengthFields.read(&p.Plan)...)
-	if p.Warmup, err = engine.ParseCount("warmup", f.warmupEntry.Text, 0); err != nil {
-		errs = append(errs, err)
-	}
+	errs = readCount(f.warmupEntry, "warmup", 0, &p.Warmup, errs)
 	errs = readSeed(f.seedEntry, &p.Seed, &p.FixedSeed, errs)
 	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
 	return p, formError(errs, p.Validate)

@@ -70,15 +70,9 @@ func (f *contextForm) plan() (engine.ContextPlan, error) {
 	if p.Depths, err = parseDepthsField(f.depthsEntry.Text); err != nil {
 		errs = append(errs, fmt.Errorf("depths: %w", err))
 	}
-	if p.OutputTokens, err = engine.ParseCount("output tokens", f.outputEntry.Text, 2); err != nil {
-		errs = append(errs, err)
-	}
-	if p.Repeats, err = engine.ParseCount("repeats", f.repeatsEntry.Text, 1); err != nil {
-		errs = append(errs, err)
-	}
-	if p.Users, err = engine.ParseCount("users", f.contextUsersEntry.Text, 1); err != nil {
-		errs = append(errs, err)
-	}
+	errs = readCount(f.outputEntry, "output tokens", 2, &p.OutputTokens, errs)
+	errs = readCount(f.repeatsEntry, "repeats", 1, &p.Repeats, errs)
+	errs = readCount(f.contextUsersEntry, "users", 1, &p.Users, errs)
 	errs = readSeed(f.seedEntry, &p.Seed, &p.FixedSeed, errs)
 	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
 	return p, formError(errs, p.Validate)

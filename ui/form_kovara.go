@@ -105,12 +105,8 @@ func (f *kovaraForm) plan() (engine.Plan, error) {
 	if p.Concurrency, err = engine.ParseLevels(f.levelsEntry.Text); err != nil {
 		errs = append(errs, fmt.Errorf("concurrency levels: %w", err))
 	}
-	if p.Requests, err = engine.ParseCount("requests", f.requestsEntry.Text, 1); err != nil {
-		errs = append(errs, err)
-	}
-	if p.Warmup, err = engine.ParseCount("warmup", f.warmupEntry.Text, 0); err != nil {
-		errs = append(errs, err)
-	}
+	errs = readCount(f.requestsEntry, "requests", 1, &p.Requests, errs)
+	errs = readCount(f.warmupEntry, "warmup", 0, &p.Warmup, errs)
 	errs = readSeed(f.seedEntry, &p.Seed, &p.FixedSeed, errs)
 	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
 	if len(errs) == 0 {
