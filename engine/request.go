@@ -162,6 +162,8 @@ type conn struct {
 	// stream.AppendContent) and the server's timings in the outcome.
 	details bool
 	answer  []byte
+	// pieces are where each chunk's text ends in answer, with details.
+	pieces []int
 }
 
 // learnedCloses is how many closes right after an answer make the run
@@ -450,7 +452,7 @@ func (c *conn) reopen(ctx context.Context) {
 // byte of this answer arrived: the server closed it as the request left.
 func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) (out outcome, unanswered bool) {
 	out = outcome{n: n, ttft: -1, ttfa: -1, firstEvent: -1, itlFrom: len(c.itl)}
-	c.answer = c.answer[:0]
+	c.answer, c.pieces = c.answer[:0], c.pieces[:0]
 	ctx, cancel := context.WithTimeout(runCtx, timeout)
 	defer cancel()
 	rctx := ctx
@@ -603,6 +605,7 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 			out.chunks++
 			if c.details && ch.Content {
 				c.answer = stream.AppendContent(c.answer, data)
+				c.pieces = append(c.pieces, len(c.answer))
 			}
 			if c.live != nil {
 				c.live.tokens.Add(1)

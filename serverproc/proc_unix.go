@@ -10,8 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -55,11 +53,11 @@ func launch(argv, env []string, grace time.Duration) (*Server, error) {
 	return s, nil
 }
 
-// withoutOurs is env without this package's own variables.
-func withoutOurs(env []string) []string {
-	return slices.DeleteFunc(env, func(kv string) bool {
-		return strings.HasPrefix(kv, supervisorEnv+"=") || strings.HasPrefix(kv, serverEnvVar+"=")
-	})
+// onceAttr makes a one-off command the leader of its own group, and a
+// timeout kill the group: a shell's children go with it.
+func onceAttr(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
 
 // terminate asks the supervisor to stop the server's group.

@@ -2,6 +2,7 @@ package serverproc
 
 import (
 	"errors"
+	"os/exec"
 	"time"
 )
 
@@ -14,5 +15,7 @@ func launch([]string, []string, time.Duration) (*Server, error) { return nil, er
 func (s *Server) terminate() {}
 
 func (s *Server) kill() {}
+
+func onceAttr(*exec.Cmd) {}
 
 func supervise([]string) int { return 2 }

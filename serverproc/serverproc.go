@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -184,6 +185,23 @@ func portFree(models string) error {
 // awaitReady polls the model list until it answers 200, the server
 // exits, the timeout passes or ctx ends.
 func (s *Server) awaitReady(ctx context.Context, client *http.Client, models string, timeout time.Duration) error {
+	err := await(ctx, client, models, timeout, s.exited)
+	switch {
+	case errors.Is(err, errExited):
+		return fmt.Errorf("the server exited before it answered (%v)%s", s.err, s.log.said())
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("the server did not answer %s within %v%s", models, timeout, s.log.said())
+	case err != nil:
+		return fmt.Errorf("stopped while the server was starting: %w", err)
+	}
+	return nil
+}
+
+var errExited = errors.New("exited")
+
+// await polls models until it answers 200; errExited when exited closes
+// first, context.DeadlineExceeded after timeout, ctx's error when it ends.
+func await(ctx context.Context, client *http.Client, models string, timeout time.Duration, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(pollEvery)
@@ -198,16 +216,68 @@ func (s *Server) awaitReady(ctx context.Context, client *http.Client, models str
 			}
 		}
 		select {
-		case <-s.exited:
-			return fmt.Errorf("the server exited before it answered (%v)%s", s.err, s.log.said())
+		case <-exited:
+			return errExited
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("the server did not answer %s within %v%s", models, timeout, s.log.said())
-			}
-			return fmt.Errorf("stopped while the server was starting: %w", ctx.Err())
+			return ctx.Err()
 		case <-tick.C:
 		}
 	}
+}
+
+// withoutOurs is env without this package's own variables.
+func withoutOurs(env []string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool {
+		return strings.HasPrefix(kv, supervisorEnv+"=") || strings.HasPrefix(kv, serverEnvVar+"=")
+	})
+}
+
+// AwaitServer waits until a server the person restarts by hand answers
+// its model list at url, for at most timeout (0: 5 minutes).
+func AwaitServer(ctx context.Context, url string, timeout time.Duration) error {
+	models, err := modelsURL(url)
+	if err != nil {
+		return err
+	}
+	if timeout <= 0 {
+		timeout = defaultStartTimeout
+	}
+	err = await(ctx, &http.Client{Timeout: 2 * time.Second}, models, timeout, nil)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("the server did not answer %s within %v", models, timeout)
+	}
+	return err
+}
+
+// RunOnce runs a short command of the person's (a setting's "before"
+// command: a power limit, a cache drop) on the server's machine, locally
+// or through ssh, and waits for it, for at most timeout. Its output's
+// last lines come back with its error.
+func RunOnce(ctx context.Context, spec Spec, timeout time.Duration) error {
+	argv, err := spec.words()
+	if err != nil {
+		return err
+	}
+	if spec.SSH != "" {
+		argv = slices.DeleteFunc(argv, func(w string) bool { return w == "-tt" }) // no terminal to hang up
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	if spec.SSH == "" {
+		cmd.Env = append(withoutOurs(os.Environ()), spec.Env...)
+	}
+	out := &ringLog{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = 2 * time.Second
+	onceAttr(cmd)
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return fmt.Errorf("it did not finish within %v%s", timeout, out.said())
+		}
+		return fmt.Errorf("it failed (%v)%s", err, out.said())
+	}
+	return nil
 }
 
 // Exited is closed once the server has ended, on its own or stopped.

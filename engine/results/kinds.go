@@ -14,6 +14,7 @@ const (
 	PlanSpecDec  = "specdec"
 	PlanCapacity = "capacity"
 	PlanContext  = "context"
+	PlanTune     = "tune"
 )
 
 // DocumentFormat reads a document's top-level "format" and
@@ -48,6 +49,7 @@ var localOnly = map[string]string{
 	FormatStages:   "This is a three-stage plan result (" + FormatStages + "), kept on this machine: only kovara-benchmark-results files can be published. Its wiki block is the way to share it.",
 	FormatCapacity: "This is a capacity plan result (" + FormatCapacity + "): an answer for one service level, kept on this machine; only kovara-benchmark-results files can be published.",
 	FormatContext:  "This is a context plan result (" + FormatContext + "): speed against context depth on one server, kept on this machine; only kovara-benchmark-results files can be published.",
+	FormatTune:     "This is a settings comparison (" + FormatTune + "): it names the commands that started your server and is kept on this machine; its runs are ordinary results files, and those can be published one by one.",
 	FormatSpecDec:  "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published.",
 }
 

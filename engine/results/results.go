@@ -173,6 +173,9 @@ type Local struct {
 	// Group ties together the runs of one repeated plan (--repeat, the
 	// app's Repeat): the same plan run several times in a row.
 	Group *RunGroup `json:"group,omitempty"`
+	// Tune names the settings comparison this run is one of, with its
+	// setting and round.
+	Tune *TuneRef `json:"tune,omitempty"`
 	// Like names the run this one was made to reproduce (--like, "Run
 	// again like this").
 	Like *LikeRef `json:"like,omitempty"`
@@ -259,6 +262,16 @@ type RunGroup struct {
 	ID    string `json:"id"`    // the same for every run of the group
 	Index int    `json:"index"` // 1 … Of
 	Of    int    `json:"of"`
+}
+
+// TuneRef is a run's place in a settings comparison.
+type TuneRef struct {
+	// ID ties the comparison's runs together (the library's id of the
+	// comparison is its own).
+	ID      string `json:"id"`
+	Setting string `json:"setting"`
+	Round   int    `json:"round"`
+	Rounds  int    `json:"rounds"`
 }
 
 // LikeRef is the run a reproduction followed.

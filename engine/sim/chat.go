@@ -614,6 +614,12 @@ func (ru *run) stream() {
 	}
 	hugeAt := min(2, j.total-1)
 	base := int(mix64(uint64(j.n)) % uint64(len(vocabulary)))
+	if j.n < 0 {
+		// An unnumbered prompt (the plans' fixed ones) is answered as a
+		// model at temperature 0 would: the same words for the same
+		// prompt and model, other words for another model.
+		base = int(mix64(j.key^textKey(textContent{j.model})) % uint64(len(vocabulary)))
+	}
 
 	ru.startDecoding()
 	var firstAt, lastAt time.Time
@@ -784,6 +790,12 @@ func (ru *run) whole() {
 		cutAt = min(faultAfter, n) - 1
 	}
 	base := int(mix64(uint64(j.n)) % uint64(len(vocabulary)))
+	if j.n < 0 {
+		// An unnumbered prompt (the plans' fixed ones) is answered as a
+		// model at temperature 0 would: the same words for the same
+		// prompt and model, other words for another model.
+		base = int(mix64(j.key^textKey(textContent{j.model})) % uint64(len(vocabulary)))
+	}
 	ru.startDecoding()
 	var text []byte
 	firstAt := time.Now()

@@ -1,0 +1,462 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The settings comparison's document, kovara-desktop-tune (docs/plans.md,
+// "Compare settings"): two to eight settings of one server, each measured
+// by the same Kovara plan in interleaved rounds, the verdict of each
+// against the first from the rounds' paired differences, and whether the
+// settings' answers to the same prompts at temperature 0 were the same.
+// Local only: it names the person's commands, and its runs are in the
+// library as ordinary results files, which are the ones to publish.
+
+// FormatTune is a settings comparison (TuneResult).
+const FormatTune = "kovara-desktop-tune"
+
+// How a setting puts the server into its state.
+const (
+	TuneByCommand = "command" // the app starts the server with a command line
+	TuneByModel   = "model"   // the same server, another model
+	TuneByHand    = "manual"  // the person changes the server and presses Continue
+)
+
+// TuneResult is a settings comparison: the document of kind
+// kovara-desktop-tune, format_version 1.
+type TuneResult struct {
+	Format        string `json:"format"`
+	FormatVersion int    `json:"format_version"`
+	About         string `json:"about"`
+	// Publishable is always false.
+	Publishable bool   `json:"publishable"`
+	Complete    bool   `json:"complete"`
+	CreatedAt   string `json:"created_at"`
+	// Model is the first setting's model.
+	Model string `json:"model"`
+
+	Plan     TunePlan      `json:"plan"`
+	Settings []TuneSetting `json:"settings"`
+	// Runs are every measured run, in the order they ran.
+	Runs []TuneRun `json:"runs"`
+	// Verdicts are each setting after the first against the first, per
+	// level and headline metric.
+	Verdicts []TuneVerdict `json:"verdicts"`
+	// Answers are each setting's answers to the fixed prompts against the
+	// first setting's; empty when the check was not run.
+	Answers  []TuneAnswers `json:"answers"`
+	Warnings []string      `json:"warnings"`
+	Local    TuneLocal     `json:"local"`
+}
+
+// TunePlan is what every run measured and how the rounds were judged.
+type TunePlan struct {
+	Rounds       int   `json:"rounds"`
+	Concurrency  []int `json:"concurrency"`
+	Requests     int   `json:"requests"`
+	InputTokens  int   `json:"input_tokens"`
+	OutputTokens int   `json:"output_tokens"`
+	// Confidence is each interval's coverage (0.95).
+	Confidence float64 `json:"confidence"`
+	// LeastChange is, per metric id, the smallest change called even when
+	// its interval excludes none (docs/method.md, "Comparing settings").
+	LeastChange map[string]float64 `json:"least_change"`
+	// AnswerPrompts names the fixed prompts of the outputs check;
+	// AnswerTokens caps each answer.
+	AnswerPrompts string `json:"answer_prompts,omitempty"`
+	AnswerTokens  int    `json:"answer_tokens,omitempty"`
+}
+
+// TuneSetting is one setting as it ran. Its command, environment and
+// log are in Local: they are the person's own.
+type TuneSetting struct {
+	Name  string `json:"name"`
+	How   string `json:"how"`
+	Model string `json:"model,omitempty"`
+	// Server is what the server said of itself once in this setting (its
+	// first run's detection); nil when no run reached it.
+	Server *TuneServer `json:"server,omitempty"`
+	// Failed is why the setting could not be measured, in words ("the
+	// server exited before it answered: …"); "" when it ran.
+	Failed string `json:"failed,omitempty"`
+	// Rounds is how many of its runs were measured.
+	Rounds int `json:"rounds"`
+}
+
+// TuneServer is what a server reported of its configuration.
+type TuneServer struct {
+	Family  string `json:"family,omitempty"`
+	Build   string `json:"build,omitempty"`
+	Slots   int    `json:"slots,omitempty"`
+	Context int    `json:"context,omitempty"`
+}
+
+// Describe is the report in a few words ("llama.cpp b9749, 8 slots,
+// context 4,096").
+func (s *TuneServer) Describe() string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	if s.Family != "" {
+		parts = append(parts, strings.TrimSpace(FamilyName(s.Family)+" "+s.Build))
+	}
+	if s.Slots > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", s.Slots, Plural(s.Slots, "slot", "slots")))
+	}
+	if s.Context > 0 {
+		parts = append(parts, "context "+Thousands(s.Context))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// TuneRun is one measured run of one setting.
+type TuneRun struct {
+	Setting  int    `json:"setting"`  // index into Settings
+	Round    int    `json:"round"`    // 1 …
+	Position int    `json:"position"` // 1 … its place in the round
+	Seed     int64  `json:"seed,omitempty"`
+	Complete bool   `json:"complete"`
+	Error    string `json:"error,omitempty"`
+	// RunID is the run's results file in the library, when it was saved.
+	RunID  string      `json:"run_id,omitempty"`
+	Levels []TuneLevel `json:"levels"`
+}
+
+// TuneLevel is one level's headline figures, by metric id.
+type TuneLevel struct {
+	Concurrency int                `json:"concurrency"`
+	Values      map[string]float64 `json:"values"`
+}
+
+// Value is the figure of metric id at concurrency c in this run.
+func (r *TuneRun) Value(c int, id string) (float64, bool) {
+	for _, l := range r.Levels {
+		if l.Concurrency == c {
+			v, ok := l.Values[id]
+			return v, ok
+		}
+	}
+	return 0, false
+}
+
+// Verdicts of one setting's metric against the first setting's.
+const (
+	TuneBetter  = "better"
+	TuneWorse   = "worse"
+	TuneSame    = "same"    // no difference beyond noise
+	TuneUnknown = "unknown" // too few paired rounds to say
+)
+
+// TuneVerdict is one setting against the first at one level and metric:
+// the change of the rounds' paired ratios and its interval, as fractions
+// (0.18 is +18 %).
+type TuneVerdict struct {
+	Setting     int     `json:"setting"`
+	Concurrency int     `json:"concurrency"`
+	Metric      string  `json:"metric"`
+	Label       string  `json:"label"`
+	Unit        string  `json:"unit"`
+	HigherBest  bool    `json:"higher_is_better"`
+	Rounds      int     `json:"rounds"` // pairs the change is taken from
+	Base        float64 `json:"base"`   // the first setting's geometric mean
+	Value       float64 `json:"value"`  // this setting's
+	Change      float64 `json:"change"`
+	Low         float64 `json:"low"`
+	High        float64 `json:"high"`
+	Verdict     string  `json:"verdict"`
+}
+
+// Called says the change is beyond noise.
+func (v TuneVerdict) Called() bool { return v.Verdict == TuneBetter || v.Verdict == TuneWorse }
+
+// HalfWidth is half the interval's width, the change this comparison could
+// not have told from noise.
+func (v TuneVerdict) HalfWidth() float64 { return (v.High - v.Low) / 2 }
+
+// TuneAnswers is one setting's answers against the first setting's.
+type TuneAnswers struct {
+	Setting int `json:"setting"`
+	Prompts int `json:"prompts"` // compared (both answered)
+	// Differ are the prompts whose answers differ, each with the token
+	// (the stream's chunk) where it first did.
+	Differ []TuneAnswerDiff `json:"differ"`
+	// Missing counts prompts one of the two did not answer.
+	Missing int `json:"missing,omitempty"`
+}
+
+// TuneAnswerDiff is one prompt answered differently.
+type TuneAnswerDiff struct {
+	Prompt string `json:"prompt"` // the prompt's kind, "code"
+	After  int    `json:"after"`  // tokens alike before the first difference
+}
+
+// TuneLocal is what stays on this machine.
+type TuneLocal struct {
+	PlanLocal
+	// Commands are the settings' commands, environments and instructions,
+	// in the order of Settings.
+	Commands []TuneCommand `json:"commands"`
+	// Logs are the last lines of each setting's server log when it failed
+	// (by setting name).
+	Logs map[string][]string `json:"logs,omitempty"`
+	// Answers are each setting's answers, by setting then prompt.
+	Answers [][]string `json:"answers,omitempty"`
+}
+
+// TuneCommand is how one setting was reached.
+type TuneCommand struct {
+	Command string   `json:"command,omitempty"`
+	Env     []string `json:"env,omitempty"`
+	SSH     string   `json:"ssh,omitempty"`
+	// Before ran before each of its turns, on the server's machine.
+	Before string `json:"before,omitempty"`
+	// Instruction is what the person was asked to do (by hand).
+	Instruction string `json:"instruction,omitempty"`
+}
+
+// MarshalTune writes a settings comparison.
+func MarshalTune(r *TuneResult) ([]byte, error) { return marshalDocument(r, "MarshalTune") }
+
+// DecodeTune reads a settings comparison.
+func DecodeTune(data []byte) (*TuneResult, error) {
+	return decodeDocument[TuneResult](data, FormatTune, "settings comparison")
+}
+
+// TuneColumns are the verdict table's headings.
+var TuneColumns = []string{"Users", "Metric", "Setting", "Value", "Change", "Interval", "Verdict"}
+
+// Table is the verdict table: per level and metric the first setting's
+// figure, then each other setting's with its change and interval.
+func (r *TuneResult) Table() Table {
+	t := Table{Columns: TuneColumns}
+	for _, v := range r.Verdicts {
+		if v.Setting == 1 {
+			t.Rows = append(t.Rows, []string{strconv.Itoa(v.Concurrency), v.Label, r.settingName(0), tuneValue(v.Base, v.Unit), "", "", "baseline"})
+		}
+		interval, change := Missing, Missing
+		if v.Rounds > 0 {
+			change = signedPercent(v.Change)
+		}
+		if v.Verdict != TuneUnknown {
+			interval = signedPercent(v.Low) + " … " + signedPercent(v.High)
+		}
+		t.Rows = append(t.Rows, []string{"", "", r.settingName(v.Setting), tuneValue(v.Value, v.Unit), change, interval, v.words()})
+	}
+	return t
+}
+
+func (r *TuneResult) settingName(i int) string {
+	if i >= 0 && i < len(r.Settings) {
+		return r.Settings[i].Name
+	}
+	return "setting " + strconv.Itoa(i+1)
+}
+
+// tuneValue is a figure with its unit.
+func tuneValue(v float64, unit string) string {
+	if v == 0 || math.IsNaN(v) {
+		return Missing
+	}
+	prec := 1
+	if unit == "tok/J" || v < 10 {
+		prec = 2
+	}
+	return strings.TrimSpace(strconv.FormatFloat(v, 'f', prec, 64) + " " + unit)
+}
+
+func (v TuneVerdict) words() string {
+	switch v.Verdict {
+	case TuneBetter:
+		return "better"
+	case TuneWorse:
+		return "worse"
+	case TuneSame:
+		return "no difference beyond noise"
+	}
+	return "too few rounds"
+}
+
+// Headline is the verdict in one sentence or two, as a person says it:
+// what each setting changed beyond noise against the first, or that
+// nothing did and how small a change could have been seen.
+func (r *TuneResult) Headline() string {
+	if len(r.Settings) < 2 {
+		return "Nothing was compared."
+	}
+	var parts []string
+	for s := 1; s < len(r.Settings); s++ {
+		parts = append(parts, r.settingSentence(s))
+	}
+	return strings.Join(parts, " ")
+}
+
+// settingSentence is one setting against the first.
+func (r *TuneResult) settingSentence(s int) string {
+	name, base := r.Settings[s].Name, r.Settings[0].Name
+	if r.Settings[0].Failed != "" {
+		return fmt.Sprintf("%s could not be measured, so nothing was compared with it.", base)
+	}
+	if r.Settings[s].Failed != "" {
+		return fmt.Sprintf("%s could not be measured: %s", name, r.Settings[s].Failed)
+	}
+	var rows []TuneVerdict
+	levels := map[int]bool{}
+	for _, v := range r.Verdicts {
+		if v.Setting == s {
+			rows = append(rows, v)
+			levels[v.Concurrency] = true
+		}
+	}
+	if len(rows) == 0 {
+		return fmt.Sprintf("%s was not measured against %s.", name, base)
+	}
+	var called []TuneVerdict
+	unknown := 0
+	for _, v := range rows {
+		if v.Called() {
+			called = append(called, v)
+		}
+		if v.Verdict == TuneUnknown {
+			unknown++
+		}
+	}
+	if unknown == len(rows) {
+		return fmt.Sprintf("%s against %s: too few rounds to judge (at least 2 of each are needed).", name, base)
+	}
+	if len(called) == 0 {
+		return fmt.Sprintf("%s does not differ from %s beyond noise after %d %s; differences under ~%s cannot be seen on this server — run more rounds to look closer.",
+			name, base, r.Plan.Rounds, Plural(r.Plan.Rounds, "round", "rounds"), percentWords(typicalHalfWidth(rows)))
+	}
+	better, worse := 0, 0
+	for _, v := range called {
+		if v.Verdict == TuneBetter {
+			better++
+		} else {
+			worse++
+		}
+	}
+	word := "is faster"
+	switch {
+	case better > 0 && worse > 0:
+		word = "is better on some figures and worse on others"
+	case worse > 0:
+		word = "is slower"
+	}
+	// The changes, by level, largest first within a level, at most three
+	// a level; the levels where nothing changed are said at the end.
+	var clauses []string
+	var quiet []string
+	cs := slices.Sorted(maps.Keys(levels))
+	for _, c := range cs {
+		var at []TuneVerdict
+		for _, v := range called {
+			if v.Concurrency == c {
+				at = append(at, v)
+			}
+		}
+		if len(at) == 0 {
+			quiet = append(quiet, usersWords(c))
+			continue
+		}
+		slices.SortStableFunc(at, func(a, b TuneVerdict) int { return cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)) })
+		var bits []string
+		for i, v := range at {
+			if i == 3 {
+				bits = append(bits, fmt.Sprintf("and %d more", len(at)-3))
+				break
+			}
+			bits = append(bits, fmt.Sprintf("%s %s (±%s)", v.Label, signedPercent(v.Change), percentWords(v.HalfWidth())))
+		}
+		clauses = append(clauses, strings.Join(bits, ", ")+" at "+usersWords(c))
+	}
+	out := fmt.Sprintf("%s %s than %s: %s", name, word, base, strings.Join(clauses, "; "))
+	if len(quiet) > 0 {
+		out += "; no difference beyond noise at " + strings.Join(quiet, " or ")
+	}
+	return out + "."
+}
+
+func usersWords(c int) string { return fmt.Sprintf("%d %s", c, Plural(c, "user", "users")) }
+
+// percentWords is a share as a whole percentage when it is over 2 %, else
+// with one decimal ("6 %", "1.5 %").
+func percentWords(x float64) string {
+	x = math.Abs(x) * 100
+	if x >= 2 {
+		return strconv.FormatFloat(math.Round(x), 'f', 0, 64) + " %"
+	}
+	return strconv.FormatFloat(x, 'f', 1, 64) + " %"
+}
+
+// typicalHalfWidth is the median half-width of the judged rows: how
+// close this comparison could look.
+func typicalHalfWidth(rows []TuneVerdict) float64 {
+	var hw []float64
+	for _, v := range rows {
+		if v.Verdict != TuneUnknown {
+			hw = append(hw, v.HalfWidth())
+		}
+	}
+	if len(hw) == 0 {
+		return 0
+	}
+	slices.Sort(hw)
+	return hw[len(hw)/2]
+}
+
+// Problems are the settings that could not be measured, runs that
+// failed, and runs that did not finish.
+func (r *TuneResult) Problems() []string {
+	var out []string
+	for _, s := range r.Settings {
+		if s.Failed != "" {
+			out = append(out, fmt.Sprintf("setting %s could not be measured: %s", s.Name, s.Failed))
+		}
+	}
+	for _, run := range r.Runs {
+		if run.Error != "" && r.Settings[run.Setting].Failed == "" {
+			out = append(out, fmt.Sprintf("%s, round %d: %s", r.settingName(run.Setting), run.Round, run.Error))
+		}
+	}
+	return out
+}
+
+// AnswersSentence says whether each setting answered the fixed prompts as
+// the first did: "Answers: B the same as A in all 10 prompts; C differs
+// from A in 3 of 10 prompts (code, json, story), after 41 tokens on
+// average." Empty when no check was made.
+func (r *TuneResult) AnswersSentence() string {
+	if len(r.Answers) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, a := range r.Answers {
+		name, base := r.settingName(a.Setting), r.settingName(0)
+		switch {
+		case a.Prompts == 0:
+			parts = append(parts, fmt.Sprintf("%s's answers could not be compared with %s's", name, base))
+		case len(a.Differ) == 0:
+			parts = append(parts, fmt.Sprintf("%s answers the same as %s in all %d prompts", name, base, a.Prompts))
+		default:
+			var kinds []string
+			sum := 0
+			for _, d := range a.Differ {
+				kinds = append(kinds, d.Prompt)
+				sum += d.After
+			}
+			parts = append(parts, fmt.Sprintf("%s's answers differ from %s's in %d of %d prompts (%s), after %d tokens on average",
+				name, base, len(a.Differ), a.Prompts, strings.Join(kinds, ", "), int(math.Round(float64(sum)/float64(len(a.Differ))))))
+		}
+		if a.Missing > 0 {
+			parts[len(parts)-1] += fmt.Sprintf(" (%d %s not answered by both)", a.Missing, Plural(a.Missing, "prompt", "prompts"))
+		}
+	}
+	return "Answers at temperature 0: " + strings.Join(parts, "; ") + "."
+}

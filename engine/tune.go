@@ -1,0 +1,515 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/serverproc"
+)
+
+// The settings comparison (docs/plans.md, "Compare settings"): the same
+// Kovara plan run on each of two to eight settings of one server, in
+// interleaved rounds, with the server started and stopped by the app for
+// each turn of a setting that has a command; the verdict is each
+// setting's paired change against the first (engine/compare/tune.go), and
+// each setting's answers to fixed prompts are compared too.
+
+// TuneSetting is one setting of the server.
+type TuneSetting struct {
+	Name string
+	How  string // results.TuneByCommand, TuneByModel or TuneByHand
+	// Command, Env and SSH start the server (How is TuneByCommand).
+	Command string
+	Env     []string
+	SSH     string
+	// Model is the model to request: the setting itself when How is
+	// TuneByModel, else the plan's model when empty.
+	Model string
+	// Instruction says what to change by hand (How is TuneByHand).
+	Instruction string
+	// Before runs before each of the setting's turns, on the server's
+	// machine (through SSH when it is set).
+	Before string
+}
+
+// The settings comparison's bounds and defaults (docs/method.md,
+// "Comparing settings").
+const (
+	TuneMinSettings   = 2
+	TuneMaxSettings   = 8
+	TuneDefaultRounds = 5
+	TuneMaxRounds     = 50
+	// TuneAnswerTokens caps each answer of the outputs check.
+	TuneAnswerTokens  = 128
+	tuneBeforeTimeout = 2 * time.Minute
+)
+
+// TuneDefaultPlan is the inner plan a settings comparison starts from: one
+// user and eight, short enough that five rounds of two settings take
+// minutes on a small server.
+func TuneDefaultPlan() Plan {
+	p := setup.DefaultPlan()
+	p.Concurrency = []int{1, 8}
+	p.Requests = 32
+	p.InputTokens = 512
+	p.OutputTokens = 128
+	p.Warmup = 2
+	return p
+}
+
+// TunePlan is a settings comparison.
+type TunePlan struct {
+	Settings []TuneSetting
+	Rounds   int // 0: TuneDefaultRounds
+	// Inner is the Kovara plan each run measures; its seed is fresh for
+	// every run.
+	Inner Plan
+	// StartTimeout bounds a started server's wait for its model list (0:
+	// 5 minutes); a setting changed by hand waits as long for the server
+	// to answer again.
+	StartTimeout time.Duration
+	// NoAnswers leaves the outputs check out.
+	NoAnswers bool
+}
+
+// Validate refuses a comparison that cannot run.
+func (p TunePlan) Validate() error {
+	var errs []error
+	if n := len(p.Settings); n < TuneMinSettings || n > TuneMaxSettings {
+		errs = append(errs, fmt.Errorf("a settings comparison takes %d to %d settings, not %d", TuneMinSettings, TuneMaxSettings, n))
+	}
+	seen := map[string]bool{}
+	for i, s := range p.Settings {
+		name := strings.TrimSpace(s.Name)
+		switch {
+		case name == "":
+			errs = append(errs, fmt.Errorf("setting %d has no name", i+1))
+		case seen[name]:
+			errs = append(errs, fmt.Errorf("two settings are called %q: each needs its own name", name))
+		}
+		seen[name] = true
+		switch s.How {
+		case results.TuneByCommand:
+			if strings.TrimSpace(s.Command) == "" {
+				errs = append(errs, fmt.Errorf("setting %q starts the server but has no command", name))
+			}
+		case results.TuneByModel:
+			if strings.TrimSpace(s.Model) == "" {
+				errs = append(errs, fmt.Errorf("setting %q is a model but names none", name))
+			}
+		case results.TuneByHand:
+			if strings.TrimSpace(s.Instruction) == "" {
+				errs = append(errs, fmt.Errorf("setting %q is changed by hand but says nothing of what to change", name))
+			}
+		default:
+			errs = append(errs, fmt.Errorf("setting %q: %q is not a way to reach a setting (command, model or by hand)", name, s.How))
+		}
+	}
+	if p.Rounds < 0 || p.Rounds > TuneMaxRounds {
+		errs = append(errs, fmt.Errorf("rounds %d is not allowed: 1 to %d", p.Rounds, TuneMaxRounds))
+	}
+	inner := p.Inner
+	if inner.Model == "" {
+		inner.Model = "x" // each setting may name its own
+	}
+	if err := inner.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// TuneStatus is what a settings comparison is doing, for the live view.
+type TuneStatus struct {
+	Round, Rounds int
+	Setting       string
+	// Doing is what happens now, in words: "starting the server",
+	// "measuring", "checking the answers", "waiting for you".
+	Doing string
+	Since time.Time
+	// Instruction is what to change by hand, while waiting for you.
+	Instruction string
+	// Server is the server the comparison started, while it runs (its
+	// log for the live view); nil otherwise.
+	Server *serverproc.Server
+}
+
+// TuneObserver hears a settings comparison.
+type TuneObserver struct {
+	// Observer is handed to every run: its Live shows the run measuring.
+	Observer
+	// Status is called as the comparison moves on (a few times a turn).
+	Status func(TuneStatus)
+	// Saved gets every run as it ends, and returns its id in the library
+	// ("" when it was not saved).
+	Saved func(*results.File) string
+	// Pause asks the person to put the server into a setting by hand and
+	// returns once they say it is done (or ctx ends). Nil refuses
+	// settings changed by hand.
+	Pause func(ctx context.Context, s TuneSetting) error
+}
+
+func (o TuneObserver) status(st TuneStatus) {
+	if o.Status != nil {
+		st.Since = time.Now()
+		o.Status(st)
+	}
+}
+
+// tuneRun is one comparison as it runs.
+type tuneRun struct {
+	plan    TunePlan
+	ep      Endpoint
+	obs     TuneObserver
+	res     *results.TuneResult
+	ref     string
+	answers [][][]string // the outputs check's, per setting, prompt and piece
+	t0      time.Time
+}
+
+// RunTune runs a settings comparison. A setting that cannot be reached
+// (its server does not start) is failed with the reason and the others
+// go on; request failures are data in each run. It returns the result
+// with an error only for an unusable plan, or with what was measured for
+// a stop (wrapping ErrInterrupted).
+func RunTune(ctx context.Context, plan TunePlan, ep Endpoint, obs TuneObserver) (*results.TuneResult, error) {
+	if err := plan.Validate(); err != nil {
+		return nil, &PlanError{Err: err}
+	}
+	if plan.Rounds == 0 {
+		plan.Rounds = TuneDefaultRounds
+	}
+	for _, s := range plan.Settings {
+		if s.How == results.TuneByHand && obs.Pause == nil {
+			return nil, &PlanError{Err: fmt.Errorf("setting %q is changed by hand, and nothing here can ask you to", s.Name)}
+		}
+	}
+	t := &tuneRun{plan: plan, ep: ep, obs: obs, ref: newRef(), t0: time.Now(), answers: make([][][]string, len(plan.Settings))}
+	t.res = t.newResult()
+	for r := range plan.Rounds {
+		for pos, s := range compare.TuneOrder(len(plan.Settings), r) {
+			if t.res.Settings[s].Failed != "" {
+				continue
+			}
+			t.turn(ctx, r+1, pos+1, s)
+			if ctx.Err() != nil {
+				return t.finish(false), fmt.Errorf("round %d of %d, %s: %w", r+1, plan.Rounds, plan.Settings[s].Name, ErrInterrupted)
+			}
+		}
+	}
+	return t.finish(true), nil
+}
+
+func (t *tuneRun) newResult() *results.TuneResult {
+	p := t.plan
+	r := &results.TuneResult{
+		Format: results.FormatTune, FormatVersion: 1,
+		About:     "A settings comparison made by Kovara Desktop: the same Kovara plan on each setting of one server, in interleaved rounds; each setting against the first from the rounds' paired differences.",
+		CreatedAt: t.t0.UTC().Format(time.RFC3339),
+		Plan: results.TunePlan{
+			Rounds: p.Rounds, Concurrency: slices.Clone(p.Inner.Concurrency), Requests: p.Inner.Requests,
+			InputTokens: p.Inner.InputTokens, OutputTokens: p.Inner.OutputTokens,
+			Confidence: compare.Confidence, LeastChange: compare.TuneLeastChange,
+		},
+		Runs: []results.TuneRun{}, Verdicts: []results.TuneVerdict{}, Answers: []results.TuneAnswers{}, Warnings: []string{},
+	}
+	if !p.NoAnswers {
+		r.Plan.AnswerPrompts, r.Plan.AnswerTokens = SpecDecPromptSet, TuneAnswerTokens
+	}
+	if base, err := setup.ParseBase(t.ep.URL); err == nil {
+		r.Local.Endpoint, r.Local.EndpointHost = base.Root, base.Host
+	}
+	r.Local.EndpointName = t.ep.Name
+	r.Local.Simulated = p.Inner.Simulated
+	r.Local.StartedAt = r.CreatedAt
+	for _, s := range p.Settings {
+		r.Settings = append(r.Settings, results.TuneSetting{Name: s.Name, How: s.How, Model: t.modelOf(s)})
+		r.Local.Commands = append(r.Local.Commands, results.TuneCommand{Command: s.Command, Env: s.Env, SSH: s.SSH, Before: s.Before, Instruction: s.Instruction})
+	}
+	r.Model = r.Settings[0].Model
+	return r
+}
+
+func (t *tuneRun) modelOf(s TuneSetting) string {
+	if s.Model != "" {
+		return s.Model
+	}
+	return t.plan.Inner.Model
+}
+
+// turn is one setting's run in one round: the server brought into the
+// setting, the run measured (and, the first time, the answers taken),
+// the server stopped again.
+func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
+	s := t.plan.Settings[si]
+	st := TuneStatus{Round: round, Rounds: t.plan.Rounds, Setting: s.Name}
+	set := &t.res.Settings[si]
+	fail := func(why string, log []string) {
+		set.Failed = why
+		if len(log) > 0 {
+			if t.res.Local.Logs == nil {
+				t.res.Local.Logs = map[string][]string{}
+			}
+			t.res.Local.Logs[s.Name] = log
+		}
+		t.obs.logf("%s could not be measured: %s", s.Name, why)
+	}
+	if s.Before != "" {
+		st.Doing = "running its command before the turn"
+		t.obs.status(st)
+		if err := serverproc.RunOnce(ctx, serverproc.Spec{Command: s.Before, Env: s.Env, SSH: s.SSH}, tuneBeforeTimeout); err != nil {
+			if ctx.Err() == nil {
+				fail("its command before the turn: "+err.Error(), nil)
+			}
+			return
+		}
+	}
+	var srv *serverproc.Server
+	switch s.How {
+	case results.TuneByCommand:
+		st.Doing = "starting the server"
+		t.obs.status(st)
+		var err error
+		srv, err = serverproc.Start(ctx, serverproc.Spec{Command: s.Command, Env: s.Env, SSH: s.SSH}, serverproc.Options{URL: t.ep.URL, StartTimeout: t.plan.StartTimeout})
+		if err != nil {
+			if ctx.Err() == nil {
+				fail(err.Error(), nil)
+			}
+			return
+		}
+		defer func() {
+			st.Doing, st.Server = "stopping the server", nil
+			t.obs.status(st)
+			srv.Stop()
+		}()
+		st.Server = srv
+	case results.TuneByHand:
+		st.Doing, st.Instruction = "waiting for you", s.Instruction
+		t.obs.status(st)
+		if err := t.obs.Pause(ctx, s); err != nil || ctx.Err() != nil {
+			return
+		}
+		st.Doing, st.Instruction = "waiting for the server to answer", ""
+		t.obs.status(st)
+		if err := serverproc.AwaitServer(ctx, t.ep.URL, t.plan.StartTimeout); err != nil {
+			if ctx.Err() == nil {
+				fail("after the change by hand: "+err.Error(), nil)
+			}
+			return
+		}
+	}
+
+	st.Doing = "measuring"
+	t.obs.status(st)
+	plan := t.plan.Inner
+	plan.Model, plan.FixedSeed = t.modelOf(s), false
+	f, err := Run(ctx, plan, t.ep, t.obs.Observer)
+	run := results.TuneRun{Setting: si, Round: round, Position: pos}
+	if err != nil {
+		run.Error = err.Error()
+	}
+	if srv != nil {
+		select {
+		case <-srv.Exited():
+			// The server died under the run: its requests failed as data;
+			// say why with its own last lines.
+			run.Error = strings.TrimSpace(run.Error + " the server exited during the run: " + fmt.Sprint(srv.Err()))
+			fail("the server exited during the run ("+fmt.Sprint(srv.Err())+")", srv.Log())
+		default:
+		}
+	}
+	if f != nil {
+		f.Local.Tune = &results.TuneRef{ID: t.ref, Setting: s.Name, Round: round, Rounds: t.plan.Rounds}
+		f.Local.Group = &results.RunGroup{ID: t.ref + "-" + fmt.Sprint(si+1), Index: round, Of: t.plan.Rounds}
+		if len(f.Runs) > 0 {
+			run.Seed = f.Runs[0].Seed
+		}
+		run.Complete = f.Complete
+		run.Levels = compare.TuneFigures(f)
+		if t.obs.Saved != nil {
+			run.RunID = t.obs.Saved(f)
+		}
+		t.noteServer(si, f)
+	}
+	if f == nil && err != nil && set.Failed == "" && ctx.Err() == nil && set.Rounds == 0 {
+		// No run at all on its first turn (the endpoint check or the
+		// probe refused): later rounds would only say it again.
+		fail(err.Error(), logOf(srv))
+	}
+	if len(run.Levels) > 0 {
+		set.Rounds++
+	}
+	t.res.Runs = append(t.res.Runs, run)
+	if ctx.Err() == nil && !t.plan.NoAnswers && t.answers[si] == nil && set.Failed == "" && f != nil {
+		st.Doing = "checking the answers"
+		t.obs.status(st)
+		ans, err := t.answersOf(ctx, t.modelOf(s))
+		if err != nil && ctx.Err() == nil {
+			t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("%s: the answers could not be checked: %v", s.Name, err))
+		}
+		t.answers[si] = ans
+	}
+}
+
+func logOf(srv *serverproc.Server) []string {
+	if srv == nil {
+		return nil
+	}
+	return srv.Log()
+}
+
+// noteServer keeps what the server said of itself in a setting (its
+// first run's detection), and warns when its build changed since.
+func (t *tuneRun) noteServer(si int, f *results.File) {
+	d := f.Local.Detection
+	if d == nil {
+		return
+	}
+	now := &results.TuneServer{Family: d.Family, Build: d.Version, Slots: d.ParallelSlots, Context: d.ContextLength}
+	set := &t.res.Settings[si]
+	if set.Server == nil {
+		set.Server = now
+		return
+	}
+	if now.Build != set.Server.Build {
+		t.warnOnce(fmt.Sprintf("%s: the server's build changed between rounds (%s, then %s): the rounds measured different servers", set.Name, set.Server.Build, now.Build))
+	}
+}
+
+func (t *tuneRun) warnOnce(w string) {
+	if !slices.Contains(t.res.Warnings, w) {
+		t.res.Warnings = append(t.res.Warnings, w)
+		t.obs.logf("warning: %s", w)
+	}
+}
+
+// finish judges what was measured.
+func (t *tuneRun) finish(complete bool) *results.TuneResult {
+	r := t.res
+	r.Complete = complete
+	r.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
+	r.Verdicts = compare.TuneVerdicts(r.Runs, len(r.Settings))
+	if !t.plan.NoAnswers && t.answers[0] != nil {
+		kinds := answerKinds()
+		r.Answers = r.Answers[:0]
+		for s := 1; s < len(r.Settings); s++ {
+			if t.answers[s] != nil {
+				r.Answers = append(r.Answers, compare.AnswersAgainst(s, kinds, t.answers[0], t.answers[s]))
+			}
+		}
+		r.Local.Answers = make([][]string, len(t.answers))
+		for i, a := range t.answers {
+			for _, ps := range a {
+				r.Local.Answers[i] = append(r.Local.Answers[i], strings.Join(ps, ""))
+			}
+		}
+	}
+	t.sameServers()
+	return r
+}
+
+// sameServers warns when two settings that start the server differently
+// found it reporting the same configuration: the change may not have
+// reached the server (a flag it ignores, an environment it never read).
+func (t *tuneRun) sameServers() {
+	sets := t.res.Settings
+	for i := range sets {
+		for j := i + 1; j < len(sets); j++ {
+			a, b := sets[i].Server, sets[j].Server
+			if a == nil || b == nil || sets[i].How == results.TuneByModel || sets[j].How == results.TuneByModel {
+				continue
+			}
+			if *a == *b && (a.Slots > 0 || a.Context > 0) && !t.sameCommand(i, j) {
+				t.warnOnce(fmt.Sprintf("%s and %s: the server reported the same configuration in both (%s): check that the setting reached it", sets[i].Name, sets[j].Name, a.Describe()))
+			}
+		}
+	}
+}
+
+func (t *tuneRun) sameCommand(i, j int) bool {
+	a, b := t.plan.Settings[i], t.plan.Settings[j]
+	return a.Command == b.Command && slices.Equal(a.Env, b.Env) && a.SSH == b.SSH && a.Instruction == b.Instruction
+}
+
+func answerKinds() []string {
+	out := make([]string, len(SpecDecPrompts))
+	for i, p := range SpecDecPrompts {
+		out[i] = p.Kind
+	}
+	return out
+}
+
+// answersOf asks the server the outputs check's fixed prompts, one at a
+// time at temperature 0 with a natural stop, and keeps each answer as its
+// stream's pieces of text. An answer that failed is nil.
+func (t *tuneRun) answersOf(ctx context.Context, model string) ([][]string, error) {
+	n := len(SpecDecPrompts)
+	obs := t.obs.Observer
+	obs.Checkpoint, obs.Requests, obs.LevelStart = nil, nil, nil
+	s, err := startPlanRun(ctx, t.ep, obs, model, TuneAnswerTokens, 1, n, -1)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release()
+	timeout := t.plan.Inner.Timeout
+	if timeout <= 0 {
+		timeout = DefaultPlanTimeout
+	}
+	cn := s.newConn()
+	opts, _, _, err := s.negotiate(ctx, cn, true, 8, timeout)
+	cn.close()
+	if err != nil {
+		return nil, err
+	}
+	opts.maxTokens, opts.ignoreEOS = TuneAnswerTokens, false
+	set := s.openSlots(ctx, s.obs.Live.beginStage(Stage{
+		Measured: true, Index: 1, Users: 1, Requests: n, TokensEach: TuneAnswerTokens, Name: "the answers check",
+		Line: func(done, total int) string {
+			return fmt.Sprintf("Checking the answers — %d of %d fixed prompts at temperature 0", done, total)
+		},
+	}), false)
+	defer set.close()
+	set.conns[0].details = true
+	out := make([][]string, n)
+	failed := 0
+	for i, p := range SpecDecPrompts {
+		o := opts
+		o.text = p.Text
+		lr := set.run(ctx, loadSpec{oneEach: true, timeout: timeout, request: func(int) (requestOpts, int64) { return o, int64(i) }})
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if outs := lr.slots[0].outs; len(outs) == 1 && outs[0].ok() {
+			out[i] = piecesOf(set.conns[0])
+		} else {
+			failed++
+		}
+	}
+	if failed == n {
+		return nil, fmt.Errorf("none of the %d prompts was answered", n)
+	}
+	return out, nil
+}
+
+// piecesOf are a conn's kept answer, cut where its chunks ended, each
+// piece unescaped.
+func piecesOf(c *conn) []string {
+	out := make([]string, 0, len(c.pieces))
+	from := 0
+	for _, to := range c.pieces {
+		var s string
+		if err := json.Unmarshal(append(append([]byte{'"'}, c.answer[from:to]...), '"'), &s); err != nil {
+			s = string(c.answer[from:to])
+		}
+		out = append(out, s)
+		from = to
+	}
+	return out
+}

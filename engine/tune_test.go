@@ -1,0 +1,364 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/serverproc"
+	"github.com/kovara/desktop/shellwords"
+)
+
+// The settings comparison's tests start servers: this test binary again,
+// as a simulator (tuneSimEnv) or as one that cannot load its model, under
+// serverproc's supervisor (Supervise).
+const (
+	tuneSimEnv = "KOVARA_TEST_TUNE_SIM" // ADDR[,pidfile]: serve a fast simulator; "broken": fail to load
+)
+
+func TestMain(m *testing.M) {
+	serverproc.Supervise()
+	if mode := os.Getenv(tuneSimEnv); mode != "" {
+		tuneStandIn(mode)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func tuneStandIn(mode string) {
+	if mode == "broken" {
+		fmt.Println("llama_model_load: loading model from '/models/missing.gguf'")
+		fmt.Fprintln(os.Stderr, "gguf_init_from_file: failed to open GGUF file '/models/missing.gguf' (No such file or directory)")
+		os.Exit(1)
+	}
+	addr, pidfile, _ := strings.Cut(mode, ",")
+	if pidfile != "" {
+		_ = os.WriteFile(pidfile, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	}
+	cfg := fastSim()
+	cfg.Models = []string{"m"}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	srv, _, err := sim.Start(cfg, addr)
+	if err != nil {
+		fmt.Println("cannot listen:", err)
+		os.Exit(1)
+	}
+	fmt.Println("simulator up on", addr)
+	<-ctx.Done()
+	srv.Close()
+}
+
+// tunePort is a loopback port nothing listens on now; the tests that
+// take one do not run in parallel.
+func tunePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+func tinyTunePlan() Plan {
+	p := smallPlan()
+	p.Concurrency, p.Requests, p.InputTokens, p.OutputTokens, p.Warmup = []int{1, 2}, 4, 32, 8, 1
+	return p
+}
+
+// tuneLog collects what a comparison said, safely from its goroutines.
+type tuneLog struct {
+	mu     sync.Mutex
+	status []TuneStatus
+	saved  []*results.File
+}
+
+func (l *tuneLog) observer() TuneObserver {
+	return TuneObserver{
+		Observer: Observer{Live: NewLive()},
+		Status: func(s TuneStatus) {
+			l.mu.Lock()
+			l.status = append(l.status, s)
+			l.mu.Unlock()
+		},
+		Saved: func(f *results.File) string {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.saved = append(l.saved, f)
+			return fmt.Sprintf("run-%d", len(l.saved))
+		},
+	}
+}
+
+func TestTuneModelsInterleaved(t *testing.T) {
+	t.Parallel()
+	cfg := fastSim()
+	cfg.Models = []string{"q4", "q8"}
+	_, url := startSim(t, cfg)
+	var log tuneLog
+	plan := TunePlan{
+		Settings: []TuneSetting{{Name: "q4", How: results.TuneByModel, Model: "q4"}, {Name: "q8", How: results.TuneByModel, Model: "q8"}},
+		Rounds:   3, Inner: tinyTunePlan(),
+	}
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || len(res.Problems()) > 0 {
+		t.Fatalf("complete %v, problems %q", res.Complete, res.Problems())
+	}
+	// The rounds take turns: q4 q8, q8 q4, q4 q8.
+	var got []string
+	for _, r := range res.Runs {
+		got = append(got, fmt.Sprintf("%d:%s", r.Round, res.Settings[r.Setting].Name))
+	}
+	if want := []string{"1:q4", "1:q8", "2:q8", "2:q4", "3:q4", "3:q8"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+	// Every run is an ordinary run, saved, labelled with its setting and
+	// round, with a fresh seed and the setting's model.
+	if len(log.saved) != 6 {
+		t.Fatalf("%d runs saved, want 6", len(log.saved))
+	}
+	seeds := map[int64]bool{}
+	for i, f := range log.saved {
+		r := res.Runs[i]
+		if f.Local.Tune == nil || f.Local.Tune.Setting != res.Settings[r.Setting].Name || f.Local.Tune.Round != r.Round || f.Local.Tune.Rounds != 3 {
+			t.Errorf("run %d's place: %+v, want %s round %d of 3", i, f.Local.Tune, res.Settings[r.Setting].Name, r.Round)
+		}
+		if f.Local.RequestedModel != res.Settings[r.Setting].Model && f.Runs[0].ModelID != res.Settings[r.Setting].Model {
+			t.Errorf("run %d asked for %q, want %q", i, f.Local.RequestedModel, res.Settings[r.Setting].Model)
+		}
+		if r.RunID != fmt.Sprintf("run-%d", i+1) || !f.Local.FreshSeed {
+			t.Errorf("run %d: id %q, fresh seed %v", i, r.RunID, f.Local.FreshSeed)
+		}
+		seeds[f.Runs[0].Seed] = true
+		mustValid(t, f)
+	}
+	if len(seeds) != 6 {
+		t.Errorf("%d seeds among 6 runs: each run needs fresh prompts", len(seeds))
+	}
+	// A verdict per level and headline metric, each from three pairs.
+	for _, c := range []int{1, 2} {
+		for _, id := range []string{"output_throughput", "ttft_p50", "itl_p50", "latency_p50"} {
+			i := slices.IndexFunc(res.Verdicts, func(v results.TuneVerdict) bool { return v.Concurrency == c && v.Metric == id })
+			if i < 0 {
+				t.Errorf("no verdict on %s at %d", id, c)
+				continue
+			}
+			if v := res.Verdicts[i]; v.Rounds != 3 || v.Verdict == results.TuneUnknown || v.Base <= 0 || v.Value <= 0 || !(v.Low <= v.Change && v.Change <= v.High) {
+				t.Errorf("%s at %d: %+v", id, c, v)
+			}
+		}
+	}
+	// Two models answer differently, and the check names every prompt.
+	if len(res.Answers) != 1 || res.Answers[0].Prompts != len(SpecDecPrompts) || len(res.Answers[0].Differ) != len(SpecDecPrompts) {
+		t.Fatalf("answers: %+v", res.Answers)
+	}
+	if s := res.AnswersSentence(); !strings.Contains(s, fmt.Sprintf("differ from q4's in %d of %d prompts (code, chat", len(SpecDecPrompts), len(SpecDecPrompts))) {
+		t.Errorf("answers sentence: %q", s)
+	}
+	if len(res.Local.Answers) != 2 || res.Local.Answers[0][0] == "" || res.Local.Answers[0][0] == res.Local.Answers[1][0] {
+		t.Errorf("the answers kept: %q", res.Local.Answers)
+	}
+	if _, err := results.MarshalTune(res); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTuneSameModelAnswersAlike(t *testing.T) {
+	t.Parallel()
+	cfg := fastSim()
+	cfg.Models = []string{"m"}
+	_, url := startSim(t, cfg)
+	var log tuneLog
+	plan := TunePlan{
+		Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}, {Name: "B", How: results.TuneByModel, Model: "m"}},
+		Rounds:   1, Inner: tinyTunePlan(),
+	}
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Answers) != 1 || res.Answers[0].Prompts != len(SpecDecPrompts) || len(res.Answers[0].Differ) != 0 {
+		t.Fatalf("answers: %+v", res.Answers)
+	}
+	if s := res.AnswersSentence(); !strings.Contains(s, "B answers the same as A in all 10 prompts") {
+		t.Errorf("answers sentence: %q", s)
+	}
+	// One round gives no interval: nothing is called, and it says so.
+	for _, v := range res.Verdicts {
+		if v.Verdict != results.TuneUnknown {
+			t.Errorf("%s at %d after one round: %s", v.Metric, v.Concurrency, v.Verdict)
+		}
+	}
+	if h := res.Headline(); !strings.Contains(h, "too few rounds") {
+		t.Errorf("headline: %q", h)
+	}
+}
+
+// Settings with commands: each turn starts its server and stops it; one
+// whose server cannot load its model fails with the server's own last
+// lines, and the others still run; no server is left when it ends.
+func TestTuneCommands(t *testing.T) {
+	port := tunePort(t)
+	url := "http://127.0.0.1:" + port
+	dir := t.TempDir()
+	self := shellwords.Join([]string{os.Args[0], "-test.run=^$"})
+	setting := func(name, mode string) TuneSetting {
+		return TuneSetting{Name: name, How: results.TuneByCommand, Command: self, Env: []string{tuneSimEnv + "=" + mode}}
+	}
+	plan := TunePlan{
+		Settings: []TuneSetting{
+			setting("first", "127.0.0.1:"+port+","+filepath.Join(dir, "first")),
+			setting("broken", "broken"),
+			setting("again", "127.0.0.1:"+port+","+filepath.Join(dir, "again")),
+		},
+		Rounds: 2, Inner: tinyTunePlan(), StartTimeout: time.Minute, NoAnswers: true,
+	}
+	plan.Inner.Model = "m"
+	var log tuneLog
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := res.Settings[1]
+	if !strings.Contains(broken.Failed, "the server exited before it answered") || !strings.Contains(broken.Failed, "failed to open GGUF file '/models/missing.gguf'") {
+		t.Errorf("the broken setting failed with %q, want the exit and the server's last line", broken.Failed)
+	}
+	if res.Settings[0].Rounds != 2 || res.Settings[2].Rounds != 2 || broken.Rounds != 0 {
+		t.Errorf("rounds measured: %d, %d, %d; want 2, 0, 2", res.Settings[0].Rounds, broken.Rounds, res.Settings[2].Rounds)
+	}
+	if len(res.Runs) != 4 || len(log.saved) != 4 {
+		t.Errorf("%d runs, %d saved: want the two working settings' four", len(res.Runs), len(log.saved))
+	}
+	if p := res.Problems(); len(p) != 1 || !strings.HasPrefix(p[0], "setting broken could not be measured: ") {
+		t.Errorf("problems %q", p)
+	}
+	if !strings.Contains(res.Headline(), "broken could not be measured") {
+		t.Errorf("headline %q", res.Headline())
+	}
+	// Each turn started, then stopped, its server.
+	var doing []string
+	for _, s := range log.status {
+		if s.Setting == "first" && s.Round == 1 {
+			doing = append(doing, s.Doing)
+		}
+	}
+	if want := []string{"starting the server", "measuring", "stopping the server"}; !slices.Equal(doing, want) {
+		t.Errorf("first setting's first turn: %q, want %q", doing, want)
+	}
+	for _, name := range []string{"first", "again"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := strconv.Atoi(string(b))
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("%s's server (pid %d) is still there after the comparison: %v", name, pid, err)
+		}
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second); err == nil {
+		c.Close()
+		t.Errorf("something still answers on the servers' port")
+	}
+}
+
+// A setting changed by hand waits for the person, then for the server.
+func TestTuneByHand(t *testing.T) {
+	t.Parallel()
+	cfg := fastSim()
+	cfg.Models = []string{"m"}
+	_, url := startSim(t, cfg)
+	var log tuneLog
+	obs := log.observer()
+	var asked []string
+	obs.Pause = func(_ context.Context, s TuneSetting) error {
+		asked = append(asked, s.Instruction)
+		return nil
+	}
+	plan := TunePlan{
+		Settings: []TuneSetting{{Name: "1", How: results.TuneByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=1"}, {Name: "4", How: results.TuneByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=4"}},
+		Rounds:   2, Inner: tinyTunePlan(), NoAnswers: true,
+	}
+	plan.Inner.Model = "m"
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"restart Ollama with OLLAMA_NUM_PARALLEL=1", "restart Ollama with OLLAMA_NUM_PARALLEL=4", "restart Ollama with OLLAMA_NUM_PARALLEL=4", "restart Ollama with OLLAMA_NUM_PARALLEL=1"}; !slices.Equal(asked, want) {
+		t.Errorf("asked %q, want %q", asked, want)
+	}
+	if len(res.Runs) != 4 || !res.Complete {
+		t.Errorf("%d runs, complete %v", len(res.Runs), res.Complete)
+	}
+	// Without anyone to ask, such a plan is refused before it starts.
+	obs.Pause = nil
+	var pe *PlanError
+	if _, err := RunTune(context.Background(), plan, Endpoint{URL: url}, obs); !errors.As(err, &pe) {
+		t.Errorf("no one to ask: %v, want a plan error", err)
+	}
+}
+
+// A stop mid-comparison returns what was measured, marked incomplete.
+func TestTuneStopped(t *testing.T) {
+	t.Parallel()
+	cfg := fastSim()
+	cfg.Models = []string{"m"}
+	_, url := startSim(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var log tuneLog
+	obs := log.observer()
+	saved := obs.Saved
+	obs.Saved = func(f *results.File) string {
+		defer cancel() // after the first run
+		return saved(f)
+	}
+	plan := TunePlan{
+		Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}, {Name: "B", How: results.TuneByModel, Model: "m"}},
+		Rounds:   3, Inner: tinyTunePlan(), NoAnswers: true,
+	}
+	res, err := RunTune(ctx, plan, Endpoint{URL: url}, obs)
+	if !errors.Is(err, ErrInterrupted) || res == nil || res.Complete || len(res.Runs) != 1 {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+}
+
+func TestTunePlanRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		plan TunePlan
+		want string
+	}{
+		{"one setting", TunePlan{Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}}}, "takes 2 to 8 settings, not 1"},
+		{"same names", TunePlan{Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}, {Name: "A", How: results.TuneByModel, Model: "n"}}}, `two settings are called "A"`},
+		{"no command", TunePlan{Settings: []TuneSetting{{Name: "A", How: results.TuneByCommand}, {Name: "B", How: results.TuneByModel, Model: "n"}}}, `setting "A" starts the server but has no command`},
+		{"no how", TunePlan{Settings: []TuneSetting{{Name: "A"}, {Name: "B", How: results.TuneByModel, Model: "n"}}}, `"" is not a way to reach a setting`},
+		{"rounds", TunePlan{Rounds: -1, Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}, {Name: "B", How: results.TuneByModel, Model: "n"}}}, "rounds -1 is not allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.plan.Inner = tinyTunePlan()
+			err := tt.plan.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want it to say %q", err, tt.want)
+			}
+		})
+	}
+}
