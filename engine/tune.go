@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,109 +21,16 @@ import (
 // setting's paired change against the first (engine/compare/tune.go), and
 // each setting's answers to fixed prompts are compared too.
 
-// TuneSetting is one setting of the server.
-type TuneSetting struct {
-	Name string
-	How  string // results.TuneByCommand, TuneByModel or TuneByHand
-	// Command, Env and SSH start the server (How is TuneByCommand).
-	Command string
-	Env     []string
-	SSH     string
-	// Model is the model to request: the setting itself when How is
-	// TuneByModel, else the plan's model when empty.
-	Model string
-	// Instruction says what to change by hand (How is TuneByHand).
-	Instruction string
-	// Before runs before each of the setting's turns, on the server's
-	// machine (through SSH when it is set).
-	Before string
-}
-
-// The settings comparison's bounds and defaults (docs/method.md,
-// "Comparing settings").
-const (
-	TuneMinSettings   = 2
-	TuneMaxSettings   = 8
-	TuneDefaultRounds = 5
-	TuneMaxRounds     = 50
-	// TuneAnswerTokens caps each answer of the outputs check.
-	TuneAnswerTokens  = 128
-	tuneBeforeTimeout = 2 * time.Minute
+// What a settings comparison is given is plain data in package setup.
+type (
+	TuneSetting = setup.TuneSetting
+	TunePlan    = setup.TunePlan
 )
 
-// TuneDefaultPlan is the inner plan a settings comparison starts from: one
-// user and eight, short enough that five rounds of two settings take
-// minutes on a small server.
-func TuneDefaultPlan() Plan {
-	p := setup.DefaultPlan()
-	p.Concurrency = []int{1, 8}
-	p.Requests = 32
-	p.InputTokens = 512
-	p.OutputTokens = 128
-	p.Warmup = 2
-	return p
-}
+// TuneAnswerTokens caps each answer of the outputs check.
+const TuneAnswerTokens = 128
 
-// TunePlan is a settings comparison.
-type TunePlan struct {
-	Settings []TuneSetting
-	Rounds   int // 0: TuneDefaultRounds
-	// Inner is the Kovara plan each run measures; its seed is fresh for
-	// every run.
-	Inner Plan
-	// StartTimeout bounds a started server's wait for its model list (0:
-	// 5 minutes); a setting changed by hand waits as long for the server
-	// to answer again.
-	StartTimeout time.Duration
-	// NoAnswers leaves the outputs check out.
-	NoAnswers bool
-}
-
-// Validate refuses a comparison that cannot run.
-func (p TunePlan) Validate() error {
-	var errs []error
-	if n := len(p.Settings); n < TuneMinSettings || n > TuneMaxSettings {
-		errs = append(errs, fmt.Errorf("a settings comparison takes %d to %d settings, not %d", TuneMinSettings, TuneMaxSettings, n))
-	}
-	seen := map[string]bool{}
-	for i, s := range p.Settings {
-		name := strings.TrimSpace(s.Name)
-		switch {
-		case name == "":
-			errs = append(errs, fmt.Errorf("setting %d has no name", i+1))
-		case seen[name]:
-			errs = append(errs, fmt.Errorf("two settings are called %q: each needs its own name", name))
-		}
-		seen[name] = true
-		switch s.How {
-		case results.TuneByCommand:
-			if strings.TrimSpace(s.Command) == "" {
-				errs = append(errs, fmt.Errorf("setting %q starts the server but has no command", name))
-			}
-		case results.TuneByModel:
-			if strings.TrimSpace(s.Model) == "" {
-				errs = append(errs, fmt.Errorf("setting %q is a model but names none", name))
-			}
-		case results.TuneByHand:
-			if strings.TrimSpace(s.Instruction) == "" {
-				errs = append(errs, fmt.Errorf("setting %q is changed by hand but says nothing of what to change", name))
-			}
-		default:
-			errs = append(errs, fmt.Errorf("setting %q: %q is not a way to reach a setting (command, model or by hand)", name, s.How))
-		}
-	}
-	if p.Rounds < 0 || p.Rounds > TuneMaxRounds {
-		errs = append(errs, fmt.Errorf("rounds %d is not allowed: 1 to %d", p.Rounds, TuneMaxRounds))
-	}
-	inner := p.Inner
-	if inner.Model == "" {
-		inner.Model = "x" // each setting may name its own
-	}
-	if err := inner.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
+const tuneBeforeTimeout = 2 * time.Minute
 
 // TuneStatus is what a settings comparison is doing, for the live view.
 type TuneStatus struct {
@@ -184,10 +90,10 @@ func RunTune(ctx context.Context, plan TunePlan, ep Endpoint, obs TuneObserver) 
 		return nil, &PlanError{Err: err}
 	}
 	if plan.Rounds == 0 {
-		plan.Rounds = TuneDefaultRounds
+		plan.Rounds = setup.TuneDefaultRounds
 	}
 	for _, s := range plan.Settings {
-		if s.How == results.TuneByHand && obs.Pause == nil {
+		if s.How == setup.ByHand && obs.Pause == nil {
 			return nil, &PlanError{Err: fmt.Errorf("setting %q is changed by hand, and nothing here can ask you to", s.Name)}
 		}
 	}
@@ -273,7 +179,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 	}
 	var srv *serverproc.Server
 	switch s.How {
-	case results.TuneByCommand:
+	case setup.ByCommand:
 		st.Doing = "starting the server"
 		t.obs.status(st)
 		var err error
@@ -290,7 +196,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 			srv.Stop()
 		}()
 		st.Server = srv
-	case results.TuneByHand:
+	case setup.ByHand:
 		st.Doing, st.Instruction = "waiting for you", s.Instruction
 		t.obs.status(st)
 		if err := t.obs.Pause(ctx, s); err != nil || ctx.Err() != nil {
@@ -423,7 +329,7 @@ func (t *tuneRun) sameServers() {
 	for i := range sets {
 		for j := i + 1; j < len(sets); j++ {
 			a, b := sets[i].Server, sets[j].Server
-			if a == nil || b == nil || sets[i].How == results.TuneByModel || sets[j].How == results.TuneByModel {
+			if a == nil || b == nil || sets[i].How == setup.ByModel || sets[j].How == setup.ByModel {
 				continue
 			}
 			if *a == *b && (a.Slots > 0 || a.Context > 0) && !t.sameCommand(i, j) {

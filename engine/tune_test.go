@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/serverproc"
 	"github.com/kovara/desktop/shellwords"
@@ -111,7 +112,7 @@ func TestTuneModelsInterleaved(t *testing.T) {
 	_, url := startSim(t, cfg)
 	var log tuneLog
 	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "q4", How: results.TuneByModel, Model: "q4"}, {Name: "q8", How: results.TuneByModel, Model: "q8"}},
+		Settings: []TuneSetting{{Name: "q4", How: setup.ByModel, Model: "q4"}, {Name: "q8", How: setup.ByModel, Model: "q8"}},
 		Rounds:   3, Inner: tinyTunePlan(),
 	}
 	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
@@ -187,7 +188,7 @@ func TestTuneSameModelAnswersAlike(t *testing.T) {
 	_, url := startSim(t, cfg)
 	var log tuneLog
 	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}, {Name: "B", How: results.TuneByModel, Model: "m"}},
+		Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
 		Rounds:   1, Inner: tinyTunePlan(),
 	}
 	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
@@ -220,7 +221,7 @@ func TestTuneCommands(t *testing.T) {
 	dir := t.TempDir()
 	self := shellwords.Join([]string{os.Args[0], "-test.run=^$"})
 	setting := func(name, mode string) TuneSetting {
-		return TuneSetting{Name: name, How: results.TuneByCommand, Command: self, Env: []string{tuneSimEnv + "=" + mode}}
+		return TuneSetting{Name: name, How: setup.ByCommand, Command: self, Env: []string{tuneSimEnv + "=" + mode}}
 	}
 	plan := TunePlan{
 		Settings: []TuneSetting{
@@ -292,7 +293,7 @@ func TestTuneByHand(t *testing.T) {
 		return nil
 	}
 	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "1", How: results.TuneByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=1"}, {Name: "4", How: results.TuneByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=4"}},
+		Settings: []TuneSetting{{Name: "1", How: setup.ByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=1"}, {Name: "4", How: setup.ByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=4"}},
 		Rounds:   2, Inner: tinyTunePlan(), NoAnswers: true,
 	}
 	plan.Inner.Model = "m"
@@ -330,7 +331,7 @@ func TestTuneStopped(t *testing.T) {
 		return saved(f)
 	}
 	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}, {Name: "B", How: results.TuneByModel, Model: "m"}},
+		Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
 		Rounds:   3, Inner: tinyTunePlan(), NoAnswers: true,
 	}
 	res, err := RunTune(ctx, plan, Endpoint{URL: url}, obs)
@@ -346,11 +347,11 @@ func TestTunePlanRefused(t *testing.T) {
 		plan TunePlan
 		want string
 	}{
-		{"one setting", TunePlan{Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}}}, "takes 2 to 8 settings, not 1"},
-		{"same names", TunePlan{Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}, {Name: "A", How: results.TuneByModel, Model: "n"}}}, `two settings are called "A"`},
-		{"no command", TunePlan{Settings: []TuneSetting{{Name: "A", How: results.TuneByCommand}, {Name: "B", How: results.TuneByModel, Model: "n"}}}, `setting "A" starts the server but has no command`},
-		{"no how", TunePlan{Settings: []TuneSetting{{Name: "A"}, {Name: "B", How: results.TuneByModel, Model: "n"}}}, `"" is not a way to reach a setting`},
-		{"rounds", TunePlan{Rounds: -1, Settings: []TuneSetting{{Name: "A", How: results.TuneByModel, Model: "m"}, {Name: "B", How: results.TuneByModel, Model: "n"}}}, "rounds -1 is not allowed"},
+		{"one setting", TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}}}, "takes 2 to 8 settings, not 1"},
+		{"same names", TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "A", How: setup.ByModel, Model: "n"}}}, `two settings are called "A"`},
+		{"no command", TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByCommand}, {Name: "B", How: setup.ByModel, Model: "n"}}}, `setting "A" starts the server but has no command`},
+		{"no how", TunePlan{Settings: []TuneSetting{{Name: "A"}, {Name: "B", How: setup.ByModel, Model: "n"}}}, `"" is not a way to reach a setting`},
+		{"rounds", TunePlan{Rounds: -1, Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "n"}}}, "rounds -1 is not allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,3 +99,32 @@ func Quote(w string) string {
 	}
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
+
+// Command splits a command line as a person writes it for a shell — the
+// NAME=VALUE words before the program its environment — into that
+// environment and the command itself, joined back ("OLLAMA_NUM_PARALLEL=4
+// ollama serve": ["OLLAMA_NUM_PARALLEL=4"], "ollama serve").
+func Command(line string) (env []string, command string, err error) {
+	words, err := Split(line)
+	if err != nil {
+		return nil, "", err
+	}
+	for len(words) > 1 && isAssignment(words[0]) {
+		env, words = append(env, words[0]), words[1:]
+	}
+	return env, Join(words), nil
+}
+
+// isAssignment is a NAME=VALUE word.
+func isAssignment(w string) bool {
+	k, _, ok := strings.Cut(w, "=")
+	if !ok || k == "" {
+		return false
+	}
+	for i, r := range k {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}

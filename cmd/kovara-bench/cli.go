@@ -26,6 +26,8 @@ const usage = `kovara-bench — benchmark an OpenAI-compatible LLM server with t
 
 Usage:
   kovara-bench run --endpoint URL [flags]   benchmark a server
+  kovara-bench tune [FILE.yaml] --endpoint URL --setting 'NAME=COMMAND' --setting 'NAME=COMMAND' [--model-setting 'NAME=MODEL'] [--rounds R]
+                                            is the server faster with this setting? settings compared in interleaved rounds
   kovara-bench check ENDPOINT               test an endpoint, as the app's Test button does
   kovara-bench demo                         a full run against the built-in simulator
   kovara-bench simulate --listen ADDR       serve the built-in simulator
@@ -51,6 +53,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "run":
 		return cmdRun(rest, stdout, stderr)
+	case "tune":
+		return cmdTune(rest, stdout, stderr)
 	case "check":
 		return cmdCheck(rest, stdout, stderr)
 	case "demo":
@@ -103,7 +107,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 		}
 		return exitBadInput, false
 	}
-	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "export" && fs.Name() != "compare" && fs.Name() != "import" && fs.Name() != "check" {
+	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "export" && fs.Name() != "compare" && fs.Name() != "import" && fs.Name() != "check" && fs.Name() != "tune" {
 		fmt.Fprintf(stderr, "kovara-bench %s: unexpected argument %q\n", fs.Name(), strings.Join(fs.Args(), " "))
 		return exitBadInput, false
 	}

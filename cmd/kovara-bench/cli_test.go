@@ -23,11 +23,23 @@ import (
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/serverproc"
+	"github.com/kovara/desktop/shellwords"
 )
+
+// cliArgsEnv makes the test binary run the CLI with these arguments.
+const cliArgsEnv = "KOVARA_TEST_CLI_ARGS"
 
 // TestMain points the app's folders at a temp folder: tests never touch
 // the user's real library.
 func TestMain(m *testing.M) {
+	serverproc.Supervise()
+	if args := os.Getenv(cliArgsEnv); args != "" {
+		// This binary as the CLI itself: a server a settings
+		// comparison's test starts (kovara-bench simulate).
+		words, _ := shellwords.Split(args)
+		os.Exit(cli(words, os.Stdout, os.Stderr))
+	}
 	home, err := os.MkdirTemp("", "kovara-cli-test")
 	if err != nil {
 		panic(err)

@@ -103,7 +103,7 @@ func TestContextFlags(t *testing.T) {
 		{[]string{"--endpoint", url, "--plan", "context", "--repeats", "0"}, "--repeats 0: give at least 1"},
 		{[]string{"--endpoint", url, "--plan", "context", "--users", "0"}, "--users 0: give at least 1 user"},
 		{[]string{"--endpoint", url, "--plan", "context", "--output-tokens", "1"}, "answers of at least 2 tokens"},
-		{[]string{"--endpoint", url, "--plan", "context", "--concurrency", "1,2"}, "--concurrency applies to --plan kovara or specdec, not to --plan context"},
+		{[]string{"--endpoint", url, "--plan", "context", "--concurrency", "1,2"}, "--concurrency applies to --plan kovara or specdec or tune, not to --plan context"},
 		// Deeper than the context the server reports: refused before any
 		// request, with what to lower and the family's fix.
 		{[]string{"--endpoint", small, "--plan", "context", "--depths", "0,8k"}, "depth 8192 does not fit"},

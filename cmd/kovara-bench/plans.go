@@ -46,10 +46,13 @@ type planFlags struct {
 	thinking   string
 	capacity   capacityFlags
 	context    contextFlags
+	tune       tuneFlags
+	// demo: the plan runs against its demo simulator (demo --plan).
+	demo bool
 }
 
 func (f *planFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance), capacity (how many users at once within a service level) or context (prefill and decode speed against context depth, cold and cached)")
+	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance), capacity (how many users at once within a service level), context (prefill and decode speed against context depth, cold and cached) or tune (settings compared in interleaved rounds: kovara-bench tune)")
 	fs.BoolVar(&f.quick, "quick", false, "stages: a short smoke test (the protocol's quick lengths); its numbers are not the plan's")
 	fs.IntVar(&f.users, "users", engine.DefaultUsers, "stages: users in the many-user stage; context: users at once at each depth (default 1)")
 	fs.StringVar(&f.specDecode, "spec-decode", "", "stages, specdec: how speculative decoding is set up on the server, e.g. \"MTP 3\" or \"none\" (for the wiki block)")
@@ -57,6 +60,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.thinking, "thinking", "off", "stages, specdec: off (ask the chat template for no thinking) or default (send nothing)")
 	f.capacity.register(fs)
 	f.context.register(fs)
+	f.tune.register(fs)
 }
 
 // planOnly names the plans each plan-specific flag applies to; a flag
@@ -64,13 +68,19 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 // to every plan.
 var planOnly = map[string][]string{
 	"manifest": {planKovara}, "profile": {planKovara}, "png": {planKovara},
-	"input-tokens": {planKovara, planCapacity}, "warmup": {planKovara, planCapacity}, "seed": {planKovara, planCapacity, planContext},
-	"concurrency": {planKovara, planSpecDec}, "requests": {planKovara, planSpecDec},
-	"output-tokens": {planKovara, planSpecDec, planCapacity, planContext},
+	"input-tokens": {planKovara, planCapacity, planTune}, "warmup": {planKovara, planCapacity, planTune}, "seed": {planKovara, planCapacity, planContext},
+	"concurrency": {planKovara, planSpecDec, planTune}, "requests": {planKovara, planSpecDec, planTune},
+	"output-tokens": {planKovara, planSpecDec, planCapacity, planContext, planTune},
 	"quick":         {planStages}, "users": {planStages, planContext}, "note": {planStages},
 	"spec-decode": {planStages, planSpecDec}, "thinking": {planStages, planSpecDec},
 	"slo-user-tps": {planCapacity}, "slo-ttft-p95": {planCapacity}, "max-concurrency": {planCapacity},
 	"depths": {planContext}, "repeats": {planContext},
+}
+
+func init() {
+	for _, n := range tuneOnly {
+		planOnly[n] = []string{planTune}
+	}
 }
 
 // checkPlanFlags refuses the first flag (by name) given with a plan it
@@ -114,6 +124,7 @@ var planBuilders = map[string]func(f *runFlags, set map[string]bool) (otherPlan,
 		p, err := f.contextPlan(set)
 		return planRun(f, p, func(p *engine.ContextPlan, sim bool) { p.Simulated = sim }, engine.RunContext, finishContext), err
 	},
+	planTune: buildTune,
 }
 
 // otherPlan builds the plan --plan names from the flags.
@@ -234,6 +245,7 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 	if f.manifest != "" || f.profile != "" {
 		return bad(errors.New("--manifest and --profile apply to the Kovara method only"))
 	}
+	f.demo = demo
 	run, err := f.otherPlan(set)
 	if err != nil {
 		return bad(err)

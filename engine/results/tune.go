@@ -21,13 +21,6 @@ import (
 // FormatTune is a settings comparison (TuneResult).
 const FormatTune = "kovara-desktop-tune"
 
-// How a setting puts the server into its state.
-const (
-	TuneByCommand = "command" // the app starts the server with a command line
-	TuneByModel   = "model"   // the same server, another model
-	TuneByHand    = "manual"  // the person changes the server and presses Continue
-)
-
 // TuneResult is a settings comparison: the document of kind
 // kovara-desktop-tune, format_version 1.
 type TuneResult struct {
@@ -77,7 +70,7 @@ type TunePlan struct {
 // log are in Local: they are the person's own.
 type TuneSetting struct {
 	Name  string `json:"name"`
-	How   string `json:"how"`
+	How   string `json:"how"` // "command", "model" or "manual" (setup.ByCommand …)
 	Model string `json:"model,omitempty"`
 	// Server is what the server said of itself once in this setting (its
 	// first run's detection); nil when no run reached it.

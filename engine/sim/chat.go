@@ -275,6 +275,18 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 	return j, nil
 }
 
+// word is token i of the answer. A numbered request's words run through
+// the vocabulary from base; an unnumbered prompt (the plans' fixed ones)
+// is answered as a model at temperature 0 would: the same words for the
+// same prompt and model, other words for another model.
+func (j *job) word(base, i int) []byte {
+	if j.n >= 0 {
+		return vocabulary[(base+i)%len(vocabulary)]
+	}
+	k := mix64(j.key^textKey(textContent{j.model})) + uint64(i)
+	return vocabulary[mix64(k)%uint64(len(vocabulary))]
+}
+
 // naturalStop is the completion length of request n when the model is
 // allowed to stop by itself. key is n for numbered requests and a hash of
 // the prompt otherwise, so different unnumbered prompts stop at different
@@ -492,7 +504,17 @@ func (ru *run) interval() time.Duration {
 		// token so far in the context.
 		f *= ru.s.cfg.decodeDepth(ru.j.prompt + ru.tr.CompletionTokens)
 	}
+	if m, ok := ru.s.cfg.ModelSlowdown[ru.model()]; ok && m > 0 {
+		f *= m
+	}
 	return time.Duration(float64(ru.s.cfg.TokenInterval) * f)
+}
+
+func (ru *run) model() string {
+	if ru.j == nil {
+		return ""
+	}
+	return ru.j.model
 }
 
 // sleepUntil waits for an absolute deadline, the client leaving, or Close.
@@ -614,12 +636,6 @@ func (ru *run) stream() {
 	}
 	hugeAt := min(2, j.total-1)
 	base := int(mix64(uint64(j.n)) % uint64(len(vocabulary)))
-	if j.n < 0 {
-		// An unnumbered prompt (the plans' fixed ones) is answered as a
-		// model at temperature 0 would: the same words for the same
-		// prompt and model, other words for another model.
-		base = int(mix64(j.key^textKey(textContent{j.model})) % uint64(len(vocabulary)))
-	}
 
 	ru.startDecoding()
 	var firstAt, lastAt time.Time
@@ -631,7 +647,7 @@ func (ru *run) stream() {
 				return
 			}
 		}
-		word := vocabulary[(base+i)%len(vocabulary)]
+		word := j.word(base, i)
 		finish := ""
 		if i == j.total-1 && !cut && e.finishOnLastToken() {
 			finish = j.finish
@@ -790,12 +806,6 @@ func (ru *run) whole() {
 		cutAt = min(faultAfter, n) - 1
 	}
 	base := int(mix64(uint64(j.n)) % uint64(len(vocabulary)))
-	if j.n < 0 {
-		// An unnumbered prompt (the plans' fixed ones) is answered as a
-		// model at temperature 0 would: the same words for the same
-		// prompt and model, other words for another model.
-		base = int(mix64(j.key^textKey(textContent{j.model})) % uint64(len(vocabulary)))
-	}
 	ru.startDecoding()
 	var text []byte
 	firstAt := time.Now()
@@ -815,9 +825,9 @@ func (ru *run) whole() {
 		}
 		lastAt = now
 		if i < j.reasoning {
-			ru.thought = append(ru.thought, vocabulary[(base+i)%len(vocabulary)]...)
+			ru.thought = append(ru.thought, j.word(base, i)...)
 		} else {
-			text = append(text, vocabulary[(base+i)%len(vocabulary)]...)
+			text = append(text, j.word(base, i)...)
 		}
 		if i == cutAt {
 			s.aborted.Add(1)

@@ -21,6 +21,16 @@ func Demo() Config {
 	}
 }
 
+// TuneDemo is the simulator behind the settings comparison's demo: two
+// quantisations of one model, the larger decoding a fifth slower, so the
+// comparison finds a difference beyond noise and their answers differ.
+func TuneDemo() Config {
+	c := Demo()
+	c.Models = []string{"kovara-sim-8b-q4", "kovara-sim-8b-q8"}
+	c.ModelSlowdown = map[string]float64{"kovara-sim-8b-q8": 1.2}
+	return c
+}
+
 // CapacityDemo is the simulator behind `kovara-bench demo --plan capacity`:
 // twelve slots with the rest queued, and decoding slowing as the batch
 // grows, so the capacity plan's defaults (per-user ≥ 20 tok/s, TTFT p95 ≤

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -79,6 +80,10 @@ type Config struct {
 
 	PrefillRate   float64       // prompt tokens per second; default 40000
 	TokenInterval time.Duration // decode interval of one sequence at batch size 1; default 20ms
+	// ModelSlowdown multiplies the decode interval of the models it names
+	// (1.2: a fifth slower), so two models of one simulator differ as a
+	// smaller and a larger quantisation would.
+	ModelSlowdown map[string]float64
 	// RequestOverhead is what every chat request spends before it waits
 	// for a slot: parsing its body, the chat template, tokenizing.
 	// llama-server took 2.5 ms for a short prompt and 6 to 30 ms from 1k
@@ -194,6 +199,7 @@ func (c Config) withDefaults() Config {
 	} else {
 		c.Models = append([]string(nil), c.Models...)
 	}
+	c.ModelSlowdown = maps.Clone(c.ModelSlowdown)
 	if c.TemplateOverhead == 0 {
 		c.TemplateOverhead = 11
 	} else if c.TemplateOverhead < 0 {

@@ -6,9 +6,11 @@ package planstest
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -45,6 +47,7 @@ var makers = map[string]func(failed bool) plans.Doc{
 	results.PlanSpecDec:  specDec,
 	results.PlanCapacity: capacity,
 	results.PlanContext:  context,
+	results.PlanTune:     tune,
 }
 
 const created = "2026-11-30T10:00:00Z"
@@ -126,4 +129,37 @@ func context(failed bool) plans.Doc {
 		r.Depths[1] = results.ContextDepth{Depth: 8192, Conversations: 3, Failures: []string{"HTTP 400: the request exceeds the available context size"}}
 	}
 	return plans.Context{Result: r}
+}
+
+// tune is a settings comparison of two settings over three rounds, the
+// second faster at 8 users; failed, its second setting's server never
+// started.
+func tune(failed bool) plans.Doc {
+	r := &results.TuneResult{Format: results.FormatTune, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b",
+		Plan: results.TunePlan{Rounds: 3, Concurrency: []int{1, 8}, Requests: 32, InputTokens: 512, OutputTokens: 128, Confidence: 0.95},
+		Settings: []results.TuneSetting{
+			{Name: "-np 2", How: setup.ByCommand, Model: "qwen3-8b", Rounds: 3, Server: &results.TuneServer{Family: results.FamilyLlamaCpp, Build: "b9749", Slots: 2}},
+			{Name: "-np 8", How: setup.ByCommand, Model: "qwen3-8b", Rounds: 3, Server: &results.TuneServer{Family: results.FamilyLlamaCpp, Build: "b9749", Slots: 8}},
+		},
+		Warnings: []string{}}
+	for round := 1; round <= 3; round++ {
+		for s := range 2 {
+			r.Runs = append(r.Runs, results.TuneRun{Setting: s, Round: round, Position: 1 + (s+round+1)%2, Complete: true, Levels: []results.TuneLevel{
+				{Concurrency: 1, Values: map[string]float64{"output_throughput": 40}},
+				{Concurrency: 8, Values: map[string]float64{"output_throughput": 120 + 60*float64(s)}},
+			}})
+		}
+	}
+	r.Verdicts = []results.TuneVerdict{
+		{Setting: 1, Concurrency: 1, Metric: "output_throughput", Label: "output tok/s", Unit: "tok/s", HigherBest: true, Rounds: 3, Base: 40, Value: 40.2, Change: 0.005, Low: -0.02, High: 0.03, Verdict: results.TuneSame},
+		{Setting: 1, Concurrency: 8, Metric: "output_throughput", Label: "output tok/s", Unit: "tok/s", HigherBest: true, Rounds: 3, Base: 120, Value: 180, Change: 0.5, Low: 0.45, High: 0.55, Verdict: results.TuneBetter},
+	}
+	r.Answers = []results.TuneAnswers{{Setting: 1, Prompts: 10, Differ: []results.TuneAnswerDiff{}}}
+	if failed {
+		r.Settings[1] = results.TuneSetting{Name: "-np 8", How: setup.ByCommand, Model: "qwen3-8b",
+			Failed: "the server exited before it answered (exit status 1): gguf_init_from_file: failed to open GGUF file"}
+		r.Runs = slices.DeleteFunc(r.Runs, func(run results.TuneRun) bool { return run.Setting == 1 })
+		r.Verdicts, r.Answers = []results.TuneVerdict{}, []results.TuneAnswers{}
+	}
+	return plans.Tune{Result: r}
 }

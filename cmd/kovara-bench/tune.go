@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/storage"
+)
+
+// The settings comparison: kovara-bench tune FILE.yaml, or tune with
+// --setting flags (run --plan tune is the same plan; demo --plan tune runs
+// it on the simulator's two models).
+
+const planTune = results.PlanTune
+
+// tuneFlags are the settings comparison's own flags.
+type tuneFlags struct {
+	settings, modelSettings, handSettings listFlag
+	rounds                                int
+	startTimeout                          string
+	noAnswers, yes                        bool
+	file                                  *storage.TuneFile // FILE.yaml, read by cmdTune
+}
+
+// listFlag is a flag given once per value.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func (f *tuneFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.settings, "setting", "tune: a setting the app starts, 'NAME=COMMAND' (the server's whole command line; NAME=VALUE words before the program are its environment), once per setting")
+	fs.Var(&f.modelSettings, "model-setting", "tune: a setting that is another model of the same server, 'NAME=MODEL'")
+	fs.Var(&f.handSettings, "hand-setting", "tune: a setting you make yourself when asked, 'NAME=WHAT TO CHANGE'")
+	fs.IntVar(&f.rounds, "rounds", setup.TuneDefaultRounds, "tune: rounds, each running every setting once, in turns")
+	fs.StringVar(&f.startTimeout, "start-timeout", "5m", "tune: how long a started server may take to answer")
+	fs.BoolVar(&f.noAnswers, "no-answers", false, "tune: leave out the check of the settings' answers to fixed prompts")
+	fs.BoolVar(&f.yes, "yes", false, "tune: run the commands of a settings file without asking (they are printed first)")
+}
+
+// tuneOnly are the flags of the settings comparison alone.
+var tuneOnly = []string{"setting", "model-setting", "hand-setting", "rounds", "start-timeout", "no-answers", "yes"}
+
+// cmdTune is kovara-bench tune [FILE.yaml] [flags].
+func cmdTune(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
+	var f runFlags
+	f.register(fs, true)
+	f.planName = planTune
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if set["plan"] && f.planName != planTune {
+		fmt.Fprintln(stderr, "kovara-bench tune: --plan: tune runs the settings comparison; use run --plan for the others")
+		return exitBadInput
+	}
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		tf, err := storage.LoadTuneFile(fs.Arg(0))
+		if err != nil {
+			fmt.Fprintf(stderr, "kovara-bench tune: %v\n", err)
+			return exitBadInput
+		}
+		f.tune.file = tf
+		if f.endpoint == "" {
+			f.endpoint = tf.Endpoint
+		}
+	default:
+		fmt.Fprintf(stderr, "kovara-bench tune: one settings file at most, not %q\n", strings.Join(fs.Args(), " "))
+		return exitBadInput
+	}
+	if f.endpoint == "" {
+		fmt.Fprintln(stderr, "kovara-bench tune: give the server with --endpoint (or endpoint: in the file), e.g. --endpoint http://127.0.0.1:8080: the address each setting's server answers at")
+		return exitBadInput
+	}
+	code, _ := runOtherPlan(f, set, false, stdout, stderr)
+	return code
+}
+
+// tunePlan is the comparison the flags (or the file) ask for.
+func (f *runFlags) tunePlan(set map[string]bool) (setup.TunePlan, error) {
+	var p setup.TunePlan
+	if tf := f.tune.file; tf != nil {
+		for _, n := range []string{"setting", "model-setting", "hand-setting"} {
+			if set[n] {
+				return p, fmt.Errorf("--%s with a settings file: put every setting in %s", n, tf.Path)
+			}
+		}
+		p = tf.Plan
+	} else {
+		p = setup.TunePlan{Inner: setup.TuneDefaultPlan()}
+		for _, s := range f.tune.settings {
+			st, err := commandSetting(s)
+			if err != nil {
+				return p, err
+			}
+			p.Settings = append(p.Settings, st)
+		}
+		for _, s := range f.tune.modelSettings {
+			name, model, ok := strings.Cut(s, "=")
+			if !ok {
+				return p, fmt.Errorf("--model-setting %q: write NAME=MODEL", s)
+			}
+			p.Settings = append(p.Settings, setup.TuneSetting{Name: name, How: setup.ByModel, Model: model})
+		}
+		for _, s := range f.tune.handSettings {
+			name, what, ok := strings.Cut(s, "=")
+			if !ok {
+				return p, fmt.Errorf("--hand-setting %q: write NAME=WHAT TO CHANGE", s)
+			}
+			p.Settings = append(p.Settings, setup.TuneSetting{Name: name, How: setup.ByHand, Instruction: what})
+		}
+		if len(p.Settings) == 0 && f.demo {
+			for _, m := range sim.TuneDemo().Models {
+				p.Settings = append(p.Settings, setup.TuneSetting{Name: strings.TrimPrefix(m, "kovara-sim-8b-"), How: setup.ByModel, Model: m})
+			}
+		}
+	}
+	in := &p.Inner
+	if set["model"] {
+		in.Model = f.model
+	}
+	if set["concurrency"] {
+		levels, err := engine.ParseLevels(f.concurrency)
+		if err != nil {
+			return p, fmt.Errorf("--concurrency %q: %w", f.concurrency, err)
+		}
+		in.Concurrency = levels
+	}
+	if set["requests"] {
+		in.Requests = f.requests
+	}
+	if set["input-tokens"] {
+		in.InputTokens = f.inputTokens
+	}
+	if set["output-tokens"] {
+		in.OutputTokens = f.outputTokens
+	}
+	if set["warmup"] {
+		in.Warmup = f.warmup
+	}
+	if to, err := f.planTimeout(set); err != nil {
+		return p, err
+	} else if to > 0 {
+		in.Timeout = to
+	}
+	if set["rounds"] || p.Rounds == 0 {
+		p.Rounds = f.tune.rounds
+	}
+	if set["start-timeout"] || p.StartTimeout == 0 {
+		d, err := engine.ParseTimeout(f.tune.startTimeout)
+		if err != nil {
+			return p, fmt.Errorf("--start-timeout: %w", err)
+		}
+		p.StartTimeout = d
+	}
+	if set["no-answers"] {
+		p.NoAnswers = f.tune.noAnswers
+	}
+	return p, p.Validate()
+}
+
+// commandSetting reads --setting 'NAME=COMMAND': the command's leading
+// NAME=VALUE words are the server's environment, as a shell would take
+// them.
+func commandSetting(s string) (setup.TuneSetting, error) {
+	name, cmd, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(name) == "" {
+		return setup.TuneSetting{}, fmt.Errorf("--setting %q: write NAME=COMMAND, e.g. --setting 'np8=llama-server -m model.gguf -np 8 --port 8080'", s)
+	}
+	env, command, err := shellwords.Command(cmd)
+	if err != nil {
+		return setup.TuneSetting{}, fmt.Errorf("--setting %s: %w", name, err)
+	}
+	return setup.TuneSetting{Name: name, How: setup.ByCommand, Env: env, Command: command}, nil
+}
+
+// buildTune is the settings comparison's builder (planBuilders).
+func buildTune(f *runFlags, set map[string]bool) (otherPlan, error) {
+	p, err := f.tunePlan(set)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
+		p.Inner.Simulated = simulated
+		if tf := f.tune.file; tf != nil {
+			if ok, code := confirmFile(tf, f.tune.yes, stderr); !ok {
+				return code
+			}
+		}
+		lib, err := openLibrary()
+		if err != nil {
+			fmt.Fprintf(stderr, "warning: the results library cannot be used (%v): the runs are not kept\n", err)
+		}
+		tobs := engine.TuneObserver{
+			Observer: obs,
+			Status: func(s engine.TuneStatus) {
+				prog.log(fmt.Sprintf("round %d of %d, %s: %s", s.Round, s.Rounds, s.Setting, s.Doing))
+			},
+			Saved: func(rf *results.File) string {
+				if lib == nil {
+					return ""
+				}
+				id, err := lib.SaveTuneRun(rf)
+				if err != nil {
+					fmt.Fprintf(stderr, "kovara-bench: could not save a run into the library: %v\n", err)
+				}
+				return id
+			},
+			Pause: func(ctx context.Context, s engine.TuneSetting) error { return askByHand(ctx, s, prog) },
+		}
+		fmt.Fprintf(stderr, "comparing %d settings in %d rounds: %s\n", len(p.Settings), p.Rounds, engine.DescribePlan(p.Inner))
+		prog.start()
+		res, err := engine.RunTune(ctx, p, ep, tobs)
+		prog.stop()
+		return finishTune(res, err, *f, stdout, stderr)
+	}, nil
+}
+
+// confirmFile shows a settings file's commands and asks before any of
+// them runs, unless this machine confirmed the same text before (or
+// --yes). Without a terminal to ask on, it refuses.
+func confirmFile(tf *storage.TuneFile, yes bool, stderr io.Writer) (bool, int) {
+	cmds := tf.Commands()
+	if len(cmds) == 0 {
+		return true, 0
+	}
+	dirs, err := storage.DefaultDirs()
+	var conf *storage.Confirmations
+	if err == nil {
+		conf = storage.OpenConfirmations(dirs.Config)
+		if conf.Has(tf.Hash) {
+			return true, 0
+		}
+	}
+	fmt.Fprintf(stderr, "%s runs these commands on this machine (or through ssh):\n", tf.Path)
+	for _, c := range cmds {
+		fmt.Fprintf(stderr, "  %s\n", c)
+	}
+	if !yes {
+		if !term.IsTerminal(int(os.Stdin.Fd())) {
+			fmt.Fprintf(stderr, "kovara-bench tune: %s has not been confirmed on this machine: read the commands above, then run again with --yes\n", tf.Path)
+			return false, exitBadInput
+		}
+		fmt.Fprint(stderr, "Run them? [y/N] ")
+		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(stderr, "kovara-bench tune: nothing was run")
+			return false, exitBadInput
+		}
+	}
+	if conf != nil {
+		if err := conf.Add(tf.Hash); err != nil {
+			fmt.Fprintf(stderr, "warning: the confirmation could not be kept (%v): it will be asked again\n", err)
+		}
+	}
+	return true, 0
+}
+
+// askByHand says what to change and waits for Enter on the terminal.
+func askByHand(ctx context.Context, s engine.TuneSetting, prog *progress) error {
+	if !term.IsTerminal(int(os.Stdin.Fd())) {
+		return errors.New("a setting changed by hand needs a terminal to press Enter on")
+	}
+	prog.log(fmt.Sprintf("setting %s: %s, then press Enter", s.Name, s.Instruction))
+	done := make(chan struct{})
+	go func() {
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func finishTune(res *results.TuneResult, err error, f runFlags, stdout, stderr io.Writer) int {
+	o := planOutput{measured: res != nil && len(res.Runs) > 0}
+	if res != nil {
+		o.doc, o.warnings = plans.Tune{Result: res}, nil
+		o.print = func(w io.Writer) { printTune(w, res) }
+	}
+	return finishPlan(o, err, f, stdout, stderr)
+}
+
+// printTune writes the verdict first, in one sentence, then the table
+// and what each setting's server said of itself.
+func printTune(w io.Writer, r *results.TuneResult) {
+	fmt.Fprintln(w, r.Headline())
+	if a := r.AnswersSentence(); a != "" {
+		fmt.Fprintln(w, a)
+	}
+	printHeading(w, fmt.Sprintf("Settings comparison (Kovara Desktop): %d %s, each setting against %s from the rounds' paired differences (%s intervals)",
+		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), r.Settings[0].Name, compareConfidence(r.Plan.Confidence)), r.Local.Simulated)
+	printProblems(w, plans.Tune{Result: r})
+	for _, s := range r.Settings {
+		if d := s.Server.Describe(); d != "" {
+			fmt.Fprintf(w, "  %s: %s\n", s.Name, d)
+		}
+	}
+	printTable(w, r.Table())
+}
+
+func compareConfidence(c float64) string { return fmt.Sprintf("%g %%", 100*c) }

@@ -1,0 +1,85 @@
+package plans
+
+import (
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+var tuneKind = &Kind{
+	ID:       results.PlanTune,
+	Title:    "Compare settings: is the server faster with this flag?",
+	Results:  "settings comparisons",
+	Format:   results.FormatTune,
+	RunKinds: []RunKind{{results.PlanTune, "settings"}},
+	// Each run is a Kovara plan, with its timeout.
+	Timeout: setup.DefaultTimeout,
+	Demo:    sim.TuneDemo,
+	decode:  decodeAs(results.DecodeTune, func(r *results.TuneResult) Doc { return Tune{Result: r} }),
+}
+
+// Tune is a settings comparison as a plan document.
+type Tune struct{ Result *results.TuneResult }
+
+func (d Tune) Kind() *Kind              { return tuneKind }
+func (d Tune) Model() string            { return d.Result.Model }
+func (d Tune) CreatedAt() string        { return d.Result.CreatedAt }
+func (d Tune) Complete() bool           { return d.Result.Complete }
+func (d Tune) Simulated() bool          { return d.Result.Local.Simulated }
+func (d Tune) Marshal() ([]byte, error) { return results.MarshalTune(d.Result) }
+func (d Tune) Table() results.Table     { return d.Result.Table() }
+
+// Headline is the verdict, then whether the answers changed: the two
+// things the comparison was run to find out.
+func (d Tune) Headline() string {
+	h := d.Result.Headline()
+	if a := d.Result.AnswersSentence(); a != "" {
+		h += " " + a
+	}
+	return h
+}
+
+// Failed: a setting could not be measured (its server did not start,
+// the endpoint refused it), so it was compared with nothing.
+func (d Tune) Failed() bool {
+	if len(d.Result.Settings) < 2 {
+		return true
+	}
+	for _, s := range d.Result.Settings {
+		if s.Failed != "" || (d.Complete() && s.Rounds == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// Problems are the settings that could not be measured and the runs that
+// failed, then the comparison's own warnings (a server whose build
+// changed between rounds, two settings the server reported alike).
+func (d Tune) Problems() []string {
+	out := d.Result.Problems()
+	for _, s := range d.Result.Settings {
+		if s.Failed == "" && d.Complete() && s.Rounds == 0 {
+			out = append(out, "setting "+s.Name+" was not measured in any round")
+		}
+	}
+	return append(out, d.Result.Warnings...)
+}
+
+func (d Tune) Summary() Summary {
+	r := d.Result
+	s := summaryOf(d, r.Local.EndpointName, "")
+	s.Levels = r.Plan.Concurrency
+	for _, v := range r.Verdicts {
+		if v.Metric == "output_throughput" {
+			s.BestOutputTPS = max(s.BestOutputTPS, v.Base, v.Value)
+		}
+	}
+	for _, st := range r.Settings {
+		if st.Server != nil && st.Server.Family != "" {
+			s.Engine = engineName(results.Detection{Family: st.Server.Family, Version: st.Server.Build})
+			break
+		}
+	}
+	return s
+}
