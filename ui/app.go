@@ -75,6 +75,8 @@ type App struct {
 	// contextView is the context result view last made (where it shows,
 	// the Benchmark or the History place), for the tests to read.
 	contextView *ContextView
+	// tuneView is the settings comparison's result view last made.
+	tuneView *TuneView
 }
 
 // New builds the main window on a (real or test) Fyne app.

@@ -51,6 +51,7 @@ var planForms = map[string]func(s *BenchmarkScreen) planForm{
 	results.PlanSpecDec:  func(s *BenchmarkScreen) planForm { s.specDec = newSpecDecForm(s); return s.specDec },
 	results.PlanCapacity: func(s *BenchmarkScreen) planForm { s.capacity = newCapacityForm(s); return s.capacity },
 	results.PlanContext:  func(s *BenchmarkScreen) planForm { s.context = newContextForm(s); return s.context },
+	results.PlanTune:     func(s *BenchmarkScreen) planForm { s.tune = newTuneForm(s); return s.tune },
 }
 
 // BenchmarkScreen is the Benchmark place: the setup form, then the live
@@ -74,6 +75,7 @@ type BenchmarkScreen struct {
 	specDec  *specDecForm
 	capacity *capacityForm
 	context  *contextForm
+	tune     *tuneForm
 
 	planNote  *widget.Label
 	runButton *widget.Button
@@ -301,7 +303,7 @@ func (s *BenchmarkScreen) revalidate() {
 	if err == nil && s.endpointSelect.Selected == "" {
 		err = errNoEndpoint
 	}
-	if err == nil {
+	if own, ok := f.(interface{ ownModels() bool }); err == nil && !(ok && own.ownModels()) {
 		err = s.modelProblem()
 	}
 	if err == nil && input > 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/plans/planstest"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -219,6 +220,10 @@ func (h *harness) seedEveryKind(url string) map[string]string {
 	cx.Local.EndpointName, cx.Model = "lab box", model
 	id, err = h.u.lib.SaveDoc("", plans.Context{Result: cx})
 	save(results.PlanContext, id, err)
+	tr := planstest.Tune(false)
+	tr.Local.PlanLocal, tr.Model = local, model
+	id, err = h.u.lib.SaveDoc("", plans.Tune{Result: tr})
+	save(results.PlanTune, id, err)
 	return ids
 }
 
@@ -234,7 +239,7 @@ func TestHistoryFilterListsEveryKind(t *testing.T) {
 	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
-		want := []string{kindAll, "hardware", "protocol", "three stages", "spec decoding", "capacity", "context"}
+		want := []string{kindAll, "hardware", "protocol", "three stages", "spec decoding", "capacity", "context", "settings"}
 		if got := hs.kindSelect.Options; strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("kind filter offers %q, want %q", got, want)
 		}
@@ -318,8 +323,9 @@ func TestHistoryDeleteNamesTheRuns(t *testing.T) {
 		}
 		test.Tap(hs.deleteButton)
 		text := test.RenderObjectToMarkup(h.win.Canvas().Overlays().Top())
-		if !strings.Contains(text, "Delete these 7 runs from the history?") {
-			t.Errorf("the confirmation does not count seven runs:\n%s", text)
+		n := len(ids) + 1 // every kind's run and the unreadable file
+		if !strings.Contains(text, fmt.Sprintf("Delete these %d runs from the history?", n)) {
+			t.Errorf("the confirmation does not count %d runs:\n%s", n, text)
 		}
 		first := hs.all[0]
 		if line := "• " + historyCell(first, 1, nil) + " · Qwen3-30B-A3B-Instruct-2507-Q4_K_M · lab box · " + storage.KindName(first.RunKind); !strings.Contains(text, line) {
@@ -328,11 +334,11 @@ func TestHistoryDeleteNamesTheRuns(t *testing.T) {
 		if got := strings.Count(text, "• "); got != deleteNamed {
 			t.Errorf("%d runs named, want %d", got, deleteNamed)
 		}
-		if !strings.Contains(text, "and 3 more") {
+		if !strings.Contains(text, fmt.Sprintf("and %d more", n-deleteNamed)) {
 			t.Error("the confirmation does not say how many more")
 		}
 		h.tapInOverlay("Keep")
-		if len(hs.all) != 7 {
+		if len(hs.all) != n {
 			t.Fatalf("Keep deleted runs: %d left", len(hs.all))
 		}
 
@@ -352,8 +358,8 @@ func TestHistoryDeleteNamesTheRuns(t *testing.T) {
 			t.Errorf("the unreadable file's confirmation:\n%s", text)
 		}
 		h.tapInOverlay("Delete")
-		if len(hs.all) != 5 {
-			t.Errorf("after two deletes %d runs, want 5", len(hs.all))
+		if len(hs.all) != n-2 {
+			t.Errorf("after two deletes %d runs, want %d", len(hs.all), n-2)
 		}
 	})
 	// "1 run", not "1 runs".

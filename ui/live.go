@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -24,21 +25,28 @@ const liveChartMinHeight = 150
 type LiveView struct {
 	content fyne.CanvasObject
 
-	title       *widget.Label
-	phase       *widget.Label
-	levelBar    *widget.ProgressBar
-	overallBar  *widget.ProgressBar
-	counters    *widget.Label
-	lastError   *widget.Label
-	tpsChart    *ChartView
-	ttftChart   *ChartView
-	itlChart    *ChartView
-	srvChart    *ChartView
-	kvChart     *ChartView
-	powerChart  *ChartView
-	utilChart   *ChartView
-	tabs        *container.AppTabs // Requests | Server | GPU
-	stopButton  *widget.Button
+	title      *widget.Label
+	phase      *widget.Label
+	levelBar   *widget.ProgressBar
+	overallBar *widget.ProgressBar
+	counters   *widget.Label
+	lastError  *widget.Label
+	tpsChart   *ChartView
+	ttftChart  *ChartView
+	itlChart   *ChartView
+	srvChart   *ChartView
+	kvChart    *ChartView
+	powerChart *ChartView
+	utilChart  *ChartView
+	tabs       *container.AppTabs // Requests | Server | GPU (| Server log)
+	stopButton *widget.Button
+	// turn says where a settings comparison is (round, setting, what the
+	// server is doing), hidden for the other plans; serverLog is the
+	// server it started, in a tab of its own; overall, when set, is the
+	// whole comparison's progress instead of the run's.
+	turn        *widget.Label
+	serverLog   *widget.Label
+	overall     func() float64
 	stopConfirm dialog.Dialog
 
 	// redraws counts live refreshes, for tests.
@@ -63,6 +71,9 @@ func newLiveView(title string, onStop func()) *LiveView {
 	}
 	v.lastError.Wrapping = fyne.TextWrapWord
 	v.phase.Wrapping = fyne.TextWrapWord
+	v.turn = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	v.turn.Wrapping = fyne.TextWrapWord
+	v.turn.Hide()
 	v.stopButton = widget.NewButton("Stop", onStop)
 	v.stopButton.Importance = widget.DangerImportance
 	// The bars side by side and the counters beside the last error, so
@@ -73,7 +84,7 @@ func newLiveView(title string, onStop func()) *LiveView {
 	)
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, nil, v.stopButton, v.title),
-		v.phase, bars,
+		v.turn, v.phase, bars,
 		container.NewBorder(nil, nil, v.counters, nil, v.lastError),
 	)
 	for _, c := range []*ChartView{v.tpsChart, v.ttftChart, v.itlChart, v.srvChart, v.kvChart, v.powerChart, v.utilChart} {
@@ -89,12 +100,35 @@ func newLiveView(title string, onStop func()) *LiveView {
 	return v
 }
 
+// showTurn says where a settings comparison is, and shows its server's
+// last log lines in their tab (made on the first call); call it on the
+// UI goroutine.
+func (v *LiveView) showTurn(line string, log []string) {
+	v.turn.SetText(line)
+	v.turn.Show()
+	if v.serverLog == nil {
+		v.serverLog = widget.NewLabel("")
+		v.serverLog.Wrapping = fyne.TextWrapWord
+		v.serverLog.TextStyle = fyne.TextStyle{Monospace: true}
+		v.tabs.Append(container.NewTabItem("Server log", container.NewVScroll(v.serverLog)))
+	}
+	text := "No server started by the app is running now."
+	if len(log) > 0 {
+		text = strings.Join(log, "\n")
+	}
+	v.serverLog.SetText(text)
+}
+
 // update shows the live data; call it on the UI goroutine.
 func (v *LiveView) update(d *liveData, p chart.Palette) {
 	v.redraws++
 	v.phase.SetText(d.phaseLine())
 	v.levelBar.SetValue(d.levelProgress())
-	v.overallBar.SetValue(d.overallProgress())
+	if v.overall != nil {
+		v.overallBar.SetValue(v.overall())
+	} else {
+		v.overallBar.SetValue(d.overallProgress())
+	}
 	v.counters.SetText(d.counters())
 	if e := d.snap.LastError; e != "" {
 		v.lastError.SetText("Last error: " + e)

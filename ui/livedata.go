@@ -54,6 +54,11 @@ type liveData struct {
 
 // add folds one snapshot in.
 func (d *liveData) add(s engine.Snapshot) {
+	if s.At < d.snap.At {
+		// The clock went back: a new run began on the same live view (a
+		// settings comparison's next run), and its charts start afresh.
+		*d = liveData{}
+	}
 	warm := s.Phase == engine.PhaseWarmup
 	counting := warm || s.Phase.Measured()
 	if s.NewLevel || s.Level != d.level {

@@ -337,6 +337,17 @@ func TestEveryPlanRunsFromItsForm(t *testing.T) {
 			b.context.repeatsEntry.SetText("2")
 			b.context.outputEntry.SetText("32")
 		},
+		// Two settings that are the one model the server serves.
+		results.PlanTune: func(b *BenchmarkScreen) {
+			for _, r := range b.tune.rows {
+				r.whatEntry.SetText("kovara-sim-8b")
+			}
+			b.tune.roundsEntry.SetText("2")
+			b.tune.concurrencyEntry.SetText("1,2")
+			b.tune.requestsEntry.SetText("4")
+			b.tune.lengths.inputEntry.SetText("32")
+			b.tune.lengths.outputEntry.SetText("16")
+		},
 	}
 	h := newHarness(t)
 	b := h.u.bench

@@ -32,7 +32,7 @@ func planTitle(title, headline string) (*widget.Label, *widget.Label) {
 // are none) and the state above; the charts over the table, which scrolls
 // with the notes under it, so the page fits a 1024×640 window
 // (docs/plans.md).
-func planPage(u *App, id string, title *widget.Label, back *widget.Button, headline, state, notes *widget.Label,
+func planPage(u *App, id string, title *widget.Label, back *widget.Button, headline fyne.CanvasObject, state, notes *widget.Label,
 	d plans.Doc, charts, table fyne.CanvasObject) (content fyne.CanvasObject, problems *widget.Label) {
 	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(back, showFileButton(u, id)), title), headline)
 	if problems = problemsLabel(d); problems != nil {

@@ -225,7 +225,7 @@ func TestPlansTimeOutAsTheirKindSays(t *testing.T) {
 		timeouts := map[string]*formEntry{
 			results.PlanKovara: b.kovara.timeoutEntry, results.PlanStages: b.stages.timeoutEntry,
 			results.PlanSpecDec: b.specDec.timeoutEntry, results.PlanCapacity: b.capacity.timeoutEntry,
-			results.PlanContext: b.context.timeoutEntry,
+			results.PlanContext: b.context.timeoutEntry, results.PlanTune: b.tune.timeoutEntry,
 		}
 		for _, k := range plans.All {
 			e := timeouts[k.ID]

@@ -46,6 +46,10 @@ var resultViews = map[string]newView{
 		v := newContextView(u, d.(plans.Context).Result, id, saveErr, onBack)
 		return planView{v.content, v.back, v}
 	},
+	results.PlanTune: func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
+		v := newTuneView(u, d.(plans.Tune).Result, id, saveErr, onBack)
+		return planView{v.content, v.back, v}
+	},
 }
 
 // resultView is d's result view.

@@ -47,7 +47,7 @@ var makers = map[string]func(failed bool) plans.Doc{
 	results.PlanSpecDec:  specDec,
 	results.PlanCapacity: capacity,
 	results.PlanContext:  context,
-	results.PlanTune:     tune,
+	results.PlanTune:     func(failed bool) plans.Doc { return plans.Tune{Result: Tune(failed)} },
 }
 
 const created = "2026-11-30T10:00:00Z"
@@ -131,10 +131,10 @@ func context(failed bool) plans.Doc {
 	return plans.Context{Result: r}
 }
 
-// tune is a settings comparison of two settings over three rounds, the
+// Tune is a settings comparison of two settings over three rounds, the
 // second faster at 8 users; failed, its second setting's server never
 // started.
-func tune(failed bool) plans.Doc {
+func Tune(failed bool) *results.TuneResult {
 	r := &results.TuneResult{Format: results.FormatTune, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b",
 		Plan: results.TunePlan{Rounds: 3, Concurrency: []int{1, 8}, Requests: 32, InputTokens: 512, OutputTokens: 128, Confidence: 0.95},
 		Settings: []results.TuneSetting{
@@ -161,5 +161,5 @@ func tune(failed bool) plans.Doc {
 		r.Runs = slices.DeleteFunc(r.Runs, func(run results.TuneRun) bool { return run.Setting == 1 })
 		r.Verdicts, r.Answers = []results.TuneVerdict{}, []results.TuneAnswers{}
 	}
-	return plans.Tune{Result: r}
+	return r
 }

@@ -1,0 +1,152 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/chart"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/plans"
+)
+
+// TuneView shows a settings comparison: the verdict in a sentence, the
+// answers check beside it, the settings as the server reported them, a
+// chart per headline metric (each setting's rounds as dots and the
+// interval of its change), and the table of every metric with intervals.
+type TuneView struct {
+	content   fyne.CanvasObject
+	headline  *widget.Label
+	answers   *widget.Label
+	problems  *widget.Label
+	state     *widget.Label
+	notes     *widget.Label
+	level     *widget.Select // the level the charts show
+	charts    []*ChartView
+	chartTabs *container.AppTabs // a chart per metric, one on show
+	back      *widget.Button
+	saveAll   []*widget.Button
+	result    *results.TuneResult
+	u         *App
+}
+
+func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack func()) *TuneView {
+	v := &TuneView{u: u, result: r}
+	d := plans.Tune{Result: r}
+	var title *widget.Label
+	names := make([]string, len(r.Settings))
+	for i, s := range r.Settings {
+		names[i] = s.Name
+	}
+	title, v.headline = planTitle("Compare settings: "+strings.Join(names, " · ")+" on "+r.Local.Where(), r.Headline())
+	attention(v.headline, d)
+	v.answers = widget.NewLabel(r.AnswersSentence())
+	v.answers.Wrapping = fyne.TextWrapWord
+
+	if v.answers.Text == "" {
+		v.answers.Hide()
+	}
+	// What ran, in a line above the charts; each setting as the server
+	// reported it goes under the table with the method.
+	plan := fmt.Sprintf("%d %s × %d settings in turns; each run a Kovara plan at %s users, %d requests a level (%d-token prompts, %d-token answers), kept in the history as its own run.",
+		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), len(r.Settings), joinInts(r.Plan.Concurrency), r.Plan.Requests, r.Plan.InputTokens, r.Plan.OutputTokens)
+	if r.Local.Simulated {
+		plan += " Simulated: made against the built-in simulator."
+	}
+	if saveErr != nil {
+		plan += " It could not be saved in the history: " + saveErr.Error()
+	}
+	v.state = widget.NewLabel(plan)
+	v.state.Wrapping = fyne.TextWrapWord
+	var settings []string
+	for _, s := range r.Settings {
+		line := "• " + s.Name + ": " + howWords(s)
+		if rep := s.Server.Describe(); rep != "" {
+			line += " — the server said: " + rep
+		}
+		settings = append(settings, line)
+	}
+
+	levels := make([]string, len(r.Plan.Concurrency))
+	for i, c := range r.Plan.Concurrency {
+		levels[i] = usersLabel(c)
+	}
+	v.chartTabs = container.NewAppTabs()
+	v.level = widget.NewSelect(levels, func(string) { v.drawCharts() })
+	if len(levels) > 0 {
+		v.level.SetSelected(levels[len(levels)-1]) // the most users: where settings differ most
+	}
+	charts := container.NewBorder(container.NewHBox(widget.NewLabel("Charts at"), v.level), nil, nil, nil, v.chartTabs)
+
+	t := r.Table()
+	table := textTable(t.Rows, t.Columns)
+	v.back = widget.NewButton("New benchmark", onBack)
+	conf := strconv.FormatFloat(100*r.Plan.Confidence, 'f', -1, 64)
+	notes := []string{fmt.Sprintf("Each change is the mean of the rounds' paired ratios against %s, with its %s %% interval; "+
+		"a change is called only beyond its interval and at least the least change of its metric (3 %% for throughput, ITL and latency, 5 %% for TTFT p50, 10 %% for TTFT p95). "+
+		"The rounds are blocks: what drifted on the machine during a round moved both of its runs.", names[0], conf)}
+	notes = append(notes, settings...)
+	v.notes = widget.NewLabel(strings.Join(notes, "\n"))
+	v.notes.Wrapping = fyne.TextWrapWord
+	// The verdict and the answers are said together, at the top.
+	v.content, v.problems = planPage(u, id, title, v.back, container.NewVBox(v.headline, v.answers), v.state, v.notes, d, charts, table)
+	u.tuneView = v
+	return v
+}
+
+// drawCharts draws the charts of the level chosen.
+func (v *TuneView) drawCharts() {
+	c, err := strconv.Atoi(strings.Fields(v.level.Selected + " 0")[0])
+	if err != nil {
+		return
+	}
+	palette := PaletteFor(v.u.fyne.Settings().Theme(), v.u.fyne.Settings().ThemeVariant())
+	specs := chart.TuneCharts(v.result, c, palette)
+	v.charts = v.charts[:0]
+	v.saveAll = v.saveAll[:0]
+	shown := v.chartTabs.SelectedIndex()
+	var items []*container.TabItem
+	for _, spec := range specs {
+		cv := NewChartView("Two runs are needed for a chart.")
+		cv.SetSpec(spec)
+		v.charts = append(v.charts, cv)
+		name, _, _ := strings.Cut(spec.Title, " at ")
+		items = append(items, container.NewTabItem(name, savableChart(v.u, cv, spec.Title, &v.saveAll)))
+	}
+	v.chartTabs.SetItems(items)
+	if shown > 0 && shown < len(items) {
+		v.chartTabs.SelectIndex(shown)
+	}
+}
+
+// howWords says how a setting was reached.
+func howWords(s results.TuneSetting) string {
+	switch s.How {
+	case setup.ByModel:
+		return "model " + s.Model
+	case setup.ByHand:
+		return "changed by hand"
+	}
+	return "started by the app"
+}
+
+func usersLabel(c int) string { return fmt.Sprintf("%d %s", c, results.Plural(c, "user", "users")) }
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
