@@ -363,3 +363,34 @@ func TestTunePlanRefused(t *testing.T) {
 		})
 	}
 }
+
+// A setting's command before its turn runs before each of its turns; one
+// that fails fails its setting, in its own words, and the others run.
+func TestTuneBefore(t *testing.T) {
+	t.Parallel()
+	cfg := fastSim()
+	cfg.Models = []string{"m"}
+	_, url := startSim(t, cfg)
+	marks := filepath.Join(t.TempDir(), "marks")
+	plan := TunePlan{
+		Settings: []TuneSetting{
+			{Name: "A", How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo A >> "+marks)},
+			{Name: "B", How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo no power limit here >&2; exit 3")},
+		},
+		Rounds: 2, Inner: tinyTunePlan(), NoAnswers: true,
+	}
+	var log tuneLog
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(marks); string(b) != "A\nA\n" {
+		t.Errorf("A's command before its turns ran %q times, want twice", b)
+	}
+	if f := res.Settings[1].Failed; !strings.Contains(f, "its command before the turn: it failed (exit status 3)") || !strings.Contains(f, "no power limit here") {
+		t.Errorf("B failed with %q", f)
+	}
+	if res.Settings[0].Rounds != 2 || len(res.Runs) != 2 {
+		t.Errorf("A measured %d rounds in %d runs", res.Settings[0].Rounds, len(res.Runs))
+	}
+}

@@ -59,6 +59,10 @@ type tuneRow struct {
 	whatEntry    *formEntry
 	testButton   *widget.Button
 	removeButton *widget.Button
+	// before is a command run before each of the setting's turns, on
+	// this machine ("sudo nvidia-smi -pl 250"); beforeButton edits it.
+	before       string
+	beforeButton *widget.Button
 	box          fyne.CanvasObject
 }
 
@@ -117,13 +121,14 @@ func (f *tuneForm) addRow(name, how, what string) *tuneRow {
 	r.howSelect = widget.NewSelect(labels, func(string) { r.onHow() })
 	r.testButton = widget.NewButton("Test", r.onTest)
 	r.removeButton = widget.NewButton("Remove", func() { f.onRemove(r) })
+	r.beforeButton = widget.NewButton("Before…", r.onBefore)
 	for _, h := range tuneHows {
 		if h.how == how {
 			r.howSelect.SetSelected(h.label)
 		}
 	}
 	left := container.NewHBox(container.NewGridWrap(fyne.NewSize(110, r.nameEntry.MinSize().Height), r.nameEntry), r.howSelect)
-	r.box = container.NewBorder(nil, nil, left, container.NewHBox(r.testButton, r.removeButton), r.whatEntry)
+	r.box = container.NewBorder(nil, nil, left, container.NewHBox(r.beforeButton, r.testButton, r.removeButton), r.whatEntry)
 	f.rows = append(f.rows, r)
 	f.rowsBox.Add(r.box)
 	f.refreshButtons()
@@ -172,6 +177,31 @@ func (f *tuneForm) refreshButtons() {
 	}
 }
 
+// onBefore asks for the command to run before each of the setting's
+// turns.
+func (r *tuneRow) onBefore() {
+	e := widget.NewEntry()
+	e.SetText(r.before)
+	e.SetPlaceHolder("e.g. sudo nvidia-smi -pl 250 (empty: none)")
+	items := []*widget.FormItem{widget.NewFormItem("Command", e)}
+	d := dialog.NewForm("Before each turn of "+strings.TrimSpace(r.nameEntry.Text), "Keep", "Cancel", items, func(ok bool) {
+		if ok {
+			r.setBefore(strings.TrimSpace(e.Text))
+		}
+	}, r.f.s.u.win)
+	d.Resize(fyne.NewSize(560, 180))
+	d.Show()
+}
+
+func (r *tuneRow) setBefore(cmd string) {
+	r.before = cmd
+	r.beforeButton.SetText("Before…")
+	if cmd != "" {
+		r.beforeButton.SetText("Before ✓")
+	}
+	r.f.s.revalidate()
+}
+
 // how is the row's way to its setting (setup.By…).
 func (r *tuneRow) how() string {
 	for _, h := range tuneHows {
@@ -198,7 +228,7 @@ func (r *tuneRow) onHow() {
 
 // setting is the row read as a setting.
 func (r *tuneRow) setting() (setup.TuneSetting, error) {
-	s := setup.TuneSetting{Name: strings.TrimSpace(r.nameEntry.Text), How: r.how()}
+	s := setup.TuneSetting{Name: strings.TrimSpace(r.nameEntry.Text), How: r.how(), Before: r.before}
 	what := strings.TrimSpace(r.whatEntry.Text)
 	switch s.How {
 	case setup.ByCommand:
@@ -268,17 +298,23 @@ func (f *tuneForm) ownModels() bool {
 
 func (f *tuneForm) summary() string {
 	p, _ := f.plan()
-	var names, started []string
+	var names, started, before []string
 	for _, s := range p.Settings {
 		names = append(names, s.Name)
 		if s.How == setup.ByCommand {
 			started = append(started, s.Name)
+		}
+		if s.Before != "" {
+			before = append(before, s.Name+": "+s.Before)
 		}
 	}
 	out := fmt.Sprintf("Compare settings: %s, in %d %s each running every setting once (in turns), each run a Kovara plan at %s users, %d requests a level: %d runs. ",
 		joinWords(names), p.Rounds, results.Plural(p.Rounds, "round", "rounds"), joinInts(p.Inner.Concurrency), p.Inner.Requests, p.Rounds*len(p.Settings))
 	if len(started) > 0 {
 		out += fmt.Sprintf("The app starts and stops the server for %s at this endpoint's address; nothing else may answer there when it starts. ", joinWords(started))
+	}
+	if len(before) > 0 {
+		out += "Before each turn it runs " + strings.Join(before, "; ") + ". "
 	}
 	return out + "Every run is kept in the history, and the comparison too."
 }

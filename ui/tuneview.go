@@ -64,8 +64,11 @@ func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack
 	v.state = widget.NewLabel(plan)
 	v.state.Wrapping = fyne.TextWrapWord
 	var settings []string
-	for _, s := range r.Settings {
+	for i, s := range r.Settings {
 		line := "• " + s.Name + ": " + howWords(s)
+		if i < len(r.Local.Commands) && r.Local.Commands[i].Before != "" {
+			line += "; before each turn: " + r.Local.Commands[i].Before
+		}
 		if rep := s.Server.Describe(); rep != "" {
 			line += " — the server said: " + rep
 		}

@@ -312,9 +312,13 @@ func printTune(w io.Writer, r *results.TuneResult) {
 	printHeading(w, fmt.Sprintf("Settings comparison (Kovara Desktop): %d %s, each setting against %s from the rounds' paired differences (%s intervals)",
 		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), r.Settings[0].Name, compareConfidence(r.Plan.Confidence)), r.Local.Simulated)
 	printProblems(w, plans.Tune{Result: r})
-	for _, s := range r.Settings {
-		if d := s.Server.Describe(); d != "" {
-			fmt.Fprintf(w, "  %s: %s\n", s.Name, d)
+	for i, s := range r.Settings {
+		line := s.Server.Describe()
+		if i < len(r.Local.Commands) && r.Local.Commands[i].Before != "" {
+			line = strings.TrimPrefix(line+"; before each turn: "+r.Local.Commands[i].Before, "; ")
+		}
+		if line != "" {
+			fmt.Fprintf(w, "  %s: %s\n", s.Name, line)
 		}
 	}
 	printTable(w, r.Table())

@@ -1,0 +1,188 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/serverproc"
+	"github.com/kovara/desktop/shellwords"
+)
+
+// tuneSimEnv makes this test binary a server a settings comparison
+// starts: a simulator on ADDR that writes its pid to PIDFILE
+// ("ADDR,PIDFILE").
+const tuneSimEnv = "KOVARA_TEST_UI_TUNE_SIM"
+
+func TestMain(m *testing.M) {
+	serverproc.Supervise()
+	if mode := os.Getenv(tuneSimEnv); mode != "" {
+		addr, pidfile, _ := strings.Cut(mode, ",")
+		_ = os.WriteFile(pidfile, []byte(strconv.Itoa(os.Getpid())), 0o600)
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		cfg := sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 1e5, Models: []string{"m"}}
+		srv, _, err := sim.Start(cfg, addr)
+		if err != nil {
+			fmt.Println("cannot listen:", err)
+			os.Exit(1)
+		}
+		<-ctx.Done()
+		srv.Close()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func freePortUI(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// standInCommand is a row's command line starting this binary as a
+// simulator on port, its pid written to pidfile.
+func standInCommand(port, pidfile string) string {
+	return tuneSimEnv + "=" + shellwords.Quote("127.0.0.1:"+port+","+pidfile) + " " + shellwords.Quote(os.Args[0])
+}
+
+// gonePid says whether the process whose pid is in file has ended.
+func gonePid(t *testing.T, file string) bool {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("the server never said its pid: %v", err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// Closing the window mid-comparison stops it as Stop does, and the server
+// the app started is gone with it; the live view said the round, the
+// setting and what the server was doing, and showed its log.
+func TestTuneCloseStopsItsServer(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	port := freePortUI(t)
+	dir := t.TempDir()
+	h.addEndpoint("lab", "http://127.0.0.1:"+port, "")
+	h.locked(func() {
+		b.refreshEndpoints()
+		b.selectEndpoint("lab")
+		b.planSelect.SetSelected(plans.ByID(results.PlanTune).Title)
+		for i, r := range b.tune.rows {
+			r.howSelect.SetSelected("Command")
+			r.whatEntry.SetText(standInCommand(port, filepath.Join(dir, fmt.Sprint(i))))
+		}
+		b.tune.roundsEntry.SetText("3")
+		b.tune.concurrencyEntry.SetText("1")
+		b.tune.requestsEntry.SetText("400") // long enough to be closed mid-run
+		b.tune.lengths.inputEntry.SetText("32")
+		b.tune.lengths.outputEntry.SetText("16")
+		if b.runButton.Disabled() {
+			t.Fatalf("Run is off: %q", b.planNote.Text)
+		}
+		test.Tap(b.runButton)
+	})
+	h.waitFor("the first run measuring", 60*time.Second, func() bool {
+		return b.live != nil && strings.HasPrefix(b.live.turn.Text, "Round 1 of 3 — setting q4: measuring") && b.live.serverLog != nil
+	})
+	h.locked(func() {
+		if got := b.live.tabs.Items[len(b.live.tabs.Items)-1].Text; got != "Server log" {
+			t.Errorf("the last live tab is %q", got)
+		}
+		h.u.requestClose()
+		h.tapInOverlay("Stop and close")
+	})
+	h.waitFor("the window to close", 60*time.Second, func() bool { return h.u.closed })
+	if !gonePid(t, filepath.Join(dir, "0")) {
+		t.Error("the server is still running after the window closed")
+	}
+	if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
+		c.Close()
+		t.Error("something still answers on the server's port")
+	}
+}
+
+// A row's Test starts its command once and stops it again, saying how
+// long it took; on the simulator, commands are refused.
+func TestTuneRowTest(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	port := freePortUI(t)
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	h.addEndpoint("lab", "http://127.0.0.1:"+port, "")
+	h.locked(func() {
+		b.refreshEndpoints()
+		b.planSelect.SetSelected(plans.ByID(results.PlanTune).Title)
+		b.selectEndpoint(SimulatorName)
+		r := b.tune.rows[1]
+		r.howSelect.SetSelected("Command")
+		r.whatEntry.SetText(standInCommand(port, pidfile))
+		if !b.runButton.Disabled() || !strings.Contains(b.planNote.Text, "the built-in simulator is one the app runs itself") {
+			t.Errorf("a command on the simulator: Run off %v, %q", b.runButton.Disabled(), b.planNote.Text)
+		}
+		b.selectEndpoint("lab")
+		test.Tap(r.testButton)
+	})
+	h.waitFor("the Test to end", 60*time.Second, func() bool { return strings.Contains(b.tune.testNote.Text, "stopped again") })
+	if !gonePid(t, pidfile) {
+		t.Error("the tested server is still running")
+	}
+}
+
+// A setting changed by hand asks in a dialog and goes on at Continue.
+func TestTuneByHandAsks(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	h.addEndpoint("box", url, "")
+	h.locked(func() {
+		b.refreshEndpoints()
+		b.selectEndpoint("box")
+		b.planSelect.SetSelected(plans.ByID(results.PlanTune).Title)
+		for i, r := range b.tune.rows {
+			r.howSelect.SetSelected("By hand")
+			r.whatEntry.SetText(fmt.Sprintf("restart it with OLLAMA_NUM_PARALLEL=%d", 1+3*i))
+		}
+		b.tune.roundsEntry.SetText("1")
+		b.tune.concurrencyEntry.SetText("1")
+		b.tune.requestsEntry.SetText("2")
+		b.tune.lengths.inputEntry.SetText("32")
+		b.tune.lengths.outputEntry.SetText("8")
+		b.tune.answersCheck.SetChecked(false)
+		test.Tap(b.runButton)
+	})
+	for _, want := range []string{"OLLAMA_NUM_PARALLEL=1", "OLLAMA_NUM_PARALLEL=4"} {
+		h.waitFor("the question for "+want, 60*time.Second, func() bool {
+			top := h.win.Canvas().Overlays().Top()
+			return top != nil && strings.Contains(test.RenderObjectToMarkup(top), want)
+		})
+		h.locked(func() { h.tapInOverlay("Continue") })
+	}
+	h.waitFor("the result", 60*time.Second, func() bool { return b.running == nil && b.shownResult })
+	h.locked(func() {
+		v := h.u.tuneView
+		if v == nil || len(v.result.Runs) != 2 || !strings.Contains(v.headline.Text, "too few rounds") {
+			t.Fatalf("the result: %+v", v)
+		}
+	})
+}
