@@ -20,6 +20,7 @@ import (
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/serverproc"
+	"github.com/kovara/desktop/serverproc/serverproctest"
 	"github.com/kovara/desktop/shellwords"
 )
 
@@ -61,18 +62,6 @@ func tuneStandIn(mode string) {
 	fmt.Println("simulator up on", addr)
 	<-ctx.Done()
 	srv.Close()
-}
-
-// tunePort is a loopback port nothing listens on now; the tests that
-// take one do not run in parallel.
-func tunePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 func tinyTunePlan() Plan {
@@ -216,7 +205,7 @@ func TestTuneSameModelAnswersAlike(t *testing.T) {
 // whose server cannot load its model fails with the server's own last
 // lines, and the others still run; no server is left when it ends.
 func TestTuneCommands(t *testing.T) {
-	port := tunePort(t)
+	port := serverproctest.FreePort(t)
 	url := "http://127.0.0.1:" + port
 	dir := t.TempDir()
 	self := shellwords.Join([]string{os.Args[0], "-test.run=^$"})

@@ -12,12 +12,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/serverproc/serverproctest"
 	"github.com/kovara/desktop/shellwords"
 )
 
@@ -95,19 +95,6 @@ func standInSpec(mode string) Spec {
 	return Spec{Command: shellwords.Join([]string{os.Args[0]}), Env: []string{standInEnv + "=" + mode}}
 }
 
-// freePort is a port nothing listens on now. The tests that take one do
-// not run in parallel: two of them could be given the same port between
-// its release here and the stand-in's listen.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
 // pids reads the stand-in's "standin pid P child C" line from log, which
 // the server's output reaches a moment after it answers.
 func pids(t *testing.T, log func() []string) (int, int) {
@@ -166,7 +153,7 @@ func gone(t *testing.T, how string, pids ...int) {
 // TestStartAndStop: a started server answers, and Stop ends it and the
 // child it started, even one that ignores SIGTERM.
 func TestStartAndStop(t *testing.T) {
-	port := freePort(t)
+	port := serverproctest.FreePort(t)
 	s, err := Start(context.Background(), standInSpec("serve:"+port), Options{URL: "http://127.0.0.1:" + port + "/v1", Grace: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +179,7 @@ func TestStartAndStop(t *testing.T) {
 // TestAppKilled: kill -9 of the app leaves no server running: the
 // supervisor hears of it and ends the server's group.
 func TestAppKilled(t *testing.T) {
-	port := freePort(t)
+	port := serverproctest.FreePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	app := exec.CommandContext(ctx, os.Args[0]) // killed at the latest by the timeout
@@ -211,7 +198,7 @@ func TestAppKilled(t *testing.T) {
 // TestServerEnvironment: a setting's environment reaches the server and
 // not the supervisor (a PATH meant for the server must not change it).
 func TestServerEnvironment(t *testing.T) {
-	port := freePort(t)
+	port := serverproctest.FreePort(t)
 	spec := standInSpec("serve:" + port)
 	spec.Env = append(spec.Env, "KOVARA_TEST_MARK=for the server")
 	s, err := Start(context.Background(), spec, Options{URL: "http://127.0.0.1:" + port, Grace: time.Second})
@@ -236,7 +223,7 @@ func TestServerEnvironment(t *testing.T) {
 // TestServerExitsBeforeReady: a server that exits while loading fails
 // its start with its own last lines.
 func TestServerExitsBeforeReady(t *testing.T) {
-	_, err := Start(context.Background(), standInSpec("fail"), Options{URL: "http://127.0.0.1:" + freePort(t)})
+	_, err := Start(context.Background(), standInSpec("fail"), Options{URL: "http://127.0.0.1:" + serverproctest.FreePort(t)})
 	if err == nil || !strings.Contains(err.Error(), "the server exited before it answered (exit status 1)") || !strings.Contains(err.Error(), "CUDA error: out of memory") {
 		t.Errorf("err = %v", err)
 	}
@@ -245,7 +232,7 @@ func TestServerExitsBeforeReady(t *testing.T) {
 // TestServerNeverReady: a server that never answers is stopped at the
 // start-up timeout, and the error says so.
 func TestServerNeverReady(t *testing.T) {
-	port := freePort(t)
+	port := serverproctest.FreePort(t)
 	_, err := Start(context.Background(), standInSpec("silent"), Options{URL: "http://127.0.0.1:" + port, StartTimeout: time.Second, Grace: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "did not answer http://127.0.0.1:"+port+"/v1/models within 1s") || !strings.Contains(err.Error(), "it wrote nothing") {
 		t.Errorf("err = %v", err)

@@ -155,6 +155,22 @@ func tooBigManifest(path string) error {
 	}}}
 }
 
+// decode reads the YAML tree of text, or says its syntax error with the
+// line.
+func (p *manifestParser) decode(text []byte) (*yamlNode, bool) {
+	root, err := decodeYAMLNode(text)
+	if err != nil {
+		var se *yamlSyntaxError
+		if errors.As(err, &se) {
+			p.add(se.line, "", "YAML syntax error: %s", se.msg)
+		} else {
+			p.add(0, "", "YAML syntax error: %v", err)
+		}
+		return nil, false
+	}
+	return root, true
+}
+
 // ParseManifest parses and checks a manifest held in memory. path only
 // names the file in messages and in the result. Any problem gives a
 // *ManifestError listing all of them.
@@ -170,14 +186,8 @@ func ParseManifest(data []byte, path string) (*Manifest, error) {
 	if !p.checkText(text) {
 		return nil, p.err(path)
 	}
-	root, err := decodeYAMLNode(text)
-	if err != nil {
-		var se *yamlSyntaxError
-		if errors.As(err, &se) {
-			p.add(se.line, "", "YAML syntax error: %s", se.msg)
-		} else {
-			p.add(0, "", "YAML syntax error: %v", err)
-		}
+	root, ok := p.decode(text)
+	if !ok {
 		return nil, p.err(path)
 	}
 	switch {

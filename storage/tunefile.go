@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,14 +84,8 @@ func ParseTuneFile(data []byte, path string) (*TuneFile, error) {
 	if !p.checkText(text) {
 		return nil, p.err(path)
 	}
-	root, err := decodeYAMLNode(text)
-	if err != nil {
-		var se *yamlSyntaxError
-		if errors.As(err, &se) {
-			p.add(se.line, "", "YAML syntax error: %s", se.msg)
-		} else {
-			p.add(0, "", "YAML syntax error: %v", err)
-		}
+	root, ok := p.decode(text)
+	if !ok {
 		return nil, p.err(path)
 	}
 	if root == nil || root.kind != yamlMapping {

@@ -309,25 +309,14 @@ func (f *tuneForm) summary() string {
 		}
 	}
 	out := fmt.Sprintf("Compare settings: %s, in %d %s each running every setting once (in turns), each run a Kovara plan at %s users, %d requests a level: %d runs. ",
-		joinWords(names), p.Rounds, results.Plural(p.Rounds, "round", "rounds"), joinInts(p.Inner.Concurrency), p.Inner.Requests, p.Rounds*len(p.Settings))
+		results.JoinAnd(names), p.Rounds, results.Plural(p.Rounds, "round", "rounds"), joinInts(p.Inner.Concurrency), p.Inner.Requests, p.Rounds*len(p.Settings))
 	if len(started) > 0 {
-		out += fmt.Sprintf("The app starts and stops the server for %s at this endpoint's address; nothing else may answer there when it starts. ", joinWords(started))
+		out += fmt.Sprintf("The app starts and stops the server for %s at this endpoint's address; nothing else may answer there when it starts. ", results.JoinAnd(started))
 	}
 	if len(before) > 0 {
 		out += "Before each turn it runs " + strings.Join(before, "; ") + ". "
 	}
 	return out + "Every run is kept in the history, and the comparison too."
-}
-
-// joinWords is "a, b and c".
-func joinWords(ws []string) string {
-	switch len(ws) {
-	case 0:
-		return ""
-	case 1:
-		return ws[0]
-	}
-	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
 }
 
 // endpointURL is the chosen endpoint's address, where started servers

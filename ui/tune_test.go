@@ -20,6 +20,7 @@ import (
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/serverproc"
+	"github.com/kovara/desktop/serverproc/serverproctest"
 	"github.com/kovara/desktop/shellwords"
 )
 
@@ -48,16 +49,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func freePortUI(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
 // standInCommand is a row's command line starting this binary as a
 // simulator on port, its pid written to pidfile.
 func standInCommand(port, pidfile string) string {
@@ -81,7 +72,7 @@ func gonePid(t *testing.T, file string) bool {
 func TestTuneCloseStopsItsServer(t *testing.T) {
 	h := newHarness(t)
 	b := h.u.bench
-	port := freePortUI(t)
+	port := serverproctest.FreePort(t)
 	dir := t.TempDir()
 	h.addEndpoint("lab", "http://127.0.0.1:"+port, "")
 	h.locked(func() {
@@ -127,7 +118,7 @@ func TestTuneCloseStopsItsServer(t *testing.T) {
 func TestTuneRowTest(t *testing.T) {
 	h := newHarness(t)
 	b := h.u.bench
-	port := freePortUI(t)
+	port := serverproctest.FreePort(t)
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	h.addEndpoint("lab", "http://127.0.0.1:"+port, "")
 	h.locked(func() {

@@ -145,11 +145,5 @@ func joinInts(xs []int) string {
 	for i, x := range xs {
 		parts[i] = strconv.Itoa(x)
 	}
-	switch len(parts) {
-	case 0:
-		return ""
-	case 1:
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	return results.JoinAnd(parts)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/serverproc/serverproctest"
 	"github.com/kovara/desktop/shellwords"
 	"github.com/kovara/desktop/storage"
 )
@@ -75,22 +76,12 @@ func tuneServer(name, port string, extra ...string) string {
 	return name + "=" + cliArgsEnv + "=" + shellwords.Quote(shellwords.Join(args)) + " " + shellwords.Quote(os.Args[0])
 }
 
-func freeTCPPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
 // Two settings the app starts itself, from --setting (their environment
 // before the program, as a shell would take it), and a third whose server
 // cannot start: it fails with the server's own words, the others run, and
 // the exit code says a setting failed.
 func TestTuneCommandSettings(t *testing.T) {
-	port := freeTCPPort(t)
+	port := serverproctest.FreePort(t)
 	args := []string{"tune", "--endpoint", "http://127.0.0.1:" + port, "--no-answers",
 		"--setting", tuneServer("slow", port, "--batch-slowdown", "0.5"),
 		"--setting", tuneServer("fast", port),
@@ -117,7 +108,7 @@ func TestTuneCommandSettings(t *testing.T) {
 // A settings file's commands are shown and asked about before anything
 // runs; without a terminal to ask on it is refused until --yes.
 func TestTuneFileConfirmed(t *testing.T) {
-	port := freeTCPPort(t)
+	port := serverproctest.FreePort(t)
 	dir := t.TempDir()
 	setting := func(name string) string {
 		_, cmd, _ := strings.Cut(tuneServer(name, port), "=")

@@ -488,7 +488,7 @@ func (v Verdict) Sentence() string {
 	if len(parts) == 0 {
 		return "Not comparable."
 	}
-	return "Not comparable: " + andList(parts) + "."
+	return "Not comparable: " + results.JoinAnd(parts) + "."
 }
 
 // levels returns a file's concurrency levels, ascending, each once.
@@ -550,17 +550,7 @@ func runNames(idx []int) string {
 	for j, i := range idx {
 		s[j] = strconv.Itoa(i + 1)
 	}
-	return "runs " + andList(s)
-}
-
-func andList(s []string) string {
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+	return "runs " + results.JoinAnd(s)
 }
 
 func verb(n int, one, many string) string {

@@ -150,7 +150,7 @@ func queueingText(f *File, runs []Run) string {
 		}
 	}
 	if len(same) > 0 {
-		other = append([]string{"the same at concurrency " + joinAnd(same)}, other...)
+		other = append([]string{"the same at concurrency " + JoinAnd(same)}, other...)
 	}
 	if len(other) > 0 {
 		t += " (" + strings.Join(other, "; ") + ")"
@@ -162,8 +162,9 @@ func queueingText(f *File, runs []Run) string {
 	return t + ", so the figures measure its queue, not its speed at that concurrency; " + ParallelFix(family, want)
 }
 
-// joinAnd joins "2", "3" and "4" as "2, 3 and 4".
-func joinAnd(parts []string) string {
+// JoinAnd joins "2", "3" and "4" as "2, 3 and 4": the one way every
+// sentence lists things.
+func JoinAnd(parts []string) string {
 	if len(parts) < 2 {
 		return strings.Join(parts, "")
 	}
