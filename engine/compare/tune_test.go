@@ -134,7 +134,13 @@ func TestTuneHeadline(t *testing.T) {
 	r.Runs = twoLevels(tuneRuns(5, 3, 0.18, 0, 0.01), tuneRunsAt(1, 5, 3, 0, 0.01))
 	r.Verdicts = TuneVerdicts(r.Runs, 2)
 	h := r.Headline()
-	if !strings.HasPrefix(h, "-fa on is faster than -fa off: output tok/s +18") || !strings.Contains(h, "at 8 users; no difference beyond noise at 1 user.") {
+	if !strings.HasPrefix(h, "-fa on is faster than -fa off: at 8 users output tok/s +18") || !strings.HasSuffix(h, "; no difference beyond noise at 1 user.") {
+		t.Errorf("headline %q", h)
+	}
+	// Faster at 8 users, slower at 1: both sides said, each level's.
+	r.Runs = twoLevels(tuneRuns(5, 3, 0.18, 0, 0.01), tuneRunsAt(1, 5, 3, -0.2, 0.01))
+	r.Verdicts = TuneVerdicts(r.Runs, 2)
+	if h := r.Headline(); !strings.HasPrefix(h, "-fa on against -fa off: at 8 users better on output tok/s +18") || !strings.Contains(h, "; at 1 user worse on output tok/s -") {
 		t.Errorf("headline %q", h)
 	}
 	r.Runs = twoLevels(tuneRuns(5, 3, 0, 0, 0.02), tuneRunsAt(1, 5, 3, 0, 0.02))

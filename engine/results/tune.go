@@ -1,7 +1,6 @@
 package results
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -335,45 +334,62 @@ func (r *TuneResult) settingSentence(s int) string {
 			worse++
 		}
 	}
-	word := "is faster"
+	mixed := better > 0 && worse > 0
+	head := fmt.Sprintf("%s is faster than %s: ", name, base)
 	switch {
-	case better > 0 && worse > 0:
-		word = "is better on some figures and worse on others"
+	case mixed:
+		head = fmt.Sprintf("%s against %s: ", name, base)
 	case worse > 0:
-		word = "is slower"
+		head = fmt.Sprintf("%s is slower than %s: ", name, base)
 	}
-	// The changes, by level, largest first within a level, at most three
-	// a level; the levels where nothing changed are said at the end.
-	var clauses []string
-	var quiet []string
+	// The changes by level, the most users first (where settings part
+	// most), each level's in the table's order (throughput first), at
+	// most three a side; the levels where nothing changed come last.
+	var clauses, quiet []string
 	cs := slices.Sorted(maps.Keys(levels))
+	slices.Reverse(cs)
 	for _, c := range cs {
-		var at []TuneVerdict
+		var good, bad []string
 		for _, v := range called {
-			if v.Concurrency == c {
-				at = append(at, v)
+			if v.Concurrency != c {
+				continue
+			}
+			item := fmt.Sprintf("%s %s (±%s)", v.Label, signedPercent(v.Change), percentWords(v.HalfWidth()))
+			if v.Verdict == TuneBetter {
+				good = append(good, item)
+			} else {
+				bad = append(bad, item)
 			}
 		}
-		if len(at) == 0 {
+		switch {
+		case len(good)+len(bad) == 0:
 			quiet = append(quiet, usersWords(c))
-			continue
-		}
-		slices.SortStableFunc(at, func(a, b TuneVerdict) int { return cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)) })
-		var bits []string
-		for i, v := range at {
-			if i == 3 {
-				bits = append(bits, fmt.Sprintf("and %d more", len(at)-3))
-				break
+		case mixed:
+			var sides []string
+			if len(good) > 0 {
+				sides = append(sides, "better on "+fewOf(good))
 			}
-			bits = append(bits, fmt.Sprintf("%s %s (±%s)", v.Label, signedPercent(v.Change), percentWords(v.HalfWidth())))
+			if len(bad) > 0 {
+				sides = append(sides, "worse on "+fewOf(bad))
+			}
+			clauses = append(clauses, "at "+usersWords(c)+" "+strings.Join(sides, ", "))
+		default:
+			clauses = append(clauses, "at "+usersWords(c)+" "+fewOf(append(good, bad...)))
 		}
-		clauses = append(clauses, strings.Join(bits, ", ")+" at "+usersWords(c))
 	}
-	out := fmt.Sprintf("%s %s than %s: %s", name, word, base, strings.Join(clauses, "; "))
+	out := head + strings.Join(clauses, "; ")
 	if len(quiet) > 0 {
 		out += "; no difference beyond noise at " + strings.Join(quiet, " or ")
 	}
 	return out + "."
+}
+
+// fewOf lists up to three items and says how many more there are.
+func fewOf(items []string) string {
+	if len(items) > 3 {
+		return strings.Join(items[:3], ", ") + fmt.Sprintf(" and %d more", len(items)-3)
+	}
+	return JoinAnd(items)
 }
 
 func usersWords(c int) string { return fmt.Sprintf("%d %s", c, Plural(c, "user", "users")) }
