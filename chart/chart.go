@@ -69,6 +69,12 @@ type Spec struct {
 	XMinSpan float64
 	// XInteger labels the x axis at whole numbers only (request numbers).
 	XInteger bool
+	// XTickLabels, when set, name the XTicks in their order (a settings
+	// comparison's settings) instead of their numbers.
+	XTickLabels []string
+	// XPad widens the x axis by this much on each side, so points on the
+	// first and last tick stand clear of the frame.
+	XPad float64
 
 	// Width and Height are the image size in pixels. Zero means 640×360.
 	Width, Height int
@@ -525,6 +531,7 @@ func xAxisRange(spec Spec, series []plotSeries) axisRange {
 		r.min -= slot / 2
 		r.max += slot / 2
 	}
+	r.min, r.max = r.min-spec.XPad, r.max+spec.XPad
 	if span := spec.XMinSpan; span > 0 && !spec.XLog && r.max-r.min < span {
 		r.max = r.min + span
 	}
@@ -614,7 +621,7 @@ func xAxisTicks(spec Spec, series []plotSeries, xr axisRange, plotW int, scale, 
 	var ticks []gochart.Tick
 	switch {
 	case len(spec.XTicks) > 0:
-		for _, t := range spec.XTicks {
+		for i, t := range spec.XTicks {
 			if isGap(t) || (spec.XLog && t <= 0) {
 				continue
 			}
@@ -622,7 +629,11 @@ func xAxisTicks(spec Spec, series []plotSeries, xr axisRange, plotW int, scale, 
 			if spec.XLog {
 				v = math.Log2(t)
 			}
-			ticks = append(ticks, gochart.Tick{Value: v, Label: formatNumber(t)})
+			label := formatNumber(t)
+			if i < len(spec.XTickLabels) {
+				label = spec.XTickLabels[i]
+			}
+			ticks = append(ticks, gochart.Tick{Value: v, Label: label})
 		}
 	case xr.slot > 0 && distinctBarXs(series) <= 16:
 		seen := map[float64]bool{}

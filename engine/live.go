@@ -205,7 +205,12 @@ func (l *Live) start(clock func() time.Duration, levels, overall int) {
 		return
 	}
 	l.mu.Lock()
+	// A live view may follow several runs one after another (a settings
+	// comparison's): each starts from nothing of the last one's.
 	l.clock, l.levels, l.overallTotal = clock, levels, overall
+	l.phase, l.cur, l.doneBefore, l.levelStart, l.slots, l.carryTTFT = "", Stage{}, 0, 0, nil, nil
+	l.lastError, l.lastErrorAt, l.byStages, l.stagesDone, l.stagesLeft = "", 0, false, 0, 0
+	l.rateStage, l.rateHist = 0, nil
 	l.mu.Unlock()
 }
 

@@ -386,7 +386,13 @@ func fetchMetrics(ctx context.Context, c *http.Client, e Endpoint, b Base, timeo
 func metricsClient(e Endpoint, b Base) *http.Client {
 	tr := newTransport(e, b, nil, nil)
 	tr.MaxConnsPerHost = 0
-	tr.MaxIdleConnsPerHost = 1
+	// A connection per reading, closed after it: llama-server serves HTTP
+	// from a pool of -np + 2 threads, and a kept-alive idle connection
+	// holds one of them for its 5 s keep-alive. The scraper's (every
+	// second) held one for good, the prefix counters' another for 5 s
+	// after each level began: on llama-server -np 1 at 4 users, 3 users
+	// waited 5 s for a thread at the start of every level (docs/servers.md).
+	tr.DisableKeepAlives = true
 	// A redirect is not followed: the transport only dials the endpoint,
 	// and the key goes nowhere else. /metrics then simply has nothing.
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

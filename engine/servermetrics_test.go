@@ -3,14 +3,20 @@ package engine
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -226,5 +232,56 @@ func TestSpecCountersPerFamily(t *testing.T) {
 	if m, err := ParseServerMetrics(strings.NewReader(sg)); err != nil || m.Spec.Present || m.Spec.Names.Family != results.FamilySGLang ||
 		*m.Spec.AcceptLength != 2.8 || *m.Spec.AcceptRate != 0.6 {
 		t.Errorf("SGLang: %+v %v", m.Spec, err)
+	}
+}
+
+// The /metrics readings keep no connection open between them: llama-server
+// serves HTTP from -np + 2 threads, and an idle kept-alive connection holds
+// one for its 5 s keep-alive (on -np 1 at 4 users, three users waited 5 s
+// at the start of every level while the scraper's and the prefix
+// counters' idle connections held two of its three threads).
+func TestMetricsReadingsCloseTheirConnections(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	opened, open, requests := 0, 0, 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		fmt.Fprintln(w, "llamacpp:requests_processing 1\nllamacpp:requests_deferred 0")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch st {
+		case http.StateNew:
+			opened++
+			open++
+		case http.StateClosed, http.StateHijacked:
+			open--
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	b, err := setup.ParseBase(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	s := startMetricsScraper(context.Background(), Endpoint{URL: srv.URL}, b, 5*time.Millisecond, func() time.Duration { return time.Since(start) }, nil)
+	for {
+		mu.Lock()
+		n := requests
+		mu.Unlock()
+		if n >= 10 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if opened < requests {
+		t.Errorf("%d readings on %d connections: one was kept alive between readings", requests, opened)
 	}
 }

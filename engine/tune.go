@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -122,7 +123,7 @@ func (t *tuneRun) newResult() *results.TuneResult {
 		Plan: results.TunePlan{
 			Rounds: p.Rounds, Concurrency: slices.Clone(p.Inner.Concurrency), Requests: p.Inner.Requests,
 			InputTokens: p.Inner.InputTokens, OutputTokens: p.Inner.OutputTokens,
-			Confidence: compare.Confidence, LeastChange: compare.TuneLeastChange,
+			Confidence: compare.Confidence, Metrics: compare.TuneMetricList(), LeastChange: compare.TuneLeastChange,
 		},
 		Runs: []results.TuneRun{}, Verdicts: []results.TuneVerdict{}, Answers: []results.TuneAnswers{}, Warnings: []string{},
 	}
@@ -184,10 +185,22 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		t.obs.status(st)
 		var err error
 		srv, err = serverproc.Start(ctx, serverproc.Spec{Command: s.Command, Env: s.Env, SSH: s.SSH}, serverproc.Options{URL: t.ep.URL, StartTimeout: t.plan.StartTimeout})
-		if err != nil {
-			if ctx.Err() == nil {
-				fail(err.Error(), nil)
+		var se *serverproc.StartError
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return
+		case errors.As(err, &se):
+			// Why, with the server's last line; its last lines are kept
+			// for the result's notes.
+			why := se.Why
+			if last := se.Last(); last != "" {
+				why += ": " + last
 			}
+			fail(why, se.Lines)
+			return
+		default:
+			fail(err.Error(), nil)
 			return
 		}
 		defer func() {

@@ -70,9 +70,9 @@ func (d Tune) Summary() Summary {
 	r := d.Result
 	s := summaryOf(d, r.Local.EndpointName, "")
 	s.Levels = r.Plan.Concurrency
-	for _, v := range r.Verdicts {
-		if v.Metric == "output_throughput" {
-			s.BestOutputTPS = max(s.BestOutputTPS, v.Base, v.Value)
+	for _, run := range r.Runs {
+		for _, l := range run.Levels {
+			s.BestOutputTPS = max(s.BestOutputTPS, l.Values["output_throughput"])
 		}
 	}
 	for _, st := range r.Settings {

@@ -136,7 +136,7 @@ func Start(ctx context.Context, spec Spec, opt Options) (*Server, error) {
 	}
 	client := opt.Client
 	if client == nil {
-		client = &http.Client{Timeout: 2 * time.Second}
+		client = pollClient()
 	}
 	env := spec.Env
 	if spec.SSH != "" {
@@ -188,13 +188,31 @@ func (s *Server) awaitReady(ctx context.Context, client *http.Client, models str
 	err := await(ctx, client, models, timeout, s.exited)
 	switch {
 	case errors.Is(err, errExited):
-		return fmt.Errorf("the server exited before it answered (%v)%s", s.err, s.log.said())
+		return &StartError{Why: fmt.Sprintf("the server exited before it answered (%v)", s.err), Lines: s.log.lines()}
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("the server did not answer %s within %v%s", models, timeout, s.log.said())
+		return &StartError{Why: fmt.Sprintf("the server did not answer %s within %v", models, timeout), Lines: s.log.lines()}
 	case err != nil:
 		return fmt.Errorf("stopped while the server was starting: %w", err)
 	}
 	return nil
+}
+
+// StartError is a server that did not become ready: why, in words, and
+// the last lines it wrote (the log holds the rest of the story: "CUDA
+// error: out of memory", "failed to open GGUF file").
+type StartError struct {
+	Why   string
+	Lines []string
+}
+
+func (e *StartError) Error() string { return e.Why + said(e.Lines) }
+
+// Last is the last line the server wrote, "" when it wrote nothing.
+func (e *StartError) Last() string {
+	if len(e.Lines) == 0 {
+		return ""
+	}
+	return e.Lines[len(e.Lines)-1]
 }
 
 var errExited = errors.New("exited")
@@ -232,6 +250,13 @@ func withoutOurs(env []string) []string {
 	})
 }
 
+// pollClient asks a starting server whether it answers, a connection a
+// question: a kept-alive idle one would hold one of a small server's HTTP
+// threads (llama-server's -np + 2) for seconds into the run.
+func pollClient() *http.Client {
+	return &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+}
+
 // AwaitServer waits until a server the person restarts by hand answers
 // its model list at url, for at most timeout (0: 5 minutes).
 func AwaitServer(ctx context.Context, url string, timeout time.Duration) error {
@@ -242,7 +267,7 @@ func AwaitServer(ctx context.Context, url string, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = defaultStartTimeout
 	}
-	err = await(ctx, &http.Client{Timeout: 2 * time.Second}, models, timeout, nil)
+	err = await(ctx, pollClient(), models, timeout, nil)
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		return fmt.Errorf("the server did not answer %s within %v", models, timeout)
 	}
@@ -348,8 +373,10 @@ func (r *ringLog) lines() []string {
 }
 
 // said is the last few lines for a sentence: "; its last lines: …".
-func (r *ringLog) said() string {
-	ls := r.lines()
+func (r *ringLog) said() string { return said(r.lines()) }
+
+// said is "; its last lines:" and up to eight of them, for an error.
+func said(ls []string) string {
 	if len(ls) == 0 {
 		return "; it wrote nothing"
 	}

@@ -316,7 +316,11 @@ func (s *BenchmarkScreen) revalidate() {
 		s.runButton.Disable()
 		return
 	}
-	s.planNote.SetText(f.summary() + s.modelNote() + s.kovara.likeNote())
+	note := s.modelNote()
+	if st, ok := f.(interface{ startsServer() bool }); ok && st.startsServer() {
+		note = "" // the server is not up yet: the plan starts it
+	}
+	s.planNote.SetText(f.summary() + note + s.kovara.likeNote())
 	s.runButton.Enable()
 }
 

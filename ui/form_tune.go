@@ -213,6 +213,10 @@ func (r *tuneRow) how() string {
 }
 
 func (r *tuneRow) onHow() {
+	// A demo model's name is no command line or instruction.
+	if r.how() != setup.ByModel && slices.Contains(sim.TuneDemo().Models, strings.TrimSpace(r.whatEntry.Text)) {
+		r.whatEntry.SetText("")
+	}
 	for _, h := range tuneHows {
 		if h.label == r.howSelect.Selected {
 			r.whatEntry.SetPlaceHolder(h.hint)
@@ -273,6 +277,7 @@ func (f *tuneForm) plan() (setup.TunePlan, error) {
 // check reads the form; the built-in simulator is one server the app
 // runs itself, so only its models can be compared there.
 func (f *tuneForm) check() (int, int, error) {
+	f.ownRows()
 	p, err := f.plan()
 	if err == nil && f.s.endpointSelect.Selected == SimulatorName {
 		for _, st := range p.Settings {
@@ -283,6 +288,39 @@ func (f *tuneForm) check() (int, int, error) {
 		}
 	}
 	return p.Inner.InputTokens, p.Inner.OutputTokens, err
+}
+
+// startsServer: some setting starts the server, which is not up before
+// Run, so the endpoint's listing said nothing of it.
+func (f *tuneForm) startsServer() bool {
+	for _, r := range f.rows {
+		if r.how() == setup.ByCommand {
+			return true
+		}
+	}
+	return false
+}
+
+// ownRows turns the simulator's two models, untouched, into two empty
+// command rows once an endpoint of the person's own is chosen: there the
+// demo's model names mean nothing.
+func (f *tuneForm) ownRows() {
+	if f.s.endpointSelect.Selected == SimulatorName || f.s.endpointSelect.Selected == "" {
+		return
+	}
+	demo := sim.TuneDemo().Models
+	if len(f.rows) != len(demo) {
+		return
+	}
+	for i, r := range f.rows {
+		if r.how() != setup.ByModel || r.whatEntry.Text != demo[i] || r.before != "" {
+			return
+		}
+	}
+	for i, r := range f.rows {
+		r.nameEntry.SetText(string(rune('A' + i)))
+		r.howSelect.SetSelected(tuneHows[0].label) // clears the demo model (onHow)
+	}
 }
 
 // ownModels: every setting names its model, so the form's Model field
@@ -315,6 +353,9 @@ func (f *tuneForm) summary() string {
 	}
 	if len(before) > 0 {
 		out += "Before each turn it runs " + strings.Join(before, "; ") + ". "
+	}
+	if p.Rounds < 3 {
+		out += fmt.Sprintf("With %d %s the intervals are too wide to call most changes (they narrow fast to 6 rounds, the default). ", p.Rounds, results.Plural(p.Rounds, "round", "rounds"))
 	}
 	return out + "Every run is kept in the history, and the comparison too."
 }
@@ -399,7 +440,7 @@ func (f *tuneForm) run(model string, simulated bool) (planRun, error) {
 	s := f.s
 	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
 		t := &tuneProgress{}
-		stopTicker := t.watch(s, len(p.Settings)*p.Rounds, obs.Live)
+		stopTicker := t.watch(s, len(p.Settings)*p.Rounds)
 		tobs := engine.TuneObserver{
 			Observer: obs,
 			Status:   t.set,
@@ -453,22 +494,22 @@ func (t *tuneProgress) note(n string) {
 // watch shows the comparison's turn, with how long it has been at it, and
 // its server's log, once a second until stopped; the whole-plan bar is
 // the comparison's.
-func (t *tuneProgress) watch(s *BenchmarkScreen, turns int, live *engine.Live) (stop func()) {
+func (t *tuneProgress) watch(s *BenchmarkScreen, turns int) (stop func()) {
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	s.u.do(func() {
 		if s.live == nil {
 			return
 		}
-		s.live.overall = func() float64 {
+		s.live.overall = func(snap engine.Snapshot) float64 {
 			t.mu.Lock()
-			done := t.done
+			done, doing := t.done, t.status.Doing
 			t.mu.Unlock()
+			// Only a run measuring adds its own share: the answers check
+			// after it is a plan of its own on the same live view.
 			frac := 0.0
-			if live != nil {
-				if snap := live.Snapshot(); snap.Phase.Measured() {
-					frac = snap.Progress
-				}
+			if doing == "measuring" && snap.Phase.Measured() {
+				frac = min(snap.Progress, 0.99)
 			}
 			return min(1, (float64(done)+frac)/float64(max(turns, 1)))
 		}

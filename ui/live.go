@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/chart"
+	"github.com/kovara/desktop/engine"
 )
 
 // liveRefresh is how often the live view redraws: at most four times a
@@ -46,7 +47,7 @@ type LiveView struct {
 	// whole comparison's progress instead of the run's.
 	turn        *widget.Label
 	serverLog   *widget.Label
-	overall     func() float64
+	overall     func(engine.Snapshot) float64
 	stopConfirm dialog.Dialog
 
 	// redraws counts live refreshes, for tests.
@@ -125,7 +126,7 @@ func (v *LiveView) update(d *liveData, p chart.Palette) {
 	v.phase.SetText(d.phaseLine())
 	v.levelBar.SetValue(d.levelProgress())
 	if v.overall != nil {
-		v.overallBar.SetValue(v.overall())
+		v.overallBar.SetValue(v.overall(d.snap))
 	} else {
 		v.overallBar.SetValue(d.overallProgress())
 	}

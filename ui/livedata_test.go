@@ -340,6 +340,7 @@ func TestEveryPlanRunsFromItsForm(t *testing.T) {
 		// Two settings that are the one model the server serves.
 		results.PlanTune: func(b *BenchmarkScreen) {
 			for _, r := range b.tune.rows {
+				r.howSelect.SetSelected("Model")
 				r.whatEntry.SetText("kovara-sim-8b")
 			}
 			b.tune.roundsEntry.SetText("2")

@@ -39,6 +39,12 @@ func planPage(u *App, id string, title *widget.Label, back *widget.Button, headl
 		top.Add(problems)
 	}
 	top.Add(state)
+	if t, ok := table.(*fitTable); ok {
+		// Every row, the notes under them: the part under the charts
+		// scrolls as a whole (a table of its own height in a scroll shows
+		// one row).
+		t.allRows = true
+	}
 	body := container.NewVSplit(charts, container.NewVScroll(container.NewBorder(nil, notes, nil, nil, table)))
 	body.Offset = 0.55
 	return container.NewBorder(top, nil, nil, nil, body), problems

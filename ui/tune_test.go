@@ -94,7 +94,7 @@ func TestTuneCloseStopsItsServer(t *testing.T) {
 		test.Tap(b.runButton)
 	})
 	h.waitFor("the first run measuring", 60*time.Second, func() bool {
-		return b.live != nil && strings.HasPrefix(b.live.turn.Text, "Round 1 of 3 — setting q4: measuring") && b.live.serverLog != nil
+		return b.live != nil && strings.HasPrefix(b.live.turn.Text, "Round 1 of 3 — setting A: measuring") && b.live.serverLog != nil
 	})
 	h.locked(func() {
 		if got := b.live.tabs.Items[len(b.live.tabs.Items)-1].Text; got != "Server log" {

@@ -94,6 +94,11 @@ func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack
 		"a change is called only beyond its interval and at least the least change of its metric (3 %% for throughput, ITL and latency, 5 %% for TTFT p50, 10 %% for TTFT p95). "+
 		"The rounds are blocks: what drifted on the machine during a round moved both of its runs.", names[0], conf)}
 	notes = append(notes, settings...)
+	for _, st := range r.Settings {
+		if log := r.Local.Logs[st.Name]; len(log) > 0 {
+			notes = append(notes, st.Name+"'s server, its last lines:\n"+strings.Join(log[max(0, len(log)-12):], "\n"))
+		}
+	}
 	v.notes = widget.NewLabel(strings.Join(notes, "\n"))
 	v.notes.Wrapping = fyne.TextWrapWord
 	// The verdict and the answers are said together, at the top.
@@ -121,6 +126,9 @@ func (v *TuneView) drawCharts() {
 		name, _, _ := strings.Cut(spec.Title, " at ")
 		items = append(items, container.NewTabItem(name, savableChart(v.u, cv, spec.Title, &v.saveAll)))
 	}
+	if len(items) == 0 {
+		items = []*container.TabItem{container.NewTabItem("No runs", widget.NewLabel("No run of any setting finished at this level: there is nothing to draw."))}
+	}
 	v.chartTabs.SetItems(items)
 	if shown > 0 && shown < len(items) {
 		v.chartTabs.SelectIndex(shown)
@@ -135,7 +143,10 @@ func howWords(s results.TuneSetting) string {
 	case setup.ByHand:
 		return "changed by hand"
 	}
-	return "started by the app"
+	if s.Rounds == 0 {
+		return "a command the app runs (never measured)"
+	}
+	return "started and stopped by the app for each of its turns"
 }
 
 func usersLabel(c int) string { return fmt.Sprintf("%d %s", c, results.Plural(c, "user", "users")) }

@@ -312,6 +312,14 @@ func printTune(w io.Writer, r *results.TuneResult) {
 	printHeading(w, fmt.Sprintf("Settings comparison (Kovara Desktop): %d %s, each setting against %s from the rounds' paired differences (%s intervals)",
 		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), r.Settings[0].Name, compareConfidence(r.Plan.Confidence)), r.Local.Simulated)
 	printProblems(w, plans.Tune{Result: r})
+	for _, st := range r.Settings {
+		if log := r.Local.Logs[st.Name]; len(log) > 0 {
+			fmt.Fprintf(w, "  %s's server, its last lines:\n", st.Name)
+			for _, l := range log[max(0, len(log)-12):] {
+				fmt.Fprintf(w, "    %s\n", l)
+			}
+		}
+	}
 	for i, s := range r.Settings {
 		line := s.Server.Describe()
 		if i < len(r.Local.Commands) && r.Local.Commands[i].Before != "" {

@@ -35,6 +35,17 @@ var TuneLeastChange = map[string]float64{
 	"tokens_per_joule":    0.03,
 }
 
+// TuneMetricList names the judged metrics for a comparison's document, in
+// TuneMetrics' order.
+func TuneMetricList() []results.TuneMetric {
+	out := make([]results.TuneMetric, 0, len(TuneMetrics))
+	for _, id := range TuneMetrics {
+		m, _ := tuneMetric(id)
+		out = append(out, results.TuneMetric{ID: m.ID, Label: m.Label, Unit: m.Unit, HigherBest: m.Dir == HigherBetter})
+	}
+	return out
+}
+
 // tuneMetric is the metric of this id among Metrics and EnergyMetrics.
 func tuneMetric(id string) (Metric, bool) {
 	for _, ms := range [][]Metric{Metrics, EnergyMetrics} {
@@ -89,12 +100,18 @@ func TuneVerdicts(runs []results.TuneRun, settings int) []results.TuneVerdict {
 		}
 	}
 	slices.Sort(levels)
+	type cell struct {
+		c                int
+		m                Metric
+		logs, base, this []float64
+	}
 	var out []results.TuneVerdict
 	for s := 1; s < settings; s++ {
+		var cells []cell
 		for _, c := range levels {
 			for _, id := range TuneMetrics {
 				m, _ := tuneMetric(id)
-				var logs, base, this []float64
+				x := cell{c: c, m: m}
 				for k, r := range byRound {
 					if k.setting != s {
 						continue
@@ -108,21 +125,33 @@ func TuneVerdicts(runs []results.TuneRun, settings int) []results.TuneVerdict {
 					if !okb || !oks {
 						continue
 					}
-					logs = append(logs, math.Log(vs/vb))
-					base, this = append(base, vb), append(this, vs)
+					x.logs = append(x.logs, math.Log(vs/vb))
+					x.base, x.this = append(x.base, vb), append(x.this, vs)
 				}
-				if len(logs) == 0 {
-					continue
+				if len(x.logs) > 0 {
+					cells = append(cells, x)
 				}
-				out = append(out, judgeTune(m, s, c, logs, base, this))
 			}
+		}
+		// The setting's intervals hold together (Bonferroni over the
+		// cells judged): a dozen figures of two settings that are the
+		// same then call none at 95 %, not one in twenty each.
+		judged := 0
+		for _, x := range cells {
+			if len(x.logs) >= 2 {
+				judged++
+			}
+		}
+		for _, x := range cells {
+			out = append(out, judgeTune(x.m, s, x.c, judged, x.logs, x.base, x.this))
 		}
 	}
 	return out
 }
 
 // judgeTune is one verdict from the rounds' log ratios.
-func judgeTune(m Metric, s, c int, logs, base, this []float64) results.TuneVerdict {
+// judged is how many of the setting's cells are judged at once.
+func judgeTune(m Metric, s, c, judged int, logs, base, this []float64) results.TuneVerdict {
 	// byRound is a map: the order the rounds were gathered in is not
 	// theirs, and sums should not depend on it.
 	slices.Sort(logs)
@@ -146,7 +175,7 @@ func judgeTune(m Metric, s, c int, logs, base, this []float64) results.TuneVerdi
 		ss += (x - mean) * (x - mean)
 	}
 	se := math.Sqrt(ss/(n-1)) / math.Sqrt(n)
-	half := studentT(1-(1-Confidence)/2, n-1) * se
+	half := studentT(1-(1-Confidence)/(2*float64(max(judged, 1))), n-1) * se
 	v.Low, v.High = math.Expm1(mean-half), math.Expm1(mean+half)
 	v.Verdict = results.TuneSame
 	if (v.Low > 0 || v.High < 0) && math.Abs(v.Change) >= TuneLeastChange[m.ID] {

@@ -56,6 +56,8 @@ type TunePlan struct {
 	OutputTokens int   `json:"output_tokens"`
 	// Confidence is each interval's coverage (0.95).
 	Confidence float64 `json:"confidence"`
+	// Metrics are the judged metrics, in the table's order.
+	Metrics []TuneMetric `json:"metrics"`
 	// LeastChange is, per metric id, the smallest change called even when
 	// its interval excludes none (docs/method.md, "Comparing settings").
 	LeastChange map[string]float64 `json:"least_change"`
@@ -102,8 +104,11 @@ func (s *TuneServer) Describe() string {
 	if s.Slots > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s", s.Slots, Plural(s.Slots, "slot", "slots")))
 	}
-	if s.Context > 0 {
-		parts = append(parts, "context "+Thousands(s.Context))
+	switch {
+	case s.Context > 0 && s.Slots > 1:
+		parts = append(parts, "context "+Thousands(s.Context)+" tokens a slot")
+	case s.Context > 0:
+		parts = append(parts, "context "+Thousands(s.Context)+" tokens")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -224,24 +229,97 @@ func DecodeTune(data []byte) (*TuneResult, error) {
 // TuneColumns are the verdict table's headings.
 var TuneColumns = []string{"Users", "Metric", "Setting", "Value", "Change", "Interval", "Verdict"}
 
-// Table is the verdict table: per level and metric the first setting's
-// figure, then each other setting's with its change and interval.
+// Table is the verdict table: per level and metric, every setting's
+// figure (the geometric mean of its rounds), and for each after the first
+// its change against the first with the interval and the verdict. A
+// setting that could not be measured has its row all the same, saying so.
 func (r *TuneResult) Table() Table {
 	t := Table{Columns: TuneColumns}
-	for _, v := range r.Verdicts {
-		if v.Setting == 1 {
-			t.Rows = append(t.Rows, []string{strconv.Itoa(v.Concurrency), v.Label, r.settingName(0), tuneValue(v.Base, v.Unit), "", "", "baseline"})
+	for _, c := range r.Plan.Concurrency {
+		for _, m := range r.Plan.Metrics {
+			if !r.hasValue(c, m.ID) {
+				continue
+			}
+			for s := range r.Settings {
+				row := []string{strconv.Itoa(c), m.Label, r.settingName(s), tuneValue(r.MeanOf(s, c, m.ID), m.Unit), "", "", ""}
+				switch {
+				case r.Settings[s].Failed != "" && r.Settings[s].Rounds == 0:
+					row[3], row[6] = Missing, "not measured"
+				case s == 0:
+					row[6] = "baseline"
+				default:
+					row[4], row[5], row[6] = Missing, Missing, "not compared"
+					if v, ok := r.verdict(s, c, m.ID); ok {
+						if v.Rounds > 0 {
+							row[4] = signedPercent(v.Change)
+						}
+						if v.Verdict != TuneUnknown {
+							row[5] = signedPercent(v.Low) + " … " + signedPercent(v.High)
+						}
+						row[6] = v.words()
+					}
+				}
+				t.Rows = append(t.Rows, row)
+			}
 		}
-		interval, change := Missing, Missing
-		if v.Rounds > 0 {
-			change = signedPercent(v.Change)
-		}
-		if v.Verdict != TuneUnknown {
-			interval = signedPercent(v.Low) + " … " + signedPercent(v.High)
-		}
-		t.Rows = append(t.Rows, []string{"", "", r.settingName(v.Setting), tuneValue(v.Value, v.Unit), change, interval, v.words()})
 	}
 	return t
+}
+
+// TuneMetric names one judged metric.
+type TuneMetric struct {
+	ID         string `json:"id"`
+	Label      string `json:"label"`
+	Unit       string `json:"unit"`
+	HigherBest bool   `json:"higher_is_better"`
+}
+
+// MetricLabel is the metric's label, its id when the plan does not name it.
+func (r *TuneResult) MetricLabel(id string) (label, unit string) {
+	for _, m := range r.Plan.Metrics {
+		if m.ID == id {
+			return m.Label, m.Unit
+		}
+	}
+	return id, ""
+}
+
+// MeanOf is setting s's geometric mean of metric id at concurrency c over
+// its runs, 0 when none has it.
+func (r *TuneResult) MeanOf(s, c int, id string) float64 {
+	var sum float64
+	n := 0
+	for i := range r.Runs {
+		if r.Runs[i].Setting != s {
+			continue
+		}
+		if v, ok := r.Runs[i].Value(c, id); ok && v > 0 {
+			sum += math.Log(v)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Exp(sum / float64(n))
+}
+
+func (r *TuneResult) hasValue(c int, id string) bool {
+	for i := range r.Runs {
+		if _, ok := r.Runs[i].Value(c, id); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *TuneResult) verdict(s, c int, id string) (TuneVerdict, bool) {
+	for _, v := range r.Verdicts {
+		if v.Setting == s && v.Concurrency == c && v.Metric == id {
+			return v, true
+		}
+	}
+	return TuneVerdict{}, false
 }
 
 func (r *TuneResult) settingName(i int) string {

@@ -37,7 +37,7 @@ type TuneSetting struct {
 const (
 	TuneMinSettings   = 2
 	TuneMaxSettings   = 8
-	TuneDefaultRounds = 5
+	TuneDefaultRounds = 6
 	TuneMaxRounds     = 50
 	// TuneAnswerTokens caps each answer of the outputs check.
 	TuneAnswerTokens  = 128

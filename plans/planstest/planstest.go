@@ -136,7 +136,8 @@ func context(failed bool) plans.Doc {
 // started.
 func Tune(failed bool) *results.TuneResult {
 	r := &results.TuneResult{Format: results.FormatTune, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b",
-		Plan: results.TunePlan{Rounds: 3, Concurrency: []int{1, 8}, Requests: 32, InputTokens: 512, OutputTokens: 128, Confidence: 0.95},
+		Plan: results.TunePlan{Rounds: 3, Concurrency: []int{1, 8}, Requests: 32, InputTokens: 512, OutputTokens: 128, Confidence: 0.95,
+			Metrics: []results.TuneMetric{{ID: "output_throughput", Label: "output tok/s", Unit: "tok/s", HigherBest: true}}},
 		Settings: []results.TuneSetting{
 			{Name: "-np 2", How: setup.ByCommand, Model: "qwen3-8b", Rounds: 3, Server: &results.TuneServer{Family: results.FamilyLlamaCpp, Build: "b9749", Slots: 2}},
 			{Name: "-np 8", How: setup.ByCommand, Model: "qwen3-8b", Rounds: 3, Server: &results.TuneServer{Family: results.FamilyLlamaCpp, Build: "b9749", Slots: 8}},
