@@ -213,6 +213,9 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		st.Doing, st.Instruction = "waiting for you", s.Instruction
 		t.obs.status(st)
 		if err := t.obs.Pause(ctx, s); err != nil || ctx.Err() != nil {
+			if ctx.Err() == nil {
+				fail("it is changed by hand, and "+err.Error(), nil)
+			}
 			return
 		}
 		st.Doing, st.Instruction = "waiting for the server to answer", ""
@@ -345,7 +348,10 @@ func (t *tuneRun) sameServers() {
 			if a == nil || b == nil || sets[i].How == setup.ByModel || sets[j].How == setup.ByModel {
 				continue
 			}
-			if *a == *b && (a.Slots > 0 || a.Context > 0) && !t.sameCommand(i, j) {
+			// Only a server that says how many requests it serves at once
+			// (llama.cpp's slots) says enough to doubt a setting by: Ollama
+			// reports neither OLLAMA_NUM_PARALLEL nor most of its knobs.
+			if *a == *b && a.Slots > 0 && !t.sameCommand(i, j) {
 				t.warnOnce(fmt.Sprintf("%s and %s: the server reported the same configuration in both (%s): check that the setting reached it", sets[i].Name, sets[j].Name, a.Describe()))
 			}
 		}

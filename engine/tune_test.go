@@ -383,3 +383,31 @@ func TestTuneBefore(t *testing.T) {
 		t.Errorf("A measured %d rounds in %d runs", res.Settings[0].Rounds, len(res.Runs))
 	}
 }
+
+// Two settings that start the server differently, which it reports alike:
+// warned about when the server says its slots (llama.cpp), not when it
+// says too little to tell (Ollama reports no OLLAMA_NUM_PARALLEL).
+func TestTuneSameServers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		server results.TuneServer
+		warned bool
+	}{
+		{"llama.cpp", results.TuneServer{Family: results.FamilyLlamaCpp, Build: "b4748", Slots: 2, Context: 4096}, true},
+		{"ollama", results.TuneServer{Family: results.FamilyOllama, Build: "0.24.0", Context: 4096}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := tt.server, tt.server
+			run := &tuneRun{
+				plan: TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByCommand, Command: "srv -np 2"}, {Name: "B", How: setup.ByCommand, Command: "srv -np 8"}}},
+				res:  &results.TuneResult{Settings: []results.TuneSetting{{Name: "A", How: setup.ByCommand, Server: &a}, {Name: "B", How: setup.ByCommand, Server: &b}}},
+			}
+			run.sameServers()
+			if got := len(run.res.Warnings) == 1 && strings.Contains(run.res.Warnings[0], "A and B: the server reported the same configuration in both"); got != tt.warned {
+				t.Errorf("warnings %q, want warned %v", run.res.Warnings, tt.warned)
+			}
+		})
+	}
+}

@@ -370,10 +370,10 @@ func (r *TuneResult) Headline() string {
 // settingSentence is one setting against the first.
 func (r *TuneResult) settingSentence(s int) string {
 	name, base := r.Settings[s].Name, r.Settings[0].Name
-	if r.Settings[0].Failed != "" {
+	if r.Settings[0].Failed != "" && r.Settings[0].Rounds == 0 {
 		return fmt.Sprintf("%s could not be measured, so nothing was compared with it.", base)
 	}
-	if r.Settings[s].Failed != "" {
+	if r.Settings[s].Failed != "" && r.Settings[s].Rounds == 0 {
 		return fmt.Sprintf("%s could not be measured: %s", name, r.Settings[s].Failed)
 	}
 	var rows []TuneVerdict
@@ -401,8 +401,15 @@ func (r *TuneResult) settingSentence(s int) string {
 		return fmt.Sprintf("%s against %s: too few rounds to judge (at least 2 of each are needed).", name, base)
 	}
 	if len(called) == 0 {
+		hw := typicalHalfWidth(rows)
+		if hw >= 1 {
+			// Intervals wider than the figures themselves: too few rounds
+			// for this server's noise to tell anything.
+			return fmt.Sprintf("%s does not differ from %s beyond noise after %d %s, but the intervals are wider than the figures: this server's runs are too far apart for so few rounds to see any change — run more rounds (6 is the default).",
+				name, base, r.Plan.Rounds, Plural(r.Plan.Rounds, "round", "rounds"))
+		}
 		return fmt.Sprintf("%s does not differ from %s beyond noise after %d %s; differences under ~%s cannot be seen on this server — run more rounds to look closer.",
-			name, base, r.Plan.Rounds, Plural(r.Plan.Rounds, "round", "rounds"), percentWords(typicalHalfWidth(rows)))
+			name, base, r.Plan.Rounds, Plural(r.Plan.Rounds, "round", "rounds"), percentWords(hw))
 	}
 	better, worse := 0, 0
 	for _, v := range called {
@@ -503,7 +510,10 @@ func typicalHalfWidth(rows []TuneVerdict) float64 {
 func (r *TuneResult) Problems() []string {
 	var out []string
 	for _, s := range r.Settings {
-		if s.Failed != "" {
+		switch {
+		case s.Failed != "" && s.Rounds > 0:
+			out = append(out, fmt.Sprintf("setting %s was measured in %d %s, then failed: %s", s.Name, s.Rounds, Plural(s.Rounds, "round", "rounds"), s.Failed))
+		case s.Failed != "":
 			out = append(out, fmt.Sprintf("setting %s could not be measured: %s", s.Name, s.Failed))
 		}
 	}
