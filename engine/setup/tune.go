@@ -45,7 +45,7 @@ const (
 )
 
 // TuneDefaultPlan is the inner plan a settings comparison starts from: one
-// user and eight, short enough that five rounds of two settings take
+// user and eight, short enough that six rounds of two settings take
 // minutes on a small server.
 func TuneDefaultPlan() Plan {
 	p := DefaultPlan()
