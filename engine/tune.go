@@ -13,6 +13,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/serverproc"
+	"github.com/kovara/desktop/shellwords"
 )
 
 // The settings comparison (docs/plans.md, "Compare settings"): the same
@@ -254,6 +255,13 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 			run.Seed = f.Runs[0].Seed
 		}
 		run.Complete = f.Complete
+		if m := f.Local.RequestedModel; m != "" && set.Model == "" {
+			// The model the server served when none was named.
+			set.Model = m
+			if si == 0 || t.res.Model == "" {
+				t.res.Model = m
+			}
+		}
 		run.Levels = compare.TuneFigures(f)
 		if t.obs.Saved != nil {
 			run.RunID = t.obs.Saved(f)
@@ -351,16 +359,44 @@ func (t *tuneRun) sameServers() {
 			// Only a server that says how many requests it serves at once
 			// (llama.cpp's slots) says enough to doubt a setting by: Ollama
 			// reports neither OLLAMA_NUM_PARALLEL nor most of its knobs.
-			if *a == *b && a.Slots > 0 && !t.sameCommand(i, j) {
+			if *a == *b && a.Slots > 0 && knobsDiffer(t.plan.Settings[i], t.plan.Settings[j]) {
 				t.warnOnce(fmt.Sprintf("%s and %s: the server reported the same configuration in both (%s): check that the setting reached it", sets[i].Name, sets[j].Name, a.Describe()))
 			}
 		}
 	}
 }
 
-func (t *tuneRun) sameCommand(i, j int) bool {
-	a, b := t.plan.Settings[i], t.plan.Settings[j]
-	return a.Command == b.Command && slices.Equal(a.Env, b.Env) && a.SSH == b.SSH && a.Instruction == b.Instruction
+// reportedKnobs are llama-server's flags for what it reports of itself
+// (/props: slots, the context): a change of one of them must show there.
+var reportedKnobs = []string{"-np", "--parallel", "-c", "--ctx-size"}
+
+// knobsDiffer says two settings' commands give one of reportedKnobs
+// different values.
+func knobsDiffer(a, b TuneSetting) bool {
+	for _, k := range reportedKnobs {
+		if flagValue(a.Command, k) != flagValue(b.Command, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// flagValue is the value a command line gives flag ("-np 8", "-np=8"),
+// "" when it gives none.
+func flagValue(command, flag string) string {
+	words, err := shellwords.Split(command)
+	if err != nil {
+		return ""
+	}
+	for i, w := range words {
+		if w == flag && i+1 < len(words) {
+			return words[i+1]
+		}
+		if v, ok := strings.CutPrefix(w, flag+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func answerKinds() []string {

@@ -389,19 +389,23 @@ func TestTuneBefore(t *testing.T) {
 // says too little to tell (Ollama reports no OLLAMA_NUM_PARALLEL).
 func TestTuneSameServers(t *testing.T) {
 	t.Parallel()
+	llama := results.TuneServer{Family: results.FamilyLlamaCpp, Build: "b4748", Slots: 2, Context: 4096}
 	tests := []struct {
 		name   string
 		server results.TuneServer
+		b      string // the second setting's command; the first's is "srv -np 2"
 		warned bool
 	}{
-		{"llama.cpp", results.TuneServer{Family: results.FamilyLlamaCpp, Build: "b4748", Slots: 2, Context: 4096}, true},
-		{"ollama", results.TuneServer{Family: results.FamilyOllama, Build: "0.24.0", Context: 4096}, false},
+		{"slots asked for, not reported", llama, "srv -np 8", true},
+		{"context asked for, not reported", llama, "srv -np 2 --ctx-size=8192", true},
+		{"a flag the server does not report", llama, "srv -np 2 -tb 2", false},
+		{"ollama", results.TuneServer{Family: results.FamilyOllama, Build: "0.24.0", Context: 4096}, "srv -np 8", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := tt.server, tt.server
 			run := &tuneRun{
-				plan: TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByCommand, Command: "srv -np 2"}, {Name: "B", How: setup.ByCommand, Command: "srv -np 8"}}},
+				plan: TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByCommand, Command: "srv -np 2"}, {Name: "B", How: setup.ByCommand, Command: tt.b}}},
 				res:  &results.TuneResult{Settings: []results.TuneSetting{{Name: "A", How: setup.ByCommand, Server: &a}, {Name: "B", How: setup.ByCommand, Server: &b}}},
 			}
 			run.sameServers()

@@ -47,6 +47,7 @@ type LiveView struct {
 	// whole comparison's progress instead of the run's.
 	turn        *widget.Label
 	serverLog   *widget.Label
+	logScroll   *container.Scroll
 	overall     func(engine.Snapshot) float64
 	stopConfirm dialog.Dialog
 
@@ -111,13 +112,17 @@ func (v *LiveView) showTurn(line string, log []string) {
 		v.serverLog = widget.NewLabel("")
 		v.serverLog.Wrapping = fyne.TextWrapWord
 		v.serverLog.TextStyle = fyne.TextStyle{Monospace: true}
-		v.tabs.Append(container.NewTabItem("Server log", container.NewVScroll(v.serverLog)))
+		v.logScroll = container.NewVScroll(v.serverLog)
+		v.tabs.Append(container.NewTabItem("Server log", v.logScroll))
 	}
 	text := "No server started by the app is running now."
 	if len(log) > 0 {
 		text = strings.Join(log, "\n")
 	}
-	v.serverLog.SetText(text)
+	if text != v.serverLog.Text {
+		v.serverLog.SetText(text)
+		v.logScroll.ScrollToBottom() // the newest lines, as a terminal shows them
+	}
 }
 
 // update shows the live data; call it on the UI goroutine.

@@ -102,10 +102,26 @@ func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack
 	v.notes = widget.NewLabel(strings.Join(notes, "\n"))
 	v.notes.Wrapping = fyne.TextWrapWord
 	// The verdict and the answers are said together, at the top.
-	v.content, v.problems = planPage(u, id, title, v.back, container.NewVBox(v.headline, v.answers), v.state, v.notes, d, charts, table)
+	// The title, the verdict and the answers stay on top; the problems,
+	// what ran, the charts, the table and the notes scroll under them (a
+	// split gave the table a row's height at 1024×640).
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(v.back, showFileButton(u, id)), title), v.headline, v.answers)
+	body := container.NewVBox()
+	if v.problems = problemsLabel(d); v.problems != nil {
+		body.Add(v.problems)
+	}
+	table.allRows = true
+	body.Add(v.state)
+	body.Add(charts)
+	body.Add(table)
+	body.Add(v.notes)
+	v.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(body))
 	u.tuneView = v
 	return v
 }
+
+// tuneChartHeight is a chart's height on the page, which scrolls.
+const tuneChartHeight = 240
 
 // drawCharts draws the charts of the level chosen.
 func (v *TuneView) drawCharts() {
@@ -121,6 +137,7 @@ func (v *TuneView) drawCharts() {
 	var items []*container.TabItem
 	for _, spec := range specs {
 		cv := NewChartView("Two runs are needed for a chart.")
+		cv.SetMinHeight(tuneChartHeight)
 		cv.SetSpec(spec)
 		v.charts = append(v.charts, cv)
 		name, _, _ := strings.Cut(spec.Title, " at ")
