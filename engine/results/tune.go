@@ -253,7 +253,11 @@ func (r *TuneResult) Table() Table {
 						if v.Rounds > 0 {
 							row[4] = signedPercent(v.Change)
 						}
-						if v.Verdict != TuneUnknown {
+						switch {
+						case v.Verdict == TuneUnknown:
+						case v.High-v.Low > 10:
+							row[5] = "too wide to tell" // a 1,000-fold span says only "run more rounds"
+						default:
 							row[5] = signedPercent(v.Low) + " … " + signedPercent(v.High)
 						}
 						row[6] = v.words()
