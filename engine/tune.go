@@ -373,21 +373,19 @@ var reportedKnobs = []string{"-np", "--parallel", "-c", "--ctx-size"}
 // knobsDiffer says two settings' commands give one of reportedKnobs
 // different values.
 func knobsDiffer(a, b TuneSetting) bool {
+	wa, _ := shellwords.Split(a.Command)
+	wb, _ := shellwords.Split(b.Command)
 	for _, k := range reportedKnobs {
-		if flagValue(a.Command, k) != flagValue(b.Command, k) {
+		if flagValue(wa, k) != flagValue(wb, k) {
 			return true
 		}
 	}
 	return false
 }
 
-// flagValue is the value a command line gives flag ("-np 8", "-np=8"),
-// "" when it gives none.
-func flagValue(command, flag string) string {
-	words, err := shellwords.Split(command)
-	if err != nil {
-		return ""
-	}
+// flagValue is the value a command's words give flag ("-np 8",
+// "-np=8"), "" when they give none.
+func flagValue(words []string, flag string) string {
 	for i, w := range words {
 		if w == flag && i+1 < len(words) {
 			return words[i+1]

@@ -71,7 +71,9 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // words is the program and arguments the supervisor runs for s: the
 // command itself, or ssh with it as the remote command.
-func (s Spec) words() ([]string, error) {
+// With tty, ssh gives the remote command a terminal (a server's, so that
+// it is hung up on when this side stops); a one-off command needs none.
+func (s Spec) words(tty bool) ([]string, error) {
 	argv, err := shellwords.Split(s.Command)
 	if err != nil {
 		return nil, fmt.Errorf("the server's command: %w", err)
@@ -100,7 +102,11 @@ func (s Spec) words() ([]string, error) {
 	if len(s.Env) > 0 {
 		remote = "exec env " + shellwords.Join(s.Env) + " " + shellwords.Join(argv)
 	}
-	return []string{"ssh", "-tt", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", s.SSH, remote}, nil
+	ssh := []string{"ssh"}
+	if tty {
+		ssh = append(ssh, "-tt")
+	}
+	return append(ssh, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", s.SSH, remote), nil
 }
 
 // Server is a server the app started.
@@ -117,7 +123,7 @@ type Server struct {
 // A server that exits first, or does not answer within the start-up
 // timeout, is stopped and its error says why, with its last lines.
 func Start(ctx context.Context, spec Spec, opt Options) (*Server, error) {
-	argv, err := spec.words()
+	argv, err := spec.words(true)
 	if err != nil {
 		return nil, err
 	}
@@ -279,12 +285,9 @@ func AwaitServer(ctx context.Context, url string, timeout time.Duration) error {
 // or through ssh, and waits for it, for at most timeout. Its output's
 // last lines come back with its error.
 func RunOnce(ctx context.Context, spec Spec, timeout time.Duration) error {
-	argv, err := spec.words()
+	argv, err := spec.words(false)
 	if err != nil {
 		return err
-	}
-	if spec.SSH != "" {
-		argv = slices.DeleteFunc(argv, func(w string) bool { return w == "-tt" }) // no terminal to hang up
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -270,7 +270,7 @@ func TestSpecWords(t *testing.T) {
 		{Spec{Command: "x", SSH: "-oProxyCommand=evil"}, "", "ssh would misread"},
 	}
 	for _, tt := range tests {
-		got, err := tt.spec.words()
+		got, err := tt.spec.words(true)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Errorf("%+v: %q %v, want an error saying %s", tt.spec, got, err, tt.err)

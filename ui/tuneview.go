@@ -89,10 +89,9 @@ func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack
 	t := r.Table()
 	table := textTable(t.Rows, t.Columns)
 	v.back = widget.NewButton("New benchmark", onBack)
-	conf := strconv.FormatFloat(100*r.Plan.Confidence, 'f', -1, 64)
-	notes := []string{fmt.Sprintf("Each change is the mean of the rounds' paired ratios against %s, with its %s %% interval; "+
-		"a change is called only beyond its interval and at least the least change of its metric (3 %% for throughput, ITL and latency, 5 %% for TTFT p50, 10 %% for TTFT p95). "+
-		"The rounds are blocks: what drifted on the machine during a round moved both of its runs.", names[0], conf)}
+	notes := []string{fmt.Sprintf("Each change is the mean of the rounds' paired ratios against %s, with its %s interval; "+
+		"a change is called only beyond its interval and at least the least change of its metric (%s). "+
+		"The rounds are blocks: what drifted on the machine during a round moved both of its runs.", names[0], r.Plan.ConfidenceWords(), r.Plan.LeastChangeWords())}
 	notes = append(notes, settings...)
 	for _, st := range r.Settings {
 		if log := r.Local.Logs[st.Name]; len(log) > 0 {

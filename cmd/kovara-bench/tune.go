@@ -310,7 +310,7 @@ func printTune(w io.Writer, r *results.TuneResult) {
 		fmt.Fprintln(w, a)
 	}
 	printHeading(w, fmt.Sprintf("Settings comparison (Kovara Desktop): %d %s, each setting against %s from the rounds' paired differences (%s intervals)",
-		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), r.Settings[0].Name, compareConfidence(r.Plan.Confidence)), r.Local.Simulated)
+		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), r.Settings[0].Name, r.Plan.ConfidenceWords()), r.Local.Simulated)
 	printProblems(w, plans.Tune{Result: r})
 	for _, st := range r.Settings {
 		if log := r.Local.Logs[st.Name]; len(log) > 0 {
@@ -331,5 +331,3 @@ func printTune(w io.Writer, r *results.TuneResult) {
 	}
 	printTable(w, r.Table())
 }
-
-func compareConfidence(c float64) string { return fmt.Sprintf("%g %%", 100*c) }

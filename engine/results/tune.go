@@ -67,6 +67,35 @@ type TunePlan struct {
 	AnswerTokens  int    `json:"answer_tokens,omitempty"`
 }
 
+// ConfidenceWords is the intervals' coverage as a percentage ("95 %").
+func (p TunePlan) ConfidenceWords() string {
+	return strconv.FormatFloat(100*p.Confidence, 'f', -1, 64) + " %"
+}
+
+// LeastChangeWords says the least change of each judged metric, those of
+// one size together, in the metrics' order: "3 % for output tok/s and
+// ITL p50, 10 % for TTFT p95".
+func (p TunePlan) LeastChangeWords() string {
+	var sizes []float64
+	byLeast := map[float64][]string{}
+	for _, m := range p.Metrics {
+		l, ok := p.LeastChange[m.ID]
+		if !ok {
+			continue
+		}
+		if byLeast[l] == nil {
+			sizes = append(sizes, l)
+		}
+		byLeast[l] = append(byLeast[l], m.Label)
+	}
+	slices.Sort(sizes)
+	parts := make([]string, len(sizes))
+	for i, l := range sizes {
+		parts[i] = percentWords(l) + " for " + JoinAnd(byLeast[l])
+	}
+	return strings.Join(parts, ", ")
+}
+
 // TuneSetting is one setting as it ran. Its command, environment and
 // log are in Local: they are the person's own.
 type TuneSetting struct {
