@@ -363,7 +363,7 @@ func userRates(tpot []float64) (p50, p5 *float64) {
 // result with an error only for an unusable plan or endpoint, a failed
 // method step, or (with the levels done so far, marked incomplete) a stop
 // wrapping ErrInterrupted.
-func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observer) (*results.CapacityResult, error) {
+func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observer) (_ *results.CapacityResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -375,6 +375,8 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := sess.bind(ctx)
+	defer done(&err)
 	r := &runner{session: sess, plan: kp}
 	r.file = r.newFile()
 	r.file.Local.Plan = results.PlanCapacity

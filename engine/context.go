@@ -245,7 +245,7 @@ type contextRun struct {
 // (*PlanError, *EndpointError, *StageError), or, with the depths measured
 // so far marked incomplete, for a stop wrapping ErrInterrupted. A depth
 // the server could not hold ends the plan there, said in Limit.
-func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer) (*results.ContextResult, error) {
+func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer) (_ *results.ContextResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -257,6 +257,8 @@ func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := sess.bind(ctx)
+	defer done(&err)
 	kp := Plan{Model: plan.Model, OutputTokens: plan.OutputTokens, Concurrency: []int{plan.Users}, Requests: plan.Users,
 		Seed: plan.Seed, FixedSeed: plan.FixedSeed, Timeout: plan.Timeout, Simulated: plan.Simulated, MetricsInterval: plan.MetricsInterval}
 	cr := &contextRun{runner: &runner{session: sess, plan: kp}, cp: plan, next: prompt.FirstWarmupRequest}

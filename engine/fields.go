@@ -89,6 +89,26 @@ func ParseTimeout(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// ParseSilence reads how long a run lets its requests go without a byte
+// from the server before asking whether it is still there (seconds, or
+// a duration like 30s): 0 says the silence but never ends the run.
+func ParseSilence(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	d, err := time.ParseDuration(s)
+	if v, ferr := strconv.ParseFloat(s, 64); ferr == nil {
+		d, err = time.Duration(v*float64(time.Second)), nil
+	}
+	switch {
+	case err != nil || d < 0:
+		return 0, fmt.Errorf("silence %q: give seconds, like 10, or a duration, like 30s; 0 never ends the run", s)
+	case d == 0:
+		return -DefaultSilence, nil
+	case d < time.Second:
+		return 0, fmt.Errorf("silence %s: at least 1 second, or 0 to never end the run", s)
+	}
+	return d, nil
+}
+
 // ParsePositive reads a number above 0 ("20", "2.5"), naming the field in
 // the error.
 func ParsePositive(field, s string) (float64, error) {

@@ -100,6 +100,7 @@ type Live struct {
 	serverLatest *results.ServerMetricsSample
 	serverNew    []results.ServerMetricsSample
 	serverNone   string // why there are no server readings, once known
+	alert        string // what the run's watchdog says now (Snapshot.Alert)
 
 	gpu func() (hw.Point, bool) // the GPU sampler's newest reading; nil without one
 }
@@ -195,6 +196,11 @@ type Snapshot struct {
 	// ServerNone says why the server's charts stay empty, once that is
 	// known: its /metrics did not answer, or stopped answering.
 	ServerNone string
+	// Alert is what needs saying now about the server, in the warning
+	// colour and in words ("no tokens for 12 s — the server may have
+	// stopped …"); "" when all is well. While it is set no time left is
+	// estimated: the data it would come from has stopped.
+	Alert string
 }
 
 // NewLive makes an empty live view.
@@ -359,7 +365,7 @@ func (l *Live) Snapshot() Snapshot {
 	s.LastError = l.lastError
 	s.NewLevel = l.stage != l.seenStage
 	l.smu.Lock()
-	s.ServerFamily, s.Server, s.ServerNone = l.serverFamily, l.serverLatest, l.serverNone
+	s.ServerFamily, s.Server, s.ServerNone, s.Alert = l.serverFamily, l.serverLatest, l.serverNone, l.alert
 	if len(l.serverNew) > 0 {
 		s.ServerNew = l.serverNew
 		l.serverNew = nil
@@ -372,7 +378,9 @@ func (l *Live) Snapshot() Snapshot {
 		s.OverallDone = l.doneBefore
 	}
 	l.rate(&s)
-	s.Left = stageLeft(s)
+	if s.Alert == "" {
+		s.Left = stageLeft(s)
+	}
 	s.Progress = l.progress(s)
 	if l.cur.Line != nil && s.Phase == l.cur.phase() {
 		s.Line = l.cur.Line(s.LevelDone, s.LevelTotal)
@@ -476,6 +484,26 @@ func (l *Live) progress(s Snapshot) float64 {
 	return min(done/float64(s.OverallTotal), 1)
 }
 
+// setAlert records what the run's watchdog says now ("" when nothing).
+func (l *Live) setAlert(alert string) {
+	if l == nil {
+		return
+	}
+	l.smu.Lock()
+	l.alert = alert
+	l.smu.Unlock()
+}
+
+// stageName is the current stage's name ("level 1"), "" before any.
+func (l *Live) stageName() string {
+	if l == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cur.Name
+}
+
 // serverUnavailable records why there will be no server readings.
 func (l *Live) serverUnavailable(why string) {
 	if l == nil {
@@ -509,7 +537,10 @@ func (s Snapshot) Describe() string {
 	if line == "" {
 		line = phaseLine(s.Phase)
 	}
-	if s.Left > 0 {
+	switch {
+	case s.Alert != "":
+		line += " — " + s.Alert
+	case s.Left > 0:
 		line += " — " + FormatLeft(s.Left)
 	}
 	return line

@@ -160,6 +160,11 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 	res := make([]slotRun, len(s.conns))
 	var start time.Duration // the release; set before gate opens
 	gate := make(chan struct{})
+	// The loop's own context: the watchdog ends it, and the run with it,
+	// when the server is gone (watchdog.go).
+	ctx, endLoop := context.WithCancel(ctx)
+	defer endLoop()
+	var wd *watchdog
 	var wg sync.WaitGroup
 	for i, c := range s.conns {
 		c.stats = connStats{}
@@ -189,8 +194,11 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 					}
 				}
 				opts, n := spec.request(k)
+				c.busy.Store(true)
 				o := c.do(ctx, opts, n, spec.timeout)
+				c.busy.Store(false)
 				o.due = due
+				wd.outcome(ctx, &o)
 				c.gate = nil
 				sr.outs = append(sr.outs, o)
 				if c.live != nil {
@@ -203,8 +211,27 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 	}
 	start = s.s.clock()
 	lr := loadRun{slots: res, start: start}
+	wd = s.newWatchdog(start, func() {
+		endLoop()
+		if s.s.endRun != nil {
+			s.s.endRun()
+		}
+	})
+	wctx, endWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		wd.run(wctx)
+	}()
 	close(gate)
 	wg.Wait()
+	endWatch()
+	<-watched
+	wd.settle(res)
+	if note := s.s.goneNote(); note != "" && !s.s.goneSaid {
+		s.s.goneSaid = true
+		s.s.warn("%s", note)
+	}
 	lr.end = lr.start
 	for _, sr := range res {
 		for i := range sr.outs {

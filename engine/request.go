@@ -127,6 +127,11 @@ type conn struct {
 	// sock is the slot's current connection, set from the transport's dial
 	// goroutine.
 	sock atomic.Pointer[netstamp.Conn]
+	// heard is when the server last sent this slot anything (an answer's
+	// headers, a stream event), an offset from t0; busy says a request is
+	// in flight. The loop's watchdog reads both (watchdog.go).
+	heard atomic.Int64
+	busy  atomic.Bool
 
 	// gate, when set, is the send gate this request goes through
 	// (slotSet.run): a loop's first requests, and any request right after
@@ -497,6 +502,7 @@ func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout t
 		c.stats.Reconnects++
 	}
 	c.answeredOn = c.sock.Load()
+	c.heard.Store(int64(c.clock()))
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _, _ := readBounded(resp.Body, 4096)
@@ -567,6 +573,7 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 		data := c.rd.Data()
 		at := c.rd.At()
 		out.end = at
+		c.heard.Store(int64(at))
 		if len(data) == 6 && string(data) == "[DONE]" {
 			done = true
 			break

@@ -84,7 +84,7 @@ func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.Fi
 }
 
 // run is Run, or with sh its shard's share (RunShard).
-func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (*results.File, error) {
+func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (_ *results.File, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -95,6 +95,8 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := sess.bind(ctx)
+	defer done(&err)
 	r := &kovaraRun{runner: &runner{session: sess, plan: plan}, shard: sh}
 	r.file = r.newFile()
 	r.file.Local.FreshSeed = !plan.FixedSeed
@@ -277,6 +279,7 @@ func (r *runner) finish(complete bool) {
 	r.file.Local.RequestedModel = r.model
 	r.file.Local.Detection = r.detection
 	r.file.Local.Warnings = slices.Clone(r.warnings)
+	r.file.Local.ServerGone = r.goneNote()
 	r.file.Local.ReceiveClock = results.ReceiveClockOf(r.stamps.KernelStamped, r.stamps.ReadStamped)
 	r.file.Complete = complete
 	r.file.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)

@@ -34,6 +34,12 @@ type session struct {
 	// closes counts connections the server closed right after an answer
 	// (see conn.ready).
 	closes atomic.Int64
+	// endRun ends the run's context (bind); gone is set by a loop's
+	// watchdog when the server stopped answering, and goneSaid once its
+	// sentence is among the warnings (watchdog.go).
+	endRun   context.CancelFunc
+	gone     atomic.Pointer[serverGone]
+	goneSaid bool
 }
 
 // newSession starts a session's clock; an address that cannot be used is

@@ -110,7 +110,7 @@ func lengthSpread(xs []int) *results.LengthSpread {
 // RunStages, it returns the result with an error only for an unusable plan
 // or endpoint, or (with the levels done so far, marked incomplete) for a
 // stop wrapping ErrInterrupted.
-func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer) (*results.SpecDecResult, error) {
+func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer) (_ *results.SpecDecResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -127,6 +127,8 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 		return nil, err
 	}
 	defer r.release()
+	ctx, done := r.bind(ctx)
+	defer done(&err)
 	res := newSpecDecResult(r, plan)
 	finish := func(complete bool) *results.SpecDecResult {
 		res.Complete = complete

@@ -192,7 +192,7 @@ type stagesRun struct {
 // the error is for a plan or endpoint that could not be used
 // (*PlanError, *EndpointError, *StageError) and, with the partial result
 // marked incomplete, for a stop (wrapping ErrInterrupted).
-func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) (*results.StagesResult, error) {
+func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) (_ *results.StagesResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -209,6 +209,8 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 		return nil, err
 	}
 	defer r.release()
+	ctx, done := r.bind(ctx)
+	defer done(&err)
 	s := &stagesRun{session: r, sp: plan, prof: prof}
 	s.res = s.newResult()
 	res := s.res

@@ -173,6 +173,11 @@ func (s *BenchmarkScreen) stopRun(st *runState) {
 // runFailed returns to the form with the reason in words.
 func (s *BenchmarkScreen) runFailed(err error) {
 	s.backToSetup()
+	var gone *engine.ServerGoneError
+	if errors.As(err, &gone) {
+		s.refuse("Nothing was saved: " + gone.Why + ".")
+		return
+	}
 	if errors.Is(err, engine.ErrInterrupted) {
 		s.refuse("Stopped before any level finished; nothing was saved.")
 		return

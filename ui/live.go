@@ -32,6 +32,9 @@ type LiveView struct {
 	overallBar *widget.ProgressBar
 	counters   *widget.Label
 	lastError  *widget.Label
+	// alert is what the run says about the server now (a silence, a
+	// server gone), in the warning colour; hidden when all is well.
+	alert      *widget.Label
 	tpsChart   *ChartView
 	ttftChart  *ChartView
 	itlChart   *ChartView
@@ -73,6 +76,10 @@ func newLiveView(title string, onStop func()) *LiveView {
 	}
 	v.lastError.Wrapping = fyne.TextWrapWord
 	v.phase.Wrapping = fyne.TextWrapWord
+	v.alert = widget.NewLabel("")
+	v.alert.Wrapping = fyne.TextWrapWord
+	v.alert.Importance = widget.WarningImportance
+	v.alert.Hide()
 	v.turn = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	v.turn.Wrapping = fyne.TextWrapWord
 	v.turn.Hide()
@@ -86,7 +93,7 @@ func newLiveView(title string, onStop func()) *LiveView {
 	)
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, nil, v.stopButton, v.title),
-		v.turn, v.phase, bars,
+		v.turn, v.phase, v.alert, bars,
 		container.NewBorder(nil, nil, v.counters, nil, v.lastError),
 	)
 	for _, c := range []*ChartView{v.tpsChart, v.ttftChart, v.itlChart, v.srvChart, v.kvChart, v.powerChart, v.utilChart} {
@@ -129,6 +136,11 @@ func (v *LiveView) showTurn(line string, log []string) {
 func (v *LiveView) update(d *liveData, p chart.Palette) {
 	v.redraws++
 	v.phase.SetText(d.phaseLine())
+	if a := d.alert(); a != v.alert.Text || v.alert.Visible() != (a != "") {
+		v.alert.SetText(a)
+		v.alert.Hidden = a == ""
+		v.alert.Refresh()
+	}
 	v.levelBar.SetValue(d.levelProgress())
 	if v.overall != nil {
 		v.overallBar.SetValue(v.overall(d.snap))

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/kovara/desktop/chart"
@@ -168,7 +169,22 @@ func (d *liveData) sampleITL(v float64) {
 
 // phaseLine is what the live view says the run is doing (the engine's
 // words, which the CLI prints too).
-func (d *liveData) phaseLine() string { return d.snap.Describe() }
+// phaseLine is where the run is; the alert, when there is one, has a
+// line of its own in the warning colour.
+func (d *liveData) phaseLine() string {
+	s := d.snap
+	s.Alert = ""
+	return s.Describe()
+}
+
+// alert is what the run says about the server now, capitalised, or "".
+func (d *liveData) alert() string {
+	a := d.snap.Alert
+	if a == "" {
+		return ""
+	}
+	return strings.ToUpper(a[:1]) + a[1:] + "."
+}
 
 func (d *liveData) counters() string {
 	s := d.snap

@@ -285,6 +285,10 @@ func planExit(err error, stderr io.Writer) (int, bool) {
 	switch {
 	case err == nil:
 		return exitOK, true
+	case errors.As(err, new(*engine.ServerGoneError)):
+		// What was measured is kept, as after Ctrl-C; the run failed.
+		fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
+		return exitFailed, true
 	case errors.Is(err, engine.ErrInterrupted):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
 		return exitInterrupted, true

@@ -31,6 +31,7 @@ type runFlags struct {
 	warmup       int
 	seed         string
 	timeout      string
+	silence      string
 	apiKeyEnv    string
 	output       string
 	insecure     bool
@@ -52,6 +53,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 		fs.StringVar(&f.model, "model", "", "model to request (default: the only model served)")
 		fs.StringVar(&f.apiKeyEnv, "api-key-env", "KOVARA_API_KEY", "environment variable that holds the API key")
 		fs.BoolVar(&f.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
+		fs.StringVar(&f.silence, "silence", "10", "seconds requests in flight may go without a byte from the server before the run asks whether it is still there; one that is not ends the run, finished levels kept (0: say it, never end)")
 		fs.StringVar(&f.gpu, "gpu", "", "GPU telemetry: local, ssh://user@host or http://host:9400/metrics (a saved endpoint's own source otherwise)")
 		fs.StringVar(&f.manifest, "manifest", "", "kovara.yaml describing what the endpoint runs (makes a hardware run)")
 		fs.StringVar(&f.profile, "profile", "", "the manifest profile to run (default: its only one, or 'default')")
@@ -238,6 +240,19 @@ const cliModelHint = "with --model"
 // variable named by --api-key-env wins over the keyring.
 
 func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
+	ep, err := f.savedOrAddress(stderr)
+	if err != nil {
+		return ep, err
+	}
+	if f.silence != "" {
+		if ep.Silence, err = engine.ParseSilence(f.silence); err != nil {
+			return ep, fmt.Errorf("--%w", err)
+		}
+	}
+	return ep, nil
+}
+
+func (f *runFlags) savedOrAddress(stderr io.Writer) (engine.Endpoint, error) {
 	envKey := os.Getenv(f.apiKeyEnv)
 	if dirs, err := storage.DefaultDirs(); err == nil {
 		saved, ok, err := storage.OpenEndpoints(dirs.Config).Get(f.endpoint)

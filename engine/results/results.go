@@ -161,8 +161,11 @@ type Local struct {
 	Levels       []LevelLocal   `json:"levels"`
 	Warnings     []string       `json:"warnings"`
 	PartialRun   *Run           `json:"partial_run"`
-	StartedAt    string         `json:"started_at,omitempty"`
-	FinishedAt   string         `json:"finished_at,omitempty"`
+	// ServerGone says why the run ended early when the server stopped
+	// answering in the middle of it (the engine's watchdog); "" otherwise.
+	ServerGone string `json:"server_gone,omitempty"`
+	StartedAt  string `json:"started_at,omitempty"`
+	FinishedAt string `json:"finished_at,omitempty"`
 	// ServerMetrics is the server's own queue and KV-cache series, read
 	// from its /metrics during the run; absent when /metrics did not
 	// answer with any gauge we know.

@@ -99,6 +99,9 @@ func Warnings(f *File) []Warning {
 		}
 	}
 	for _, w := range f.Local.Warnings {
+		if w == f.Local.ServerGone {
+			continue // said by the headline and the partial run's problem
+		}
 		if !derived(w) && !slices.ContainsFunc(ws, func(x Warning) bool { return x.Text == w }) {
 			add(SeverityNote, WarnRun, "%s", w)
 		}
@@ -122,6 +125,15 @@ func Split(ws []Warning) (problems, notes []string) {
 func Headline(f *File, ws []Warning) string {
 	problems, _ := Split(ws)
 	switch {
+	case !f.Complete && f.Local.ServerGone != "":
+		kept := "; the finished levels are kept"
+		if len(f.Runs) == 0 {
+			kept = "; no level had finished"
+		}
+		if f.Local.PartialRun != nil {
+			kept += ", and the one in progress is kept as partial"
+		}
+		return "Ended early: " + f.Local.ServerGone + kept + "."
 	case !f.Complete && f.Local.PartialRun != nil:
 		return "Stopped before the end: the finished levels are kept, the interrupted one is shown as partial."
 	case !f.Complete && len(f.Runs) == 0:
@@ -160,6 +172,9 @@ func partialText(f *File) string {
 		done = append(done, strconv.Itoa(r.Concurrency))
 	}
 	t := "the run stopped before the end"
+	if f.Local.ServerGone != "" {
+		t = "the run ended early because the server stopped answering"
+	}
 	if len(done) > 0 {
 		t += fmt.Sprintf(": concurrency %s finished", strings.Join(done, ", "))
 	} else {

@@ -23,6 +23,11 @@ type Endpoint struct {
 	InsecureTLS bool          // accept self-signed certificates
 	Timeout     time.Duration // for checks (models, probe); 0 means 15 s
 	GPU         string        // GPU telemetry source (hw.ParseSource); "" for none
+	// Silence is how long requests in flight may go without a byte from
+	// the server before the run asks whether the server is still there,
+	// and ends when it is not (engine's watchdog); 0 is 10 s, and below 0
+	// the silence is said but never ends the run.
+	Silence time.Duration
 	// KeyHint says where the user gives this endpoint's API key, in the
 	// words of whoever runs it (the app's endpoint form, the CLI's
 	// environment variable), as a phrase that follows "the key goes": an
