@@ -28,9 +28,9 @@ const DefaultSilence = 10 * time.Second
 
 const (
 	watchEvery     = 500 * time.Millisecond
-	askEvery       = 2 * time.Second // at most one model-list read this often
-	askTimeout     = 4 * time.Second // or the silence, when shorter
-	silentTimeouts = 2               // model-list reads timed out in a row that make a silent server gone
+	askEvery       = 2 * time.Second         // at most one model-list read this often
+	askTimeout     = 2500 * time.Millisecond // or the silence, when shorter: 10 s + 2 × 2.5 s ends a frozen server's run 15 s after its last byte
+	silentTimeouts = 2                       // model-list reads timed out in a row that make a silent server gone
 )
 
 // ServerGoneError is a run that ended because the server stopped
@@ -274,7 +274,10 @@ func abs(d time.Duration) time.Duration {
 	return d
 }
 
-// wholeSeconds says a duration in whole seconds: "12 s".
+// wholeSeconds says a duration in seconds: "12 s", "2.5 s" below 10 s.
 func wholeSeconds(d time.Duration) string {
+	if d < 10*time.Second && d%time.Second != 0 {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
 	return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
 }

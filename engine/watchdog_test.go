@@ -203,3 +203,24 @@ func TestSilentStreamServerAnswers(t *testing.T) {
 		t.Error("the live view never said the silence")
 	}
 }
+
+func TestParseSilence(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		bad  bool
+	}{
+		{"10", 10 * time.Second, false},
+		{"30s", 30 * time.Second, false},
+		{"0", -DefaultSilence, false}, // said, never ends the run
+		{"0.5", 0, true},
+		{"-3", 0, true},
+		{"soon", 0, true},
+	} {
+		got, err := ParseSilence(c.in)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("ParseSilence(%q) = %v, %v; want %v, bad %v", c.in, got, err, c.want, c.bad)
+		}
+	}
+}
