@@ -24,6 +24,8 @@ import (
 	"github.com/golang/freetype/truetype"
 	gochart "github.com/wcharczuk/go-chart/v2"
 	"github.com/wcharczuk/go-chart/v2/drawing"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // SeriesKind says how a series is drawn.
@@ -57,6 +59,10 @@ type Spec struct {
 
 	// YFromZero makes the y axis start at 0 (bar charts always do).
 	YFromZero bool
+	// YAtLeast, when set, is a value the y axis always reaches: a
+	// percentage chart set to 100 draws 0.3 % as the sliver it is, where an
+	// axis of 0–1.0 over a "%" label reads like a ratio.
+	YAtLeast float64
 	// XLog draws the x axis on a log2 scale, which suits concurrency levels
 	// such as 1, 8, 32, 256.
 	XLog bool
@@ -557,6 +563,9 @@ func yExtent(spec Spec, series []plotSeries) (float64, float64) {
 	if fromZero {
 		lo, hi = math.Min(lo, 0), math.Max(hi, 0)
 	}
+	if spec.YAtLeast != 0 && !math.IsInf(lo, 0) {
+		lo, hi = math.Min(lo, spec.YAtLeast), math.Max(hi, spec.YAtLeast)
+	}
 	if hi == lo {
 		d := math.Abs(hi) * 0.1
 		if d == 0 {
@@ -1005,7 +1014,9 @@ func tickFormatter(ticks []gochart.Tick) func(float64) string {
 }
 
 // formatNumber prints a single value compactly (up to three decimals,
-// trailing zeros dropped, k/M for big values).
+// trailing zeros dropped, k/M for big values). A big whole number that k
+// or M would print with more than one decimal is printed whole, with
+// thousands separators: "16.384k" reads like sixteen and a fraction.
 func formatNumber(v float64) string {
 	div, suffix := 1.0, ""
 	switch a := math.Abs(v); {
@@ -1019,8 +1030,16 @@ func formatNumber(v float64) string {
 	if s == "-0" {
 		s = "0"
 	}
+	if div > 1 && v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		if _, frac, ok := strings.Cut(s, "."); ok && len(frac) > 1 {
+			return thousands.Sprintf("%d", int64(v))
+		}
+	}
 	return s + suffix
 }
+
+// thousands prints whole numbers as the results' tables do ("16,384").
+var thousands = message.NewPrinter(language.English)
 
 // chartPalette gives go-chart our colours for everything it might otherwise
 // default to white or grey.

@@ -759,3 +759,43 @@ func TestXAxisIntegerTicksAndMinSpan(t *testing.T) {
 		t.Errorf("without a min span the axis should end at the data: %v", r.max)
 	}
 }
+
+func TestFormatNumber(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"},
+		{8, "8"},
+		{2.5, "2.5"},
+		{1024, "1024"},
+		{16384, "16,384"},
+		{131072, "131,072"},
+		{12500, "12.5k"},
+		{20000, "20k"},
+		{-16384, "-16,384"},
+		{12345678, "12,345,678"},
+		{25e6, "25M"},
+		{0.125, "0.125"},
+	}
+	for _, tt := range tests {
+		if got := formatNumber(tt.v); got != tt.want {
+			t.Errorf("formatNumber(%v) = %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}
+
+func TestYAtLeast(t *testing.T) {
+	t.Parallel()
+	s := Spec{YFromZero: true, YAtLeast: 100, Series: []Series{{X: []float64{0, 1, 2}, Y: []float64{0.1, 0.3, 0.2}}}}
+	ps, _ := cleanSeries(s, 640, Light())
+	lo, hi := yExtent(s, ps)
+	if lo != 0 || hi != 100 {
+		t.Errorf("y axis %v–%v, want 0–100 for a percentage of 0.3", lo, hi)
+	}
+	s.YAtLeast = 0
+	if _, hi := yExtent(s, ps); hi >= 1 {
+		t.Errorf("without YAtLeast the axis reaches %v, want the data's 0.3", hi)
+	}
+}

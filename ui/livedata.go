@@ -317,7 +317,7 @@ func (d *liveData) serverSpec(p chart.Palette) chart.Spec {
 
 func (d *liveData) kvSpec(p chart.Palette) chart.Spec {
 	return chart.Spec{
-		Title: "Server: KV cache in use", XLabel: "seconds since the start", YLabel: "%", YFromZero: true, Palette: p,
+		Title: "Server: KV cache in use", XLabel: "seconds since the start", YLabel: "%", YFromZero: true, YAtLeast: 100, Palette: p,
 		Series: []chart.Series{{Name: "", X: d.srvX, Y: d.srvKV, Kind: chart.Line, Color: 2}},
 	}
 }
@@ -331,7 +331,7 @@ func (d *liveData) powerSpec(p chart.Palette) chart.Spec {
 
 func (d *liveData) utilSpec(p chart.Palette) chart.Spec {
 	return chart.Spec{
-		Title: "GPU utilisation (mean)", XLabel: "seconds since the start", YLabel: "%", YFromZero: true, Palette: p,
+		Title: "GPU utilisation (mean)", XLabel: "seconds since the start", YLabel: "%", YFromZero: true, YAtLeast: 100, Palette: p,
 		Series: []chart.Series{{Name: "", X: d.gpuX, Y: d.gpuUtil, Kind: chart.Line, Color: 4}},
 	}
 }
