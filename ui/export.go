@@ -146,16 +146,12 @@ func (v *ExportView) onSavePrivate() {
 
 // askPath asks where to save, then calls save with the path.
 func (v *ExportView) askPath(name string, save func(string) error) {
-	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
-		if err != nil || w == nil {
-			return
-		}
+	v.u.askSave(name, func(w fyne.URIWriteCloser) error {
 		path := w.URI().Path()
 		w.Close()
-		save(path)
-	}, v.u.win)
-	d.SetFileName(name)
-	d.Show()
+		save(path) // a failure is said in the export's own note
+		return nil
+	})
 }
 
 // saveTo writes the published document — exactly the bytes shown —

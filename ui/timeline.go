@@ -8,7 +8,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/chart"
@@ -174,15 +173,8 @@ func (u *App) saveImage(img image.Image, title string) {
 		u.showProblem("Nothing to save", "This chart has nothing drawn yet.")
 		return
 	}
-	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
-		if err != nil || w == nil {
-			return
-		}
+	u.askSave(chart.FileName(title), func(w fyne.URIWriteCloser) error {
 		defer w.Close()
-		if err := chart.EncodePNG(img, w); err != nil {
-			u.showProblem("The chart was not saved", err.Error())
-		}
-	}, u.win)
-	d.SetFileName(chart.FileName(title))
-	d.Show()
+		return chart.EncodePNG(img, w)
+	})
 }
