@@ -54,29 +54,6 @@ type CompareScreen struct {
 	timeline *TimelinePane
 }
 
-// reproductionLines give, for each compared run made to reproduce the
-// baseline (run again like this: its local.like names the baseline), the
-// reproduction verdict.
-func reproductionLines(files []*results.File, rows []compare.Row) []string {
-	if len(files) < 2 || files[0] == nil {
-		return nil
-	}
-	var lines []string
-	for i := 1; i < len(files); i++ {
-		l := files[i].Local.Like
-		if l == nil || l.CreatedAt != files[0].CreatedAt {
-			continue
-		}
-		if line := compare.Reproduction(rows, i); line != "" {
-			if len(files) > 2 {
-				line = fmt.Sprintf("Run %d: %s", i+1, line)
-			}
-			lines = append(lines, line)
-		}
-	}
-	return lines
-}
-
 func newCompareScreen(u *App) *CompareScreen {
 	c := &CompareScreen{u: u, empty: widget.NewLabel("Choose 2 to 4 runs in History and press Compare.")}
 	c.content = container.NewStack(container.NewCenter(c.empty))
@@ -226,11 +203,10 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 	if v.Clean() {
 		imp = widget.SuccessImportance
 	}
-	verdict := v.Lines()
-	if r := reproductionLines(files, rows); len(r) > 0 {
-		verdict = append(verdict, r...)
-	}
-	c.setVerdict(verdict, imp)
+	// The sentence, each run's changes (or whether a run made again like
+	// the baseline reproduced it) and the table's colours are one
+	// decision of compare.Compared: nothing here judges a change.
+	c.setVerdict(v.Lines(), imp)
 	lines := runLines(labels)
 	if l := compare.NoiseLegend(rows); l != "" {
 		lines = append(lines, l)
@@ -405,8 +381,9 @@ const (
 
 // compareCell is one cell of the compare table and its colour: green
 // where the run did better than the baseline for that metric, red where
-// worse, only where the change is beyond noise (compare.Cell's Better);
-// such a change shows its interval after it (compare.FormatChange).
+// worse, only where the verdict calls the change (compare.Cell's
+// Better); such a change shows its interval after it, and one that
+// cannot be judged says why (compare.FormatChange).
 func compareCell(row compare.Row, col int) (string, widget.Importance) {
 	switch col {
 	case 0:

@@ -328,8 +328,8 @@ func TestCompareHeadingsFitTheirColumns(t *testing.T) {
 // 50 % slower is a change beyond noise, shown with its interval in the
 // danger colour, in a column wide enough for it; the verdict says which
 // run changed, and the details say what the brackets mean. Runs saved
-// before raw samples were kept are coloured as before, and the verdict
-// says their differences cannot be told from noise. The runs are a
+// before raw samples were kept are not coloured, as the verdict says
+// their differences cannot be told from noise. The runs are a
 // seeded run and its slowed copies: what is beyond noise does not depend
 // on this machine's load.
 func TestCompareColoursOnlyChangesBeyondNoise(t *testing.T) {
@@ -371,12 +371,82 @@ func TestCompareColoursOnlyChangesBeyondNoise(t *testing.T) {
 	h.locked(func() {
 		h.u.compareRuns([]string{old, oldSlow})
 		cs := h.u.compareScreen
-		if text, imp := compareCell(outputRow(t, cs), 3); !strings.HasSuffix(text, "\u22122.0 %") || imp != widget.DangerImportance {
-			t.Errorf("without samples, 2 %% slower: %q (importance %v), want coloured as before", text, imp)
+		if text, imp := compareCell(outputRow(t, cs), 3); !strings.HasSuffix(text, "\u22122.0 %") || imp != widget.MediumImportance {
+			t.Errorf("without samples, 2 %% slower: %q (importance %v), want the change shown, not coloured", text, imp)
 		}
 		const want = "These runs are comparable.\n• These runs have no raw samples (saved before raw samples were kept, or imported from a published file, which leaves them out), so their differences cannot be told from noise."
 		if cs.verdict.Text != want || strings.Contains(cs.details.Text, "In brackets") {
 			t.Errorf("verdict %q\nwant %q, and no legend in %q", cs.verdict.Text, want, cs.details.Text)
+		}
+	})
+}
+
+// colouredCells are the compare table's cells shown in the success or
+// danger colour, as "ITL p99 at 8 (run 2)", read through compareCell as
+// the table draws them.
+func colouredCells(cs *CompareScreen) []string {
+	var out []string
+	for _, r := range cs.rows {
+		for col := 3; col < 2+len(r.Cells); col++ {
+			if _, imp := compareCell(r, col); imp == widget.SuccessImportance || imp == widget.DangerImportance {
+				out = append(out, fmt.Sprintf("%s at %d (run %d)", r.Metric.Label, r.Concurrency, col-1))
+			}
+		}
+	}
+	return out
+}
+
+// TestCompareReproducedHasNoColouredCell: a run made again like another
+// on the same server (seeded levels of 8 users, 100 answers of 16 tokens,
+// one gap in a hundred a stall, as a real server's) is "Reproduced", and
+// no cell of the table is coloured: its ITL p99, whose interval spans
+// more than a factor of two, says "too wide to tell" instead. The same
+// server 10 % slower is "Not reproduced", and exactly the cells that
+// verdict counts are coloured, all worse.
+func TestCompareReproducedHasNoColouredCell(t *testing.T) {
+	h := newHarness(t)
+	s := comparetest.Typical(0, 100, 16)
+	s.StallP, s.StallUs = 0.01, 60_000
+	orig := comparetest.SynthFile(1, []int{8}, s)
+	origID := h.saveLabelled(orig, "first", 1)
+	made := func(f *results.File) { f.Local.Like = &results.LikeRef{ID: origID, CreatedAt: orig.CreatedAt} }
+	same := h.saveLabelled(comparetest.SynthFile(5001, []int{8}, s), "again", 2, made)
+	s.Slow = 1.1
+	slower := h.saveLabelled(comparetest.SynthFile(5001, []int{8}, s), "again, slower", 3, made)
+	h.locked(func() {
+		h.u.compareRuns([]string{origID, same})
+		cs := h.u.compareScreen
+		if !strings.Contains(cs.verdict.Text, "\n\u2022 Reproduced: no metric differs from the original beyond noise.") {
+			t.Errorf("verdict %q, want reproduced", cs.verdict.Text)
+		}
+		if got := colouredCells(cs); len(got) > 0 {
+			t.Errorf("reproduced, yet coloured: %q", got)
+		}
+		for _, r := range cs.rows {
+			if text, _ := compareCell(r, 3); r.Metric.ID == "itl_p99" && !strings.HasSuffix(text, " (too wide to tell)") {
+				t.Errorf("ITL p99 %q, want it said too wide to tell", text)
+			}
+		}
+
+		h.u.compareRuns([]string{origID, slower})
+		got := colouredCells(cs)
+		if !strings.Contains(cs.verdict.Text, "\n\u2022 Not reproduced: ") || len(got) == 0 || cs.verdict.Importance != widget.WarningImportance {
+			t.Fatalf("10 %% slower: verdict %q (importance %v), coloured %q; want not reproduced, in the warning colour, with coloured cells",
+				cs.verdict.Text, cs.verdict.Importance, got)
+		}
+		named := strings.Count(cs.verdict.Text, "95 % CI")
+		if i := strings.Index(cs.verdict.Text, " more (marked in the table)"); i >= 0 {
+			var more int
+			fmt.Sscanf(cs.verdict.Text[strings.LastIndex(cs.verdict.Text[:i], " ")+1:], "%d", &more)
+			named += more
+		}
+		if named != len(got) {
+			t.Errorf("the verdict counts %d changes, the table colours %d: %q\n%s", named, len(got), got, cs.verdict.Text)
+		}
+		for _, r := range cs.rows {
+			if _, imp := compareCell(r, 3); imp == widget.SuccessImportance {
+				t.Errorf("10 %% slower: %s coloured better", r.Metric.ID)
+			}
 		}
 	})
 }

@@ -99,12 +99,13 @@ func compareArgs(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, i
 	}
 }
 
-// printComparison writes Kovara runs side by side: the verdict, which
-// differences are beyond noise and which runs cannot tell, the cautions,
-// the differing conditions and notes, then the table with the legend of
-// its intervals (compare.Compared decides all of it).
-// printComparison prints the verdict and the table of Kovara runs, and
-// returns the table's rows for what else is said of them.
+// printComparison writes Kovara runs side by side: the verdict (each
+// run's changes, or whether a run made again like the baseline
+// reproduced it, and which runs cannot tell), the cautions, the differing
+// conditions and notes, then the table with its marks and the legend of
+// its intervals. compare.Compared decides all of it once, and the app's
+// Compare shows the same lines and colours the same cells. It returns the
+// table's rows for what else is said of them.
 func printComparison(w io.Writer, files []*results.File, labels []string) []compare.Row {
 	v, rows := compare.Compared(files, labels)
 	fmt.Fprintln(w, v.Sentence())

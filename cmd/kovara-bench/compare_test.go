@@ -180,8 +180,88 @@ func TestCompareNoise(t *testing.T) {
 	if want := "These runs are comparable.\nThese runs have no raw samples (saved before raw samples were kept, or imported from a published file, which leaves them out), so their differences cannot be told from noise.\n"; !strings.HasPrefix(stdout, want) {
 		t.Errorf("without samples:\n%s\nwant it to start\n%s", stdout, want)
 	}
-	if !strings.Contains(stdout, "\u22122.0 % \u2212") || strings.Contains(stdout, "In brackets") {
-		t.Errorf("without samples the flat rule marks the 2 %% as before, with no legend:\n%s", stdout)
+	if !strings.Contains(stdout, "\u22122.0 %\t") && !strings.Contains(stdout, "\u22122.0 %  ") || strings.Contains(stdout, "\u22122.0 % \u2212") || strings.Contains(stdout, "In brackets") {
+		t.Errorf("without samples the 2 %% is shown without a mark (no sentence calls it), with no legend:\n%s", stdout)
+	}
+}
+
+// TestCompareSaysTheOneVerdict: the CLI prints the verdict compare.Compared
+// gives, word for word (the app shows the same lines), and marks exactly
+// the cells that verdict calls. A run made again like another on the
+// same server (seeded levels of 8 users, 100 answers of 16 tokens, one
+// gap in a hundred a stall, as a real server's) is "Reproduced" with no
+// mark, its ITL p99 "too wide to tell"; the same server 10 % slower is
+// "Not reproduced" with a mark on each change it calls.
+func TestCompareSaysTheOneVerdict(t *testing.T) {
+	t.Parallel()
+	s := comparetest.Typical(0, 100, 16)
+	s.StallP, s.StallUs = 0.01, 60_000
+	dir := t.TempDir()
+	orig := comparetest.SynthFile(1, []int{8}, s)
+	orig.CreatedAt = "2026-01-01T10:00:00Z"
+	again := func(name string, slow float64) string {
+		t.Helper()
+		s := s
+		s.Slow = slow
+		f := comparetest.SynthFile(5001, []int{8}, s)
+		f.CreatedAt = "2026-01-02T10:00:00Z"
+		f.Local.Like = &results.LikeRef{CreatedAt: orig.CreatedAt}
+		data, err := results.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	data, err := results.Marshal(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(dir, "first.json")
+	if err := os.WriteFile(first, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		slow   float64
+		prefix string
+	}{{"the same server", 1, "Reproduced: no metric differs from the original beyond noise."}, {"10 % slower", 1.1, "Not reproduced: "}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := again(strings.ReplaceAll(tc.name, " ", "-"), tc.slow)
+			code, stdout, stderr := runCLI("compare", first, path)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			// Decoded as the CLI decodes them: the files' samples, not the
+			// structs in memory.
+			v, rows := compare.Compared([]*results.File{readResults(t, first), readResults(t, path)}, nil)
+			want := strings.Join(append([]string{v.Sentence()}, v.Changes...), "\n") + "\n"
+			if !strings.HasPrefix(stdout, want) || !strings.HasPrefix(v.Changes[0], tc.prefix) {
+				t.Errorf("stdout:\n%s\nwant it to begin with the verdict\n%s(its first change beginning %q)", stdout, want, tc.prefix)
+			}
+			called := 0
+			for _, r := range rows {
+				if r.Cells[1].Better != 0 {
+					called++
+				}
+			}
+			marked := 0
+			for _, l := range strings.Split(stdout, "\n") {
+				l = strings.TrimRight(l, " ")
+				if strings.HasPrefix(l, "8 ") && (strings.HasSuffix(l, " \u2212") || strings.HasSuffix(l, " +")) {
+					marked++
+				}
+				if strings.HasPrefix(l, "8 ") && strings.Contains(l, "ITL p99") && tc.slow == 1 && !strings.HasSuffix(l, "(too wide to tell)") {
+					t.Errorf("ITL p99 row %q, want it said too wide to tell", l)
+				}
+			}
+			if marked != called || (tc.slow == 1) != (called == 0) {
+				t.Errorf("%d rows marked, the verdict calls %d:\n%s", marked, called, stdout)
+			}
+		})
 	}
 }
 

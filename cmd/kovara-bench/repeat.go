@@ -98,14 +98,8 @@ func runLike(f runFlags, set map[string]bool, stdout, stderr io.Writer) int {
 	for i := range got {
 		labels = append(labels, fmt.Sprintf("again %d", i+1))
 	}
-	rows := printComparison(stdout, files, labels)
-	fmt.Fprintln(stdout)
-	for i := range got {
-		line := compare.Reproduction(rows, i+1)
-		if len(got) > 1 {
-			line = labels[i+1] + ": " + line
-		}
-		fmt.Fprintln(stdout, line)
-	}
+	// The comparison's verdict lines already say whether each run
+	// reproduced the first (engine/compare, the one verdict).
+	printComparison(stdout, files, labels)
 	return code
 }

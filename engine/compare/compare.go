@@ -176,8 +176,10 @@ type Verdict struct {
 	Cautions []string
 	// Changes say in words, for each run against the baseline, which
 	// differences are beyond noise ("Run 2 is slower at concurrency 32:
-	// …; the other differences are within noise."), and which runs have
-	// no raw samples to tell. Only Compared fills them, from the table.
+	// …; the other differences are within noise."; for a run made again
+	// like the baseline, "Reproduced" or "Not reproduced: …"), and which
+	// runs have no raw samples to tell. Only Compared fills them, from
+	// the same decision that colours the table.
 	Changes []string
 	// Notes are caveats that do not decide comparability but that a careful
 	// reader must see: levels only some runs have, differently counted
@@ -187,6 +189,9 @@ type Verdict struct {
 
 	runs     int      // how many runs were given, for Sentence
 	blockers []string // reasons other than a differing condition
+	// notReproduced: a run made again like the baseline differs from it
+	// beyond noise, which is never good news (Clean).
+	notReproduced bool
 }
 
 // VerdictOf compares benchmark sessions (one results File each) on their
@@ -299,10 +304,11 @@ func VerdictOf(files ...*results.File) Verdict {
 }
 
 // Clean reports whether the runs are comparable with nothing to weigh: two
-// or more runs, the same conditions and no caution. Only a clean verdict
-// may be shown as good news (the success colour); any other is a warning.
+// or more runs, the same conditions, no caution and no run made again
+// like the baseline that did not reproduce it. Only a clean verdict may
+// be shown as good news (the success colour); any other is a warning.
 func (v Verdict) Clean() bool {
-	return v.Comparable && v.runs > 1 && len(v.Cautions) == 0
+	return v.Comparable && v.runs > 1 && len(v.Cautions) == 0 && !v.notReproduced
 }
 
 // Lines are the verdict as shown: the sentence, the changes, then each

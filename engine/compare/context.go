@@ -137,7 +137,7 @@ func contextSamples(r *results.ContextResult, depth int, f contextFigure) []floa
 // spread of the conversations behind it, as a Kovara comparison does
 // from its requests (docs/method.md §12): Welch's t on the logarithms of
 // the two runs' values, one a repeat (contextSamples), an interval wide
-// enough for every judged change of the table at once, and a change only
+// enough for every judged change of the run at once (bonferroniT), and a change only
 // where that interval leaves out no change and the change is at least
 // NoiseMargin. With three repeats a depth the interval is wide: few
 // changes are called, and none on noise. A figure with fewer than two
@@ -146,10 +146,12 @@ func contextSamples(r *results.ContextResult, depth int, f contextFigure) []floa
 func judgeContext(rows []Row, docs []*results.ContextResult, samples []func(*results.ContextResult) []float64) {
 	type judged struct {
 		cell        *Cell
+		run         int
 		dir         Direction
 		est, se, df float64
 	}
 	var todo []judged
+	perRun := map[int]int{} // the changes judged of each run: its family
 	for r := range rows {
 		row := &rows[r]
 		if len(docs) == 0 {
@@ -169,15 +171,15 @@ func judgeContext(rows []Row, docs []*results.ContextResult, samples []func(*res
 			ma, va := meanVar(base)
 			mb, vb := meanVar(other)
 			va, vb = va/float64(len(base)), vb/float64(len(other))
-			todo = append(todo, judged{c, row.Metric.Dir, mb - ma, math.Sqrt(va + vb), welch(va, float64(len(base)-1), vb, float64(len(other)-1))})
+			perRun[i]++
+			todo = append(todo, judged{c, i, row.Metric.Dir, mb - ma, math.Sqrt(va + vb), welch(va, float64(len(base)-1), vb, float64(len(other)-1))})
 		}
 	}
-	p := 1 - (1-Confidence)/(2*float64(len(todo)))
 	for _, j := range todo {
 		c := j.cell
 		half := 0.0
 		if j.se > 0 {
-			half = studentT(p, j.df) * j.se
+			half = bonferroniT(perRun[j.run], j.df) * j.se
 		}
 		c.Low, c.High = math.Expm1(j.est-half), math.Expm1(j.est+half)
 		c.Noise, c.Better = WithinNoise, 0

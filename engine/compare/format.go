@@ -33,12 +33,20 @@ func FormatInterval(c Cell) string {
 
 // FormatChange is a cell's change as the table shows it: the delta, and
 // after it, for a change beyond noise, its interval in brackets:
-// "−12.0 % (−15.1 … −8.8 %)". A difference within noise
-// shows its delta alone. "" when the cell has no delta.
+// "−12.0 % (−15.1 … −8.8 %)"; for one that cannot be judged, why:
+// "+150.9 % (too few samples to judge)", "(too wide to tell)". A
+// difference within noise shows its delta alone. "" when the cell has
+// no delta.
 func FormatChange(c Cell) string {
 	d := FormatDelta(c)
-	if d != "" && c.Noise == BeyondNoise {
+	if d == "" {
+		return d
+	}
+	switch c.Noise {
+	case BeyondNoise:
 		d += " (" + FormatInterval(c) + ")"
+	case TooFew, TooWide:
+		d += " (" + c.Noise.String() + ")"
 	}
 	return d
 }

@@ -225,10 +225,9 @@ func groupChangeLine(files []*results.File, a, b []int) []string {
 	if len(todo) == 0 {
 		return nil
 	}
-	p := 1 - (1-Confidence)/(2*float64(len(todo)))
 	var beyond, within []string
 	for _, j := range todo {
-		half := studentT(p, j.df) * j.se
+		half := bonferroniT(len(todo), j.df) * j.se
 		change := (j.mb - j.ma) / math.Abs(j.ma)
 		low, high := (j.mb-j.ma-half)/math.Abs(j.ma), (j.mb-j.ma+half)/math.Abs(j.ma)
 		cell := Cell{Delta: change, HasDelta: true, Noise: WithinNoise, Low: low, High: high}
@@ -251,33 +250,48 @@ func groupChangeLine(files []*results.File, a, b []int) []string {
 
 // Reproduction is the verdict on a run made to reproduce another (run
 // again like this): rows from Compared with the original first, again
-// the reproduction's place in them. It says whether any headline metric
-// (output tok/s, TTFT p50, latency p50 at each level) differs beyond
-// noise, and names those that do.
+// the reproduction's place in them. It reads the same calls as the run's
+// sentence and the table's colours: "Reproduced" only when no change of
+// the run is called, so no cell of it is coloured; else "Not reproduced"
+// with the calls, the headline metrics (output tok/s, TTFT p50, latency
+// p50) first.
 func Reproduction(rows []Row, again int) string {
-	var differ, unknown []string
-	judged := false
+	var unknown []string
+	judged, bounded := false, false
 	for _, r := range rows {
-		if !slices.Contains(groupHeadline, r.Metric.ID) || again >= len(r.Cells) || !r.Cells[again].HasDelta {
+		if again >= len(r.Cells) || !r.Cells[again].HasDelta {
 			continue
 		}
-		c := r.Cells[again]
-		where := fmt.Sprintf("%s at %d %s", r.Metric.Label, r.Concurrency, FormatDelta(c))
-		switch c.Noise {
-		case BeyondNoise:
+		switch c := r.Cells[again]; {
+		case c.Noise != NoiseUnknown:
 			judged = true
-			differ = append(differ, where+" ("+confidenceWords+" "+FormatInterval(c)+")")
-		case WithinNoise:
-			judged = true
-		default:
-			unknown = append(unknown, where)
+			bounded = bounded || c.Noise == WithinNoise
+		case slices.Contains(groupHeadline, r.Metric.ID):
+			unknown = append(unknown, fmt.Sprintf("%s at %d %s", r.Metric.Label, r.Concurrency, FormatDelta(c)))
 		}
 	}
+	cs := calls(rows, again)
+	headline := func(c call) bool { return slices.Contains(groupHeadline, c.metric.ID) }
+	slices.SortStableFunc(cs, func(a, b call) int {
+		switch {
+		case headline(a) && !headline(b):
+			return -1
+		case headline(b) && !headline(a):
+			return 1
+		}
+		return 0
+	})
 	switch {
-	case len(differ) > 0:
-		return "Not reproduced: " + strings.Join(differ, "; ") + "."
+	case len(cs) > 0:
+		changes := make([]string, len(cs))
+		for j, c := range cs {
+			changes[j] = fmt.Sprintf("%s at %d %s (%s %s)", c.metric.Label, c.level, FormatDelta(c.cell), confidenceWords, FormatInterval(c.cell))
+		}
+		return "Not reproduced: " + listed(changes) + "."
+	case judged && len(unknown) == 0 && bounded:
+		return "Reproduced: no metric differs from the original beyond noise."
 	case judged && len(unknown) == 0:
-		return "Reproduced: no headline metric (output tok/s, TTFT p50, latency p50) differs beyond noise."
+		return "Whether it reproduced cannot be told from noise: " + tooShort + "."
 	case len(unknown) > 0:
 		return "Whether it reproduced cannot be told from noise: a run has no raw samples (a published file leaves them out). The headline differences are " + strings.Join(unknown, ", ") + "."
 	}

@@ -110,6 +110,13 @@ func TestGroupSpread(t *testing.T) {
 
 func TestReproduction(t *testing.T) {
 	t.Parallel()
+	// Four requests a level bound nothing: neither "Reproduced" nor not.
+	tiny := comparetest.Typical(0, 4, 8)
+	a := comparetest.SynthFile(35, []int{2}, tiny)
+	_, rows := Compared([]*results.File{a, comparetest.SynthFile(36, []int{2}, tiny)}, nil)
+	if got, want := Reproduction(rows, 1), "Whether it reproduced cannot be told from noise: "+tooShort+"."; got != want {
+		t.Errorf("four requests: %q, want %q", got, want)
+	}
 	orig := shiftedRun(t, 31, 1)
 	for _, tc := range []struct {
 		name   string
@@ -117,9 +124,9 @@ func TestReproduction(t *testing.T) {
 		strip  bool
 		prefix string
 	}{
-		{"the same", shiftedRun(t, 32, 1.01), false, "Reproduced: no headline metric"},
+		{"the same", shiftedRun(t, 32, 1.01), false, "Reproduced: no metric differs from the original beyond noise."},
 		{"a third slower", shiftedRun(t, 33, 1.5), false, "Not reproduced: output tok/s at 1 \u2212"},
-		{"published, no samples", shiftedRun(t, 34, 1.01), true, "Whether it reproduced cannot be told from noise"},
+		{"published, no samples", shiftedRun(t, 34, 1.01), true, "Whether it reproduced cannot be told from noise: a run has no raw samples"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -226,11 +226,13 @@ type Cell struct {
 	// Better is +1 when this value is better than the first run's for the
 	// metric's direction, -1 when worse, and 0 when the same or when it
 	// cannot be told (either value missing), and always 0 for a Neutral
-	// metric. Where Noise is judged, only a change BeyondNoise is better
-	// or worse; elsewhere (no raw samples, a metric without an interval)
-	// any change of SameWithin or more is. Against a zero first value
-	// there is no Delta, but Better still follows the direction: 0 → 3 %
-	// errors is worse.
+	// metric. In a comparison of Kovara runs (Table, Compared) only a
+	// change the verdict calls (BeyondNoise) is better or worse: it is
+	// what the table colours, so a difference no sentence names (within
+	// noise, not judged, without raw samples or without an interval) is
+	// 0. In the other plans' tables any change of SameWithin or more is;
+	// against a zero first value there is no Delta, but Better still
+	// follows the direction there: 0 → 3 % errors is worse.
 	Better int
 	// Noise says whether the change against the first run stands out of
 	// the runs' noise, judged from both runs' raw samples (noise.go);

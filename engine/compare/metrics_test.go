@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/kovara/desktop/engine/results"
@@ -292,12 +293,25 @@ func TestTableDeltas(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
 			cells := cellAt(t, rows, 8, tt.id)
+			m, _ := MetricByID(tt.id)
+			// The direction each change goes (better), as the other
+			// plans' tables mark it (compareCells) ...
+			raw := slices.Clone(cells)
+			for i := range raw {
+				raw[i].Delta, raw[i].HasDelta, raw[i].Better = 0, false, 0
+			}
+			compareCells(raw, m.Dir)
 			for i, w := range tt.cells {
 				c := cells[i]
 				if c.Present != w.present || math.Abs(c.Value-w.value) > 1e-9 || c.HasDelta != w.hasDelta ||
-					math.Abs(c.Delta-w.delta) > 1e-9 || c.Better != w.better {
-					t.Errorf("cell %d = %+v\nwant value=%v present=%v delta=%v hasDelta=%v better=%v",
-						i, c, w.value, w.present, w.delta, w.hasDelta, w.better)
+					math.Abs(c.Delta-w.delta) > 1e-9 || raw[i].Better != w.better {
+					t.Errorf("cell %d = %+v (better %d)\nwant value=%v present=%v delta=%v hasDelta=%v better=%v",
+						i, c, raw[i].Better, w.value, w.present, w.delta, w.hasDelta, w.better)
+				}
+				// ... but these runs have no raw samples, so the verdict
+				// calls none of it and the table colours none of it.
+				if c.Better != 0 {
+					t.Errorf("cell %d coloured (better %d) though no change can be told from noise", i, c.Better)
 				}
 			}
 		})
@@ -306,9 +320,11 @@ func TestTableDeltas(t *testing.T) {
 	// Error rate improving from a non-zero base is better.
 	worse := session([]int{8}, func(r *results.Run) { r.Metrics.RequestsOK, r.Metrics.RequestsError = 80, 20 })
 	rows = Table([]*results.File{worse, other}, []string{"a", "b"})
-	c := cellAt(t, rows, 8, "error_rate")[1]
-	if !c.HasDelta || math.Abs(c.Delta+0.5) > 1e-9 || c.Better != 1 {
-		t.Errorf("20 %% → 10 %% errors: %+v, want −50 %% and better", c)
+	c := cellAt(t, rows, 8, "error_rate")
+	raw := []Cell{{Present: true, Value: c[0].Value}, {Present: true, Value: c[1].Value}}
+	compareCells(raw, LowerBetter)
+	if !c[1].HasDelta || math.Abs(c[1].Delta+0.5) > 1e-9 || raw[1].Better != 1 {
+		t.Errorf("20 %% → 10 %% errors: %+v, want −50 %% and better", raw[1])
 	}
 }
 

@@ -16,16 +16,27 @@ type Noise int
 const (
 	// NoiseUnknown: not judged. A run has no raw samples at the level
 	// (saved before they were kept, or imported from a published file),
-	// too few successes, or the metric has no interval (counts, error
-	// rate, output length, energy).
+	// its samples cannot be read, or the metric has no interval (counts,
+	// error rate, output length, energy).
 	NoiseUnknown Noise = iota
 	// WithinNoise: the interval of the change holds no change at all, or
 	// the change is smaller than NoiseMargin; the difference is not
 	// called a change.
 	WithinNoise
 	// BeyondNoise: the whole interval lies on one side of no change, and
-	// the change is at least NoiseMargin.
+	// the change is at least NoiseMargin. Only such a change is called:
+	// the verdict names it and the table colours it (Cell.Better).
 	BeyondNoise
+	// TooFew: the samples are too few to bound the statistic in one of
+	// the runs (a tail percentile with fewer than minBeyond requests
+	// beyond it, a level with fewer than two successes): not judged, and
+	// the table says so instead of a colour.
+	TooFew
+	// TooWide: the interval's ends are more than MaxWidth times apart,
+	// so the samples cannot bound the change (a tail that sits where a
+	// few rare long gaps begin moves by half or double between resamples
+	// of one run): not judged, whatever the interval leaves out.
+	TooWide
 )
 
 func (n Noise) String() string {
@@ -36,6 +47,10 @@ func (n Noise) String() string {
 		return "within noise"
 	case BeyondNoise:
 		return "beyond noise"
+	case TooFew:
+		return "too few samples to judge"
+	case TooWide:
+		return "too wide to tell"
 	}
 	return "Noise(" + strconv.Itoa(int(n)) + ")"
 }
@@ -52,6 +67,14 @@ const (
 	// reasons no single run shows in its own samples (a server's warm
 	// state, clocks, what else ran on the machine).
 	NoiseMargin = 0.05
+	// MaxWidth is how far apart (as a ratio of 1 + change) an interval's
+	// ends may be for its change to be judged. On seeded levels of 100
+	// requests every mean's and median's interval stayed under 1.9 (most
+	// under 1.5) and every call of a 10 % slowdown under 2, while an ITL
+	// p99 at the edge of rare prompt-reading stalls spanned factors of 4
+	// to 400 and called changes between runs of one server (+150.9 %,
+	// CI +7.9 … +483.9 %, on two identical real runs).
+	MaxWidth = 2.0
 )
 
 // noiseReport is what judging a table found, for the verdict's words.
@@ -65,15 +88,23 @@ type noiseReport struct {
 // judgeNoise judges each change of a metric with an interval (statOf)
 // against noise, from both runs' raw samples at the level: an interval
 // for the relative change from each run's resampled spread (spreadOf),
-// wide enough for every judged change of the table at once, and a change
-// only where that interval leaves out no change and the change is at
-// least NoiseMargin. Better is set from that decision alone.
+// wide enough for every judged change of the run at once (bonferroniT),
+// and a change only where that interval leaves out no change, is no
+// wider than MaxWidth and the change is at least NoiseMargin. Then it
+// settles the table: Better is set from that decision alone, so a cell
+// is coloured exactly when the verdict calls its change (called).
 func judgeNoise(rows []Row, files []*results.File) noiseReport {
-	rep := noiseReport{runs: len(files)}
+	rep := noiseReport{runs: len(files), asGroups: len(files) > 1 && twoGroups(files)}
+	defer settle(rows)
 	for i, f := range files {
 		if f != nil && len(f.Runs) > 0 && !f.HasSamples() {
 			rep.unsampled = append(rep.unsampled, i)
 		}
+	}
+	if rep.asGroups {
+		// Two repeated plans are judged as groups only (repeatLines):
+		// run by run, a whole run's shift would read as a change.
+		return rep
 	}
 	type key struct{ file, level int }
 	spreads := map[key]*levelSpread{}
@@ -100,12 +131,13 @@ func judgeNoise(rows []Row, files []*results.File) noiseReport {
 	repeats := repeatSpread(files)
 	type judged struct {
 		cell        *Cell
-		level       int
+		run, level  int
 		id          string
 		dir         Direction
 		est, se, df float64 // the change's logarithm, its standard error and degrees of freedom
 	}
 	var todo []judged
+	perRun := map[int]int{} // the changes judged of each run: its family
 	for r := range rows {
 		row := &rows[r]
 		st, ok := statOf[row.Metric.ID]
@@ -124,34 +156,77 @@ func judgeNoise(rows []Row, files []*results.File) noiseReport {
 			case sameGroup(files, 0, i):
 				// A repeat of the baseline's own plan: what it differs by
 				// is that plan's run-to-run noise, never a change.
-				c.Noise, c.Better = WithinNoise, 0
+				c.Noise = WithinNoise
 				continue
 			case !a.has[st] || !b.has[st]:
 				// Too few to bound: the noise is unknown but large.
-				c.Noise, c.Better, c.Low, c.High = WithinNoise, 0, -1, math.Inf(1)
+				c.Noise, c.Low, c.High = TooFew, -1, math.Inf(1)
 				continue
 			}
 			va, vb := a.sd[st]*a.sd[st], b.sd[st]*b.sd[st]
-			todo = append(todo, judged{c, row.Concurrency, row.Metric.ID, row.Metric.Dir, math.Log(b.value[st] / a.value[st]), math.Sqrt(va + vb), welch(va, a.df[st], vb, b.df[st])})
+			perRun[i]++
+			todo = append(todo, judged{c, i, row.Concurrency, row.Metric.ID, row.Metric.Dir, math.Log(b.value[st] / a.value[st]), math.Sqrt(va + vb), welch(va, a.df[st], vb, b.df[st])})
 		}
 	}
 
-	p := 1 - (1-Confidence)/(2*float64(len(todo)))
 	for _, j := range todo {
 		c := j.cell
 		margin := max(NoiseMargin, repeats[spreadKey{j.level, j.id}])
-		if j.se == 0 {
-			c.Low, c.High = math.Expm1(j.est), math.Expm1(j.est)
-		} else {
-			half := studentT(p, j.df) * j.se
-			c.Low, c.High = math.Expm1(j.est-half), math.Expm1(j.est+half)
+		half := 0.0
+		if j.se > 0 {
+			half = bonferroniT(perRun[j.run], j.df) * j.se
 		}
-		c.Noise, c.Better = WithinNoise, 0
-		if change := math.Expm1(j.est); math.Abs(change) >= margin && (c.Low > 0 || c.High < 0) {
+		c.Low, c.High = math.Expm1(j.est-half), math.Expm1(j.est+half)
+		change := math.Expm1(j.est)
+		switch {
+		case 2*half > math.Log(MaxWidth):
+			c.Noise = TooWide
+		case math.Abs(change) >= margin && (c.Low > 0 || c.High < 0):
 			c.Noise, c.Better = BeyondNoise, better(j.dir, sign(change))
+		default:
+			c.Noise = WithinNoise
 		}
 	}
 	return rep
+}
+
+// called says whether the comparison calls a cell's change one: the one
+// rule the table's colours and marks, each run's sentence and the
+// reproduction verdict all read (calls).
+func called(c Cell) bool { return c.Noise == BeyondNoise && c.Better != 0 }
+
+// settle leaves a Kovara table's cells marked better or worse only where
+// their change is called: a difference without an interval (a count, the
+// error rate, energy), one of runs without raw samples, and one within
+// noise, too few or too wide to judge are shown plain, as no sentence
+// names them.
+func settle(rows []Row) {
+	for r := range rows {
+		for i := range rows[r].Cells {
+			if c := &rows[r].Cells[i]; c.Noise != BeyondNoise {
+				c.Better = 0
+			}
+		}
+	}
+}
+
+// call is one change a comparison calls.
+type call struct {
+	level  int
+	metric Metric
+	cell   Cell
+}
+
+// calls are the changes called for run i against the baseline, in the
+// table's order: what its sentence names and its cells' colours show.
+func calls(rows []Row, i int) []call {
+	var out []call
+	for _, r := range rows {
+		if i < len(r.Cells) && called(r.Cells[i]) {
+			out = append(out, call{r.Concurrency, r.Metric, r.Cells[i]})
+		}
+	}
+	return out
 }
 
 // welch is the Welch–Satterthwaite degrees of freedom of a sum of two
@@ -163,31 +238,55 @@ func welch(va, dfa, vb, dfb float64) float64 {
 	return (va + vb) * (va + vb) / (va*va/dfa + vb*vb/dfb)
 }
 
-// Compared is the verdict on these runs together with their Table, the
-// verdict's Changes saying in words which differences are beyond noise.
-// The CLI and the app show both.
+// Compared is the one verdict on these runs, with their Table. Which
+// changes are called is decided once, below (judgeNoise), and everything
+// shown reads that decision: each run's sentence in the verdict's Changes
+// (for a run made again like the baseline, its reproduction verdict in
+// its place), the cells' colours and marks (Cell.Better, set exactly on
+// the called changes) and the legend. So the sentence, the table and the
+// reproduction verdict cannot disagree; the CLI and the app show them and
+// decide nothing of their own.
 func Compared(files []*results.File, labels []string) (Verdict, []Row) {
 	v := VerdictOf(files...)
 	rows, rep := table(files, labels)
 	if v.Comparable && len(files) > 1 {
-		// Two repeated plans side by side are judged as groups: run by
-		// run, a whole run's shift would read as a change (the table
-		// still marks each run's changes beyond its own noise).
-		rep.asGroups = twoGroups(files)
-		v.Changes = append(changeLines(rows, rep), repeatLines(files)...)
+		v.Changes = append(changeLines(rows, rep, files), repeatLines(files)...)
+		for i := 1; i < len(files) && !rep.asGroups; i++ {
+			if madeLike(files, i) && len(calls(rows, i)) > 0 {
+				v.notReproduced = true
+			}
+		}
 	}
 	return v, rows
 }
 
-// changeLines say, for each run against the baseline, the changes beyond
-// noise by level, and which runs' differences cannot be told from noise.
-func changeLines(rows []Row, rep noiseReport) []string {
+// madeLike says whether run i was made again like the baseline (run again
+// like this, --like): its local.like names the baseline.
+func madeLike(files []*results.File, i int) bool {
+	if i <= 0 || i >= len(files) || files[0] == nil || files[i] == nil {
+		return false
+	}
+	l := files[i].Local.Like
+	return l != nil && l.CreatedAt == files[0].CreatedAt
+}
+
+// changeLines say, for each run against the baseline, the changes called
+// by level (for a run made again like the baseline, whether it
+// reproduced), and which runs' differences cannot be told from noise.
+func changeLines(rows []Row, rep noiseReport, files []*results.File) []string {
 	var lines []string
-	if !slices.Contains(rep.unsampled, 0) && !rep.asGroups {
-		for i := 1; i < rep.runs; i++ {
-			if l := runChanges(rows, i); l != "" {
-				lines = append(lines, l)
+	for i := 1; i < rep.runs && !rep.asGroups; i++ {
+		var l string
+		switch {
+		case madeLike(files, i):
+			if l = Reproduction(rows, i); l != "" && rep.runs > 2 {
+				l = "R" + runName(i)[1:] + ": " + l
 			}
+		case !slices.Contains(rep.unsampled, 0):
+			l = runChanges(rows, i)
+		}
+		if l != "" {
+			lines = append(lines, l)
 		}
 	}
 	if smallChange(rows) && !rep.asGroups {
@@ -218,7 +317,7 @@ var singleRunsLine = "Each run was measured once, and the intervals hold only th
 func smallChange(rows []Row) bool {
 	for _, r := range rows {
 		for _, c := range r.Cells {
-			if c.Noise == BeyondNoise && c.HasDelta && math.Abs(c.Delta) < runShift {
+			if called(c) && c.HasDelta && math.Abs(c.Delta) < runShift {
 				return true
 			}
 		}
@@ -274,35 +373,41 @@ const changesListed = 3
 
 // runChanges is one run's sentence: "Run 2 is slower at concurrency 32:
 // output tok/s −12.0 % (95 % CI −15.1 … −8.8 %); the other differences
-// are within noise." Empty when nothing of the run was judged. Every
-// metric with an interval is a speed or a time, so worse is slower.
+// are within noise." It names the run's calls, every one (the fourth and
+// later of a level counted, "marked in the table"), and nothing else.
+// Empty when nothing of the run was judged. Every metric with an
+// interval is a speed or a time, so worse is slower.
 func runChanges(rows []Row, i int) string {
-	type group struct {
-		level, better int
-		changes       []string
-	}
-	var groups []group
 	judged, within := false, false
 	for _, row := range rows {
-		c := row.Cells[i]
-		switch {
-		case c.Noise == WithinNoise:
-			judged, within = true, true
-		case c.Noise == BeyondNoise && c.Better != 0:
+		if i < len(row.Cells) && row.Cells[i].Noise != NoiseUnknown {
 			judged = true
-			g := slices.IndexFunc(groups, func(g group) bool { return g.level == row.Concurrency && g.better == c.Better })
-			if g < 0 {
-				groups = append(groups, group{level: row.Concurrency, better: c.Better})
-				g = len(groups) - 1
-			}
-			groups[g].changes = append(groups[g].changes, row.Metric.Label+" "+FormatDelta(c)+" ("+confidenceWords+" "+FormatInterval(c)+")")
+			within = within || row.Cells[i].Noise == WithinNoise
 		}
 	}
 	if !judged {
 		return ""
 	}
+	type group struct {
+		level, better int
+		changes       []string
+	}
+	var groups []group
+	for _, c := range calls(rows, i) {
+		g := slices.IndexFunc(groups, func(g group) bool { return g.level == c.level && g.better == c.cell.Better })
+		if g < 0 {
+			groups = append(groups, group{level: c.level, better: c.cell.Better})
+			g = len(groups) - 1
+		}
+		groups[g].changes = append(groups[g].changes, c.metric.Label+" "+FormatDelta(c.cell)+" ("+confidenceWords+" "+FormatInterval(c.cell)+")")
+	}
 	name := "R" + runName(i)[1:]
-	if len(groups) == 0 {
+	switch {
+	case len(groups) == 0 && !within:
+		// Every change too few or too wide to judge: "does not differ"
+		// would claim what the samples cannot show.
+		return "Whether " + runName(i) + " differs from the baseline cannot be told from noise: " + tooShort + "."
+	case len(groups) == 0:
 		return name + " does not differ from the baseline beyond noise."
 	}
 	parts := make([]string, len(groups))
@@ -311,17 +416,26 @@ func runChanges(rows []Row, i int) string {
 		if g.better < 0 {
 			word = "slower"
 		}
-		listed := strings.Join(g.changes[:min(len(g.changes), changesListed)], ", ")
-		if more := len(g.changes) - changesListed; more > 0 {
-			listed += fmt.Sprintf(" and %d more (marked in the table)", more)
-		}
-		parts[j] = fmt.Sprintf("%s at concurrency %d: %s", word, g.level, listed)
+		parts[j] = fmt.Sprintf("%s at concurrency %d: %s", word, g.level, listed(g.changes))
 	}
 	s := name + " is " + strings.Join(parts, "; ")
 	if within {
 		s += "; the other differences are within noise"
 	}
 	return s + "."
+}
+
+// tooShort says why no change of a run could be judged.
+const tooShort = "the runs are too short to bound any difference (the table says which figures have too few samples or too wide an interval); measure more requests per level"
+
+// listed joins a sentence's changes, the first changesListed named and
+// the rest counted: the table marks them all.
+func listed(changes []string) string {
+	s := strings.Join(changes[:min(len(changes), changesListed)], ", ")
+	if more := len(changes) - changesListed; more > 0 {
+		s += fmt.Sprintf(" and %d more (marked in the table)", more)
+	}
+	return s
 }
 
 // unsampledLine says once which runs have no raw samples.
@@ -341,17 +455,30 @@ func unsampledLine(rep noiseReport) string {
 // confidenceWords names the intervals: "95 % CI".
 var confidenceWords = strconv.FormatFloat(100*Confidence, 'f', -1, 64) + " % CI"
 
-// NoiseLegend says how the table marks changes beyond noise; empty when
-// no change of the table was judged (the verdict then says why).
+// NoiseLegend says how the table marks changes beyond noise, and what
+// "too few samples" and "too wide" mean where the table says them; empty
+// when no change of the table was judged (the verdict then says why).
 func NoiseLegend(rows []Row) string {
+	seen := map[Noise]bool{}
 	for _, r := range rows {
 		for _, c := range r.Cells {
-			if c.Noise != NoiseUnknown {
-				return fmt.Sprintf("In brackets after a change: its %s, shown where the change is beyond noise "+
-					"(%s for the whole table at once; a change under %s is never called one); a difference without brackets is within noise.",
-					confidenceWords, strconv.FormatFloat(100*Confidence, 'f', -1, 64)+" %", strconv.FormatFloat(100*NoiseMargin, 'f', -1, 64)+" %")
-			}
+			seen[c.Noise] = true
 		}
 	}
-	return ""
+	if !seen[WithinNoise] && !seen[BeyondNoise] && !seen[TooFew] && !seen[TooWide] {
+		return ""
+	}
+	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'f', -1, 64) + " %" }
+	s := fmt.Sprintf("In brackets after a change: its %s, shown where the change is beyond noise, and only such a change is coloured "+
+		"(%s for each run's changes at once; a change under %s is never called one); a difference without brackets is within noise.",
+		confidenceWords, pct(Confidence), pct(NoiseMargin))
+	if seen[TooFew] {
+		s += fmt.Sprintf(" \"%s\": a percentile needs at least %d requests with a value beyond it in each run (a p95 200 requests, a p99 1,000), and any figure a level of two successful requests or more, or its noise cannot be bounded.",
+			TooFew, minBeyond)
+	}
+	if seen[TooWide] {
+		s += fmt.Sprintf(" \"%s\": the interval's ends are more than %s times apart, so the samples cannot bound the change either way.",
+			TooWide, strconv.FormatFloat(MaxWidth, 'f', -1, 64))
+	}
+	return s
 }

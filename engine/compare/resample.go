@@ -286,17 +286,18 @@ func newLevelSample(s *results.LevelSamples) (*levelSample, error) {
 		lv.tok[b] += float64(tokens)
 		lv.latS[b] += float64(lv.lat[i]) / 1e6
 		lv.ok[b]++
-		ttft = append(ttft, tagged{float64(r.TTFTUs) / 1000, b})
-		lat = append(lat, tagged{float64(lv.lat[i]) / 1000, b})
+		req := int32(i)
+		ttft = append(ttft, tagged{float64(r.TTFTUs) / 1000, b, req})
+		lat = append(lat, tagged{float64(lv.lat[i]) / 1000, b, req})
 		if tokens >= 2 {
-			tpot = append(tpot, tagged{float64(lv.lat[i]-r.TTFTUs) / 1000 / float64(tokens-1), b})
+			tpot = append(tpot, tagged{float64(lv.lat[i]-r.TTFTUs) / 1000 / float64(tokens-1), b, req})
 		}
 		var err error
 		if gaps, err = results.DecodeGaps(gaps[:0], r.Gaps); err != nil {
 			return nil, fmt.Errorf("request %d of the level: %w", order[i].file+1, err)
 		}
 		for _, g := range gaps {
-			itl = append(itl, tagged{float64(g) / 1000, b})
+			itl = append(itl, tagged{float64(g) / 1000, b, req})
 		}
 	}
 	lv.ttft, lv.latency, lv.tpot, lv.itl = newWeighted(ttft, nb), newWeighted(lat, nb), newWeighted(tpot, nb), newWeighted(itl, nb)
@@ -420,10 +421,12 @@ func siftDown(h []int64) {
 	}
 }
 
-// tagged is one value of a sample and the block its request is in.
+// tagged is one value of a sample, the block its request is in and the
+// request (its place in the level).
 type tagged struct {
-	v float64
-	b int32
+	v   float64
+	b   int32
+	req int32
 }
 
 // weighted is a sample whose values are counted as many times as their
@@ -435,6 +438,7 @@ type tagged struct {
 type weighted struct {
 	vals  []float64
 	blk   []int32
+	req   []int32 // each value's request
 	size  []int64 // values per block
 	chunk int
 	nb    int
@@ -444,9 +448,9 @@ type weighted struct {
 
 func newWeighted(xs []tagged, nb int) *weighted {
 	slices.SortFunc(xs, func(a, b tagged) int { return cmp.Compare(a.v, b.v) })
-	ws := &weighted{vals: make([]float64, len(xs)), blk: make([]int32, len(xs)), size: make([]int64, nb), nb: nb}
+	ws := &weighted{vals: make([]float64, len(xs)), blk: make([]int32, len(xs)), req: make([]int32, len(xs)), size: make([]int64, nb), nb: nb}
 	for i, x := range xs {
-		ws.vals[i], ws.blk[i] = x.v, x.b
+		ws.vals[i], ws.blk[i], ws.req[i] = x.v, x.b, x.req
 		ws.size[x.b]++
 	}
 	// About √(values × blocks) per chunk balances summing the chunks'
@@ -485,12 +489,34 @@ func (ws *weighted) quantiles(w []int32, qs []float64, out []float64) bool {
 // judgeable says whether the sample has enough values beyond quantile q
 // for its spread to be estimated at all: a bootstrap cannot see the noise
 // of a tail of a handful of values (the p99 of 100 requests is their
-// largest but one). Such a quantile is never called changed.
+// largest but one). The values beyond it must also come from minBeyond
+// requests or more: the gaps of one answer share its pace, so twenty
+// slow gaps of one hiccuping answer are one observation of the tail,
+// not twenty. Such a quantile is never judged (TooFew).
 func (ws *weighted) judgeable(q float64) bool {
-	return float64(len(ws.vals))*min(q, 1-q) >= minBeyond
+	// The n·(1 − q) values beyond the quantile (n·q for a low one); the
+	// small epsilon keeps 1000 × 0.01 at 10 in floating point.
+	k := int(float64(len(ws.vals))*min(q, 1-q) + 1e-9)
+	if k < minBeyond {
+		return false
+	}
+	tail := ws.req[len(ws.req)-k:]
+	if q < 0.5 {
+		tail = ws.req[:k]
+	}
+	seen := make(map[int32]struct{}, minBeyond)
+	for _, r := range tail {
+		seen[r] = struct{}{}
+		if len(seen) >= minBeyond {
+			return true
+		}
+	}
+	return false
 }
 
-// minBeyond is how many values must lie beyond a quantile.
+// minBeyond is how many values, from as many requests, must lie beyond a
+// quantile for it to be judged: a p95 needs 200 requests, a p99 1,000
+// (an ITL quantile counts gaps, from at least as many answers).
 const minBeyond = 10
 
 // cursor walks a resample's sorted values by rank. Ranks asked in

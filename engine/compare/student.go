@@ -2,6 +2,17 @@ package compare
 
 import "math"
 
+// bonferroniT is the Student t quantile for one of judged intervals that
+// must hold their true changes all together with Confidence (Bonferroni:
+// each two-sided at 1 − (1 − Confidence)/judged), on df degrees of
+// freedom. The family is what one verdict calls: one run (or setting, or
+// repeated plan) against the baseline, so every comparison holds its
+// false calls to at most 1 − Confidence whatever else is beside it.
+// Every interval of this package is drawn with it.
+func bonferroniT(judged int, df float64) float64 {
+	return studentT(1-(1-Confidence)/(2*float64(max(judged, 1))), df)
+}
+
 // studentT is the p quantile (0.5 ≤ p < 1) of Student's t distribution
 // with df degrees of freedom (df > 0, not necessarily whole: a Welch
 // combination of two runs' spreads gives fractional ones). It is found by

@@ -175,7 +175,7 @@ func judgeTune(m Metric, s, c, judged int, logs, base, this []float64) results.T
 		ss += (x - mean) * (x - mean)
 	}
 	se := math.Sqrt(ss/(n-1)) / math.Sqrt(n)
-	half := studentT(1-(1-Confidence)/(2*float64(max(judged, 1))), n-1) * se
+	half := bonferroniT(judged, n-1) * se
 	v.Low, v.High = math.Expm1(mean-half), math.Expm1(mean+half)
 	v.Verdict = results.TuneSame
 	if (v.Low > 0 || v.High < 0) && math.Abs(v.Change) >= TuneLeastChange[m.ID] {

@@ -25,6 +25,11 @@ type Synth struct {
 	// Pace, when set, is request i's pace factor instead of a random
 	// one (a drift along the level, a given order).
 	Pace func(i int) float64
+	// StallP is the chance that a gap is held up by another user's
+	// prompt being read (the server prefills it between two tokens of
+	// this answer), and StallUs about how long that takes: the long,
+	// rare gaps that make a real server's ITL p99. 0: no stalls.
+	StallP, StallUs float64
 }
 
 // Typical is a level of a small model on a busy homelab machine: 60 ms
@@ -60,6 +65,11 @@ func (s Synth) Level(rng *rand.Rand, start int64) *results.LevelSamples {
 		end := sent + ttft
 		for k := range gaps {
 			gaps[k] = int64(s.GapUs * p * math.Exp(s.GapSD*rng.NormFloat64()))
+			// Drawn only when stalls are asked for, so a level without
+			// them is the same draw as before they existed.
+			if s.StallP > 0 && rng.Float64() < s.StallP {
+				gaps[k] += int64(s.StallUs * p * math.Exp(s.GapSD*rng.NormFloat64()))
+			}
 			end += gaps[k]
 		}
 		ls.Requests = append(ls.Requests, results.RequestSample{

@@ -59,3 +59,33 @@ func TestSynthFileIsValid(t *testing.T) {
 		}
 	}
 }
+
+// Stalls hold up about StallP of the gaps by about StallUs.
+func TestSynthStalls(t *testing.T) {
+	t.Parallel()
+	s := Typical(8, 100, 64)
+	plain := SynthFile(4, []int{8}, s)
+	s.StallP, s.StallUs = 0.02, 60_000
+	stalled := SynthFile(4, []int{8}, s)
+	long, gaps := 0, 0
+	for _, r := range stalled.SamplesAt(8).Requests {
+		gs, err := results.DecodeGaps(nil, r.Gaps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range gs {
+			gaps++
+			if g > 30_000 { // the plain gaps are 8 ms, give or take a quarter
+				long++
+			}
+		}
+	}
+	if share := float64(long) / float64(gaps); share < 0.015 || share > 0.025 {
+		t.Errorf("%d of %d gaps stalled (%.3f), want about 0.02", long, gaps, share)
+	}
+	// Stalls change only the gaps they hold up (and so the times after
+	// them): the requests' other draws are the plain level's.
+	if a, b := plain.SamplesAt(8).Requests[0], stalled.SamplesAt(8).Requests[0]; a.TTFTUs != b.TTFTUs || a.Slot != b.Slot {
+		t.Errorf("the first request's TTFT %d, then %d with stalls: want the same draw", a.TTFTUs, b.TTFTUs)
+	}
+}
