@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stats"
+	"github.com/kovara/desktop/plans/planstest"
 )
 
 // searchWith runs the search against a scripted server: met(c, k) says
@@ -693,23 +695,18 @@ func TestCapacityLlamaReplay(t *testing.T) {
 	}
 }
 
-// disturbedCapacity is the search the issue saw (docs/plans.md): a quiet
-// first doubling, then something else takes the machine: 4 users get a
-// twentieth of the throughput and 3 misses TTFT p95 on its first probe,
-// while the repeat at 3 meets the service level. The answer, the knee
-// and the missed limits are the search's own, replayed from the probes.
+// disturbedCapacity is the search the issue saw (docs/plans.md;
+// planstest.DisturbedCapacity, which the CLI's and the app's tests show):
+// a quiet first doubling, then something else takes the machine: 4 users
+// get a twentieth of the throughput and 3 misses TTFT p95 on its first
+// probe, while the repeat at 3 meets the service level. The answer, the
+// knee and the missed limits are the search's own, replayed from the
+// probes, and must be the ones the shared document says.
 func disturbedCapacity(t *testing.T) *results.CapacityResult {
 	t.Helper()
-	f := func(v float64) *float64 { return &v }
-	probes := []results.CapacityProbe{
-		{Concurrency: 1, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(300), UserTPSP5: f(280), TTFTP95Ms: f(150), OutputTPS: 290},
-		{Concurrency: 2, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(250), UserTPSP5: f(230), TTFTP95Ms: f(300), OutputTPS: 480},
-		{Concurrency: 4, Requests: 20, Step: results.StepDouble, Missed: []string{results.LimitTTFT, results.LimitUserTPS}, UserTPSP50: f(6), UserTPSP5: f(3), TTFTP95Ms: f(9000), OutputTPS: 24},
-		{Concurrency: 3, Requests: 20, Step: results.StepBisect, Missed: []string{results.LimitTTFT}, UserTPSP50: f(26), UserTPSP5: f(21), TTFTP95Ms: f(3200), OutputTPS: 70},
-		{Concurrency: 2, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(248), UserTPSP5: f(228), TTFTP95Ms: f(310), OutputTPS: 470},
-		{Concurrency: 3, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(124), UserTPSP5: f(110), TTFTP95Ms: f(491), OutputTPS: 350},
-	}
-	s := newCapacitySearch(256, capacityTolerance)
+	shared := planstest.DisturbedCapacity()
+	probes := shared.Probes
+	s := newCapacitySearch(shared.Settings.MaxConcurrency, capacityTolerance)
 	for i, p := range probes {
 		c, step, ok := s.next()
 		if !ok || c != p.Concurrency || step != p.Step {
@@ -722,11 +719,14 @@ func disturbedCapacity(t *testing.T) *results.CapacityResult {
 	}
 	r := &results.CapacityResult{
 		Format: results.FormatCapacity, FormatVersion: 1, Complete: true,
-		Settings: results.CapacitySettings{UserTPS: 20, TTFTP95Ms: 2000, InputTokens: 1024, OutputTokens: 256, MaxConcurrency: 256},
+		Settings: shared.Settings,
 		Probes:   probes,
 		Answer:   s.answer(),
 	}
 	r.Answer.MissedOn = missedOn(probes, r.Answer.MissedAt)
+	if !reflect.DeepEqual(r.Answer, shared.Answer) {
+		t.Fatalf("the search answers %+v; planstest.DisturbedCapacity says %+v", r.Answer, shared.Answer)
+	}
 	return r
 }
 

@@ -286,9 +286,7 @@ func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer
 	if err := cr.learnContext(ctx, 0, 0, cr.probeOut.ttft); err != nil {
 		return nil, err
 	}
-	if det := cr.detection; det != nil {
-		res.Engine = *det
-	}
+	res.Engine = cr.detected()
 	depths := ContextDepths(plan, cr.detection)
 	if !knownAtStart && plan.Depths != nil {
 		// Learned only now: keep the depths that fit and say why the
@@ -352,7 +350,7 @@ func depthOrNone(depths []int) string {
 
 func (cr *contextRun) newResult() *results.ContextResult {
 	p := cr.cp
-	res := &results.ContextResult{
+	return &results.ContextResult{
 		Format:        results.FormatContext,
 		FormatVersion: 1,
 		About: "Kovara Desktop's context plan: prefill and decode speed against context depth, cold and with a cached " +
@@ -366,14 +364,11 @@ func (cr *contextRun) newResult() *results.ContextResult {
 			Repeats: p.Repeats, Users: p.Users, PromptGenerator: prompt.Generator, Seed: p.Seed,
 			TimeoutS: p.Timeout.Seconds(), Client: ClientName, ClientVersion: Version,
 		},
+		Engine:   cr.detected(),
 		Depths:   []results.ContextDepth{},
 		Warnings: []string{},
 		Local:    cr.planLocal(p.Simulated),
 	}
-	if det := cr.detection; det != nil {
-		res.Engine = *det
-	}
-	return res
 }
 
 // finish settles what the run leaves beside its depths.

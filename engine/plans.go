@@ -64,7 +64,9 @@ func (c counted) decodeRate(o *outcome) (float64, bool) {
 
 // startPlanRun starts a plan beyond the Kovara method: its session, the
 // live view's stages and requests, and the start-up every plan shares
-// (session.startup). The caller releases the session.
+// (session.startup). The caller releases the session. A start-up cut
+// short by ctx is ErrInterrupted in the check phase (session.stop says
+// so for every plan).
 func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, output, stages, total int, metricsEvery time.Duration) (*session, error) {
 	s, err := newSession(ep, obs)
 	if err != nil {
@@ -76,6 +78,15 @@ func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, 
 		return nil, err
 	}
 	return s, nil
+}
+
+// detected is what the endpoint check and the run found of the server,
+// for a plan's document: zero while nothing is known of it.
+func (s *session) detected() results.Detection {
+	if s.detection == nil {
+		return results.Detection{}
+	}
+	return *s.detection
 }
 
 func (s *session) planLocal(simulated bool) results.PlanLocal {

@@ -116,7 +116,7 @@ func TestRunVLLMLike(t *testing.T) {
 	// A small plan leaves the tails out, and says so; nothing else but,
 	// maybe, a queueing judgement: it is drawn from the level's times, and
 	// a loaded machine can make the simulator look as if it queued.
-	if got, want := warningTextsExcept(f, results.WarnQueueing), []string{"p95 and p99 are missing at concurrency 1, 4 (fewer than 20 successes)"}; !slices.Equal(got, want) {
+	if got, want := warningTextsExcept(f, results.WarnQueueing), []string{"p95 and p99 are missing at concurrency 1 and 4 (a percentile needs 20 successes for p95 and 100 for p99; the plan asks 8 a level)"}; !slices.Equal(got, want) {
 		t.Errorf("warnings %q, want %q", got, want)
 	}
 }

@@ -121,9 +121,6 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	}
 	r, err := startPlanRun(ctx, ep, obs, plan.Model, plan.MaxTokens, len(plan.Levels), total, plan.MetricsInterval)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: %w", PhaseCheck, ErrInterrupted)
-		}
 		return nil, err
 	}
 	defer r.release()
@@ -155,9 +152,7 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	if err := r.learnContext(ctx, 0, plan.MaxTokens, first.ttft); err != nil {
 		return finish(false), err
 	}
-	if det := r.detection; det != nil {
-		res.Engine = *det
-	}
+	res.Engine = r.detected()
 
 	mc := metricsClient(ep, r.base)
 	defer mc.CloseIdleConnections()
@@ -215,7 +210,7 @@ func newSpecDecResult(r *session, plan SpecDecPlan) *results.SpecDecResult {
 	for i, p := range SpecDecPrompts {
 		kinds[i] = p.Kind
 	}
-	res := &results.SpecDecResult{
+	return &results.SpecDecResult{
 		Format:        results.FormatSpecDec,
 		FormatVersion: 1,
 		About: "Kovara Desktop's speculative-decoding measurement: representative prompts with natural stops, " +
@@ -227,14 +222,11 @@ func newSpecDecResult(r *session, plan SpecDecPlan) *results.SpecDecResult {
 			PromptSet: SpecDecPromptSet, Prompts: kinds, TimeoutS: plan.Timeout.Seconds(),
 			SpecDecode: clip.Line(plan.SpecDecode, 120), Client: ClientName, ClientVersion: Version,
 		},
+		Engine:   r.detected(),
 		Levels:   []results.SpecDecLevel{},
 		Warnings: []string{},
 		Local:    r.planLocal(plan.Simulated),
 	}
-	if det := r.detection; det != nil {
-		res.Engine = *det
-	}
-	return res
 }
 
 // specDecStage is how the live view says level index (from 0) of levels,

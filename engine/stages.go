@@ -203,9 +203,6 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 	}
 	r, err := startPlanRun(ctx, ep, obs, plan.Model, prof.decode, 3, len(DecodePrompts)+2+plan.Users, plan.MetricsInterval)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: %w", PhaseCheck, ErrInterrupted)
-		}
 		return nil, err
 	}
 	defer r.release()
@@ -234,9 +231,7 @@ func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) 
 	if err := r.learnContext(ctx, 0, prof.decode, first.ttft); err != nil {
 		return s.finish(false), err
 	}
-	if det := r.detection; det != nil {
-		res.Engine = *det
-	}
+	res.Engine = r.detected()
 
 	mc := metricsClient(ep, r.base)
 	defer mc.CloseIdleConnections()
@@ -287,12 +282,10 @@ func (s *stagesRun) newResult() *results.StagesResult {
 			SpecDecode: clip.Line(s.sp.SpecDecode, 120), Note: clip.Line(s.sp.Note, 300),
 			Client: ClientName, ClientVersion: Version,
 		},
+		Engine:   s.detected(),
 		Decode:   []results.DecodeStage{},
 		Warnings: []string{},
 		Local:    s.planLocal(s.sp.Simulated),
-	}
-	if det := s.detection; det != nil {
-		d.Engine = *det
 	}
 	return &d
 }
@@ -424,7 +417,9 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 		ps.TargetTokens = target
 		s.warn("the server's context holds %d tokens, so the cold prefill is about %d tokens instead of %d", ctxLen, target, s.prof.prefill)
 	}
-	send := func(text string) (outcome, bool) {
+	// send asks for one token after text; false when it was interrupted
+	// or failed, which ps.Error then says of the request (what).
+	send := func(text, what string) (outcome, bool) {
 		o := s.opts
 		o.maxTokens, o.text = 1, text
 		out := cn.do(ctx, o, -1, s.sp.Timeout)
@@ -433,20 +428,19 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 		// One output token may be empty text (a special token); the
 		// finish_reason chunk still marks the end of the prefill.
 		usable := out.ok() || (out.class == ClassEmptyCompletion && out.firstEvent >= 0)
-		return out, usable
+		if !usable && !out.interrupted {
+			ps.Error = "the " + what + " request failed: " + failure(&out)
+			s.warn("cold prefill: %s", ps.Error)
+		}
+		return out, usable && !out.interrupted
 	}
 
 	const assumedCharsPerToken = 4.0
 	s.obs.logf("prefill calibration: about %d tokens", s.prof.probe)
 	probe := PrefillText(newRef(), int(float64(s.prof.probe)*assumedCharsPerToken))
 	ps.ProbeChars = len(probe)
-	out, ok := send(probe)
-	if out.interrupted {
-		return
-	}
+	out, ok := send(probe, "calibration")
 	if !ok {
-		ps.Error = "the calibration request failed: " + failure(&out)
-		s.warn("cold prefill: %s", ps.Error)
 		return
 	}
 	ratio := 1 / assumedCharsPerToken
@@ -462,13 +456,8 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 	text := PrefillText(newRef(), int(float64(target)/ratio))
 	ps.PromptChars = len(text)
 	s.obs.logf("cold prefill: about %d tokens, 1 output token", target)
-	out, ok = send(text)
-	if out.interrupted {
-		return
-	}
+	out, ok = send(text, "prefill")
 	if !ok {
-		ps.Error = "the prefill request failed: " + failure(&out)
-		s.warn("cold prefill: %s", ps.Error)
 		return
 	}
 	ps.TTFTMs = msPtr(out.firstEvent)

@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/sim/simtest"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -31,8 +32,15 @@ type harness struct {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
+	return newHarnessAt(t, t.TempDir())
+}
+
+// newHarnessAt is the app over the folders under dir: a second one over
+// the same dir is the app started again. set changes its options.
+func newHarnessAt(t testing.TB, dir string, set ...func(*Options)) *harness {
+	t.Helper()
 	a := test.NewTempApp(t)
-	h := &harness{t: t, dir: t.TempDir()}
+	h := &harness{t: t, dir: dir}
 	opts := Options{
 		Dirs: storage.Dirs{Data: h.dir + "/data", Config: h.dir + "/config"},
 		Keys: storage.NewMemoryKeys(),
@@ -42,7 +50,14 @@ func newHarness(t testing.TB) *harness {
 			f()
 		},
 	}
+	for _, f := range set {
+		f(&opts)
+	}
+	// Built under the UI lock: a restored endpoint's model listing
+	// starts while the screens are still being built.
+	h.mu.Lock()
 	u, err := New(a, opts)
+	h.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +69,8 @@ func newHarness(t testing.TB) *harness {
 			}
 			u.bench.stopListing()
 		})
+		// The form's last write lands before the folder is removed.
+		u.bench.saver.close()
 		// A listing's goroutine may still be on its way to the UI lock:
 		// the next test's widgets share Fyne's font caches with this one's.
 		u.bench.models.wg.Wait()
@@ -93,15 +110,7 @@ func (h *harness) waitFor(what string, limit time.Duration, cond func() bool) {
 	h.t.Fatalf("timed out waiting for %s", what)
 }
 
-func startTestSim(t *testing.T, cfg sim.Config) string {
-	t.Helper()
-	srv, url, err := sim.Start(cfg, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return url
-}
+var startTestSim = simtest.Start
 
 // findButton returns the first button with this text in o's tree.
 func findButton(t *testing.T, o fyne.CanvasObject, text string) *widget.Button {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -20,39 +19,21 @@ import (
 // of their own) with the service level's limits and the answer drawn in,
 // and every probe in the order measured.
 type CapacityView struct {
-	content  fyne.CanvasObject
-	headline *widget.Label
-	problems *widget.Label // results.Warnings' problems, above the charts; nil when none
-	state    *widget.Label // the service level, the knee and where the result is kept
-	warnings *widget.Label // the notes, under the table
-	rows     [][]string
-	speed    *ChartView
-	ttft     *ChartView
-	back     *widget.Button
-	saveAll  []*widget.Button // Save PNG… under each chart
+	chartPage               // its state: the service level, the knee and where the result is kept
+	warnings  *widget.Label // the notes, under the table
+	speed     *ChartView
+	ttft      *ChartView
 }
 
 func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error, onBack func()) *CapacityView {
-	t := r.Table()
-	v := &CapacityView{rows: t.Rows}
-	var title *widget.Label
-	title, v.headline = planTitle(fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), r.Headline())
+	v := &CapacityView{}
 	d := plans.Capacity{Result: r}
-	attention(v.headline, d)
 	var notes []string
 	notes = append(notes, "Service level: "+r.Settings.SLO()+fmt.Sprintf("; %d-token prompts, %d-token answers.", r.Settings.InputTokens, r.Settings.OutputTokens))
 	if k := r.KneeLine(); k != "" {
 		notes = append(notes, capitalize(k)+".")
 	}
-	if r.Local.Simulated {
-		notes = append(notes, "Simulated: made against the built-in simulator.")
-	}
-	notes = append(notes, "Kept on this machine; capacity results are never published.")
-	if saveErr != nil {
-		notes = append(notes, "It could not be saved in the history: "+saveErr.Error())
-	}
-	v.state = widget.NewLabel(strings.Join(notes, " "))
-	v.state.Wrapping = fyne.TextWrapWord
+	state := stateLabel(notes, r.Local.Simulated, "Kept on this machine; capacity results are never published.", saveErr)
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
 	v.speed = NewChartView("Two probed levels are needed for a chart.")
@@ -63,12 +44,10 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 		savableChart(u, v.speed, capacitySpeedSpec(r, palette).Title, &v.saveAll),
 		savableChart(u, v.ttft, capacityTTFTSpec(r, palette).Title, &v.saveAll))
 
-	table := textTable(t.Rows, t.Columns)
-	v.back = widget.NewButton("New benchmark", onBack)
 	_, notes = results.Split(r.Warnings())
 	v.warnings = widget.NewLabel(notesText(notes, len(d.Problems()) > 0))
 	v.warnings.Wrapping = fyne.TextWrapWord
-	v.content, v.problems = planPage(u, id, title, v.back, v.headline, v.state, v.warnings, d, charts, table)
+	v.build(u, id, fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), d, state, v.warnings, charts, onBack)
 	return v
 }
 

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/plans/planstest"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -127,21 +127,6 @@ func TestCapacityPlanRunViewHistoryCompare(t *testing.T) {
 	})
 }
 
-// llamaCapacity is the capacity document a real llama-server answered
-// (engine/testdata, docs/plans.md): 8 users, 9 missing on TTFT p95.
-func llamaCapacity(t *testing.T) *results.CapacityResult {
-	t.Helper()
-	data, err := os.ReadFile("../engine/testdata/llamacpp-b9749/capacity.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.DecodeCapacity(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // TestCapacityViewHistoryCompareDocuments: what the app says of capacity
 // results, from documents: the real llama-server's search and a disturbed
 // one. The view shows the headline, the service level, the knee and the
@@ -149,7 +134,7 @@ func llamaCapacity(t *testing.T) *results.CapacityResult {
 // the same question and open.
 func TestCapacityViewHistoryCompareDocuments(t *testing.T) {
 	h := newHarness(t)
-	llama, disturbed := llamaCapacity(t), disturbedCapacity()
+	llama, disturbed := planstest.LlamaCapacity(t), planstest.DisturbedCapacity()
 	h.locked(func() {
 		v := newCapacityView(h.u, llama, "", nil, func() {})
 		want := "Your server holds 8 people at ≥ 20 tok/s each with TTFT p95 ≤ 2 s; " +
@@ -233,34 +218,12 @@ func labelTexts(t *testing.T, o fyne.CanvasObject) []string {
 	return nil
 }
 
-// disturbedCapacity is a capacity result whose search was disturbed
-// (issue 23): the first probe at 3 users missed TTFT p95 at 26 tok/s per
-// user while its repeat met the service level at 124, and total output
-// fell 95 % from 2 to 4 users.
-func disturbedCapacity() *results.CapacityResult {
-	f := func(v float64) *float64 { return &v }
-	knee := 2
-	return &results.CapacityResult{
-		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "tiny-model",
-		Settings: results.CapacitySettings{UserTPS: 20, TTFTP95Ms: 2000, InputTokens: 1024, OutputTokens: 256, MaxConcurrency: 256},
-		Probes: []results.CapacityProbe{
-			{Concurrency: 1, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(300), UserTPSP5: f(280), TTFTP95Ms: f(150), OutputTPS: 290},
-			{Concurrency: 2, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(250), UserTPSP5: f(230), TTFTP95Ms: f(300), OutputTPS: 480},
-			{Concurrency: 4, Requests: 20, Step: results.StepDouble, Missed: []string{results.LimitTTFT, results.LimitUserTPS}, UserTPSP50: f(6), UserTPSP5: f(3), TTFTP95Ms: f(9000), OutputTPS: 24},
-			{Concurrency: 3, Requests: 20, Step: results.StepBisect, Missed: []string{results.LimitTTFT}, UserTPSP50: f(26), UserTPSP5: f(21), TTFTP95Ms: f(3200), OutputTPS: 70},
-			{Concurrency: 2, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(248), UserTPSP5: f(228), TTFTP95Ms: f(310), OutputTPS: 470},
-			{Concurrency: 3, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(124), UserTPSP5: f(110), TTFTP95Ms: f(491), OutputTPS: 350},
-		},
-		Answer: results.CapacityAnswer{Capacity: 2, Held: 2, Missed: 3, MissedAt: 3, MissedOn: []string{results.LimitTTFT}, Uncertain: true, RangeHigh: 3, Knee: &knee},
-	}
-}
-
 // TestCapacityCharts: both charts draw every probe, each level's first
 // probe on a line and its repeats as dots of their own colour, named so
 // in the legend, with the limits and the answer.
 func TestCapacityCharts(t *testing.T) {
 	t.Parallel()
-	r := disturbedCapacity()
+	r := planstest.DisturbedCapacity()
 	speed, ttft := capacitySpeedSpec(r, chart.Palette{}), capacityTTFTSpec(r, chart.Palette{})
 	names := func(s chart.Spec) []string {
 		var out []string
@@ -337,7 +300,7 @@ func TestCapacityCharts(t *testing.T) {
 // its content fits a 1024×640 window.
 func TestCapacityViewDisturbed(t *testing.T) {
 	h := newHarness(t)
-	r := disturbedCapacity()
+	r := planstest.DisturbedCapacity()
 	h.locked(func() {
 		v := newCapacityView(h.u, r, "", nil, func() {})
 		if got := v.headline.Text; got != r.Headline() || !strings.Contains(got, "at 3, on the first probe TTFT p95 passes 2 s (3.2 s, 1.6× the ceiling), while the repeat met both limits") {

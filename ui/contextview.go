@@ -17,36 +17,17 @@ import (
 // decode speed and TTFT cold against cached by depth (chart.ContextCharts),
 // and the table per depth with how it was measured under it.
 type ContextView struct {
-	content  fyne.CanvasObject
-	headline *widget.Label
-	problems *widget.Label // failures per depth, above the charts; nil when none
-	state    *widget.Label // how the prompts were sized, where the result is kept
-	method   *widget.Label // how the figures are made, and the run's warnings
-	rows     [][]string
-	prefill  *ChartView
-	decode   *ChartView
-	ttft     *ChartView
-	back     *widget.Button
-	saveAll  []*widget.Button // Save PNG… under each chart
+	chartPage               // its state: how the prompts were sized, where the result is kept
+	method    *widget.Label // how the figures are made, and the run's warnings
+	prefill   *ChartView
+	decode    *ChartView
+	ttft      *ChartView
 }
 
 func newContextView(u *App, r *results.ContextResult, id string, saveErr error, onBack func()) *ContextView {
-	t := r.Table()
-	v := &ContextView{rows: t.Rows}
-	var title *widget.Label
-	title, v.headline = planTitle(fmt.Sprintf("Context depth: %s on %s", r.Model, r.Local.Where()), r.Headline())
+	v := &ContextView{}
 	d := plans.Context{Result: r}
-	attention(v.headline, d)
-	notes := []string{capitalize(r.PromptsLine()) + "."}
-	if r.Local.Simulated {
-		notes = append(notes, "Simulated: made against the built-in simulator.")
-	}
-	notes = append(notes, "Kept on this machine; context results are never published.")
-	if saveErr != nil {
-		notes = append(notes, "It could not be saved in the history: "+saveErr.Error())
-	}
-	v.state = widget.NewLabel(strings.Join(notes, " "))
-	v.state.Wrapping = fyne.TextWrapWord
+	state := stateLabel([]string{capitalize(r.PromptsLine()) + "."}, r.Local.Simulated, "Kept on this machine; context results are never published.", saveErr)
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
 	specs := chart.ContextCharts(r, palette)
@@ -59,8 +40,6 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 	charts := container.NewGridWithColumns(3, savableChart(u, v.prefill, specs[0].Title, &v.saveAll),
 		savableChart(u, v.decode, specs[1].Title, &v.saveAll), savableChart(u, v.ttft, specs[2].Title, &v.saveAll))
 
-	table := textTable(t.Rows, t.Columns)
-	v.back = widget.NewButton("New benchmark", onBack)
 	under := []string{capitalize(r.Method()) + "."}
 	if n := r.TimerNote(); n != "" {
 		under = append(under, capitalize(n)+".")
@@ -70,7 +49,7 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 	}
 	v.method = widget.NewLabel(strings.Join(under, "\n"))
 	v.method.Wrapping = fyne.TextWrapWord
-	v.content, v.problems = planPage(u, id, title, v.back, v.headline, v.state, v.method, d, charts, table)
+	v.build(u, id, fmt.Sprintf("Context depth: %s on %s", r.Model, r.Local.Where()), d, state, v.method, charts, onBack)
 	u.contextView = v
 	return v
 }

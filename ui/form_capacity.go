@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 
-	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
@@ -15,19 +14,18 @@ import (
 // capacityForm is the capacity plan's form: the service level, the most
 // users, and the lengths of its prompts and answers.
 type capacityForm struct {
-	s            *BenchmarkScreen
-	box          fyne.CanvasObject
+	formBase
 	sloUserEntry *formEntry
 	sloTTFTEntry *formEntry
 	maxConcEntry *formEntry
 	lengthFields
-	warmupEntry  *formEntry
-	seedEntry    *formEntry
-	timeoutEntry *formEntry
+	warmupEntry *formEntry
+	seedEntry   *formEntry
 }
 
 func newCapacityForm(s *BenchmarkScreen) *capacityForm {
-	f := &capacityForm{s: s}
+	f := &capacityForm{}
+	timeout := f.init(s, results.PlanCapacity)
 	d := engine.DefaultCapacityPlan()
 	f.sloUserEntry = s.entry(trimFloat(engine.DefaultSLOUserTPS), positiveNumber("per-user tok/s"))
 	f.sloTTFTEntry = s.entry(trimFloat(engine.DefaultSLOTTFTP95Ms), positiveNumber("TTFT p95"))
@@ -35,9 +33,8 @@ func newCapacityForm(s *BenchmarkScreen) *capacityForm {
 	var lengths []*widget.FormItem
 	f.lengthFields, lengths = s.lengthFields(d.InputTokens, d.OutputTokens)
 	f.warmupEntry = s.entry(fmt.Sprint(d.Warmup), countCheck("warmup", 0))
-	var seed, timeout *widget.FormItem
+	var seed *widget.FormItem
 	f.seedEntry, seed = s.seedItem()
-	f.timeoutEntry, timeout = s.timeoutItem(plans.ByID(results.PlanCapacity))
 	f.box = container.NewVBox(
 		widget.NewForm(append([]*widget.FormItem{
 			widget.NewFormItem("Per-user tok/s, at least", f.sloUserEntry),
@@ -48,8 +45,6 @@ func newCapacityForm(s *BenchmarkScreen) *capacityForm {
 	)
 	return f
 }
-
-func (f *capacityForm) content() fyne.CanvasObject { return f.box }
 
 // plan reads the capacity plan: the service level and the most users,
 // the lengths, warmup, seed and timeout. Each level's requests it
@@ -84,11 +79,7 @@ func (f *capacityForm) summary() string {
 }
 
 func (f *capacityForm) run(model string, simulated bool) (planRun, error) {
-	p, err := f.plan()
-	if err != nil {
-		return nil, err
-	}
-	p.Model, p.Simulated = model, simulated
-	return planRunOf(f.s, p, p.Model, engine.RunCapacity, func(r *results.CapacityResult) plans.Doc { return plans.Capacity{Result: r} },
-		func(r *results.CapacityResult) (string, *results.Detection) { return r.Model, r.Local.Detection }), nil
+	return formRun(f.s, model, f.plan, func(p *engine.CapacityPlan) { p.Model, p.Simulated = model, simulated },
+		engine.RunCapacity, func(r *results.CapacityResult) plans.Doc { return plans.Capacity{Result: r} },
+		func(r *results.CapacityResult) (string, *results.Detection) { return r.Model, r.Local.Detection })
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
@@ -18,27 +17,25 @@ import (
 // context when empty), the repeats and users at each, and the answers'
 // length.
 type contextForm struct {
-	s                 *BenchmarkScreen
-	box               fyne.CanvasObject
+	formBase
 	depthsEntry       *formEntry
 	repeatsEntry      *formEntry
 	contextUsersEntry *formEntry
 	outputEntry       *formEntry
 	seedEntry         *formEntry
-	timeoutEntry      *formEntry
 }
 
 func newContextForm(s *BenchmarkScreen) *contextForm {
-	f := &contextForm{s: s}
+	f := &contextForm{}
+	timeout := f.init(s, results.PlanContext)
 	d := engine.DefaultContextPlan()
 	f.depthsEntry = s.entry("", func(v string) error { _, err := parseDepthsField(v); return err })
 	f.depthsEntry.SetPlaceHolder("from the server's context: 0, 1k, 2k, 4k … (or a list: 1k,8k; the short prompt 0 always comes first)")
 	f.repeatsEntry = s.entry(fmt.Sprint(d.Repeats), countCheck("repeats", 1))
 	f.contextUsersEntry = s.entry(fmt.Sprint(d.Users), countCheck("users", 1))
 	f.outputEntry = s.entry(fmt.Sprint(d.OutputTokens), countCheck("output tokens", 2))
-	var seed, timeout *widget.FormItem
+	var seed *widget.FormItem
 	f.seedEntry, seed = s.seedItem()
-	f.timeoutEntry, timeout = s.timeoutItem(plans.ByID(results.PlanContext))
 	f.box = container.NewVBox(
 		widget.NewForm(
 			widget.NewFormItem("Depths (tokens)", f.depthsEntry),
@@ -50,8 +47,6 @@ func newContextForm(s *BenchmarkScreen) *contextForm {
 	)
 	return f
 }
-
-func (f *contextForm) content() fyne.CanvasObject { return f.box }
 
 // parseDepthsField reads the Depths field: empty chooses them from the
 // server's context (nil), else engine.ParseDepths.
@@ -108,11 +103,7 @@ func (f *contextForm) summary() string {
 }
 
 func (f *contextForm) run(model string, simulated bool) (planRun, error) {
-	p, err := f.plan()
-	if err != nil {
-		return nil, err
-	}
-	p.Model, p.Simulated = model, simulated
-	return planRunOf(f.s, p, p.Model, engine.RunContext, func(r *results.ContextResult) plans.Doc { return plans.Context{Result: r} },
-		func(r *results.ContextResult) (string, *results.Detection) { return r.Model, &r.Engine }), nil
+	return formRun(f.s, model, f.plan, func(p *engine.ContextPlan) { p.Model, p.Simulated = model, simulated },
+		engine.RunContext, func(r *results.ContextResult) plans.Doc { return plans.Context{Result: r} },
+		func(r *results.ContextResult) (string, *results.Detection) { return r.Model, &r.Engine })
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
@@ -16,23 +15,20 @@ import (
 // specDecForm is the speculative-decoding plan's form: the answers'
 // length, the levels and the requests (its prompts are its own).
 type specDecForm struct {
-	s             *BenchmarkScreen
-	box           fyne.CanvasObject
+	formBase
 	outputEntry   *formEntry
 	levelsEntry   *formEntry
 	requestsEntry *formEntry
-	timeoutEntry  *formEntry
 }
 
 func newSpecDecForm(s *BenchmarkScreen) *specDecForm {
-	f := &specDecForm{s: s}
+	f := &specDecForm{}
+	timeout := f.init(s, results.PlanSpecDec)
 	d := engine.DefaultSpecDecPlan()
 	f.outputEntry = s.entry(fmt.Sprint(d.MaxTokens), countCheck("output tokens", 1))
 	f.levelsEntry = s.entry(engine.FormatLevels(d.Levels), func(v string) error { _, err := engine.ParseLevels(v); return err })
 	f.requestsEntry = s.entry("", optionalCount("requests"))
 	f.requestsEntry.SetPlaceHolder("every prompt, at least 2 per user")
-	var timeout *widget.FormItem
-	f.timeoutEntry, timeout = s.timeoutItem(plans.ByID(results.PlanSpecDec))
 	f.box = container.NewVBox(
 		widget.NewForm(widget.NewFormItem("Output tokens", f.outputEntry), widget.NewFormItem("Concurrency levels", f.levelsEntry)),
 		advanced(widget.NewFormItem("Requests per level", f.requestsEntry), timeout),
@@ -40,33 +36,23 @@ func newSpecDecForm(s *BenchmarkScreen) *specDecForm {
 	return f
 }
 
-func (f *specDecForm) content() fyne.CanvasObject { return f.box }
-
 // plan reads the speculative-decoding plan's settings.
 func (f *specDecForm) plan() (engine.SpecDecPlan, error) {
 	p := engine.DefaultSpecDecPlan()
+	var errs []error
 	var err error
 	if p.Levels, err = engine.ParseLevels(f.levelsEntry.Text); err != nil {
-		return p, fmt.Errorf("concurrency levels: %w", err)
+		errs = append(errs, fmt.Errorf("concurrency levels: %w", err))
 	}
 	if strings.TrimSpace(f.requestsEntry.Text) != "" { // empty: the plan chooses per level
-		if p.Requests, err = engine.ParseCount("requests", f.requestsEntry.Text, 1); err != nil {
-			return p, err
-		}
+		errs = readCount(f.requestsEntry, "requests", 1, &p.Requests, errs)
 	}
-	if p.MaxTokens, err = engine.ParseCount("output tokens", f.outputEntry.Text, 1); err != nil {
-		return p, err
-	}
-	if p.Timeout, err = engine.ParseTimeout(f.timeoutEntry.Text); err != nil {
-		return p, err
-	}
-	return p, p.Validate()
+	errs = readCount(f.outputEntry, "output tokens", 1, &p.MaxTokens, errs)
+	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
+	return p, formError(errs, p.Validate)
 }
 
-func (f *specDecForm) check() (int, int, error) {
-	_, err := f.plan()
-	return 0, 0, err
-}
+func (f *specDecForm) check() (int, int, error) { return noLengths(f.plan()) }
 
 func (f *specDecForm) summary() string {
 	p, _ := f.plan()
@@ -74,10 +60,6 @@ func (f *specDecForm) summary() string {
 }
 
 func (f *specDecForm) run(model string, simulated bool) (planRun, error) {
-	p, err := f.plan()
-	if err != nil {
-		return nil, err
-	}
-	p.Model, p.Simulated = model, simulated
-	return planRunOf(f.s, p, p.Model, engine.RunSpecDec, func(r *results.SpecDecResult) plans.Doc { return plans.SpecDec{Result: r} }, nil), nil
+	return formRun(f.s, model, f.plan, func(p *engine.SpecDecPlan) { p.Model, p.Simulated = model, simulated },
+		engine.RunSpecDec, func(r *results.SpecDecResult) plans.Doc { return plans.SpecDec{Result: r} }, nil)
 }

@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 
-	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
@@ -15,19 +14,16 @@ import (
 // stagesForm is the three-stage plan's form: the many-user stage's users
 // and the quick mode.
 type stagesForm struct {
-	s            *BenchmarkScreen
-	box          fyne.CanvasObject
-	usersEntry   *formEntry
-	quickCheck   *widget.Check
-	timeoutEntry *formEntry
+	formBase
+	usersEntry *formEntry
+	quickCheck *widget.Check
 }
 
 func newStagesForm(s *BenchmarkScreen) *stagesForm {
-	f := &stagesForm{s: s}
+	f := &stagesForm{}
+	timeout := f.init(s, results.PlanStages)
 	f.usersEntry = s.entry(fmt.Sprint(engine.DefaultUsers), countCheck("users", 1))
 	f.quickCheck = widget.NewCheck("Quick mode: shorter answers and prefill, a smoke test", func(bool) { s.revalidate() })
-	var timeout *widget.FormItem
-	f.timeoutEntry, timeout = s.timeoutItem(plans.ByID(results.PlanStages))
 	f.box = container.NewVBox(
 		widget.NewForm(widget.NewFormItem("Users (many-user stage)", f.usersEntry), widget.NewFormItem("", f.quickCheck)),
 		advanced(timeout),
@@ -35,26 +31,16 @@ func newStagesForm(s *BenchmarkScreen) *stagesForm {
 	return f
 }
 
-func (f *stagesForm) content() fyne.CanvasObject { return f.box }
-
 // plan reads the three-stage plan's settings.
 func (f *stagesForm) plan() (engine.StagesPlan, error) {
 	p := engine.DefaultStagesPlan()
-	users, err := engine.ParseCount("users", f.usersEntry.Text, 1)
-	if err != nil {
-		return p, err
-	}
-	p.Users, p.Quick = users, f.quickCheck.Checked
-	if p.Timeout, err = engine.ParseTimeout(f.timeoutEntry.Text); err != nil {
-		return p, err
-	}
-	return p, p.Validate()
+	p.Quick = f.quickCheck.Checked
+	errs := readCount(f.usersEntry, "users", 1, &p.Users, nil)
+	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
+	return p, formError(errs, p.Validate)
 }
 
-func (f *stagesForm) check() (int, int, error) {
-	_, err := f.plan()
-	return 0, 0, err
-}
+func (f *stagesForm) check() (int, int, error) { return noLengths(f.plan()) }
 
 func (f *stagesForm) summary() string {
 	p, _ := f.plan()
@@ -68,10 +54,6 @@ func (f *stagesForm) summary() string {
 }
 
 func (f *stagesForm) run(model string, simulated bool) (planRun, error) {
-	p, err := f.plan()
-	if err != nil {
-		return nil, err
-	}
-	p.Model, p.Simulated = model, simulated
-	return planRunOf(f.s, p, p.Model, engine.RunStages, func(r *results.StagesResult) plans.Doc { return plans.Stages{Result: r} }, nil), nil
+	return formRun(f.s, model, f.plan, func(p *engine.StagesPlan) { p.Model, p.Simulated = model, simulated },
+		engine.RunStages, func(r *results.StagesResult) plans.Doc { return plans.Stages{Result: r} }, nil)
 }

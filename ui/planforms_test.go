@@ -1,33 +1,115 @@
 package ui
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2/test"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
 )
 
-// TestEveryPlanHasAFormAndAView: a registered plan the Benchmark place
-// has no form for, or History no result view for, would be offered and
-// then fail; each form is shown when its plan is chosen.
-func TestEveryPlanHasAFormAndAView(t *testing.T) {
+// TestStateLabel: a result's state says what ran, then that it was made
+// against the simulator, where it is kept and why it could not be saved,
+// each only when it applies, in that order.
+func TestStateLabel(t *testing.T) {
+	test.NewTempApp(t)
+	saveErr := errors.New("the disk is full")
+	tests := []struct {
+		name      string
+		lead      []string
+		simulated bool
+		kept      string
+		saveErr   error
+		want      string
+	}{
+		{"what ran alone", []string{"Two levels.", "Knee at 4."}, false, "", nil, "Two levels. Knee at 4."},
+		{"simulated and kept", []string{"Two levels."}, true, "Kept here.", nil, "Two levels. " + results.SimulatedNote + " Kept here."},
+		{"not saved", []string{"Two levels."}, false, "Kept here.", saveErr, "Two levels. Kept here. It could not be saved in the history: the disk is full"},
+		{"everything", nil, true, "Kept here.", saveErr, results.SimulatedNote + " Kept here. " + notSavedNote(saveErr)},
+	}
+	for _, tc := range tests {
+		l := stateLabel(tc.lead, tc.simulated, tc.kept, tc.saveErr)
+		if l.Text != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, l.Text, tc.want)
+		}
+	}
+}
+
+// TestPlanFormsSayEveryWrongField: the three-stage and
+// speculative-decoding forms, like the capacity and context ones, say
+// every field that does not read at once, and run nothing.
+func TestPlanFormsSayEveryWrongField(t *testing.T) {
 	h := newHarness(t)
 	b := h.u.bench
 	h.locked(func() {
-		for _, k := range plans.All {
-			if planForms[k.ID] == nil || b.forms[k.ID] == nil {
-				t.Errorf("%s: no form", k.ID)
-				continue
-			}
-			if resultViews[k.ID] == nil {
-				t.Errorf("%s: no result view", k.ID)
-			}
-			b.planSelect.SetSelected(k.Title)
-			if b.kind() != k || b.formBox.Objects[0] != b.forms[k.ID].content() {
-				t.Errorf("%s chosen: its form is not the one shown", k.ID)
+		b.selectEndpoint(SimulatorName)
+		b.planSelect.SetSelected(planSpecDec)
+		b.specDec.levelsEntry.SetText("1,x")
+		b.specDec.outputEntry.SetText("0")
+		b.specDec.timeoutEntry.SetText("soon")
+		b.revalidate()
+		for _, want := range []string{"concurrency levels", "output tokens", "timeout"} {
+			if !strings.Contains(strings.ToLower(b.planNote.Text), want) {
+				t.Errorf("speculative decoding: %q does not say %s", b.planNote.Text, want)
 			}
 		}
-		if len(planForms) != len(plans.All) || len(resultViews) != len(plans.All) {
-			t.Errorf("%d forms and %d views for %d plans", len(planForms), len(resultViews), len(plans.All))
+		if !b.runButton.Disabled() {
+			t.Error("speculative decoding: Run is on with wrong fields")
+		}
+		if _, err := b.specDec.run("m", true); err == nil {
+			t.Error("speculative decoding: a run from wrong fields")
+		}
+		b.planSelect.SetSelected(planStages)
+		b.stages.usersEntry.SetText("none")
+		b.stages.timeoutEntry.SetText("soon")
+		b.revalidate()
+		for _, want := range []string{"users", "timeout"} {
+			if !strings.Contains(strings.ToLower(b.planNote.Text), want) {
+				t.Errorf("three stages: %q does not say %s", b.planNote.Text, want)
+			}
+		}
+		if in, out, err := b.stages.check(); err == nil || in != 0 || out != 0 {
+			t.Errorf("three stages: check %d, %d, %v; want no lengths and the error", in, out, err)
+		}
+		b.stages.usersEntry.SetText("2")
+		b.stages.timeoutEntry.SetText("900")
+		if in, out, err := b.stages.check(); err != nil || in != 0 || out != 0 {
+			t.Errorf("three stages, fields fixed: check %d, %d, %v", in, out, err)
+		}
+		if _, err := b.stages.run("m", true); err != nil {
+			t.Errorf("three stages, fields fixed: %v", err)
 		}
 	})
+}
+
+// TestFormRunAimsThePlan: a form's run sends the plan it read, aimed at
+// the model chosen and the simulator when it is the one; a form that
+// does not read runs nothing.
+func TestFormRunAimsThePlan(t *testing.T) {
+	h := newHarness(t)
+	var sent []engine.StagesPlan
+	run := func(_ context.Context, p engine.StagesPlan, _ engine.Endpoint, _ engine.Observer) (*results.StagesResult, error) {
+		sent = append(sent, p)
+		return nil, errors.New("refused")
+	}
+	doc := func(r *results.StagesResult) plans.Doc { return plans.Stages{Result: r} }
+	aim := func(p *engine.StagesPlan) { p.Model, p.Simulated = "qwen3-8b", true }
+	read := func() (engine.StagesPlan, error) { return engine.StagesPlan{Users: 3}, nil }
+	pr, err := formRun(h.u.bench, "qwen3-8b", read, aim, run, doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr(context.Background(), engine.Endpoint{}, engine.Observer{})
+	if len(sent) != 1 || sent[0].Model != "qwen3-8b" || !sent[0].Simulated || sent[0].Users != 3 {
+		t.Errorf("sent %+v, want the plan read, aimed at qwen3-8b on the simulator", sent)
+	}
+	bad := func() (engine.StagesPlan, error) { return engine.StagesPlan{}, errors.New("users: not a number") }
+	if _, err := formRun(h.u.bench, "qwen3-8b", bad, aim, run, doc, nil); err == nil || len(sent) != 1 {
+		t.Errorf("a form that does not read: %v, %d runs", err, len(sent))
+	}
 }

@@ -1,12 +1,39 @@
 package ui
 
 import (
+	"slices"
+	"strings"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
 )
+
+// notSavedNote says why a result could not be kept in the history.
+func notSavedNote(err error) string { return "It could not be saved in the history: " + err.Error() }
+
+// stateLabel is a result's state, wrapped: what ran (lead), that it was
+// made against the simulator, where it is kept (kept; "" to say
+// nothing), and why it could not be saved in the history, when it could
+// not.
+func stateLabel(lead []string, simulated bool, kept string, saveErr error) *widget.Label {
+	parts := slices.Clone(lead)
+	if simulated {
+		parts = append(parts, results.SimulatedNote)
+	}
+	if kept != "" {
+		parts = append(parts, kept)
+	}
+	if saveErr != nil {
+		parts = append(parts, notSavedNote(saveErr))
+	}
+	l := widget.NewLabel(strings.Join(parts, " "))
+	l.Wrapping = fyne.TextWrapWord
+	return l
+}
 
 // savableChart is a chart with its Save PNG… button under it; the button
 // is added to saves for the tests.
@@ -26,28 +53,42 @@ func planTitle(title, headline string) (*widget.Label, *widget.Label) {
 	return t, h
 }
 
-// planPage lays out a plan's result as the capacity and context views
-// share it: the title's row with back and Show file, the headline, the
-// state and problems in the warning colour (problemsLabel; nil when there
-// are none) and the state above; the charts over the table, which scrolls
-// with the notes under it, so the page fits a 1024×640 window
-// (docs/plans.md).
-func planPage(u *App, id string, title *widget.Label, back *widget.Button, headline fyne.CanvasObject, state, notes *widget.Label,
-	d plans.Doc, charts, table fyne.CanvasObject) (content fyne.CanvasObject, problems *widget.Label) {
-	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(back, showFileButton(u, id)), title), headline)
-	if problems = problemsLabel(d); problems != nil {
-		top.Add(problems)
+// chartPage is a plan's result page as the capacity and context views
+// share it: its charts over its table.
+type chartPage struct {
+	content  fyne.CanvasObject
+	headline *widget.Label
+	problems *widget.Label // problemsLabel, above the state; nil when none
+	state    *widget.Label
+	rows     [][]string       // the table's cells, for the tests
+	back     *widget.Button   // New benchmark
+	saveAll  []*widget.Button // Save PNG… under each chart (savableChart)
+}
+
+// build lays the page out: the title's row with back and Show file, the
+// headline (in the warning colour when the result needs attention), the
+// problems and the state; the charts over d's table, which scrolls with
+// the notes under it, so the page fits a 1024×640 window (docs/plans.md).
+func (p *chartPage) build(u *App, id, title string, d plans.Doc, state, notes *widget.Label, charts fyne.CanvasObject, onBack func()) {
+	var titleLabel *widget.Label
+	titleLabel, p.headline = planTitle(title, d.Headline())
+	attention(p.headline, d)
+	p.state = state
+	p.back = widget.NewButton("New benchmark", onBack)
+	t := d.Table()
+	p.rows = t.Rows
+	table := textTable(t.Rows, t.Columns)
+	// Every row, the notes under them: the part under the charts scrolls
+	// as a whole (a table of its own height in a scroll shows one row).
+	table.allRows = true
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(p.back, showFileButton(u, id)), titleLabel), p.headline)
+	if p.problems = problemsLabel(d); p.problems != nil {
+		top.Add(p.problems)
 	}
 	top.Add(state)
-	if t, ok := table.(*fitTable); ok {
-		// Every row, the notes under them: the part under the charts
-		// scrolls as a whole (a table of its own height in a scroll shows
-		// one row).
-		t.allRows = true
-	}
 	body := container.NewVSplit(charts, container.NewVScroll(container.NewBorder(nil, notes, nil, nil, table)))
 	body.Offset = 0.55
-	return container.NewBorder(top, nil, nil, nil, body), problems
+	p.content = container.NewBorder(top, nil, nil, nil, body)
 }
 
 // problemsLabel says a result's state and its problems in the warning

@@ -12,9 +12,9 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/chart"
-	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/plans/planstest"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -72,14 +72,7 @@ func TestScreenshots(t *testing.T) {
 	})
 	// The capacity result is a real llama-server's (-np 8), replayed from
 	// the engine's captures.
-	data, err := os.ReadFile("../engine/testdata/llamacpp-b9749/capacity.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.DecodeCapacity(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := planstest.LlamaCapacity(t)
 	id, err := h.u.lib.SaveDoc("", plans.Capacity{Result: r})
 	if err != nil {
 		t.Fatal(err)

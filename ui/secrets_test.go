@@ -1,18 +1,11 @@
 package ui
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +14,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine/prompt"
-	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/sim/simtest"
+	"github.com/kovara/desktop/internal/keytest"
 )
 
 // Secrets in the GUI: an endpoint saved with a key through the form, a
@@ -31,68 +25,6 @@ import (
 // window, in no dialog.
 
 const guiKey = "sk-gui-5d0c81f2a9b34e67c1d8e0f92a3b4c5d6e7f8091"
-
-// guiKeyFragments are the key's 10-character windows past "sk-".
-func guiKeyFragments() []string {
-	var out []string
-	for i := 3; i+10 <= len(guiKey); i++ {
-		out = append(out, guiKey[i:i+10])
-	}
-	return out
-}
-
-func leakIn(text string) string {
-	for _, f := range guiKeyFragments() {
-		if i := strings.Index(text, f); i >= 0 {
-			return fmt.Sprintf("%q", text[max(0, i-30):min(len(text), i+40)])
-		}
-	}
-	return ""
-}
-
-var guiNumberRE = regexp.MustCompile(`Request (\d+):`)
-
-// guiKeyServer is the simulator behind a bearer-key check that answers a
-// wrong key with 401 repeating it, and repeats the right key in the errors
-// of the requests echo picks.
-type guiKeyServer struct {
-	url  string
-	mu   sync.Mutex
-	seen int // requests with the right key
-}
-
-func startGUIKeyServer(t *testing.T, echo func(n int64) bool) *guiKeyServer {
-	t.Helper()
-	ks := &guiKeyServer{}
-	s := sim.New(sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
-		if auth != "Bearer "+guiKey {
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintf(w, `{"error":{"message":"invalid api key: %s"}}`, auth)
-			return
-		}
-		ks.mu.Lock()
-		ks.seen++
-		ks.mu.Unlock()
-		if strings.HasSuffix(r.URL.Path, "/chat/completions") && echo != nil {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if m := guiNumberRE.FindSubmatch(body); m != nil {
-				if n, _ := strconv.ParseInt(string(m[1]), 10, 64); echo(n) {
-					w.Header().Set("Content-Type", "text/event-stream")
-					io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":" hi"}}]}`+"\n\n")
-					fmt.Fprintf(w, "data: {\"error\":{\"message\":%q}}\n\n", strings.Repeat("y", 178)+guiKey)
-					return
-				}
-			}
-		}
-		s.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); s.Close() })
-	ks.url = ts.URL
-	return ks
-}
 
 // windowTexts gathers the text of every label, rich text, entry (but the
 // key field), select and button in o's tree.
@@ -149,31 +81,12 @@ func (h *harness) checkWindow(where string) {
 			windowTexts(h.T(), o, nil, &texts)
 		}
 	})
-	if leak := leakIn(strings.Join(texts, "\n")); leak != "" {
+	if leak := keytest.Find(strings.Join(texts, "\n"), guiKey); leak != "" {
 		h.t.Errorf("%s: the window shows the key: %s", where, leak)
 	}
 	if len(texts) < 20 {
 		h.t.Errorf("%s: only %d texts found on the screens", where, len(texts))
 	}
-}
-
-// checkFiles fails for any part of the key in a file under root.
-func checkFiles(t *testing.T, root string) int {
-	t.Helper()
-	n := 0
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		n++
-		if data, err := os.ReadFile(path); err == nil {
-			if leak := leakIn(string(data)); leak != "" {
-				t.Errorf("%s holds the key: %s", path, leak)
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 func TestGUIKeyLeavesNoTrace(t *testing.T) {
@@ -182,14 +95,24 @@ func TestGUIKeyLeavesNoTrace(t *testing.T) {
 	first := prompt.MeasuredRequest(1, requests, 0, 0)
 	// Two measured requests of the first level answer with an error event
 	// that repeats the key, cut by the 200-byte message limit.
-	ks := startGUIKeyServer(t, func(n int64) bool { return n == first+1 || n == first+4 })
+	// Two requests' errors repeat the key, in the stream as a server
+	// would send them.
+	ks := keytest.NewServer(t, simtest.Fast(), guiKey, func(w http.ResponseWriter, n int64) bool {
+		if n != first+1 && n != first+4 {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":" hi"}}]}`+"\n\n")
+		fmt.Fprintf(w, "data: {\"error\":{\"message\":%q}}\n\n", strings.Repeat("y", 178)+guiKey)
+		return true
+	})
 	s := h.u.endpointS
 
 	// Save an endpoint with its key through the form, then Test it.
 	h.locked(func() {
 		test.Tap(s.addButton)
 		test.Type(s.nameEntry, "locked box")
-		test.Type(s.urlEntry, ks.url)
+		test.Type(s.urlEntry, ks.URL)
 		test.Type(s.keyEntry, guiKey)
 		test.Tap(s.saveButton)
 		if !strings.HasPrefix(s.formNote.Text, "Saved") {
@@ -236,11 +159,9 @@ func TestGUIKeyLeavesNoTrace(t *testing.T) {
 	if msgs := f.Local.Levels[0].Messages["error_event"]; len(msgs) == 0 {
 		t.Errorf("the echoed errors are not in the file: %+v", f.Local.Levels[0])
 	}
-	ks.mu.Lock()
-	if ks.seen < requests {
-		t.Errorf("the server saw the key %d times", ks.seen)
+	if ks.Seen() < requests {
+		t.Errorf("the server saw the key %d times", ks.Seen())
 	}
-	ks.mu.Unlock()
 
 	// A wrong key that the server repeats in its refusal.
 	h.locked(func() {
@@ -266,12 +187,12 @@ func TestGUIKeyLeavesNoTrace(t *testing.T) {
 	// Export view of the run, then every file the app wrote.
 	h.locked(func() { h.u.showExport(list[0].ID) })
 	h.checkWindow("with the export dialog")
-	if n := checkFiles(t, h.dir); n < 3 {
+	if n := keytest.ScanTree(t, h.dir, guiKey); n < 3 {
 		t.Errorf("scanned only %d files under %s", n, h.dir)
 	}
 	// Preferences (the last endpoint, recent manifests) hold names only.
 	for _, k := range []string{prefLastEndpoint, prefRecentManifests} {
-		if leak := leakIn(h.u.fyne.Preferences().String(k) + strings.Join(h.u.fyne.Preferences().StringList(k), " ")); leak != "" {
+		if leak := keytest.Find(h.u.fyne.Preferences().String(k)+strings.Join(h.u.fyne.Preferences().StringList(k), " "), guiKey); leak != "" {
 			t.Errorf("preference %s holds the key: %s", k, leak)
 		}
 	}

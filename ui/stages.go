@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -46,12 +45,8 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	v := &StagesView{u: u, rows: t.Rows}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	d := plans.Stages{Result: r}
-	state := []string{r.Headline()}
-	if saveErr != nil {
-		state = append(state, "It could not be saved in the history: "+saveErr.Error())
-	}
-	v.state = widget.NewLabel(strings.Join(state, " "))
-	v.state.Wrapping = fyne.TextWrapWord
+	// The headline says itself that it was simulated.
+	v.state = stateLabel([]string{r.Headline()}, false, "", saveErr)
 	attention(v.state, d)
 	v.problems = problemsLabel(d)
 	v.table = textTable(t.Rows, t.Columns)
@@ -125,11 +120,7 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	} else {
 		note += " Acceptance from " + r.Counters + "."
 	}
-	if saveErr != nil {
-		note += " It could not be saved in the history: " + saveErr.Error()
-	}
-	v.state = widget.NewLabel(note)
-	v.state.Wrapping = fyne.TextWrapWord
+	v.state = stateLabel([]string{note}, false, "", saveErr)
 	d := plans.SpecDec{Result: r}
 	attention(v.state, d)
 	v.problems = problemsLabel(d)

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -167,13 +166,9 @@ func startSimProcess(t testing.TB, args ...string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
+	url, err := sim.ReadServingURL(out)
 	if err != nil {
 		t.Fatal(err)
-	}
-	url, ok := sim.URLFromServingLine(line)
-	if !ok {
-		t.Fatalf("no address in %q", line)
 	}
 	return url
 }

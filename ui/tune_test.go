@@ -1,16 +1,11 @@
 package ui
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,10 +13,10 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/sim/simtest"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/serverproc"
 	"github.com/kovara/desktop/serverproc/serverproctest"
-	"github.com/kovara/desktop/shellwords"
 )
 
 // tuneSimEnv makes this test binary a server a settings comparison
@@ -31,39 +26,8 @@ const tuneSimEnv = "KOVARA_TEST_UI_TUNE_SIM"
 
 func TestMain(m *testing.M) {
 	serverproc.Supervise()
-	if mode := os.Getenv(tuneSimEnv); mode != "" {
-		addr, pidfile, _ := strings.Cut(mode, ",")
-		_ = os.WriteFile(pidfile, []byte(strconv.Itoa(os.Getpid())), 0o600)
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-		defer stop()
-		cfg := sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 1e5, Models: []string{"m"}}
-		srv, _, err := sim.Start(cfg, addr)
-		if err != nil {
-			fmt.Println("cannot listen:", err)
-			os.Exit(1)
-		}
-		<-ctx.Done()
-		srv.Close()
-		return
-	}
+	simtest.StandIn(tuneSimEnv)
 	os.Exit(m.Run())
-}
-
-// standInCommand is a row's command line starting this binary as a
-// simulator on port, its pid written to pidfile.
-func standInCommand(port, pidfile string) string {
-	return tuneSimEnv + "=" + shellwords.Quote("127.0.0.1:"+port+","+pidfile) + " " + shellwords.Quote(os.Args[0])
-}
-
-// gonePid says whether the process whose pid is in file has ended.
-func gonePid(t *testing.T, file string) bool {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("the server never said its pid: %v", err)
-	}
-	pid, _ := strconv.Atoi(string(b))
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 // Closing the window mid-comparison stops it as Stop does, and the server
@@ -81,7 +45,7 @@ func TestTuneCloseStopsItsServer(t *testing.T) {
 		b.planSelect.SetSelected(plans.ByID(results.PlanTune).Title)
 		for i, r := range b.tune.rows {
 			r.howSelect.SetSelected("Command")
-			r.whatEntry.SetText(standInCommand(port, filepath.Join(dir, fmt.Sprint(i))))
+			r.whatEntry.SetText(simtest.StandInCommand(tuneSimEnv, port, filepath.Join(dir, fmt.Sprint(i))))
 		}
 		b.tune.roundsEntry.SetText("3")
 		b.tune.concurrencyEntry.SetText("1")
@@ -104,7 +68,7 @@ func TestTuneCloseStopsItsServer(t *testing.T) {
 		h.tapInOverlay("Stop and close")
 	})
 	h.waitFor("the window to close", 60*time.Second, func() bool { return h.u.closed })
-	if !gonePid(t, filepath.Join(dir, "0")) {
+	if !serverproctest.Gone(t, filepath.Join(dir, "0")) {
 		t.Error("the server is still running after the window closed")
 	}
 	if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {
@@ -127,7 +91,7 @@ func TestTuneRowTest(t *testing.T) {
 		b.selectEndpoint(SimulatorName)
 		r := b.tune.rows[1]
 		r.howSelect.SetSelected("Command")
-		r.whatEntry.SetText(standInCommand(port, pidfile))
+		r.whatEntry.SetText(simtest.StandInCommand(tuneSimEnv, port, pidfile))
 		if !b.runButton.Disabled() || !strings.Contains(b.planNote.Text, "the built-in simulator is one the app runs itself") {
 			t.Errorf("a command on the simulator: Run off %v, %q", b.runButton.Disabled(), b.planNote.Text)
 		}
@@ -135,7 +99,7 @@ func TestTuneRowTest(t *testing.T) {
 		test.Tap(r.testButton)
 	})
 	h.waitFor("the Test to end", 60*time.Second, func() bool { return strings.Contains(b.tune.testNote.Text, "stopped again") })
-	if !gonePid(t, pidfile) {
+	if !serverproctest.Gone(t, pidfile) {
 		t.Error("the tested server is still running")
 	}
 }

@@ -55,14 +55,7 @@ func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack
 	// reported it goes under the table with the method.
 	plan := fmt.Sprintf("%d %s × %d settings in turns; each run a Kovara plan at %s users, %d requests a level (%d-token prompts, %d-token answers), kept in the history as its own run.",
 		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), len(r.Settings), joinInts(r.Plan.Concurrency), r.Plan.Requests, r.Plan.InputTokens, r.Plan.OutputTokens)
-	if r.Local.Simulated {
-		plan += " Simulated: made against the built-in simulator."
-	}
-	if saveErr != nil {
-		plan += " It could not be saved in the history: " + saveErr.Error()
-	}
-	v.state = widget.NewLabel(plan)
-	v.state.Wrapping = fyne.TextWrapWord
+	v.state = stateLabel([]string{plan}, r.Local.Simulated, "", saveErr)
 	var settings []string
 	for i, s := range r.Settings {
 		line := "• " + s.Name + ": " + howWords(s)

@@ -26,7 +26,7 @@ var resultViews = map[string]newView{
 	results.PlanKovara: func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
 		v := newResultView(u, d.(plans.Kovara).File, id, onBack)
 		if saveErr != nil {
-			v.state.SetText(v.state.Text + "\nIt could not be saved in the history: " + saveErr.Error())
+			v.state.SetText(v.state.Text + "\n" + notSavedNote(saveErr))
 		}
 		return planView{v.content, v.newRun, v}
 	},

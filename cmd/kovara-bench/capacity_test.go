@@ -9,6 +9,7 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans/planstest"
 )
 
 // TestRunCapacity runs the plan from the command line against the
@@ -61,14 +62,7 @@ func TestRunCapacity(t *testing.T) {
 // user already missed.
 func TestFinishCapacity(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../../engine/testdata/llamacpp-b9749/capacity.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	llama, err := results.DecodeCapacity(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	llama := planstest.LlamaCapacity(t)
 	f := func(v float64) *float64 { return &v }
 	none := &results.CapacityResult{
 		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "tiny-model",
@@ -163,21 +157,7 @@ func TestCapacityFlags(t *testing.T) {
 // the knee as a fall, and the headline quoting both probes at 3.
 func TestPrintCapacityDisturbed(t *testing.T) {
 	t.Parallel()
-	f := func(v float64) *float64 { return &v }
-	knee := 2
-	r := &results.CapacityResult{
-		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "tiny-model",
-		Settings: results.CapacitySettings{UserTPS: 20, TTFTP95Ms: 2000, InputTokens: 1024, OutputTokens: 256, MaxConcurrency: 256},
-		Probes: []results.CapacityProbe{
-			{Concurrency: 1, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(300), UserTPSP5: f(280), TTFTP95Ms: f(150), OutputTPS: 290},
-			{Concurrency: 2, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: f(250), UserTPSP5: f(230), TTFTP95Ms: f(300), OutputTPS: 480},
-			{Concurrency: 4, Requests: 20, Step: results.StepDouble, Missed: []string{results.LimitTTFT, results.LimitUserTPS}, UserTPSP50: f(6), UserTPSP5: f(3), TTFTP95Ms: f(9000), OutputTPS: 24},
-			{Concurrency: 3, Requests: 20, Step: results.StepBisect, Missed: []string{results.LimitTTFT}, UserTPSP50: f(26), UserTPSP5: f(21), TTFTP95Ms: f(3200), OutputTPS: 70},
-			{Concurrency: 2, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(248), UserTPSP5: f(228), TTFTP95Ms: f(310), OutputTPS: 470},
-			{Concurrency: 3, Requests: 20, Step: results.StepRepeat, Met: true, UserTPSP50: f(124), UserTPSP5: f(110), TTFTP95Ms: f(491), OutputTPS: 350},
-		},
-		Answer: results.CapacityAnswer{Capacity: 2, Held: 2, Missed: 3, MissedAt: 3, MissedOn: []string{results.LimitTTFT}, Uncertain: true, RangeHigh: 3, Knee: &knee},
-	}
+	r := planstest.DisturbedCapacity()
 	var b strings.Builder
 	printCapacity(&b, r)
 	out := b.String()

@@ -43,9 +43,7 @@ func (f *runFlags) contextPlan(set map[string]bool) (engine.ContextPlan, error) 
 		}
 		p.Users = f.users
 	}
-	if set["output-tokens"] {
-		p.OutputTokens = f.outputTokens
-	}
+	setIfGiven(set, "output-tokens", &p.OutputTokens, f.outputTokens)
 	if set["repeats"] && f.context.repeats < 1 {
 		return p, fmt.Errorf("--repeats %d: give at least 1", f.context.repeats)
 	}
@@ -54,12 +52,8 @@ func (f *runFlags) contextPlan(set map[string]bool) (engine.ContextPlan, error) 
 		return p, fmt.Errorf("--%w", err)
 	}
 	p.Seed, p.FixedSeed = seed, fixed
-	to, err := f.planTimeout(set)
-	if err != nil {
+	if err := f.setTimeout(set, &p.Timeout); err != nil {
 		return p, err
-	}
-	if to > 0 {
-		p.Timeout = to
 	}
 	return p, p.Validate()
 }
@@ -76,19 +70,12 @@ func finishContext(res *results.ContextResult, err error, f runFlags, stdout, st
 // printContext writes the table of depths and how it was made.
 func printContext(w io.Writer, r *results.ContextResult) {
 	printHeading(w, "Context plan (Kovara Desktop): prefill and decode speed against context depth, cold and cached", r.Local.Simulated)
-	eng := results.FamilyName(r.Engine.Family)
-	if eng == "" {
-		eng = "not recognised"
-	}
-	if r.Engine.Version != "" {
-		eng += " " + r.Engine.Version
-	}
 	ctx := "context not reported"
 	if r.Engine.ContextLength > 0 {
 		ctx = fmt.Sprintf("context %d tokens (%s)", r.Engine.ContextLength, r.Engine.ContextSource)
 	}
 	s := r.Settings
-	fmt.Fprintf(w, "model %s, engine %s, %s; %d-token answers, %d %s × %d %s a depth\n", r.Model, eng, ctx, s.OutputTokens,
+	fmt.Fprintf(w, "model %s, engine %s, %s; %d-token answers, %d %s × %d %s a depth\n", r.Model, engineWords(r.Engine), ctx, s.OutputTokens,
 		s.Users, results.Plural(s.Users, "user", "users"), s.Repeats, results.Plural(s.Repeats, "repeat", "repeats"))
 	printProblems(w, plans.Context{Result: r})
 	printTable(w, r.Table())

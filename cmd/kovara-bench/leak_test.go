@@ -1,21 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/internal/keytest"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -26,79 +24,6 @@ import (
 // leakKey is long and random-looking so that any 10 of its characters in
 // a row are a leak, not a coincidence.
 const leakKey = "sk-kvr-9f3c2a71b0de44c8a5e6f70d1b2c3a4e5f60718293"
-
-// keyFragments are the key's 10-character windows past its public "sk-"
-// prefix.
-func keyFragments(key string) []string {
-	var out []string
-	for i := 3; i+10 <= len(key); i++ {
-		out = append(out, key[i:i+10])
-	}
-	return out
-}
-
-// findKey reports where any fragment of key occurs in text.
-func findKey(text, key string) string {
-	for _, f := range keyFragments(key) {
-		if i := strings.Index(text, f); i >= 0 {
-			lo, hi := max(0, i-30), min(len(text), i+40)
-			return fmt.Sprintf("%q", text[lo:hi])
-		}
-	}
-	return ""
-}
-
-// scanTreeForKey fails the test for every file under root holding any part
-// of the key, and returns how many files it read.
-func scanTreeForKey(t *testing.T, root, key string) int {
-	t.Helper()
-	n := 0
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		n++
-		data, err := os.ReadFile(path)
-		if err == nil {
-			if where := findKey(string(data), key); where != "" {
-				t.Errorf("%s holds the API key (or part of it): %s", path, where)
-			}
-		}
-		return nil
-	})
-	return n
-}
-
-var numberRE = regexp.MustCompile(`Request (\d+):`)
-
-// echoServer is the simulator behind a key check, except that the chosen
-// measured requests are answered by handlers that repeat the key.
-func echoServer(t *testing.T, key string, echo map[int64]func(w http.ResponseWriter, auth string)) string {
-	t.Helper()
-	s := sim.New(fast())
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
-		if auth != "Bearer "+key {
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintf(w, `{"error":{"message":"invalid api key %s"}}`, strings.TrimPrefix(auth, "Bearer "))
-			return
-		}
-		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if m := numberRE.FindSubmatch(body); m != nil {
-				n, _ := strconv.ParseInt(string(m[1]), 10, 64)
-				if h := echo[n]; h != nil {
-					h(w, key)
-					return
-				}
-			}
-		}
-		s.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); s.Close() })
-	return ts.URL
-}
 
 // pad puts the key where a message of limit bytes would cut it, at, after
 // cut characters of it.
@@ -144,7 +69,13 @@ func TestEchoedKeyNeverWritten(t *testing.T) {
 		// Where a stream breaks, the key in the broken line.
 		first + 9: func(w http.ResponseWriter, k string) { sse(w, token, `data: {"choices":[`+k) },
 	}
-	url := echoServer(t, leakKey, echo)
+	url := keytest.NewServer(t, fast(), leakKey, func(w http.ResponseWriter, n int64) bool {
+		if h := echo[n]; h != nil {
+			h(w, leakKey)
+			return true
+		}
+		return false
+	}).URL
 	t.Setenv("KOVARA_LEAK_KEY", leakKey)
 	out := filepath.Join(home, "data", "copy.json")
 	code, stdout, stderr := runCLI("run", "--endpoint", url, "--api-key-env", "KOVARA_LEAK_KEY", "-o", out,
@@ -156,16 +87,16 @@ func TestEchoedKeyNeverWritten(t *testing.T) {
 	if lv := f.Local.Levels[0]; f.Runs[0].Metrics.RequestsOK != requests-len(echo) {
 		t.Errorf("ok %d, errors %v", f.Runs[0].Metrics.RequestsOK, lv.Errors)
 	}
-	if where := findKey(stdout+stderr, leakKey); where != "" {
+	if where := keytest.Find(stdout+stderr, leakKey); where != "" {
 		t.Errorf("printed: %s", where)
 	}
-	if n := scanTreeForKey(t, home, leakKey); n < 3 {
+	if n := keytest.ScanTree(t, home, leakKey); n < 3 {
 		t.Errorf("scanned %d files", n)
 	}
 	// The library's own copy, and what history, compare and validate print.
 	for _, args := range [][]string{{"history"}, {"validate", out}, {"compare", out, out}} {
 		_, o, e := runCLI(args...)
-		if where := findKey(o+e, leakKey); where != "" {
+		if where := keytest.Find(o+e, leakKey); where != "" {
 			t.Errorf("%v prints %s", args, where)
 		}
 	}
@@ -232,16 +163,16 @@ func TestEchoedKeyNeverInErrors(t *testing.T) {
 		if code == exitOK || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want a failure mentioning %q", tc.name, code, stderr, tc.want)
 		}
-		if where := findKey(stdout+stderr, k); where != "" {
+		if where := keytest.Find(stdout+stderr, k); where != "" {
 			t.Errorf("%s: printed %s", tc.name, where)
 		}
 		t.Logf("%s: %s", tc.name, strings.TrimSpace(stderr))
 	}
-	scanTreeForKey(t, home, k)
+	keytest.ScanTree(t, home, k)
 	// Saved endpoints hold no key, whatever the keyring does.
 	store := storage.OpenEndpoints(filepath.Join(home, "config"))
 	if err := store.Put(storage.SavedEndpoint{Name: "box", URL: "http://127.0.0.1:1", VerifyTLS: true}, ""); err != nil {
 		t.Fatal(err)
 	}
-	scanTreeForKey(t, home, k)
+	keytest.ScanTree(t, home, k)
 }

@@ -160,66 +160,80 @@ func (f *runFlags) thinkingOff() (bool, error) {
 	return false, fmt.Errorf("--thinking %q: use off or default", f.thinking)
 }
 
-// planTimeout is --timeout when given, else 0 (the plan's default).
-func (f *runFlags) planTimeout(set map[string]bool) (time.Duration, error) {
+// setTimeout reads --timeout into a plan's timeout when it is given,
+// leaving the plan's default otherwise.
+func (f *runFlags) setTimeout(set map[string]bool, timeout *time.Duration) error {
 	if !set["timeout"] {
-		return 0, nil
+		return nil
 	}
 	to, err := engine.ParseTimeout(f.timeout)
 	if err != nil {
-		return 0, fmt.Errorf("--%w", err)
+		return fmt.Errorf("--%w", err)
 	}
-	return to, nil
+	*timeout = to
+	return nil
+}
+
+// setIfGiven sets a plan's field to the value of the flag name when the
+// flag was given, leaving the plan's default otherwise.
+func setIfGiven[T any](set map[string]bool, name string, field *T, v T) {
+	if set[name] {
+		*field = v
+	}
+}
+
+// setLevels reads --concurrency into a plan's levels when it is given,
+// leaving the plan's default otherwise.
+func (f *runFlags) setLevels(set map[string]bool, levels *[]int) error {
+	if !set["concurrency"] {
+		return nil
+	}
+	l, err := engine.ParseLevels(f.concurrency)
+	if err != nil {
+		return fmt.Errorf("--concurrency %q: %w", f.concurrency, err)
+	}
+	*levels = l
+	return nil
+}
+
+// setThinkingTimeout reads what the three-stage and speculative-decoding
+// plans take alike: --thinking (the server's own thinking unless off) and
+// --timeout.
+func (f *runFlags) setThinkingTimeout(set map[string]bool, serverThinking *bool, timeout *time.Duration) error {
+	off, err := f.thinkingOff()
+	if err != nil {
+		return err
+	}
+	*serverThinking = !off
+	return f.setTimeout(set, timeout)
 }
 
 // stagesPlan is the three-stage plan the flags ask for.
 func (f *runFlags) stagesPlan(set map[string]bool) (engine.StagesPlan, error) {
 	p := engine.DefaultStagesPlan()
-	off, err := f.thinkingOff()
-	if err != nil {
-		return p, err
-	}
-	to, err := f.planTimeout(set)
-	if err != nil {
+	if err := f.setThinkingTimeout(set, &p.ServerThinking, &p.Timeout); err != nil {
 		return p, err
 	}
 	if f.users < 1 { // the plan reads 0 as its default
 		return p, fmt.Errorf("--users %d: the many-user stage needs at least 1 user", f.users)
 	}
-	p.Model, p.Users, p.Quick, p.ServerThinking = f.model, f.users, f.quick, !off
+	p.Model, p.Users, p.Quick = f.model, f.users, f.quick
 	p.SpecDecode, p.Note = f.specDecode, f.note
-	if to > 0 {
-		p.Timeout = to
-	}
 	return p, p.Validate()
 }
 
 // specDecPlan is the speculative-decoding plan the flags ask for.
 func (f *runFlags) specDecPlan(set map[string]bool) (engine.SpecDecPlan, error) {
 	p := engine.DefaultSpecDecPlan()
-	off, err := f.thinkingOff()
-	if err != nil {
+	if err := f.setThinkingTimeout(set, &p.ServerThinking, &p.Timeout); err != nil {
 		return p, err
 	}
-	to, err := f.planTimeout(set)
-	if err != nil {
+	p.Model, p.SpecDecode = f.model, f.specDecode
+	if err := f.setLevels(set, &p.Levels); err != nil {
 		return p, err
 	}
-	p.Model, p.SpecDecode, p.ServerThinking = f.model, f.specDecode, !off
-	if set["concurrency"] {
-		if p.Levels, err = engine.ParseLevels(f.concurrency); err != nil {
-			return p, fmt.Errorf("--concurrency %q: %w", f.concurrency, err)
-		}
-	}
-	if set["requests"] {
-		p.Requests = f.requests
-	}
-	if set["output-tokens"] {
-		p.MaxTokens = f.outputTokens
-	}
-	if to > 0 {
-		p.Timeout = to
-	}
+	setIfGiven(set, "requests", &p.Requests, f.requests)
+	setIfGiven(set, "output-tokens", &p.MaxTokens, f.outputTokens)
 	return p, p.Validate()
 }
 
@@ -405,18 +419,11 @@ func printStages(w io.Writer, r *results.StagesResult) {
 	fmt.Fprintln(w, "Three-stage plan (Kovara Desktop, after the cmp.wiki benchmark protocol)")
 	fmt.Fprintln(w, r.Headline())
 	printProblems(w, plans.Stages{Result: r})
-	eng := results.FamilyName(r.Engine.Family)
-	if eng == "" {
-		eng = "not recognised"
-	}
-	if r.Engine.Version != "" {
-		eng += " " + r.Engine.Version
-	}
 	thinking := "thinking at the server default"
 	if r.Compat.ThinkingOff {
 		thinking = "thinking off"
 	}
-	fmt.Fprintf(w, "model %s, engine %s, %s\n", r.Model, eng, thinking)
+	fmt.Fprintf(w, "model %s, engine %s, %s\n", r.Model, engineWords(r.Engine), thinking)
 	printTable(w, r.Table())
 	if t := r.GPUs.CardsTable(); t != nil {
 		fmt.Fprintln(w, r.GPUs.Heading()+":")
@@ -443,6 +450,15 @@ func finishSpecDec(res *results.SpecDecResult, err error, f runFlags, stdout, st
 		o.print = func(w io.Writer) { printSpecDec(w, res) }
 	}
 	return finishPlan(o, err, f, stdout, stderr)
+}
+
+// engineWords names the engine a plan's result ran on, for its heading:
+// its family's name and version, or that it was not recognised.
+func engineWords(d results.Detection) string {
+	if results.FamilyName(d.Family) == "" {
+		return "not recognised"
+	}
+	return strings.TrimSpace(results.FamilyName(d.Family) + " " + d.Version)
 }
 
 // printHeading writes a plan result's first line, marked when it was

@@ -1,51 +1,14 @@
 package main
 
 import (
-	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/internal/keytest"
 	"github.com/kovara/desktop/storage"
 )
-
-// keyServer is the simulator behind a bearer-key check.
-func keyServer(t *testing.T, key string) string {
-	t.Helper()
-	s := sim.New(fast())
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+key {
-			w.WriteHeader(401)
-			w.Write([]byte(`{"error":{"message":"invalid api key"}}`))
-			return
-		}
-		s.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ts.Close)
-	return ts.URL
-}
-
-// scanForKey fails the test if key appears in any file under root.
-func scanForKey(t *testing.T, root, key string) int {
-	t.Helper()
-	n := 0
-	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		n++
-		data, err := os.ReadFile(path)
-		if err == nil && strings.Contains(string(data), key) {
-			t.Errorf("the API key is written in %s", path)
-		}
-		return nil
-	})
-	return n
-}
 
 // TestKeyFromKeyringLeavesNoTrace stores a key in the real Secret Service
 // for a saved endpoint, benchmarks through it by name, and scans every file
@@ -57,7 +20,7 @@ func TestKeyFromKeyringLeavesNoTrace(t *testing.T) {
 	}
 	home := withHome(t)
 	const key = "sk-kovara-keyring-3c1d9e"
-	url := keyServer(t, key)
+	url := keytest.NewServer(t, fast(), key, nil).URL
 	store := storage.OpenEndpoints(filepath.Join(home, "config"))
 	if err := store.Put(storage.SavedEndpoint{Name: "secured box", URL: url, VerifyTLS: true}, ""); err != nil {
 		t.Fatal(err)
@@ -72,7 +35,7 @@ func TestKeyFromKeyringLeavesNoTrace(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if n := scanForKey(t, home, key); n < 3 {
+	if n := keytest.ScanTree(t, home, key); n < 3 {
 		t.Errorf("scanned only %d files; expected the results, the index and the endpoints", n)
 	}
 	if strings.Contains(stdout+stderr, key) {
@@ -92,14 +55,14 @@ func TestKeyFromKeyringLeavesNoTrace(t *testing.T) {
 func TestKeyFromEnvLeavesNoTrace(t *testing.T) {
 	home := withHome(t)
 	const key = "sk-kovara-env-51b0aa"
-	url := keyServer(t, key)
+	url := keytest.NewServer(t, fast(), key, nil).URL
 	t.Setenv("KOVARA_TEST_KEY", key)
 	out := filepath.Join(home, "data", "copy.json")
 	code, stdout, stderr := runCLI(append([]string{"run", "--endpoint", url, "--api-key-env", "KOVARA_TEST_KEY", "-o", out}, smallFlags...)...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	scanForKey(t, home, key)
+	keytest.ScanTree(t, home, key)
 	if strings.Contains(stdout+stderr, key) {
 		t.Error("the API key was printed")
 	}

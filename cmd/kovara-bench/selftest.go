@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -276,11 +275,10 @@ func startSimChild(interval time.Duration, capacity, nice int) (url string, stop
 			cmd.Process.Kill()
 		}
 	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	url, ok := sim.URLFromServingLine(line)
-	if err != nil || !ok {
+	url, err = sim.ReadServingURL(out)
+	if err != nil {
 		stop()
-		return "", nil, false, fmt.Errorf("the simulator process said %q", line)
+		return "", nil, false, err
 	}
 	go io.Copy(io.Discard, out)
 	return url, stop, niced, nil

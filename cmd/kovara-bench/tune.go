@@ -134,32 +134,16 @@ func (f *runFlags) tunePlan(set map[string]bool) (setup.TunePlan, error) {
 		}
 	}
 	in := &p.Inner
-	if set["model"] {
-		in.Model = f.model
-	}
-	if set["concurrency"] {
-		levels, err := engine.ParseLevels(f.concurrency)
-		if err != nil {
-			return p, fmt.Errorf("--concurrency %q: %w", f.concurrency, err)
-		}
-		in.Concurrency = levels
-	}
-	if set["requests"] {
-		in.Requests = f.requests
-	}
-	if set["input-tokens"] {
-		in.InputTokens = f.inputTokens
-	}
-	if set["output-tokens"] {
-		in.OutputTokens = f.outputTokens
-	}
-	if set["warmup"] {
-		in.Warmup = f.warmup
-	}
-	if to, err := f.planTimeout(set); err != nil {
+	setIfGiven(set, "model", &in.Model, f.model)
+	if err := f.setLevels(set, &in.Concurrency); err != nil {
 		return p, err
-	} else if to > 0 {
-		in.Timeout = to
+	}
+	setIfGiven(set, "requests", &in.Requests, f.requests)
+	setIfGiven(set, "input-tokens", &in.InputTokens, f.inputTokens)
+	setIfGiven(set, "output-tokens", &in.OutputTokens, f.outputTokens)
+	setIfGiven(set, "warmup", &in.Warmup, f.warmup)
+	if err := f.setTimeout(set, &in.Timeout); err != nil {
+		return p, err
 	}
 	if set["rounds"] || p.Rounds == 0 {
 		p.Rounds = f.tune.rounds

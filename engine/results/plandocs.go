@@ -2,6 +2,10 @@ package results
 
 // What the documents of the plans beyond the Kovara method share.
 
+// SimulatedNote says a result was made against the built-in simulator,
+// in every plan's view alike.
+const SimulatedNote = "Simulated: made against the built-in simulator."
+
 // Token sources, from best to worst. Every count in a plan result names
 // its source.
 const (

@@ -161,7 +161,7 @@ func (r *StagesResult) Headline() string {
 		parts = append(parts, "Quick mode: a smoke test, not the plan's numbers.")
 	}
 	if r.Local.Simulated {
-		parts = append(parts, "Simulated: made against the built-in simulator.")
+		parts = append(parts, SimulatedNote)
 	}
 	if r.TokenSource != "" {
 		parts = append(parts, "Tokens counted by: "+r.TokenSource+".")

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -20,4 +22,19 @@ func URLFromServingLine(line string) (string, bool) {
 	}
 	f := strings.Fields(line[i:])
 	return f[0], true
+}
+
+// ReadServingURL reads the first line a process serving the simulator
+// printed (its ServingLine) and returns the base URL in it; out is left
+// just past that line's buffer, so a caller that keeps the process should
+// go on draining out.
+func ReadServingURL(out io.Reader) (string, error) {
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if url, ok := URLFromServingLine(line); ok {
+		return url, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("the simulator process said %q: %w", line, err)
+	}
+	return "", fmt.Errorf("the simulator process said %q, with no address", line)
 }

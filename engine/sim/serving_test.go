@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestServingLineRoundTrip(t *testing.T) {
 	t.Parallel()
@@ -10,5 +13,25 @@ func TestServingLineRoundTrip(t *testing.T) {
 	}
 	if got, ok := URLFromServingLine("listen tcp: address already in use\n"); ok {
 		t.Errorf("a line without an address gave %q", got)
+	}
+}
+
+func TestReadServingURL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, out, want string
+		fails           bool
+	}{
+		{"serving line", ServingLine(LlamaCpp, "tiny-1b", "http://127.0.0.1:41571") + "more output\n", "http://127.0.0.1:41571", false},
+		{"an error instead", "listen tcp: address already in use\n", "", true},
+		{"nothing", "", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadServingURL(strings.NewReader(tc.out))
+			if got != tc.want || (err != nil) != tc.fails {
+				t.Errorf("ReadServingURL(%q) = %q, %v; want %q, fails %v", tc.out, got, err, tc.want, tc.fails)
+			}
+		})
 	}
 }

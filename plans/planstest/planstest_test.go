@@ -56,3 +56,18 @@ func TestCases(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptures: the captured documents read, and are the searches the
+// tests that take them describe.
+func TestCaptures(t *testing.T) {
+	t.Parallel()
+	if a := LlamaCapacity(t).Answer; a.Capacity != 8 || a.MissedAt != 9 {
+		t.Errorf("llama-server's capacity: %+v, want 8 users, 9 missing", a)
+	}
+	if c := LlamaContext(t); len(c.Depths) < 2 {
+		t.Errorf("llama-server's context plan: %d depths", len(c.Depths))
+	}
+	if a := DisturbedCapacity().Answer; !a.Uncertain || a.Capacity != 2 || a.RangeHigh != 3 {
+		t.Errorf("the disturbed search: %+v, want uncertain between 2 and 3", a)
+	}
+}

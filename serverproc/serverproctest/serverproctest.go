@@ -1,10 +1,14 @@
 // Package serverproctest helps the tests that start servers as the app
-// does (serverproc): a loopback port for a stand-in server to listen on.
+// does (serverproc): a loopback port for a stand-in server to listen on,
+// and whether the stand-in has ended.
 package serverproctest
 
 import (
+	"errors"
 	"net"
+	"os"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -19,4 +23,19 @@ func FreePort(t testing.TB) string {
 	}
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// Gone says whether the process whose pid a stand-in server wrote to
+// file has ended; the test fails when the file holds no pid.
+func Gone(t testing.TB, file string) bool {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("the server never said its pid: %v", err)
+	}
+	pid, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatalf("the server's pid file holds %q", b)
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
