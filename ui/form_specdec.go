@@ -56,7 +56,7 @@ func (f *specDecForm) check() (int, int, error) { return noLengths(f.plan()) }
 
 func (f *specDecForm) summary() string {
 	p, _ := f.plan()
-	return fmt.Sprintf("Speculative decoding: %d levels, natural stops on representative prompts, acceptance from the server's counters. Not publishable.", len(p.Levels))
+	return fmt.Sprintf("Speculative decoding: %d %s, natural stops on representative prompts, acceptance from the server's counters. Not publishable.", len(p.Levels), results.Plural(len(p.Levels), "level", "levels"))
 }
 
 func (f *specDecForm) run(model string, simulated bool) (planRun, error) {
