@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -354,31 +355,85 @@ func perPosition(fams map[string]*dto.MetricFamily, name string) []float64 {
 
 // fetchMetrics reads GET /metrics, bounded in size and time.
 func fetchMetrics(ctx context.Context, c *http.Client, e Endpoint, b Base, timeout time.Duration) (MetricsReading, error) {
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodGet, b.API("/metrics"), nil)
+	body, err := getBounded(ctx, c, e, b, "/metrics", "text/plain;version=0.0.4", timeout)
 	if err != nil {
 		return MetricsReading{}, err
 	}
+	return ParseServerMetrics(bytes.NewReader(body))
+}
+
+// fetchSlots reads llama-server's GET /slots (served with --slots; off by
+// default in b4748, on in later builds): the slots busy with a request,
+// as the running gauge. It is read only where /metrics has nothing
+// (llama-server without --metrics), so another client can still be told.
+func fetchSlots(ctx context.Context, c *http.Client, e Endpoint, b Base, timeout time.Duration) (MetricsReading, error) {
+	body, err := getBounded(ctx, c, e, b, "/slots", "application/json", timeout)
+	if err != nil {
+		return MetricsReading{}, err
+	}
+	return ParseSlots(body)
+}
+
+// ParseSlots reads a llama-server /slots answer: a list of slots, each
+// with is_processing (b4748 and later) or state (older builds: 0 idle).
+func ParseSlots(body []byte) (MetricsReading, error) {
+	var slots []struct {
+		IsProcessing *bool `json:"is_processing"`
+		State        *int  `json:"state"`
+	}
+	if err := json.Unmarshal(body, &slots); err != nil {
+		return MetricsReading{}, fmt.Errorf("the /slots answer is not a list of slots: %w", err)
+	}
+	busy, known := 0, 0
+	for _, sl := range slots {
+		switch {
+		case sl.IsProcessing != nil:
+			known++
+			if *sl.IsProcessing {
+				busy++
+			}
+		case sl.State != nil:
+			known++
+			if *sl.State != 0 {
+				busy++
+			}
+		}
+	}
+	if known == 0 {
+		return MetricsReading{}, errors.New("the /slots answer says of no slot whether it is busy")
+	}
+	v := float64(busy)
+	return MetricsReading{Family: results.FamilyLlamaCpp, Running: &v}, nil
+}
+
+// getBounded reads GET path, bounded in size and time; an answer that is
+// not 200 is an error.
+func getBounded(ctx context.Context, c *http.Client, e Endpoint, b Base, path, accept string, timeout time.Duration) ([]byte, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, b.API(path), nil)
+	if err != nil {
+		return nil, err
+	}
 	authorize(e, req)
-	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	req.Header.Set("Accept", accept)
 	resp, err := c.Do(req)
 	if err != nil {
-		return MetricsReading{}, errors.New(scrub(rootCause(err), e.APIKey))
+		return nil, errors.New(scrub(rootCause(err), e.APIKey))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return MetricsReading{}, fmt.Errorf("GET /metrics answered HTTP %d", resp.StatusCode)
+		return nil, fmt.Errorf("GET %s answered HTTP %d", path, resp.StatusCode)
 	}
 	body, tooBig, err := readBounded(resp.Body, maxMetricsBody)
 	if err != nil {
-		return MetricsReading{}, errors.New(scrub(rootCause(err), e.APIKey))
+		return nil, errors.New(scrub(rootCause(err), e.APIKey))
 	}
 	if tooBig {
-		return MetricsReading{}, fmt.Errorf("GET /metrics answered with more than %d MiB", maxMetricsBody>>20)
+		return nil, fmt.Errorf("GET %s answered with more than %d MiB", path, maxMetricsBody>>20)
 	}
-	return ParseServerMetrics(bytes.NewReader(body))
+	return body, nil
 }
 
 // metricsClient is a small client for /metrics, apart from the measured
@@ -423,15 +478,21 @@ type metricsScraper struct {
 	mu     sync.Mutex
 	series *results.ServerMetrics // nil until the first good scrape
 	good   int                    // good scrapes so far
+	// foreign sets each reading against this run's requests in flight
+	// (foreign.go).
+	foreign *foreignWatch
 
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 // startMetricsScraper starts reading /metrics every interval (0 means
-// DefaultMetricsInterval; negative means never). stop ends it.
-func startMetricsScraper(ctx context.Context, e Endpoint, b Base, every time.Duration, clock func() time.Duration, live *Live) *metricsScraper {
-	s := &metricsScraper{every: every, clock: clock, live: live, done: make(chan struct{})}
+// DefaultMetricsInterval; negative means never). stop ends it. fl counts
+// the run's requests in flight, which each reading is set against (nil:
+// none is, as in a shard of a run from several machines).
+func startMetricsScraper(ctx context.Context, e Endpoint, b Base, every time.Duration, clock func() time.Duration, live *Live, fl *flight) *metricsScraper {
+	s := &metricsScraper{every: every, clock: clock, live: live, done: make(chan struct{}),
+		foreign: &foreignWatch{flight: fl, live: live}}
 	if every < 0 {
 		close(s.done)
 		return s
@@ -446,14 +507,22 @@ func startMetricsScraper(ctx context.Context, e Endpoint, b Base, every time.Dur
 
 func (s *metricsScraper) loop(ctx context.Context, e Endpoint, b Base) {
 	defer close(s.done)
+	defer s.live.setForeign("") // said of this run only while it runs
 	c := metricsClient(e, b)
 	defer c.CloseIdleConnections()
 	timeout := min(max(2*s.every, 2*time.Second), 5*time.Second)
 	t := time.NewTicker(s.every)
 	defer t.Stop()
 	failedInRow := 0
+	read, source := fetchMetrics, ""
 	for {
-		m, err := fetchMetrics(ctx, c, e, b, timeout)
+		m, err := read(ctx, c, e, b, timeout)
+		if s.series == nil && (err != nil || m.Family == "") {
+			// No /metrics: llama-server's /slots still says its busy slots.
+			if sm, serr := fetchSlots(ctx, c, e, b, timeout); serr == nil {
+				m, err, read, source = sm, nil, fetchSlots, "/slots"
+			}
+		}
 		at := s.clock()
 		if ctx.Err() != nil {
 			return
@@ -464,10 +533,11 @@ func (s *metricsScraper) loop(ctx context.Context, e Endpoint, b Base) {
 		case err == nil && m.Family != "":
 			failedInRow = 0
 			if first {
-				s.series = &results.ServerMetrics{Family: m.Family, IntervalS: s.every.Seconds(), Samples: []results.ServerMetricsSample{}}
+				s.series = &results.ServerMetrics{Family: m.Family, Source: source, IntervalS: s.every.Seconds(), Samples: []results.ServerMetricsSample{}}
 			}
 			smp := results.ServerMetricsSample{T: math.Round(at.Seconds()*1000) / 1000, Running: m.Running, Waiting: m.Waiting, KVCache: m.KVCache}
 			s.add(smp)
+			s.foreign.reading(at, m.Running, m.Waiting)
 			s.mu.Unlock()
 			s.live.serverSample(m.Family, smp)
 		case first:
@@ -530,6 +600,7 @@ func (s *metricsScraper) snapshot() *results.ServerMetrics {
 	}
 	c := *s.series
 	c.Samples = append([]results.ServerMetricsSample(nil), s.series.Samples...)
+	c.ForeignLoad = s.foreign.records()
 	return &c
 }
 

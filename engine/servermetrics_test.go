@@ -268,7 +268,7 @@ func TestMetricsReadingsCloseTheirConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	s := startMetricsScraper(context.Background(), Endpoint{URL: srv.URL}, b, 5*time.Millisecond, func() time.Duration { return time.Since(start) }, nil)
+	s := startMetricsScraper(context.Background(), Endpoint{URL: srv.URL}, b, 5*time.Millisecond, func() time.Duration { return time.Since(start) }, nil, nil)
 	for {
 		mu.Lock()
 		n := requests

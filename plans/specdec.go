@@ -66,7 +66,7 @@ func (d SpecDec) Problems() []string {
 		}
 		out = append(out, p)
 	}
-	return out
+	return append(out, results.ForeignLoadProblems(d.Result.Local.ServerMetrics)...)
 }
 
 func (d SpecDec) Table() results.Table { return d.Result.Table() }

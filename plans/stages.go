@@ -56,7 +56,7 @@ func (d Stages) Problems() []string {
 	if r.Users != nil && r.Users.Error != "" {
 		out = append(out, "the many-user stage could not be measured: "+r.Users.Error)
 	}
-	return out
+	return append(out, results.ForeignLoadProblems(r.Local.ServerMetrics)...)
 }
 
 func (d Stages) Table() results.Table { return d.Result.Table() }

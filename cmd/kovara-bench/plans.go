@@ -547,5 +547,9 @@ func serverLine(sm *results.ServerMetrics) string {
 	if kv != nil {
 		parts = append(parts, "KV cache "+strconv.FormatFloat(*kv*100, 'f', 1, 64)+"%")
 	}
-	return fmt.Sprintf("server /metrics (%s, %d readings): peak %s", results.FamilyName(sm.Family), len(sm.Samples), strings.Join(parts, ", "))
+	source := "/metrics"
+	if sm.Source != "" {
+		source = sm.Source // llama-server's busy slots when /metrics is off
+	}
+	return fmt.Sprintf("server %s (%s, %d readings): peak %s", source, results.FamilyName(sm.Family), len(sm.Samples), strings.Join(parts, ", "))
 }
