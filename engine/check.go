@@ -20,6 +20,9 @@ type EndpointReport struct {
 	Compat      results.Compat
 	ServerModel string
 	Warnings    []string
+	// Speed is what one short stream measured after the probe, nil when
+	// it could not say (EstimatePlan reads it).
+	Speed *TestedSpeed
 }
 
 // Check runs the method's first two steps (model list and compat probe)
@@ -56,6 +59,9 @@ func Check(ctx context.Context, ep Endpoint, model string) (*EndpointReport, err
 	rep.Compat = *r.file.Local.Compat
 	rep.ServerModel = r.srvModel
 	rep.Warnings = r.warnings
+	if sp, ok := r.measureSpeed(ctx); ok {
+		rep.Speed = &sp
+	}
 	return rep, nil
 }
 
@@ -137,7 +143,18 @@ func (r *EndpointReport) Lines(err error) []string {
 	if r.ServerModel != "" && r.ServerModel != r.Model {
 		out = append(out, "The server answers as "+r.ServerModel)
 	}
-	return out
+	return append(out, r.speedLine())
+}
+
+// speedLine says the tested speed and how long the default plan takes at
+// it, so a slow server's owner knows before a run.
+func (r *EndpointReport) speedLine() string {
+	if r.Speed == nil {
+		return "Speed: not measured (the short test stream failed or gave fewer than two tokens), so how long a plan takes is not estimated"
+	}
+	d := setup.DefaultPlan()
+	return fmt.Sprintf("Speed: %s; the default plan (%s) takes %s at this speed",
+		r.Speed, PlanSize(d), FormatDuration(EstimatePlan(d, *r.Speed, EstimateSlots(&r.Detection))))
 }
 
 // TestEndpoint is the endpoint Test that the Endpoints screen and

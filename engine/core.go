@@ -72,6 +72,10 @@ type Observer struct {
 	// slots are about to be released; with Requests after it, it brackets
 	// the measured level (selftest counts the client's cost over it).
 	LevelStart func(concurrency int)
+	// Estimate, when set, has a Kovara method run measure the server's
+	// speed with one short stream after the probe and gets how long the
+	// plan takes at it (EstimateLine), before calibration and warmup.
+	Estimate func(line string)
 }
 
 // RequestRecord is one measured request, as the engine saw it.

@@ -92,6 +92,17 @@ type Live struct {
 	// the rate over the last rateWindow.
 	rateStage int
 	rateHist  []ratePoint
+	// The plan's own work besides its measured requests (expectPrep):
+	// calibration and warmup, counted in the whole plan's progress.
+	prepTotal, prepDone int
+	// runIndex of runs: this run's place in a repeated group (SetRepeat),
+	// kept from one run to the next; 0 of 0 for one run.
+	runIndex, runs int
+	// announced: SetRepeat said a run is about to start, and it has not
+	// (start): nothing of it is done yet, whatever the last one left.
+	announced bool
+	// planHist is the whole plan's progress as it grew (planLeft).
+	planHist []planPoint
 
 	// The server's own gauges from /metrics, written by the scraper
 	// about once a second under their own lock.
@@ -101,6 +112,7 @@ type Live struct {
 	serverNew    []results.ServerMetricsSample
 	serverNone   string // why there are no server readings, once known
 	alert        string // what the run's watchdog says now (Snapshot.Alert)
+	foreign      string // another client on the server, said now (foreign.go)
 
 	gpu func() (hw.Point, bool) // the GPU sampler's newest reading; nil without one
 }
@@ -160,8 +172,15 @@ type Snapshot struct {
 	// 0 until a request has finished or a tenth of its tokens came.
 	Left time.Duration
 	// Progress is how far the whole plan is, 0 to 1, as well as it is
-	// known: the capacity search guesses its remaining levels.
-	Progress  float64
+	// known: the capacity search guesses its remaining levels. It
+	// counts calibration and warmup as the plan's work, and, in a
+	// repeated group, the runs before this one (Run of Runs).
+	Progress float64
+	// PlanLeft estimates the time the whole plan (the group, when
+	// repeated) still needs, from how fast Progress grew over about the
+	// last minute; it grows while nothing moves. 0 until it can say.
+	PlanLeft  time.Duration
+	Run, Runs int // this run's place in a repeated group; 0 of 0 alone
 	LastError string
 	// TTFT and ITL are of the measured requests (never warmup's) that
 	// finished since the previous Snapshot: ms, and the gaps of those
@@ -198,8 +217,9 @@ type Snapshot struct {
 	ServerNone string
 	// Alert is what needs saying now about the server, in the warning
 	// colour and in words ("no tokens for 12 s — the server may have
-	// stopped …"); "" when all is well. While it is set no time left is
-	// estimated: the data it would come from has stopped.
+	// stopped …", "another client is using the server: …"); "" when all
+	// is well. While the watchdog's is set no time left is estimated: the
+	// data it would come from has stopped.
 	Alert string
 }
 
@@ -217,7 +237,9 @@ func (l *Live) start(clock func() time.Duration, levels, overall int) {
 	l.phase, l.cur, l.doneBefore, l.levelStart, l.slots, l.carryTTFT = "", Stage{}, 0, 0, nil, nil
 	l.lastError, l.lastErrorAt, l.byStages, l.stagesDone, l.stagesLeft = "", 0, false, 0, 0
 	l.rateStage, l.rateHist = 0, nil
+	l.prepTotal, l.prepDone, l.planHist, l.announced = 0, 0, nil, false
 	l.mu.Unlock()
+	l.setForeign("")
 }
 
 func (l *Live) setPhase(p Phase) {
@@ -366,6 +388,10 @@ func (l *Live) Snapshot() Snapshot {
 	s.NewLevel = l.stage != l.seenStage
 	l.smu.Lock()
 	s.ServerFamily, s.Server, s.ServerNone, s.Alert = l.serverFamily, l.serverLatest, l.serverNone, l.alert
+	watchdog := l.alert != ""
+	if l.foreign != "" {
+		s.Alert = joinAlerts(s.Alert, l.foreign)
+	}
 	if len(l.serverNew) > 0 {
 		s.ServerNew = l.serverNew
 		l.serverNew = nil
@@ -378,10 +404,16 @@ func (l *Live) Snapshot() Snapshot {
 		s.OverallDone = l.doneBefore
 	}
 	l.rate(&s)
-	if s.Alert == "" {
+	if !watchdog {
+		// Another client's load slows the stage but does not stop it:
+		// the time left still comes from its progress.
 		s.Left = stageLeft(s)
 	}
 	s.Progress = l.progress(s)
+	s.Run, s.Runs = l.runIndex, l.runs
+	if !watchdog {
+		s.PlanLeft = l.planLeft(s.At, s.Progress)
+	}
 	if l.cur.Line != nil && s.Phase == l.cur.phase() {
 		s.Line = l.cur.Line(s.LevelDone, s.LevelTotal)
 	} else {
@@ -403,6 +435,12 @@ const rateWindow = time.Second
 type ratePoint struct {
 	at     time.Duration
 	tokens int64
+}
+
+// planPoint is the whole plan's progress f at one Snapshot (planLeft).
+type planPoint struct {
+	at time.Duration
+	f  float64
 }
 
 // rate sets s.TPS from the tokens of the last rateWindow: since the
@@ -471,17 +509,114 @@ func (l *Live) progress(s Snapshot) float64 {
 		}
 		return min((float64(l.stagesDone)+in)/float64(l.stagesDone+l.stagesLeft), 1)
 	}
+	return l.inGroup(l.runProgress(s, in))
+}
+
+// runProgress is this run's share done, its calibration and warmup
+// counted (expectPrep), in its measured stage's share of itself. Call
+// with mu.
+func (l *Live) runProgress(s Snapshot, in float64) float64 {
+	if l.announced {
+		return 0
+	}
 	if s.Phase == PhaseDone {
 		return 1
 	}
-	if s.OverallTotal <= 0 {
+	total := s.OverallTotal + l.prepTotal
+	if total <= 0 {
 		return 0
 	}
 	done := float64(s.OverallDone-s.LevelDone) + in*float64(s.LevelTotal)
 	if !s.Phase.Measured() {
 		done = float64(s.OverallDone)
 	}
-	return min(done/float64(s.OverallTotal), 1)
+	if l.prepTotal > 0 {
+		prep := float64(l.prepDone)
+		if s.Phase == PhaseWarmup {
+			prep += stageFraction(s) * float64(s.LevelTotal)
+		}
+		done += min(prep, float64(l.prepTotal)) // a warmup marked done still shows as the stage
+	}
+	return min(done/float64(total), 1)
+}
+
+// inGroup is a run's progress as the repeated group's: the runs before
+// it done, then its own share. Call with mu.
+func (l *Live) inGroup(f float64) float64 {
+	if l.runs <= 1 || l.runIndex < 1 {
+		return f
+	}
+	return min((float64(l.runIndex-1)+f)/float64(l.runs), 1)
+}
+
+// SetRepeat says the run about to start is run index of runs in a
+// repeated group, so the whole plan's progress and time left are the
+// group's. Until it starts, the last run's end is not counted as its
+// own (the bar once read 100 % in run 2 of 2).
+func (l *Live) SetRepeat(index, runs int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.runIndex, l.runs, l.announced = index, runs, true
+	l.mu.Unlock()
+}
+
+// expectPrep counts n requests of the plan's preparation (calibration and
+// warmup) in its work, for prepared to mark done.
+func (l *Live) expectPrep(n int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.prepTotal = n
+	l.mu.Unlock()
+}
+
+// prepared marks n of the preparation's requests done.
+func (l *Live) prepared(n int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.prepDone += n
+	l.mu.Unlock()
+}
+
+// planWindow is about how far back the whole plan's rate looks: long
+// enough to span a slow server's requests, short enough to forget a
+// model load before the warmup.
+const planWindow = time.Minute
+
+// planLeft extrapolates the whole plan's progress f at at from its rate
+// since the newest earlier reading at least planWindow old (or the
+// oldest), among those where it was lower than now: while nothing moves
+// the rate falls and the time left grows, never stands. 0 while it
+// cannot say. Call with mu.
+func (l *Live) planLeft(at time.Duration, f float64) time.Duration {
+	h := l.planHist
+	if n := len(h); n > 0 && at < h[n-1].at {
+		h = h[:0] // a new run's clock
+	}
+	if n := len(h); n == 0 || f > h[n-1].f {
+		h = append(h, planPoint{at: at, f: f})
+	}
+	from := -1
+	for i, p := range h {
+		if p.f < f && (i == 0 || p.at <= at-planWindow) {
+			from = i
+		}
+	}
+	if from > 0 {
+		h = h[from:]
+		from = 0
+	}
+	l.planHist = h
+	if from < 0 || f >= 1 || at <= h[0].at {
+		return 0
+	}
+	rate := (f - h[0].f) / (at - h[0].at).Seconds()
+	return time.Duration((1 - f) / rate * float64(time.Second))
 }
 
 // setAlert records what the run's watchdog says now ("" when nothing).
@@ -492,6 +627,36 @@ func (l *Live) setAlert(alert string) {
 	l.smu.Lock()
 	l.alert = alert
 	l.smu.Unlock()
+}
+
+// setForeign records what the /metrics readings say about another
+// client on the server now ("" when nothing).
+func (l *Live) setForeign(alert string) {
+	if l == nil {
+		return
+	}
+	l.smu.Lock()
+	l.foreign = alert
+	l.smu.Unlock()
+}
+
+// joinAlerts puts two things to say now in one line, the watchdog's first.
+func joinAlerts(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// stageNow is the current stage: a number that changes with every stage
+// begun, its name, and whether it is measured and under way.
+func (l *Live) stageNow() (serial int, name string, measured bool) {
+	if l == nil {
+		return 0, "", false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stage, l.cur.Name, l.cur.Measured && l.phase == PhaseMeasure
 }
 
 // stageName is the current stage's name ("level 1"), "" before any.
@@ -540,6 +705,12 @@ func (s Snapshot) Describe() string {
 	switch {
 	case s.Alert != "":
 		line += " — " + s.Alert
+	case s.PlanLeft > 0 && (s.Levels > 1 || s.Runs > 1) && s.Left > 0:
+		// Both, each labelled as the live view's bars are: a stage's
+		// end is not the plan's.
+		line += " — this stage " + FormatLeft(s.Left) + ", whole plan " + FormatLeft(s.PlanLeft)
+	case s.PlanLeft > 0 && (s.Levels > 1 || s.Runs > 1):
+		line += " — whole plan " + FormatLeft(s.PlanLeft)
 	case s.Left > 0:
 		line += " — " + FormatLeft(s.Left)
 	}

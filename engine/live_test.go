@@ -44,7 +44,7 @@ func TestLiveArithmetic(t *testing.T) {
 	if got, want := s.Progress, 0.125; !near(got, want, 1e-9) {
 		t.Errorf("progress %v, want %v (a quarter of the first of two levels)", got, want)
 	}
-	if got, want := s.Describe(), "Level 1 of 2 — concurrency 2 — 2 of 10 requests — a few seconds left"; got != want {
+	if got, want := s.Describe(), "Level 1 of 2 — concurrency 2 — 2 of 10 requests — this stage a few seconds left, whole plan about 15 s left"; got != want {
 		t.Errorf("describe %q, want %q", got, want)
 	}
 	// A quarter second without a chunk is not 0 tok/s: the rate is of

@@ -159,6 +159,8 @@ type conn struct {
 	// after an answer (shared by every slot; nil outside a run).
 	chatOn *netstamp.Conn
 	closes *atomic.Int64
+	// flight counts the run's requests in flight (nil outside a run).
+	flight *flight
 	// reached: the endpoint had answered (its check) before this slot's
 	// first request, so a failure's advice need not doubt the address.
 	reached bool
@@ -395,6 +397,7 @@ func appendJSONString(b []byte, s string) []byte {
 // and curl do. Neither is a failed request, and the second send is the
 // only one recorded.
 func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) outcome {
+	c.flight.begin()
 	c.ready(runCtx)
 	out, unanswered := c.attempt(runCtx, o, n, timeout)
 	if unanswered {
@@ -403,6 +406,7 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 		c.reopen(runCtx)
 		out, _ = c.attempt(runCtx, o, n, timeout)
 	}
+	c.flight.end(out.interrupted || out.class == ClassTimeout)
 	return out
 }
 

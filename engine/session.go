@@ -34,6 +34,12 @@ type session struct {
 	// closes counts connections the server closed right after an answer
 	// (see conn.ready).
 	closes atomic.Int64
+	// flight counts the run's requests in flight, for the /metrics
+	// readings to be set against (foreign.go). othersExpected: this run
+	// is one shard of several, whose other shards' requests are on the
+	// server by design, so no reading is another client's.
+	flight         flight
+	othersExpected bool
 	// endRun ends the run's context (bind); gone is set by a loop's
 	// watchdog when the server stopped answering, and goneSaid once its
 	// sentence is among the warnings (watchdog.go).
@@ -123,7 +129,11 @@ func (s *session) startup(ctx context.Context, want string, input, output int, m
 			return &PlanError{Err: ce}
 		}
 	}
-	s.metrics = startMetricsScraper(ctx, s.ep, s.base, metricsEvery, s.clock, s.obs.Live)
+	fl := &s.flight
+	if s.othersExpected {
+		fl = nil
+	}
+	s.metrics = startMetricsScraper(ctx, s.ep, s.base, metricsEvery, s.clock, s.obs.Live, fl)
 	// GPU telemetry starts before the probe so the sampler is warm by the
 	// first measured request; it never holds the benchmark up.
 	s.gpu = watchGPUs(ctx, s.ep.GPU)
@@ -193,6 +203,7 @@ func (s *session) telemetry() *results.Telemetry {
 func (s *session) newConn() *conn {
 	c := newConn(s.ep, s.base, s.t0)
 	c.closes = &s.closes
+	c.flight = &s.flight
 	c.reached = s.served != nil // the endpoint check listed the models
 	return c
 }

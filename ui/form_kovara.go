@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	fstorage "fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/storage/repository"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
@@ -48,11 +49,24 @@ type kovaraForm struct {
 	repeatEntry   *formEntry
 	manifest      *storage.Manifest // nil for a protocol test
 	lastManifest  string            // the select's value before "Open…"
-	// like is the run "Run again like this" filled the form from; it
-	// holds while the form still asks for that run's plan.
-	like     *results.LikeRef
-	likePlan engine.Plan
-	likeName string
+	// like is the run "Run again like this" filled the form from: it
+	// arms the next run only, said on the form with a way out (likeBar),
+	// and is dropped once that run starts or the endpoint, the model or a
+	// field of the plan changes (syncLike), never armed again by fields
+	// that happen to match. likeEndpoint is the endpoint it was armed on.
+	like         *results.LikeRef
+	likePlan     engine.Plan
+	likeName     string
+	likeEndpoint string
+	likeModel    string // the model chosen when it was armed ("": none yet)
+	likeBar      *fyne.Container
+	likeLabel    *widget.Label
+	likeCancel   *widget.Button
+	// compareLike, on the result of a run again like another, compares
+	// the two (nil before one).
+	compareLike *widget.Button
+	// quickButton offers a quick check when the plan is long (planEstimate).
+	quickButton *widget.Button
 }
 
 func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
@@ -73,7 +87,14 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 	f.seedEntry, seed = s.seedItem()
 	f.timeoutEntry, timeout = s.timeoutItem(plans.KovaraMethod)
 	f.repeatEntry = s.entry("1", func(v string) error { _, err := parseRepeat(v); return err })
+	f.likeLabel = widget.NewLabel("")
+	f.likeLabel.Wrapping = fyne.TextWrapWord
+	f.likeCancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() { f.clearLike(); s.revalidate() })
+	f.likeBar = container.NewBorder(nil, nil, nil, f.likeCancel, f.likeLabel)
+	f.likeBar.Hide()
+	f.quickButton = f.newQuickButton()
 	f.box = container.NewVBox(
+		f.likeBar,
 		widget.NewForm(widget.NewFormItem("Manifest", f.manifestSelect), widget.NewFormItem("Profile", f.profileSelect)),
 		f.manifestCard,
 		widget.NewForm(append(lengths, widget.NewFormItem("Concurrency levels", f.levelsEntry))...),
@@ -132,8 +153,9 @@ func (f *kovaraForm) summary() string {
 	if p.Conditions != nil {
 		kind = "Hardware run (" + p.Conditions.Profile + ")"
 	}
-	return fmt.Sprintf("%s: %d levels × %d requests, %d input and %d output tokens.",
-		kind, len(p.Concurrency), p.Requests, p.InputTokens, p.OutputTokens)
+	repeat, _ := parseRepeat(f.repeatEntry.Text)
+	return fmt.Sprintf("%s: %d %s × %d requests, %d input and %d output tokens.",
+		kind, len(p.Concurrency), results.Plural(len(p.Concurrency), "level", "levels"), p.Requests, p.InputTokens, p.OutputTokens) + f.planEstimate(p, max(repeat, 1))
 }
 
 func (f *kovaraForm) run(model string, simulated bool) (planRun, error) {
@@ -143,14 +165,18 @@ func (f *kovaraForm) run(model string, simulated bool) (planRun, error) {
 	}
 	p.Model, p.Simulated = model, simulated
 	repeat, _ := parseRepeat(f.repeatEntry.Text) // check let Run on only when it reads
-	return f.runs(p, max(repeat, 1), f.likeFollowed()), nil
+	like, likeName := f.likeFollowed(), f.likeName
+	f.clearLike() // it armed this run only
+	f.compareLike = nil
+	return f.runs(p, max(repeat, 1), like, likeName), nil
 }
 
 // runs is the Kovara method, saved after every level: repeat times in a
 // row (one group, fresh prompts each), each run recording the run it
-// follows when like is given. One run shows its result; several, or a
-// run again like another, open Compare on them.
-func (f *kovaraForm) runs(plan engine.Plan, repeat int, like *results.LikeRef) planRun {
+// follows when like is given. One run shows its result; several open
+// Compare on them; a run again like another (likeName) shows its own
+// result first, with a button that compares it with the run it repeats.
+func (f *kovaraForm) runs(plan engine.Plan, repeat int, like *results.LikeRef, likeName string) planRun {
 	s := f.s
 	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
 		var (
@@ -161,6 +187,7 @@ func (f *kovaraForm) runs(plan engine.Plan, repeat int, like *results.LikeRef) p
 		)
 		for _, g := range engine.RepeatGroup(repeat, time.Now()) {
 			if g != nil {
+				obs.Live.SetRepeat(g.Index, g.Of) // the whole-plan bar and time left are the group's
 				s.u.do(func() {
 					base, _, _ := strings.Cut(s.live.title.Text, " — ")
 					s.live.title.SetText(fmt.Sprintf("%s — run %d of %d", base, g.Index, g.Of))
@@ -194,13 +221,26 @@ func (f *kovaraForm) runs(plan engine.Plan, repeat int, like *results.LikeRef) p
 			}
 			s.showResult(file, id, err, saveErr)
 			if like != nil && like.ID != "" && len(ids) > 0 {
-				ids = append([]string{like.ID}, ids...)
+				f.offerCompare(append([]string{like.ID}, ids...), likeName)
+				return
 			}
 			if len(ids) >= 2 {
 				s.u.compareRuns(ids[:min(len(ids), maxCompare)])
 			}
 		}
 	}
+}
+
+// offerCompare puts "Compare with <the run repeated>" first among the
+// shown result's buttons: the new run is seen on its own before Compare.
+func (f *kovaraForm) offerCompare(ids []string, name string) {
+	ids = ids[:min(len(ids), maxCompare)]
+	b := widget.NewButton("Compare with "+name, func() { f.s.u.compareRuns(ids) })
+	b.Importance = widget.HighImportance
+	f.compareLike = b
+	row := f.s.result.buttons
+	row.Objects = append([]fyne.CanvasObject{b}, row.Objects...)
+	row.Refresh()
 }
 
 // maxRepeat bounds the Repeat field, as kovara-bench's --repeat.
@@ -227,13 +267,48 @@ func (f *kovaraForm) fill(id, name, createdAt string, p engine.Plan) {
 	f.seedEntry.SetText("")
 	f.timeoutEntry.SetText(trimFloat(p.Timeout.Seconds()))
 	f.like, f.likePlan, f.likeName = &results.LikeRef{ID: id, CreatedAt: createdAt}, p, name
+	f.likeEndpoint, f.likeModel = f.s.endpointSelect.Selected, f.s.chosenModel()
+	f.likeBar.Show()
+	f.syncLike()
 }
 
-// likeFollowed is the run the form still follows, nil once a field of
-// its plan was changed: then it is a plan of its own.
+// clearLike drops the run the form was filled from: the next run is a
+// plan of its own.
+func (f *kovaraForm) clearLike() {
+	f.like, f.likePlan, f.likeName, f.likeEndpoint, f.likeModel = nil, engine.Plan{}, "", "", ""
+	f.likeBar.Hide()
+}
+
+// syncLike drops the run the form repeats once the form no longer asks
+// for it (another plan, endpoint or model, a changed field); it is not
+// armed again when the fields come back.
+func (f *kovaraForm) syncLike() {
+	if f.like == nil {
+		return
+	}
+	if f.likeFollowed() == nil {
+		f.clearLike()
+		return
+	}
+	line := fmt.Sprintf("The next run repeats %s: its model, lengths, levels, requests, warmup and timeout, with fresh prompts. "+
+		"Its result shows first, with a button to compare the two.", f.likeName)
+	if m := f.s.chosenModel(); m != "" && m != f.likePlan.Model {
+		line += fmt.Sprintf(" It asked for the model %s; this endpoint does not serve it, so this run asks for %s.", f.likePlan.Model, m)
+	}
+	f.likeLabel.SetText(line)
+}
+
+// likeFollowed is the run the form still repeats, nil once the endpoint,
+// the model or a field of its plan is not that run's: then it is a plan
+// of its own. A model not chosen yet (its listing on the way), or the one
+// chosen when it was armed where the run's own is not served, is not a
+// change.
 func (f *kovaraForm) likeFollowed() *results.LikeRef {
-	if f.like == nil || f.s.kind() != plans.KovaraMethod {
+	if f.like == nil || f.s.kind() != plans.KovaraMethod || f.s.endpointSelect.Selected != f.likeEndpoint {
 		return nil
+	}
+	if m := f.s.chosenModel(); m != "" && m != f.likePlan.Model && m != f.likeModel {
+		return nil // another model chosen since
 	}
 	p, err := f.plan()
 	l := f.likePlan
@@ -242,18 +317,6 @@ func (f *kovaraForm) likeFollowed() *results.LikeRef {
 		return nil
 	}
 	return f.like
-}
-
-// likeNote says which run the form repeats, if any.
-func (f *kovaraForm) likeNote() string {
-	if f.likeFollowed() == nil {
-		return ""
-	}
-	note := fmt.Sprintf(" Runs again like %s (its model, lengths, levels, requests, warmup and timeout, with fresh prompts); Compare opens on both when it ends.", f.likeName)
-	if m := f.s.chosenModel(); m != "" && m != f.likePlan.Model {
-		note += fmt.Sprintf(" It asked for the model %s; this asks for %s.", f.likePlan.Model, m)
-	}
-	return note
 }
 
 // recentManifests are the manifest files opened before, newest first.

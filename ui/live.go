@@ -135,7 +135,15 @@ func (v *LiveView) showTurn(line string, log []string) {
 // update shows the live data; call it on the UI goroutine.
 func (v *LiveView) update(d *liveData, p chart.Palette) {
 	v.redraws++
-	v.phase.SetText(d.phaseLine())
+	line := d.phaseLine()
+	if v.overall != nil {
+		// A settings comparison's whole is more than this run: its
+		// time left would be this run's, said as the whole plan's.
+		s := d.snap
+		s.Alert, s.PlanLeft = "", 0
+		line = s.Describe()
+	}
+	v.phase.SetText(line)
 	if a := d.alert(); a != v.alert.Text || v.alert.Visible() != (a != "") {
 		v.alert.SetText(a)
 		v.alert.Hidden = a == ""

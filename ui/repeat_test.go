@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2/test"
+
+	"github.com/kovara/desktop/engine/sim"
 )
 
 // Repeat 2 runs the plan twice as one group, each run in the history
@@ -49,8 +51,10 @@ func TestRepeatRunsAGroupAndCompares(t *testing.T) {
 }
 
 // Run again like this fills the form with the run's plan, a fresh seed,
-// runs it, records which run it followed and opens Compare on both; a
-// changed field makes it a plan of its own.
+// and says so on the form; a changed field disarms it for good (fields
+// that come back do not arm it again). Armed again, it runs once: the
+// form is disarmed, the new run's own result shows first (not Compare),
+// with a button that compares it with the run it repeated.
 func TestRunAgainLikeThis(t *testing.T) {
 	h := newHarness(t)
 	b := h.u.bench
@@ -86,15 +90,37 @@ func TestRunAgainLikeThis(t *testing.T) {
 			t.Errorf("form: levels %q requests %q output %q input %q warmup %q seed %q", b.kovara.levelsEntry.Text, b.kovara.requestsEntry.Text,
 				b.kovara.outputEntry.Text, b.kovara.inputEntry.Text, b.kovara.warmupEntry.Text, b.kovara.seedEntry.Text)
 		}
-		if !strings.Contains(b.planNote.Text, "Runs again like") {
-			t.Errorf("note %q does not say which run it follows", b.planNote.Text)
+		if !armed(b) || !strings.Contains(b.kovara.likeLabel.Text, "The next run repeats") {
+			t.Errorf("the form does not say which run it repeats: shown %v, %q", b.kovara.likeBar.Visible(), b.kovara.likeLabel.Text)
 		}
 		b.kovara.requestsEntry.SetText("5")
-		if strings.Contains(b.planNote.Text, "Runs again like") {
-			t.Errorf("a changed plan still claims to follow the run: %q", b.planNote.Text)
+		if armed(b) {
+			t.Errorf("a changed plan still claims to repeat the run")
 		}
 		b.kovara.requestsEntry.SetText("4")
+		if armed(b) {
+			t.Errorf("fields that match the run again armed it again")
+		}
+		test.Tap(hs.likeButton)
+		if !armed(b) {
+			t.Fatal("Run again like this did not arm the form again")
+		}
 		test.Tap(b.runButton)
+		if armed(b) {
+			t.Errorf("the form still repeats the run after Run: it arms one run only")
+		}
+	})
+	h.waitFor("the new run's own result", 60*time.Second, func() bool {
+		return b.kovara.compareLike != nil || h.u.tabs.Selected() == h.u.compareTab
+	})
+	h.locked(func() {
+		if b.kovara.compareLike == nil || h.u.tabs.Selected() == h.u.compareTab || b.content.Objects[0] != b.result.content || b.result.id == first {
+			t.Fatalf("the new run's own result is not what shows (Compare open %v)", h.u.tabs.Selected() == h.u.compareTab)
+		}
+		if got := b.kovara.compareLike.Text; !strings.HasPrefix(got, "Compare with ") || b.result.buttons.Objects[0] != b.kovara.compareLike {
+			t.Errorf("the result's first button is %q, want Compare with the run repeated", got)
+		}
+		test.Tap(b.kovara.compareLike)
 	})
 	h.waitFor("Compare on both", 60*time.Second, func() bool {
 		return h.u.tabs.Selected() == h.u.compareTab && len(h.u.compareScreen.ids) == 2
@@ -130,6 +156,80 @@ func TestRunAgainLikeThis(t *testing.T) {
 		}
 		if cs.timeline == nil || len(cs.views.Items) != 3 || cs.views.Items[2].Text != "Timeline" {
 			t.Errorf("Compare has no Timeline tab")
+		}
+	})
+}
+
+// armed says whether the form repeats a run, and says so on the form.
+func armed(b *BenchmarkScreen) bool {
+	return b.kovara.likeFollowed() != nil && b.kovara.likeBar.Visible()
+}
+
+// TestRunAgainLikeDisarms: a form that repeats a run stops repeating it
+// when the endpoint or the model changes or Cancel is tapped, and is not
+// armed again by going back.
+func TestRunAgainLikeDisarms(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	id := h.seedRun(url, []int{1, 2}, 8, nil)
+	f, err := h.u.lib.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.addEndpoint("elsewhere", "http://127.0.0.1:9", "")
+	arm := func() {
+		t.Helper()
+		b.selectEndpoint(SimulatorName)
+		if err := b.fillLike(id, "the seeded run", f); err != nil {
+			t.Fatal(err)
+		}
+		if !armed(b) {
+			t.Fatalf("not armed after Run again like this (model %q, run's %q)", b.chosenModel(), f.Local.RequestedModel)
+		}
+	}
+	h.locked(func() {
+		arm()
+		test.Tap(b.kovara.likeCancel)
+		if armed(b) || b.kovara.likeBar.Visible() {
+			t.Errorf("Cancel left the form repeating the run")
+		}
+
+		arm()
+		b.selectEndpoint("elsewhere")
+		if armed(b) {
+			t.Errorf("another endpoint still repeats the run")
+		}
+		b.selectEndpoint(SimulatorName)
+		if armed(b) {
+			t.Errorf("going back to the endpoint armed the run again")
+		}
+	})
+	// A saved endpoint serving two models: the run's own is chosen when
+	// the listing arrives; choosing the other disarms the form.
+	two := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, Models: []string{"model-a", "model-b"}})
+	h.addEndpoint("two models", two, "")
+	for i := range f.Runs {
+		f.Runs[i].ModelID = "model-a"
+	}
+	f.Local.EndpointName = "two models"
+	h.locked(func() {
+		if err := b.fillLike(id, "the seeded run", f); err != nil {
+			t.Fatal(err)
+		}
+	})
+	h.waitFor("the run's model chosen from the listing", 20*time.Second, func() bool { return b.chosenModel() == "model-a" })
+	h.locked(func() {
+		if b.endpointSelect.Selected != "two models" || !armed(b) {
+			t.Fatalf("endpoint %q, armed %v: want the run's endpoint, armed", b.endpointSelect.Selected, armed(b))
+		}
+		b.modelSelect.SetSelected("model-b")
+		if armed(b) {
+			t.Errorf("another model still repeats the run")
+		}
+		b.modelSelect.SetSelected("model-a")
+		if armed(b) {
+			t.Errorf("going back to the run's model armed it again")
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
 )
 
 // progress shows a run on stderr: a bar redrawn in place four times a
@@ -48,6 +49,19 @@ func (p *progress) log(line string) {
 		p.barShown = false
 	}
 	fmt.Fprintln(p.w, line)
+}
+
+// estimate says, before the warmup, how long the plan takes at the
+// server's tested speed (engine.Observer.Estimate); in a repeated group,
+// that each run takes it.
+func (p *progress) estimate(line string, group *results.RunGroup) {
+	if line == "" {
+		return
+	}
+	if group != nil && group.Of > 1 {
+		line = strings.Replace(line, "this plan takes", fmt.Sprintf("each of the %d runs takes", group.Of), 1)
+	}
+	p.log(strings.ToUpper(line[:1]) + line[1:])
 }
 
 func (p *progress) start() {
@@ -95,7 +109,9 @@ func (p *progress) stop() {
 // draw shows one snapshot: the engine's words for where the run is (the
 // app's live view says the same), a bar of the stage, and its counts.
 func (p *progress) draw(s engine.Snapshot) {
-	counts := fmt.Sprintf("ok %d  err %d  timeout %d  %.0f tok/s", s.OK, s.Errors, s.Timeouts, s.TPS)
+	// The whole plan's share, calibration, warmup and earlier runs of a
+	// repeated group counted, beside the stage's bar.
+	counts := fmt.Sprintf("ok %d  err %d  timeout %d  %.0f tok/s  plan %.0f%%", s.OK, s.Errors, s.Timeouts, s.TPS, 100*s.Progress)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty {

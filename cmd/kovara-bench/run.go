@@ -304,6 +304,10 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, mark runMarks, 
 	live := engine.NewLive()
 	prog := newProgress(stderr, live, f.quiet)
 	obs := engine.Observer{Live: live, Log: prog.log}
+	obs.Estimate = func(line string) { prog.estimate(line, mark.group) }
+	if g := mark.group; g != nil {
+		live.SetRepeat(g.Index, g.Of) // the whole plan is the group
+	}
 
 	// Every run goes into the local library, rewritten after each level
 	// so a crash loses at most the level in progress; -o writes a copy.
