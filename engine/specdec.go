@@ -167,6 +167,12 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 		if ctx.Err() != nil {
 			return finish(false), fmt.Errorf("level %d of %d (concurrency %d): %w", i+1, len(plan.Levels), c, ErrInterrupted)
 		}
+		if i == 0 && len(plan.Levels) > 1 && notDrafting(lv) {
+			// Every further level would measure the same nothing: a
+			// server without a draft model ran the whole plan to an
+			// empty result before.
+			return finish(false), &PlanError{Err: fmt.Errorf("the server drafted no tokens in level 1 (its counters and its answers say so): speculative decoding is off, so the plan stopped there (llama-server: start it with a draft model, -md DRAFT.gguf; vLLM: --speculative-config)")}
+		}
 	}
 	if res.Counters != "" {
 		if !slices.ContainsFunc(res.Levels, func(l results.SpecDecLevel) bool { return l.Spec != nil && l.Spec.Drafts > 0 }) {
@@ -177,6 +183,12 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	}
 	r.obs.Live.setPhase(PhaseDone)
 	return finish(true), nil
+}
+
+// notDrafting: a level whose server-side counters moved and showed no
+// drafts, and no answer carried draft counts of its own.
+func notDrafting(lv results.SpecDecLevel) bool {
+	return lv.OK > 0 && lv.Spec != nil && lv.Spec.Drafts == 0 && lv.PerRequest == nil
 }
 
 // noSpecCounters says that /metrics had no speculative-decoding counters,

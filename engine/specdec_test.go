@@ -137,6 +137,18 @@ func TestSpecDecWithoutDrafts(t *testing.T) {
 	if notes := res.LevelNotes(); len(notes) != 1 || !strings.HasPrefix(notes[0], "concurrency 2: no drafts") {
 		t.Errorf("level notes %q", notes)
 	}
+
+	// With more levels to go, the plan stops after the first, which
+	// drafted nothing, instead of running every level to an empty result.
+	p.Levels = []int{1, 2, 4}
+	res, err = RunSpecDec(context.Background(), p, Endpoint{URL: hs.URL}, Observer{})
+	var pe *PlanError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "drafted no tokens in level 1") || !strings.Contains(err.Error(), "-md DRAFT.gguf") {
+		t.Fatalf("err %v, want a plan error that says the server does not draft", err)
+	}
+	if res == nil || len(res.Levels) != 1 || res.Complete {
+		t.Errorf("levels measured %d (complete %v), want the first alone", len(res.Levels), res.Complete)
+	}
 }
 
 // TestSpecDecPlanValidate: a plan that cannot run is refused as a
