@@ -32,6 +32,7 @@ func (u *App) rememberCheck(ep engine.Endpoint, model string, d *results.Detecti
 	if ep.Name == "" {
 		return
 	}
+	u.rememberRunCheck(ep, err) // the Endpoints list's status
 	var ce *engine.ContextError
 	switch {
 	case errors.As(err, &ce):

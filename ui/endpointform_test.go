@@ -149,7 +149,7 @@ func TestEndpointTestReportStaysUntilTheAddressChanges(t *testing.T) {
 		}
 
 		test.Tap(s.saveButton)
-		if got, want := s.formNote.Text, "Saved. Its last Test failed (below): the server may be down, or the address wrong."; got != want {
+		if got, want := s.formNote.Text, "Saved. Its last Test failed (below): runs will fail the same way until that is fixed."; got != want {
 			t.Errorf("Save after a failed Test says %q, want %q", got, want)
 		}
 		warning("Save after a failed Test", s.formNote, true)

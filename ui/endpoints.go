@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -80,8 +81,17 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s := &EndpointsScreen{u: u}
 	s.list = widget.NewList(
 		func() int { return len(s.names) },
-		func() fyne.CanvasObject { return widget.NewLabel("endpoint name placeholder") },
-		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(s.names[i]) },
+		func() fyne.CanvasObject {
+			status := widget.NewLabel("endpoint status placeholder")
+			status.Truncation = fyne.TextTruncateEllipsis
+			return container.NewVBox(widget.NewLabel("endpoint name placeholder"), status)
+		},
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			row := o.(*fyne.Container).Objects
+			row[0].(*widget.Label).SetText(s.names[i])
+			text, failed := s.u.endpointStatus(s.names[i]).text()
+			setLabel(row[1].(*widget.Label), text, failed)
+		},
 	)
 	s.list.OnSelected = func(i widget.ListItemID) {
 		// The entry the form already shows (just saved) is not read
@@ -215,18 +225,10 @@ func (s *EndpointsScreen) fill(e storage.SavedEndpoint, key string) {
 }
 
 func (s *EndpointsScreen) setEditable(on bool) {
-	for _, w := range []fyne.Disableable{s.nameEntry, s.urlEntry, s.keyEntry, s.verifyCheck, s.timeoutEntry, s.gpuEntry, s.saveButton, s.deleteButton} {
-		if on {
-			w.Enable()
-		} else {
-			w.Disable()
-		}
-	}
-	// The form colours each label from its widget's state, but only when
-	// the form itself refreshes: without this the labels stay grey after
-	// the simulator's read-only entry (the first one selected), however
-	// editable the form has become.
-	s.form.Refresh()
+	// Through setEnabled: the labels stayed grey after the simulator's
+	// read-only entry (the first one selected), however editable the form
+	// had become.
+	setEnabled(s.form, on, s.nameEntry, s.urlEntry, s.keyEntry, s.verifyCheck, s.timeoutEntry, s.gpuEntry, s.saveButton, s.deleteButton)
 }
 
 // formEndpoint reads the form into a saved endpoint and its key.
@@ -268,6 +270,7 @@ func (s *EndpointsScreen) onSave() {
 	if old != "" && old != e.Name {
 		_ = s.u.keys.Delete(old)
 		s.u.forgetCheck(old)
+		s.u.forgetStatus(old)
 	}
 	if key != "" {
 		if err := s.u.keys.Set(e.Name, key); err != nil {
@@ -282,7 +285,9 @@ func (s *EndpointsScreen) onSave() {
 	case s.testedURL != e.URL || s.tested == testNone || s.tested == testRefused:
 		note += " Not tested yet: Test asks the server whether it answers at this address."
 	case s.tested == testFailed:
-		note += " Its last Test failed (below): the server may be down, or the address wrong."
+		// The report below says why, in the Test's own words: a refused
+		// key is not a server that is down.
+		note += " Its last Test failed (below): runs will fail the same way until that is fixed."
 		problem = true
 	}
 	// The form already shows what was saved: selecting its new row
@@ -314,6 +319,7 @@ func (s *EndpointsScreen) onDelete() {
 		}
 		_ = s.u.keys.Delete(name)
 		s.u.forgetCheck(name)
+		s.u.forgetStatus(name)
 		s.reload()
 		s.list.Select(0)
 		s.u.endpointsChanged()
@@ -370,8 +376,11 @@ func (s *EndpointsScreen) onTest() {
 				// The Benchmark form refuses a plan this context
 				// cannot hold.
 				s.u.rememberCheck(ep, rep.Model, &rep.Detection, err)
+				s.u.rememberSpeed(ep, rep.Model, rep.Speed)
 				s.u.bench.revalidate()
 			}
+			// After rememberCheck, which takes this for a run's check.
+			s.u.rememberStatus(ep, lines, err)
 		})
 	}()
 }
@@ -415,4 +424,111 @@ func setLabel(l *widget.Label, text string, problem bool) {
 	}
 	l.Text = text
 	l.Refresh()
+}
+
+// prefStatusPrefix keys each endpoint's latest check as the Endpoints list
+// shows it: the endpoint's Test, or a run's endpoint check.
+const prefStatusPrefix = "endpoint.status."
+
+// endpointStatus is an endpoint's latest check: when, against which
+// address, and its one sentence (checkStatusLine).
+type endpointStatus struct {
+	URL    string    `json:"url"`
+	At     time.Time `json:"at"`
+	Line   string    `json:"line"`
+	Failed bool      `json:"failed"`
+}
+
+// checkStatusLine is the one sentence a check is summed up in, the same
+// words the Test report opens with (engine's EndpointReport.Lines): the
+// reason on failure ("Failed: the server refused the API key …", never a
+// guess that the server is down), else the models served. A run's check
+// has no report: its failure reads as the Test's would, and its success
+// says the server answered a run.
+func checkStatusLine(lines []string, err error) string {
+	if len(lines) == 0 {
+		lines = (*engine.EndpointReport)(nil).Lines(err)
+	}
+	if len(lines) == 0 {
+		return "Answered a run"
+	}
+	return lines[0]
+}
+
+// text is the status as the list shows it, with when it was checked, and
+// whether it failed; "" before any check.
+func (st endpointStatus) text() (string, bool) {
+	if st.Line == "" {
+		return "", false
+	}
+	when := st.At.Local().Format("15:04")
+	if y, m, d := st.At.Local().Date(); time.Now().Year() != y || time.Now().Month() != m || time.Now().Day() != d {
+		when = st.At.Local().Format("2 Jan 15:04")
+	}
+	return "Checked " + when + ": " + st.Line, st.Failed
+}
+
+// rememberStatus keeps ep's latest check (lines as the Test reported
+// them, nil for a run's check) so the Endpoints list says it, and a Test
+// report still shown for ep that the check contradicts is replaced: a
+// server gone since its Test passed is no longer "Serving 1 model".
+func (u *App) rememberStatus(ep engine.Endpoint, lines []string, err error) {
+	if ep.Name == "" {
+		return
+	}
+	st := endpointStatus{URL: ep.URL, At: time.Now(), Line: checkStatusLine(lines, err), Failed: err != nil}
+	if ep.Name == SimulatorName {
+		st.URL = "" // a new address at every start
+	}
+	data, jerr := json.Marshal(st)
+	if jerr != nil {
+		return
+	}
+	u.fyne.Preferences().SetString(prefStatusPrefix+ep.Name, string(data))
+	s := u.endpointS
+	if s == nil {
+		return
+	}
+	s.list.Refresh()
+	if lines == nil && s.selected == ep.Name && s.tested != testRunning && s.tested != testNone &&
+		(s.tested == testFailed) != st.Failed {
+		text, _ := st.text()
+		state := testPassed
+		if st.Failed {
+			state = testFailed
+		}
+		s.setReport(text, state, s.testedURL)
+	}
+}
+
+// rememberRunCheck keeps what a run found of ep as its latest check: a
+// failure to reach or use the endpoint, or a run it answered. Anything
+// else (stopped, a plan refused) says nothing of the endpoint.
+func (u *App) rememberRunCheck(ep engine.Endpoint, err error) {
+	var ee *engine.EndpointError
+	if err == nil || errors.As(err, &ee) {
+		u.rememberStatus(ep, nil, err)
+	}
+}
+
+// forgetStatus drops an endpoint's latest check (deleted or renamed).
+func (u *App) forgetStatus(name string) {
+	u.fyne.Preferences().RemoveValue(prefStatusPrefix + name)
+}
+
+// endpointStatus is the latest check of the endpoint called name at its
+// address as saved now, or none.
+func (u *App) endpointStatus(name string) endpointStatus {
+	raw := u.fyne.Preferences().String(prefStatusPrefix + name)
+	var st endpointStatus
+	if raw == "" || json.Unmarshal([]byte(raw), &st) != nil {
+		return endpointStatus{}
+	}
+	if name != SimulatorName {
+		saved, ok, err := u.endpoints.Get(name)
+		if err != nil || !ok || saved.URL != st.URL {
+			return endpointStatus{}
+		}
+	}
+	return st
 }

@@ -27,6 +27,10 @@ import (
 // Manifest choices besides the recent files.
 const (
 	manifestNone = "None — protocol test"
+	// manifestHint says what a protocol test is, under the manifest picker.
+	manifestHint = "None makes a protocol test: how this endpoint answers, with no kovara.yaml stating the hardware it runs on."
+	// profileHint says what a profile is, under its picker.
+	profileHint  = "One of the manifest's named settings (lengths, levels, requests); choosing one fills them in."
 	manifestOpen = "Open kovara.yaml…"
 	maxRecent    = 6
 )
@@ -40,6 +44,8 @@ type kovaraForm struct {
 	manifestSelect *widget.Select
 	manifestCard   *widget.Card
 	profileSelect  *widget.Select
+	// manifestForm holds the manifest and profile pickers (setEnabled).
+	manifestForm *widget.Form
 	lengthFields
 	levelsEntry   *formEntry
 	requestsEntry *formEntry
@@ -76,7 +82,7 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 	f.manifestCard = widget.NewCard("", "", widget.NewLabel(""))
 	f.manifestCard.Hide()
 	f.profileSelect = widget.NewSelect(nil, f.onProfile)
-	f.profileSelect.PlaceHolder = "(no manifest)"
+	f.profileSelect.PlaceHolder = "(choose a manifest first)"
 	f.profileSelect.Disable()
 	var lengths []*widget.FormItem
 	f.lengthFields, lengths = s.lengthFields(d.InputTokens, d.OutputTokens)
@@ -93,9 +99,15 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 	f.likeBar = container.NewBorder(nil, nil, nil, f.likeCancel, f.likeLabel)
 	f.likeBar.Hide()
 	f.quickButton = f.newQuickButton()
+	// The two words a newcomer meets here, each said beside its picker.
+	manifestItem := widget.NewFormItem("Manifest", f.manifestSelect)
+	manifestItem.HintText = manifestHint
+	profileItem := widget.NewFormItem("Profile", f.profileSelect)
+	profileItem.HintText = profileHint
+	f.manifestForm = widget.NewForm(manifestItem, profileItem)
 	f.box = container.NewVBox(
 		f.likeBar,
-		widget.NewForm(widget.NewFormItem("Manifest", f.manifestSelect), widget.NewFormItem("Profile", f.profileSelect)),
+		f.manifestForm,
 		f.manifestCard,
 		widget.NewForm(append(lengths, widget.NewFormItem("Concurrency levels", f.levelsEntry))...),
 		advanced(
@@ -401,7 +413,7 @@ func (f *kovaraForm) useManifest(m *storage.Manifest) {
 		f.manifestCard.Hide()
 		f.profileSelect.Options = nil
 		f.profileSelect.ClearSelected()
-		f.profileSelect.Disable()
+		setEnabled(f.manifestForm, false, f.profileSelect)
 		s.revalidate()
 		return
 	}
@@ -413,7 +425,7 @@ func (f *kovaraForm) useManifest(m *storage.Manifest) {
 		s.modelSelect.SetSelected(m.Model.ID) // the model the manifest describes
 	}
 	f.profileSelect.Options = m.ProfileNames()
-	f.profileSelect.Enable()
+	setEnabled(f.manifestForm, true, f.profileSelect)
 	f.profileSelect.Refresh()
 	if p, err := m.SelectProfile(""); err == nil && p != "" {
 		f.profileSelect.SetSelected(p)

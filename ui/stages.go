@@ -44,7 +44,7 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	t := r.Table()
 	v := &StagesView{u: u, rows: t.Rows}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	d := plans.Stages{Result: r}
+	d := plans.NewStages(r)
 	// The headline says itself that it was simulated.
 	v.state = stateLabel([]string{r.Headline()}, false, "", saveErr)
 	attention(v.state, d)
@@ -81,7 +81,10 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 		tables.Add(heading)
 		tables.Add(v.cards)
 	}
-	body := container.NewVSplit(container.NewVScroll(tables), container.NewBorder(widget.NewLabel("Wiki block"), warnings, nil, nil, container.NewScroll(v.wiki)))
+	// The notes scroll with the tables: under the wiki block they were
+	// cut off by the window's bottom when there were many (#35).
+	tables.Add(warnings)
+	body := container.NewVSplit(container.NewVScroll(tables), container.NewBorder(widget.NewLabel("Wiki block"), nil, nil, nil, container.NewScroll(v.wiki)))
 	body.Offset = 0.5
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v
@@ -121,7 +124,7 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 		note += " Acceptance from " + r.Counters + "."
 	}
 	v.state = stateLabel([]string{note}, false, "", saveErr)
-	d := plans.SpecDec{Result: r}
+	d := plans.NewSpecDec(r)
 	attention(v.state, d)
 	v.problems = problemsLabel(d)
 	v.table = textTable(t.Rows, t.Columns)
@@ -135,9 +138,13 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	top.Add(container.NewHBox(v.back, showFileButton(u, id)))
 	v.positions = NewChartView("The server counts no acceptance by draft position.")
 	v.positions.SetSpec(positionSpec(r, PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())))
-	body := container.NewVSplit(v.table, v.positions)
+	// Every row, the notes under them, scrolling together: notes fixed
+	// under the page were cut off by the window's bottom when there were
+	// many (#35).
+	v.table.allRows = true
+	body := container.NewVSplit(container.NewVScroll(container.NewBorder(nil, warnings, nil, nil, v.table)), v.positions)
 	body.Offset = 0.45
-	v.content = container.NewBorder(top, warnings, nil, nil, body)
+	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 )
 
 // Theme is Fyne's own theme with a focus colour that shows on every
@@ -29,4 +30,20 @@ func (t appTheme) Color(n fyne.ThemeColorName, v fyne.ThemeVariant) color.Color 
 		return focusOnDark
 	}
 	return t.Theme.Color(n, v)
+}
+
+// setEnabled enables (on) or disables ws, widgets of form, and refreshes
+// the form: Fyne colours a form's labels from their widgets' state only
+// when the form itself refreshes, so without it a label stayed grey beside
+// a field made usable (the Kovara form's Profile, once a manifest was
+// chosen), or in the normal colour beside one disabled.
+func setEnabled(form *widget.Form, on bool, ws ...fyne.Disableable) {
+	for _, w := range ws {
+		if on {
+			w.Enable()
+		} else {
+			w.Disable()
+		}
+	}
+	form.Refresh()
 }

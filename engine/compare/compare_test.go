@@ -243,7 +243,7 @@ func TestVerdictNotes(t *testing.T) {
 				"output tokens were counted differently (server_usage in runs 1 and 3, stream_chunks in run 2), so token figures may not line up exactly"}},
 		{"ignore_eos not honoured",
 			[]*results.File{session(std), session(std, atLevel(8, func(r *results.Run) { r.Environment.IgnoreEOSHonoured = ptr(false) }))},
-			[]string{"run 2: ignore_eos was not honoured at concurrency 8: some answers stopped before 256 tokens, so throughput is less comparable"}},
+			[]string{"run 2: at concurrency 8 the server ignored ignore_eos, the setting that asks for answers of exactly the requested length: some answers stopped before 256 tokens, so throughput is less comparable"}},
 		{"ignore_eos unknown is not a note",
 			[]*results.File{session(std), session(std, func(r *results.Run) { r.Environment.IgnoreEOSHonoured = nil })},
 			nil},
