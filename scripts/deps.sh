@@ -5,7 +5,10 @@
 # enough, then that the system packages are installed that building the
 # desktop app needs (a C compiler and the OpenGL, X11 and Wayland headers:
 # the app is cgo), and with "test" also what the tests need (Xvfb, D-Bus,
-# gnome-keyring, ImageMagick, Mesa's software OpenGL), and with "windows"
+# gnome-keyring, ImageMagick, Mesa's software OpenGL, OpenSSH's client;
+# not its server, whose Debian package starts an sshd on every interface of
+# a desktop: .ci/run installs it on CI's throwaway machine, and serverproc's
+# ssh tests skip, saying why, where there is none), and with "windows"
 # the MinGW cross-compiler. What is missing is installed with the system's
 # package manager — apt-get (Debian, Ubuntu), dnf (Fedora) or pacman
 # (Arch) — as root, or through sudo. Nothing already installed is touched,
@@ -41,7 +44,7 @@ fi
 if command -v apt-get >/dev/null 2>&1 && command -v dpkg >/dev/null 2>&1; then
 	pm=apt-get
 	build="gcc libc6-dev pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libwayland-dev libxkbcommon-dev"
-	test="git make ca-certificates xz-utils dbus gnome-keyring libsecret-tools xvfb xauth imagemagick libgl1-mesa-dri x11-utils"
+	test="git make ca-certificates xz-utils dbus gnome-keyring libsecret-tools xvfb xauth imagemagick libgl1-mesa-dri x11-utils openssh-client"
 	windows="gcc-mingw-w64-x86-64 wine64"
 	installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 	install() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"; }
@@ -49,7 +52,7 @@ if command -v apt-get >/dev/null 2>&1 && command -v dpkg >/dev/null 2>&1; then
 elif command -v dnf >/dev/null 2>&1; then
 	pm=dnf
 	build="gcc pkgconf-pkg-config mesa-libGL-devel libX11-devel libXcursor-devel libXrandr-devel libXinerama-devel libXi-devel libXxf86vm-devel wayland-devel libxkbcommon-devel"
-	test="git make xz dbus-daemon gnome-keyring libsecret xorg-x11-server-Xvfb xorg-x11-xauth ImageMagick mesa-dri-drivers xorg-x11-utils"
+	test="git make xz dbus-daemon gnome-keyring libsecret xorg-x11-server-Xvfb xorg-x11-xauth ImageMagick mesa-dri-drivers xorg-x11-utils openssh-clients"
 	windows="mingw64-gcc wine"
 	installed() { rpm -q "$1" >/dev/null 2>&1; }
 	install() { $sudo dnf install -y "$@"; }
@@ -57,7 +60,7 @@ elif command -v dnf >/dev/null 2>&1; then
 elif command -v pacman >/dev/null 2>&1; then
 	pm=pacman
 	build="gcc pkgconf mesa libx11 libxcursor libxrandr libxinerama libxi libxxf86vm wayland libxkbcommon"
-	test="git make xz dbus gnome-keyring libsecret xorg-server-xvfb xorg-xauth imagemagick xorg-xdpyinfo"
+	test="git make xz dbus gnome-keyring libsecret xorg-server-xvfb xorg-xauth imagemagick xorg-xdpyinfo openssh"
 	windows="mingw-w64-gcc wine"
 	installed() { pacman -Q "$1" >/dev/null 2>&1; }
 	install() { $sudo pacman -S --needed --noconfirm "$@"; }

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -87,6 +88,9 @@ func (s Spec) words(tty bool) ([]string, error) {
 			return nil, fmt.Errorf("the environment entry %q is not NAME=VALUE", kv)
 		}
 	}
+	if s.SSH == "" && filepath.Base(argv[0]) == "ssh" {
+		return s.ownSSH(argv, tty)
+	}
 	if s.SSH == "" {
 		return argv, nil
 	}
@@ -95,18 +99,37 @@ func (s Spec) words(tty bool) ([]string, error) {
 	if strings.HasPrefix(s.SSH, "-") || strings.ContainsAny(s.SSH, " \t'\"\\;|&$`") {
 		return nil, fmt.Errorf("the ssh destination %q has characters ssh would misread: write user@host", s.SSH)
 	}
-	// -tt gives the remote command a terminal, so it is hung up on when
-	// this side's ssh is stopped; exec makes the server the remote
-	// shell's own process.
+	// exec makes the server the remote shell's own process.
 	remote := "exec " + shellwords.Join(argv)
 	if len(s.Env) > 0 {
 		remote = "exec env " + shellwords.Join(s.Env) + " " + shellwords.Join(argv)
 	}
-	ssh := []string{"ssh"}
-	if tty {
-		ssh = append(ssh, "-tt")
+	return append(append([]string{"ssh"}, sshOptions(tty)...), s.SSH, remote), nil
+}
+
+// ownSSH is a command that is itself ssh ("ssh gpu-box llama-server …",
+// the setting's ssh host written into its command): ssh is given what
+// the app gives its own (sshOptions), before the person's options, which
+// may override them.
+func (s Spec) ownSSH(argv []string, tty bool) ([]string, error) {
+	if len(s.Env) > 0 {
+		return nil, errors.New("the server's command is ssh, so its environment would reach ssh on this machine and not the server: write it into the remote command (ssh HOST env NAME=VALUE …), or give the setting its ssh host")
 	}
-	return append(ssh, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", s.SSH, remote), nil
+	return append(append([]string{argv[0]}, sshOptions(tty)...), argv[1:]...), nil
+}
+
+// sshOptions are ssh's options for a server (tty) or a one-off command:
+// -tt gives the remote command a terminal, so it is hung up on when this
+// side's ssh is stopped; BatchMode, since nobody can answer a password
+// prompt; LogLevel=ERROR, since ssh's own notices ("Connection to HOST
+// closed." after every remote exit, under a terminal) would otherwise be
+// the server's last line, in place of the one that says why it ended.
+func sshOptions(tty bool) []string {
+	var o []string
+	if tty {
+		o = append(o, "-tt")
+	}
+	return append(o, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR")
 }
 
 // Server is a server the app started.
@@ -117,6 +140,9 @@ type Server struct {
 	exited chan struct{} // closed once the supervisor has been waited for
 	err    error         // its exit, once exited is closed
 	once   sync.Once
+	// remote is the host:port of a server started through ssh, which
+	// Stop waits to see released; "" for one on this machine.
+	remote string
 }
 
 // Start starts the server of spec and returns once it answers at opt.URL.
@@ -152,6 +178,9 @@ func Start(ctx context.Context, spec Spec, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if filepath.Base(argv[0]) == "ssh" { // the setting's ssh host, or ssh in its command
+		s.remote = hostPort(models)
+	}
 	if err := s.awaitReady(ctx, client, models, opt.StartTimeout); err != nil {
 		s.Stop()
 		return nil, err
@@ -175,17 +204,40 @@ func modelsURL(base string) (string, error) {
 // portFree refuses to start a server where something already answers:
 // the run would measure that one instead.
 func portFree(models string) error {
-	u, _ := url.Parse(models)
-	host := u.Host
-	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
-	}
-	c, err := net.DialTimeout("tcp", host, time.Second)
-	if err != nil {
+	host := hostPort(models)
+	if !answers(host) {
 		return nil
 	}
-	c.Close()
 	return fmt.Errorf("something is already listening on %s before the server was started: stop it, or give this setting's server another port (a benchmark would measure the one already there)", host)
+}
+
+// hostPort is the host:port a server's URL is reached at.
+func hostPort(models string) string {
+	u, _ := url.Parse(models)
+	if u.Port() == "" {
+		return net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	}
+	return u.Host
+}
+
+// answers says whether something accepts connections at host.
+func answers(host string) bool {
+	c, err := net.DialTimeout("tcp", host, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// released waits, up to limit, until nothing answers at host: a server
+// on another machine ends a moment after ssh hangs up on it, out of this
+// machine's sight, and the next server on its port must find it free.
+func released(host string, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for answers(host) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // awaitReady polls the model list until it answers 200, the server
@@ -193,6 +245,8 @@ func portFree(models string) error {
 func (s *Server) awaitReady(ctx context.Context, client *http.Client, models string, timeout time.Duration) error {
 	err := await(ctx, client, models, timeout, s.exited)
 	switch {
+	case errors.Is(err, errExited) && s.remote != "" && exitStatus(s.err) == sshFailed:
+		return &StartError{Why: "ssh could not start the server on its machine: it did not connect or was not let in (ssh's exit status 255)", Lines: s.log.lines()}
 	case errors.Is(err, errExited):
 		return &StartError{Why: fmt.Sprintf("the server exited before it answered (%v)", s.err), Lines: s.log.lines()}
 	case errors.Is(err, context.DeadlineExceeded):
@@ -222,6 +276,20 @@ func (e *StartError) Last() string {
 }
 
 var errExited = errors.New("exited")
+
+// exitStatus is the status an ended process exited with (the
+// supervisor's is its server's, or ssh's); -1 when it did not exit.
+func exitStatus(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// sshFailed is ssh's exit status when ssh itself failed (no connection,
+// not let in, host key refused), as against the remote command's own.
+const sshFailed = 255
 
 // await polls models until it answers 200; errExited when exited closes
 // first, context.DeadlineExceeded after timeout, ctx's error when it ends.
@@ -321,7 +389,9 @@ func (s *Server) Err() error {
 func (s *Server) Log() []string { return s.log.lines() }
 
 // Stop stops the server and everything it started: SIGTERM to its process
-// group, then SIGKILL after the grace time. It returns once they are gone.
+// group, then SIGKILL after the grace time. It returns once they are gone;
+// through ssh, once ssh has hung up and the far side's server no longer
+// answers on its port (for at most the grace time and 5 s more).
 func (s *Server) Stop() {
 	s.once.Do(func() {
 		s.terminate()
@@ -330,6 +400,9 @@ func (s *Server) Stop() {
 		case <-time.After(s.grace + 5*time.Second):
 			s.kill() // the supervisor itself did not answer
 			<-s.exited
+		}
+		if s.remote != "" {
+			released(s.remote, s.grace+5*time.Second)
 		}
 	})
 }

@@ -26,6 +26,7 @@ import (
 const (
 	standInEnv = "KOVARA_TEST_STANDIN" // serve:PORT, fail, silent, sleep
 	appEnv     = "KOVARA_TEST_APP"     // PORT: start a stand-in, then wait to be killed
+	appSSHEnv  = "KOVARA_TEST_APP_SSH" // the fake app starts its stand-in through ssh to this host
 )
 
 func TestMain(m *testing.M) {
@@ -72,7 +73,9 @@ func standIn(mode string) {
 
 // fakeApp starts a stand-in as the app would and says its pids.
 func fakeApp(port string) {
-	s, err := Start(context.Background(), standInSpec("serve:"+port), Options{URL: "http://127.0.0.1:" + port, Grace: time.Second})
+	spec := standInSpec("serve:" + port)
+	spec.SSH = os.Getenv(appSSHEnv)
+	s, err := Start(context.Background(), spec, Options{URL: "http://127.0.0.1:" + port, Grace: time.Second})
 	if err != nil {
 		fmt.Println("start:", err)
 		os.Exit(1)
@@ -262,12 +265,15 @@ func TestSpecWords(t *testing.T) {
 	}{
 		{Spec{Command: "llama-server -m '/m/a b.gguf' -np 8"}, "llama-server -m '/m/a b.gguf' -np 8", ""},
 		{Spec{Command: "ollama serve", Env: []string{"OLLAMA_NUM_PARALLEL=4"}, SSH: "me@gpu-box"},
-			"ssh -tt -o BatchMode=yes -o ConnectTimeout=10 me@gpu-box 'exec env OLLAMA_NUM_PARALLEL=4 ollama serve'", ""},
-		{Spec{Command: "llama-server", SSH: "gpu-box"}, "ssh -tt -o BatchMode=yes -o ConnectTimeout=10 gpu-box 'exec llama-server'", ""},
+			"ssh -tt -o BatchMode=yes -o ConnectTimeout=10 -o LogLevel=ERROR me@gpu-box 'exec env OLLAMA_NUM_PARALLEL=4 ollama serve'", ""},
+		{Spec{Command: "llama-server", SSH: "gpu-box"}, "ssh -tt -o BatchMode=yes -o ConnectTimeout=10 -o LogLevel=ERROR gpu-box 'exec llama-server'", ""},
 		{Spec{Command: "llama-server > log"}, "", "the server's command"},
 		{Spec{Command: "x", Env: []string{"A B=1"}}, "", "not NAME=VALUE"},
 		{Spec{Command: "OLLAMA_NUM_PARALLEL=4 ollama serve"}, "", "put NAME=VALUE in the setting's environment"},
 		{Spec{Command: "x", SSH: "-oProxyCommand=evil"}, "", "ssh would misread"},
+		{Spec{Command: "ssh -p 2222 me@gpu-box llama-server -np 8"},
+			"ssh -tt -o BatchMode=yes -o ConnectTimeout=10 -o LogLevel=ERROR -p 2222 me@gpu-box llama-server -np 8", ""},
+		{Spec{Command: "/usr/bin/ssh gpu-box ollama serve", Env: []string{"OLLAMA_NUM_PARALLEL=4"}}, "", "would reach ssh on this machine"},
 	}
 	for _, tt := range tests {
 		got, err := tt.spec.words(true)

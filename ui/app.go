@@ -189,6 +189,7 @@ func (u *App) closeWindow() {
 		p.SetFloat(prefWindowWidth, float64(s.Width))
 		p.SetFloat(prefWindowHeight, float64(s.Height))
 	}
+	u.bench.saver.close() // the form as it was, for the next start
 	u.closed = true
 	u.win.Close()
 }

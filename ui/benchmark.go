@@ -90,6 +90,9 @@ type BenchmarkScreen struct {
 	result      *ResultView
 	running     *runState // nil when no benchmark is in flight
 	shownResult bool      // a plan's result view is showing
+	// saver keeps the form for the next start (formstate.go); nil until
+	// the form is restored.
+	saver *formSaver
 }
 
 func newBenchmarkScreen(u *App) *BenchmarkScreen {
@@ -115,13 +118,13 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 		main,
 		s.formBox,
 		s.planNote,
-		container.NewHBox(s.runButton),
+		container.NewHBox(s.runButton, s.kovara.quickButton),
 	)))
 	s.content = container.NewStack(s.setup)
 	s.planSelect.SetSelected(planKovara)
 	s.refreshEndpoints()
 	s.kovara.refreshManifests("")
-	s.revalidate()
+	s.restoreForm() // and revalidates
 	return s
 }
 
@@ -150,6 +153,29 @@ func (s *BenchmarkScreen) entry(text string, check func(string) error) *formEntr
 func advanced(items ...*widget.FormItem) fyne.CanvasObject {
 	return widget.NewAccordion(widget.NewAccordionItem("Advanced settings", widget.NewForm(items...)))
 }
+
+// formBase is what the plans' forms beyond the Kovara method share: the
+// screen, the form's own fields laid out (box), and its timeout field.
+type formBase struct {
+	s            *BenchmarkScreen
+	box          fyne.CanvasObject
+	timeoutEntry *formEntry
+}
+
+// init sets the form on s, with its plan's timeout field (timeoutItem),
+// which it returns for the form's advanced settings.
+func (b *formBase) init(s *BenchmarkScreen, plan string) *widget.FormItem {
+	b.s = s
+	var item *widget.FormItem
+	b.timeoutEntry, item = s.timeoutItem(plans.ByID(plan))
+	return item
+}
+
+func (b *formBase) content() fyne.CanvasObject { return b.box }
+
+// noLengths is check for a plan that sizes its own prompts: nothing to
+// hold to the server's context, only whether the form reads.
+func noLengths[P any](_ P, err error) (input, output int, _ error) { return 0, 0, err }
 
 // timeoutItem is a plan's per-request timeout field, starting from its
 // plan's own (plans.Kind.Timeout: 900 s for the plans whose long answers
@@ -202,6 +228,19 @@ func readTimeout(e *formEntry, to *time.Duration, errs []error) []error {
 		errs = append(errs, err)
 	}
 	return errs
+}
+
+// formRun is a plan form's run: the plan the form reads (read), aimed at
+// model (aim sets the plan's model and whether it runs against the
+// simulator), run by planRunOf.
+func formRun[P, R any](s *BenchmarkScreen, model string, read func() (P, error), aim func(*P),
+	run func(context.Context, P, engine.Endpoint, engine.Observer) (*R, error), doc func(*R) plans.Doc, detected func(*R) (string, *results.Detection)) (planRun, error) {
+	p, err := read()
+	if err != nil {
+		return nil, err
+	}
+	aim(&p)
+	return planRunOf(s, p, model, run, doc, detected), nil
 }
 
 // planRunOf runs a plan with run and shows its result (as doc makes it a
@@ -290,6 +329,7 @@ func (s *BenchmarkScreen) revalidate() {
 	if s.runButton == nil || s.formBox == nil {
 		return // still building the form
 	}
+	s.keepForm()
 	if !s.listing {
 		s.failNote = ""
 	}
@@ -298,6 +338,10 @@ func (s *BenchmarkScreen) revalidate() {
 			s.planNote.SetText(s.failNote)
 		}
 	}()
+	// Run again like a run holds while the form asks for it; the quick
+	// check is offered by the Kovara plan's summary only.
+	s.kovara.syncLike()
+	s.kovara.quickButton.Hide()
 	f := s.form()
 	input, output, err := f.check()
 	if err == nil && s.endpointSelect.Selected == "" {
@@ -320,7 +364,7 @@ func (s *BenchmarkScreen) revalidate() {
 	if st, ok := f.(interface{ startsServer() bool }); ok && st.startsServer() {
 		note = "" // the server is not up yet: the plan starts it
 	}
-	s.planNote.SetText(f.summary() + note + s.kovara.likeNote())
+	s.planNote.SetText(f.summary() + note)
 	s.runButton.Enable()
 }
 
@@ -348,15 +392,16 @@ func (s *BenchmarkScreen) fillLike(id, name string, f *results.File) error {
 	}
 	s.backToSetup()
 	s.planSelect.SetSelected(planKovara)
-	s.kovara.fill(id, name, f.CreatedAt, p)
-	// Its own endpoint when it is still saved; the model follows when
-	// the endpoint's listing arrives (pickModel).
+	// Its own endpoint when it is still saved, and its model when listed
+	// (else it follows when the endpoint's listing arrives: pickModel),
+	// before the form is armed: changing them after disarms it.
 	if e := f.Local.EndpointName; e != "" && e != s.endpointSelect.Selected && slices.Contains(s.endpointSelect.Options, e) {
 		s.endpointSelect.SetSelected(e)
 	}
 	if slices.Contains(s.modelSelect.Options, p.Model) {
 		s.modelSelect.SetSelected(p.Model)
 	}
+	s.kovara.fill(id, name, f.CreatedAt, p)
 	s.revalidate()
 	return nil
 }

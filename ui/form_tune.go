@@ -21,6 +21,7 @@ import (
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/serverproc"
 	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/storage"
 )
 
 // The settings comparison's form: the settings as rows (a name, how the
@@ -30,7 +31,7 @@ import (
 
 // How a row reaches its setting, as the form offers it.
 var tuneHows = []struct{ label, how, hint string }{
-	{"Command", setup.ByCommand, "the server's command line, e.g. llama-server -m /models/q4.gguf -np 8 --port 8080 (NAME=VALUE first for its environment)"},
+	{"Command", setup.ByCommand, "the server's command line, e.g. llama-server -m /models/q4.gguf -np 8 --port 8080 (NAME=VALUE first for its environment; ssh HOST … first to start it on another machine)"},
 	{"Model", setup.ByModel, "another model of the same server, by its name"},
 	{"By hand", setup.ByHand, "what you change, e.g. restart Ollama with OLLAMA_NUM_PARALLEL=4"},
 }
@@ -133,6 +134,33 @@ func (f *tuneForm) addRow(name, how, what string) *tuneRow {
 	f.rowsBox.Add(r.box)
 	f.refreshButtons()
 	return r
+}
+
+// state is the rows and rounds as typed, kept for the next start.
+func (f *tuneForm) state() *storage.TuneFormState {
+	st := &storage.TuneFormState{Rounds: f.roundsEntry.Text}
+	for _, r := range f.rows {
+		st.Rows = append(st.Rows, storage.TuneFormRow{Name: r.nameEntry.Text, How: r.how(), What: r.whatEntry.Text, Before: r.before})
+	}
+	return st
+}
+
+// restore puts back the rows and rounds of the last start; a state that
+// could not be a comparison's (too few or too many rows) is left aside.
+func (f *tuneForm) restore(st storage.TuneFormState) {
+	if n := len(st.Rows); n < setup.TuneMinSettings || n > setup.TuneMaxSettings {
+		return
+	}
+	f.rows = nil
+	f.rowsBox.RemoveAll()
+	for _, row := range st.Rows {
+		r := f.addRow(row.Name, row.How, row.What)
+		r.whatEntry.SetText(row.What) // after its how, which clears a demo model from a command row
+		r.setBefore(row.Before)
+	}
+	if st.Rounds != "" {
+		f.roundsEntry.SetText(st.Rounds)
+	}
 }
 
 // onAdd adds a setting (up to the most a comparison takes).
@@ -458,7 +486,7 @@ func (f *tuneForm) run(model string, simulated bool) (planRun, error) {
 		stopTicker()
 		show := func() { s.runFailed(err) }
 		if r != nil {
-			show = s.shows(plans.Tune{Result: r})
+			show = s.shows(plans.NewTune(r))
 		}
 		return show
 	}, nil

@@ -64,7 +64,7 @@ const (
 	sortNewest   = "Newest first"
 	sortFastest  = "Best tok/s first"
 	maxCompare   = 4
-	noSelection  = "Select runs with the boxes: one to open, label or delete; 2–4 to compare."
+	noSelection  = "Double-click a run to open it. Select runs with the boxes: one to open, label or delete; 2–4 to compare."
 	unreadableID = "unreadable"
 )
 
@@ -98,6 +98,13 @@ func newHistoryScreen(u *App) *HistoryScreen {
 			return
 		}
 		h.toggle(h.shown[id.Row])
+	}
+	// A double click on a row, or Enter on the highlighted one, opens it
+	// as Open does, whatever is selected.
+	h.table.onOpen = func(id widget.TableCellID) {
+		if id.Row >= 0 && id.Row < len(h.shown) {
+			h.openRow(h.shown[id.Row])
+		}
 	}
 
 	h.compareButton = widget.NewButton("Compare", h.onCompare)
@@ -343,6 +350,16 @@ func (h *HistoryScreen) onOpen() {
 		return
 	}
 	h.open(ids[0])
+}
+
+// openRow opens one row of the table, or says why an unreadable file
+// cannot be opened.
+func (h *HistoryScreen) openRow(s storage.Summary) {
+	if s.Unreadable != "" {
+		h.status.SetText("This file cannot be opened: " + s.Unreadable + ". It can only be deleted.")
+		return
+	}
+	h.open(s.ID)
 }
 
 // kindOf is the plan of run id (the Kovara method for an index entry

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	fstorage "fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
@@ -192,37 +193,22 @@ func (h *harness) seedEveryKind(url string) map[string]string {
 		}
 		ids[kind] = id
 	}
-	id, err := h.u.lib.SaveDoc("", plans.Stages{Result: &results.StagesResult{Format: results.FormatStages, FormatVersion: 1, CreatedAt: created,
-		Model: model, Engine: engine, Complete: true, Local: local, Users: &results.UsersStage{Users: 4}}})
+	id, err := h.u.lib.SaveDoc("", plans.NewStages(&results.StagesResult{Format: results.FormatStages, FormatVersion: 1, CreatedAt: created,
+		Model: model, Engine: engine, Complete: true, Local: local, Users: &results.UsersStage{Users: 4}}))
 	save(results.PlanStages, id, err)
-	id, err = h.u.lib.SaveDoc("", plans.SpecDec{Result: &results.SpecDecResult{Format: results.FormatSpecDec, FormatVersion: 1, CreatedAt: created,
-		Model: model, Engine: engine, Complete: true, Local: local, Levels: []results.SpecDecLevel{{Concurrency: 1}, {Concurrency: 4}}}})
+	id, err = h.u.lib.SaveDoc("", plans.NewSpecDec(&results.SpecDecResult{PlanHeader: results.PlanHeader{Format: results.FormatSpecDec, FormatVersion: 1, CreatedAt: created, Model: model, Complete: true}, Engine: engine, Local: local, Levels: []results.SpecDecLevel{{Concurrency: 1}, {Concurrency: 4}}}))
 	save(results.PlanSpecDec, id, err)
-	data, err := os.ReadFile("../engine/testdata/llamacpp-b9749/capacity.json")
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	c, err := results.DecodeCapacity(data)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	c := planstest.LlamaCapacity(h.t)
 	c.Local.EndpointName = "lab box"
-	id, err = h.u.lib.SaveDoc("", plans.Capacity{Result: c})
+	id, err = h.u.lib.SaveDoc("", plans.NewCapacity(c))
 	save(results.PlanCapacity, id, err)
-	data, err = os.ReadFile("../engine/testdata/llamacpp-b9749/context.json")
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	cx, err := results.DecodeContext(data)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	cx := planstest.LlamaContext(h.t)
 	cx.Local.EndpointName, cx.Model = "lab box", model
-	id, err = h.u.lib.SaveDoc("", plans.Context{Result: cx})
+	id, err = h.u.lib.SaveDoc("", plans.NewContext(cx))
 	save(results.PlanContext, id, err)
 	tr := planstest.Tune(false)
 	tr.Local.PlanLocal, tr.Model = local, model
-	id, err = h.u.lib.SaveDoc("", plans.Tune{Result: tr})
+	id, err = h.u.lib.SaveDoc("", plans.NewTune(tr))
 	save(results.PlanTune, id, err)
 	return ids
 }
@@ -416,6 +402,73 @@ func TestImportAFolder(t *testing.T) {
 		want := "40 imported, 1 already in the library, 1 unreadable: broken.json cannot be imported"
 		if !strings.HasPrefix(hs.status.Text, want) || !hs.importBar.Hidden || len(hs.all) != n+1 {
 			t.Errorf("after the import: %q (want %q…), bar hidden %v, %d runs", hs.status.Text, want, hs.importBar.Hidden, len(hs.all))
+		}
+	})
+}
+
+// rowPoint is a point inside row's Date cell of a laid-out table, where a
+// pointer would be.
+func rowPoint(tb *fitTable, row int) fyne.Position {
+	pad := theme.Padding()
+	h := tb.CreateCell().MinSize().Height
+	return fyne.NewPos(tb.widths[0]+pad+10, tb.headHeight+pad+float32(row)*(h+pad)+h/2)
+}
+
+// TestHistoryDoubleTapOpens: a double click on a row, or Enter on the
+// highlighted one, opens it as Open does — an ordinary run its result, a
+// settings comparison its verdict page — with no row selected first and
+// the selection left as it was; the heading row opens nothing.
+func TestHistoryDoubleTapOpens(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	run := h.seedRun(url, []int{1}, 4, nil)
+	tr := planstest.Tune(false)
+	tr.CreatedAt = time.Now().Add(time.Hour).UTC().Format(time.RFC3339) // newest: the first row
+	tune, err := h.u.lib.SaveDoc("", plans.NewTune(tr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := h.u.historyScreen
+	h.locked(func() {
+		h.win.Resize(fyne.NewSize(1180, 800))
+		h.u.tabs.SelectIndex(1)
+		hs.reload()
+		if h.rowOf(tune) != 0 || h.rowOf(run) != 1 {
+			t.Fatalf("rows: comparison %d, run %d", h.rowOf(tune), h.rowOf(run))
+		}
+		test.DoubleTap(hs.table) // on the headings
+		if hs.opened != nil || hs.openedOther {
+			t.Fatal("a double tap on the headings opened a run")
+		}
+
+		hs.table.DoubleTapped(&fyne.PointEvent{Position: rowPoint(hs.table, h.rowOf(run))})
+		if hs.opened == nil || hs.opened.id != run || len(hs.content.Objects) != 1 || hs.content.Objects[0] == hs.list {
+			t.Fatalf("a double tap on the run's row did not open it: %+v", hs.opened)
+		}
+		if len(hs.selected) != 0 {
+			t.Errorf("opening selected %v", hs.selected)
+		}
+		hs.closeRun()
+
+		h.u.tuneView = nil
+		hs.table.DoubleTapped(&fyne.PointEvent{Position: rowPoint(hs.table, h.rowOf(tune))})
+		if !hs.openedOther || h.u.tuneView == nil || hs.content.Objects[0] == hs.list {
+			t.Fatal("a double tap on the comparison's row did not open its verdict page")
+		}
+		hs.closeRun()
+
+		// The keyboard: Down from the first row's highlight, then Enter.
+		hs.table.TypedKey(&fyne.KeyEvent{Name: fyne.KeyDown})
+		hs.table.TypedKey(&fyne.KeyEvent{Name: fyne.KeyReturn})
+		if hs.opened == nil || hs.opened.id != run {
+			t.Fatalf("Enter on the run's row did not open it: %+v", hs.opened)
+		}
+		hs.closeRun()
+
+		// A single tap still only ticks the row's box.
+		test.TapAt(hs.table, rowPoint(hs.table, h.rowOf(run)))
+		if hs.opened != nil || !hs.selected[run] {
+			t.Errorf("a single tap: opened %v, selected %v", hs.opened != nil, hs.selected)
 		}
 	})
 }

@@ -54,6 +54,9 @@ type fitTable struct {
 	// view's few levels) instead of scrolling them.
 	allRows    bool
 	headHeight float32 // the heading row's
+	// onOpen, when set, opens the row of a cell double-tapped (double
+	// clicked) or under the keyboard's highlight when Enter is pressed.
+	onOpen func(id widget.TableCellID)
 }
 
 // newFitTable makes a table of rows() rows whose cells are text(row,
@@ -184,6 +187,45 @@ func (t *fitTable) Dragged(e *fyne.DragEvent) {
 func (t *fitTable) DragEnd() {
 	t.onDivider = false
 	t.Table.DragEnd()
+}
+
+// DoubleTapped opens the row under the double tap (onOpen). Fyne then
+// holds a single tap back for its double-tap delay before Tapped.
+func (t *fitTable) DoubleTapped(e *fyne.PointEvent) {
+	if t.onOpen == nil {
+		return
+	}
+	if id, ok := t.cellOf(func() { t.Table.Tapped(e) }); ok {
+		t.onOpen(id)
+	}
+}
+
+// TypedKey opens the highlighted row on Enter (onOpen); every other key
+// is the table's (arrows move the highlight, Space selects).
+func (t *fitTable) TypedKey(e *fyne.KeyEvent) {
+	if t.onOpen == nil || (e.Name != fyne.KeyReturn && e.Name != fyne.KeyEnter) {
+		t.Table.TypedKey(e)
+		return
+	}
+	if id, ok := t.cellOf(func() { t.Table.TypedKey(&fyne.KeyEvent{Name: fyne.KeySpace}) }); ok {
+		t.onOpen(id)
+	}
+}
+
+// cellOf is the cell that act (a tap or a key the table handles) would
+// select, without selecting it: only the table knows which cell lies
+// under a point or holds its keyboard highlight.
+func (t *fitTable) cellOf(act func()) (widget.TableCellID, bool) {
+	selected, unselected := t.OnSelected, t.OnUnselected
+	var id widget.TableCellID
+	hit := false
+	t.OnSelected = func(c widget.TableCellID) { id, hit = c, true }
+	t.OnUnselected = nil
+	t.UnselectAll()
+	act()
+	t.UnselectAll()
+	t.OnSelected, t.OnUnselected = selected, unselected
+	return id, hit
 }
 
 // MinSize is the table's, and tall enough for every row when allRows
