@@ -317,10 +317,18 @@ func (s *BenchmarkScreen) onPlan() {
 		return // still building the screen
 	}
 	s.formBox.Objects = []fyne.CanvasObject{s.form().content()}
-	// The whole page is laid out again: a shorter form than the last
-	// would leave the last one's height as a gap above Run.
-	s.setup.Refresh()
+	s.relayout()
 	s.revalidate()
+}
+
+// relayout lays the whole page out again after a part of it changed its
+// height: a shorter form than the last left the last one's height as a
+// gap above Run, and a manifest's card shown under the Profile was drawn
+// over the plan's summary and Run.
+func (s *BenchmarkScreen) relayout() {
+	if s.setup != nil {
+		s.setup.Refresh()
+	}
 }
 
 // revalidate says what is wrong with the form, if anything, and enables

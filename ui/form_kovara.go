@@ -282,13 +282,17 @@ func (f *kovaraForm) fill(id, name, createdAt string, p engine.Plan) {
 	f.likeEndpoint, f.likeModel = f.s.endpointSelect.Selected, f.s.chosenModel()
 	f.likeBar.Show()
 	f.syncLike()
+	f.s.relayout()
 }
 
 // clearLike drops the run the form was filled from: the next run is a
 // plan of its own.
 func (f *kovaraForm) clearLike() {
 	f.like, f.likePlan, f.likeName, f.likeEndpoint, f.likeModel = nil, engine.Plan{}, "", "", ""
-	f.likeBar.Hide()
+	if f.likeBar.Visible() {
+		f.likeBar.Hide()
+		f.s.relayout()
+	}
 }
 
 // syncLike drops the run the form repeats once the form no longer asks
@@ -414,6 +418,7 @@ func (f *kovaraForm) useManifest(m *storage.Manifest) {
 		f.profileSelect.Options = nil
 		f.profileSelect.ClearSelected()
 		setEnabled(f.manifestForm, false, f.profileSelect)
+		s.relayout()
 		s.revalidate()
 		return
 	}
@@ -433,6 +438,7 @@ func (f *kovaraForm) useManifest(m *storage.Manifest) {
 		f.profileSelect.ClearSelected()
 		s.planNote.SetText("Choose a profile.")
 	}
+	s.relayout()
 	s.revalidate()
 }
 
