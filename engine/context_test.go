@@ -91,6 +91,9 @@ func contextAgainstTruth(t *testing.T) string {
 		Personality: sim.LlamaCpp, PrefillRate: 5000, PrefillDepthTokens: 4096,
 		TokenInterval: 5 * time.Millisecond, DecodeDepthTokens: 8192, BatchCapacity: 1, ContextLength: 16384,
 		RequestOverhead: 10 * time.Millisecond, RecordTruth: true,
+		// The depth model's cold prompts are cold: no slot serves their
+		// shared start from cache.
+		SlotCache: new(bool),
 	}
 	srv, url := startSim(t, cfg)
 	plan := DefaultContextPlan()
@@ -324,11 +327,11 @@ func TestContextRun(t *testing.T) {
 	if h := res.Headline(); !strings.Contains(h, "From a short prompt to 2048 tokens of context") || !strings.Contains(h, "as a cached follow-up") {
 		t.Errorf("headline: %s", h)
 	}
-	data, err := results.MarshalContext(res)
+	data, err := results.MarshalDocument(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := results.DecodeContext(data)
+	back, err := results.ContextDoc.Decode(data)
 	if err != nil || len(back.Depths) != 3 || back.Depths[2].Samples[1].FollowUp.Requests[0].CachedTokens == 0 {
 		t.Fatalf("round trip: %v", err)
 	}

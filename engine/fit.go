@@ -30,9 +30,26 @@ type ContextError struct {
 	// prompts to Context tokens without an error (seen in calibration:
 	// more words, no more prompt tokens).
 	Truncated bool
+	// Calibrated: calibration met the context (Met says how) after the
+	// check let the plan through: a prompt refused for it, or none near
+	// the target with room for the answers. Largest is then the longest
+	// input that fits (0 when the server said no context), and
+	// TokensPerWord and Overhead what calibration measured of this
+	// model's tokenizer (0 when it could not tell).
+	Calibrated    bool
+	Met           string
+	Largest       int
+	TokensPerWord float64
+	Overhead      int
+	// Accepted is the longest calibration prompt the server took, in
+	// tokens (0 for none): a bound when it said no context.
+	Accepted int
 }
 
 func (e *ContextError) Error() string {
+	if e.Calibrated {
+		return e.calibratedError()
+	}
 	need := e.Input + e.Output
 	msg := fmt.Sprintf("the plan asks for %d-token prompts and %d-token answers, %d tokens", e.Input, e.Output, need)
 	if need <= e.Context {
@@ -63,6 +80,41 @@ func (e *ContextError) Error() string {
 		lower = "--input-tokens or --output-tokens"
 	}
 	msg += ": lower " + lower + ", or start the server with a larger context"
+	if fix := results.ContextFix(e.Family); fix != "" {
+		msg += " (" + fix + ")"
+	}
+	return msg
+}
+
+// calibratedError is the sentence for a plan whose calibration met the
+// context: what happened, the largest input that fits, this tokenizer,
+// and the family's fix.
+func (e *ContextError) calibratedError() string {
+	msg := "calibration met the server's context before warmup: " + e.Met
+	if e.Context > 0 {
+		msg += fmt.Sprintf("; the server holds %d tokens per request", e.Context)
+		if e.Source != "" {
+			msg += " (from " + e.Source + ")"
+		}
+	}
+	msg += fmt.Sprintf(", and the plan asks for %d-token prompts and %d-token answers", e.Input, e.Output)
+	if e.TokensPerWord > 0 {
+		msg += fmt.Sprintf(" (this model's tokenizer makes about %.2f tokens of each prompt word, plus %d for the chat template and instruction)", e.TokensPerWord, max(e.Overhead, 0))
+	}
+	lower := e.Lower
+	if lower == "" {
+		lower = "--input-tokens"
+	}
+	if e.Largest > 0 {
+		msg += fmt.Sprintf(": the largest input that fits is %d tokens with %d-token answers; lower %s to %d or less, or start the server with a larger context",
+			e.Largest, e.Output, lower, e.Largest)
+	} else if safe := e.Accepted - e.Output; safe > 0 {
+		// No context said: a prompt it took, less the answers, fits.
+		msg += fmt.Sprintf(": the server does not say its context size, but it took a %d-token prompt, so an input of %d tokens fits with %d-token answers; lower %s to %d or less, or start the server with a larger context",
+			e.Accepted, safe, e.Output, lower, safe)
+	} else {
+		msg += fmt.Sprintf(": lower %s, or start the server with a larger context", lower)
+	}
 	if fix := results.ContextFix(e.Family); fix != "" {
 		msg += " (" + fix + ")"
 	}

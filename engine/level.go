@@ -75,7 +75,11 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 	loc.PromptCache = requestCache(oks)
 	if loc.PromptCache == nil && lv.prefixOK {
 		loc.PromptCache = &results.PromptCache{CachedTokens: lv.prefixCached, PromptTokens: lv.prefixPrompt,
-			Source: results.CacheFromMetrics, Metrics: lv.prefixNames}
+			Requests: len(loc.Samples.Requests), Source: results.CacheFromMetrics, Metrics: lv.prefixNames}
+	}
+	if pc := loc.PromptCache; pc != nil && r.sharedOK {
+		s := r.shared
+		pc.SharedTokens = &s
 	}
 	r.stamps.KernelStamped += lv.conns.KernelStamped
 	r.stamps.ReadStamped += lv.conns.ReadStamped
@@ -236,8 +240,8 @@ func strPtr(s string) *string {
 // successes carry it, else llama.cpp's timings.cache_n (whose prompt_n
 // counts only the tokens it evaluated). Nil when no success said.
 func requestCache(oks []*outcome) *results.PromptCache {
-	var usage, timings results.PromptCache
-	usage.Source, timings.Source = results.CacheFromUsage, results.CacheFromTimings
+	var usage, timings, promptN results.PromptCache
+	usage.Source, timings.Source, promptN.Source = results.CacheFromUsage, results.CacheFromTimings, results.CacheFromPromptN
 	for _, o := range oks {
 		if o.hasCached && o.promptTok > 0 {
 			usage.Requests++
@@ -249,14 +253,32 @@ func requestCache(oks []*outcome) *results.PromptCache {
 			timings.CachedTokens += int64(o.timingsCache)
 			timings.PromptTokens += int64(o.timingsCache + o.timingsIn)
 		}
+		if c, ok := o.cacheFromPromptN(); ok {
+			promptN.Requests++
+			promptN.CachedTokens += int64(c)
+			promptN.PromptTokens += int64(o.promptTok)
+		}
 	}
 	switch {
 	case usage.Requests > 0 && usage.Requests >= timings.Requests:
 		return &usage
 	case timings.Requests > 0:
 		return &timings
+	case promptN.Requests > 0:
+		return &promptN
 	}
 	return nil
+}
+
+// cacheFromPromptN is the prompt tokens an older llama.cpp build (b4748,
+// no cached_tokens and no cache_n) took from its slot's cache: its usage's
+// prompt_tokens less the timings.prompt_n it evaluated. ok is false when
+// the answer said its cache another way, or not enough to tell.
+func (o *outcome) cacheFromPromptN() (int, bool) {
+	if o.hasCached || o.hasCacheN || !o.hasTimings || !o.hasUsage || o.promptTok <= 0 || o.timingsIn <= 0 || o.timingsIn > o.promptTok {
+		return 0, false
+	}
+	return o.promptTok - o.timingsIn, true
 }
 
 // us is a duration in whole microseconds, the samples' unit.

@@ -443,7 +443,7 @@ func (m *merger) pool(j int) (*results.LevelSamples, results.LevelLocal) {
 // each shard read around the same level of the same server, already
 // count every shard's requests, so the widest reading stands.
 func mergeCache(cs []*results.PromptCache) *results.PromptCache {
-	for _, src := range []string{results.CacheFromUsage, results.CacheFromTimings} {
+	for _, src := range []string{results.CacheFromUsage, results.CacheFromTimings, results.CacheFromPromptN} {
 		var sum results.PromptCache
 		for _, c := range cs {
 			if c != nil && c.Source == src {
@@ -451,6 +451,7 @@ func mergeCache(cs []*results.PromptCache) *results.PromptCache {
 				sum.Requests += c.Requests
 				sum.CachedTokens += c.CachedTokens
 				sum.PromptTokens += c.PromptTokens
+				sum.SharedTokens = maxShared(sum.SharedTokens, c.SharedTokens)
 			}
 		}
 		if sum.Source != "" {
@@ -464,6 +465,15 @@ func mergeCache(cs []*results.PromptCache) *results.PromptCache {
 		}
 	}
 	return best
+}
+
+// maxShared is the larger of two shards' shared prefixes: each measured
+// its own, and the one that saw more shared stands for every request.
+func maxShared(a, b *int) *int {
+	if a == nil || b != nil && *b > *a {
+		return b
+	}
+	return a
 }
 
 // shiftMetrics puts a shard's /metrics series on the merged clock.

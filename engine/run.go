@@ -30,7 +30,15 @@ type runner struct {
 	// prefix: the server's /metrics has prefix-cache counters, read on
 	// both sides of each level through mc.
 	prefix bool
-	mc     *http.Client
+	// estimates: a Kovara method run, whose plan an estimate describes
+	// (estimate); the capacity search shares prepare but not the plan.
+	estimates bool
+	mc        *http.Client
+	// shared is the prompt tokens every request shares by design (chat
+	// template and instruction), measured by the shared-prefix pair when
+	// sharedOK (sharedprefix.go).
+	shared   int
+	sharedOK bool
 	// stamps counts how the measured levels' reads were stamped.
 	stamps connStats
 	// warmUsers is how many users warmup runs at once at most: the most
@@ -98,11 +106,15 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 	ctx, done := sess.bind(ctx)
 	defer done(&err)
 	r := &kovaraRun{runner: &runner{session: sess, plan: plan}, shard: sh}
+	sess.othersExpected = sh != nil && sh.Of > 1
 	r.file = r.newFile()
 	r.file.Local.FreshSeed = !plan.FixedSeed
 	r.startShard()
 	r.warmUsers = r.mostUsers()
+	r.estimates = true
 	obs.Live.start(r.clock, len(plan.Concurrency), r.measuredTotal())
+	// Calibration (as one request) and the warmup are the plan's work too.
+	obs.Live.expectPrep(1 + plan.Warmup)
 
 	defer r.release()
 	if err := r.prepare(ctx); err != nil {
@@ -178,14 +190,20 @@ func (r *runner) prepare(ctx context.Context) error {
 	if err := r.learnContext(ctx, r.plan.InputTokens, r.plan.OutputTokens, r.probeOut.ttft); err != nil {
 		return err
 	}
+	r.estimate(ctx)
 	r.mc = metricsClient(r.ep, r.base)
 	_, r.prefix = r.fetchPrefix(ctx)
+	if err := r.measureShared(ctx); err != nil {
+		return r.stop(ctx, err)
+	}
 	if err := r.calibrate(ctx); err != nil {
 		return r.stop(ctx, err)
 	}
+	r.obs.Live.prepared(1)
 	if err := r.warmup(ctx); err != nil {
 		return r.stop(ctx, err)
 	}
+	r.obs.Live.prepared(r.plan.Warmup)
 	return nil
 }
 

@@ -50,21 +50,35 @@ func Plural(n int, one, many string) string {
 }
 
 // CacheWarnShare is the share of a level's prompt tokens served from the
-// server's prompt cache above which its TTFT is no longer a cold prefill.
-// Below it sits the instruction every prompt starts with (a few dozen
-// tokens), which servers reuse between any two requests.
+// server's prompt cache, beyond what every request shares by design
+// (PromptCache.SharedTokens: the chat template and the instruction), above
+// which its TTFT is no longer a cold prefill. Under it sit the few leading
+// digits of the request numbers that neighbouring prompts share, and the
+// instruction itself in files that did not measure it.
 const CacheWarnShare = 0.05
 
 // PromptCacheHit finds the level whose prompts came most from the server's
-// prompt cache, when more than CacheWarnShare did: its concurrency and the
-// cached share. ok is false when no level crossed the line.
+// prompt cache beyond what the method shares by design, when more than
+// CacheWarnShare did: its concurrency and that share. ok is false when no
+// level crossed the line.
 func PromptCacheHit(f *File) (concurrency int, share float64, ok bool) {
-	for _, l := range f.Local.Levels {
-		if s := l.PromptCache.Share(); s > CacheWarnShare && s > share {
-			concurrency, share, ok = l.Concurrency, s, true
+	if l, s := promptCacheLevel(f); l != nil {
+		return l.Concurrency, s, true
+	}
+	return 0, 0, false
+}
+
+// promptCacheLevel is the level PromptCacheHit finds and its share beyond
+// the shared start, or nil.
+func promptCacheLevel(f *File) (*LevelLocal, float64) {
+	var worst *LevelLocal
+	share := 0.0
+	for i, l := range f.Local.Levels {
+		if s := l.PromptCache.Beyond(); s > CacheWarnShare && s > share {
+			worst, share = &f.Local.Levels[i], s
 		}
 	}
-	return concurrency, share, ok
+	return worst, share
 }
 
 // What stamped a run's chunks (local.receive_clock).

@@ -92,6 +92,13 @@ type Dist struct {
 	Max  float64  `json:"max"`
 }
 
+// MinP95 and MinP99 are the successes a level needs before its p95 and
+// p99 are reported (engine/stats computes them; the notes say them).
+const (
+	MinP95 = 20
+	MinP99 = 100
+)
+
 // At is the q-th percentile (50, 95 or 99); ok is false for a nil
 // distribution, an empty one, another q, or a tail the sample was too small
 // to report.
@@ -325,6 +332,9 @@ type Calibration struct {
 type CalibrationAttempt struct {
 	Words        int `json:"words"`
 	PromptTokens int `json:"prompt_tokens"`
+	// Refused: the server refused the prompt for its context and said
+	// how many tokens it was (PromptTokens).
+	Refused bool `json:"refused,omitempty"`
 }
 
 // ManifestLocal keeps the manifest's path and name for the user's eyes.
@@ -380,6 +390,11 @@ type Connections struct {
 const (
 	CacheFromUsage   = "usage.prompt_tokens_details.cached_tokens"
 	CacheFromTimings = "timings.cache_n"
+	// CacheFromPromptN: older llama.cpp builds (b4748) report neither
+	// cached_tokens nor cache_n, but their timings.prompt_n counts only
+	// the prompt tokens evaluated, so the rest of usage.prompt_tokens
+	// came from the slot's cache.
+	CacheFromPromptN = "usage.prompt_tokens-timings.prompt_n"
 	CacheFromMetrics = "/metrics"
 )
 
@@ -387,10 +402,29 @@ const (
 type PromptCache struct {
 	CachedTokens int64  `json:"cached_tokens"`
 	PromptTokens int64  `json:"prompt_tokens"` // all prompt tokens of the same requests (or counter window)
-	Requests     int    `json:"requests"`      // requests the figures cover (0 for counters)
+	Requests     int    `json:"requests"`      // requests the figures cover (for counters: the level's requests)
 	Source       string `json:"source"`        // one of the CacheFrom constants
 	// Metrics names the counters when Source is /metrics.
 	Metrics string `json:"metrics,omitempty"`
+	// SharedTokens is what every request of the method shares by design
+	// (the chat template and the instruction), per request, as the run
+	// measured it before warmup (a pair of prompts with no words: the
+	// second's cached tokens); nil when the server did not say. Only
+	// cached tokens beyond it are a problem.
+	SharedTokens *int `json:"shared_tokens,omitempty"`
+}
+
+// Beyond is the cached part of the prompt tokens beyond what every
+// request shares by design (SharedTokens per request), 0 to 1.
+func (p *PromptCache) Beyond() float64 {
+	if p == nil || p.PromptTokens <= 0 {
+		return 0
+	}
+	c := p.CachedTokens
+	if p.SharedTokens != nil {
+		c -= int64(*p.SharedTokens) * int64(p.Requests)
+	}
+	return max(float64(c), 0) / float64(p.PromptTokens)
 }
 
 // Share is the cached part of the prompt tokens, 0 to 1.

@@ -34,6 +34,9 @@ const (
 	WarnTelemetry   = "telemetry"
 	WarnQueueing    = "queueing"
 	WarnRun         = "run" // said by the engine while it ran (Local.Warnings)
+	// WarnForeignLoad: another client used the server during a level
+	// (local.server_metrics.foreign_load).
+	WarnForeignLoad = "foreign_load"
 )
 
 // Warning is one thing a reader of a result must know, in the words every
@@ -71,6 +74,9 @@ func Warnings(f *File) []Warning {
 	}
 	if t := calibrationText(f); t != "" {
 		add(SeverityProblem, WarnCalibration, "%s", t)
+	}
+	for _, t := range ForeignLoadProblems(f.Local.ServerMetrics) {
+		add(SeverityProblem, WarnForeignLoad, "%s", t)
 	}
 	if t := queueingText(f, runs); t != "" {
 		// A capacity search goes past the server's slots on purpose:
@@ -267,32 +273,55 @@ func ClassName(class string) string {
 }
 
 // PromptCacheText says that a level's TTFT came partly from the server's
-// prompt cache, how the server said so and what to do, or "".
+// prompt cache beyond what every request of the method shares by design,
+// how the server said so and what to do, or "".
 func PromptCacheText(f *File) string {
-	c, share, ok := PromptCacheHit(f)
-	if !ok {
+	l, beyond := promptCacheLevel(f)
+	if l == nil {
 		return ""
 	}
-	var pc *PromptCache
-	for _, l := range f.Local.Levels {
-		if l.Concurrency == c && l.PromptCache.Share() == share {
-			pc = l.PromptCache
-			break
-		}
-	}
+	c, pc := l.Concurrency, l.PromptCache
 	how := "the server's own count per request, " + pc.Source
 	switch pc.Source {
 	case CacheFromMetrics:
 		how = "the server-wide counters " + pc.Metrics + ", so other traffic would count too"
+	case CacheFromPromptN:
+		how = "the server's own count per request: its usage.prompt_tokens less the timings.prompt_n it evaluated"
 	case "":
 		how = "as the server reported it"
 	}
-	advice := "these prompts were new to this run, so the server shares more between them than the instruction: check its prompt-cache settings"
+	what := fmt.Sprintf("at concurrency %d the server took %.0f%% of the prompt tokens (%d of %d) from its prompt cache",
+		c, 100*pc.Share(), pc.CachedTokens, pc.PromptTokens)
+	if s := pc.SharedTokens; s != nil && *s > 0 {
+		what += fmt.Sprintf(", %.0f%% beyond the %d %s per request that every request shares by design (the chat template and the method's instruction)",
+			100*beyond, *s, Plural(*s, "token", "tokens"))
+	}
+	advice := "these prompts were new to this run, yet the server reused more of them than the template and instruction they all start with: another client may have sent the same prompts, or its cache matches more than the start of a prompt"
 	if !f.Local.FreshSeed && len(f.Runs) > 0 {
 		advice = fmt.Sprintf("the seed was fixed (--seed %d) and the server had seen these prompts before; leave the seed out for new prompts each run", f.Runs[0].Seed)
 	}
-	return fmt.Sprintf("at concurrency %d the server took %.0f%% of the prompt tokens (%d of %d) from its prompt cache (%s): TTFT there measures cache hits, not a cold prefill; %s",
-		c, 100*share, pc.CachedTokens, pc.PromptTokens, how, advice)
+	family := ""
+	if d := f.Local.Detection; d != nil {
+		family = d.Family
+	}
+	return fmt.Sprintf("%s (%s): TTFT there measures cache hits, not a cold prefill; %s; %s", what, how, advice, CacheFix(family))
+}
+
+// CacheFix is what a family's server does with prompts it has seen and
+// the setting that turns it off, in a person's words (flags as each
+// server's own help names them).
+func CacheFix(family string) string {
+	switch family {
+	case FamilyLlamaCpp:
+		return "llama-server reuses the start of prompts it has seen: each slot keeps its last prompt (unless a request sends cache_prompt: false), --cache-reuse N also reuses matching pieces of at least N tokens (off unless set), and newer builds keep finished prompts in memory too (--cache-ram N, in MiB; --cache-ram 0 turns that off)"
+	case FamilyVLLM:
+		return "vLLM reuses the start of prompts it has seen (automatic prefix caching, on by default since its V1 engine): start it with --no-enable-prefix-caching to measure cold prefills"
+	case FamilySGLang:
+		return "SGLang reuses any start of a prompt it has seen (its radix cache, on by default): start it with --disable-radix-cache to measure cold prefills"
+	case FamilyOllama:
+		return "Ollama reuses the start of a prompt within a loaded model and documents no setting to turn that off"
+	}
+	return "check the server's prompt-cache settings"
 }
 
 func calibrationText(f *File) string {
@@ -313,7 +342,7 @@ func ignoreEOSText(f *File, runs []Run) string {
 		if len(runs) > 0 {
 			out = runs[0].OutputTokens
 		}
-		return fmt.Sprintf("the server refused ignore_eos: answers may stop before %d tokens, so throughput is less comparable", out)
+		return fmt.Sprintf("the server refused ignore_eos, the setting that asks for answers of exactly the requested length: answers may stop before %d tokens, so throughput is less comparable", out)
 	}
 	var short []string
 	for _, r := range runs {
@@ -324,7 +353,7 @@ func ignoreEOSText(f *File, runs []Run) string {
 	if len(short) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("ignore_eos was not honoured at concurrency %s: some answers stopped before %d tokens, so throughput is less comparable",
+	return fmt.Sprintf("at concurrency %s the server ignored ignore_eos, the setting that asks for answers of exactly the requested length: some answers stopped before %d tokens, so throughput is less comparable",
 		strings.Join(short, ", "), runs[0].OutputTokens)
 }
 
@@ -336,6 +365,7 @@ func chunkCounted(runs []Run) bool {
 // successes, or "".
 func tailsText(runs []Run) string {
 	var no95, no99 []string
+	asked := 0
 	for _, r := range runs {
 		d := r.Metrics.TTFTMs
 		if d == nil || d.N == 0 {
@@ -345,16 +375,26 @@ func tailsText(runs []Run) string {
 		switch {
 		case d.P95 == nil && !slices.Contains(no95, c):
 			no95 = append(no95, c)
-		case d.P95 != nil && d.P99 == nil && r.Requests >= 100 && !slices.Contains(no99, c):
+		case d.P95 != nil && d.P99 == nil && !slices.Contains(no99, c):
 			no99 = append(no99, c)
 		}
+		asked = max(asked, r.Requests)
+	}
+	// A plan of fewer requests than a percentile needs is said as such:
+	// the "—" is the plan's size, not a fault of the server.
+	var why95, why99 string
+	if asked < MinP95 {
+		why95 = fmt.Sprintf("; the plan asks %d a level", asked)
+	}
+	if asked < MinP99 {
+		why99 = fmt.Sprintf("; the plan asks %d a level, so ask %d or more for a p99", asked, MinP99)
 	}
 	var parts []string
 	if len(no95) > 0 {
-		parts = append(parts, fmt.Sprintf("p95 and p99 are missing at concurrency %s (fewer than 20 successes)", strings.Join(no95, ", ")))
+		parts = append(parts, fmt.Sprintf("p95 and p99 are missing at concurrency %s (a percentile needs %d successes for p95 and %d for p99%s)", JoinAnd(no95), MinP95, MinP99, why95))
 	}
 	if len(no99) > 0 {
-		parts = append(parts, fmt.Sprintf("p99 is missing at concurrency %s (fewer than 100 successes)", strings.Join(no99, ", ")))
+		parts = append(parts, fmt.Sprintf("p99 is missing at concurrency %s (fewer than %d successes%s)", JoinAnd(no99), MinP99, why99))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -386,7 +426,7 @@ func mergedText(f *File) string {
 	if share == 0 {
 		return ""
 	}
-	return fmt.Sprintf("at concurrency %d, %.0f%% of the token gaps (%d of %d) were two chunks read from the socket together, counted as 0 ms in ITL: the client read late or the server sent them at once, so the low end of ITL there is not the decode pace",
+	return fmt.Sprintf("at concurrency %d, %.0f%% of the gaps between tokens (%d of %d) were two chunks read from the socket together (the client read late, or the server sent them at once): each such gap counts as 0 ms, so the low end of ITL (inter-token latency) there is not the model's decode pace",
 		worst, 100*share, l.MergedGaps, l.Gaps)
 }
 

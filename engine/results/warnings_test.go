@@ -48,24 +48,31 @@ func TestWarnings(t *testing.T) {
 			f.Local.FreshSeed = false
 			f.Local.Levels[1].PromptCache = &PromptCache{CachedTokens: 900, PromptTokens: 1000, Source: CacheFromTimings}
 		}, WarnPromptCache, SeverityProblem,
-			"at concurrency 8 the server took 90% of the prompt tokens (900 of 1000) from its prompt cache (the server's own count per request, timings.cache_n): TTFT there measures cache hits, not a cold prefill; the seed was fixed (--seed 7) and the server had seen these prompts before; leave the seed out for new prompts each run"},
+			"at concurrency 8 the server took 90% of the prompt tokens (900 of 1000) from its prompt cache (the server's own count per request, timings.cache_n): TTFT there measures cache hits, not a cold prefill; the seed was fixed (--seed 7) and the server had seen these prompts before; leave the seed out for new prompts each run; check the server's prompt-cache settings"},
 		{"calibration", func(f *File) {
 			pt := 980
 			f.Local.Calibration = &Calibration{TargetTokens: 1024, PromptTokens: &pt, Attempts: make([]CalibrationAttempt, 2)}
 		}, WarnCalibration, SeverityProblem, "prompt calibration did not converge in 2 requests: prompts are about 980 tokens against the 1024 asked for"},
 		{"ignore_eos refused", func(f *File) { f.Local.Compat.IgnoreEOS = false }, WarnIgnoreEOS, SeverityNote,
-			"the server refused ignore_eos: answers may stop before 256 tokens, so throughput is less comparable"},
+			"the server refused ignore_eos, the setting that asks for answers of exactly the requested length: answers may stop before 256 tokens, so throughput is less comparable"},
 		{"ignore_eos not honoured", func(f *File) { f.Runs[1].Environment.IgnoreEOSHonoured = &no }, WarnIgnoreEOS, SeverityNote,
-			"ignore_eos was not honoured at concurrency 8: some answers stopped before 256 tokens, so throughput is less comparable"},
+			"at concurrency 8 the server ignored ignore_eos, the setting that asks for answers of exactly the requested length: some answers stopped before 256 tokens, so throughput is less comparable"},
 		{"chunks", func(f *File) { f.Runs[0].Metrics.TokenCountMethod = TokenCountStreamChunks }, WarnChunkCounts, SeverityNote,
 			"the server did not report token usage: tokens were counted as stream chunks, and a chunk may hold more than one token"},
 		{"tails", func(f *File) {
 			f.Runs[0].Metrics.TTFTMs.P99 = nil
 			f.Runs[1].Metrics.TTFTMs.P95, f.Runs[1].Metrics.TTFTMs.P99 = nil, nil
 		}, WarnTails, SeverityNote,
-			"p95 and p99 are missing at concurrency 8 (fewer than 20 successes); p99 is missing at concurrency 1 (fewer than 100 successes)"},
+			"p95 and p99 are missing at concurrency 8 (a percentile needs 20 successes for p95 and 100 for p99); p99 is missing at concurrency 1 (fewer than 100 successes)"},
+		{"tails of a small plan", func(f *File) {
+			for i := range f.Runs {
+				f.Runs[i].Requests = 50
+				f.Runs[i].Metrics.TTFTMs.P99 = nil
+			}
+		}, WarnTails, SeverityNote,
+			"p99 is missing at concurrency 1 and 8 (fewer than 100 successes; the plan asks 50 a level, so ask 100 or more for a p99)"},
 		{"merged", func(f *File) { f.Local.Levels[1].Gaps, f.Local.Levels[1].MergedGaps = 20000, 1600 }, WarnMerged, SeverityNote,
-			"at concurrency 8, 8% of the token gaps (1600 of 20000) were two chunks read from the socket together, counted as 0 ms in ITL: the client read late or the server sent them at once, so the low end of ITL there is not the decode pace"},
+			"at concurrency 8, 8% of the gaps between tokens (1600 of 20000) were two chunks read from the socket together (the client read late, or the server sent them at once): each such gap counts as 0 ms, so the low end of ITL (inter-token latency) there is not the model's decode pace"},
 		{"telemetry", func(f *File) {
 			f.Local.Telemetry = &Telemetry{Warnings: []string{"GPU telemetry stopped: nvidia-smi exited"}}
 		}, WarnTelemetry, SeverityNote,
@@ -100,6 +107,61 @@ func TestWarnings(t *testing.T) {
 			h := Headline(f, ws)
 			if (h == "Complete.") == (tt.sev == SeverityProblem) {
 				t.Errorf("headline %q with a %s", h, tt.sev)
+			}
+		})
+	}
+}
+
+// TestPromptCacheBeyondShared: what every request shares by design (the
+// template and the instruction, measured per run) is never a problem;
+// only the cached share beyond it is, and its sentence names the family's
+// own setting.
+func TestPromptCacheBeyondShared(t *testing.T) {
+	t.Parallel()
+	n := func(v int) *int { return &v }
+	// 100 requests of about 270 prompt tokens, 16 of each shared by
+	// design: 1,600 of 27,000 (6 %) from cache, as on a fresh llama-server.
+	const requests, prompt = 100, 27000
+	tests := []struct {
+		name    string
+		pc      PromptCache
+		family  string
+		fresh   bool
+		problem bool
+		words   []string
+	}{
+		{"the shared start only", PromptCache{CachedTokens: 1600, PromptTokens: prompt, Requests: requests, Source: CacheFromUsage, SharedTokens: n(16)},
+			FamilyLlamaCpp, true, false, nil},
+		{"the shared start, from b4748's prompt_n", PromptCache{CachedTokens: 1600, PromptTokens: prompt, Requests: requests, Source: CacheFromPromptN, SharedTokens: n(16)},
+			FamilyLlamaCpp, true, false, nil},
+		{"counters over the level's requests", PromptCache{CachedTokens: 1600, PromptTokens: prompt, Requests: requests, Source: CacheFromMetrics, Metrics: "vllm:prefix_cache_hits_total", SharedTokens: n(16)},
+			FamilyVLLM, true, false, nil},
+		{"a file that did not measure it", PromptCache{CachedTokens: 1600, PromptTokens: prompt, Requests: requests, Source: CacheFromUsage},
+			FamilyLlamaCpp, true, true, []string{"6% of the prompt tokens (1600 of 27000)", "llama-server"}},
+		{"a fixed seed met llama.cpp's cache", PromptCache{CachedTokens: 25000, PromptTokens: prompt, Requests: requests, Source: CacheFromTimings, SharedTokens: n(16)},
+			FamilyLlamaCpp, false, true, []string{"93% of the prompt tokens (25000 of 27000)", "87% beyond the 16 tokens per request that every request shares by design", "--seed 7", "--cache-reuse", "--cache-ram 0", "cache_prompt"}},
+		{"fresh prompts, vLLM", PromptCache{CachedTokens: 8000, PromptTokens: prompt, Requests: requests, Source: CacheFromMetrics, Metrics: "vllm:prefix_cache_hits_total", SharedTokens: n(16)},
+			FamilyVLLM, true, true, []string{"24% beyond the 16 tokens", "these prompts were new to this run", "--no-enable-prefix-caching", "server-wide counters"}},
+		{"SGLang", PromptCache{CachedTokens: 8000, PromptTokens: prompt, Requests: requests, Source: CacheFromUsage, SharedTokens: n(16)},
+			FamilySGLang, true, true, []string{"--disable-radix-cache"}},
+		{"Ollama", PromptCache{CachedTokens: 8000, PromptTokens: prompt, Requests: requests, Source: CacheFromUsage, SharedTokens: n(16)},
+			FamilyOllama, true, true, []string{"documents no setting"}},
+		{"b4748's own count", PromptCache{CachedTokens: 8000, PromptTokens: prompt, Requests: requests, Source: CacheFromPromptN, SharedTokens: n(16)},
+			FamilyLlamaCpp, true, true, []string{"usage.prompt_tokens less the timings.prompt_n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pc := tt.pc
+			f := &File{Complete: true, Runs: []Run{{Concurrency: 4, Requests: requests, Seed: 7}},
+				Local: Local{FreshSeed: tt.fresh, Detection: &Detection{Family: tt.family}, Levels: []LevelLocal{{Concurrency: 4, PromptCache: &pc}}}}
+			text := PromptCacheText(f)
+			if _, _, hit := PromptCacheHit(f); hit != tt.problem || (text != "") != tt.problem {
+				t.Fatalf("problem %v (%q), want %v", hit, text, tt.problem)
+			}
+			for _, w := range tt.words {
+				if !strings.Contains(text, w) {
+					t.Errorf("%q lacks %q", text, w)
+				}
 			}
 		})
 	}
@@ -170,14 +232,11 @@ func TestWarningsRepeatedLevels(t *testing.T) {
 		{Concurrency: 8, Requests: 24, Metrics: Metrics{RequestsOK: 20, RequestsError: 4, TTFTMs: d}},
 		{Concurrency: 8, Requests: 24, Metrics: Metrics{RequestsOK: 23, RequestsTimeout: 1, TTFTMs: d}},
 	}}
-	var got []string
-	for _, w := range Warnings(f) {
-		got = append(got, w.Text)
-	}
+	got, _ := Split(Warnings(f))
 	want := []string{
 		"4 of 24 requests failed at concurrency 8 (HTTP 503: 4); the figures describe the 20 that succeeded",
 		"1 of 24 requests failed at concurrency 8 (timeout: 1); the figures describe the 23 that succeeded",
-		"at concurrency 8 the server took 50% of the prompt tokens (500 of 1000) from its prompt cache (the server's own count per request, usage.prompt_tokens_details.cached_tokens): TTFT there measures cache hits, not a cold prefill; these prompts were new to this run, so the server shares more between them than the instruction: check its prompt-cache settings",
+		"at concurrency 8 the server took 50% of the prompt tokens (500 of 1000) from its prompt cache (the server's own count per request, usage.prompt_tokens_details.cached_tokens): TTFT there measures cache hits, not a cold prefill; these prompts were new to this run, yet the server reused more of them than the template and instruction they all start with: another client may have sent the same prompts, or its cache matches more than the start of a prompt; check the server's prompt-cache settings",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)

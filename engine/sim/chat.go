@@ -225,13 +225,13 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 		}
 		break
 	}
-	j.prompt = words + s.cfg.TemplateOverhead
+	j.prompt = s.cfg.wordTokens(words) + s.cfg.TemplateOverhead
 	if *s.cfg.PromptCache {
 		var texts []string
 		for _, m := range req.Messages {
 			texts = append(texts, m.Content...)
 		}
-		j.cached = s.cfg.cachedTokens(s.cache.take(blockKeys(texts)), j.prompt)
+		j.cached = s.cfg.cachedTokens(s.cfg.wordTokens(s.cache.take(blockKeys(texts), *s.cfg.SlotCache)), j.prompt)
 		s.queriedTotal.Add(int64(j.prompt))
 		s.cachedTotal.Add(int64(j.cached))
 	}
@@ -249,6 +249,11 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 		// Ollama cuts the prompt to num_ctx without an error and says
 		// so only in its log ("truncating input prompt").
 		j.prompt = s.cfg.ContextLength
+	}
+	if p == LlamaCpp && j.prompt >= s.cfg.ContextLength {
+		// llama-server's own words (b9749, docs/servers.md).
+		return nil, badRequest("request (%d tokens) exceeds the available context size (%d tokens), try increasing it",
+			j.prompt, s.cfg.ContextLength)
 	}
 	if need := j.prompt + j.maxTokens; need > s.cfg.ContextLength && p != Ollama {
 		return nil, badRequest("this model's context holds %d tokens, but the request needs %d (%d in the messages, %d for the completion)",

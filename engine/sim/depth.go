@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math"
 	"time"
 )
 
@@ -42,6 +43,14 @@ func (c *Config) decodeDepth(ctx int) float64 {
 	return 1 + float64(ctx)/float64(c.DecodeDepthTokens)
 }
 
+// wordTokens is the prompt tokens of words words (TokensPerWord).
+func (c *Config) wordTokens(words int) int {
+	if c.TokensPerWord <= 0 || c.TokensPerWord == 1 {
+		return words
+	}
+	return int(math.Round(float64(words) * c.TokensPerWord))
+}
+
 // cachedTokens is what the prompt cache serves of a prompt of prompt
 // tokens whose first hit words it has seen: the template's tokens come
 // first, so they are cached too, and a server always evaluates at least
@@ -80,7 +89,7 @@ func (c Config) DecodeTime(prompt, n int) time.Duration {
 // before: the shared words in whole cache blocks, and the template.
 func (c Config) CachedPrefix(sharedWords, prompt int) int {
 	c = c.withDefaults()
-	return c.cachedTokens(sharedWords/cacheBlock*cacheBlock, prompt)
+	return c.cachedTokens(c.wordTokens(sharedWords/cacheBlock*cacheBlock), prompt)
 }
 
 // DepthTruth is what the depth model says a context plan measures of one

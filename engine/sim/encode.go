@@ -358,6 +358,21 @@ func (s *Server) buildInfo() string { return s.cfg.Version + "-5eed5ee" }
 
 // metricsText renders /metrics in the Prometheus text format, with vLLM's
 // or llama.cpp's names.
+// slotsJSON is llama-server's /slots: one entry a slot, the admitted
+// requests' slots busy (is_processing), across every client.
+func (s *Server) slotsJSON() []byte {
+	running, _ := s.sched.counts()
+	type slot struct {
+		ID           int  `json:"id"`
+		IsProcessing bool `json:"is_processing"`
+	}
+	slots := make([]slot, s.cfg.BatchCapacity)
+	for i := range slots {
+		slots[i] = slot{ID: i, IsProcessing: i < running}
+	}
+	return jsonBytes(slots)
+}
+
 func (s *Server) metricsText() []byte {
 	running, waiting := s.sched.counts()
 	kv := float64(s.kvTokens.Load()) / float64(s.cfg.KVCacheTokens)

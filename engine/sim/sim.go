@@ -77,6 +77,11 @@ type Config struct {
 	// prompt_tokens, standing in for a chat template. 0 means the default
 	// of 11; a negative value means no overhead.
 	TemplateOverhead int
+	// TokensPerWord is how many tokens each word of a prompt costs, as a
+	// real tokenizer makes more tokens than words (1.29 for the method's
+	// words on a phi-3 vocabulary): prompt_tokens is the words times it,
+	// rounded, plus the template. 0 means 1.
+	TokensPerWord float64
 
 	PrefillRate   float64       // prompt tokens per second; default 40000
 	TokenInterval time.Duration // decode interval of one sequence at batch size 1; default 20ms
@@ -150,6 +155,12 @@ type Config struct {
 	// timings.cache_n; vLLM and SGLang: their /metrics counters). Nil
 	// means on for the llamacpp personality and off for the others.
 	PromptCache *bool
+	// SlotCache makes the prompt cache also match a prompt's start word
+	// by word, as llama.cpp's slots match to the token: every prompt of
+	// the method is served its shared start (template, instruction,
+	// "Request") from cache. Nil means on for the llamacpp personality
+	// and off for the others (vLLM caches whole blocks only).
+	SlotCache *bool
 
 	RecordTruth   bool // keep per-request ground truth (tests); off keeps memory flat
 	HugeLineBytes int  // JSON length of the FaultHugeLine line; default 20 MiB
@@ -184,6 +195,11 @@ type Config struct {
 	// /metrics…) answers 401 "Invalid API Key" unless the request carries
 	// "Authorization: Bearer APIKey" (engine/testdata/llamacpp-b9749/apikey-*).
 	APIKey string
+
+	// NoMetrics plays llama-server without --metrics: /metrics answers
+	// 501. Slots plays it with --slots: GET /slots lists its
+	// BatchCapacity slots, each with is_processing, busy ones first.
+	NoMetrics, Slots bool
 
 	bodyLimit int64 // request body limit; tests lower it
 }
@@ -254,6 +270,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.CloseAfterStream = personalityDefault(c.CloseAfterStream, c.Personality == LlamaCpp)
 	c.PromptCache = personalityDefault(c.PromptCache, c.Personality == LlamaCpp)
+	c.SlotCache = personalityDefault(c.SlotCache, c.Personality == LlamaCpp)
 	c.SpecDecode = c.SpecDecode.withDefaults()
 	if c.ReasoningTokens < 0 {
 		c.ReasoningTokens = 0
@@ -460,6 +477,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/debug/truth" && s.cfg.RecordTruth:
 		// Ground truth for a client in another process (accuracy checks).
 		s.get(w, r, "application/json", jsonBytes(s.Timings()))
+	case path == "/slots" && p == LlamaCpp && s.cfg.Slots:
+		s.get(w, r, "application/json; charset=utf-8", s.slotsJSON())
+	case path == "/metrics" && p == LlamaCpp && s.cfg.NoMetrics:
+		s.writeError(w, http.StatusNotImplemented, "This server does not support metrics endpoint. Start it with `--metrics`", "not_supported_error")
 	case path == "/metrics" && (p == VLLM || p == LlamaCpp || p == SGLang):
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			s.methodNotAllowed(w, "GET")

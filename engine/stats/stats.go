@@ -13,9 +13,10 @@ import (
 // Minimum sample sizes before a tail percentile may be reported (the
 // median needs one sample). Below them the tail is left out rather than
 // filled with the maximum.
+// They live in results, whose tables and notes say them.
 const (
-	MinP95 = 20
-	MinP99 = 100
+	MinP95 = results.MinP95
+	MinP99 = results.MinP99
 )
 
 // Quantile returns the Hyndman–Fan type 7 quantile (numpy's "linear") of a

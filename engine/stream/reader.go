@@ -168,12 +168,18 @@ func (r *Reader) Next() bool {
 			}
 		}
 		switch string(name) {
-		case "data":
+		case "data", "error":
 			if r.pendingComplete() {
 				// Leave this line unread: it starts the next event.
 				return true
 			}
 			r.consume()
+			if name[0] == 'e' {
+				// llama.cpp (b4748) sends a failure inside a stream as a
+				// field of its own, "error: {...}", where others send an
+				// error event's data: taken as an event of type "error".
+				r.typ = append(r.typ[:0], "error"...)
+			}
 			extra := len(value)
 			if r.hasData {
 				extra++

@@ -131,6 +131,8 @@ func TestReaderEvents(t *testing.T) {
 		{"usage only final chunk", "data: " + chunk2 + "\n\ndata: " + usage + "\n\ndata: [DONE]\n\n",
 			[]event{{"", chunk2}, {"", usage}, {"", "[DONE]"}}},
 		{"error payload", "data: " + errObj + "\n\n", []event{{"", errObj}}},
+		// llama.cpp b4748's failure inside a stream (engine/testdata/llamacpp-b4748/context-stream.sse).
+		{"error field", "error: " + errObj + "\n\ndata: [DONE]\n\n", []event{{"error", errObj}, {"", "[DONE]"}}},
 		{"trailing data without newline", "data: " + chunk1 + "\n\ndata: [DONE]",
 			[]event{{"", chunk1}, {"", "[DONE]"}}},
 		{"trailing data without blank line", "data: a\ndata: b\n", []event{{"", "a\nb"}}},
