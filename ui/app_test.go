@@ -247,6 +247,9 @@ func TestPlanFieldsValidateInline(t *testing.T) {
 			if !b.runButton.Disabled() || !strings.Contains(b.planNote.Text, tc.want) {
 				t.Errorf("%q: run enabled=%v note %q, want disabled mentioning %q", tc.value, !b.runButton.Disabled(), b.planNote.Text, tc.want)
 			}
+			if b.planNote.Importance != widget.WarningImportance {
+				t.Errorf("%q: why the plan cannot run is not in the warning colour", tc.value)
+			}
 			if tc.entry.Validate() == nil && tc.value != "4" {
 				t.Errorf("%q: the field itself should show the error", tc.value)
 			}
@@ -254,6 +257,9 @@ func TestPlanFieldsValidateInline(t *testing.T) {
 		}
 		if b.runButton.Disabled() {
 			t.Errorf("restored form should be runnable: %q", b.planNote.Text)
+		}
+		if b.planNote.Importance == widget.WarningImportance {
+			t.Errorf("the plan's summary %q is in the warning colour", b.planNote.Text)
 		}
 	})
 }

@@ -343,7 +343,7 @@ func (s *BenchmarkScreen) revalidate() {
 	}
 	defer func() {
 		if s.failNote != "" {
-			s.planNote.SetText(s.failNote)
+			s.sayPlan(s.failNote, true)
 		}
 	}()
 	// Run again like a run holds while the form asks for it; the quick
@@ -364,7 +364,7 @@ func (s *BenchmarkScreen) revalidate() {
 		}
 	}
 	if err != nil {
-		s.planNote.SetText(err.Error())
+		s.sayPlan(err.Error(), true)
 		s.runButton.Disable()
 		return
 	}
@@ -372,8 +372,23 @@ func (s *BenchmarkScreen) revalidate() {
 	if st, ok := f.(interface{ startsServer() bool }); ok && st.startsServer() {
 		note = "" // the server is not up yet: the plan starts it
 	}
-	s.planNote.SetText(f.summary() + note)
+	s.sayPlan(f.summary()+note, false)
 	s.runButton.Enable()
+}
+
+// sayPlan puts text under the plan: in the warning colour when it says
+// why the plan cannot run (or could not), plainly when it is the plan's
+// summary.
+func (s *BenchmarkScreen) sayPlan(text string, warn bool) {
+	imp := widget.MediumImportance
+	if warn {
+		imp = widget.WarningImportance
+	}
+	if s.planNote.Importance != imp {
+		s.planNote.Importance = imp
+		s.planNote.Refresh()
+	}
+	s.planNote.SetText(text)
 }
 
 // show swaps the Benchmark place's view.

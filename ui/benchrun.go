@@ -189,5 +189,5 @@ func (s *BenchmarkScreen) runFailed(err error) {
 // the person changes the form (revalidate).
 func (s *BenchmarkScreen) refuse(why string) {
 	s.failNote = why
-	s.planNote.SetText(why)
+	s.sayPlan(why, true)
 }

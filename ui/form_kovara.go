@@ -436,7 +436,7 @@ func (f *kovaraForm) useManifest(m *storage.Manifest) {
 		f.profileSelect.SetSelected(p)
 	} else {
 		f.profileSelect.ClearSelected()
-		s.planNote.SetText("Choose a profile.")
+		s.sayPlan("Choose a profile.", true)
 	}
 	s.relayout()
 	s.revalidate()
@@ -456,7 +456,7 @@ func (f *kovaraForm) onProfile(name string) {
 	}
 	p, _ := f.plan()
 	if err := f.manifest.ApplyProfile(&p, name); err != nil {
-		f.s.planNote.SetText(err.Error())
+		f.s.sayPlan(err.Error(), true)
 		return
 	}
 	f.inputEntry.SetText(fmt.Sprint(p.InputTokens))

@@ -101,7 +101,7 @@ func (s *BenchmarkScreen) restoreForm() {
 	s.saver = &formSaver{store: store, last: st, failed: func(err error) {
 		s.u.do(func() {
 			s.failNote = "The form could not be kept for the next start: " + err.Error() + "."
-			s.planNote.SetText(s.failNote)
+			s.sayPlan(s.failNote, true)
 		})
 	}}
 }
