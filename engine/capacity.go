@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
@@ -447,12 +446,7 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 
 func newCapacityResult(r *runner, plan CapacityPlan) *results.CapacityResult {
 	return &results.CapacityResult{
-		Format:        results.FormatCapacity,
-		FormatVersion: 1,
-		About: "Kovara Desktop's capacity plan: how many users at once the server serves within a service level, " +
-			"measured with the Kovara method's closed-loop levels. Not a Kovara benchmark record; never publishable.",
-		CreatedAt: r.t0.UTC().Format(time.RFC3339),
-		Model:     r.model,
+		PlanHeader: results.CapacityDoc.Header(r.t0, r.model),
 		Settings: results.CapacitySettings{
 			UserTPS: plan.UserTPS, TTFTP95Ms: plan.TTFTP95Ms,
 			InputTokens: plan.InputTokens, OutputTokens: plan.OutputTokens,

@@ -193,7 +193,7 @@ func scriptedCapacity(t *testing.T, plan CapacityPlan, fig func(c, k int) capaci
 		s.add(c, step, len(missed) == 0, f.outputTPS)
 	}
 	r := &results.CapacityResult{
-		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "kovara-sim-8b",
+		PlanHeader: results.PlanHeader{Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "kovara-sim-8b"},
 		Settings: results.CapacitySettings{UserTPS: plan.UserTPS, TTFTP95Ms: plan.TTFTP95Ms, InputTokens: plan.InputTokens, OutputTokens: plan.OutputTokens,
 			MaxConcurrency: plan.MaxConcurrency, Tolerance: capacityTolerance},
 		Probes: probes,
@@ -335,11 +335,11 @@ func TestCapacityRecords(t *testing.T) {
 	if res.Settings.RequestsRule != "max(20, 3 × concurrency)" || res.Local.Plan != "capacity" {
 		t.Errorf("settings %+v, local plan %q", res.Settings, res.Local.Plan)
 	}
-	data, err := results.MarshalCapacity(res)
+	data, err := results.MarshalDocument(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := results.DecodeCapacity(data)
+	back, err := results.CapacityDoc.Decode(data)
 	if err != nil || answerText(back.Answer) != answerText(res.Answer) || len(back.Runs) != len(res.Runs) {
 		t.Fatalf("round trip: %v, %+v", err, back)
 	}
@@ -718,10 +718,10 @@ func disturbedCapacity(t *testing.T) *results.CapacityResult {
 		t.Fatal("the search goes on after the scenario's last probe")
 	}
 	r := &results.CapacityResult{
-		Format: results.FormatCapacity, FormatVersion: 1, Complete: true,
-		Settings: shared.Settings,
-		Probes:   probes,
-		Answer:   s.answer(),
+		PlanHeader: results.PlanHeader{Format: results.FormatCapacity, FormatVersion: 1, Complete: true},
+		Settings:   shared.Settings,
+		Probes:     probes,
+		Answer:     s.answer(),
 	}
 	r.Answer.MissedOn = missedOn(probes, r.Answer.MissedAt)
 	if !reflect.DeepEqual(r.Answer, shared.Answer) {
@@ -836,7 +836,7 @@ func llamaCapacity(t *testing.T) *results.CapacityResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := results.DecodeCapacity(data)
+	r, err := results.CapacityDoc.Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}

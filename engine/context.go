@@ -351,12 +351,7 @@ func depthOrNone(depths []int) string {
 func (cr *contextRun) newResult() *results.ContextResult {
 	p := cr.cp
 	return &results.ContextResult{
-		Format:        results.FormatContext,
-		FormatVersion: 1,
-		About: "Kovara Desktop's context plan: prefill and decode speed against context depth, cold and with a cached " +
-			"follow-up turn, on one server. Not a Kovara benchmark record; never publishable.",
-		CreatedAt:     cr.t0.UTC().Format(time.RFC3339),
-		Model:         cr.model,
+		PlanHeader:    results.ContextDoc.Header(cr.t0, cr.model),
 		PrefillMethod: results.PrefillAboveShortPrompt,
 		Settings: results.ContextSettings{
 			DepthsChosen: p.Depths == nil, OutputTokens: p.OutputTokens,

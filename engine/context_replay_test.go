@@ -163,7 +163,7 @@ func TestContextReplaysLlamaCpp(t *testing.T) {
 // and 8k at least five times faster than cold.
 func TestContextRealLlamaCpp(t *testing.T) {
 	t.Parallel()
-	res, err := results.DecodeContext(capture(t, "context.json"))
+	res, err := results.ContextDoc.Decode(capture(t, "context.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

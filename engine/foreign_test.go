@@ -398,7 +398,7 @@ func TestAnotherClientSeenInSlots(t *testing.T) {
 	if !found {
 		t.Errorf("problems %q", res.Problems())
 	}
-	if _, err := results.MarshalContext(res); err != nil {
+	if _, err := results.MarshalDocument(res); err != nil {
 		t.Errorf("the document does not validate: %v", err)
 	}
 }

@@ -52,11 +52,11 @@ func TestStagesRecordGPUs(t *testing.T) {
 			t.Errorf("wiki block lacks %q:\n%s", want, wiki)
 		}
 	}
-	data, err := results.MarshalStages(res)
+	data, err := results.MarshalDocument(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := results.DecodeStages(data)
+	back, err := results.StagesDoc.Decode(data)
 	if err != nil || back.GPUs == nil || back.Local.Telemetry == nil {
 		t.Fatalf("round trip: %v", err)
 	}

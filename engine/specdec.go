@@ -223,12 +223,7 @@ func newSpecDecResult(r *session, plan SpecDecPlan) *results.SpecDecResult {
 		kinds[i] = p.Kind
 	}
 	return &results.SpecDecResult{
-		Format:        results.FormatSpecDec,
-		FormatVersion: 1,
-		About: "Kovara Desktop's speculative-decoding measurement: representative prompts with natural stops, " +
-			"acceptance from the server's own counters. Not a Kovara benchmark record; never publishable.",
-		CreatedAt: r.t0.UTC().Format(time.RFC3339),
-		Model:     r.model,
+		PlanHeader: results.SpecDecDoc.Header(r.t0, r.model),
 		Settings: results.SpecDecSettings{
 			Levels: slices.Clone(plan.Levels), MaxTokens: plan.MaxTokens, NaturalStop: true, Thinking: thinking,
 			PromptSet: SpecDecPromptSet, Prompts: kinds, TimeoutS: plan.Timeout.Seconds(),

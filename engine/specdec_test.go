@@ -74,17 +74,17 @@ func TestSpecDecAgainstSimulator(t *testing.T) {
 			t.Errorf("concurrency %d: rates %v %v, TTFT %v", lv.Concurrency, fmtPtr(lv.MeanDecodeTPS), fmtPtr(lv.OutputTPS), fmtPtr(lv.TTFTMsP50))
 		}
 	}
-	data, err := results.MarshalSpecDec(res)
+	data, err := results.MarshalDocument(res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, reasons := results.PublishCheck(data); len(reasons) != 1 || !strings.Contains(reasons[0], "never be published") {
 		t.Errorf("publish check: %v", reasons)
 	}
-	if back, err := results.DecodeSpecDec(data); err != nil || back.Levels[1].Spec.Drafts != res.Levels[1].Spec.Drafts {
+	if back, err := results.SpecDecDoc.Decode(data); err != nil || back.Levels[1].Spec.Drafts != res.Levels[1].Spec.Drafts {
 		t.Errorf("round trip: %v", err)
 	}
-	if _, err := results.DecodeStages(data); err == nil {
+	if _, err := results.StagesDoc.Decode(data); err == nil {
 		t.Error("a specdec document decoded as a stages one")
 	}
 }

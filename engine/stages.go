@@ -265,16 +265,15 @@ func (s *stagesRun) newResult() *results.StagesResult {
 		thinking = "server default"
 	}
 	d := results.StagesResult{
-		Format:        results.FormatStages,
+		Format:        results.StagesDoc.Format,
 		FormatVersion: 1,
 		Plan:          StagesPlanName,
 		PlanVersion:   StagesPlanVersion,
-		About: "Kovara Desktop's three-stage plan, after the cmp.wiki benchmark protocol with this project's own " +
-			"prompts and texts: not cmpbench output, and not a Kovara benchmark record.",
-		Quick:     s.sp.Quick,
-		CreatedAt: s.t0.UTC().Format(time.RFC3339),
-		TestedOn:  s.t0.UTC().Format(time.DateOnly),
-		Model:     s.model,
+		About:         results.StagesDoc.About,
+		Quick:         s.sp.Quick,
+		CreatedAt:     s.t0.UTC().Format(time.RFC3339),
+		TestedOn:      s.t0.UTC().Format(time.DateOnly),
+		Model:         s.model,
 		Settings: results.StagesSettings{
 			DecodeTokens: s.prof.decode, PrefillTargetTokens: s.prof.prefill, ProbeTargetTokens: s.prof.probe,
 			UsersTokens: s.prof.users, WarmupTokens: s.prof.warm, Users: s.sp.Users,

@@ -173,11 +173,11 @@ func TestStagesArithmetic(t *testing.T) {
 	if strings.Contains(block, "QUICK") || strings.Contains(block, "127.0.0.1") {
 		t.Errorf("wiki block:\n%s", block)
 	}
-	data, err := results.MarshalStages(res)
+	data, err := results.MarshalDocument(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := results.DecodeStages(data)
+	back, err := results.StagesDoc.Decode(data)
 	if err != nil || back.WikiBlock() != block {
 		t.Errorf("round trip: %v", err)
 	}

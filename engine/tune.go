@@ -118,9 +118,7 @@ func RunTune(ctx context.Context, plan TunePlan, ep Endpoint, obs TuneObserver) 
 func (t *tuneRun) newResult() *results.TuneResult {
 	p := t.plan
 	r := &results.TuneResult{
-		Format: results.FormatTune, FormatVersion: 1,
-		About:     "A settings comparison made by Kovara Desktop: the same Kovara plan on each setting of one server, in interleaved rounds; each setting against the first from the rounds' paired differences.",
-		CreatedAt: t.t0.UTC().Format(time.RFC3339),
+		PlanHeader: results.TuneDoc.Header(t.t0, ""),
 		Plan: results.TunePlan{
 			Rounds: p.Rounds, Concurrency: slices.Clone(p.Inner.Concurrency), Requests: p.Inner.Requests,
 			InputTokens: p.Inner.InputTokens, OutputTokens: p.Inner.OutputTokens,

@@ -168,7 +168,7 @@ func TestTuneModelsInterleaved(t *testing.T) {
 	if len(res.Local.Answers) != 2 || res.Local.Answers[0][0] == "" || res.Local.Answers[0][0] == res.Local.Answers[1][0] {
 		t.Errorf("the answers kept: %q", res.Local.Answers)
 	}
-	if _, err := results.MarshalTune(res); err != nil {
+	if _, err := results.MarshalDocument(res); err != nil {
 		t.Fatal(err)
 	}
 }

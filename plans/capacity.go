@@ -14,27 +14,22 @@ var capacityKind = &Kind{
 	ID:       results.PlanCapacity,
 	Title:    "Capacity: how many users at once within a service level",
 	Results:  "capacity results",
-	Format:   results.FormatCapacity,
 	RunKinds: []RunKind{{results.PlanCapacity, "capacity"}},
 	Timeout:  setup.DefaultTimeout,
 	Demo:     sim.CapacityDemo,
-	decode:   decodeAs(results.DecodeCapacity, func(r *results.CapacityResult) Doc { return Capacity{Result: r} }),
-	compare: func(docs []Doc, labels []string) Comparison {
-		return comparison(docs, func(d Capacity) *results.CapacityResult { return d.Result }, compare.CapacityVerdict,
-			func(rs []*results.CapacityResult) []compare.Row { return compare.CapacityTable(rs, labels) })
-	},
+	doc:      docsOf(results.CapacityDoc, NewCapacity),
+	compare:  compareBy(compare.CapacityVerdict, compare.CapacityTable),
 }
 
 // Capacity is a capacity result as a plan document.
-type Capacity struct{ Result *results.CapacityResult }
+type Capacity struct {
+	docBase[results.CapacityResult, *results.CapacityResult]
+}
 
-func (d Capacity) Kind() *Kind              { return capacityKind }
-func (d Capacity) Model() string            { return d.Result.Model }
-func (d Capacity) CreatedAt() string        { return d.Result.CreatedAt }
-func (d Capacity) Complete() bool           { return d.Result.Complete }
-func (d Capacity) Simulated() bool          { return d.Result.Local.Simulated }
-func (d Capacity) Headline() string         { return d.Result.Headline() }
-func (d Capacity) Marshal() ([]byte, error) { return results.MarshalCapacity(d.Result) }
+// NewCapacity is r as a plan document.
+func NewCapacity(r *results.CapacityResult) Capacity { return Capacity{baseOf(r)} }
+
+func (d Capacity) Kind() *Kind { return capacityKind }
 
 // Failed: not even one user was served within the service level (or
 // nothing was probed), so the plan has no capacity to give.
@@ -49,8 +44,6 @@ func (d Capacity) Problems() []string {
 	}
 	return out
 }
-
-func (d Capacity) Table() results.Table { return d.Result.Table() }
 
 func (d Capacity) Summary() Summary {
 	r := d.Result

@@ -11,27 +11,22 @@ var contextKind = &Kind{
 	ID:       results.PlanContext,
 	Title:    "Context: prefill and decode speed against context depth",
 	Results:  "context results",
-	Format:   results.FormatContext,
 	RunKinds: []RunKind{{results.PlanContext, "context"}},
 	Timeout:  setup.PlanTimeout,
 	Demo:     sim.ContextDemo,
-	decode:   decodeAs(results.DecodeContext, func(r *results.ContextResult) Doc { return Context{Result: r} }),
-	compare: func(docs []Doc, labels []string) Comparison {
-		return comparison(docs, func(d Context) *results.ContextResult { return d.Result }, compare.ContextVerdict,
-			func(rs []*results.ContextResult) []compare.Row { return compare.ContextTable(rs, labels) })
-	},
+	doc:      docsOf(results.ContextDoc, NewContext),
+	compare:  compareBy(compare.ContextVerdict, compare.ContextTable),
 }
 
 // Context is a context result as a plan document.
-type Context struct{ Result *results.ContextResult }
+type Context struct {
+	docBase[results.ContextResult, *results.ContextResult]
+}
 
-func (d Context) Kind() *Kind              { return contextKind }
-func (d Context) Model() string            { return d.Result.Model }
-func (d Context) CreatedAt() string        { return d.Result.CreatedAt }
-func (d Context) Complete() bool           { return d.Result.Complete }
-func (d Context) Simulated() bool          { return d.Result.Local.Simulated }
-func (d Context) Headline() string         { return d.Result.Headline() }
-func (d Context) Marshal() ([]byte, error) { return results.MarshalContext(d.Result) }
+// NewContext is r as a plan document.
+func NewContext(r *results.ContextResult) Context { return Context{baseOf(r)} }
+
+func (d Context) Kind() *Kind { return contextKind }
 
 // Failed: no depth was measured, or one had no conversation that
 // succeeded.
@@ -56,8 +51,6 @@ func (d Context) Problems() []string {
 	}
 	return out
 }
-
-func (d Context) Table() results.Table { return d.Result.Table() }
 
 func (d Context) Summary() Summary {
 	r := d.Result

@@ -12,14 +12,13 @@ var kovaraKind = &Kind{
 	ID:          results.PlanKovara,
 	Title:       "Kovara method",
 	Results:     "Kovara runs",
-	Format:      results.Format,
 	RunKinds:    []RunKind{{results.RunKindHardware, "hardware"}, {results.RunKindProtocol, "protocol"}},
 	Timeout:     setup.DefaultTimeout,
 	Demo:        sim.Demo,
 	Publishable: true,
 	Repeatable:  true,
 	Shardable:   true,
-	decode:      decodeAs(results.Decode, func(r *results.File) Doc { return Kovara{File: r} }),
+	doc:         decodeAs(results.Format, results.Decode, func(r *results.File) Kovara { return Kovara{File: r} }),
 }
 
 // Kovara is a kovara-benchmark-results file as a plan document.

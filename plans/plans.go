@@ -26,8 +26,6 @@ type Kind struct {
 	// Results names a kind's documents in a sentence ("three-stage
 	// results").
 	Results string
-	// Format is its document's top-level "format".
-	Format string
 	// RunKinds are the kinds of run History tells apart for it, each
 	// with its name: a Kovara run is a hardware or a protocol run.
 	RunKinds []RunKind
@@ -45,7 +43,7 @@ type Kind struct {
 	// machines (run --shard, merge).
 	Shardable bool
 
-	decode func([]byte) (Doc, error)
+	doc docKind
 	// compare sets two to four documents of the kind side by side; nil
 	// for the Kovara method, whose comparison judges noise from raw
 	// samples (engine/compare.Compared) and has its own screen.
@@ -161,23 +159,35 @@ func Decode(data []byte) (Doc, error) {
 		return nil, err
 	}
 	for _, k := range All {
-		if k != KovaraMethod && k.Format == format {
-			return k.decode(data)
+		if k != KovaraMethod && k.doc.format == format {
+			return k.doc.decode(data)
 		}
 	}
-	return KovaraMethod.decode(data)
+	return KovaraMethod.doc.decode(data)
 }
 
-// decodeAs is a kind's decode: its results' reader, its document around
-// what was read.
-func decodeAs[R any](read func([]byte) (*R, error), doc func(*R) Doc) func([]byte) (Doc, error) {
-	return func(data []byte) (Doc, error) {
+// docKind is how a plan's documents are told apart and read.
+type docKind struct {
+	format string // the document's top-level "format"
+	decode func([]byte) (Doc, error)
+}
+
+// decodeAs is a kind's documents: their format, and their reader with its
+// document around what was read.
+func decodeAs[R any, D Doc](format string, read func([]byte) (*R, error), doc func(*R) D) docKind {
+	return docKind{format: format, decode: func(data []byte) (Doc, error) {
 		r, err := read(data)
 		if err != nil {
 			return nil, err
 		}
 		return doc(r), nil
-	}
+	}}
+}
+
+// docsOf is the documents of one of the plans beyond the Kovara method:
+// its results.DocKind's, read into its document by doc.
+func docsOf[R any, D Doc](k results.DocKind[R], doc func(*R) D) docKind {
+	return decodeAs(k.Format, k.Decode, doc)
 }
 
 // Summary is what History lists of a document without opening it again.
@@ -211,6 +221,41 @@ type Summary struct {
 	Group   string `json:"group,omitempty"`
 	GroupID string `json:"group_id,omitempty"`
 }
+
+// docBase is what the documents of every plan but the Kovara method read
+// alike from their result R (a *results.CapacityResult, …): its header's
+// model, time and completeness, whether it was simulated, its headline,
+// table and bytes. A plan's document embeds it and adds what is its own:
+// its kind, when it failed, its problems and its line in History.
+type docBase[T any, R interface {
+	*T
+	results.PlanDocument
+}] struct{ Result R }
+
+func (d docBase[T, R]) Model() string            { return d.Result.Header().Model }
+func (d docBase[T, R]) CreatedAt() string        { return d.Result.Header().CreatedAt }
+func (d docBase[T, R]) Complete() bool           { return d.Result.Header().Complete }
+func (d docBase[T, R]) Simulated() bool          { return d.Result.Simulated() }
+func (d docBase[T, R]) Headline() string         { return d.Result.Headline() }
+func (d docBase[T, R]) Table() results.Table     { return d.Result.Table() }
+func (d docBase[T, R]) Marshal() ([]byte, error) { return results.MarshalDocument(d.Result) }
+
+// baseOf is r as the base of its plan's document.
+func baseOf[T any, R interface {
+	*T
+	results.PlanDocument
+}](r R) docBase[T, R] {
+	return docBase[T, R]{Result: r}
+}
+
+// result is the typed result, for ResultOf.
+func (d docBase[T, R]) result() R { return d.Result }
+
+// ResultOf is the typed result (a *results.CapacityResult, …) of a
+// document of a plan beyond the Kovara method, for code that takes one
+// plan's documents (its comparison, its result view). R must be its
+// plan's result type.
+func ResultOf[R any](d Doc) R { return d.(interface{ result() R }).result() }
 
 // summaryOf is the part of a Summary every plan fills the same way.
 func summaryOf(d Doc, endpointName, engine string) Summary {
@@ -288,15 +333,17 @@ func (k *Kind) Compare(docs []Doc, labels []string) Comparison {
 	return c
 }
 
-// comparison compares docs of one plan by its verdict and table, each
-// document's typed result taken by result.
-func comparison[D Doc, R any](docs []Doc, result func(D) R, verdict func([]R) (bool, []string), table func([]R) []compare.Row) Comparison {
-	rs := make([]R, len(docs))
-	for i, d := range docs {
-		rs[i] = result(d.(D))
+// compareBy is a plan's comparison by its verdict and its table over the
+// documents' typed results.
+func compareBy[R any](verdict func([]R) (bool, []string), table func([]R, []string) []compare.Row) func([]Doc, []string) Comparison {
+	return func(docs []Doc, labels []string) Comparison {
+		rs := make([]R, len(docs))
+		for i, d := range docs {
+			rs[i] = ResultOf[R](d)
+		}
+		var c Comparison
+		c.Like, c.Diffs = verdict(rs)
+		c.Rows = table(rs, labels)
+		return c
 	}
-	var c Comparison
-	c.Like, c.Diffs = verdict(rs)
-	c.Rows = table(rs)
-	return c
 }

@@ -11,14 +11,14 @@ import (
 	"testing"
 )
 
-// planWord names a plan kind, a plan's document format, a plan's own
-// phase or a plan's document type: what a switch over the plans would
-// case on.
-var planWord = regexp.MustCompile(`^((Plan|plan)(Kovara|Stages|SpecDec|Capacity|Context)|Format(Stages|SpecDec|Capacity|Context)|Phase(Decode|Prefill|Users|SpecDec|ContextCold|ContextFollowUp))$`)
+// planWord names a plan kind, a plan's document format or kind
+// (results.CapacityDoc), a plan's own phase or a plan's document type:
+// what a switch over the plans would case on.
+var planWord = regexp.MustCompile(`^((Plan|plan)(Kovara|Stages|SpecDec|Capacity|Context|Tune)|Format(Stages|SpecDec|Capacity|Context|Tune)|(Stages|SpecDec|Capacity|Context|Tune)Doc|Phase(Decode|Prefill|Users|SpecDec|ContextCold|ContextFollowUp))$`)
 
 // planDocType is one of this package's document types, as a type switch
 // would case on it.
-var planDocType = regexp.MustCompile(`^(Kovara|Stages|SpecDec|Capacity|Context)$`)
+var planDocType = regexp.MustCompile(`^(Kovara|Stages|SpecDec|Capacity|Context|Tune)$`)
 
 // TestNoSwitchOverThePlans walks every Go file of the module but this
 // package's and its tests, and fails on a switch with a case over the
@@ -152,12 +152,15 @@ func a(p string) {
 	switch {
 	case p == "x":
 	}
+	switch format {
+	case results.CapacityDoc.Format:
+	}
 }`
 	f, err := parser.ParseFile(token.NewFileSet(), "x.go", src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(planSwitches(f)); got != 3 {
-		t.Errorf("found %d, want the switch, the type switch and the chain", got)
+	if got := len(planSwitches(f)); got != 4 {
+		t.Errorf("found %d, want the two switches on a plan's name and format, the type switch and the chain", got)
 	}
 }

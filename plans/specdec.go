@@ -13,7 +13,6 @@ var specDecKind = &Kind{
 	ID:       results.PlanSpecDec,
 	Title:    "Speculative decoding (acceptance from /metrics)",
 	Results:  "speculative-decoding results",
-	Format:   results.FormatSpecDec,
 	RunKinds: []RunKind{{results.PlanSpecDec, "spec decoding"}},
 	Timeout:  setup.PlanTimeout,
 	// Its simulator drafts, so the demo shows an acceptance.
@@ -22,25 +21,23 @@ var specDecKind = &Kind{
 		cfg.SpecDecode = &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}
 		return cfg
 	},
-	decode: decodeAs(results.DecodeSpecDec, func(r *results.SpecDecResult) Doc { return SpecDec{Result: r} }),
+	doc: docsOf(results.SpecDecDoc, NewSpecDec),
 	compare: func(docs []Doc, labels []string) Comparison {
-		c := comparison(docs, func(d SpecDec) *results.SpecDecResult { return d.Result }, compare.SpecDecVerdict,
-			func(rs []*results.SpecDecResult) []compare.Row { return compare.SpecDecTable(rs, labels) })
+		c := compareBy(compare.SpecDecVerdict, compare.SpecDecTable)(docs, labels)
 		c.PerLevel = true
 		return c
 	},
 }
 
 // SpecDec is a speculative-decoding result as a plan document.
-type SpecDec struct{ Result *results.SpecDecResult }
+type SpecDec struct {
+	docBase[results.SpecDecResult, *results.SpecDecResult]
+}
 
-func (d SpecDec) Kind() *Kind              { return specDecKind }
-func (d SpecDec) Model() string            { return d.Result.Model }
-func (d SpecDec) CreatedAt() string        { return d.Result.CreatedAt }
-func (d SpecDec) Complete() bool           { return d.Result.Complete }
-func (d SpecDec) Simulated() bool          { return d.Result.Local.Simulated }
-func (d SpecDec) Headline() string         { return d.Result.Stops() }
-func (d SpecDec) Marshal() ([]byte, error) { return results.MarshalSpecDec(d.Result) }
+// NewSpecDec is r as a plan document.
+func NewSpecDec(r *results.SpecDecResult) SpecDec { return SpecDec{baseOf(r)} }
+
+func (d SpecDec) Kind() *Kind { return specDecKind }
 
 // Failed: a level in which no request succeeded.
 func (d SpecDec) Failed() bool {
@@ -68,8 +65,6 @@ func (d SpecDec) Problems() []string {
 	}
 	return append(out, results.ForeignLoadProblems(d.Result.Local.ServerMetrics)...)
 }
-
-func (d SpecDec) Table() results.Table { return d.Result.Table() }
 
 func (d SpecDec) Summary() Summary {
 	r := d.Result

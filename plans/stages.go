@@ -11,7 +11,6 @@ var stagesKind = &Kind{
 	ID:       results.PlanStages,
 	Title:    "Three stages: decode, cold prefill, many users",
 	Results:  "three-stage results",
-	Format:   results.FormatStages,
 	RunKinds: []RunKind{{results.PlanStages, "three stages"}},
 	Timeout:  setup.PlanTimeout,
 	// Its long answers are written to the end instead of stopping half
@@ -21,22 +20,21 @@ var stagesKind = &Kind{
 		cfg.NaturalStop = func(int64) int { return 1 << 20 }
 		return cfg
 	},
-	decode: decodeAs(results.DecodeStages, func(r *results.StagesResult) Doc { return Stages{Result: r} }),
-	compare: func(docs []Doc, _ []string) Comparison {
-		return comparison(docs, func(d Stages) *results.StagesResult { return d.Result }, compare.StagesVerdict, compare.StagesTable)
-	},
+	doc: docsOf(results.StagesDoc, NewStages),
+	// Its table takes no labels (compare.StagesTable).
+	compare: compareBy(compare.StagesVerdict,
+		func(rs []*results.StagesResult, _ []string) []compare.Row { return compare.StagesTable(rs) }),
 }
 
 // Stages is a three-stage result as a plan document.
-type Stages struct{ Result *results.StagesResult }
+type Stages struct {
+	docBase[results.StagesResult, *results.StagesResult]
+}
 
-func (d Stages) Kind() *Kind              { return stagesKind }
-func (d Stages) Model() string            { return d.Result.Model }
-func (d Stages) CreatedAt() string        { return d.Result.CreatedAt }
-func (d Stages) Complete() bool           { return d.Result.Complete }
-func (d Stages) Simulated() bool          { return d.Result.Local.Simulated }
-func (d Stages) Headline() string         { return d.Result.Headline() }
-func (d Stages) Marshal() ([]byte, error) { return results.MarshalStages(d.Result) }
+// NewStages is r as a plan document.
+func NewStages(r *results.StagesResult) Stages { return Stages{baseOf(r)} }
+
+func (d Stages) Kind() *Kind { return stagesKind }
 
 // Failed: a stage (or one prompt's decode) could not be measured.
 func (d Stages) Failed() bool { return len(d.Result.Failed()) > 0 }
@@ -58,8 +56,6 @@ func (d Stages) Problems() []string {
 	}
 	return append(out, results.ForeignLoadProblems(r.Local.ServerMetrics)...)
 }
-
-func (d Stages) Table() results.Table { return d.Result.Table() }
 
 func (d Stages) Summary() Summary {
 	r := d.Result

@@ -10,24 +10,22 @@ var tuneKind = &Kind{
 	ID:       results.PlanTune,
 	Title:    "Compare settings: is the server faster with this flag?",
 	Results:  "settings comparisons",
-	Format:   results.FormatTune,
 	RunKinds: []RunKind{{results.PlanTune, "settings"}},
 	// Each run is a Kovara plan, with its timeout.
 	Timeout: setup.DefaultTimeout,
 	Demo:    sim.TuneDemo,
-	decode:  decodeAs(results.DecodeTune, func(r *results.TuneResult) Doc { return Tune{Result: r} }),
+	doc:     docsOf(results.TuneDoc, NewTune),
 }
 
 // Tune is a settings comparison as a plan document.
-type Tune struct{ Result *results.TuneResult }
+type Tune struct {
+	docBase[results.TuneResult, *results.TuneResult]
+}
 
-func (d Tune) Kind() *Kind              { return tuneKind }
-func (d Tune) Model() string            { return d.Result.Model }
-func (d Tune) CreatedAt() string        { return d.Result.CreatedAt }
-func (d Tune) Complete() bool           { return d.Result.Complete }
-func (d Tune) Simulated() bool          { return d.Result.Local.Simulated }
-func (d Tune) Marshal() ([]byte, error) { return results.MarshalTune(d.Result) }
-func (d Tune) Table() results.Table     { return d.Result.Table() }
+// NewTune is r as a plan document.
+func NewTune(r *results.TuneResult) Tune { return Tune{baseOf(r)} }
+
+func (d Tune) Kind() *Kind { return tuneKind }
 
 // Headline is the verdict, then whether the answers changed: the two
 // things the comparison was run to find out.

@@ -46,7 +46,7 @@ func TestContextInTheLibrary(t *testing.T) {
 	l, dir := newLib(t)
 	var ids []string
 	for _, r := range []*results.ContextResult{c1, c2} {
-		id, err := l.SaveDoc("", plans.Context{Result: r})
+		id, err := l.SaveDoc("", plans.NewContext(r))
 		if err != nil {
 			t.Fatal(err)
 		}

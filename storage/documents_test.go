@@ -37,11 +37,11 @@ func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	l, dir := newLib(t)
-	a, err := l.SaveDoc("", plans.Stages{Result: st})
+	a, err := l.SaveDoc("", plans.NewStages(st))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := l.SaveDoc("", plans.SpecDec{Result: sd})
+	b, err := l.SaveDoc("", plans.NewSpecDec(sd))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
 	// History lists what each document says of itself, from the index
 	// and from the files again once the index is lost: the levels or
 	// users, the best tok/s, the engine and whether it is complete.
-	docs := map[string]plans.Doc{a: plans.Stages{Result: st}, b: plans.SpecDec{Result: sd}}
+	docs := map[string]plans.Doc{a: plans.NewStages(st), b: plans.NewSpecDec(sd)}
 	listed := func(how string, list []Summary) {
 		t.Helper()
 		for _, s := range list {
@@ -117,8 +117,8 @@ func capacityDoc(ttftMs float64, created string) *results.CapacityResult {
 		return results.CapacityProbe{Concurrency: c, Requests: 20, Step: step, Missed: []string{results.LimitTTFT}, UserTPSP50: f(240), UserTPSP5: f(230), TTFTP95Ms: f(160), OutputTPS: tps}
 	}
 	return &results.CapacityResult{
-		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "kovara-sim-8b",
-		Settings: results.CapacitySettings{UserTPS: 1, TTFTP95Ms: ttftMs, InputTokens: 64, OutputTokens: 40, MaxConcurrency: 4},
+		PlanHeader: results.PlanHeader{Format: results.FormatCapacity, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "kovara-sim-8b"},
+		Settings:   results.CapacitySettings{UserTPS: 1, TTFTP95Ms: ttftMs, InputTokens: 64, OutputTokens: 40, MaxConcurrency: 4},
 		Probes: []results.CapacityProbe{
 			met(1, results.StepDouble, 240, 3), met(2, results.StepDouble, 470, 4), missed(4, results.StepDouble, 480),
 			missed(3, results.StepBisect, 475), met(2, results.StepRepeat, 468, 4), missed(3, results.StepRepeat, 476),
@@ -132,11 +132,11 @@ func TestCapacityInTheLibrary(t *testing.T) {
 	t.Parallel()
 	c1, c2 := capacityDoc(80, "2026-05-01T10:00:00Z"), capacityDoc(81, "2026-05-01T11:00:00Z")
 	l, dir := newLib(t)
-	a, err := l.SaveDoc("", plans.Capacity{Result: c1})
+	a, err := l.SaveDoc("", plans.NewCapacity(c1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := l.SaveDoc("", plans.Capacity{Result: c2})
+	b, err := l.SaveDoc("", plans.NewCapacity(c2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestCapacityInTheLibrary(t *testing.T) {
 		r := capacityDoc(80, "2026-05-01T12:00:00Z")
 		tc.edit(&r.Answer)
 		l, _ := newLib(t)
-		if _, err := l.SaveDoc("", plans.Capacity{Result: r}); err != nil {
+		if _, err := l.SaveDoc("", plans.NewCapacity(r)); err != nil {
 			t.Fatal(err)
 		}
 		if list, err := l.List(); err != nil || len(list) != 1 || list[0].Capacity != tc.want {

@@ -51,10 +51,10 @@ func TestRunNames(t *testing.T) {
 func TestCompareOrder(t *testing.T) {
 	t.Parallel()
 	docs := []plans.Doc{
-		plans.Stages{Result: &results.StagesResult{CreatedAt: "2026-03-01T00:00:00Z"}},
-		plans.SpecDec{Result: &results.SpecDecResult{CreatedAt: "2026-01-01T00:00:00Z"}},
+		plans.NewStages(&results.StagesResult{CreatedAt: "2026-03-01T00:00:00Z"}),
+		plans.NewSpecDec(&results.SpecDecResult{PlanHeader: results.PlanHeader{CreatedAt: "2026-01-01T00:00:00Z"}}),
 		plans.Kovara{File: &results.File{CreatedAt: "2026-04-01T00:00:00Z"}},
-		plans.Capacity{Result: &results.CapacityResult{CreatedAt: "2026-02-01T00:00:00Z"}},
+		plans.NewCapacity(&results.CapacityResult{PlanHeader: results.PlanHeader{CreatedAt: "2026-02-01T00:00:00Z"}}),
 	}
 	if got, want := CompareOrder(docs, compare.OldestBaseline), []int{1, 3, 0, 2}; !slices.Equal(got, want) {
 		t.Errorf("oldest first: %v, want %v", got, want)

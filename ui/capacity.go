@@ -27,7 +27,7 @@ type CapacityView struct {
 
 func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error, onBack func()) *CapacityView {
 	v := &CapacityView{}
-	d := plans.Capacity{Result: r}
+	d := plans.NewCapacity(r)
 	var notes []string
 	notes = append(notes, "Service level: "+r.Settings.SLO()+fmt.Sprintf("; %d-token prompts, %d-token answers.", r.Settings.InputTokens, r.Settings.OutputTokens))
 	if k := r.KneeLine(); k != "" {

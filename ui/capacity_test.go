@@ -86,7 +86,7 @@ func TestCapacityPlanRunViewHistoryCompare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := other.SaveDoc("", plans.Capacity{Result: r}); err != nil {
+		if _, err := other.SaveDoc("", plans.NewCapacity(r)); err != nil {
 			t.Fatal(err)
 		}
 		marks, err := other.List()
@@ -95,7 +95,7 @@ func TestCapacityPlanRunViewHistoryCompare(t *testing.T) {
 		}
 		// A second capacity result to compare with: the same document
 		// kept again.
-		if _, err := h.u.lib.SaveDoc("", plans.Capacity{Result: r}); err != nil {
+		if _, err := h.u.lib.SaveDoc("", plans.NewCapacity(r)); err != nil {
 			t.Fatal(err)
 		}
 		hs.reload()
@@ -165,7 +165,7 @@ func TestCapacityViewHistoryCompareDocuments(t *testing.T) {
 	})
 	marks := map[string]string{}
 	for r, mark := range map[*results.CapacityResult]string{llama: "8 users", disturbed: "2–3 users?"} {
-		id, err := h.u.lib.SaveDoc("", plans.Capacity{Result: r})
+		id, err := h.u.lib.SaveDoc("", plans.NewCapacity(r))
 		if err != nil {
 			t.Fatal(err)
 		}

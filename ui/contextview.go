@@ -26,7 +26,7 @@ type ContextView struct {
 
 func newContextView(u *App, r *results.ContextResult, id string, saveErr error, onBack func()) *ContextView {
 	v := &ContextView{}
-	d := plans.Context{Result: r}
+	d := plans.NewContext(r)
 	state := stateLabel([]string{capitalize(r.PromptsLine()) + "."}, r.Local.Simulated, "Kept on this machine; context results are never published.", saveErr)
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())

@@ -80,6 +80,6 @@ func (f *capacityForm) summary() string {
 
 func (f *capacityForm) run(model string, simulated bool) (planRun, error) {
 	return formRun(f.s, model, f.plan, func(p *engine.CapacityPlan) { p.Model, p.Simulated = model, simulated },
-		engine.RunCapacity, func(r *results.CapacityResult) plans.Doc { return plans.Capacity{Result: r} },
+		engine.RunCapacity, func(r *results.CapacityResult) plans.Doc { return plans.NewCapacity(r) },
 		func(r *results.CapacityResult) (string, *results.Detection) { return r.Model, r.Local.Detection })
 }

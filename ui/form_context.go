@@ -104,6 +104,6 @@ func (f *contextForm) summary() string {
 
 func (f *contextForm) run(model string, simulated bool) (planRun, error) {
 	return formRun(f.s, model, f.plan, func(p *engine.ContextPlan) { p.Model, p.Simulated = model, simulated },
-		engine.RunContext, func(r *results.ContextResult) plans.Doc { return plans.Context{Result: r} },
+		engine.RunContext, func(r *results.ContextResult) plans.Doc { return plans.NewContext(r) },
 		func(r *results.ContextResult) (string, *results.Detection) { return r.Model, &r.Engine })
 }

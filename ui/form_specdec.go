@@ -61,5 +61,5 @@ func (f *specDecForm) summary() string {
 
 func (f *specDecForm) run(model string, simulated bool) (planRun, error) {
 	return formRun(f.s, model, f.plan, func(p *engine.SpecDecPlan) { p.Model, p.Simulated = model, simulated },
-		engine.RunSpecDec, func(r *results.SpecDecResult) plans.Doc { return plans.SpecDec{Result: r} }, nil)
+		engine.RunSpecDec, func(r *results.SpecDecResult) plans.Doc { return plans.NewSpecDec(r) }, nil)
 }

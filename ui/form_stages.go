@@ -55,5 +55,5 @@ func (f *stagesForm) summary() string {
 
 func (f *stagesForm) run(model string, simulated bool) (planRun, error) {
 	return formRun(f.s, model, f.plan, func(p *engine.StagesPlan) { p.Model, p.Simulated = model, simulated },
-		engine.RunStages, func(r *results.StagesResult) plans.Doc { return plans.Stages{Result: r} }, nil)
+		engine.RunStages, func(r *results.StagesResult) plans.Doc { return plans.NewStages(r) }, nil)
 }

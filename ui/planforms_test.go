@@ -97,7 +97,7 @@ func TestFormRunAimsThePlan(t *testing.T) {
 		sent = append(sent, p)
 		return nil, errors.New("refused")
 	}
-	doc := func(r *results.StagesResult) plans.Doc { return plans.Stages{Result: r} }
+	doc := func(r *results.StagesResult) plans.Doc { return plans.NewStages(r) }
 	aim := func(p *engine.StagesPlan) { p.Model, p.Simulated = "qwen3-8b", true }
 	read := func() (engine.StagesPlan, error) { return engine.StagesPlan{Users: 3}, nil }
 	pr, err := formRun(h.u.bench, "qwen3-8b", read, aim, run, doc, nil)

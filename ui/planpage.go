@@ -65,6 +65,9 @@ type chartPage struct {
 	saveAll  []*widget.Button // Save PNG… under each chart (savableChart)
 }
 
+// frame is the page's content and its back button (viewOf).
+func (p *chartPage) frame() (fyne.CanvasObject, *widget.Button) { return p.content, p.back }
+
 // build lays the page out: the title's row with back and Show file, the
 // headline (in the warning colour when the result needs attention), the
 // problems and the state; the charts over d's table, which scrolls with

@@ -14,12 +14,20 @@ import (
 // plan judges a clean and a failed document by the plans' one rule, the
 // one the CLI's exit code and History's mark follow (their tests range over
 // the same cases): a failed result says its state and every problem in
-// the warning colour; a clean one shows nothing in it.
+// the warning colour; a clean one shows nothing in it. Its back button
+// is the view's own, and leaves it.
 func TestResultStateEveryPlan(t *testing.T) {
 	h := newHarness(t)
 	for _, c := range planstest.Cases() {
 		h.locked(func() {
-			v := h.u.resultView(c.Doc, "", nil, func() {})
+			left := false
+			v := h.u.resultView(c.Doc, "", nil, func() { left = true })
+			if v.back == nil || v.view == nil {
+				t.Fatalf("%s: a view without its back button (%v) or its own struct (%T)", c.Name, v.back, v.view)
+			}
+			if test.Tap(v.back); !left {
+				t.Errorf("%s: %q does not leave the view", c.Name, v.back.Text)
+			}
 			h.win.SetContent(v.content)
 			text := test.RenderObjectToMarkup(v.content)
 			warned := strings.Contains(text, `color="warning"`)

@@ -66,7 +66,7 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	problems, notes := results.Split(ws)
 	state := results.Headline(f, ws)
 	if f.Local.Simulated {
-		state += " Simulated: made against the built-in simulator."
+		state += " " + results.SimulatedNote
 	}
 	v.state = widget.NewLabel(state)
 	v.state.Wrapping = fyne.TextWrapWord
@@ -162,7 +162,7 @@ func bullets(lines []string) string {
 func (s *BenchmarkScreen) showResult(f *results.File, id string, runErr, saveErr error) {
 	s.result = newResultView(s.u, f, id, s.backToSetup)
 	if saveErr != nil {
-		s.result.state.SetText(s.result.state.Text + "\nIt could not be saved in the history: " + saveErr.Error())
+		s.result.state.SetText(s.result.state.Text + "\n" + notSavedNote(saveErr))
 	}
 	s.showView(s.result.content)
 }

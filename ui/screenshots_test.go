@@ -73,7 +73,7 @@ func TestScreenshots(t *testing.T) {
 	// The capacity result is a real llama-server's (-np 8), replayed from
 	// the engine's captures.
 	r := planstest.LlamaCapacity(t)
-	id, err := h.u.lib.SaveDoc("", plans.Capacity{Result: r})
+	id, err := h.u.lib.SaveDoc("", plans.NewCapacity(r))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestCompareSpecDecFromHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, err := h.u.lib.SaveDoc("", plans.SpecDec{Result: r})
+		id, err := h.u.lib.SaveDoc("", plans.NewSpecDec(r))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,6 +35,9 @@ type StagesView struct {
 	problems *widget.Label // the state and the stages that failed; nil when none
 }
 
+// frame is the view's content and its back button (viewOf).
+func (v *StagesView) frame() (fyne.CanvasObject, *widget.Button) { return v.content, v.back }
+
 const (
 	copyWikiText = "Copy wiki block"
 	copiedText   = "Copied to the clipboard ✓"
@@ -109,6 +112,9 @@ type SpecDecView struct {
 	back      *widget.Button
 	positions *ChartView
 }
+
+// frame is the view's content and its back button (viewOf).
+func (v *SpecDecView) frame() (fyne.CanvasObject, *widget.Button) { return v.content, v.back }
 
 func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, onBack func()) *SpecDecView {
 	t := r.Table()

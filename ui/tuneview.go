@@ -35,9 +35,12 @@ type TuneView struct {
 	u         *App
 }
 
+// frame is the view's content and its back button (viewOf).
+func (v *TuneView) frame() (fyne.CanvasObject, *widget.Button) { return v.content, v.back }
+
 func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack func()) *TuneView {
 	v := &TuneView{u: u, result: r}
-	d := plans.Tune{Result: r}
+	d := plans.NewTune(r)
 	var title *widget.Label
 	names := make([]string, len(r.Settings))
 	for i, s := range r.Settings {

@@ -30,26 +30,23 @@ var resultViews = map[string]newView{
 		}
 		return planView{v.content, v.newRun, v}
 	},
-	results.PlanStages: func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
-		v := newStagesView(u, d.(plans.Stages).Result, id, saveErr, onBack)
-		return planView{v.content, v.back, v}
-	},
-	results.PlanSpecDec: func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
-		v := newSpecDecView(u, d.(plans.SpecDec).Result, id, saveErr, onBack)
-		return planView{v.content, v.back, v}
-	},
-	results.PlanCapacity: func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
-		v := newCapacityView(u, d.(plans.Capacity).Result, id, saveErr, onBack)
-		return planView{v.content, v.back, v}
-	},
-	results.PlanContext: func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
-		v := newContextView(u, d.(plans.Context).Result, id, saveErr, onBack)
-		return planView{v.content, v.back, v}
-	},
-	results.PlanTune: func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
-		v := newTuneView(u, d.(plans.Tune).Result, id, saveErr, onBack)
-		return planView{v.content, v.back, v}
-	},
+	results.PlanStages:   viewOf(newStagesView),
+	results.PlanSpecDec:  viewOf(newSpecDecView),
+	results.PlanCapacity: viewOf(newCapacityView),
+	results.PlanContext:  viewOf(newContextView),
+	results.PlanTune:     viewOf(newTuneView),
+}
+
+// viewOf is the result view of a plan beyond the Kovara method, which
+// build makes from the document's typed result (plans.ResultOf).
+func viewOf[R any, V interface {
+	frame() (fyne.CanvasObject, *widget.Button)
+}](build func(u *App, r R, id string, saveErr error, onBack func()) V) newView {
+	return func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
+		v := build(u, plans.ResultOf[R](d), id, saveErr, onBack)
+		content, back := v.frame()
+		return planView{content, back, v}
+	}
 }
 
 // resultView is d's result view.

@@ -43,7 +43,7 @@ func (f *runFlags) capacityPlan() (engine.CapacityPlan, error) {
 func finishCapacity(res *results.CapacityResult, err error, f runFlags, stdout, stderr io.Writer) int {
 	o := planOutput{measured: res != nil && len(res.Probes) > 0}
 	if res != nil {
-		o.doc, o.server, o.last = plans.Capacity{Result: res}, res.Local.ServerMetrics, res.AnswerLine()
+		o.doc, o.server, o.last = plans.NewCapacity(res), res.Local.ServerMetrics, res.AnswerLine()
 		o.print = func(w io.Writer) { printCapacity(w, res) }
 	}
 	return finishPlan(o, err, f, stdout, stderr)
@@ -54,7 +54,7 @@ func printCapacity(w io.Writer, r *results.CapacityResult) {
 	printHeading(w, "Capacity plan (Kovara Desktop): "+r.Settings.SLO(), r.Local.Simulated)
 	fmt.Fprintf(w, "model %s; %d-token prompts, %d-token answers; up to %d users\n", r.Model, r.Settings.InputTokens, r.Settings.OutputTokens, r.Settings.MaxConcurrency)
 	ws := r.Warnings()
-	printProblems(w, plans.Capacity{Result: r})
+	printProblems(w, plans.NewCapacity(r))
 	printTable(w, r.Table())
 	fmt.Fprintln(w, "per-user tok/s = 1000 / TPOT of each request; a level meets the service level with no failed request, TTFT p95 at or under the ceiling and p5 per-user tok/s at or over the floor")
 	if k := r.KneeLine(); k != "" {

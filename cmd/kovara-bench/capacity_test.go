@@ -31,7 +31,7 @@ func TestRunCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatalf("exit %d and no result file (%v); stderr:\n%s", code, err, stderr)
 	}
-	res, err := results.DecodeCapacity(data)
+	res, err := results.CapacityDoc.Decode(data)
 	if err != nil || !res.Complete || len(res.Probes) == 0 || len(res.Runs) != len(res.Probes) || res.Settings.MaxConcurrency != 16 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -65,8 +65,8 @@ func TestFinishCapacity(t *testing.T) {
 	llama := planstest.LlamaCapacity(t)
 	f := func(v float64) *float64 { return &v }
 	none := &results.CapacityResult{
-		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "tiny-model",
-		Settings: results.CapacitySettings{UserTPS: 100000, TTFTP95Ms: 2000, InputTokens: 64, OutputTokens: 16, MaxConcurrency: 256},
+		PlanHeader: results.PlanHeader{Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "tiny-model"},
+		Settings:   results.CapacitySettings{UserTPS: 100000, TTFTP95Ms: 2000, InputTokens: 64, OutputTokens: 16, MaxConcurrency: 256},
 		Probes: []results.CapacityProbe{{Concurrency: 1, Requests: 20, Step: results.StepDouble, Missed: []string{results.LimitUserTPS},
 			UserTPSP50: f(480), UserTPSP5: f(455), TTFTP95Ms: f(4), OutputTPS: 450}},
 		Answer: results.CapacityAnswer{MissedAt: 1, Missed: 1, MissedOn: []string{results.LimitUserTPS}},
@@ -111,7 +111,7 @@ func TestFinishCapacity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if back, err := results.DecodeCapacity(saved); err != nil || back.Answer.Capacity != tc.r.Answer.Capacity || len(back.Probes) != len(tc.r.Probes) {
+			if back, err := results.CapacityDoc.Decode(saved); err != nil || back.Answer.Capacity != tc.r.Answer.Capacity || len(back.Probes) != len(tc.r.Probes) {
 				t.Errorf("saved %v %+v", err, back)
 			}
 		})

@@ -61,7 +61,7 @@ func (f *runFlags) contextPlan(set map[string]bool) (engine.ContextPlan, error) 
 func finishContext(res *results.ContextResult, err error, f runFlags, stdout, stderr io.Writer) int {
 	o := planOutput{measured: res != nil && len(res.Depths) > 0}
 	if res != nil {
-		o.doc, o.server, o.warnings, o.last = plans.Context{Result: res}, res.Local.ServerMetrics, res.Warnings, res.Headline()
+		o.doc, o.server, o.warnings, o.last = plans.NewContext(res), res.Local.ServerMetrics, res.Warnings, res.Headline()
 		o.print = func(w io.Writer) { printContext(w, res) }
 	}
 	return finishPlan(o, err, f, stdout, stderr)
@@ -77,7 +77,7 @@ func printContext(w io.Writer, r *results.ContextResult) {
 	s := r.Settings
 	fmt.Fprintf(w, "model %s, engine %s, %s; %d-token answers, %d %s × %d %s a depth\n", r.Model, engineWords(r.Engine), ctx, s.OutputTokens,
 		s.Users, results.Plural(s.Users, "user", "users"), s.Repeats, results.Plural(s.Repeats, "repeat", "repeats"))
-	printProblems(w, plans.Context{Result: r})
+	printProblems(w, plans.NewContext(r))
 	printTable(w, r.Table())
 	fmt.Fprintln(w, r.Method())
 	if n := r.TimerNote(); n != "" {

@@ -31,7 +31,7 @@ func TestRunContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := results.DecodeContext(data)
+	res, err := results.ContextDoc.Decode(data)
 	if err != nil || len(res.Depths) != 3 || res.Settings.Users != 2 || res.Settings.Repeats != 2 || res.Settings.OutputTokens != 16 || res.Settings.DepthsChosen {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -83,7 +83,7 @@ func TestDemoContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := results.DecodeContext(data)
+	res, err := results.ContextDoc.Decode(data)
 	if err != nil || !res.Local.Simulated || len(res.Depths) != 2 || res.Depths[1].CachedTokens == nil || res.Depths[1].CachedTokens.P50 < 1000 {
 		t.Fatalf("%v %+v", err, res)
 	}

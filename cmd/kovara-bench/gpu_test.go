@@ -36,7 +36,7 @@ func TestEveryPlanRecordsGPUs(t *testing.T) {
 		}
 	}
 	data, _ := os.ReadFile(out)
-	st, err := results.DecodeStages(data)
+	st, err := results.StagesDoc.Decode(data)
 	if err != nil || st.Local.Telemetry == nil {
 		t.Fatalf("stages document: %v", err)
 	}
@@ -49,7 +49,7 @@ func TestEveryPlanRecordsGPUs(t *testing.T) {
 		t.Fatalf("specdec: exit %d: %s", code, stderr)
 	}
 	data, _ = os.ReadFile(out)
-	sd, err := results.DecodeSpecDec(data)
+	sd, err := results.SpecDecDoc.Decode(data)
 	if err != nil || sd.Local.Telemetry == nil {
 		t.Fatalf("specdec document: %v", err)
 	}

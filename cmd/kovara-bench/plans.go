@@ -341,7 +341,7 @@ func keepPlanResult(f runFlags, kind string, data []byte, save func(*storage.Lib
 func finishStages(res *results.StagesResult, err error, f runFlags, stdout, stderr io.Writer) int {
 	o := planOutput{measured: res != nil && len(res.Decode) > 0}
 	if res != nil {
-		o.doc, o.server, o.warnings = plans.Stages{Result: res}, res.Local.ServerMetrics, res.Warnings
+		o.doc, o.server, o.warnings = plans.NewStages(res), res.Local.ServerMetrics, res.Warnings
 		o.print = func(w io.Writer) {
 			printStages(w, res)
 			fmt.Fprintln(w)
@@ -418,7 +418,7 @@ func printTable(w io.Writer, t results.Table) {
 func printStages(w io.Writer, r *results.StagesResult) {
 	fmt.Fprintln(w, "Three-stage plan (Kovara Desktop, after the cmp.wiki benchmark protocol)")
 	fmt.Fprintln(w, r.Headline())
-	printProblems(w, plans.Stages{Result: r})
+	printProblems(w, plans.NewStages(r))
 	thinking := "thinking at the server default"
 	if r.Compat.ThinkingOff {
 		thinking = "thinking off"
@@ -446,7 +446,7 @@ func printStages(w io.Writer, r *results.StagesResult) {
 func finishSpecDec(res *results.SpecDecResult, err error, f runFlags, stdout, stderr io.Writer) int {
 	o := planOutput{measured: res != nil && len(res.Levels) > 0}
 	if res != nil {
-		o.doc, o.server, o.warnings = plans.SpecDec{Result: res}, res.Local.ServerMetrics, res.Warnings
+		o.doc, o.server, o.warnings = plans.NewSpecDec(res), res.Local.ServerMetrics, res.Warnings
 		o.print = func(w io.Writer) { printSpecDec(w, res) }
 	}
 	return finishPlan(o, err, f, stdout, stderr)
@@ -474,7 +474,7 @@ func printHeading(w io.Writer, title string, simulated bool) {
 func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 	printHeading(w, "Speculative decoding (representative prompts; not publishable)", r.Local.Simulated)
 	fmt.Fprintln(w, r.Stops())
-	printProblems(w, plans.SpecDec{Result: r})
+	printProblems(w, plans.NewSpecDec(r))
 	printTable(w, r.Table())
 	perRequest := false
 	for _, l := range r.Levels {

@@ -30,7 +30,7 @@ func TestRunStagesPrintsWikiBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := results.DecodeStages(data)
+	res, err := results.StagesDoc.Decode(data)
 	if err != nil || !res.Complete || !res.Quick || res.Users.Users != 3 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -59,7 +59,7 @@ func TestRunSpecDecPrintsAcceptance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := results.DecodeSpecDec(data)
+	res, err := results.SpecDecDoc.Decode(data)
 	if err != nil || len(res.Levels) != 2 || res.Levels[0].Requests != 4 || res.Settings.MaxTokens != 64 || res.Levels[1].Spec == nil {
 		t.Fatalf("%v %+v", err, res)
 	}

@@ -280,7 +280,7 @@ func askByHand(ctx context.Context, s engine.TuneSetting, prog *progress) error 
 func finishTune(res *results.TuneResult, err error, f runFlags, stdout, stderr io.Writer) int {
 	o := planOutput{measured: res != nil && len(res.Runs) > 0}
 	if res != nil {
-		o.doc, o.warnings = plans.Tune{Result: res}, nil
+		o.doc, o.warnings = plans.NewTune(res), nil
 		o.print = func(w io.Writer) { printTune(w, res) }
 	}
 	return finishPlan(o, err, f, stdout, stderr)
@@ -295,7 +295,7 @@ func printTune(w io.Writer, r *results.TuneResult) {
 	}
 	printHeading(w, fmt.Sprintf("Settings comparison (Kovara Desktop): %d %s, each setting against %s from the rounds' paired differences (%s intervals)",
 		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), r.Settings[0].Name, r.Plan.ConfidenceWords()), r.Local.Simulated)
-	printProblems(w, plans.Tune{Result: r})
+	printProblems(w, plans.NewTune(r))
 	for _, st := range r.Settings {
 		if log := r.Local.Logs[st.Name]; len(log) > 0 {
 			fmt.Fprintf(w, "  %s's server, its last lines:\n", st.Name)

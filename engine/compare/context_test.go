@@ -15,7 +15,7 @@ import (
 func TestContextVerdictPrefillMethod(t *testing.T) {
 	t.Parallel()
 	doc := func(base *results.PrefillBaseline) *results.ContextResult {
-		r := &results.ContextResult{Model: "m", Settings: results.ContextSettings{OutputTokens: 128, Users: 1}, PrefillBaseline: base}
+		r := &results.ContextResult{PlanHeader: results.PlanHeader{Model: "m"}, Settings: results.ContextSettings{OutputTokens: 128, Users: 1}, PrefillBaseline: base}
 		if base != nil {
 			r.PrefillMethod = results.PrefillAboveShortPrompt
 		}
@@ -50,7 +50,7 @@ func contextDoc(depth int, decode ...float64) *results.ContextResult {
 	}
 	sorted := slices.Sorted(slices.Values(decode))
 	d.DecodeTPS = &results.Spread{Min: sorted[0], P50: sorted[len(sorted)/2], Max: sorted[len(sorted)-1]}
-	return &results.ContextResult{Model: "m", Depths: []results.ContextDepth{d}}
+	return &results.ContextResult{PlanHeader: results.PlanHeader{Model: "m"}, Depths: []results.ContextDepth{d}}
 }
 
 // TestContextNoise: a context comparison judges each change against the

@@ -8,7 +8,7 @@ import (
 )
 
 func specDoc(model string, levels ...results.SpecDecLevel) *results.SpecDecResult {
-	return &results.SpecDecResult{Model: model, Settings: results.SpecDecSettings{MaxTokens: 512, Thinking: "off", PromptSet: "v1"}, Levels: levels}
+	return &results.SpecDecResult{PlanHeader: results.PlanHeader{Model: model}, Settings: results.SpecDecSettings{MaxTokens: 512, Thinking: "off", PromptSet: "v1"}, Levels: levels}
 }
 
 func specLevel(c int, tps, rate, length float64) results.SpecDecLevel {

@@ -34,15 +34,7 @@ const (
 // CapacityResult is a capacity plan result: the document of kind
 // kovara-desktop-capacity, format_version 1.
 type CapacityResult struct {
-	Format        string `json:"format"`
-	FormatVersion int    `json:"format_version"`
-	About         string `json:"about"`
-	// Publishable is always false: a capacity answer is about one
-	// person's service level, not a Kovara record.
-	Publishable bool   `json:"publishable"`
-	Complete    bool   `json:"complete"`
-	CreatedAt   string `json:"created_at"`
-	Model       string `json:"model"`
+	PlanHeader
 
 	Settings CapacitySettings `json:"settings"`
 	Answer   CapacityAnswer   `json:"answer"`
@@ -118,16 +110,6 @@ type CapacityAnswer struct {
 	// or less per doubling, or fell (KneeLine says which); nil when it
 	// still grew at the last doubling.
 	Knee *int `json:"knee"`
-}
-
-// MarshalCapacity writes a capacity result as indented JSON.
-func MarshalCapacity(r *CapacityResult) ([]byte, error) {
-	return marshalDocument(r, "MarshalCapacity")
-}
-
-// DecodeCapacity reads a capacity result.
-func DecodeCapacity(data []byte) (*CapacityResult, error) {
-	return decodeDocument[CapacityResult](data, FormatCapacity, "capacity result")
 }
 
 // LimitName says a limit in words.

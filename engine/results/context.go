@@ -19,14 +19,7 @@ const FormatContext = "kovara-desktop-context"
 // ContextResult is a context plan result: the document of kind
 // kovara-desktop-context, format_version 1.
 type ContextResult struct {
-	Format        string `json:"format"`
-	FormatVersion int    `json:"format_version"`
-	About         string `json:"about"`
-	// Publishable is always false.
-	Publishable bool   `json:"publishable"`
-	Complete    bool   `json:"complete"`
-	CreatedAt   string `json:"created_at"`
-	Model       string `json:"model"`
+	PlanHeader
 	ServerModel string `json:"server_model,omitempty"`
 
 	Settings ContextSettings `json:"settings"`
@@ -245,14 +238,6 @@ type ContextSamples struct {
 	Repeat   int           `json:"repeat"`
 	Cold     *LevelSamples `json:"cold"`
 	FollowUp *LevelSamples `json:"follow_up"`
-}
-
-// MarshalContext writes a context result as indented JSON.
-func MarshalContext(r *ContextResult) ([]byte, error) { return marshalDocument(r, "MarshalContext") }
-
-// DecodeContext reads a kovara-desktop-context document.
-func DecodeContext(data []byte) (*ContextResult, error) {
-	return decodeDocument[ContextResult](data, FormatContext, "context result")
 }
 
 // DepthName says a depth: "short prompt" for 0, else "8k" for a
@@ -557,7 +542,8 @@ func (d *ContextDepth) Disagreement() string {
 		AtDepth(d.Depth), strconv.FormatFloat(s.Min, 'f', 1, 64), strconv.FormatFloat(s.Max, 'f', 1, 64))
 }
 
-// Problems are what went wrong, in words: failed requests per depth.
+// Problems are what went wrong, in words: failed requests per depth,
+// and another client's load on the server during a depth.
 func (r *ContextResult) Problems() []string {
 	var out []string
 	for _, d := range r.Depths {
@@ -565,7 +551,7 @@ func (r *ContextResult) Problems() []string {
 			out = append(out, fmt.Sprintf("%s, %d of %d conversations failed (first: %s)", AtDepth(d.Depth), n, d.Conversations, d.Failures[0]))
 		}
 	}
-	return out
+	return append(out, ForeignLoadProblems(r.Local.ServerMetrics)...)
 }
 
 // Method says how the table's figures are made, under it in the app and

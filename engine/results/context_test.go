@@ -13,7 +13,7 @@ func spreadAt(p50, lo, hi float64) *Spread {
 func contextDoc() *ContextResult {
 	n0, n8 := 24, 8201
 	off := 0.0011
-	return &ContextResult{Complete: true, Settings: ContextSettings{Repeats: 3, Users: 1}, PrefillMethod: PrefillAboveShortPrompt,
+	return &ContextResult{PlanHeader: PlanHeader{Complete: true}, Settings: ContextSettings{Repeats: 3, Users: 1}, PrefillMethod: PrefillAboveShortPrompt,
 		PrefillBaseline: &PrefillBaseline{ReadTokens: 24, TTFTMs: 5}, Depths: []ContextDepth{
 			{Depth: 0, PromptTokens: &n0, Conversations: 3, OK: 3, TTFTMs: spreadAt(5, 4, 6),
 				DecodeTPS: spreadAt(250, 249, 251), CachedTTFTMs: spreadAt(4, 4, 4)},
@@ -87,7 +87,7 @@ func TestContextHeadline(t *testing.T) {
 		!strings.HasSuffix(h, "Read the 1 warning below before trusting the figures.") {
 		t.Errorf("stopped: %s", h)
 	}
-	if h := (&ContextResult{Complete: true}).Headline(); h != "No depth was measured." {
+	if h := (&ContextResult{PlanHeader: PlanHeader{Complete: true}}).Headline(); h != "No depth was measured." {
 		t.Errorf("empty: %q", h)
 	}
 }

@@ -62,36 +62,3 @@ func localOnlyReason(data []byte) string {
 	}
 	return localOnly[f]
 }
-
-// marshalDocument writes one of this app's own document kinds as indented
-// JSON with a trailing newline.
-func marshalDocument[T any](doc *T, caller string) ([]byte, error) {
-	if doc == nil {
-		return nil, errors.New(caller + " of a nil result")
-	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
-}
-
-// decodeDocument reads one of this app's own document kinds (format,
-// format_version 1); what names it in errors ("three-stage result").
-func decodeDocument[T any](data []byte, format, what string) (*T, error) {
-	f, v, err := DocumentFormat(data)
-	if err != nil {
-		return nil, err
-	}
-	if f != format {
-		return nil, fmt.Errorf("this is a %q document, not a %s (%s)", f, what, format)
-	}
-	if v != 1 {
-		return nil, fmt.Errorf("%s format_version %d is not supported (this app reads 1)", what, v)
-	}
-	var doc T
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return &doc, nil
-}

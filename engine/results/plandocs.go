@@ -1,5 +1,11 @@
 package results
 
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
 // What the documents of the plans beyond the Kovara method share.
 
 // SimulatedNote says a result was made against the built-in simulator,
@@ -13,6 +19,115 @@ const (
 	TokensTimings = "timings" // llama.cpp's timings.predicted_n / prompt_n
 	TokensChunks  = "chunks"  // text-bearing stream chunks (a chunk may hold several tokens)
 )
+
+// PlanHeader begins the documents of the capacity, context,
+// speculative-decoding and settings-comparison plans: what the document
+// is, whether the plan ran to its end, when, and with which model.
+// Embedded first, its fields stay the document's first keys, in this
+// order. (The three-stage document, the oldest, orders its own and names
+// its plan beside them; StagesResult.Header reads them alike.)
+type PlanHeader struct {
+	Format        string `json:"format"`
+	FormatVersion int    `json:"format_version"`
+	About         string `json:"about"`
+	// Publishable is always false: a plan answers one person's question
+	// about one server, and its numbers are not Kovara records.
+	Publishable bool   `json:"publishable"`
+	Complete    bool   `json:"complete"`
+	CreatedAt   string `json:"created_at"`
+	Model       string `json:"model"`
+}
+
+// Header is the header itself, so that code over every plan's documents
+// reads the three-stage document's (StagesResult.Header) the same way.
+func (h PlanHeader) Header() PlanHeader { return h }
+
+// A PlanDocument is one of the plans' documents (a *CapacityResult, a
+// *StagesResult, …) as code over all of them reads it.
+type PlanDocument interface {
+	Header() PlanHeader
+	// Simulated: the plan ran against the built-in simulator.
+	Simulated() bool
+	// Headline is what the plan found, in one line.
+	Headline() string
+	Table() Table
+}
+
+// MarshalDocument writes one of the plans' documents as indented JSON
+// with a trailing newline.
+func MarshalDocument[T any, D interface {
+	*T
+	PlanDocument
+}](doc D) ([]byte, error) {
+	if doc == nil {
+		return nil, fmt.Errorf("marshal of a nil %T", doc)
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// A DocKind is one of the plans' document kinds: its format, the sentence
+// its documents begin with, and what errors call it. Every kind is read
+// the same way (Decode), and written by MarshalDocument.
+type DocKind[T any] struct {
+	Format string
+	About  string
+	What   string // "capacity result"
+}
+
+// Header starts a document of this kind, format_version 1, made at t
+// for model.
+func (k DocKind[T]) Header(t time.Time, model string) PlanHeader {
+	return PlanHeader{Format: k.Format, FormatVersion: 1, About: k.About, CreatedAt: t.UTC().Format(time.RFC3339), Model: model}
+}
+
+// Decode reads a document of this kind, format_version 1.
+func (k DocKind[T]) Decode(data []byte) (*T, error) {
+	f, v, err := DocumentFormat(data)
+	if err != nil {
+		return nil, err
+	}
+	if f != k.Format {
+		return nil, fmt.Errorf("this is a %q document, not a %s (%s)", f, k.What, k.Format)
+	}
+	if v != 1 {
+		return nil, fmt.Errorf("%s format_version %d is not supported (this app reads 1)", k.What, v)
+	}
+	var doc T
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", k.What, err)
+	}
+	return &doc, nil
+}
+
+// The plans' document kinds.
+var (
+	StagesDoc = DocKind[StagesResult]{Format: FormatStages, What: "three-stage result",
+		About: "Kovara Desktop's three-stage plan, after the cmp.wiki benchmark protocol with this project's own " +
+			"prompts and texts: not cmpbench output, and not a Kovara benchmark record."}
+	SpecDecDoc = DocKind[SpecDecResult]{Format: FormatSpecDec, What: "speculative-decoding result",
+		About: "Kovara Desktop's speculative-decoding measurement: representative prompts with natural stops, " +
+			"acceptance from the server's own counters. Not a Kovara benchmark record; never publishable."}
+	CapacityDoc = DocKind[CapacityResult]{Format: FormatCapacity, What: "capacity result",
+		About: "Kovara Desktop's capacity plan: how many users at once the server serves within a service level, " +
+			"measured with the Kovara method's closed-loop levels. Not a Kovara benchmark record; never publishable."}
+	ContextDoc = DocKind[ContextResult]{Format: FormatContext, What: "context result",
+		About: "Kovara Desktop's context plan: prefill and decode speed against context depth, cold and with a cached " +
+			"follow-up turn, on one server. Not a Kovara benchmark record; never publishable."}
+	TuneDoc = DocKind[TuneResult]{Format: FormatTune, What: "settings comparison",
+		About: "A settings comparison made by Kovara Desktop: the same Kovara plan on each setting of one server, in " +
+			"interleaved rounds; each setting against the first from the rounds' paired differences."}
+)
+
+// Simulated: the plan ran against the built-in simulator.
+func (r *StagesResult) Simulated() bool   { return r.Local.Simulated }
+func (r *SpecDecResult) Simulated() bool  { return r.Local.Simulated }
+func (r *CapacityResult) Simulated() bool { return r.Local.Simulated }
+func (r *ContextResult) Simulated() bool  { return r.Local.Simulated }
+func (r *TuneResult) Simulated() bool     { return r.Local.Simulated }
 
 // PlanCompat records which optional request fields the server accepted.
 type PlanCompat struct {

@@ -37,7 +37,7 @@ func TestQueueingOnRealRuns(t *testing.T) {
 		}
 		var ws []Warning
 		if tt.capacity {
-			c, err := DecodeCapacity(data)
+			c, err := CapacityDoc.Decode(data)
 			if err != nil {
 				t.Fatalf("%s: %v", tt.file, err)
 			}

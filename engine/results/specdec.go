@@ -7,16 +7,11 @@ import "fmt"
 
 // SpecDecResult is a speculative-decoding measurement: the document of
 // kind kovara-desktop-specdec, format_version 1 (docs/plans.md).
+//
+// Natural stops and representative prompts make its numbers unlike Kovara
+// records, so it is never publishable.
 type SpecDecResult struct {
-	Format        string `json:"format"`
-	FormatVersion int    `json:"format_version"`
-	About         string `json:"about"`
-	// Publishable is always false: natural stops and representative
-	// prompts make these numbers unlike Kovara records.
-	Publishable bool   `json:"publishable"`
-	Complete    bool   `json:"complete"`
-	CreatedAt   string `json:"created_at"`
-	Model       string `json:"model"`
+	PlanHeader
 	ServerModel string `json:"server_model,omitempty"`
 
 	Settings SpecDecSettings `json:"settings"`
@@ -89,14 +84,9 @@ type LengthSpread struct {
 	Mean float64 `json:"mean"`
 }
 
-// MarshalSpecDec writes a speculative-decoding result as indented JSON with
-// a trailing newline.
-func MarshalSpecDec(r *SpecDecResult) ([]byte, error) { return marshalDocument(r, "MarshalSpecDec") }
-
-// DecodeSpecDec reads a kovara-desktop-specdec document.
-func DecodeSpecDec(data []byte) (*SpecDecResult, error) {
-	return decodeDocument[SpecDecResult](data, FormatSpecDec, "speculative-decoding result")
-}
+// Headline is what the measurement leads with: how the answers ended
+// (Stops), which every number in it depends on.
+func (r *SpecDecResult) Headline() string { return r.Stops() }
 
 // RequestAcceptance is a level's acceptance from the answers' own counts
 // (llama.cpp's timings.draft_n and draft_n_accepted). After its first

@@ -177,11 +177,10 @@ func (r *StagesResult) Failed() []string {
 	return out
 }
 
-// MarshalStages writes a three-stage result as indented JSON with a
-// trailing newline.
-func MarshalStages(r *StagesResult) ([]byte, error) { return marshalDocument(r, "MarshalStages") }
-
-// DecodeStages reads a kovara-desktop-stages document.
-func DecodeStages(data []byte) (*StagesResult, error) {
-	return decodeDocument[StagesResult](data, FormatStages, "three-stage result")
+// Header is the fields the other plans' documents begin with
+// (PlanHeader), which this document keeps in its own order beside its
+// plan, quick and tested_on, and without publishable, as it was first
+// written.
+func (r *StagesResult) Header() PlanHeader {
+	return PlanHeader{Format: r.Format, FormatVersion: r.FormatVersion, About: r.About, Complete: r.Complete, CreatedAt: r.CreatedAt, Model: r.Model}
 }

@@ -22,16 +22,10 @@ const FormatTune = "kovara-desktop-tune"
 
 // TuneResult is a settings comparison: the document of kind
 // kovara-desktop-tune, format_version 1.
+//
+// Its header's model is the first setting's.
 type TuneResult struct {
-	Format        string `json:"format"`
-	FormatVersion int    `json:"format_version"`
-	About         string `json:"about"`
-	// Publishable is always false.
-	Publishable bool   `json:"publishable"`
-	Complete    bool   `json:"complete"`
-	CreatedAt   string `json:"created_at"`
-	// Model is the first setting's model.
-	Model string `json:"model"`
+	PlanHeader
 
 	Plan     TunePlan      `json:"plan"`
 	Settings []TuneSetting `json:"settings"`
@@ -245,14 +239,6 @@ type TuneCommand struct {
 	Before string `json:"before,omitempty"`
 	// Instruction is what the person was asked to do (by hand).
 	Instruction string `json:"instruction,omitempty"`
-}
-
-// MarshalTune writes a settings comparison.
-func MarshalTune(r *TuneResult) ([]byte, error) { return marshalDocument(r, "MarshalTune") }
-
-// DecodeTune reads a settings comparison.
-func DecodeTune(data []byte) (*TuneResult, error) {
-	return decodeDocument[TuneResult](data, FormatTune, "settings comparison")
 }
 
 // TuneColumns are the verdict table's headings.

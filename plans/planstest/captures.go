@@ -35,12 +35,12 @@ func capture[T any](t testing.TB, name string, decode func([]byte) (*T, error)) 
 // LlamaCapacity is the capacity search a real llama-server (-np 8) ran
 // (docs/plans.md): 8 users, 9 missing on TTFT p95 on both probes.
 func LlamaCapacity(t testing.TB) *results.CapacityResult {
-	return capture(t, "capacity.json", results.DecodeCapacity)
+	return capture(t, "capacity.json", results.CapacityDoc.Decode)
 }
 
 // LlamaContext is the context plan a real llama-server ran.
 func LlamaContext(t testing.TB) *results.ContextResult {
-	return capture(t, "context.json", results.DecodeContext)
+	return capture(t, "context.json", results.ContextDoc.Decode)
 }
 
 // DisturbedCapacity is a capacity search that was disturbed (issue 23):
@@ -50,8 +50,8 @@ func LlamaContext(t testing.TB) *results.ContextResult {
 func DisturbedCapacity() *results.CapacityResult {
 	knee := 2
 	return &results.CapacityResult{
-		Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "tiny-model",
-		Settings: results.CapacitySettings{UserTPS: 20, TTFTP95Ms: 2000, InputTokens: 1024, OutputTokens: 256, MaxConcurrency: 256},
+		PlanHeader: results.PlanHeader{Format: results.FormatCapacity, FormatVersion: 1, Complete: true, Model: "tiny-model"},
+		Settings:   results.CapacitySettings{UserTPS: 20, TTFTP95Ms: 2000, InputTokens: 1024, OutputTokens: 256, MaxConcurrency: 256},
 		Probes: []results.CapacityProbe{
 			{Concurrency: 1, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: ptr(300.0), UserTPSP5: ptr(280.0), TTFTP95Ms: ptr(150.0), OutputTPS: 290},
 			{Concurrency: 2, Requests: 20, Step: results.StepDouble, Met: true, UserTPSP50: ptr(250.0), UserTPSP5: ptr(230.0), TTFTP95Ms: ptr(300.0), OutputTPS: 480},

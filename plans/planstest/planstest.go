@@ -47,7 +47,7 @@ var makers = map[string]func(failed bool) plans.Doc{
 	results.PlanSpecDec:  specDec,
 	results.PlanCapacity: capacity,
 	results.PlanContext:  context,
-	results.PlanTune:     func(failed bool) plans.Doc { return plans.Tune{Result: Tune(failed)} },
+	results.PlanTune:     func(failed bool) plans.Doc { return plans.NewTune(Tune(failed)) },
 }
 
 const created = "2026-11-30T10:00:00Z"
@@ -80,12 +80,12 @@ func stages(failed bool) plans.Doc {
 	if failed {
 		r.Users = &results.UsersStage{Users: 4, MaxTokens: 512, Failed: 4, Error: "4 of 4 requests failed (first: HTTP 503), so there is no aggregate"}
 	}
-	return plans.Stages{Result: r}
+	return plans.NewStages(r)
 }
 
 func specDec(failed bool) plans.Doc {
 	rate, length := 0.7, 2.4
-	r := &results.SpecDecResult{Format: results.FormatSpecDec, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b", Engine: engine()}
+	r := &results.SpecDecResult{PlanHeader: results.PlanHeader{Format: results.FormatSpecDec, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b"}, Engine: engine()}
 	for _, c := range []int{1, 2} {
 		r.Levels = append(r.Levels, results.SpecDecLevel{Concurrency: c, Requests: 8, OK: 8, DurationS: 4, OutputTPS: ptr(90.0 * float64(c)),
 			Spec: &results.SpecWindow{AcceptanceRate: &rate, MeanAcceptanceLength: &length}})
@@ -93,11 +93,11 @@ func specDec(failed bool) plans.Doc {
 	if failed {
 		r.Levels[1] = results.SpecDecLevel{Concurrency: 2, Requests: 8, Errors: 8, DurationS: 1, Failures: []string{"HTTP 503: the server is busy"}}
 	}
-	return plans.SpecDec{Result: r}
+	return plans.NewSpecDec(r)
 }
 
 func capacity(failed bool) plans.Doc {
-	r := &results.CapacityResult{Format: results.FormatCapacity, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b",
+	r := &results.CapacityResult{PlanHeader: results.PlanHeader{Format: results.FormatCapacity, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b"},
 		Settings: results.CapacitySettings{UserTPS: 10, TTFTP95Ms: 2000, InputTokens: 512, OutputTokens: 128, MaxConcurrency: 8}}
 	probe := func(c int, met bool, tps float64) results.CapacityProbe {
 		p := results.CapacityProbe{Concurrency: c, Requests: 20, Step: results.StepDouble, Met: met,
@@ -113,14 +113,14 @@ func capacity(failed bool) plans.Doc {
 		r.Probes = []results.CapacityProbe{probe(1, false, 6)}
 		r.Answer = results.CapacityAnswer{Missed: 1, MissedAt: 1, MissedOn: []string{"per-user tok/s"}}
 	}
-	return plans.Capacity{Result: r}
+	return plans.NewCapacity(r)
 }
 
 func context(failed bool) plans.Doc {
 	spread := func(v float64) *results.Spread {
 		return &results.Spread{Min: v * 0.9, P10: v * 0.95, P50: v, P90: v * 1.05, Max: v * 1.1}
 	}
-	r := &results.ContextResult{Format: results.FormatContext, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b", Engine: engine()}
+	r := &results.ContextResult{PlanHeader: results.PlanHeader{Format: results.FormatContext, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b"}, Engine: engine()}
 	for i, d := range []int{0, 8192} {
 		r.Depths = append(r.Depths, results.ContextDepth{Depth: d, PromptTokens: ptr(64 + d), Conversations: 3, OK: 3,
 			PrefillTPS: spread(3000), DecodeTPS: spread(40 - 10*float64(i)), TTFTMs: spread(100 + float64(d)/3), CachedTTFTMs: spread(60)})
@@ -128,14 +128,14 @@ func context(failed bool) plans.Doc {
 	if failed {
 		r.Depths[1] = results.ContextDepth{Depth: 8192, Conversations: 3, Failures: []string{"HTTP 400: the request exceeds the available context size"}}
 	}
-	return plans.Context{Result: r}
+	return plans.NewContext(r)
 }
 
 // Tune is a settings comparison of two settings over three rounds, the
 // second faster at 8 users; failed, its second setting's server never
 // started.
 func Tune(failed bool) *results.TuneResult {
-	r := &results.TuneResult{Format: results.FormatTune, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b",
+	r := &results.TuneResult{PlanHeader: results.PlanHeader{Format: results.FormatTune, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b"},
 		Plan: results.TunePlan{Rounds: 3, Concurrency: []int{1, 8}, Requests: 32, InputTokens: 512, OutputTokens: 128, Confidence: 0.95,
 			Metrics: []results.TuneMetric{{ID: "output_throughput", Label: "output tok/s", Unit: "tok/s", HigherBest: true}}},
 		Settings: []results.TuneSetting{

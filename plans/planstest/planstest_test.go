@@ -1,6 +1,10 @@
 package planstest
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -69,5 +73,86 @@ func TestCaptures(t *testing.T) {
 	}
 	if a := DisturbedCapacity().Answer; !a.Uncertain || a.Capacity != 2 || a.RangeHigh != 3 {
 		t.Errorf("the disturbed search: %+v, want uncertain between 2 and 3", a)
+	}
+}
+
+// TestHeaders: every plan's document reads its model, time, completeness
+// and simulator mark from its result's header and local part, the
+// three-stage document's own fields among them, as made and as read back.
+func TestHeaders(t *testing.T) {
+	t.Parallel()
+	for _, c := range Cases() {
+		if c.Doc.Kind() == plans.KovaraMethod {
+			continue // a results file, with its own fields
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			d := c.Doc
+			if d.Model() != "qwen3-8b" || d.CreatedAt() != created || !d.Complete() || d.Simulated() {
+				t.Errorf("model %q, created %q, complete %v, simulated %v", d.Model(), d.CreatedAt(), d.Complete(), d.Simulated())
+			}
+			data, err := d.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatal(err)
+			}
+			m["complete"], m["model"], m["created_at"] = false, "other", "2026-12-01T08:00:00Z"
+			m["local"].(map[string]any)["simulated"] = true
+			data, err = json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := plans.Decode(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Model() != "other" || back.CreatedAt() != "2026-12-01T08:00:00Z" || back.Complete() || !back.Simulated() {
+				t.Errorf("read back: model %q, created %q, complete %v, simulated %v", back.Model(), back.CreatedAt(), back.Complete(), back.Simulated())
+			}
+		})
+	}
+}
+
+// TestFilesWrittenBefore: the plans' documents that earlier versions
+// wrote (captured from real servers) still read, as their plan, and
+// write again to what reads back the same.
+func TestFilesWrittenBefore(t *testing.T) {
+	t.Parallel()
+	queueing := filepath.Join(captures(), "..", "..", "results", "testdata", "queueing")
+	files := []struct {
+		path, plan string
+	}{
+		{filepath.Join(captures(), "capacity.json"), "capacity"},
+		{filepath.Join(captures(), "context.json"), "context"},
+		{filepath.Join(queueing, "ollama-default-capacity.json"), "capacity"},
+		{filepath.Join(queueing, "ollama-par4-capacity.json"), "capacity"},
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f.path), func(t *testing.T) {
+			data, err := os.ReadFile(f.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := plans.Decode(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Kind().ID != f.plan || d.Model() == "" || d.CreatedAt() == "" || !d.Complete() {
+				t.Fatalf("read as %q: model %q, created %q, complete %v", d.Kind().ID, d.Model(), d.CreatedAt(), d.Complete())
+			}
+			again, err := d.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := plans.Decode(again)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := back.Marshal(); err != nil || !bytes.Equal(b, again) {
+				t.Errorf("written again, it does not read back the same (%v)", err)
+			}
+		})
 	}
 }
