@@ -5,11 +5,11 @@ import (
 )
 
 // Demo is the simulator behind the demo and the app's "Built-in simulator"
-// endpoint: vLLM-like, paced like an 8B model on one data-centre GPU —
-// 5 ms a token for one user (200 tok/s), slowing a little as the batch
-// grows so the throughput curve has a realistic shape. The default plan
-// (1, 8, 32 × 100 requests of 256 tokens) takes about three minutes, most
-// of it the one-user level, as it would on such a server. At 1 ms a token
+// endpoint: vLLM-like, paced like an 8B model in FP8 on one data-centre
+// GPU — 4 ms a token for one user (250 tok/s), slowing a little as the
+// batch grows so the throughput curve has a realistic shape. The default
+// plan (1, 8, 32 × 100 requests of 256 tokens) takes about two minutes,
+// most of it the one-user level, as it would on such a server. At 1 ms a token
 // the simulator out-ran what a two-core machine can read beside it: the
 // first result a newcomer saw had ITL p50 0.0 ms at 32 streams (chunks
 // read together) and a TTFT p95 at 8 users above the one at 32.
@@ -18,7 +18,7 @@ func Demo() Config {
 		Personality:   VLLM,
 		Models:        []string{"kovara-sim-8b"},
 		PrefillRate:   40000,
-		TokenInterval: 5 * time.Millisecond,
+		TokenInterval: 4 * time.Millisecond,
 		BatchSlowdown: 0.012,
 		BatchCapacity: 64,
 		Jitter:        0.1,
