@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,17 +28,7 @@ func (h *harness) drawnDisabled(label string) bool {
 func TestProfileLabelFollowsItsField(t *testing.T) {
 	h := newHarness(t)
 	b := h.u.bench
-	manifest := filepath.Join(t.TempDir(), "kovara.yaml")
-	if err := os.WriteFile(manifest, []byte(`name: Qwen3 8B on one 4090
-model: {id: Qwen/Qwen3-8B, revision: 0123abc}
-engine: {name: vllm, version: 0.11.0}
-hardware: {accelerator: NVIDIA GeForce RTX 4090, gpu_count: 1}
-precision: bf16
-profiles:
-  default: {input_tokens: 512, output_tokens: 128, concurrency: [1, 4], requests: 20, warmup: 2}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	manifest := writeTestManifest(t)
 	steps := []struct {
 		name     string
 		do       func()

@@ -44,16 +44,7 @@ func TestSetupScreenMarkup(t *testing.T) {
 func TestManifestChoiceFillsTheForm(t *testing.T) {
 	h := newHarness(t)
 	b := h.u.bench
-	good := filepath.Join(t.TempDir(), "kovara.yaml")
-	os.WriteFile(good, []byte(`name: Qwen3 8B on one 4090
-model: {id: Qwen/Qwen3-8B, revision: 0123abc}
-engine: {name: vllm, version: 0.11.0}
-hardware: {accelerator: NVIDIA GeForce RTX 4090, gpu_count: 1}
-precision: bf16
-profiles:
-  default: {input_tokens: 512, output_tokens: 128, concurrency: [1, 4], requests: 20, warmup: 2}
-  long: {input_tokens: 4096, output_tokens: 256, concurrency: [1], requests: 10}
-`), 0o644)
+	good := writeTestManifest(t)
 	bad := filepath.Join(t.TempDir(), "broken.yaml")
 	os.WriteFile(bad, []byte("model: {id: x}\nprofiles:\n  p: {concurency: [1]}\n"), 0o644)
 	h.locked(func() {
@@ -90,4 +81,23 @@ profiles:
 			t.Errorf("protocol test: %v %q", b.kovara.profileSelect.Disabled(), b.planNote.Text)
 		}
 	})
+}
+
+// writeTestManifest writes a kovara.yaml of two profiles for the tests
+// that choose a manifest, and says where.
+func writeTestManifest(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kovara.yaml")
+	if err := os.WriteFile(path, []byte(`name: Qwen3 8B on one 4090
+model: {id: Qwen/Qwen3-8B, revision: 0123abc}
+engine: {name: vllm, version: 0.11.0}
+hardware: {accelerator: NVIDIA GeForce RTX 4090, gpu_count: 1}
+precision: bf16
+profiles:
+  default: {input_tokens: 512, output_tokens: 128, concurrency: [1, 4], requests: 20, warmup: 2}
+  long: {input_tokens: 4096, output_tokens: 256, concurrency: [1], requests: 10}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
