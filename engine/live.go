@@ -412,7 +412,7 @@ func (l *Live) Snapshot() Snapshot {
 	s.Progress = l.progress(s)
 	s.Run, s.Runs = l.runIndex, l.runs
 	if !watchdog {
-		s.PlanLeft = l.planLeft(s.At, s.Progress)
+		s.PlanLeft = atLeastStage(l.planLeft(s.At, s.Progress), s.Left)
 	}
 	if l.cur.Line != nil && s.Phase == l.cur.phase() {
 		s.Line = l.cur.Line(s.LevelDone, s.LevelTotal)
@@ -617,6 +617,18 @@ func (l *Live) planLeft(at time.Duration, f float64) time.Duration {
 	}
 	rate := (f - h[0].f) / (at - h[0].at).Seconds()
 	return time.Duration((1 - f) / rate * float64(time.Second))
+}
+
+// atLeastStage is the whole plan's time left, never less than the
+// stage's own: the stage is part of the plan. They come from different
+// rates (the plan's over the last minute, the stage's from its own
+// requests), and a slower stage after a fast one once read "this stage
+// about 45 s left, whole plan about 40 s left".
+func atLeastStage(plan, stage time.Duration) time.Duration {
+	if plan > 0 && stage > plan {
+		return stage
+	}
+	return plan
 }
 
 // setAlert records what the run's watchdog says now ("" when nothing).

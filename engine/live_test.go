@@ -404,3 +404,18 @@ func TestLiveEveryPlan(t *testing.T) {
 		})
 	}
 }
+
+func TestPlanLeftAtLeastTheStage(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ plan, stage, want time.Duration }{
+		{40 * time.Second, 45 * time.Second, 45 * time.Second}, // seen: a slow last stage after a fast one
+		{90 * time.Second, 45 * time.Second, 90 * time.Second},
+		{0, 45 * time.Second, 0}, // the plan cannot say yet: nothing is made up
+		{40 * time.Second, 0, 40 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := atLeastStage(tt.plan, tt.stage); got != tt.want {
+			t.Errorf("atLeastStage(%v, %v) = %v, want %v", tt.plan, tt.stage, got, tt.want)
+		}
+	}
+}
