@@ -159,7 +159,15 @@ func queueingText(f *File, runs []Run) string {
 	for _, o := range qs {
 		want = max(want, o.Concurrency)
 	}
-	return t + ", so the figures measure its queue, not its speed at that concurrency; " + ParallelFix(family, want)
+	t += ", so the figures measure its queue, not its speed at that concurrency; "
+	if d := f.Local.Detection; d != nil && d.ParallelSlots >= want {
+		// Its slots were enough: what it lacked was compute (seen on a
+		// llama-server -np 4 with one thread on a busy machine, where
+		// the advice was "start it with -np 4").
+		return t + fmt.Sprintf("it has %d %s (%s), so more would not help: it was short of compute at that concurrency — too few threads, or other programs busy on its machine",
+			d.ParallelSlots, Plural(d.ParallelSlots, "slot", "slots"), d.ParallelSource)
+	}
+	return t + ParallelFix(family, want)
 }
 
 // JoinAnd joins "2", "3" and "4" as "2, 3 and 4": the one way every

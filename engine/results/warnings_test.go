@@ -310,6 +310,13 @@ func TestQueueing(t *testing.T) {
 	if ws := queueing(np2); len(ws) != 1 || !strings.Contains(ws[0].Text, "the server serves 2 at a time, its parallel slots (/props total_slots)") || !strings.Contains(ws[0].Text, "-np 8") {
 		t.Errorf("llama-server -np 2: %+v", ws)
 	}
+	// A real llama-server -np 4 with one thread on a busy machine queued
+	// at 4 users: its slots were enough, so -np is not the advice.
+	np4 := file(FamilyLlamaCpp, run(1, 143.2, 517.1), run(4, 849.3, 2211.2))
+	np4.Local.Detection.ParallelSlots, np4.Local.Detection.ParallelSource = 4, "/props total_slots"
+	if ws := queueing(np4); len(ws) != 1 || strings.Contains(ws[0].Text, "-np") || !strings.Contains(ws[0].Text, "it has 4 slots (/props total_slots), so more would not help") {
+		t.Errorf("llama-server -np 4 short of compute: %+v", ws)
+	}
 	c := file(FamilyOllama, run(1, 102, 700), run(2, 1008, 1850), run(4, 3050, 3900), run(3, 2030, 2880), run(2, 990, 1840), run(3, 2010, 2860))
 	c.Local.Plan = PlanCapacity
 	ws := queueing(c)
