@@ -408,28 +408,26 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 		first := prompt.FirstWarmupRequest + int64(kp.Warmup) + used
 		used += int64(n)
 		lv, run, loc := r.measure(ctx, wholeLevel(i, c, n, first, fmt.Sprintf("probe %d (%s)", i+1, step), at.stage()))
+		probe := capacityProbe(c, step, run, lv.tpot)
 		if lv.interrupted {
+			// Kept apart, as the Kovara method keeps its partial level:
+			// its figures are shown, never judged or searched on.
+			probe.Partial = true
+			res.Partial = &probe
 			loc.Partial = true
 			r.file.Local.PartialRun = &run
 			r.file.Local.Levels = append(r.file.Local.Levels, loc)
 			r.obs.Live.setPhase(PhaseStopped)
 			return finish(false), fmt.Errorf("probe %d (concurrency %d): %w", i+1, c, ErrInterrupted)
 		}
-		p50, p5 := userRates(lv.tpot)
-		missed := judge(plan, run.Metrics, p5)
-		probe := results.CapacityProbe{
-			Concurrency: c, Requests: n, Step: step, Met: len(missed) == 0, Missed: missed,
-			Failed:     run.Metrics.RequestsError + run.Metrics.RequestsTimeout,
-			UserTPSP50: p50, UserTPSP5: p5, OutputTPS: run.Metrics.OutputThroughput,
-		}
-		if d := run.Metrics.TTFTMs; d != nil {
-			probe.TTFTP95Ms = d.P95
-		}
+		probe.Requests = n
+		probe.Missed = judge(plan, run.Metrics, probe.UserTPSP5)
+		probe.Met = len(probe.Missed) == 0
 		if probe.Met {
 			r.obs.logf("concurrency %d met the service level", c)
 		} else {
 			var on []string
-			for _, l := range missed {
+			for _, l := range probe.Missed {
 				on = append(on, results.LimitName(l))
 			}
 			r.obs.logf("concurrency %d missed on %s", c, strings.Join(on, ", "))
@@ -442,6 +440,24 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 	obs.Live.expectStages(len(search.probes), 0)
 	r.obs.Live.setPhase(PhaseDone)
 	return finish(true), nil
+}
+
+// capacityProbe is the figures of a probe of concurrency c measured as
+// run, tpot its successes' times per output token: Requests counts the
+// requests that ended (all of them, unless the run was stopped during
+// the probe); the caller judges it.
+func capacityProbe(c int, step string, run results.Run, tpot []float64) results.CapacityProbe {
+	m := run.Metrics
+	p50, p5 := userRates(tpot)
+	p := results.CapacityProbe{
+		Concurrency: c, Step: step, Requests: m.RequestsOK + m.RequestsError + m.RequestsTimeout,
+		Failed:     m.RequestsError + m.RequestsTimeout,
+		UserTPSP50: p50, UserTPSP5: p5, OutputTPS: m.OutputThroughput,
+	}
+	if d := m.TTFTMs; d != nil {
+		p.TTFTP95Ms = d.P95
+	}
+	return p
 }
 
 func newCapacityResult(r *runner, plan CapacityPlan) *results.CapacityResult {

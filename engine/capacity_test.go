@@ -440,6 +440,20 @@ func TestCapacityInterrupted(t *testing.T) {
 	if !strings.HasPrefix(res.Headline(), "Stopped before the search ended") {
 		t.Errorf("headline %q", res.Headline())
 	}
+	// The probe the stop interrupted is kept apart, shown as the table's
+	// last row and never judged (#35 item 8: the table was empty).
+	p := res.Partial
+	if p == nil || !p.Partial || p.Concurrency != 2 || p.Met || len(p.Missed) > 0 || res.Local.PartialRun == nil {
+		t.Fatalf("partial probe %+v, partial run %v: want concurrency 2, unjudged, with its record", p, res.Local.PartialRun)
+	}
+	rows := res.Table().Rows
+	if len(rows) != 2 {
+		t.Fatalf("table rows %q: want the probe and the partial one", rows)
+	}
+	want := []string{"2 (partial)", results.StepDouble, fmt.Sprintf("%d of %d", p.Requests, res.Local.PartialRun.Requests)}
+	if got := rows[1][:3]; !slices.Equal(got, want) || rows[1][8] != "not judged: stopped" {
+		t.Errorf("partial row %q: want it to start %q and say it was not judged", rows[1], want)
+	}
 }
 
 // truthCapacityServer is TestTruthCapacity's simulator: batch-size-limited

@@ -61,15 +61,24 @@ func (d Capacity) Summary() Summary {
 		}
 	}
 	slices.Sort(s.Levels)
+	if p := r.Local.PartialRun; p != nil {
+		s.PartialLevel = p.Concurrency
+	}
 	s.Capacity = capacityMark(r)
+	if len(r.Probes) > 0 {
+		s.Answer = r.AnswerLine()
+	}
 	return s
 }
 
 // capacityMark is a capacity result's answer in a few characters, for
-// History: "8 users", "4–6 users?", "≥ 256 users", "none".
+// History: "8 users", "4–6 users?", "≥ 256 users", "none"; nothing when
+// the search was stopped before its first probe ended.
 func capacityMark(r *results.CapacityResult) string {
 	a := r.Answer
 	switch {
+	case len(r.Probes) == 0:
+		return ""
 	case a.Capacity == 0:
 		return "none"
 	case a.Uncertain:
@@ -77,5 +86,5 @@ func capacityMark(r *results.CapacityResult) string {
 	case a.ReachedMax:
 		return fmt.Sprintf("≥ %d users", a.Capacity)
 	}
-	return fmt.Sprintf("%d users", a.Capacity)
+	return fmt.Sprintf("%d %s", a.Capacity, results.Plural(a.Capacity, "user", "users"))
 }

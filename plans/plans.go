@@ -214,8 +214,11 @@ type Summary struct {
 	// Failed is Doc.Failed.
 	Failed bool `json:"failed,omitempty"`
 	// Capacity is a capacity result's answer in a few characters ("8
-	// users", "4–6 users?").
+	// users", "4–6 users?"), what History's narrow column shows; Answer
+	// is the same in a whole line (AnswerLine), what it says of the run
+	// selected.
 	Capacity string `json:"capacity,omitempty"`
+	Answer   string `json:"answer,omitempty"`
 	// Group is a repeated plan's run's place in it, "2 of 3"; GroupID
 	// ties the group's runs together.
 	Group   string `json:"group,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +46,7 @@ const (
 	resultsSub    = "results"
 	indexFile     = "index.json"
 	labelsFile    = "labels.json"
-	indexVersion  = 4 // 2: cached_share; 3: problems; 4: every plan's problems, failed
+	indexVersion  = 5 // 2: cached_share; 3: problems; 4: every plan's problems, failed; 5: a capacity result's answer and partial level
 	maxImportSize = results.MaxFileSize
 )
 
@@ -64,21 +65,34 @@ type Summary struct {
 }
 
 // State is a run's state in a word or three: "complete", "incomplete",
-// or, when it has problems, "finished, 2 problems" / "incomplete, 1
+// "failed" (it ended with nothing to show: plans.Doc.Failed, e.g. a
+// level where every request failed), or, when it has problems,
+// "finished, 2 problems" / "failed, 1 problem" / "incomplete, 1
 // problem" — the count its result's state gives; the sentences are the
 // first thing its result shows.
 func (s Summary) State() string {
 	state := "incomplete"
-	if s.Complete {
+	switch {
+	case s.Complete && s.Failed:
+		state = "failed"
+	case s.Complete && len(s.Problems) > 0:
+		state = "finished"
+	case s.Complete:
 		state = "complete"
 	}
 	if n := len(s.Problems); n > 0 {
-		if s.Complete {
-			state = "finished"
-		}
 		state += fmt.Sprintf(", %d %s", n, results.Plural(n, "problem", "problems"))
 	}
 	return state
+}
+
+// Best is the best output tok/s of the run's levels, or results.Missing
+// when none measured any (every request failed, or no level finished).
+func (s Summary) Best() string {
+	if s.BestOutputTPS <= 0 {
+		return results.Missing
+	}
+	return strconv.FormatFloat(s.BestOutputTPS, 'f', 1, 64)
 }
 
 type indexDoc struct {

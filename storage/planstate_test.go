@@ -46,7 +46,7 @@ func TestHistoryMarkEveryPlan(t *testing.T) {
 		for _, c := range cases {
 			s, want := byName[c.Name], "complete"
 			if c.Failed {
-				want = "finished, " + map[bool]string{true: "1 problem", false: ""}[len(c.Doc.Problems()) == 1]
+				want = "failed, " + map[bool]string{true: "1 problem", false: ""}[len(c.Doc.Problems()) == 1]
 			}
 			if s.Failed != c.Failed || s.Plan != c.Doc.Kind().ID || !strings.HasPrefix(s.State(), want) || c.Failed && len(s.Problems) == 0 {
 				t.Errorf("%s, %s: History lists %s run, failed %v, %q; want failed %v, %q", how, c.Name, s.Plan, s.Failed, s.State(), c.Failed, want)

@@ -106,8 +106,8 @@ func TestCapacityPlanRunViewHistoryCompare(t *testing.T) {
 			}
 			n++
 			if s.ID == id {
-				if got := historyCell(s, 8, nil); !strings.HasSuffix(got, "capacity "+marks[0].Capacity) {
-					t.Errorf("history status %q, want the capacity %q shown", got, marks[0].Capacity)
+				if got := historyCell(s, 8, nil); !strings.HasPrefix(got, marks[0].Capacity+" · ") {
+					t.Errorf("history status %q, want the capacity %q shown first", got, marks[0].Capacity)
 				}
 			}
 			hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
@@ -177,10 +177,26 @@ func TestCapacityViewHistoryCompareDocuments(t *testing.T) {
 		if len(hs.all) != 2 {
 			t.Fatalf("history holds %d results, want 2", len(hs.all))
 		}
+		// The answer is the Status cell's start, so a column narrowed to
+		// fit a 1024-px window cuts the state after it, never the answer
+		// (#35 item 8: "complete · cap…"); selecting the run says it whole.
+		h.u.tabs.SelectIndex(1)
+		h.win.Resize(fyne.NewSize(1024, 640))
 		for _, s := range hs.all {
-			if got := historyCell(s, 8, nil); !strings.HasSuffix(got, "capacity "+marks[s.ID]) {
-				t.Errorf("history status %q, want it to end with the capacity %q", got, marks[s.ID])
+			got := historyCell(s, 8, nil)
+			if !strings.HasPrefix(got, marks[s.ID]+" · ") {
+				t.Errorf("history status %q, want it to start with the capacity %q", got, marks[s.ID])
 			}
+			if shown := cellText(t, hs.table, got); !strings.HasPrefix(shown, marks[s.ID]) {
+				t.Errorf("the status cell shows %q at 1024 px, want the capacity %q whole", shown, marks[s.ID])
+			}
+			hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
+			if want := "1 selected. " + capitalize(s.Answer) + "."; s.Answer == "" || hs.status.Text != want {
+				t.Errorf("selected, the status line says %q, want %q", hs.status.Text, want)
+			}
+			hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
+		}
+		for _, s := range hs.all {
 			hs.table.Select(widget.TableCellID{Row: h.rowOf(s.ID), Col: 0})
 		}
 		test.Tap(hs.compareButton)

@@ -218,14 +218,17 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 		}
 		return strings.Join(parts, ",")
 	case 7:
-		return strconv.FormatFloat(s.BestOutputTPS, 'f', 1, 64)
+		return s.Best()
 	case 8:
 		state := s.State()
 		if s.CachedShare > 0 {
 			state += fmt.Sprintf(" · %.0f%% cached", 100*s.CachedShare) // prompt tokens from the server's cache
 		}
+		// The answer first, in its short form: where the column gives
+		// way, "…" then cuts the state, which the result repeats; the
+		// whole answer is the status line's when the run is selected.
 		if s.Capacity != "" {
-			state += " · capacity " + s.Capacity
+			state = s.Capacity + " · " + state
 		}
 		return state
 	case 9:
@@ -289,9 +292,21 @@ func (h *HistoryScreen) updateButtons() {
 		h.status.SetText(fmt.Sprintf("%d selected: compare takes 2 to 4 runs.", n))
 	case readable < n:
 		h.status.SetText("An unreadable file is selected: it can only be deleted. Its reason is in the Label column.")
+	case n == 1 && h.selectedSummary().Answer != "":
+		h.status.SetText("1 selected. " + capitalize(h.selectedSummary().Answer) + ".")
 	default:
 		h.status.SetText(fmt.Sprintf("%d selected.", n))
 	}
+}
+
+// selectedSummary is the first selected run's line.
+func (h *HistoryScreen) selectedSummary() storage.Summary {
+	for _, s := range h.all {
+		if h.selected[s.ID] {
+			return s
+		}
+	}
+	return storage.Summary{}
 }
 
 // preselect marks one run (Compare with… from a result).

@@ -50,9 +50,9 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(tw, "-\t%s\t\t\t\t\t\t\tunreadable: %s\t\n", s.ID, clip.Line(s.Unreadable, 90))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			localTime(s.CreatedAt), s.ID, dash(s.EndpointName), dash(s.Model), dash(s.Engine), kind(s),
-			levels(s), s.BestOutputTPS, s.State(), s.Label)
+			levels(s), s.Best(), s.State(), s.Label)
 	}
 	tw.Flush()
 	return exitOK

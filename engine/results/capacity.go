@@ -41,8 +41,13 @@ type CapacityResult struct {
 	// Probes are the levels in the order they were measured; Runs[i] and
 	// Local.Levels[i] are probe i's Kovara run record and its detail.
 	Probes []CapacityProbe `json:"probes"`
-	Runs   []Run           `json:"runs"`
-	Local  Local           `json:"local"`
+	// Partial is the probe a stopped search was measuring, from the
+	// requests that ended before the stop (its record is
+	// Local.PartialRun); nil when the search ended or stopped between
+	// probes. Shown, never judged: the answer comes from Probes alone.
+	Partial *CapacityProbe `json:"partial_probe,omitempty"`
+	Runs    []Run          `json:"runs"`
+	Local   Local          `json:"local"`
 }
 
 // CapacitySettings are the service level and the plan around it.
@@ -84,6 +89,9 @@ type CapacityProbe struct {
 	UserTPSP5  *float64 `json:"user_tps_p5"`
 	TTFTP95Ms  *float64 `json:"ttft_ms_p95"`
 	OutputTPS  float64  `json:"output_tps"`
+	// Partial marks CapacityResult.Partial: Requests are those that
+	// ended before the stop, and Met and Missed are not set.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // CapacityAnswer is what the probes show.
@@ -135,9 +143,12 @@ func limitNames(limits []string) []string {
 }
 
 // Verdict is a probe's outcome in a few words: "met", or "missed: " and
-// the limits it missed.
+// the limits it missed; a partial probe is not judged.
 func (p CapacityProbe) Verdict() string {
-	if p.Met {
+	switch {
+	case p.Partial:
+		return "not judged: stopped"
+	case p.Met:
 		return "met"
 	}
 	return "missed: " + strings.Join(limitNames(p.Missed), ", ")
@@ -326,6 +337,9 @@ func (r *CapacityResult) Headline() string {
 		if l, ok := r.level(1); ok && a.MissedAt == 1 {
 			return prefix + "Even one person at a time misses the service level (" + s.SLO() + "): " + s.evidence(l) + "."
 		}
+		if p := r.Partial; p != nil && len(r.Probes) == 0 {
+			return fmt.Sprintf("Stopped before the first probe finished: the probe at %d %s is kept as partial, its figures shown but not judged.", p.Concurrency, Plural(p.Concurrency, "user", "users"))
+		}
 		return prefix + "No level was measured."
 	}
 	var b strings.Builder
@@ -351,7 +365,7 @@ func (r *CapacityResult) Headline() string {
 // (per-user ≥ 20 tok/s, TTFT p95 ≤ 2000 ms); 9 missed on TTFT p95".
 func (r *CapacityResult) AnswerLine() string {
 	a := r.Answer
-	line := fmt.Sprintf("capacity: %d concurrent users (%s)", a.Capacity, r.Settings.SLO())
+	line := fmt.Sprintf("capacity: %d concurrent %s (%s)", a.Capacity, Plural(a.Capacity, "user", "users"), r.Settings.SLO())
 	if a.Uncertain {
 		line += fmt.Sprintf(", uncertain: between %d and %d", a.Capacity, a.RangeHigh)
 	}

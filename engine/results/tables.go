@@ -133,13 +133,28 @@ func (r *SpecDecResult) Table() Table {
 // CapacityColumns are the capacity table's headings.
 var CapacityColumns = []string{"Concurrency", "Step", "Requests", "Failed", "Per-user tok/s\np50", "Per-user tok/s\np5", "TTFT p95\nms", "Total\ntok/s", "Service level"}
 
-// Table is the capacity table: every probe in the order measured.
+// Table is the capacity table: every probe in the order measured, then
+// the probe a stop interrupted marked partial, with the requests that
+// ended of those it planned ("12 of 20").
 func (r *CapacityResult) Table() Table {
 	t := Table{Columns: CapacityColumns}
+	add := func(p CapacityProbe, conc, requests string) {
+		total := Num(&p.OutputTPS, 1)
+		if p.Requests == 0 {
+			total = Missing // stopped before any request ended: nothing measured
+		}
+		t.Rows = append(t.Rows, []string{conc, p.Step, requests, strconv.Itoa(p.Failed),
+			Num(p.UserTPSP50, 1), Num(p.UserTPSP5, 1), Num(p.TTFTP95Ms, 1), total, p.Verdict()})
+	}
 	for _, p := range r.Probes {
-		total := p.OutputTPS
-		t.Rows = append(t.Rows, []string{strconv.Itoa(p.Concurrency), p.Step, strconv.Itoa(p.Requests), strconv.Itoa(p.Failed),
-			Num(p.UserTPSP50, 1), Num(p.UserTPSP5, 1), Num(p.TTFTP95Ms, 1), Num(&total, 1), p.Verdict()})
+		add(p, strconv.Itoa(p.Concurrency), strconv.Itoa(p.Requests))
+	}
+	if p := r.Partial; p != nil {
+		requests := strconv.Itoa(p.Requests)
+		if run := r.Local.PartialRun; run != nil {
+			requests += " of " + strconv.Itoa(run.Requests)
+		}
+		add(*p, strconv.Itoa(p.Concurrency)+" (partial)", requests)
 	}
 	return t
 }
