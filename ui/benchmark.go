@@ -79,6 +79,8 @@ type BenchmarkScreen struct {
 
 	planNote  *widget.Label
 	runButton *widget.Button
+	// labels is the page's one label column (aligned).
+	labels labelColumn
 	// failNote is why the last run could not run; it stays under the
 	// plan until the person changes the form, so an update the app makes
 	// on its own (the model listing arriving) does not replace it.
@@ -107,19 +109,27 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	for _, k := range plans.All {
 		s.forms[k.ID] = planForms[k.ID](s)
 	}
-	main := widget.NewForm(
+	main := s.aligned(widget.NewForm(
 		widget.NewFormItem("Endpoint", s.endpointSelect),
 		widget.NewFormItem("Model", s.modelSelect),
 		widget.NewFormItem("Plan", s.planSelect),
-	)
+	))
 	s.formBox = container.NewStack()
-	s.setup = container.NewVScroll(container.NewPadded(container.NewVBox(
-		widget.NewLabelWithStyle("New benchmark", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		main,
-		s.formBox,
-		s.planNote,
-		container.NewHBox(s.runButton, s.kovara.quickButton),
-	)))
+	// The fields scroll; what Run will do and Run itself stay in a bar
+	// below them, so a tall form (advanced settings open on a 1024×640
+	// screen) never puts Run below the fold.
+	s.setup = container.NewBorder(nil,
+		container.NewVBox(widget.NewSeparator(), container.NewPadded(container.NewVBox(
+			s.planNote,
+			container.NewHBox(s.runButton, s.kovara.quickButton),
+		))),
+		nil, nil,
+		container.NewVScroll(container.NewPadded(container.NewVBox(
+			widget.NewLabelWithStyle("New benchmark", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+			main,
+			s.formBox,
+		))),
+	)
 	s.content = container.NewStack(s.setup)
 	s.planSelect.SetSelected(planKovara)
 	s.refreshEndpoints()
@@ -149,9 +159,74 @@ func (s *BenchmarkScreen) entry(text string, check func(string) error) *formEntr
 	return e
 }
 
-// advanced is a form's own advanced settings, folded away.
-func advanced(items ...*widget.FormItem) fyne.CanvasObject {
-	return widget.NewAccordion(widget.NewAccordionItem("Advanced settings", widget.NewForm(items...)))
+// advanced is a form's own advanced settings, folded away, their fields
+// lined up with the page's (aligned).
+func (s *BenchmarkScreen) advanced(items ...*widget.FormItem) fyne.CanvasObject {
+	return widget.NewAccordion(widget.NewAccordionItem("Advanced settings", s.aligned(widget.NewForm(items...))))
+}
+
+// aligned puts a form of the Benchmark page on the page's one label
+// column: Fyne sizes each form's labels to its own longest, so the
+// fields of the forms one under another (endpoint, the plan's fields,
+// its advanced settings) started at different places, and moved when
+// another plan was chosen. Every form of every plan shares the column,
+// so the Endpoint field stays put whatever the plan.
+func (s *BenchmarkScreen) aligned(f *widget.Form) fyne.CanvasObject {
+	a := &alignedForm{column: &s.labels, form: f}
+	s.labels = append(s.labels, a)
+	return container.New(a, f)
+}
+
+// labelColumn is the forms sharing a label column.
+type labelColumn []*alignedForm
+
+// width is the column's: the widest form's own.
+func (c labelColumn) width() float32 {
+	var w float32
+	for _, a := range c {
+		w = max(w, a.labelWidth())
+	}
+	return w
+}
+
+// alignedForm is a layout that insets its form by what its own label
+// column lacks of the shared one; a form's labels are right-aligned, so
+// the labels end, and the fields start, at the same place in every form.
+type alignedForm struct {
+	column *labelColumn
+	form   *widget.Form
+	own    float32 // the form's own label column, once measured
+}
+
+// labelWidth is the form's own label column: its widest label as the
+// form draws it (bold rich text).
+func (a *alignedForm) labelWidth() float32 {
+	if a.own == 0 {
+		for _, it := range a.form.Items {
+			l := widget.NewRichTextWithText(it.Text)
+			l.Segments[0].(*widget.TextSegment).Style.TextStyle.Bold = true
+			a.own = max(a.own, l.MinSize().Width)
+		}
+	}
+	return a.own
+}
+
+func (a *alignedForm) inset() float32 { return a.column.width() - a.labelWidth() }
+
+func (a *alignedForm) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	in := a.inset()
+	for _, o := range objects {
+		o.Move(fyne.NewPos(in, 0))
+		o.Resize(fyne.NewSize(size.Width-in, size.Height))
+	}
+}
+
+func (a *alignedForm) MinSize(objects []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objects {
+		m = m.Max(o.MinSize())
+	}
+	return fyne.NewSize(m.Width+a.inset(), m.Height)
 }
 
 // formBase is what the plans' forms beyond the Kovara method share: the

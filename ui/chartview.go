@@ -19,6 +19,11 @@ import (
 const (
 	chartViewMinWidth  = 320
 	chartViewMinHeight = 200
+	// chartReadableHeight is the least height at which a chart with a
+	// title and a legend row still has three ticks or more on its value
+	// axis (chart.Render gives one tick per 38 units of plot); below it
+	// the axis shows only its two ends.
+	chartReadableHeight = 240
 )
 
 // ChartView shows one chart, or a line of text while there is nothing to draw

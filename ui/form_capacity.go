@@ -36,12 +36,12 @@ func newCapacityForm(s *BenchmarkScreen) *capacityForm {
 	var seed *widget.FormItem
 	f.seedEntry, seed = s.seedItem()
 	f.box = container.NewVBox(
-		widget.NewForm(append([]*widget.FormItem{
+		s.aligned(widget.NewForm(append([]*widget.FormItem{
 			widget.NewFormItem("Per-user tok/s, at least", f.sloUserEntry),
 			widget.NewFormItem("TTFT p95, at most (ms)", f.sloTTFTEntry),
 			widget.NewFormItem("Most concurrent users", f.maxConcEntry),
-		}, lengths...)...),
-		advanced(widget.NewFormItem("Warmup requests", f.warmupEntry), seed, timeout),
+		}, lengths...)...)),
+		s.advanced(widget.NewFormItem("Warmup requests", f.warmupEntry), seed, timeout),
 	)
 	return f
 }

@@ -37,13 +37,13 @@ func newContextForm(s *BenchmarkScreen) *contextForm {
 	var seed *widget.FormItem
 	f.seedEntry, seed = s.seedItem()
 	f.box = container.NewVBox(
-		widget.NewForm(
+		s.aligned(widget.NewForm(
 			widget.NewFormItem("Depths (tokens)", f.depthsEntry),
 			widget.NewFormItem("Repeats at each depth", f.repeatsEntry),
 			widget.NewFormItem("Users at once", f.contextUsersEntry),
 			widget.NewFormItem("Output tokens", f.outputEntry),
-		),
-		advanced(seed, timeout),
+		)),
+		s.advanced(seed, timeout),
 	)
 	return f
 }

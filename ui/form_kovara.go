@@ -107,10 +107,10 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 	f.manifestForm = widget.NewForm(manifestItem, profileItem)
 	f.box = container.NewVBox(
 		f.likeBar,
-		f.manifestForm,
+		s.aligned(f.manifestForm),
 		f.manifestCard,
-		widget.NewForm(append(lengths, widget.NewFormItem("Concurrency levels", f.levelsEntry))...),
-		advanced(
+		s.aligned(widget.NewForm(append(lengths, widget.NewFormItem("Concurrency levels", f.levelsEntry))...)),
+		s.advanced(
 			widget.NewFormItem("Requests per level", f.requestsEntry),
 			widget.NewFormItem("Warmup requests", f.warmupEntry),
 			seed, timeout,

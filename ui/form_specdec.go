@@ -30,8 +30,8 @@ func newSpecDecForm(s *BenchmarkScreen) *specDecForm {
 	f.requestsEntry = s.entry("", optionalCount("requests"))
 	f.requestsEntry.SetPlaceHolder("every prompt, at least 2 per user")
 	f.box = container.NewVBox(
-		widget.NewForm(widget.NewFormItem("Output tokens", f.outputEntry), widget.NewFormItem("Concurrency levels", f.levelsEntry)),
-		advanced(widget.NewFormItem("Requests per level", f.requestsEntry), timeout),
+		s.aligned(widget.NewForm(widget.NewFormItem("Output tokens", f.outputEntry), widget.NewFormItem("Concurrency levels", f.levelsEntry))),
+		s.advanced(widget.NewFormItem("Requests per level", f.requestsEntry), timeout),
 	)
 	return f
 }

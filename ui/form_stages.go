@@ -25,8 +25,8 @@ func newStagesForm(s *BenchmarkScreen) *stagesForm {
 	f.usersEntry = s.entry(fmt.Sprint(engine.DefaultUsers), countCheck("users", 1))
 	f.quickCheck = widget.NewCheck("Quick mode: shorter answers and prefill, a smoke test", func(bool) { s.revalidate() })
 	f.box = container.NewVBox(
-		widget.NewForm(widget.NewFormItem("Users (many-user stage)", f.usersEntry), widget.NewFormItem("", f.quickCheck)),
-		advanced(timeout),
+		s.aligned(widget.NewForm(widget.NewFormItem("Users (many-user stage)", f.usersEntry), widget.NewFormItem("", f.quickCheck))),
+		s.advanced(timeout),
 	)
 	return f
 }

@@ -100,9 +100,9 @@ func newTuneForm(s *BenchmarkScreen) *tuneForm {
 		f.rowsBox,
 		container.NewHBox(f.addButton),
 		f.testNote,
-		widget.NewForm(append(items, lengthItems...)...),
+		s.aligned(widget.NewForm(append(items, lengthItems...)...)),
 		f.answersCheck,
-		advanced(timeout, widget.NewFormItem("Server start-up (s)", f.startEntry)),
+		s.advanced(timeout, widget.NewFormItem("Server start-up (s)", f.startEntry)),
 	)
 	return f
 }

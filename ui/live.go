@@ -18,9 +18,11 @@ import (
 // second, whatever the number of streams.
 const liveRefresh = 250 * time.Millisecond
 
-// liveChartMinHeight is the least height of a live chart: two rows of
-// them and the run's state fit a 1024×640 window.
-const liveChartMinHeight = 150
+// liveChartMinHeight is the least height of a live chart: tall enough
+// for a value axis of three ticks or more (chartReadableHeight); where
+// two rows of them do not fit under the run's state (a 1024×640
+// window), the charts scroll rather than shrink to a two-tick axis.
+const liveChartMinHeight = chartReadableHeight
 
 // LiveView shows a run while it happens.
 type LiveView struct {
@@ -105,7 +107,7 @@ func newLiveView(title string, onStop func()) *LiveView {
 		container.NewTabItem("GPU", container.NewGridWithColumns(2, v.powerChart, v.utilChart)),
 	)
 	charts := container.NewGridWithRows(2, v.tpsChart, v.tabs)
-	v.content = container.NewBorder(top, nil, nil, nil, charts)
+	v.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(charts))
 	return v
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -76,4 +77,104 @@ func TestWindowFitsSmallScreen(t *testing.T) {
 	})
 	h.waitFor("the result", 60*time.Second, func() bool { return b.result != nil })
 	h.locked(func() { fits("the result") })
+}
+
+// formsIn are the forms in o, in the order drawn.
+func formsIn(o fyne.CanvasObject) []*widget.Form {
+	switch x := o.(type) {
+	case *widget.Form:
+		return []*widget.Form{x}
+	case *widget.Accordion:
+		var fs []*widget.Form
+		for _, it := range x.Items {
+			fs = append(fs, formsIn(it.Detail)...)
+		}
+		return fs
+	case *fyne.Container:
+		var fs []*widget.Form
+		for _, c := range x.Objects {
+			fs = append(fs, formsIn(c)...)
+		}
+		return fs
+	}
+	return nil
+}
+
+// TestBenchmarkFormAtSmallScreen: in a 1024×640 window, with any plan
+// chosen after any other and its advanced settings open, Run and what it
+// will do stay in sight below the scrolling fields, every field starts
+// where the Plan field starts (one label column for the page, whatever
+// the plan) and ends inside the window, and the plan's fields take the
+// height they need, no more (no blank row left by a taller plan).
+func TestBenchmarkFormAtSmallScreen(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		h.win.Resize(minWindowSize)
+		d := fyne.CurrentApp().Driver()
+		size := h.win.Canvas().Size()
+		for _, f := range b.forms {
+			openAccordions(f.content())
+		}
+		for _, from := range plans.All {
+			for _, to := range plans.All {
+				b.planSelect.SetSelected(from.Title)
+				b.planSelect.SetSelected(to.Title)
+				state := from.ID + " then " + to.ID
+				if p, s := d.AbsolutePositionForObject(b.runButton), b.runButton.Size(); p.Y < 0 || p.Y+s.Height > size.Height || s.Height == 0 {
+					t.Errorf("%s: Run is at y %v–%v, outside the %v-high window", state, p.Y, p.Y+s.Height, size.Height)
+				}
+				if got, want := b.formBox.Size().Height, b.form().content().MinSize().Height; got > want+1 {
+					t.Errorf("%s: the plan's fields take %v high, their own need is %v: a blank row", state, got, want)
+				}
+				col := d.AbsolutePositionForObject(b.planSelect).X
+				for _, f := range formsIn(b.form().content()) {
+					for _, it := range f.Items {
+						p, s := d.AbsolutePositionForObject(it.Widget), it.Widget.Size()
+						if math.Abs(float64(p.X-col)) > 0.5 {
+							t.Errorf("%s: %q starts at x %v, the Plan field at %v", state, it.Text, p.X, col)
+						}
+						if p.X+s.Width > size.Width {
+							t.Errorf("%s: %q ends at x %v, past the window's %v", state, it.Text, p.X+s.Width, size.Width)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestLiveChartsReadableAtSmallScreen: in a 1024×640 window the live
+// view's charts keep the height at which their value axis has three
+// ticks or more; the view scrolls rather than shrinking them to an axis
+// of two.
+func TestLiveChartsReadableAtSmallScreen(t *testing.T) {
+	test.NewTempApp(t)
+	v := newLiveView("Benchmarking", func() {})
+	w := test.NewWindow(v.content)
+	defer w.Close()
+	w.Resize(minWindowSize)
+	for i, tab := range v.tabs.Items {
+		v.tabs.SelectIndex(i)
+		for _, c := range append([]*ChartView{v.tpsChart}, chartsIn(tab.Content)...) {
+			if h := c.Size().Height; h < chartReadableHeight {
+				t.Errorf("tab %s: a chart is %v high, want at least %v", tab.Text, h, chartReadableHeight)
+			}
+		}
+	}
+}
+
+// chartsIn are the chart views in o.
+func chartsIn(o fyne.CanvasObject) []*ChartView {
+	switch x := o.(type) {
+	case *ChartView:
+		return []*ChartView{x}
+	case *fyne.Container:
+		var cs []*ChartView
+		for _, c := range x.Objects {
+			cs = append(cs, chartsIn(c)...)
+		}
+		return cs
+	}
+	return nil
 }
