@@ -8,7 +8,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
-
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/plans"
