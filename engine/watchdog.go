@@ -251,16 +251,27 @@ func (w *watchdog) say(alert string) {
 }
 
 // settle, after the loop, leaves out of the record every request that
-// broke on a server already gone: they measure nothing about it.
+// broke on a server already gone: they measure nothing about it. A
+// connection failure counts only when the server answered a request
+// after it (it was a failure of a server still there). The cut is the
+// last answer's end, not the last byte heard: a dying server's streams
+// break one by one, and one slot read a byte after another's broke (CI,
+// a CPU hog: four failures counted).
 func (w *watchdog) settle(res []slotRun) {
-	g := w.ss.s.gone.Load()
-	if g == nil {
+	if w.ss.s.gone.Load() == nil {
 		return
 	}
-	last, _ := w.heard()
+	last := time.Duration(-1)
+	for si := range res {
+		for _, o := range res[si].outs {
+			if !o.interrupted && o.class != ClassConnection && o.class != ClassTimeout {
+				last = max(last, o.end)
+			}
+		}
+	}
 	for si := range res {
 		for i := range res[si].outs {
-			if o := &res[si].outs[i]; o.class == ClassConnection && o.end >= last {
+			if o := &res[si].outs[i]; o.class == ClassConnection && o.end > last {
 				o.interrupted = true
 			}
 		}

@@ -314,8 +314,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, arrived time
 		return
 	}
 	if !s.enter() {
-		s.writeError(w, http.StatusServiceUnavailable, "the server is shutting down", "server_error")
-		return
+		panic(http.ErrAbortHandler) // a killed server answers nothing
 	}
 	defer s.leave()
 
@@ -369,8 +368,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, arrived time
 	if err := s.sched.acquire(ctx, s.shutdown); err != nil {
 		s.aborted.Add(1)
 		if errors.Is(err, errShutdown) {
-			tr.Status = http.StatusServiceUnavailable
-			s.writeError(w, tr.Status, "the server is shutting down", "server_error")
+			panic(http.ErrAbortHandler)
 		}
 		return
 	}
@@ -548,19 +546,16 @@ func (ru *run) sleepUntil(t time.Time) error {
 	}
 }
 
-// abandon ends a request whose wait was cut short. On Close, a response
-// already under way is aborted so the client never mistakes it for a
-// complete one; a client that left needs no answer.
+// abandon ends a request whose wait was cut short. On Close it is
+// aborted, answered or not, as a killed server's would be (it once wrote
+// 503s, and a run that met a "killed" simulator counted them); a client
+// that left needs no answer.
 func (ru *run) abandon(err error) {
 	ru.s.aborted.Add(1)
 	if !errors.Is(err, errShutdown) {
 		return
 	}
-	if ru.wrote {
-		panic(http.ErrAbortHandler)
-	}
-	ru.tr.Status = http.StatusServiceUnavailable
-	ru.s.writeError(ru.w, ru.tr.Status, "the server is shutting down", "server_error")
+	panic(http.ErrAbortHandler)
 }
 
 // send writes and flushes b (or keeps it, for FaultBuffer).

@@ -390,9 +390,10 @@ func baseURL(a net.Addr) string {
 }
 
 // Close stops the listener (when started with Start), drops every
-// connection, and makes every in-flight handler return: queued requests
-// leave the queue, streams are aborted mid-flight (the client sees an
-// abrupt end, never a clean [DONE]). It waits up to five seconds for the
+// connection, and makes every in-flight handler return, as a killed
+// server's: every request not yet finished, and any that arrives
+// meanwhile, is aborted (the client sees a broken connection, never a
+// clean [DONE] or an answer). It waits up to five seconds for the
 // handlers to finish. Calling it again does nothing.
 func (s *Server) Close() error {
 	var err error
