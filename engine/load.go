@@ -126,6 +126,10 @@ type loadSpec struct {
 type slotRun struct {
 	outs []outcome
 	itl  []float32
+	// tried is, beside each outcome of a paced loop, when the slot handed
+	// it to its connection: what came before is the client's, what came
+	// after until it left is connecting (rate.go).
+	tried []time.Duration
 }
 
 // loadRun is what a loop did: each slot's outcomes, when the slots
@@ -189,12 +193,15 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 					if !ok {
 						break
 					}
-					if due = start + at; !sleepUntil(ctx, s.s.clock, due) {
+					if due = start + at; !sleepPrecise(ctx, s.s.clock, due) {
 						break
 					}
 				}
 				opts, n := spec.request(k)
 				c.busy.Store(true)
+				if spec.pace != nil {
+					sr.tried = append(sr.tried, s.s.clock())
+				}
 				o := c.do(ctx, opts, n, spec.timeout)
 				c.busy.Store(false)
 				o.due = due

@@ -54,7 +54,7 @@ type Kind struct {
 type RunKind struct{ Kind, Name string }
 
 // All are the plans, in the order the app offers them.
-var All = []*Kind{kovaraKind, stagesKind, specDecKind, capacityKind, contextKind, tuneKind}
+var All = []*Kind{kovaraKind, stagesKind, specDecKind, capacityKind, contextKind, rateKind, tuneKind}
 
 // KovaraMethod is the Kovara method, the default plan and the only
 // publishable one.

@@ -139,7 +139,7 @@ func TestCapacityFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--plan", "capacity", "--concurrency", "1,2"}, "--concurrency applies to --plan kovara or specdec or tune, not to --plan capacity"},
-		{[]string{"--plan", "capacity", "--requests", "50"}, "--requests applies to --plan kovara or specdec or tune, not to --plan capacity"},
+		{[]string{"--plan", "capacity", "--requests", "50"}, "--requests applies to --plan kovara or specdec or rate or tune, not to --plan capacity"},
 		{[]string{"--slo-user-tps", "10"}, "--slo-user-tps applies to --plan capacity"},
 		{[]string{"--plan", "stages", "--max-concurrency", "10"}, "--max-concurrency applies to --plan capacity"},
 		{[]string{"--plan", "capacity", "--slo-ttft-p95", "0"}, "the TTFT p95 ceiling 0 ms is not allowed"},

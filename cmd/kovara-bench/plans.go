@@ -34,6 +34,7 @@ const (
 	planSpecDec  = results.PlanSpecDec
 	planCapacity = results.PlanCapacity
 	planContext  = results.PlanContext
+	planRate     = results.PlanRate
 )
 
 // planFlags are the flags of the plans beyond the Kovara method.
@@ -46,13 +47,14 @@ type planFlags struct {
 	thinking   string
 	capacity   capacityFlags
 	context    contextFlags
+	rate       rateFlags
 	tune       tuneFlags
 	// demo: the plan runs against its demo simulator (demo --plan).
 	demo bool
 }
 
 func (f *planFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance), capacity (how many users at once within a service level), context (prefill and decode speed against context depth, cold and cached) or tune (settings compared in interleaved rounds: kovara-bench tune)")
+	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance), capacity (how many users at once within a service level), context (prefill and decode speed against context depth, cold and cached), rate (latency and goodput at requests a second, open loop) or tune (settings compared in interleaved rounds: kovara-bench tune)")
 	fs.BoolVar(&f.quick, "quick", false, "stages: a short smoke test (the protocol's quick lengths); its numbers are not the plan's")
 	fs.IntVar(&f.users, "users", engine.DefaultUsers, "stages: users in the many-user stage; context: users at once at each depth (default 1)")
 	fs.StringVar(&f.specDecode, "spec-decode", "", "stages, specdec: how speculative decoding is set up on the server, e.g. \"MTP 3\" or \"none\" (for the wiki block)")
@@ -60,6 +62,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.thinking, "thinking", "off", "stages, specdec: off (ask the chat template for no thinking) or default (send nothing)")
 	f.capacity.register(fs)
 	f.context.register(fs)
+	f.rate.register(fs)
 	f.tune.register(fs)
 }
 
@@ -68,13 +71,14 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 // to every plan.
 var planOnly = map[string][]string{
 	"manifest": {planKovara}, "profile": {planKovara}, "png": {planKovara},
-	"input-tokens": {planKovara, planCapacity, planTune}, "warmup": {planKovara, planCapacity, planTune}, "seed": {planKovara, planCapacity, planContext},
-	"concurrency": {planKovara, planSpecDec, planTune}, "requests": {planKovara, planSpecDec, planTune},
-	"output-tokens": {planKovara, planSpecDec, planCapacity, planContext, planTune},
+	"input-tokens": {planKovara, planCapacity, planRate, planTune}, "warmup": {planKovara, planCapacity, planRate, planTune}, "seed": {planKovara, planCapacity, planContext, planRate},
+	"concurrency": {planKovara, planSpecDec, planTune}, "requests": {planKovara, planSpecDec, planRate, planTune},
+	"output-tokens": {planKovara, planSpecDec, planCapacity, planContext, planRate, planTune},
 	"quick":         {planStages}, "users": {planStages, planContext}, "note": {planStages},
 	"spec-decode": {planStages, planSpecDec}, "thinking": {planStages, planSpecDec},
-	"slo-user-tps": {planCapacity}, "slo-ttft-p95": {planCapacity}, "max-concurrency": {planCapacity},
+	"slo-user-tps": {planCapacity, planRate}, "slo-ttft-p95": {planCapacity, planRate}, "max-concurrency": {planCapacity},
 	"depths": {planContext}, "repeats": {planContext},
+	"rate": {planRate}, "arrival": {planRate}, "burstiness": {planRate}, "max-in-flight": {planRate}, "sweep-max": {planRate}, "slo-tpot": {planRate},
 }
 
 func init() {
@@ -123,6 +127,10 @@ var planBuilders = map[string]func(f *runFlags, set map[string]bool) (otherPlan,
 	planContext: func(f *runFlags, set map[string]bool) (otherPlan, error) {
 		p, err := f.contextPlan(set)
 		return planRun(f, p, func(p *engine.ContextPlan, sim bool) { p.Simulated = sim }, engine.RunContext, finishContext), err
+	},
+	planRate: func(f *runFlags, set map[string]bool) (otherPlan, error) {
+		p, err := f.ratePlan(set)
+		return planRun(f, p, func(p *engine.RatePlan, sim bool) { p.Simulated = sim }, engine.RunRate, finishRate), err
 	},
 	planTune: buildTune,
 }

@@ -78,11 +78,11 @@ func TestPlanFlagsRefusedWhereTheyDoNotApply(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--plan", "nope"}, `--plan "nope": use kovara, stages, specdec, capacity, context or tune`},
+		{[]string{"--plan", "nope"}, `--plan "nope": use kovara, stages, specdec, capacity, context, rate or tune`},
 		{[]string{"--quick"}, "--quick applies to --plan stages, not to --plan kovara"},
 		{[]string{"--users", "4"}, "--users applies to --plan stages or context, not to --plan kovara"},
-		{[]string{"--slo-user-tps", "5"}, "--slo-user-tps applies to --plan capacity, not to --plan kovara"},
-		{[]string{"--plan", "stages", "--requests", "5"}, "--requests applies to --plan kovara or specdec or tune, not to --plan stages"},
+		{[]string{"--slo-user-tps", "5"}, "--slo-user-tps applies to --plan capacity or rate, not to --plan kovara"},
+		{[]string{"--plan", "stages", "--requests", "5"}, "--requests applies to --plan kovara or specdec or rate or tune, not to --plan stages"},
 		{[]string{"--plan", "stages", "--users", "0"}, "users"},
 		{[]string{"--plan", "specdec", "--quick"}, "--quick applies to --plan stages, not to --plan specdec"},
 		{[]string{"--plan", "capacity", "--concurrency", "1,2"}, "--concurrency applies to --plan kovara or specdec or tune, not to --plan capacity"},

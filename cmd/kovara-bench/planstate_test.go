@@ -21,6 +21,7 @@ var printers = map[string]func(io.Writer, plans.Doc){
 	results.PlanSpecDec:  func(w io.Writer, d plans.Doc) { printSpecDec(w, d.(plans.SpecDec).Result) },
 	results.PlanCapacity: func(w io.Writer, d plans.Doc) { printCapacity(w, d.(plans.Capacity).Result) },
 	results.PlanContext:  func(w io.Writer, d plans.Doc) { printContext(w, d.(plans.Context).Result) },
+	results.PlanRate:     func(w io.Writer, d plans.Doc) { printRate(w, d.(plans.Rate).Result) },
 	results.PlanTune:     func(w io.Writer, d plans.Doc) { printTune(w, d.(plans.Tune).Result) },
 }
 

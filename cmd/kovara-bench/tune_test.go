@@ -156,7 +156,7 @@ func TestTuneFlagsRefused(t *testing.T) {
 		{[]string{"tune", "--endpoint", "http://127.0.0.1:1", "--setting", "nocommand"}, "--setting \"nocommand\": write NAME=COMMAND"},
 		{[]string{"tune", "--endpoint", "http://127.0.0.1:1", "--model-setting", "a=m"}, "takes 2 to 8 settings, not 1"},
 		{[]string{"run", "--endpoint", "http://127.0.0.1:1", "--rounds", "3"}, "--rounds applies to --plan tune, not to --plan kovara"},
-		{[]string{"tune", "--endpoint", "http://127.0.0.1:1", "--model-setting", "a=m", "--model-setting", "b=n", "--seed", "3"}, "--seed applies to --plan kovara or capacity or context, not to --plan tune"},
+		{[]string{"tune", "--endpoint", "http://127.0.0.1:1", "--model-setting", "a=m", "--model-setting", "b=n", "--seed", "3"}, "--seed applies to --plan kovara or capacity or context or rate, not to --plan tune"},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCLI(tt.args...)

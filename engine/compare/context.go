@@ -143,7 +143,7 @@ func contextSamples(r *results.ContextResult, depth int, f contextFigure) []floa
 // changes are called, and none on noise. A figure with fewer than two
 // repeats in either run cannot be bounded and is never called a change.
 // samples gives each row's values of a run.
-func judgeContext(rows []Row, docs []*results.ContextResult, samples []func(*results.ContextResult) []float64) {
+func judgeContext[D any](rows []Row, docs []*D, samples []func(*D) []float64) {
 	type judged struct {
 		cell        *Cell
 		run         int

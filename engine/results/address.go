@@ -316,3 +316,14 @@ func normalizeHost(h string) string {
 	h = strings.TrimSuffix(strings.Trim(h, "[]"), ".")
 	return strings.ToLower(h)
 }
+
+// AddressIn is the publish check's address finder for code outside this
+// package (the report package keeps addresses out of what people paste):
+// the first address-like fragment of s, hosts being the endpoint's.
+func AddressIn(s string, hosts ...string) (what, match string, found bool) {
+	var hs []string
+	for _, h := range hosts {
+		hs = appendHost(hs, h)
+	}
+	return addressIn(s, hs, false)
+}

@@ -15,6 +15,7 @@ const (
 	PlanCapacity = "capacity"
 	PlanContext  = "context"
 	PlanTune     = "tune"
+	PlanRate     = "rate"
 )
 
 // DocumentFormat reads a document's top-level "format" and
@@ -50,6 +51,7 @@ var localOnly = map[string]string{
 	FormatCapacity: "This is a capacity plan result (" + FormatCapacity + "): an answer for one service level, kept on this machine; only kovara-benchmark-results files can be published.",
 	FormatContext:  "This is a context plan result (" + FormatContext + "): speed against context depth on one server, kept on this machine; only kovara-benchmark-results files can be published.",
 	FormatTune:     "This is a settings comparison (" + FormatTune + "): it names the commands that started your server and is kept on this machine; its runs are ordinary results files, and those can be published one by one.",
+	FormatRate:     "This is a rate plan result (" + FormatRate + "): open-loop requests at offered rates on one server, not the Kovara method's closed loop, kept on this machine; only kovara-benchmark-results files can be published.",
 	FormatSpecDec:  "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published.",
 }
 

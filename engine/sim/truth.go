@@ -12,7 +12,7 @@ import (
 // Truth is what the server really did for one chat request.
 type Truth struct {
 	N       int64     // request number parsed from the prompt; -1 if none
-	Arrived time.Time // when the handler began (monotonic reading kept)
+	Arrived time.Time // its first bytes at the socket (arrival.go), else when the handler began; monotonic reading kept
 	// Chunks holds, for every text-bearing chunk, the time right after it
 	// was written and flushed to the connection. For FaultBuffer and for
 	// non-streaming requests nothing is flushed per token: there it is the

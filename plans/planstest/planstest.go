@@ -47,6 +47,7 @@ var makers = map[string]func(failed bool) plans.Doc{
 	results.PlanSpecDec:  specDec,
 	results.PlanCapacity: capacity,
 	results.PlanContext:  context,
+	results.PlanRate:     rate,
 	results.PlanTune:     func(failed bool) plans.Doc { return plans.NewTune(Tune(failed)) },
 }
 
@@ -129,6 +130,25 @@ func context(failed bool) plans.Doc {
 		r.Depths[1] = results.ContextDepth{Depth: 8192, Conversations: 3, Failures: []string{"HTTP 400: the request exceeds the available context size"}}
 	}
 	return plans.NewContext(r)
+}
+
+// rate is a rate plan of 2 and 4 requests a second; failed, no request
+// at 4 requests a second succeeded.
+func rate(failed bool) plans.Doc {
+	dist := func(v float64) *results.Dist {
+		return &results.Dist{N: 32, Mean: v, Min: v * 0.8, P50: v, P95: ptr(v * 1.4), Max: v * 1.6}
+	}
+	r := &results.RateResult{PlanHeader: results.PlanHeader{Format: results.FormatRate, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b"},
+		Engine: engine(), Settings: results.RateSettings{Rates: []float64{2, 4}, Arrival: "poisson", Burstiness: 1, MaxInFlight: 64, Requests: 32,
+			InputTokens: 256, OutputTokens: 128}}
+	for i, x := range []float64{2, 4} {
+		r.Levels = append(r.Levels, results.RateLevel{Rate: x, Requests: 32, OK: 32, AchievedRate: x * 0.97, OutputTPS: 120 * x,
+			LatencyMs: dist(1800 + 200*float64(i)), TTFTMs: dist(90), TPOTMs: dist(14), LatenessMs: dist(0.2), QueueMs: dist(0), Sustained: true})
+	}
+	if failed {
+		r.Levels[1] = results.RateLevel{Rate: 4, Requests: 32, Failures: []string{"connection refused"}, Verdict: "no request succeeded"}
+	}
+	return plans.NewRate(r)
 }
 
 // Tune is a settings comparison of two settings over three rounds, the

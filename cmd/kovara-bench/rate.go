@@ -1,0 +1,103 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/plans"
+)
+
+// --plan rate: requests at offered rates, open loop, latency from each
+// request's intended send time, goodput against a service level
+// (docs/plans.md, "The rate plan").
+
+// rateFlags are the rate plan's own flags; --requests, --input-tokens,
+// --output-tokens, --warmup, --seed, --slo-ttft-p95 and --slo-user-tps
+// are shared with other plans.
+type rateFlags struct {
+	rates       string
+	arrival     string
+	burstiness  float64
+	maxInFlight int
+	sweepMax    float64
+	sloTPOT     float64
+}
+
+func (c *rateFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.rates, "rate", "sweep", "rate: offered rates in requests a second, like 1,2,4, or sweep (find the highest rate the server keeps up with)")
+	fs.StringVar(&c.arrival, "arrival", setup.ArrivalPoisson, "rate: how requests are spaced: poisson (independent users), constant (evenly) or gamma (with --burstiness)")
+	fs.Float64Var(&c.burstiness, "burstiness", 1, "rate: the gamma shape of --arrival gamma: 1 is Poisson, below 1 burstier, above 1 more even")
+	fs.IntVar(&c.maxInFlight, "max-in-flight", setup.RateDefaultMaxInFlight, "rate: the most requests in flight at once; a request due while all are busy waits, and the wait counts in its latency")
+	fs.Float64Var(&c.sweepMax, "sweep-max", setup.RateSweepMax, "rate: the highest rate a sweep tries, requests a second")
+	fs.Float64Var(&c.sloTPOT, "slo-tpot", 0, "rate: the service level's time per output token after the first, ms (0: not judged)")
+}
+
+// ratePlan is the rate plan the flags ask for: --rate, --arrival,
+// --burstiness, --max-in-flight, --requests (per rate), the lengths,
+// --warmup, --seed (the schedule's; fresh prompts unless given), the
+// service level (--slo-ttft-p95, --slo-tpot, --slo-user-tps, each only
+// when given), --timeout and --model.
+func (f *runFlags) ratePlan(set map[string]bool) (setup.RatePlan, error) {
+	p := setup.DefaultRatePlan()
+	p.Model = f.model
+	rates, sweep, err := setup.ParseRates(f.rate.rates)
+	if err != nil {
+		return p, fmt.Errorf("--rate %q: %w", f.rate.rates, err)
+	}
+	p.Rates, p.Sweep = rates, sweep
+	p.Arrival, p.Burstiness, p.MaxInFlight = f.rate.arrival, f.rate.burstiness, f.rate.maxInFlight
+	if set["sweep-max"] {
+		if !sweep {
+			return p, fmt.Errorf("--sweep-max applies to --rate sweep")
+		}
+		p.SweepMax = f.rate.sweepMax
+	}
+	setIfGiven(set, "requests", &p.Requests, f.requests)
+	setIfGiven(set, "input-tokens", &p.InputTokens, f.inputTokens)
+	setIfGiven(set, "output-tokens", &p.OutputTokens, f.outputTokens)
+	setIfGiven(set, "warmup", &p.Warmup, f.warmup)
+	setIfGiven(set, "slo-ttft-p95", &p.SLO.TTFTMs, f.capacity.ttftP95)
+	setIfGiven(set, "slo-user-tps", &p.SLO.UserTPS, f.capacity.userTPS)
+	p.SLO.TPOTMs = f.rate.sloTPOT
+	if set["requests"] && f.requests < 1 {
+		return p, fmt.Errorf("--requests %d: each rate needs at least 1 request", f.requests)
+	}
+	if set["seed"] {
+		seed, fixed, err := engine.ParseSeed(f.seed)
+		if err != nil {
+			return p, fmt.Errorf("--%w", err)
+		}
+		p.Seed, p.FixedSeed = seed, fixed
+	}
+	if err := f.setTimeout(set, &p.Timeout); err != nil {
+		return p, err
+	}
+	return p, p.Validate()
+}
+
+func finishRate(res *results.RateResult, err error, f runFlags, stdout, stderr io.Writer) int {
+	o := planOutput{measured: res != nil && len(res.Levels) > 0}
+	if res != nil {
+		o.doc, o.server, o.warnings, o.last = plans.NewRate(res), res.Local.ServerMetrics, res.Warnings, res.Headline()
+		o.print = func(w io.Writer) { printRate(w, res) }
+	}
+	return finishPlan(o, err, f, stdout, stderr)
+}
+
+// printRate writes the table of rates, how it was made and what queued.
+func printRate(w io.Writer, r *results.RateResult) {
+	printHeading(w, "Rate plan (Kovara Desktop): latency and goodput at offered rates, open loop", r.Local.Simulated)
+	s := r.Settings
+	fmt.Fprintf(w, "model %s, engine %s; %d-token prompts, %d-token answers; %d requests a rate\n", r.Model, engineWords(r.Engine), s.InputTokens, s.OutputTokens, s.Requests)
+	printProblems(w, plans.NewRate(r))
+	printTable(w, r.Table())
+	fmt.Fprintln(w, r.Method())
+	for _, n := range r.Notes() {
+		fmt.Fprintln(w, n)
+	}
+	fmt.Fprintln(w, "Not publishable: open-loop load is not the Kovara method; this result stays on this machine.")
+}

@@ -1,0 +1,70 @@
+package plans
+
+import (
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+)
+
+var rateKind = &Kind{
+	ID:       results.PlanRate,
+	Title:    "Rate: latency and goodput at requests a second (open loop)",
+	Results:  "rate results",
+	RunKinds: []RunKind{{results.PlanRate, "rate"}},
+	Timeout:  setup.PlanTimeout,
+	Demo:     sim.RateDemo,
+	doc:      docsOf(results.RateDoc, NewRate),
+	compare:  compareBy(compare.RateVerdict, compare.RateTable),
+}
+
+// Rate is a rate result as a plan document.
+type Rate struct {
+	docBase[results.RateResult, *results.RateResult]
+}
+
+// NewRate is r as a plan document.
+func NewRate(r *results.RateResult) Rate { return Rate{baseOf(r)} }
+
+func (d Rate) Kind() *Kind { return rateKind }
+
+// Failed: no rate was measured, or one had no request that succeeded.
+// A rate the server did not keep up with is the plan's answer, not a
+// failure.
+func (d Rate) Failed() bool {
+	if len(d.Result.Levels) == 0 {
+		return true
+	}
+	for _, l := range d.Result.Levels {
+		if !l.Partial && l.OK == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Problems are the rates with failed requests (each with its first
+// error), a rate where none succeeded, and a plan that measured none.
+func (d Rate) Problems() []string {
+	out := d.Result.Problems()
+	for _, l := range d.Result.Sorted() {
+		if !l.Partial && l.OK == 0 && len(l.Failures) == 0 {
+			out = append(out, "at "+results.RateName(l.Rate)+" no request succeeded")
+		}
+	}
+	if len(d.Result.Levels) == 0 && d.Complete() {
+		out = append(out, "no rate was measured")
+	}
+	return out
+}
+
+func (d Rate) Summary() Summary {
+	r := d.Result
+	s := summaryOf(d, r.Local.EndpointName, engineName(r.Engine))
+	for _, l := range r.Sorted() {
+		if l.OutputTPS > s.BestOutputTPS {
+			s.BestOutputTPS = l.OutputTPS
+		}
+	}
+	return s
+}
