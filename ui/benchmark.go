@@ -51,6 +51,7 @@ var planForms = map[string]func(s *BenchmarkScreen) planForm{
 	results.PlanSpecDec:  func(s *BenchmarkScreen) planForm { s.specDec = newSpecDecForm(s); return s.specDec },
 	results.PlanCapacity: func(s *BenchmarkScreen) planForm { s.capacity = newCapacityForm(s); return s.capacity },
 	results.PlanContext:  func(s *BenchmarkScreen) planForm { s.context = newContextForm(s); return s.context },
+	results.PlanRate:     func(s *BenchmarkScreen) planForm { return newRateForm(s) },
 	results.PlanTune:     func(s *BenchmarkScreen) planForm { s.tune = newTuneForm(s); return s.tune },
 }
 

@@ -337,6 +337,14 @@ func TestEveryPlanRunsFromItsForm(t *testing.T) {
 			b.context.repeatsEntry.SetText("2")
 			b.context.outputEntry.SetText("32")
 		},
+		results.PlanRate: func(b *BenchmarkScreen) {
+			f := b.forms[results.PlanRate].(*rateForm)
+			f.ratesEntry.SetText("5,10")
+			f.requestsEntry.SetText("8")
+			f.inputEntry.SetText("32")
+			f.outputEntry.SetText("16")
+			f.warmupEntry.SetText("1")
+		},
 		// Two settings that are the one model the server serves.
 		results.PlanTune: func(b *BenchmarkScreen) {
 			for _, r := range b.tune.rows {

@@ -34,6 +34,7 @@ var resultViews = map[string]newView{
 	results.PlanSpecDec:  viewOf(newSpecDecView),
 	results.PlanCapacity: viewOf(newCapacityView),
 	results.PlanContext:  viewOf(newContextView),
+	results.PlanRate:     viewOf(newRateView),
 	results.PlanTune:     viewOf(newTuneView),
 }
 

@@ -1,0 +1,89 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/kovara/desktop/chart"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
+)
+
+// RateView shows a rate result: the headline in words and its problems,
+// latency (p50, p95, from the intended send) and the achieved rate and
+// goodput against the offered rate (chart.RateCharts), and the table per
+// rate with how it was measured, what queued and the client's own
+// lateness under it.
+type RateView struct {
+	chartPage               // its state: what ran, where the result is kept
+	method    *widget.Label // how the figures are made, the queues, the run's warnings
+	latency   *ChartView
+	rates     *ChartView
+}
+
+func newRateView(u *App, r *results.RateResult, id string, saveErr error, onBack func()) *RateView {
+	v := &RateView{}
+	d := plans.NewRate(r)
+	state := stateLabel([]string{rateRanLine(r)}, r.Local.Simulated,
+		"Kept on this machine; rate results are never published: open-loop load is not the Kovara method.", saveErr)
+
+	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
+	specs := chart.RateCharts(r, palette)
+	views := make([]*ChartView, len(specs))
+	for i, spec := range specs {
+		views[i] = NewChartView("Two measured rates are needed for a chart.")
+		views[i].SetSpec(spec)
+		views[i].SetRun(u.postName(id, d))
+	}
+	v.latency, v.rates = views[0], views[1]
+	charts := container.NewGridWithColumns(2, savableChart(u, v.latency, specs[0].Title, &v.saveAll),
+		savableChart(u, v.rates, specs[1].Title, &v.saveAll))
+
+	v.method = widget.NewLabel(strings.Join(rateNotes(r), "\n"))
+	v.method.Wrapping = fyne.TextWrapWord
+	v.build(u, id, fmt.Sprintf("Rate: %s on %s", r.Model, r.Local.Where()), d, state, v.method, charts, onBack)
+	return v
+}
+
+// rateRanLine says what ran, in a line: the rates or the sweep, the
+// arrivals, the cap and the lengths.
+func rateRanLine(r *results.RateResult) string {
+	s := r.Settings
+	what := "Given rates"
+	if s.Sweep {
+		what = fmt.Sprintf("A sweep from %s up to %s", results.RateName(s.SweepFrom), results.RateName(s.SweepMax))
+	}
+	arr := s.Arrival
+	if arr == "gamma" {
+		arr += fmt.Sprintf(" (burstiness %s)", trimFloat(s.Burstiness))
+	}
+	line := fmt.Sprintf("%s: %d requests at each rate, %s arrivals, at most %d in flight, %d-token prompts and %d-token answers.",
+		what, s.Requests, arr, s.MaxInFlight, s.InputTokens, s.OutputTokens)
+	if s.SLO != nil {
+		line += " Goodput against " + s.SLO.Words() + "."
+	}
+	return line
+}
+
+// rateNotes are the lines under the table: how the figures are made,
+// each rate's queue and the client's lateness, and the run's warnings,
+// each said once (a queue that grew is a warning as well as a note).
+func rateNotes(r *results.RateResult) []string {
+	// The app's font draws "→" with a broken glyph after it; the CLI
+	// prints it as it is.
+	out := []string{capitalize(strings.ReplaceAll(r.Method(), " → ", " to ")) + "."}
+	for _, n := range r.Notes() {
+		if !slices.Contains(r.Warnings, n) {
+			out = append(out, "• "+capitalize(n)+".")
+		}
+	}
+	for _, w := range r.Warnings {
+		out = append(out, "• "+w)
+	}
+	return out
+}
