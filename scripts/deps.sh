@@ -5,7 +5,8 @@
 # enough, then that the system packages are installed that building the
 # desktop app needs (a C compiler and the OpenGL, X11 and Wayland headers:
 # the app is cgo), and with "test" also what the tests need (Xvfb, D-Bus,
-# gnome-keyring, ImageMagick, Mesa's software OpenGL, OpenSSH's client;
+# gnome-keyring, ImageMagick, Mesa's software OpenGL, OpenSSH's client,
+# on Debian cmark-gfm, the GitHub Markdown renderer report's test pastes into;
 # not its server, whose Debian package starts an sshd on every interface of
 # a desktop: .ci/run installs it on CI's throwaway machine, and serverproc's
 # ssh tests skip, saying why, where there is none), and with "windows"
@@ -44,7 +45,7 @@ fi
 if command -v apt-get >/dev/null 2>&1 && command -v dpkg >/dev/null 2>&1; then
 	pm=apt-get
 	build="gcc libc6-dev pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev libwayland-dev libxkbcommon-dev"
-	test="git make ca-certificates xz-utils dbus gnome-keyring libsecret-tools xvfb xauth imagemagick libgl1-mesa-dri x11-utils openssh-client"
+	test="git make ca-certificates xz-utils dbus gnome-keyring libsecret-tools xvfb xauth imagemagick libgl1-mesa-dri x11-utils openssh-client cmark-gfm"
 	windows="gcc-mingw-w64-x86-64 wine64"
 	installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 	install() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"; }

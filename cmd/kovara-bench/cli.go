@@ -36,6 +36,8 @@ Usage:
   kovara-bench history [--model M]          list the runs in the local library
   kovara-bench compare [--baseline N] RUN RUN...
                                             compare runs (files or library ids), against the oldest or the N-th
+  kovara-bench report RUN... [--format md|csv|html|jsonl] [-o FILE]
+                                            a run, or runs compared, as Markdown, CSV or HTML to share (jsonl: every request, private)
   kovara-bench import FILE|FOLDER...        copy results files into the library
   kovara-bench merge FILE... [-o OUT]       one run from the shard files of a run from several machines (run --shard)
   kovara-bench selftest                     how truthfully this machine measures
@@ -69,6 +71,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return cmdHistory(rest, stdout, stderr)
 	case "compare":
 		return cmdCompare(rest, stdout, stderr)
+	case "report":
+		return cmdReport(rest, stdout, stderr)
 	case "import":
 		return cmdImport(rest, stdout, stderr)
 	case "merge":

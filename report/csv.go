@@ -1,0 +1,210 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
+)
+
+// CSV writes r for a spreadsheet, with one header row and the units in
+// the headers ("TTFT p50 (ms)"); numbers are written plainly (a "." for
+// the decimal point, "-" for minus, no thousands separators, no unit),
+// and a missing figure is an empty cell.
+//
+// A result is its table: one row per level, stage or depth, the cells of
+// the table the app shows with their units moved to the header. A cell
+// with a spread ("196.3 ±1.2 %") is two columns, the figure and "… ±
+// (%)"; a cell that is not one figure ("20 / 0", "met") stays as text. A
+// report of several tables begins each row with its table's title.
+//
+// A comparison is long, one row per metric × run: Concurrency (when the
+// rows are per level), Metric, Unit, Run (1 for the baseline), Label,
+// Value, Change (%) against the baseline, Better (1 better, -1 worse, 0
+// neither or not judged), Low (%) and High (%) (the change's interval,
+// where it was judged against noise).
+func CSV(w io.Writer, r Report) error {
+	cw := csv.NewWriter(w)
+	var err error
+	if r.Compared != nil {
+		err = comparisonCSV(cw, r.Compared)
+	} else {
+		err = tablesCSV(cw, r.Tables)
+	}
+	if err != nil {
+		return err
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write the CSV: %w", err)
+	}
+	return nil
+}
+
+func tablesCSV(cw *csv.Writer, tables []Table) error {
+	titled := len(tables) > 1
+	var prev []string
+	for _, t := range tables {
+		head, rows := plainTable(t.Table)
+		if titled {
+			head = append([]string{"Table"}, head...)
+			for j := range rows {
+				rows[j] = append([]string{t.Title}, rows[j]...)
+			}
+		}
+		if !slices.Equal(head, prev) {
+			if err := cw.Write(head); err != nil {
+				return err
+			}
+		}
+		prev = head
+		if err := cw.WriteAll(rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// plainTable is t with its figures as plain numbers, their units moved
+// into the headings and spreads in columns of their own.
+func plainTable(t results.Table) ([]string, [][]string) {
+	type column struct {
+		head   string
+		cells  []string
+		spread []string // nil: no cell of the column had a spread
+	}
+	cols := make([]column, len(t.Columns))
+	for i, h := range t.Columns {
+		c := column{head: Heading(h)}
+		unit, sameUnit := "", true
+		for _, row := range t.Rows {
+			v := ""
+			if i < len(row) {
+				v = row[i]
+			}
+			n, u, spread, ok := figure(v)
+			switch {
+			case v == results.Missing || v == "":
+				v = ""
+			case ok:
+				v = n
+				if unit == "" {
+					unit = u
+				} else if u != unit {
+					sameUnit = false
+				}
+				if spread != "" && c.spread == nil {
+					c.spread = make([]string, len(c.cells))
+				}
+			}
+			c.cells = append(c.cells, v)
+			if c.spread != nil {
+				c.spread = append(c.spread, spread)
+			}
+		}
+		if unit != "" && sameUnit && !strings.HasSuffix(c.head, "("+unit+")") {
+			c.head += " (" + unit + ")"
+		}
+		cols[i] = c
+	}
+	var head []string
+	rows := make([][]string, len(t.Rows))
+	for _, c := range cols {
+		head = append(head, c.head)
+		if c.spread != nil {
+			base, _, _ := strings.Cut(c.head, " (")
+			head = append(head, base+" ± (%)")
+		}
+		for j := range rows {
+			rows[j] = append(rows[j], c.cells[j])
+			if c.spread != nil {
+				rows[j] = append(rows[j], c.spread[j])
+			}
+		}
+	}
+	return head, rows
+}
+
+// figure reads a cell that is one figure: a number, perhaps with a unit
+// ("40.0 tok/s", "70.0 %") and a spread ("196.3 ±1.2 %"), the way the
+// shared tables write them. ok is false for anything else.
+func figure(cell string) (num, unit, spread string, ok bool) {
+	s := strings.ReplaceAll(cell, "−", "-")
+	if i := strings.Index(s, " ±"); i >= 0 {
+		sp := strings.TrimSuffix(strings.TrimSpace(s[i+len(" ±"):]), " %")
+		if _, err := strconv.ParseFloat(sp, 64); err != nil {
+			return "", "", "", false
+		}
+		spread, s = sp, s[:i]
+	}
+	n, u, _ := strings.Cut(s, " ")
+	if u != "" && !slices.Contains(units, u) {
+		return "", "", "", false
+	}
+	if _, err := strconv.ParseFloat(n, 64); err != nil {
+		return "", "", "", false
+	}
+	return strings.TrimPrefix(n, "+"), u, spread, true
+}
+
+func comparisonCSV(cw *csv.Writer, c *Rows) error {
+	var head []string
+	if c.PerLevel {
+		head = append(head, "Concurrency")
+	}
+	head = append(head, "Metric", "Unit", "Run", "Label", "Value", "Change (%)", "Better", "Low (%)", "High (%)")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for _, row := range c.Rows {
+		for i, cell := range row.Cells {
+			var rec []string
+			if c.PerLevel {
+				rec = append(rec, strconv.Itoa(row.Concurrency))
+			}
+			label := cell.Label
+			if i < len(c.Labels) {
+				label = c.Labels[i]
+			}
+			value, change, low, high := "", "", "", ""
+			if cell.Present {
+				value = plainNumber(cell.Value)
+				if cell.HasDelta {
+					change = percent(cell.Delta)
+				}
+				if cell.Noise != compare.NoiseUnknown {
+					low, high = percent(cell.Low), percent(cell.High)
+				}
+			}
+			rec = append(rec, row.Metric.Label, row.Metric.Unit, strconv.Itoa(i+1), label, value, change, strconv.Itoa(cell.Better), low, high)
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// plainNumber is v as a spreadsheet reads it: the shortest exact decimal,
+// empty for what is not a number.
+func plainNumber(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// percent is a relative change (0.12) in percent with two decimals
+// ("12.00"), empty where it has no end.
+func percent(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(x*100, 'f', 2, 64)
+}
