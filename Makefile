@@ -61,7 +61,7 @@ lint:
 	$(GO) run ./scripts/importgroups
 
 test-race:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Timing accuracy against the simulator's record, without the race
 # detector (which slows every goroutine and would measure itself). The

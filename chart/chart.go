@@ -55,7 +55,12 @@ type Series struct {
 // Spec describes one chart completely; Render turns it into pixels.
 type Spec struct {
 	Title, XLabel, YLabel string
-	Series                []Series
+	// Subtitle, under the title, names what the chart is of (the run:
+	// its label, model and engine), so a saved PNG says it outside the
+	// app; the app's own views leave it out (ChartView), where the page
+	// says it.
+	Subtitle string
+	Series   []Series
 
 	// YFromZero makes the y axis start at 0 (bar charts always do).
 	YFromZero bool
@@ -250,10 +255,18 @@ func Render(spec Spec) (*image.RGBA, error) {
 	// y-axis label on the left and the legend on the right.
 	pad := px(padOuter)
 	top := pad
-	titleBaseline := 0
-	if spec.Title != "" {
+	titleBaseline, subtitleBaseline := 0, 0
+	// A title or subtitle wider than the image is cut short, never
+	// drawn past its edge.
+	title := fitText(spec.Title, width-2*pad, titlePx, measure)
+	subtitle := fitText(spec.Subtitle, width-2*pad, textPx, measure)
+	if title != "" {
 		titleBaseline = top + int(math.Round(titlePx*0.92))
 		top += int(math.Round(titlePx * 1.45))
+	}
+	if subtitle != "" {
+		subtitleBaseline = top + int(math.Round(textPx*0.92))
+		top += int(math.Round(textPx * 1.6))
 	}
 	yLabelW := 0
 	if spec.YLabel != "" {
@@ -349,11 +362,14 @@ func Render(spec Spec) (*image.RGBA, error) {
 		r.ClearTextRotation()
 		r.SetFont(font)
 		r.SetFontColor(fg)
-		if spec.Title != "" {
+		if title != "" {
 			r.SetFontSize(titlePx)
-			r.Text(spec.Title, pad, titleBaseline)
+			r.Text(title, pad, titleBaseline)
 		}
 		r.SetFontSize(textPx)
+		if subtitle != "" {
+			r.Text(subtitle, pad, subtitleBaseline)
+		}
 		if spec.YLabel != "" {
 			r.Text(spec.YLabel, pad, headerBaseline)
 		}
@@ -911,12 +927,16 @@ func layoutLegend(series []plotSeries, avail int, textPx, scale float64, measure
 		if s.name == "" {
 			continue
 		}
-		tw, _ := measure(s.name, textPx)
+		// One name is never wider than the row: a long run name is cut
+		// short rather than drawn past the image's left edge.
+		swatch := int(math.Round((legendSwatch + 5) * scale))
+		name := fitText(s.name, avail-swatch, textPx, measure)
+		tw, _ := measure(name, textPx)
 		e := legendEntry{
-			name:  s.name,
+			name:  name,
 			kind:  s.kind,
 			color: s.color,
-			width: int(math.Round((legendSwatch+5)*scale)) + tw,
+			width: swatch + tw,
 		}
 		if len(rows) == 0 || (rowW+gap+e.width > avail && len(rows[len(rows)-1]) > 0) {
 			rows = append(rows, nil)
@@ -973,6 +993,29 @@ func drawLegend(r gochart.Renderer, rows [][]legendEntry, right, baseline, rowH 
 			x += e.width + gap
 		}
 	}
+}
+
+// fitText is s, cut short with an ellipsis where it is wider than avail
+// pixels at size.
+func fitText(s string, avail int, size float64, measure func(string, float64) (int, int)) string {
+	if s == "" {
+		return s
+	}
+	if w, _ := measure(s, size); w <= avail {
+		return s
+	}
+	r := []rune(s)
+	lo, hi := 0, len(r) // the longest prefix that fits lies in [lo, hi)
+	for lo < hi-1 {
+		mid := (lo + hi) / 2
+		if w, _ := measure(string(r[:mid])+"…", size); w <= avail {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	cut := strings.TrimRight(string(r[:lo]), " ·,")
+	return cut + "…"
 }
 
 // tickFormatter chooses one number format for a set of evenly spaced ticks:

@@ -17,7 +17,9 @@ import (
 const NoCurve = "Fewer than two finished levels: no curve to draw."
 
 // ResultCharts are a Kovara result's charts, in the order the app shows
-// them: throughput, then time to first token.
+// them: throughput, then time to first token. Each is subtitled with the
+// run's model and engine (RunOf; the app adds its label to the PNG it
+// saves).
 func ResultCharts(f *results.File, p Palette) []Spec {
 	return []Spec{Throughput(f, p), TTFT(f, p)}
 }
@@ -31,7 +33,7 @@ func Throughput(f *results.File, p Palette) Spec {
 		y = append(y, r.Metrics.OutputThroughput)
 	}
 	return Spec{
-		Title: "Output throughput by concurrency", XLabel: "concurrent streams", YLabel: "tok/s",
+		Title: "Output throughput by concurrency", Subtitle: RunOf(f, ""), XLabel: "concurrent streams", YLabel: "tok/s",
 		YFromZero: true, XLog: true, XTicks: x, Palette: p,
 		Series: []Series{{Name: "output tok/s", X: x, Y: y, Kind: Line}},
 	}
@@ -53,7 +55,7 @@ func TTFT(f *results.File, p Palette) Spec {
 		}
 	}
 	return Spec{
-		Title: "Time to first token by concurrency", XLabel: "concurrent streams", YLabel: "ms",
+		Title: "Time to first token by concurrency", Subtitle: RunOf(f, ""), XLabel: "concurrent streams", YLabel: "ms",
 		YFromZero: true, XLog: true, XTicks: x, Palette: p,
 		Series: []Series{
 			{Name: "p50", X: x, Y: ys[0], Kind: Line},

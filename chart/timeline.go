@@ -104,7 +104,9 @@ type TimelineRequest struct {
 // samples are decoded once (LevelTimeline), then RenderTimeline draws
 // them as often as a window is resized.
 type TimelineSpec struct {
-	Title    string
+	Title string
+	// Subtitle names the run under the title, as Spec's does.
+	Subtitle string
 	Slots    int
 	Requests []TimelineRequest
 	// Span is how many seconds from the level's start the x axis covers at
@@ -274,10 +276,12 @@ func timelinePalette(p Palette) timelineColors {
 type timelineLayout struct {
 	scale           float64
 	textPx, titlePx float64
-	titleBaseline   int
-	legend          [][]timelineLegendEntry
-	legendBaseline  int
-	rowStep         int // between legend rows
+	// title and subtitle as drawn: cut short to the image's width.
+	title, subtitle                 string
+	titleBaseline, subtitleBaseline int
+	legend                          [][]timelineLegendEntry
+	legendBaseline                  int
+	rowStep                         int // between legend rows
 
 	plot  image.Rectangle // the rows; x = 0 s at plot.Min.X
 	axisS float64         // seconds at plot.Max.X
@@ -345,10 +349,13 @@ func RenderTimeline(spec TimelineSpec) (*image.RGBA, error) {
 
 	// Words last, over everything.
 	ctx := pen.context(l.titlePx, col.fg)
-	if spec.Title != "" {
-		pen.draw(ctx, spec.Title, int(math.Round(padOuter*l.scale)), l.titleBaseline)
+	if l.title != "" {
+		pen.draw(ctx, l.title, int(math.Round(padOuter*l.scale)), l.titleBaseline)
 	}
 	ctx = pen.context(l.textPx, col.fg)
+	if l.subtitle != "" {
+		pen.draw(ctx, l.subtitle, int(math.Round(padOuter*l.scale)), l.subtitleBaseline)
+	}
 	right := width - int(math.Round(padRight*l.scale))
 	swatchW := int(math.Round(legendSwatch * l.scale))
 	gap := int(math.Round(legendGapPx * l.scale))
@@ -400,9 +407,15 @@ func layoutTimeline(spec TimelineSpec, width, height int, pen *textPen, col time
 
 	pad := px(padOuter)
 	top := pad
-	if spec.Title != "" {
+	l.title = pen.fit(pen.context(l.titlePx, col.fg), spec.Title, width-2*pad)
+	l.subtitle = pen.fit(ctx, spec.Subtitle, width-2*pad)
+	if l.title != "" {
 		l.titleBaseline = top + int(math.Round(l.titlePx*0.92))
 		top += int(math.Round(l.titlePx * 1.45))
+	}
+	if l.subtitle != "" {
+		l.subtitleBaseline = top + int(math.Round(l.textPx*0.92))
+		top += int(math.Round(l.textPx * 1.6))
 	}
 	l.rowStep = int(math.Round(l.textPx * 1.5))
 	l.legendBaseline = top + int(math.Round(l.textPx*0.92))
@@ -701,4 +714,9 @@ func (p *textPen) measure(ctx *freetype.Context, s string) int {
 		return 0
 	}
 	return end.X.Ceil()
+}
+
+// fit is s cut short to avail pixels (fitText).
+func (p *textPen) fit(ctx *freetype.Context, s string, avail int) string {
+	return fitText(s, avail, 0, func(s string, _ float64) (int, int) { return p.measure(ctx, s), 0 })
 }

@@ -40,6 +40,8 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 	v.speed.SetSpec(capacitySpeedSpec(r, palette))
 	v.ttft = NewChartView("Two probed levels are needed for a chart.")
 	v.ttft.SetSpec(capacityTTFTSpec(r, palette))
+	v.speed.SetRun(u.postName(id, d))
+	v.ttft.SetRun(u.postName(id, d))
 	charts := container.NewGridWithColumns(2,
 		savableChart(u, v.speed, capacitySpeedSpec(r, palette).Title, &v.saveAll),
 		savableChart(u, v.ttft, capacityTTFTSpec(r, palette).Title, &v.saveAll))

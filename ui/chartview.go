@@ -41,12 +41,18 @@ type ChartView struct {
 	// draw renders what the view shows at a size in device pixels; nil
 	// while it shows text. title names it (the PNG's name), failed
 	// prefixes a rendering error shown in its place.
-	draw        func(w, h int, scale float64) (*image.RGBA, error)
-	title       string
-	failed      string
-	rendered    *image.RGBA
-	renderedFor [2]int // pixel size of the last rendering attempt
-	err         error
+	draw func(w, h int, scale float64) (*image.RGBA, error)
+	// posted and postedTimeline are what Save PNG draws (one of them;
+	// both nil while text shows), as chart.Post makes it, subtitled with
+	// run where that is set.
+	posted         *chart.Spec
+	postedTimeline *chart.TimelineSpec
+	run            string
+	title          string
+	failed         string
+	rendered       *image.RGBA
+	renderedFor    [2]int // pixel size of the last rendering attempt
+	err            error
 
 	image *canvas.Image
 	label *widget.Label
@@ -90,24 +96,90 @@ func (v *ChartView) CreateRenderer() fyne.WidgetRenderer {
 }
 
 // SetSpec replaces the chart. The spec's Width, Height and Scale are ignored:
-// the view renders at its current size (at least 320×200) in device pixels.
-// With too few points the placeholder text is shown instead of a chart; any
-// other rendering failure is shown as text in the same place.
-func (v *ChartView) SetSpec(spec chart.Spec) {
-	v.setDraw(spec.Title, "Chart unavailable: ", func(w, h int, scale float64) (*image.RGBA, error) {
-		spec.Width, spec.Height, spec.Scale = w, h, scale
-		return chart.Render(spec)
+// the view renders at its current size (at least 320×200) in device pixels,
+// without the subtitle (the page says whose run it is). With too few points
+// the placeholder text is shown instead of a chart; any other rendering
+// failure is shown as text in the same place. Save PNG writes the spec as
+// chart.Post makes it, subtitled with SetRun's name where one is set.
+func (v *ChartView) SetSpec(spec chart.Spec) { v.SetSpecs(spec, spec) }
+
+// SetSpecs shows screen and saves posted as its PNG: a chart whose legend
+// on screen is short ("[1]", as the compare table's columns) and names each
+// run in full in the file, which is seen without the table.
+func (v *ChartView) SetSpecs(screen, posted chart.Spec) {
+	screen.Subtitle = ""
+	v.posted, v.postedTimeline = &posted, nil
+	v.setDraw(screen.Title, "Chart unavailable: ", func(w, h int, scale float64) (*image.RGBA, error) {
+		screen.Width, screen.Height, screen.Scale = w, h, scale
+		return chart.Render(screen)
 	})
 }
 
 // SetTimeline shows a request timeline (chart.RenderTimeline) as SetSpec
 // shows a chart; its Width, Height and Scale are the view's.
 func (v *ChartView) SetTimeline(spec chart.TimelineSpec) {
+	posted := spec
+	v.posted, v.postedTimeline = nil, &posted
+	spec.Subtitle = ""
 	v.setDraw(spec.Title, "Timeline unavailable: ", func(w, h int, scale float64) (*image.RGBA, error) {
 		spec.Width, spec.Height, spec.Scale = w, h, scale
 		return chart.RenderTimeline(spec)
 	})
 }
+
+// SetRun names the run (chart.RunName: label, model, engine) under the
+// title of the PNG Save PNG writes.
+func (v *ChartView) SetRun(name string) { v.run = name }
+
+// PostImage is what Save PNG writes: the chart drawn at chart.PostWidth ×
+// chart.PostHeight in the light palette, titled and subtitled to stand
+// alone; nil (with why) while text shows instead of a chart.
+func (v *ChartView) PostImage() (image.Image, error) {
+	if v.draw == nil || v.rendered == nil {
+		return nil, errNothingDrawn
+	}
+	spec, tl := v.postSpecs()
+	var img *image.RGBA
+	var err error
+	switch {
+	case spec != nil:
+		img, err = chart.Render(*spec)
+	case tl != nil:
+		img, err = chart.RenderTimeline(*tl)
+	default:
+		return nil, errNothingDrawn
+	}
+	if err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
+// postSpecs are what PostImage draws: a chart or a timeline as chart.Post
+// makes it, the run (SetRun) under its title; nil, nil while text shows.
+func (v *ChartView) postSpecs() (*chart.Spec, *chart.TimelineSpec) {
+	if v.draw == nil {
+		return nil, nil
+	}
+	if v.posted != nil {
+		p := chart.Post(*v.posted)
+		if v.run != "" {
+			p.Subtitle = v.run
+		}
+		return &p, nil
+	}
+	if v.postedTimeline != nil {
+		p := chart.PostTimeline(*v.postedTimeline)
+		if v.run != "" {
+			p.Subtitle = v.run
+		}
+		return nil, &p
+	}
+	return nil, nil
+}
+
+// errNothingDrawn says a chart showing text has nothing to save.
+var errNothingDrawn = errors.New("this chart has nothing drawn yet")
 
 func (v *ChartView) setDraw(title, failed string, draw func(w, h int, scale float64) (*image.RGBA, error)) {
 	v.draw, v.title, v.failed = draw, title, failed
@@ -117,7 +189,7 @@ func (v *ChartView) setDraw(title, failed string, draw func(w, h int, scale floa
 // SetText shows a sentence in place of what the view drew, until the next
 // SetSpec or SetTimeline.
 func (v *ChartView) SetText(text string) {
-	v.draw, v.rendered, v.err = nil, nil, nil
+	v.draw, v.posted, v.postedTimeline, v.rendered, v.err = nil, nil, nil, nil, nil
 	v.image.Image = nil
 	v.image.Hide()
 	v.label.Importance = widget.MediumImportance

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -10,11 +9,11 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/report"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -40,6 +39,10 @@ type CompareScreen struct {
 	files  []*results.File
 	labels []string
 	rows   []compare.Row
+	share  *shareBar // Copy as Markdown, Save CSV…, Save report… of what is compared
+	// postNames name the runs in full where they are seen without the
+	// table (a saved chart's legend): label, model, engine.
+	postNames []string
 
 	baselineSelect *widget.Select
 	options        []string // baselineSelect's options, oldest run first
@@ -181,6 +184,13 @@ func (c *CompareScreen) clear(why string) {
 func (c *CompareScreen) render() {
 	order := storage.CompareOrder(c.docs, c.baseline)
 	docs, labels := compare.Arrange(c.docs, order), compare.Arrange(c.names, order)
+	c.postNames = nil
+	var shareLabels []string
+	for i, id := range compare.Arrange(c.ids, order) {
+		c.postNames = append(c.postNames, c.u.postName(id, docs[i]))
+		shareLabels = append(shareLabels, c.u.lib.Annotation(id).Label)
+	}
+	c.share = newShareBar(c.u, fmt.Sprintf("%d %s compared", len(docs), c.kind.Results), docs, shareLabels)
 	if !c.kind.HasComparison() {
 		files := make([]*results.File, len(docs))
 		for i, d := range docs {
@@ -222,12 +232,19 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 	c.table = c.newTable(labels, []string{"Level", "Metric"}, []float32{60, 190})
 
 	p := PaletteFor(c.u.fyne.Settings().Theme(), c.u.fyne.Settings().ThemeVariant())
-	specs := compareSpecs(files, labels, p)
+	// On screen the legend says [1], [2] as the table's columns do; the
+	// saved PNG, seen without the table, names each run in full.
+	short, full := make([]string, len(files)), make([]string, len(files))
+	for i := range files {
+		short[i] = fmt.Sprintf("[%d]", i+1)
+		full[i] = fmt.Sprintf("[%d] %s", i+1, c.postNames[i])
+	}
+	specs, posted := report.CompareCharts(files, short, p), report.CompareCharts(files, full, p)
 	c.charts, c.saves = nil, nil
 	var boxes []fyne.CanvasObject
 	for i, spec := range specs {
 		view := NewChartView("No level is shared by two runs.")
-		view.SetSpec(spec)
+		view.SetSpecs(spec, posted[i])
 		save := widget.NewButton("Save PNG…", func() { c.u.saveChart(view, specs[i].Title) })
 		c.charts = append(c.charts, view)
 		c.saves = append(c.saves, save)
@@ -237,6 +254,9 @@ func (c *CompareScreen) show(files []*results.File, labels []string) {
 	// laptop's screen: the place must fit a 1024×640 window.
 	charts := container.NewVScroll(container.NewGridWithColumns(2, boxes...))
 	c.timeline = newTimelinePane(c.u, files...)
+	for i, view := range c.timeline.views {
+		view.SetRun(full[i])
+	}
 	c.views = container.NewAppTabs(
 		container.NewTabItem("Table", c.table),
 		container.NewTabItem("Charts", charts),
@@ -298,7 +318,8 @@ func runLines(labels []string) []string {
 // the divider between them. The verdict and details scroll, so however
 // many notes there are the place fits a 1024×640 window.
 func (c *CompareScreen) layout(body fyne.CanvasObject) {
-	choice := container.NewBorder(nil, nil, widget.NewLabel("Baseline"), nil, c.baselineSelect)
+	// The share buttons share the baseline's row: they take no height.
+	choice := container.NewBorder(nil, nil, widget.NewLabel("Baseline"), c.share.content, c.baselineSelect)
 	info := container.NewVScroll(container.NewVBox(c.verdict, c.details))
 	info.SetMinSize(fyne.NewSize(0, compareInfoMinHeight))
 	split := container.NewVSplit(info, body)
@@ -414,74 +435,14 @@ func compareCell(row compare.Row, col int) (string, widget.Importance) {
 	return text, widget.MediumImportance
 }
 
-// compareSpecs are the overlaid charts: one series per run over the union
-// of their levels, a gap (NaN) where a run lacks a level — never a zero.
-func compareSpecs(files []*results.File, labels []string, p chart.Palette) []chart.Spec {
-	var levels []int
-	for _, f := range files {
-		for _, r := range f.Runs {
-			if !slices.Contains(levels, r.Concurrency) {
-				levels = append(levels, r.Concurrency)
-			}
-		}
+// saveChart writes a chart as PNG where the user chooses, as it stands
+// alone outside the app (ChartView.PostImage), offering its title as the
+// file's name.
+func (u *App) saveChart(view *ChartView, title string) {
+	img, err := view.PostImage()
+	if err != nil {
+		u.showProblem("Nothing to save", capitalize(err.Error())+".")
+		return
 	}
-	slices.Sort(levels)
-	ticks := make([]float64, len(levels))
-	for i, l := range levels {
-		ticks[i] = float64(l)
-	}
-	byLevel := func(f *results.File, get func(results.Run) (float64, bool)) []float64 {
-		ys := make([]float64, len(levels))
-		for i, l := range levels {
-			ys[i] = math.NaN()
-			for _, r := range f.Runs {
-				if r.Concurrency == l {
-					if v, ok := get(r); ok {
-						ys[i] = v
-					}
-				}
-			}
-		}
-		return ys
-	}
-	metric := func(id string) func(results.Run) (float64, bool) {
-		m, _ := compare.MetricByID(id)
-		return m.Get
-	}
-	spec := func(title, ylabel string, ids ...string) chart.Spec {
-		s := chart.Spec{Title: title, XLabel: "concurrent streams", YLabel: ylabel, YFromZero: true, XLog: true, XTicks: ticks, Palette: p}
-		for i, f := range files {
-			for j, id := range ids {
-				name := fmt.Sprintf("[%d]", i+1)
-				if len(ids) > 1 {
-					name += " " + strings.TrimPrefix(strings.TrimPrefix(id, "ttft_"), "itl_")
-				}
-				kind := chart.Line
-				if j > 0 {
-					kind = chart.Scatter // a second statistic of the same run: dots over its line
-				}
-				s.Series = append(s.Series, chart.Series{Name: name, X: ticks, Y: byLevel(f, metric(id)), Kind: kind, Color: i})
-			}
-		}
-		return s
-	}
-	trade := chart.Spec{Title: "Per-user against total throughput", XLabel: "total tok/s", YLabel: "per-user tok/s", YFromZero: true, Palette: p}
-	for i, f := range files {
-		var x, y []float64
-		for _, pt := range compare.TradeOff(f) {
-			x = append(x, pt.Total)
-			y = append(y, pt.PerUser)
-		}
-		trade.Series = append(trade.Series, chart.Series{Name: fmt.Sprintf("[%d]", i+1), X: x, Y: y, Kind: chart.Line, Color: i})
-	}
-	_ = labels
-	return []chart.Spec{
-		spec("Output throughput", "tok/s", "output_throughput"),
-		spec("Time to first token (p50 line, p95 dots)", "ms", "ttft_p50", "ttft_p95"),
-		spec("Inter-token latency p50", "ms", "itl_p50"),
-		trade,
-	}
+	u.saveImage(img, title)
 }
-
-// saveChart writes a chart as PNG where the user chooses.
-func (u *App) saveChart(view *ChartView, title string) { u.saveImage(view.Image(), title) }

@@ -35,6 +35,7 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 	for i, spec := range specs {
 		views[i] = NewChartView("Two measured depths are needed for a chart.")
 		views[i].SetSpec(spec)
+		views[i].SetRun(u.postName(id, d))
 	}
 	v.prefill, v.decode, v.ttft = views[0], views[1], views[2]
 	charts := container.NewGridWithColumns(3, savableChart(u, v.prefill, specs[0].Title, &v.saveAll),

@@ -3,15 +3,22 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"image/color"
+	"io"
 	"os"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/report"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -179,4 +186,109 @@ func (v *ExportView) write(path string, data []byte, perm os.FileMode, done stri
 	v.note.Importance = widget.MediumImportance
 	v.note.Refresh()
 	return nil
+}
+
+// shareBar is the buttons that share a result or a comparison in the
+// shapes people post (package report): Copy as Markdown, which puts the
+// table on the clipboard and says "Copied" on the button for a moment,
+// Save CSV… and Save report… (one HTML file with the charts). Every one
+// of them holds what Export's rule lets leave the machine: nothing of the
+// endpoint (report.Shareable).
+type shareBar struct {
+	u *App
+	// docs are what is shared: one result, or the runs compared with the
+	// baseline first; labels their names in History ("" for none).
+	docs       []plans.Doc
+	labels     []string
+	name       string // the files' name, without extension
+	copyMD     *widget.Button
+	saveCSV    *widget.Button
+	saveReport *widget.Button
+	content    *fyne.Container
+}
+
+// The Copy button's words, and how long it says it copied.
+const (
+	copyMarkdownText = "Copy as Markdown"
+	copiedMarkdown   = "Copied ✓"
+)
+
+var copiedFor = 2 * time.Second
+
+// newShareBar shares docs; name is the files' name offered (as
+// chart.FileName makes it, with the format's extension).
+func newShareBar(u *App, name string, docs []plans.Doc, labels []string) *shareBar {
+	s := &shareBar{u: u, docs: docs, labels: labels, name: strings.TrimSuffix(chart.FileName(name), ".png")}
+	s.copyMD = widget.NewButton(copyMarkdownText, s.onCopy)
+	s.saveCSV = widget.NewButton("Save CSV…", s.onSaveCSV)
+	s.saveReport = widget.NewButton("Save report…", s.onSaveReport)
+	// "Copied ✓" is shorter than what it replaces: the button keeps its
+	// width, so the row (and a title wrapped beside it) does not jump.
+	width := canvas.NewRectangle(color.Transparent)
+	width.SetMinSize(s.copyMD.MinSize())
+	s.content = container.NewHBox(container.NewStack(width, s.copyMD), s.saveCSV, s.saveReport)
+	return s
+}
+
+// resultShare shares run id's document d.
+func resultShare(u *App, d plans.Doc, id string) *shareBar {
+	label := ""
+	if id != "" && u.lib != nil {
+		label = u.lib.Annotation(id).Label
+	}
+	return newShareBar(u, d.Kind().Title+" "+d.Model(), []plans.Doc{d}, []string{label})
+}
+
+// report is the shared documents' report: of the one result, or of the
+// comparison.
+func (s *shareBar) report() (report.Report, error) {
+	if len(s.docs) == 1 {
+		return report.Of(s.docs[0])
+	}
+	return report.Compared(s.docs, s.labels)
+}
+
+func (s *shareBar) onCopy() {
+	r, err := s.report()
+	if err != nil {
+		s.u.showProblem("Not copied", "The table could not be made: "+err.Error()+".")
+		return
+	}
+	s.u.fyne.Clipboard().SetContent(report.Markdown(r))
+	s.copyMD.SetText(copiedMarkdown)
+	b := s.copyMD
+	time.AfterFunc(copiedFor, func() {
+		fyne.Do(func() {
+			if b.Text == copiedMarkdown {
+				b.SetText(copyMarkdownText)
+			}
+		})
+	})
+}
+
+func (s *shareBar) onSaveCSV() {
+	r, err := s.report()
+	if err != nil {
+		s.u.showProblem("Not saved", "The table could not be made: "+err.Error()+".")
+		return
+	}
+	s.u.askSave(s.name+".csv", func(w fyne.URIWriteCloser) error {
+		return writeClose(w, func(w io.Writer) error { return report.CSV(w, r) })
+	})
+}
+
+func (s *shareBar) onSaveReport() {
+	s.u.askSave(s.name+".html", func(w fyne.URIWriteCloser) error {
+		return writeClose(w, func(w io.Writer) error { return report.HTML(w, s.docs, s.labels) })
+	})
+}
+
+// writeClose writes through write into w and closes it, saying the first
+// failure of either.
+func writeClose(w fyne.URIWriteCloser, write func(io.Writer) error) error {
+	err := write(w)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -84,7 +84,7 @@ func (p *chartPage) build(u *App, id, title string, d plans.Doc, state, notes *w
 	// Every row, the notes under them: the part under the charts scrolls
 	// as a whole (a table of its own height in a scroll shows one row).
 	table.allRows = true
-	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(p.back, showFileButton(u, id)), titleLabel), p.headline)
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(p.back, resultShare(u, d, id).content, showFileButton(u, id)), titleLabel), p.headline)
 	if p.problems = problemsLabel(d); p.problems != nil {
 		top.Add(p.problems)
 	}

@@ -149,9 +149,10 @@ func TestRunAgainLikeThis(t *testing.T) {
 	}
 	h.locked(func() {
 		cs := h.u.compareScreen
-		// The two tiny runs may or may not agree; the verdict says which
-		// (engine/compare's TestReproduction holds the words).
-		if v := cs.verdict.Text; !strings.Contains(v, "Reproduced: ") && !strings.Contains(v, "Not reproduced: ") {
+		// The two tiny runs may or may not agree, or be too noisy to tell
+		// on a busy machine; the verdict says which (engine/compare's
+		// TestReproduction holds the words).
+		if v := cs.verdict.Text; !strings.Contains(v, "Reproduced: ") && !strings.Contains(v, "Not reproduced: ") && !strings.Contains(v, "Whether it reproduced cannot be told") {
 			t.Errorf("the verdict does not say whether it reproduced:\n%s", v)
 		}
 		if cs.timeline == nil || len(cs.views.Items) != 3 || cs.views.Items[2].Text != "Timeline" {

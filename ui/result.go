@@ -6,10 +6,12 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 )
 
 // ResultView shows a finished (or stopped) run: a table per level, charts
@@ -42,7 +44,11 @@ type ResultView struct {
 	newRun      *widget.Button
 	export      *widget.Button
 	compareWith *widget.Button
+	share       *shareBar
 	buttons     *fyne.Container
+	// saveCharts are Save PNG… of the throughput and the TTFT chart, in
+	// the tab bar's row while the Charts tab shows.
+	saveCharts []*widget.Button
 }
 
 // resultChartHeight is the least height of the result's charts and of
@@ -90,6 +96,9 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	v.latencyChart = NewChartView(chart.NoCurve)
 	v.tpsChart.SetSpec(chart.Throughput(f, p))
 	v.latencyChart.SetSpec(chart.TTFT(f, p))
+	name := u.postName(id, plans.Kovara{File: f})
+	v.tpsChart.SetRun(name)
+	v.latencyChart.SetRun(name)
 
 	v.warnings = widget.NewLabel(notesText(notes, len(problems) > 0))
 	v.warnings.Wrapping = fyne.TextWrapWord
@@ -101,7 +110,8 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		v.export.Disable()
 		v.compareWith.Disable()
 	}
-	v.buttons = container.NewHBox(v.newRun, v.export, v.compareWith, v.showFile)
+	v.share = resultShare(u, plans.Kovara{File: f}, id)
+	v.buttons = container.NewHBox(v.newRun, v.export, v.share.content, v.compareWith, v.showFile)
 	file := widget.NewLabel("Saved in the history: " + v.path)
 	if v.path == "" {
 		file.SetText("Not saved.")
@@ -128,6 +138,9 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	v.latencyChart.SetMinHeight(resultChartHeight)
 	v.timeline = newTimelinePane(u, f)
 	v.timeline.fitHeight(resultChartHeight)
+	for _, view := range v.timeline.views {
+		view.SetRun(name)
+	}
 	v.views = container.NewAppTabs(
 		container.NewTabItem("Charts", charts),
 		container.NewTabItem("Timeline", v.timeline.content),
@@ -136,9 +149,47 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		// One level draws no curve: its timeline is what there is to see.
 		v.views.SelectIndex(1)
 	}
-	v.page = container.NewBorder(container.NewVBox(top, v.table), v.warnings, nil, nil, v.views)
+	// Save PNG… of each chart sits in the tab bar's row, right of the
+	// tabs, where it takes no height from the charts.
+	for _, c := range []struct {
+		view *ChartView
+		text string
+	}{{v.tpsChart, "Save throughput PNG…"}, {v.latencyChart, "Save TTFT PNG…"}} {
+		b := widget.NewButton(c.text, func() { u.saveChart(c.view, c.view.Title()) })
+		if !c.view.ShowingChart() {
+			b.Disable()
+		}
+		v.saveCharts = append(v.saveCharts, b)
+	}
+	saves := container.NewHBox(v.saveCharts[0], v.saveCharts[1])
+	v.views.OnSelected = func(t *container.TabItem) {
+		if t.Content == charts {
+			saves.Show()
+		} else {
+			saves.Hide()
+		}
+	}
+	if v.views.SelectedIndex() != 0 {
+		saves.Hide()
+	}
+	tabs := container.NewStack(v.views, container.NewVBox(container.NewHBox(layout.NewSpacer(), saves)))
+	v.page = container.NewBorder(container.NewVBox(top, v.table), v.warnings, nil, nil, tabs)
 	v.content = container.NewVScroll(v.page)
 	return v
+}
+
+// postName names run id (document d) where it is seen outside the app, in
+// a saved chart: its label in History, its model and its engine
+// (chart.RunName); never where it ran.
+func (u *App) postName(id string, d plans.Doc) string {
+	label := ""
+	if id != "" && u.lib != nil {
+		label = u.lib.Annotation(id).Label
+	}
+	if k, ok := d.(plans.Kovara); ok {
+		return chart.RunOf(k.File, label)
+	}
+	return chart.Simulated(chart.RunName(label, d.Model(), chart.EngineName(d.Summary().Engine)), d.Simulated())
 }
 
 // notesText is the notes under a result, or that there are none (none

@@ -60,7 +60,7 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	v.back = widget.NewButton("New benchmark", onBack)
 	v.copied = widget.NewLabel("")
 	v.copied.Importance = widget.SuccessImportance
-	buttons := container.NewHBox(v.back, v.copyWiki, showFileButton(u, id), v.copied)
+	buttons := container.NewHBox(v.back, v.copyWiki, resultShare(u, d, id).content, showFileButton(u, id), v.copied)
 	warnings := widget.NewLabel(plainWarnings(r.Warnings))
 	warnings.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(title, v.state)
@@ -111,6 +111,7 @@ type SpecDecView struct {
 	rows      [][]string
 	back      *widget.Button
 	positions *ChartView
+	saves     []*widget.Button // Save PNG… under the chart
 }
 
 // frame is the view's content and its back button (viewOf).
@@ -141,14 +142,16 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	if v.problems != nil {
 		top.Add(v.problems)
 	}
-	top.Add(container.NewHBox(v.back, showFileButton(u, id)))
+	top.Add(container.NewHBox(v.back, resultShare(u, d, id).content, showFileButton(u, id)))
 	v.positions = NewChartView("The server counts no acceptance by draft position.")
-	v.positions.SetSpec(positionSpec(r, PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())))
+	positions := positionSpec(r, PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant()))
+	v.positions.SetSpec(positions)
+	v.positions.SetRun(u.postName(id, d))
 	// Every row, the notes under them, scrolling together: notes fixed
 	// under the page were cut off by the window's bottom when there were
 	// many (#35).
 	v.table.allRows = true
-	body := container.NewVSplit(container.NewVScroll(container.NewBorder(nil, warnings, nil, nil, v.table)), v.positions)
+	body := container.NewVSplit(container.NewVScroll(container.NewBorder(nil, warnings, nil, nil, v.table)), savableChart(u, v.positions, positions.Title, &v.saves))
 	body.Offset = 0.45
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v

@@ -54,7 +54,7 @@ func newTimelinePane(u *App, files ...*results.File) *TimelinePane {
 		if len(files) > 1 {
 			text = fmt.Sprintf("Save [%d] PNG…", i+1)
 		}
-		save := widget.NewButton(text, func() { u.saveImage(view.Image(), view.Title()) })
+		save := widget.NewButton(text, func() { u.saveChart(view, view.Title()) })
 		p.views = append(p.views, view)
 		p.saves = append(p.saves, save)
 	}

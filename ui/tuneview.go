@@ -32,6 +32,7 @@ type TuneView struct {
 	back      *widget.Button
 	saveAll   []*widget.Button
 	result    *results.TuneResult
+	run       string // the run's name in a saved chart (postName)
 	u         *App
 }
 
@@ -41,6 +42,7 @@ func (v *TuneView) frame() (fyne.CanvasObject, *widget.Button) { return v.conten
 func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack func()) *TuneView {
 	v := &TuneView{u: u, result: r}
 	d := plans.NewTune(r)
+	v.run = u.postName(id, d)
 	var title *widget.Label
 	names := make([]string, len(r.Settings))
 	for i, s := range r.Settings {
@@ -100,7 +102,7 @@ func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack
 	// The title, the verdict and the answers stay on top; the problems,
 	// what ran, the charts, the table and the notes scroll under them (a
 	// split gave the table a row's height at 1024×640).
-	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(v.back, showFileButton(u, id)), title), v.headline, v.answers)
+	top := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(v.back, resultShare(u, d, id).content, showFileButton(u, id)), title), v.headline, v.answers)
 	body := container.NewVBox()
 	if v.problems = problemsLabel(d); v.problems != nil {
 		body.Add(v.problems)
@@ -134,6 +136,7 @@ func (v *TuneView) drawCharts() {
 		cv := NewChartView("Two runs are needed for a chart.")
 		cv.SetMinHeight(tuneChartHeight)
 		cv.SetSpec(spec)
+		cv.SetRun(v.run)
 		v.charts = append(v.charts, cv)
 		name, _, _ := strings.Cut(spec.Title, " at ")
 		items = append(items, container.NewTabItem(name, savableChart(v.u, cv, spec.Title, &v.saveAll)))

@@ -405,11 +405,12 @@ func (f *runFlags) pngRefused(cmd string, set map[string]bool, stderr io.Writer)
 	return true
 }
 
-// The charts --png writes: 16:9 at a width a forum post shows whole, with
-// text and lines half as large again as on a screen so they read there.
+// The charts --png writes: the size the app's Save PNG writes too
+// (chart.Post): 16:9 at a width a forum post shows whole, with text and
+// lines half as large again as on a screen so they read there.
 const (
-	pngWidth, pngHeight = 1200, 675
-	pngScale            = 1.5
+	pngWidth, pngHeight = chart.PostWidth, chart.PostHeight
+	pngScale            = chart.PostScale
 )
 
 // writeCharts writes a Kovara result's charts (chart.ResultCharts, the ones
