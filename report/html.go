@@ -175,7 +175,7 @@ func docCharts(d plans.Doc, label string) []chartDrawing {
 	if !ok {
 		return nil
 	}
-	return draw(d, chart.RunName(label, d.Model(), d.Summary().Engine))
+	return draw(d, chart.RunName(label, d.Model(), chart.EngineName(d.Summary().Engine)))
 }
 
 func specsOf(specs []chart.Spec, name string) []chartDrawing {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
@@ -290,7 +291,7 @@ func Conditions(d plans.Doc) string {
 	parts := []string{"model " + d.Model()}
 	c := conditionsOf(d)
 	if e := d.Summary().Engine; e != "" {
-		parts = append(parts, e)
+		parts = append(parts, chart.EngineName(e))
 	}
 	if c.accelerator != "" {
 		parts = append(parts, c.accelerator)

@@ -534,7 +534,7 @@ func TestNamesThatSayNothingPrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Conditions[0]; !strings.Contains(got, "vllm 0.10.1") {
+	if got := r.Conditions[0]; !strings.Contains(got, "vLLM 0.10.1") {
 		t.Errorf("the conditions lost the engine: %q", got)
 	}
 }
