@@ -45,6 +45,11 @@ func (d Capacity) Problems() []string {
 	return out
 }
 
+func (d Capacity) Notes() []string {
+	_, n := results.Split(d.Result.Warnings())
+	return notesBeside(d, n)
+}
+
 func (d Capacity) Summary() Summary {
 	r := d.Result
 	engine := ""

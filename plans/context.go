@@ -52,6 +52,8 @@ func (d Context) Problems() []string {
 	return out
 }
 
+func (d Context) Notes() []string { return notesBeside(d, d.Result.Warnings) }
+
 func (d Context) Summary() Summary {
 	r := d.Result
 	s := summaryOf(d, r.Local.EndpointName, engineName(r.Engine))

@@ -51,6 +51,11 @@ func (d Kovara) Problems() []string {
 	return p
 }
 
+func (d Kovara) Notes() []string {
+	_, n := results.Split(results.Warnings(d.File))
+	return notesBeside(d, n)
+}
+
 // Failed: a level in which no request succeeded.
 func (d Kovara) Failed() bool {
 	for _, r := range d.File.Runs {

@@ -8,6 +8,7 @@ package plans
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,6 +118,11 @@ type Doc interface {
 	// one user within the service level). The CLI exits 1. Every failure
 	// is also among the problems.
 	Failed() bool
+	// Notes are what the result says beside its table that is not a
+	// problem (a warning to read, how a figure was made), each once and
+	// none of the problems again: the app's view, the CLI and the shared
+	// reports say the same.
+	Notes() []string
 	// Table is its figures, one row per level, stage or depth: the cells
 	// the app's result view and the CLI show alike.
 	Table() results.Table
@@ -223,6 +229,25 @@ type Summary struct {
 	// ties the group's runs together.
 	Group   string `json:"group,omitempty"`
 	GroupID string `json:"group_id,omitempty"`
+	// Rates are a rate result's offered rates, requests/s, lowest first:
+	// its levels (LevelList says either).
+	Rates []float64 `json:"rates,omitempty"`
+}
+
+// LevelList is History's Levels column: the levels measured ("1,2,4",
+// a partial one marked "8*") or a rate result's rates ("0.5,2,4").
+func (s Summary) LevelList() string {
+	parts := make([]string, 0, len(s.Levels)+len(s.Rates)+1)
+	for _, l := range s.Levels {
+		parts = append(parts, strconv.Itoa(l))
+	}
+	for _, r := range s.Rates {
+		parts = append(parts, results.RateNumber(r))
+	}
+	if s.PartialLevel > 0 {
+		parts = append(parts, strconv.Itoa(s.PartialLevel)+"*")
+	}
+	return strings.Join(parts, ",")
 }
 
 // docBase is what the documents of every plan but the Kovara method read
@@ -349,4 +374,23 @@ func compareBy[R any](verdict func([]R) (bool, []string), table func([]R, []stri
 		c.Rows = table(rs, labels)
 		return c
 	}
+}
+
+// notesBeside is notes without the document's problems and without
+// repeats, in order.
+func notesBeside(d Doc, notes ...[]string) []string {
+	seen := map[string]bool{}
+	for _, p := range d.Problems() {
+		seen[p] = true
+	}
+	var out []string
+	for _, ns := range notes {
+		for _, n := range ns {
+			if n != "" && !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package plans
 
 import (
+	"slices"
+
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
@@ -58,10 +60,15 @@ func (d Rate) Problems() []string {
 	return out
 }
 
+func (d Rate) Notes() []string { return notesBeside(d, d.Result.Warnings, d.Result.Notes()) }
+
 func (d Rate) Summary() Summary {
 	r := d.Result
 	s := summaryOf(d, r.Local.EndpointName, engineName(r.Engine))
 	for _, l := range r.Sorted() {
+		if !l.Partial && !slices.Contains(s.Rates, l.Rate) {
+			s.Rates = append(s.Rates, l.Rate)
+		}
 		if l.OutputTPS > s.BestOutputTPS {
 			s.BestOutputTPS = l.OutputTPS
 		}

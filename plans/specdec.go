@@ -51,6 +51,10 @@ func (d SpecDec) Failed() bool {
 
 // Problems are the levels with failed requests, each with its first
 // error.
+func (d SpecDec) Notes() []string {
+	return notesBeside(d, d.Result.LevelNotes(), d.Result.Warnings)
+}
+
 func (d SpecDec) Problems() []string {
 	var out []string
 	for _, l := range d.Result.Levels {

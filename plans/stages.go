@@ -40,6 +40,8 @@ func (d Stages) Kind() *Kind { return stagesKind }
 func (d Stages) Failed() bool { return len(d.Result.Failed()) > 0 }
 
 // Problems are the stages that could not be measured, each with why.
+func (d Stages) Notes() []string { return notesBeside(d, d.Result.Warnings) }
+
 func (d Stages) Problems() []string {
 	r := d.Result
 	var out []string

@@ -64,6 +64,9 @@ func (d Tune) Problems() []string {
 	return append(out, d.Result.Warnings...)
 }
 
+// Notes: a comparison's warnings are among its problems.
+func (d Tune) Notes() []string { return notesBeside(d) }
+
 func (d Tune) Summary() Summary {
 	r := d.Result
 	s := summaryOf(d, r.Local.EndpointName, "")

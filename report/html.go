@@ -92,7 +92,7 @@ func drawingsOf(docs []plans.Doc, labels []string) ([]chartDrawing, error) {
 		ds = docCharts(shared[0], labelOf(labels, 0))
 	}
 	slices.SortFunc(private, func(a, b string) int { return len(b) - len(a) }) // longest first, as redact
-	clean := func(s string) string { return cleanText(s, private) }
+	clean := cleaner(private)
 	for i := range ds {
 		d := &ds[i]
 		d.title, d.none = clean(d.title), clean(d.none)
@@ -151,13 +151,16 @@ type chartFigure struct {
 // planCharts are the charts of a plan's result, by plan, where the chart
 // package draws them (the app's own views draw the stages', speculative
 // decoding's and capacity's charts: those plans' reports have their
-// tables only). name is the run's label, model and engine.
+// tables only, until those charts move into chart). name is the run's label, model and engine.
 var planCharts = map[string]func(d plans.Doc, name string) []chartDrawing{
 	results.PlanKovara: func(d plans.Doc, name string) []chartDrawing {
 		return kovaraCharts(d.(plans.Kovara).File, name)
 	},
 	results.PlanContext: func(d plans.Doc, name string) []chartDrawing {
 		return specsOf(chart.ContextCharts(plans.ResultOf[*results.ContextResult](d), chart.Light()), name)
+	},
+	results.PlanRate: func(d plans.Doc, name string) []chartDrawing {
+		return specsOf(chart.RateCharts(plans.ResultOf[*results.RateResult](d), chart.Light()), name)
 	},
 	results.PlanTune: func(d plans.Doc, name string) []chartDrawing {
 		r := plans.ResultOf[*results.TuneResult](d)
@@ -455,16 +458,6 @@ func cleanSpec(s *chart.Spec, clean func(string) string) {
 	}
 }
 
-// cleanText is s with every private text replaced, as redact does.
-func cleanText(s string, private []string) string {
-	for _, p := range private {
-		if p != "" {
-			s = strings.ReplaceAll(s, p, redactedAs)
-		}
-	}
-	return s
-}
-
 // page is what the template writes.
 type htmlPage struct {
 	Report
@@ -681,6 +674,13 @@ th,td{padding:6px 9px}
 </section>
 {{end}}
 {{- range .Legend}}<p class="legend">{{.}}</p>
+{{end}}
+{{- with .Notes}}<section>
+<h2>Notes</h2>
+<ul>
+{{range .}}<li>{{.}}</li>
+{{end}}</ul>
+</section>
 {{end}}
 {{- with .Figures}}<section>
 <h2>Charts</h2>

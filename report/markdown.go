@@ -46,6 +46,13 @@ func Markdown(r Report) string {
 	for _, l := range r.Legend {
 		b.WriteString("_" + inline(l) + "_\n\n")
 	}
+	if len(r.Notes) > 0 {
+		b.WriteString("Notes:\n\n")
+		for _, n := range r.Notes {
+			b.WriteString("- " + inline(n) + "\n")
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("Measured with Kovara Desktop.\n")
 	return b.String()
 }

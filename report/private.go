@@ -88,7 +88,27 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 	// says nothing private, as the publish check lets such hosts be.
 	said := strings.ToLower(sd.Model() + " " + sd.Summary().Engine)
 	private = slices.DeleteFunc(private, func(s string) bool { return len(s) < 4 || strings.Contains(said, strings.ToLower(s)) })
+	if dir := modelDir(sd.Model()); dir != "" {
+		private = append(private, dir)
+	}
 	return sd, private, nil
+}
+
+// modelDir is the folder of a model id that is a file's path (llama-server
+// names its model by its -m path: "/home/alice/models/tiny.gguf"), with
+// its last separator, or "". A folder says whose machine it was; the
+// file's name is the model. A hub id ("acme/llama-8b") is no path.
+func modelDir(model string) string {
+	abs := strings.HasPrefix(model, "/") || strings.HasPrefix(model, "~") ||
+		len(model) > 2 && model[1] == ':' && (model[2] == '\\' || model[2] == '/')
+	if !abs {
+		return ""
+	}
+	i := strings.LastIndexAny(model, `/\`)
+	if i <= 0 {
+		return ""
+	}
+	return model[:i+1]
 }
 
 // blankKeys blanks every text under m's keys, keeping the shape the
@@ -142,6 +162,10 @@ func cleaner(private []string) func(string) string {
 	}
 	return func(s string) string {
 		for _, t := range private {
+			if strings.HasSuffix(t, "/") || strings.HasSuffix(t, `\`) {
+				s = strings.ReplaceAll(s, t, "") // a model's folder: its file name stays
+				continue
+			}
 			s = strings.ReplaceAll(s, t, redactedAs)
 		}
 		for range 100 { // a line holds a few addresses at most
@@ -177,6 +201,7 @@ func redact(r Report, private []string) Report {
 	each(r.Conditions)
 	each(r.Verdict)
 	each(r.Legend)
+	each(r.Notes)
 	if c := r.Compared; c != nil {
 		r.Compared = &Rows{Rows: c.Rows, Labels: each(slices.Clone(c.Labels)), PerLevel: c.PerLevel}
 	}

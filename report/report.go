@@ -42,6 +42,10 @@ type Report struct {
 	// changes, cautions, conditions that differ, notes. Nil for a result.
 	Verdict []string
 	Tables  []Table
+	// Notes are a result's lines beside its table that are not problems
+	// (plans.Doc.Notes): a warning to read, how a figure was made. A
+	// comparison's are in its Verdict.
+	Notes []string
 	// Legend explains marks in a comparison's cells ("+ better, − worse").
 	Legend []string
 	// Compared is a comparison's rows as figures, for the formats that
@@ -78,6 +82,7 @@ func Of(d plans.Doc) (Report, error) {
 		Problems:   sd.Problems(),
 		Conditions: []string{Conditions(sd)},
 		Tables:     []Table{{Title: tableTitle(sd), Table: sd.Table()}},
+		Notes:      sd.Notes(),
 	}
 	if s := plans.State(sd); plans.NeedsAttention(sd) && !strings.Contains(r.Headline, s) {
 		// A plan's own headline is its answer; its state follows when

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,9 +28,9 @@ type goldenCase struct {
 	doc  plans.Doc
 }
 
-// goldenCases are the documents a real llama-server (b9749) gave, for
-// the plans that have one (capacity, context; and the capacity search's
-// probes read as a Kovara run), then planstest's clean and failed
+// goldenCases are the documents a real llama-server gave, for every plan
+// (b9749: capacity, context, and the capacity search's probes read as a
+// Kovara run; b4748: the others), then planstest's clean and failed
 // document of every plan, so each plan kind is held.
 func goldenCases(t *testing.T) []goldenCase {
 	capacity := planstest.LlamaCapacity(t)
@@ -39,6 +40,11 @@ func goldenCases(t *testing.T) []goldenCase {
 		{"llama-capacity", plans.NewCapacity(capacity)},
 		{"llama-context", plans.NewContext(planstest.LlamaContext(t))},
 		{"llama-kovara-probes", plans.Kovara{File: probes}},
+		{"llama-kovara", plans.Kovara{File: planstest.LlamaKovara(t)}},
+		{"llama-stages", plans.NewStages(planstest.LlamaStages(t))},
+		{"llama-specdec", plans.NewSpecDec(planstest.LlamaSpecDec(t))},
+		{"llama-rate", plans.NewRate(planstest.LlamaRate(t))},
+		{"llama-tune", plans.NewTune(planstest.LlamaTune(t))},
 	}
 	for _, c := range planstest.Cases() {
 		out = append(out, goldenCase{strings.ReplaceAll(c.Name, " ", "-"), c.Doc})
@@ -536,5 +542,46 @@ func TestNamesThatSayNothingPrivate(t *testing.T) {
 	}
 	if got := r.Conditions[0]; !strings.Contains(got, "vLLM 0.10.1") {
 		t.Errorf("the conditions lost the engine: %q", got)
+	}
+}
+
+// TestModelFolderStaysHome: llama-server names its model by its -m path;
+// the folder says whose machine it was, so every format keeps only the
+// file's name. A hub id is not a path and stays whole.
+func TestModelFolderStaysHome(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ model, want string }{
+		{"/home/alice/models/tiny.gguf", "/home/alice/models/"},
+		{`C:\Users\bob\m.gguf`, `C:\Users\bob\`},
+		{"~/m/q4.gguf", "~/m/"},
+		{"acme/llama-8b", ""},
+		{"tiny.gguf", ""},
+	} {
+		if got := modelDir(tc.model); got != tc.want {
+			t.Errorf("modelDir(%q) = %q, want %q", tc.model, got, tc.want)
+		}
+	}
+	d := plans.NewStages(planstest.LlamaStages(t))
+	if !strings.HasPrefix(d.Model(), "/work/servers/models/") {
+		t.Fatalf("the capture's model is %q, want its -m path", d.Model())
+	}
+	r, err := Of(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var html strings.Builder
+	if err := HTML(&html, []plans.Doc{d}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"md": Markdown(r), "html": html.String()} {
+		if strings.Contains(out, "/work/servers") || strings.Contains(out, redactedAs+"tiny.gguf") {
+			t.Errorf("the %s names the model's folder", name)
+		}
+		if !strings.Contains(out, "tiny.gguf") {
+			t.Errorf("the %s lost the model's file name", name)
+		}
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "cold prefill is about") }) {
+		t.Errorf("notes %q: the stages' warning beside the table is not in the report", r.Notes)
 	}
 }

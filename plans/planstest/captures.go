@@ -17,11 +17,25 @@ func captures() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "engine", "testdata", "llamacpp-b9749")
 }
 
+// capturesB4748 is the folder of the documents the plans wrote against a
+// real llama-server b4748 (testdata/llamacpp-b4748/README.md says how):
+// the plans that have no b9749 capture.
+func capturesB4748() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata", "llamacpp-b4748")
+}
+
 // capture reads and decodes one captured document, failing the test when
 // it cannot.
 func capture[T any](t testing.TB, name string, decode func([]byte) (*T, error)) *T {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(captures(), name))
+	return captureIn(t, captures(), name, decode)
+}
+
+// captureIn is capture from the folder dir.
+func captureIn[T any](t testing.TB, dir, name string, decode func([]byte) (*T, error)) *T {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +55,40 @@ func LlamaCapacity(t testing.TB) *results.CapacityResult {
 // LlamaContext is the context plan a real llama-server ran.
 func LlamaContext(t testing.TB) *results.ContextResult {
 	return capture(t, "context.json", results.ContextDoc.Decode)
+}
+
+// LlamaKovara is the Kovara method a real llama-server b4748 (-np 4)
+// ran: 1 and 2 users, 24 requests each, 256-token prompts, 32-token
+// answers; calibration stopped at 261 tokens (its one problem).
+func LlamaKovara(t testing.TB) *results.File {
+	return captureIn(t, capturesB4748(), "kovara.json", results.Decode)
+}
+
+// LlamaStages is a quick three-stage run (4 users) on llama-server b4748,
+// whose 2,048-token slots cut the cold prefill to 1,878 tokens.
+func LlamaStages(t testing.TB) *results.StagesResult {
+	return captureIn(t, capturesB4748(), "stages.json", results.StagesDoc.Decode)
+}
+
+// LlamaSpecDec is the speculative-decoding plan on llama-server b4748
+// drafting with tiny2.gguf (-md): b4748 reports no drafting counters,
+// in /metrics or in the answers, so acceptance is missing.
+func LlamaSpecDec(t testing.TB) *results.SpecDecResult {
+	return captureIn(t, capturesB4748(), "specdec.json", results.SpecDecDoc.Decode)
+}
+
+// LlamaRate is the rate plan at 1 and 2 requests a second on llama-server
+// b4748 (20 requests each, goodput against TPOT ≤ 5 ms, kept up at
+// neither).
+func LlamaRate(t testing.TB) *results.RateResult {
+	return captureIn(t, capturesB4748(), "rate.json", results.RateDoc.Decode)
+}
+
+// LlamaTune is the settings comparison of llama-server b4748 started by
+// the app with -np 1 and -np 4, 3 rounds at 1 and 4 users: no difference
+// beyond noise, the answers the same.
+func LlamaTune(t testing.TB) *results.TuneResult {
+	return captureIn(t, capturesB4748(), "tune.json", results.TuneDoc.Decode)
 }
 
 // DisturbedCapacity is a capacity search that was disturbed (issue 23):

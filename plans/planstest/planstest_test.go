@@ -156,3 +156,31 @@ func TestFilesWrittenBefore(t *testing.T) {
 		})
 	}
 }
+
+// TestNotesBesideProblems: a document's notes are what its view says
+// beside the table, never a problem said again and never twice.
+func TestNotesBesideProblems(t *testing.T) {
+	t.Parallel()
+	cases := append(Cases(),
+		Case{Name: "llama-server stages", Doc: plans.NewStages(LlamaStages(t))},
+		Case{Name: "llama-server specdec", Doc: plans.NewSpecDec(LlamaSpecDec(t))})
+	withNotes := 0
+	for _, c := range cases {
+		seen := map[string]bool{}
+		for _, p := range c.Doc.Problems() {
+			seen[p] = true
+		}
+		for _, n := range c.Doc.Notes() {
+			if seen[n] {
+				t.Errorf("%s: %q is a problem or a repeat, among the notes", c.Name, n)
+			}
+			seen[n] = true
+		}
+		if len(c.Doc.Notes()) > 0 {
+			withNotes++
+		}
+	}
+	if withNotes < 2 {
+		t.Errorf("%d documents have notes, want at least the two llama-server captures' (the stages' context warning, the missing draft counters)", withNotes)
+	}
+}
