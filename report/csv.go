@@ -21,7 +21,9 @@ import (
 // A result is its table: one row per level, stage or depth, the cells of
 // the table the app shows with their units moved to the header. A cell
 // with a spread ("196.3 ±1.2 %") is two columns, the figure and "… ±
-// (%)"; a cell that is not one figure ("20 / 0", "met") stays as text. A
+// (%)"; a cell of several figures ("20 / 0" under "OK / err", an
+// interval "-2.0 % … +3.0 %") is a column each; a cell that is no figure
+// ("met") stays as text. A
 // report of several tables begins each row with its table's title.
 //
 // A comparison is long, one row per metric × run: Concurrency (when the
@@ -71,9 +73,69 @@ func tablesCSV(cw *csv.Writer, tables []Table) error {
 	return nil
 }
 
+// splitParts is t with each column whose cells are several figures in
+// one made several columns: "OK / err" cells "20 / 0" become an OK and an
+// err column, "Answer tokens min / p50 / max" three, and an interval
+// "-2.0 % … +3.0 %" a low and a high column. A column is split only when
+// every cell of it splits the same way.
+func splitParts(t results.Table) results.Table {
+	out := results.Table{Rows: make([][]string, len(t.Rows))}
+	for i, h := range t.Columns {
+		heads := []string{h}
+		cellsOf := func(v string) []string { return []string{v} }
+		if hs := strings.Split(Heading(h), " / "); len(hs) > 1 {
+			prefix := ""
+			if w := strings.Fields(hs[0]); len(w) > 1 {
+				prefix = strings.Join(w[:len(w)-1], " ") + " "
+			}
+			heads = []string{hs[0]}
+			for _, p := range hs[1:] {
+				heads = append(heads, prefix+p)
+			}
+			cellsOf = func(v string) []string { return strings.Split(v, " / ") }
+		} else if columnAll(t, i, func(v string) bool { return len(strings.Split(v, " … ")) == 2 }) {
+			heads = []string{Heading(h) + " low", Heading(h) + " high"}
+			cellsOf = func(v string) []string { return strings.Split(v, " … ") }
+		}
+		if len(heads) > 1 && !columnAll(t, i, func(v string) bool { return len(cellsOf(v)) == len(heads) }) {
+			heads, cellsOf = []string{h}, func(v string) []string { return []string{v} }
+		}
+		out.Columns = append(out.Columns, heads...)
+		for j, row := range t.Rows {
+			v := ""
+			if i < len(row) {
+				v = row[i]
+			}
+			parts := make([]string, len(heads))
+			if v != "" && v != results.Missing {
+				copy(parts, cellsOf(v))
+			}
+			out.Rows[j] = append(out.Rows[j], parts...)
+		}
+	}
+	return out
+}
+
+// columnAll: every figure of column i (the missing ones aside; at least
+// one) satisfies ok.
+func columnAll(t results.Table, i int, ok func(string) bool) bool {
+	any := false
+	for _, row := range t.Rows {
+		if i >= len(row) || row[i] == "" || row[i] == results.Missing {
+			continue
+		}
+		if !ok(row[i]) {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
 // plainTable is t with its figures as plain numbers, their units moved
 // into the headings and spreads in columns of their own.
 func plainTable(t results.Table) ([]string, [][]string) {
+	t = splitParts(t)
 	type column struct {
 		head   string
 		cells  []string

@@ -201,7 +201,7 @@ func RowsTable(rows []compare.Row, labels []string, perLevel bool) results.Table
 				cell = compare.FormatValue(row.Metric, c.Value)
 				if i > 0 {
 					if d := compare.FormatChange(c); d != "" {
-						cell += " " + d + mark(c.Better)
+						cell += " " + d + compare.Mark(c.Better)
 					}
 				}
 			}
@@ -243,15 +243,6 @@ func repeatsTable(files []*results.File) (results.Table, bool) {
 	return t, true
 }
 
-func mark(better int) string {
-	switch better {
-	case 1:
-		return " +"
-	case -1:
-		return " −"
-	}
-	return ""
-}
 
 // runLabel is the i-th run's name: its label, else its model and time.
 func runLabel(labels []string, i int, d plans.Doc) string {

@@ -111,7 +111,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
 		}
 		return exitBadInput, false
 	}
-	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "export" && fs.Name() != "compare" && fs.Name() != "import" && fs.Name() != "check" && fs.Name() != "tune" {
+	if fs.NArg() > 0 && fs.Name() != "validate" && fs.Name() != "export" && fs.Name() != "compare" && fs.Name() != "import" && fs.Name() != "check" && fs.Name() != "tune" && fs.Name() != "report" {
 		fmt.Fprintf(stderr, "kovara-bench %s: unexpected argument %q\n", fs.Name(), strings.Join(fs.Args(), " "))
 		return exitBadInput, false
 	}

@@ -22,7 +22,7 @@ import (
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	baseline := fs.Int("baseline", 0, "the run the others are measured against, by its place among the runs given (1 for the first); the oldest run when not given")
-	runs, code, ok := compareArgs(fs, args, stderr)
+	runs, code, ok := runsAndFlags(fs, args, stderr)
 	if !ok {
 		return code
 	}
@@ -79,10 +79,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// compareArgs parses compare's flags wherever they stand among the runs
-// ("compare A B --baseline 2" as well as "compare --baseline 2 A B"); after
-// "--" every argument is a run.
-func compareArgs(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, int, bool) {
+// runsAndFlags parses a command's flags wherever they stand among the
+// runs it is given ("compare A B --baseline 2" as well as "compare
+// --baseline 2 A B", report likewise); after "--" every argument is a run.
+func runsAndFlags(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, int, bool) {
 	var runs []string
 	for {
 		if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -155,7 +155,7 @@ func printRows(w io.Writer, rows []compare.Row, labels []string, perLevel bool) 
 				cell = compare.FormatValue(row.Metric, c.Value)
 				if i > 0 {
 					if d := compare.FormatChange(c); d != "" {
-						cell += " " + d + mark(c.Better)
+						cell += " " + d + compare.Mark(c.Better)
 					}
 				}
 			}
@@ -166,12 +166,3 @@ func printRows(w io.Writer, rows []compare.Row, labels []string, perLevel bool) 
 	tw.Flush()
 }
 
-func mark(better int) string {
-	switch better {
-	case 1:
-		return " +"
-	case -1:
-		return " −"
-	}
-	return ""
-}

@@ -34,7 +34,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(fs.Output(), "  RUN is a results file or an id from kovara-bench history; several runs of one plan are compared.")
 		fs.PrintDefaults()
 	}
-	runs, code, ok := reportArgs(fs, args, stderr)
+	runs, code, ok := runsAndFlags(fs, args, stderr)
 	if !ok {
 		return code
 	}
@@ -114,26 +114,3 @@ func writeReport(w io.Writer, format string, docs []plans.Doc) error {
 	return err
 }
 
-// reportArgs parses report's flags wherever they stand among the runs
-// ("report A B --format csv" as well as "report --format csv A B"); after
-// "--" every argument is a run.
-func reportArgs(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, int, bool) {
-	fs.SetOutput(stderr)
-	var runs []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return nil, exitOK, false
-			}
-			return nil, exitBadInput, false
-		}
-		if fs.NArg() == 0 {
-			return runs, 0, true
-		}
-		if used := len(args) - fs.NArg(); used > 0 && args[used-1] == "--" {
-			return append(runs, fs.Args()...), 0, true
-		}
-		runs = append(runs, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-}

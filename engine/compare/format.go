@@ -116,3 +116,15 @@ func pick(a, limit float64, small, large int) int {
 	}
 	return large
 }
+
+// Mark is a changed cell's mark: " +" better, " −" worse, "" neither
+// (the legend under a comparison table says which is which).
+func Mark(better int) string {
+	switch better {
+	case 1:
+		return " +"
+	case -1:
+		return " −"
+	}
+	return ""
+}
