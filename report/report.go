@@ -243,7 +243,6 @@ func repeatsTable(files []*results.File) (results.Table, bool) {
 	return t, true
 }
 
-
 // runLabel is the i-th run's name: its label, else its model and time.
 func runLabel(labels []string, i int, d plans.Doc) string {
 	if i < len(labels) && labels[i] != "" {

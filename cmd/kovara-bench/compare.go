@@ -165,4 +165,3 @@ func printRows(w io.Writer, rows []compare.Row, labels []string, perLevel bool) 
 	}
 	tw.Flush()
 }
-

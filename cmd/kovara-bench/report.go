@@ -113,4 +113,3 @@ func writeReport(w io.Writer, format string, docs []plans.Doc) error {
 	_, err = io.WriteString(w, report.Markdown(r))
 	return err
 }
-
