@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stats"
 )
 
@@ -86,6 +87,7 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 	if c := lv.conns; c.Reconnects+c.Resent+c.ServerClosed > 0 {
 		loc.Connections = &results.Connections{Reconnects: c.Reconnects, Resent: c.Resent, ServerClosed: c.ServerClosed, Requests: len(loc.Samples.Requests)}
 	}
+	loc.Goodput = levelGoodput(loc.Samples, sloOf(r.plan.SLO), m.TokenCountMethod == results.TokenCountServerUsage)
 	run := r.conditions(lv.concurrency)
 	run.Requests = lv.requests
 	run.Metrics = m
@@ -178,6 +180,47 @@ func levelMetrics(s *results.LevelSamples, outputTokens int, usage bool) (m resu
 		}
 	}
 	return m, honoured, tpot, nil
+}
+
+// levelGoodput is how many of a level's requests met the service level,
+// each judged on its own TTFT and TPOT (results.RateSLO.Met, the rate
+// plan's rule), their share of the requests the level finished, failures
+// included, and their rate over the level's window (as its request
+// throughput); nil without a service level. byUsage counts tokens as
+// levelMetrics does.
+func levelGoodput(s *results.LevelSamples, slo *results.RateSLO, byUsage bool) *results.Goodput {
+	if slo == nil || s == nil {
+		return nil
+	}
+	g := &results.Goodput{}
+	for _, q := range s.Requests {
+		first := int64(-1)
+		if q.TTFTUs >= 0 {
+			first = q.StartUs + q.TTFTUs
+		}
+		// Closed loop: each request is due when it is sent.
+		rq := results.RateRequest{IntendedUs: q.StartUs, FreeUs: q.StartUs, TriedUs: q.StartUs, SentUs: q.StartUs, FirstUs: first, EndUs: q.EndUs,
+			Tokens: q.OutputTokens(byUsage), Error: q.Error}
+		if slo.Met(rq) { // false for a failure
+			g.Met++
+		}
+	}
+	if n := len(s.Requests); n > 0 {
+		g.Share = stats.Round3(float64(g.Met) / float64(n))
+	}
+	if dur := float64(s.EndUs-s.StartUs) / 1e6; dur > 0 {
+		g.Rate = stats.Round3(float64(g.Met) / dur)
+	}
+	return g
+}
+
+// sloOf is a plan's service level as a results file keeps it, nil when
+// none was given.
+func sloOf(s setup.RateSLO) *results.RateSLO {
+	if !s.Set() {
+		return nil
+	}
+	return &results.RateSLO{TTFTMs: s.TTFTMs, TPOTMs: s.TPOTMs, UserTPS: s.UserTPS}
 }
 
 // usMs is a sample's µs in ms.

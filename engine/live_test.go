@@ -330,6 +330,15 @@ func TestLiveEveryPlan(t *testing.T) {
 			_, err := RunContext(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
 		}, []string{"warmup", "depth short prompt", "depth 1k"}, map[string]string{"depth 1k": "Context depth 1k (2 of 2), repeat "}, 2 * 2 * 2, nil},
+		// Two given rates, each a stage named by its rate; the warmup
+		// before them is not measured.
+		{"rate", func(url string, obs Observer) error {
+			p := ratePlan(20, 40)
+			p.Requests, p.Warmup, p.OutputTokens = 8, 2, 32
+			_, err := RunRate(context.Background(), p, Endpoint{URL: url}, obs)
+			return err
+		}, []string{"warmup", "20 req/s", "40 req/s"}, map[string]string{"20 req/s": "Rate 1 of 2 — 20 req/s offered, constant, up to ",
+			"40 req/s": "Rate 2 of 2 — 40 req/s offered"}, 2 * 8, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

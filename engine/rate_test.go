@@ -92,15 +92,19 @@ func TestRateLatencyFromIntended(t *testing.T) {
 }
 
 // rateMisses is how many runs may miss the 1 ms bar before
-// TestRateSendsOnSchedule fails (as truthMisses: a shared machine now and
+// TestTruthRateSchedule fails (as truthMisses: a shared machine now and
 // then stalls a whole run).
 const rateMisses = 2
 
-// TestRateSendsOnSchedule: at 200 requests a second, every request's
-// intended and actual send agree with the simulator's record of its
-// arrival within 1 ms at the 99th percentile (each against the record
-// less the run's median offset: the two clocks differ by a constant).
-func TestRateSendsOnSchedule(t *testing.T) {
+// TestTruthRateSchedule: at 200 requests a second, every request's
+// actual send agrees with the simulator's record of its arrival within
+// 1 ms at the 99th percentile, and its intended send within 1 ms beyond
+// the client's own lateness the result reports (each against the record
+// less the run's median offset: the two clocks differ by a constant). A
+// busy machine sends late, and the result must say so; it must never
+// send at other times than it records. Named TestTruth… so that make
+// test-truth runs it, ahead of other work where it may.
+func TestTruthRateSchedule(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("timing accuracy is checked without -race and -short (make test-truth)")
 	}

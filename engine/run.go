@@ -283,6 +283,7 @@ func (r *runner) newFile() *results.File {
 			StartedAt:    r.t0.UTC().Format(time.RFC3339),
 		},
 	}
+	f.Local.SLO = sloOf(r.plan.SLO)
 	if c := r.plan.Conditions; c != nil {
 		f.Manifest = &results.ManifestRef{Revision: c.Revision, ContentHash: c.ContentHash}
 		if c.ManifestPath != "" || c.ManifestName != "" {

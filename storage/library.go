@@ -46,7 +46,7 @@ const (
 	resultsSub    = "results"
 	indexFile     = "index.json"
 	labelsFile    = "labels.json"
-	indexVersion  = 5 // 2: cached_share; 3: problems; 4: every plan's problems, failed; 5: a capacity result's answer and partial level
+	indexVersion  = 6 // 2: cached_share; 3: problems; 4: every plan's problems, failed; 5: a capacity result's answer and partial level; 6: a rate result's rates
 	maxImportSize = results.MaxFileSize
 )
 

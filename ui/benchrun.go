@@ -83,6 +83,7 @@ func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, sim
 	s.running = st
 	s.shownResult = false
 	s.live = newLiveView("Benchmarking "+name, func() { s.confirmStop(st) })
+	s.live.saveChart, s.live.model, s.live.simulated = s.u.saveChart, s.chosenModel(), simulated
 	s.show(s.live.content)
 	live := engine.NewLive()
 	palette := PaletteFor(s.u.fyne.Settings().Theme(), s.u.fyne.Settings().ThemeVariant())

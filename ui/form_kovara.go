@@ -53,8 +53,12 @@ type kovaraForm struct {
 	seedEntry     *formEntry
 	timeoutEntry  *formEntry
 	repeatEntry   *formEntry
-	manifest      *storage.Manifest // nil for a protocol test
-	lastManifest  string            // the select's value before "Open…"
+	// sloTTFTEntry and sloTPOTEntry are the service level goodput is
+	// judged by, each request on its own; empty: not judged.
+	sloTTFTEntry *formEntry
+	sloTPOTEntry *formEntry
+	manifest     *storage.Manifest // nil for a protocol test
+	lastManifest string            // the select's value before "Open…"
 	// like is the run "Run again like this" filled the form from: it
 	// arms the next run only, said on the form with a way out (likeBar),
 	// and is dropped once that run starts or the endpoint, the model or a
@@ -93,6 +97,10 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 	f.seedEntry, seed = s.seedItem()
 	f.timeoutEntry, timeout = s.timeoutItem(plans.KovaraMethod)
 	f.repeatEntry = s.entry("1", func(v string) error { _, err := parseRepeat(v); return err })
+	f.sloTTFTEntry = s.entry("", optionalPositive("TTFT limit"))
+	f.sloTTFTEntry.SetPlaceHolder("not judged")
+	f.sloTPOTEntry = s.entry("", optionalPositive("TPOT limit"))
+	f.sloTPOTEntry.SetPlaceHolder("not judged")
 	f.likeLabel = widget.NewLabel("")
 	f.likeLabel.Wrapping = fyne.TextWrapWord
 	f.likeCancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() { f.clearLike(); s.revalidate() })
@@ -115,6 +123,8 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 			widget.NewFormItem("Warmup requests", f.warmupEntry),
 			seed, timeout,
 			widget.NewFormItem("Repeat (runs in a row)", f.repeatEntry),
+			widget.NewFormItem("Goodput: TTFT at most (ms)", f.sloTTFTEntry),
+			widget.NewFormItem("Goodput: TPOT at most (ms)", f.sloTPOTEntry),
 		),
 	)
 	return f
@@ -142,6 +152,12 @@ func (f *kovaraForm) plan() (engine.Plan, error) {
 	errs = readCount(f.warmupEntry, "warmup", 0, &p.Warmup, errs)
 	errs = readSeed(f.seedEntry, &p.Seed, &p.FixedSeed, errs)
 	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
+	if p.SLO.TTFTMs, err = readOptional("TTFT limit", f.sloTTFTEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
+	if p.SLO.TPOTMs, err = readOptional("TPOT limit", f.sloTPOTEntry.Text); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) == 0 {
 		if f.manifest != nil {
 			if f.profileSelect.Selected == "" {
@@ -166,8 +182,12 @@ func (f *kovaraForm) summary() string {
 		kind = "Hardware run (" + p.Conditions.Profile + ")"
 	}
 	repeat, _ := parseRepeat(f.repeatEntry.Text)
-	return fmt.Sprintf("%s: %d %s × %d requests, %d input and %d output tokens.",
-		kind, len(p.Concurrency), results.Plural(len(p.Concurrency), "level", "levels"), p.Requests, p.InputTokens, p.OutputTokens) + f.planEstimate(p, max(repeat, 1))
+	slo := ""
+	if p.SLO.Set() {
+		slo = " Goodput: requests with " + (&results.RateSLO{TTFTMs: p.SLO.TTFTMs, TPOTMs: p.SLO.TPOTMs}).Words() + "."
+	}
+	return fmt.Sprintf("%s: %d %s × %d requests, %d input and %d output tokens.%s",
+		kind, len(p.Concurrency), results.Plural(len(p.Concurrency), "level", "levels"), p.Requests, p.InputTokens, p.OutputTokens, slo) + f.planEstimate(p, max(repeat, 1))
 }
 
 func (f *kovaraForm) run(model string, simulated bool) (planRun, error) {

@@ -24,7 +24,7 @@ func TestRateFormCheck(t *testing.T) {
 		{"rates given", func(f *rateForm) { f.ratesEntry.SetText("0.5, 2,8") }, nil},
 		{"a word for a rate", func(f *rateForm) { f.ratesEntry.SetText("1,fast") }, []string{"rates", `"fast" is not a rate`}},
 		{"no rate", func(f *rateForm) { f.ratesEntry.SetText(" , ") }, []string{"at least one rate"}},
-		{"a rate too high", func(f *rateForm) { f.ratesEntry.SetText("20000") }, []string{"rate", "is not allowed", "requests a second"}},
+		{"a rate too high", func(f *rateForm) { f.ratesEntry.SetText("20000") }, []string{"rate 20000 is not allowed: use 0.01 to 10000 requests a second"}},
 		{"gamma without burstiness", func(f *rateForm) {
 			f.arrivalSelect.SetSelected(rateArrivalLabels[setup.ArrivalGamma])
 			f.burstEntry.SetText("")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -209,14 +208,7 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 		}
 		return kind
 	case 6:
-		var parts []string
-		for _, l := range s.Levels {
-			parts = append(parts, strconv.Itoa(l))
-		}
-		if s.PartialLevel > 0 {
-			parts = append(parts, strconv.Itoa(s.PartialLevel)+"*")
-		}
-		return strings.Join(parts, ",")
+		return s.LevelList()
 	case 7:
 		return s.Best()
 	case 8:

@@ -206,6 +206,8 @@ func (h *harness) seedEveryKind(url string) map[string]string {
 	cx.Local.EndpointName, cx.Model = "lab box", model
 	id, err = h.u.lib.SaveDoc("", plans.NewContext(cx))
 	save(results.PlanContext, id, err)
+	id, err = h.u.lib.SaveDoc("", rateDoc(local, model))
+	save(results.PlanRate, id, err)
 	tr := planstest.Tune(false)
 	tr.Local.PlanLocal, tr.Model = local, model
 	id, err = h.u.lib.SaveDoc("", plans.NewTune(tr))
@@ -214,6 +216,18 @@ func (h *harness) seedEveryKind(url string) map[string]string {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// rateDoc is planstest's clean rate result, of model on local's endpoint.
+func rateDoc(local results.PlanLocal, model string) plans.Doc {
+	for _, c := range planstest.Cases() {
+		if c.Doc.Kind().ID == results.PlanRate && !c.Failed {
+			r := plans.ResultOf[*results.RateResult](c.Doc)
+			r.Local, r.Model = local, model
+			return c.Doc
+		}
+	}
+	panic("planstest has no clean rate result")
+}
 
 // TestHistoryFilterListsEveryKind: the kind filter offers every kind the
 // library holds, each shows only its runs, and the Kind column names
@@ -225,7 +239,7 @@ func TestHistoryFilterListsEveryKind(t *testing.T) {
 	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
-		want := []string{kindAll, "hardware", "protocol", "three stages", "spec decoding", "capacity", "context", "settings"}
+		want := []string{kindAll, "hardware", "protocol", "three stages", "spec decoding", "capacity", "context", "rate", "settings"}
 		if got := hs.kindSelect.Options; strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("kind filter offers %q, want %q", got, want)
 		}

@@ -56,6 +56,19 @@ type LiveView struct {
 	overall     func(engine.Snapshot) float64
 	stopConfirm dialog.Dialog
 
+	// saves are the Save PNG… buttons under the charts, by chart, each
+	// enabled while its chart is drawn. saveChart writes one as the
+	// result views do (App.saveChart); nil leaves the buttons idle (a
+	// view made alone, in tests).
+	saves     map[*ChartView]*widget.Button
+	saveChart func(view *ChartView, title string)
+	// model and simulated name the run under a saved chart's title, with
+	// the engine its /metrics names (liveData.runName); run is the name
+	// the charts were last given.
+	model     string
+	simulated bool
+	run       string
+
 	// redraws counts live refreshes, for tests.
 	redraws int
 }
@@ -98,17 +111,55 @@ func newLiveView(title string, onStop func()) *LiveView {
 		v.turn, v.phase, v.alert, bars,
 		container.NewBorder(nil, nil, v.counters, nil, v.lastError),
 	)
-	for _, c := range []*ChartView{v.tpsChart, v.ttftChart, v.itlChart, v.srvChart, v.kvChart, v.powerChart, v.utilChart} {
+	v.saves = map[*ChartView]*widget.Button{}
+	for _, c := range v.charts() {
 		c.SetMinHeight(liveChartMinHeight)
 	}
 	v.tabs = container.NewAppTabs(
-		container.NewTabItem("Requests", container.NewGridWithColumns(2, v.ttftChart, v.itlChart)),
-		container.NewTabItem("Server", container.NewGridWithColumns(2, v.srvChart, v.kvChart)),
-		container.NewTabItem("GPU", container.NewGridWithColumns(2, v.powerChart, v.utilChart)),
+		container.NewTabItem("Requests", container.NewGridWithColumns(2, v.savable(v.ttftChart), v.savable(v.itlChart))),
+		container.NewTabItem("Server", container.NewGridWithColumns(2, v.savable(v.srvChart), v.savable(v.kvChart))),
+		container.NewTabItem("GPU", container.NewGridWithColumns(2, v.savable(v.powerChart), v.savable(v.utilChart))),
 	)
-	charts := container.NewGridWithRows(2, v.tpsChart, v.tabs)
+	charts := container.NewGridWithRows(2, v.savable(v.tpsChart), v.tabs)
 	v.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(charts))
 	return v
+}
+
+// charts are the live view's charts.
+func (v *LiveView) charts() []*ChartView {
+	return []*ChartView{v.tpsChart, v.ttftChart, v.itlChart, v.srvChart, v.kvChart, v.powerChart, v.utilChart}
+}
+
+// savable is c with its Save PNG… button under it (as savableChart lays
+// out a result's), disabled until c draws. The title is asked for at the
+// tap: the ITL chart's names the stage it is of.
+func (v *LiveView) savable(c *ChartView) fyne.CanvasObject {
+	b := widget.NewButton("Save PNG…", func() {
+		if v.saveChart != nil {
+			v.saveChart(c, c.Title())
+		}
+	})
+	b.Disable()
+	v.saves[c] = b
+	return container.NewBorder(nil, container.NewHBox(b), nil, nil, c)
+}
+
+// syncSaves names the run under every chart's saved title, and enables
+// each Save PNG… while its chart is drawn.
+func (v *LiveView) syncSaves(d *liveData) {
+	if name := d.runName(v.model, v.simulated); name != v.run {
+		v.run = name
+		for _, c := range v.charts() {
+			c.SetRun(name)
+		}
+	}
+	for c, b := range v.saves {
+		if c.ShowingChart() && b.Disabled() {
+			b.Enable()
+		} else if !c.ShowingChart() && !b.Disabled() {
+			b.Disable()
+		}
+	}
 }
 
 // showTurn says where a settings comparison is, and shows its server's
@@ -181,4 +232,5 @@ func (v *LiveView) update(d *liveData, p chart.Palette) {
 		v.powerChart.SetSpec(d.powerSpec(p))
 		v.utilChart.SetSpec(d.utilSpec(p))
 	}
+	v.syncSaves(d)
 }

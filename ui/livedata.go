@@ -200,6 +200,22 @@ func (d *liveData) levelProgress() float64 {
 
 func (d *liveData) overallProgress() float64 { return d.snap.Progress }
 
+// runName names the run under a saved live chart's title, as a saved
+// result's chart is named (chart.RunName): the model asked for and the
+// engine its /metrics names, and simulated when it is. Never the
+// endpoint: its name and address are the person's own.
+func (d *liveData) runName(model string, simulated bool) string {
+	engine := ""
+	if f := d.snap.ServerFamily; f != "" {
+		engine = results.FamilyName(f)
+	}
+	name := chart.RunName("", model, engine)
+	if name == "" && simulated {
+		return "simulated"
+	}
+	return chart.Simulated(name, simulated)
+}
+
 // tpsSpan is the least width of the throughput chart's time axis, so its
 // first seconds are not stretched across the chart.
 const tpsSpan = 20

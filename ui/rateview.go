@@ -74,9 +74,7 @@ func rateRanLine(r *results.RateResult) string {
 // each rate's queue and the client's lateness, and the run's warnings,
 // each said once (a queue that grew is a warning as well as a note).
 func rateNotes(r *results.RateResult) []string {
-	// The app's font draws "→" with a broken glyph after it; the CLI
-	// prints it as it is.
-	out := []string{capitalize(strings.ReplaceAll(r.Method(), " → ", " to ")) + "."}
+	out := []string{capitalize(r.Method()) + "."}
 	for _, n := range r.Notes() {
 		if !slices.Contains(r.Warnings, n) {
 			out = append(out, "• "+capitalize(n)+".")

@@ -13,16 +13,13 @@ import (
 // --plan capacity: how many users at once the server serves within a
 // service level (docs/plans.md).
 
-// capacityFlags are the capacity plan's own flags.
+// capacityFlags are the capacity plan's own flags; its service level is
+// the shared sloFlags (plans.go).
 type capacityFlags struct {
-	userTPS float64
-	ttftP95 float64
-	max     int
+	max int
 }
 
 func (c *capacityFlags) register(fs *flag.FlagSet) {
-	fs.Float64Var(&c.userTPS, "slo-user-tps", engine.DefaultSLOUserTPS, "capacity: the output speed each user must still see, tokens/s (the slowest 5 % of requests)")
-	fs.Float64Var(&c.ttftP95, "slo-ttft-p95", engine.DefaultSLOTTFTP95Ms, "capacity: the ceiling on time to first token at p95, ms")
 	fs.IntVar(&c.max, "max-concurrency", engine.DefaultCapacityMax, "capacity: the most concurrent users to try")
 }
 
@@ -36,7 +33,7 @@ func (f *runFlags) capacityPlan() (engine.CapacityPlan, error) {
 		return p, err
 	}
 	p.Plan = k
-	p.UserTPS, p.TTFTP95Ms, p.MaxConcurrency = f.capacity.userTPS, f.capacity.ttftP95, f.capacity.max
+	p.UserTPS, p.TTFTP95Ms, p.MaxConcurrency = f.slo.userTPS, f.slo.ttftP95, f.capacity.max
 	return p, p.Validate()
 }
 

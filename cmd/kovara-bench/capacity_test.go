@@ -140,7 +140,7 @@ func TestCapacityFlags(t *testing.T) {
 	}{
 		{[]string{"--plan", "capacity", "--concurrency", "1,2"}, "--concurrency applies to --plan kovara or specdec or tune, not to --plan capacity"},
 		{[]string{"--plan", "capacity", "--requests", "50"}, "--requests applies to --plan kovara or specdec or rate or tune, not to --plan capacity"},
-		{[]string{"--slo-user-tps", "10"}, "--slo-user-tps applies to --plan capacity"},
+		{[]string{"--plan", "context", "--slo-user-tps", "10"}, "--slo-user-tps applies to --plan kovara or capacity or rate"},
 		{[]string{"--plan", "stages", "--max-concurrency", "10"}, "--max-concurrency applies to --plan capacity"},
 		{[]string{"--plan", "capacity", "--slo-ttft-p95", "0"}, "the TTFT p95 ceiling 0 ms is not allowed"},
 		{[]string{"--plan", "capacity", "--max-concurrency", "0"}, "maximum concurrency 0 is not allowed"},

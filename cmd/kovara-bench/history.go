@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -82,14 +81,7 @@ func kind(s storage.Summary) string {
 }
 
 func levels(s storage.Summary) string {
-	parts := make([]string, 0, len(s.Levels)+1)
-	for _, l := range s.Levels {
-		parts = append(parts, strconv.Itoa(l))
-	}
-	if s.PartialLevel > 0 {
-		parts = append(parts, strconv.Itoa(s.PartialLevel)+"*")
-	}
-	return dash(strings.Join(parts, ","))
+	return dash(s.LevelList())
 }
 
 // cmdImport copies results files (and every .json file in the folders

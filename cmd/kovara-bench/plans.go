@@ -14,6 +14,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
@@ -45,6 +46,7 @@ type planFlags struct {
 	specDecode string
 	note       string
 	thinking   string
+	slo        sloFlags
 	capacity   capacityFlags
 	context    contextFlags
 	rate       rateFlags
@@ -60,10 +62,37 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.specDecode, "spec-decode", "", "stages, specdec: how speculative decoding is set up on the server, e.g. \"MTP 3\" or \"none\" (for the wiki block)")
 	fs.StringVar(&f.note, "note", "", "stages: free text added to the wiki block's bench_note")
 	fs.StringVar(&f.thinking, "thinking", "off", "stages, specdec: off (ask the chat template for no thinking) or default (send nothing)")
+	f.slo.register(fs)
 	f.capacity.register(fs)
 	f.context.register(fs)
 	f.rate.register(fs)
 	f.tune.register(fs)
+}
+
+// sloFlags are the service level's flags, registered once for every plan
+// that takes them: the capacity plan's limits (its defaults when not
+// given), and the limits goodput is judged by on Kovara and rate runs
+// (only those given).
+type sloFlags struct {
+	userTPS float64
+	ttftP95 float64
+	tpot    float64
+}
+
+func (c *sloFlags) register(fs *flag.FlagSet) {
+	fs.Float64Var(&c.userTPS, "slo-user-tps", engine.DefaultSLOUserTPS, "capacity: the output speed each user must still see, tokens/s (the slowest 5 % of requests); kovara, rate: goodput counts the requests that saw at least this, each on its own (not judged unless given)")
+	fs.Float64Var(&c.ttftP95, "slo-ttft-p95", engine.DefaultSLOTTFTP95Ms, "capacity: the ceiling on time to first token at p95, ms; kovara, rate: goodput counts the requests whose own time to first token was at most this (not judged unless given)")
+	fs.Float64Var(&c.tpot, "slo-tpot", 0, "kovara, rate: goodput counts the requests whose own time per output token after the first was at most this, ms (not judged unless given)")
+}
+
+// given is the service level goodput is judged by: each limit only when
+// its flag was given.
+func (c sloFlags) given(set map[string]bool) setup.RateSLO {
+	var s setup.RateSLO
+	setIfGiven(set, "slo-ttft-p95", &s.TTFTMs, c.ttftP95)
+	setIfGiven(set, "slo-user-tps", &s.UserTPS, c.userTPS)
+	setIfGiven(set, "slo-tpot", &s.TPOTMs, c.tpot)
+	return s
 }
 
 // planOnly names the plans each plan-specific flag applies to; a flag
@@ -76,9 +105,9 @@ var planOnly = map[string][]string{
 	"output-tokens": {planKovara, planSpecDec, planCapacity, planContext, planRate, planTune},
 	"quick":         {planStages}, "users": {planStages, planContext}, "note": {planStages},
 	"spec-decode": {planStages, planSpecDec}, "thinking": {planStages, planSpecDec},
-	"slo-user-tps": {planCapacity, planRate}, "slo-ttft-p95": {planCapacity, planRate}, "max-concurrency": {planCapacity},
-	"depths": {planContext}, "repeats": {planContext},
-	"rate": {planRate}, "arrival": {planRate}, "burstiness": {planRate}, "max-in-flight": {planRate}, "sweep-max": {planRate}, "slo-tpot": {planRate},
+	"slo-user-tps": {planKovara, planCapacity, planRate}, "slo-ttft-p95": {planKovara, planCapacity, planRate}, "slo-tpot": {planKovara, planRate},
+	"max-concurrency": {planCapacity}, "depths": {planContext}, "repeats": {planContext},
+	"rate": {planRate}, "arrival": {planRate}, "burstiness": {planRate}, "max-in-flight": {planRate}, "sweep-max": {planRate},
 }
 
 func init() {

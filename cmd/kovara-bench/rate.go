@@ -16,15 +16,14 @@ import (
 // (docs/plans.md, "The rate plan").
 
 // rateFlags are the rate plan's own flags; --requests, --input-tokens,
-// --output-tokens, --warmup, --seed, --slo-ttft-p95 and --slo-user-tps
-// are shared with other plans.
+// --output-tokens, --warmup, --seed and the service level (sloFlags) are
+// shared with other plans.
 type rateFlags struct {
 	rates       string
 	arrival     string
 	burstiness  float64
 	maxInFlight int
 	sweepMax    float64
-	sloTPOT     float64
 }
 
 func (c *rateFlags) register(fs *flag.FlagSet) {
@@ -33,7 +32,6 @@ func (c *rateFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.burstiness, "burstiness", 1, "rate: the gamma shape of --arrival gamma: 1 is Poisson, below 1 burstier, above 1 more even")
 	fs.IntVar(&c.maxInFlight, "max-in-flight", setup.RateDefaultMaxInFlight, "rate: the most requests in flight at once; a request due while all are busy waits, and the wait counts in its latency")
 	fs.Float64Var(&c.sweepMax, "sweep-max", setup.RateSweepMax, "rate: the highest rate a sweep tries, requests a second")
-	fs.Float64Var(&c.sloTPOT, "slo-tpot", 0, "rate: the service level's time per output token after the first, ms (0: not judged)")
 }
 
 // ratePlan is the rate plan the flags ask for: --rate, --arrival,
@@ -60,9 +58,7 @@ func (f *runFlags) ratePlan(set map[string]bool) (setup.RatePlan, error) {
 	setIfGiven(set, "input-tokens", &p.InputTokens, f.inputTokens)
 	setIfGiven(set, "output-tokens", &p.OutputTokens, f.outputTokens)
 	setIfGiven(set, "warmup", &p.Warmup, f.warmup)
-	setIfGiven(set, "slo-ttft-p95", &p.SLO.TTFTMs, f.capacity.ttftP95)
-	setIfGiven(set, "slo-user-tps", &p.SLO.UserTPS, f.capacity.userTPS)
-	p.SLO.TPOTMs = f.rate.sloTPOT
+	p.SLO = f.slo.given(set)
 	if set["requests"] && f.requests < 1 {
 		return p, fmt.Errorf("--requests %d: each rate needs at least 1 request", f.requests)
 	}

@@ -117,6 +117,10 @@ func (f *runFlags) plan(set map[string]bool) (engine.Plan, error) {
 		errs = append(errs, fmt.Errorf("--%w", err))
 	}
 	p.Timeout = to
+	p.SLO = f.slo.given(set)
+	if p.SLO.TTFTMs < 0 || p.SLO.TPOTMs < 0 || p.SLO.UserTPS < 0 {
+		errs = append(errs, errors.New("a service level's limits cannot be below 0 (--slo-ttft-p95, --slo-tpot, --slo-user-tps)"))
+	}
 	if len(errs) == 0 {
 		if err := p.Validate(); err != nil {
 			errs = append(errs, err)

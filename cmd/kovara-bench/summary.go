@@ -28,6 +28,9 @@ func printSummary(w io.Writer, f *results.File) {
 	if note := results.ConnectionNote(f); note != "" {
 		fmt.Fprintln(w, note)
 	}
+	if g := results.GoodputLine(f); g != "" {
+		fmt.Fprintln(w, g)
+	}
 	printNotes(w, ws)
 }
 

@@ -68,6 +68,42 @@ var EnergyMetrics = []Metric{
 		}},
 }
 
+// GoodputMetrics are shown when the runs compared had one service level
+// (local.slo, the same in every run that had one): the share and rate of
+// each level's requests that met it.
+var GoodputMetrics = []Metric{
+	{ID: "goodput_share", Label: "goodput (met the service level)", Unit: "%", Dir: HigherBetter,
+		GetLocal: func(f *results.File, r results.Run) (float64, bool) {
+			if g := f.GoodputAt(r.Concurrency, false); g != nil {
+				return g.Share * 100, true
+			}
+			return 0, false
+		}},
+	{ID: "goodput_rate", Label: "goodput req/s", Unit: "req/s", Dir: HigherBetter,
+		GetLocal: func(f *results.File, r results.Run) (float64, bool) {
+			if g := f.GoodputAt(r.Concurrency, false); g != nil {
+				return g.Rate, true
+			}
+			return 0, false
+		}},
+}
+
+// sameSLO says the runs that had a service level had the same one, and
+// at least one had it: only then is goodput compared.
+func sameSLO(files []*results.File) bool {
+	var first *results.RateSLO
+	for _, f := range files {
+		if f == nil || f.Local.SLO == nil {
+			continue
+		}
+		if first != nil && *f.Local.SLO != *first {
+			return false
+		}
+		first = f.Local.SLO
+	}
+	return first != nil
+}
+
 // Metrics is the table of metrics a comparison shows, in display order.
 var Metrics = []Metric{
 	{ID: "output_throughput", Label: "output tok/s", Unit: "tok/s", Dir: HigherBetter, Get: outputThroughput},
@@ -282,6 +318,9 @@ func table(files []*results.File, labels []string) ([]Row, noiseReport) {
 			metrics = append(append([]Metric(nil), Metrics...), EnergyMetrics...)
 			break
 		}
+	}
+	if sameSLO(files) {
+		metrics = append(append([]Metric(nil), metrics...), GoodputMetrics...)
 	}
 	var rows []Row
 	for _, c := range unionLevels(files) {

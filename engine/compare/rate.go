@@ -3,7 +3,6 @@ package compare
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/kovara/desktop/engine/results"
 )
@@ -73,7 +72,7 @@ func RateTable(docs []*results.RateResult, labels []string) []Row {
 	var samples []func(*results.RateResult) []float64
 	for _, rate := range rates {
 		for _, f := range rateFigures {
-			metrics = append(metrics, DocMetric[results.RateResult]{fmt.Sprintf("%s@%s", f.id, strconv.FormatFloat(rate, 'g', 4, 64)), f.label + ", " + results.RateName(rate), f.unit, f.dir,
+			metrics = append(metrics, DocMetric[results.RateResult]{fmt.Sprintf("%s@%s", f.id, results.RateNumber(rate)), f.label + ", " + results.RateName(rate), f.unit, f.dir,
 				func(r *results.RateResult) (float64, bool) {
 					if l := rateLevelOf(r, rate); l != nil {
 						return f.get(l)

@@ -298,7 +298,22 @@ func (s *RateSLO) Met(q RateRequest) bool {
 }
 
 // RateName says a rate: "2 req/s".
-func RateName(r float64) string { return strconv.FormatFloat(r, 'g', 4, 64) + " req/s" }
+func RateName(r float64) string { return RateNumber(r) + " req/s" }
+
+// RateNumber writes a rate as a plain decimal to four significant
+// digits, never dropping a whole digit and never in exponent form:
+// "20000", "2.5", "0.01", "3.333" (setup.FormatRate writes the same).
+func RateNumber(r float64) string {
+	if r == 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		return strconv.FormatFloat(r, 'f', -1, 64)
+	}
+	prec := max(0, 3-int(math.Floor(math.Log10(math.Abs(r)))))
+	s := strconv.FormatFloat(r, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
 
 // Sorted are the levels by offered rate, lowest first.
 func (r *RateResult) Sorted() []*RateLevel {
@@ -324,26 +339,33 @@ func (r *RateResult) LevelAt(rate float64) *RateLevel {
 	return nil
 }
 
-// RateColumns are the rate table's headings.
+// RateColumns are the rate table's headings: each column one figure,
+// its unit in the heading, so a spreadsheet reads every cell a number.
 var RateColumns = []string{"Offered\nreq/s", "Achieved\nreq/s", "Latency p50\nms", "Latency p95\nms", "TTFT p50\nms", "TPOT p50\nms",
-	"Goodput", "Waited to\nbe sent", "Client late\np99 ms", "OK", "Kept up"}
+	"Goodput\n%", "Goodput\nreq/s", "Waited to be\nsent (requests)", "Longest wait\nto be sent ms", "Client late\np99 ms", "Client late\nmax ms",
+	"OK", "Kept up"}
 
 // Table is the rate table: a row per offered rate, lowest first, every
 // latency from the intended send.
 func (r *RateResult) Table() Table {
 	t := Table{Columns: RateColumns}
 	for _, l := range r.Sorted() {
-		name := strconv.FormatFloat(l.Rate, 'g', 4, 64)
+		name := RateNumber(l.Rate)
 		if l.Partial {
 			name += " (partial)"
 		}
-		good := Missing
+		goodShare, goodRate := Missing, Missing
 		if l.Goodput != nil {
-			good = fmt.Sprintf("%.0f %% (%s/s)", l.Goodput.Share*100, strconv.FormatFloat(l.Goodput.Rate, 'f', 2, 64))
+			goodShare = strconv.FormatFloat(l.Goodput.Share*100, 'f', 0, 64)
+			goodRate = strconv.FormatFloat(l.Goodput.Rate, 'f', 2, 64)
 		}
-		waited := "none"
-		if w := l.wait(); l.Queued > 0 && w != nil {
-			waited = fmt.Sprintf("%d, up to %s", l.Queued, Seconds(w.Max))
+		longest := Missing
+		if w := l.wait(); w != nil {
+			longest = strconv.FormatFloat(w.Max, 'f', 0, 64)
+		}
+		lateMax := Missing
+		if l.LatenessMs != nil {
+			lateMax = strconv.FormatFloat(l.LatenessMs.Max, 'f', 1, 64)
 		}
 		kept := "yes"
 		if !l.Sustained {
@@ -353,7 +375,8 @@ func (r *RateResult) Table() Table {
 			kept = Missing
 		}
 		t.Rows = append(t.Rows, []string{name, strconv.FormatFloat(l.AchievedRate, 'f', 2, 64), distAt(l.LatencyMs, 50), distAt(l.LatencyMs, 95),
-			distAt(l.TTFTMs, 50), distAtPrec(l.TPOTMs, 50, 1), good, waited, lateP99(l.LatenessMs), fmt.Sprintf("%d / %d", l.OK, l.Requests), kept})
+			distAt(l.TTFTMs, 50), distAtPrec(l.TPOTMs, 50, 1), goodShare, goodRate, strconv.Itoa(l.Queued), longest,
+			distAtPrec(l.LatenessMs, 99, 1), lateMax, fmt.Sprintf("%d / %d", l.OK, l.Requests), kept})
 	}
 	return t
 }
@@ -375,18 +398,6 @@ func (l *RateLevel) wait() *Dist {
 		return l.WaitMs
 	}
 	return l.QueueMs
-}
-
-// lateP99 is the lateness's p99, or its max when too few requests for a
-// p99.
-func lateP99(d *Dist) string {
-	if d == nil {
-		return Missing
-	}
-	if v, ok := d.At(99); ok {
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(d.Max, 'f', 1, 64) + " (max)"
 }
 
 // ClientLateMs is how late the client may send on its own before the
@@ -542,7 +553,7 @@ func (r *RateResult) Method() string {
 	if arr == "gamma" {
 		arr += " (burstiness " + num(r.Settings.Burstiness) + ")"
 	}
-	s := fmt.Sprintf("%d requests at each offered rate, %s arrivals from schedule seed %d, at most %d in flight; latency and TTFT are taken from each request's intended send time, so a wait for a slot counts; TPOT = (last token − first token) / (tokens − 1); achieved = successes / (first intended send → last end)",
+	s := fmt.Sprintf("%d requests at each offered rate, %s arrivals from schedule seed %d, at most %d in flight; latency and TTFT are taken from each request's intended send time, so a wait for a slot counts; TPOT = (last token − first token) / (tokens − 1); achieved = successes / the time from the first intended send to the last end",
 		r.Settings.Requests, arr, r.Settings.ScheduleSeed, r.Settings.MaxInFlight)
 	if r.Settings.SLO != nil {
 		s += fmt.Sprintf("; goodput = requests that met %s, each on its own figures; a rate is kept up with while at least %.0f %% meet it", r.Settings.SLO.Words(), RateGoodputShare*100)

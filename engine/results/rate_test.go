@@ -1,6 +1,7 @@
 package results
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,12 +91,16 @@ func TestRateTableAndWords(t *testing.T) {
 		{0, "Offered\nreq/s", "2"}, // lowest first
 		{1, "TPOT p50\nms", "5.4"},
 		{2, "Latency p95\nms", "12000"},
-		{2, "Goodput", "9 % (0.60/s)"},
-		{2, "Waited to\nbe sent", "28, up to 13.2 s"},
-		{2, "Client late\np99 ms", "48.0 (max)"},
+		{2, "Goodput\n%", "9"},
+		{2, "Goodput\nreq/s", "0.60"},
+		{2, "Waited to be\nsent (requests)", "28"},
+		{2, "Longest wait\nto be sent ms", "13200"},
+		{2, "Client late\np99 ms", Missing}, // too few requests for a p99
+		{2, "Client late\nmax ms", "48.0"},
 		{2, "OK", "30 / 32"},
 		{2, "Kept up", "no"},
-		{0, "Waited to\nbe sent", "none"},
+		{0, "Waited to be\nsent (requests)", "0"},
+		{0, "Goodput\nreq/s", "2.00"},
 	}
 	for _, tc := range rows {
 		c := -1
@@ -109,6 +114,15 @@ func TestRateTableAndWords(t *testing.T) {
 		}
 		if got := tab.Rows[tc.i][c]; got != tc.want {
 			t.Errorf("row %d, %s: got %q, want %q", tc.i, Flat(tc.col), got, tc.want)
+		}
+	}
+	// Each figure's column holds one number a cell (a spreadsheet reads
+	// it as a number), or nothing.
+	for _, row := range tab.Rows {
+		for j, cell := range row[:len(row)-2] {
+			if _, err := strconv.ParseFloat(cell, 64); err != nil && cell != Missing {
+				t.Errorf("%s: %q is not a number", Flat(tab.Columns[j]), cell)
+			}
 		}
 	}
 	h := r.Headline()
@@ -128,6 +142,23 @@ func TestRateTableAndWords(t *testing.T) {
 	}
 	if got := len(r.Points(RateLatencyP95)); got != 3 {
 		t.Errorf("%d latency p95 points, want 3", got)
+	}
+}
+
+// TestRateNumber: a rate is said as a plain decimal, never in exponent
+// form.
+func TestRateNumber(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{{2, "2"}, {0.5, "0.5"}, {0.01, "0.01"}, {20000, "20000"}, {12345, "12345"}, {10.0 / 3, "3.333"}} {
+		if got := RateNumber(tc.in); got != tc.want {
+			t.Errorf("RateNumber(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got, want := RateName(20000), "20000 req/s"; got != want {
+		t.Errorf("RateName(20000) = %q, want %q", got, want)
 	}
 }
 

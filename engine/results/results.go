@@ -197,6 +197,10 @@ type Local struct {
 	// Merged says how a file made by kovara-bench merge put its shards on
 	// one clock.
 	Merged *MergedLocal `json:"merged,omitempty"`
+	// SLO is the service level each request was judged by for goodput
+	// (--slo-ttft-p95, --slo-tpot, --slo-user-tps); nil when none was
+	// given. Each level's Goodput says how many met it.
+	SLO *RateSLO `json:"slo,omitempty"`
 }
 
 // ShardLocal is one shard's place in a run measured from several client
@@ -374,6 +378,9 @@ type LevelLocal struct {
 	// Samples is every measured request of the level (nil in files
 	// saved before samples were kept).
 	Samples *LevelSamples `json:"samples,omitempty"`
+	// Goodput is the level's requests that met the service level
+	// (Local.SLO), each on its own TTFT and TPOT; nil without one.
+	Goodput *Goodput `json:"goodput,omitempty"`
 }
 
 // Connections counts a level's reconnects. Each happened between

@@ -202,6 +202,9 @@ func ResultTable(f *File) Table {
 	if tel != nil {
 		t.Columns = append(append([]string(nil), ResultColumns...), EnergyColumns...)
 	}
+	if f.Local.SLO != nil {
+		t.Columns = append(append([]string(nil), t.Columns...), GoodputColumns...)
+	}
 	add := func(r Run, partial bool) {
 		m := r.Metrics
 		conc := strconv.Itoa(r.Concurrency)
@@ -217,6 +220,9 @@ func ResultTable(f *File) Table {
 		if tel != nil {
 			lv := tel.Levels[r.Concurrency]
 			row = append(row, Num(lv.MeanPowerW, 0), Num(lv.PeakPowerW, 0), Num(lv.TokensPerJoule, 2))
+		}
+		if f.Local.SLO != nil {
+			row = append(row, goodputCells(f.GoodputAt(r.Concurrency, partial))...)
 		}
 		t.Rows = append(t.Rows, row)
 	}

@@ -129,6 +129,13 @@ func Split(ws []Warning) (problems, notes []string) {
 
 // Headline is the one-line state of a result: "Complete." only when it is.
 func Headline(f *File, ws []Warning) string {
+	if g := GoodputLine(f); g != "" {
+		return headline(f, ws) + " " + g
+	}
+	return headline(f, ws)
+}
+
+func headline(f *File, ws []Warning) string {
 	problems, _ := Split(ws)
 	switch {
 	case !f.Complete && f.Local.ServerGone != "":

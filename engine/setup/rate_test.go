@@ -56,6 +56,7 @@ func TestRatePlanValidate(t *testing.T) {
 		{"one-token answers", func(p *RatePlan) { p.OutputTokens = 1 }, "at least 2 tokens"},
 		{"too many in flight", func(p *RatePlan) { p.MaxInFlight = RateMaxInFlight + 1 }, "max in flight"},
 		{"a sweep that ends below its start", func(p *RatePlan) { p.SweepFrom, p.SweepMax = 8, 4 }, "a sweep from 8 to 4"},
+		{"a rate too high, in plain decimals", func(p *RatePlan) { p.Sweep, p.Rates = false, []float64{20000} }, "rate 20000 is not allowed: use 0.01 to 10000 requests a second"},
 	}
 	for _, tc := range tests {
 		p := ok
@@ -67,5 +68,23 @@ func TestRatePlanValidate(t *testing.T) {
 	}
 	if d := (RatePlan{Sweep: true}).WithDefaults(); d.Arrival != ArrivalPoisson || d.Burstiness != 1 || d.MaxInFlight != RateDefaultMaxInFlight || d.SweepFrom != 0 || d.SweepMax != RateSweepMax {
 		t.Errorf("defaults %+v", d)
+	}
+}
+
+// TestFormatRate: a rate is written as a plain decimal, never in
+// exponent form, and reads back the same.
+func TestFormatRate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{2, "2"}, {0.5, "0.5"}, {0.01, "0.01"}, {20000, "20000"}, {10000, "10000"}, {12345, "12345"},
+		{1.0 / 3, "0.3333"}, {10.0 / 3, "3.333"}, {250, "250"}, {0.125, "0.125"},
+	}
+	for _, tc := range tests {
+		if got := FormatRate(tc.in); got != tc.want {
+			t.Errorf("FormatRate(%v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

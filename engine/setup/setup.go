@@ -170,6 +170,9 @@ type Plan struct {
 	// the run (local.server_metrics and the live view): 0 means
 	// DefaultMetricsInterval, negative means never.
 	MetricsInterval time.Duration
+	// SLO is the service level each request is judged by for goodput
+	// (--slo-ttft-p95, --slo-tpot, --slo-user-tps); zero: none.
+	SLO RateSLO
 }
 
 // DefaultPlan is the Kovara method's default plan.
