@@ -48,7 +48,7 @@ func TestReportFormats(t *testing.T) {
 		want string
 	}{
 		{[]string{"report", a}, "| Concurrency | OK / err | Output (tok/s) |"},
-		{[]string{"report", a, "--format", "csv"}, "Concurrency,OK / err,Output (tok/s),"},
+		{[]string{"report", a, "--format", "csv"}, "Concurrency,OK,err,Output (tok/s),"},
 		{[]string{"report", "--format", "md", a, b}, "| Concurrency | Metric | [1]"},
 		{[]string{"report", a, b, "--format", "csv"}, "Concurrency,Metric,Unit,Run,Label,Value,Change (%),Better"},
 		{[]string{"report", a, "--format", "html"}, "<html"},
