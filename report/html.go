@@ -148,16 +148,25 @@ type chartFigure struct {
 	None    string
 }
 
-// planCharts are the charts of a plan's result, by plan, where the chart
-// package draws them (the app's own views draw the stages', speculative
-// decoding's and capacity's charts: those plans' reports have their
-// tables only, until those charts move into chart). name is the run's label, model and engine.
+// planCharts are the charts of a plan's result, by plan, the same the
+// app's result views draw (the three-stage plan has none: its cards and
+// table are its result). name is the run's label, model and engine.
 var planCharts = map[string]func(d plans.Doc, name string) []chartDrawing{
 	results.PlanKovara: func(d plans.Doc, name string) []chartDrawing {
 		return kovaraCharts(d.(plans.Kovara).File, name)
 	},
 	results.PlanContext: func(d plans.Doc, name string) []chartDrawing {
 		return specsOf(chart.ContextCharts(plans.ResultOf[*results.ContextResult](d), chart.Light()), name)
+	},
+	results.PlanCapacity: func(d plans.Doc, name string) []chartDrawing {
+		return specsOf(chart.CapacityCharts(plans.ResultOf[*results.CapacityResult](d), chart.Light()), name)
+	},
+	results.PlanSpecDec: func(d plans.Doc, name string) []chartDrawing {
+		spec := chart.SpecDecPositionSpec(plans.ResultOf[*results.SpecDecResult](d), chart.Light())
+		if len(spec.Series) == 0 {
+			return []chartDrawing{{title: spec.Title, none: "No acceptance by draft position: the server reported no drafting counts."}}
+		}
+		return specsOf([]chart.Spec{spec}, name)
 	},
 	results.PlanRate: func(d plans.Doc, name string) []chartDrawing {
 		return specsOf(chart.RateCharts(plans.ResultOf[*results.RateResult](d), chart.Light()), name)

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -37,98 +35,18 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
 	v.speed = NewChartView("Two probed levels are needed for a chart.")
-	v.speed.SetSpec(capacitySpeedSpec(r, palette))
+	v.speed.SetSpec(chart.CapacitySpeedSpec(r, palette))
 	v.ttft = NewChartView("Two probed levels are needed for a chart.")
-	v.ttft.SetSpec(capacityTTFTSpec(r, palette))
+	v.ttft.SetSpec(chart.CapacityTTFTSpec(r, palette))
 	v.speed.SetRun(u.postName(id, d))
 	v.ttft.SetRun(u.postName(id, d))
 	charts := container.NewGridWithColumns(2,
-		savableChart(u, v.speed, capacitySpeedSpec(r, palette).Title, &v.saveAll),
-		savableChart(u, v.ttft, capacityTTFTSpec(r, palette).Title, &v.saveAll))
+		savableChart(u, v.speed, chart.CapacitySpeedSpec(r, palette).Title, &v.saveAll),
+		savableChart(u, v.ttft, chart.CapacityTTFTSpec(r, palette).Title, &v.saveAll))
 
 	_, notes = results.Split(r.Warnings())
 	v.warnings = widget.NewLabel(notesText(notes, len(d.Problems()) > 0))
 	v.warnings.Wrapping = fyne.TextWrapWord
 	v.build(u, id, fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), d, state, v.warnings, charts, onBack)
 	return v
-}
-
-// capacityPoints splits one number of every probe into two series' points:
-// each level's first probe (joined by a line) and its repeats (dots), so a
-// repeat that disagrees with its level's first probe is seen; top is the
-// largest value, for the answer's line.
-func capacityPoints(r *results.CapacityResult, get func(results.CapacityProbe) *float64) (firstX, firstY, againX, againY []float64, top float64) {
-	for _, l := range r.Levels() {
-		for i, p := range l.Probes {
-			v := get(p)
-			if i == 0 {
-				firstX, firstY = append(firstX, float64(l.Concurrency)), append(firstY, valueOr(v))
-			} else if v != nil {
-				againX, againY = append(againX, float64(l.Concurrency)), append(againY, *v)
-			}
-			if v != nil {
-				top = math.Max(top, *v)
-			}
-		}
-	}
-	return firstX, firstY, againX, againY, top
-}
-
-// capacitySeries is a number's two series: a line through each level's
-// first probe and dots at its repeats, in their own colour and named so in
-// the legend (no dots series when nothing was repeated).
-func capacitySeries(r *results.CapacityResult, name string, first, again int, get func(results.CapacityProbe) *float64) (line chart.Series, dots []chart.Series, top float64) {
-	fx, fy, ax, ay, top := capacityPoints(r, get)
-	line = chart.Series{Name: name + ", first probe", X: fx, Y: fy, Kind: chart.Line, Color: first}
-	if len(ax) > 0 {
-		dots = []chart.Series{{Name: name + ", repeat", X: ax, Y: ay, Kind: chart.Scatter, Color: again}}
-	}
-	return line, dots, top
-}
-
-// capacityFrame is what both charts share: the probed levels on a log2
-// x axis, a horizontal limit line across them and a vertical line at the
-// answer, from 0 to top, under the probes' series.
-func capacityFrame(r *results.CapacityResult, title, ylabel string, p chart.Palette, series []chart.Series, limitName string, limit, top float64) chart.Spec {
-	levels := r.Levels()
-	spec := chart.Spec{Title: title, XLabel: "concurrent users", YLabel: ylabel, XLog: true, YFromZero: true, Palette: p}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, l := range levels {
-		c := float64(l.Concurrency)
-		spec.XTicks = append(spec.XTicks, c)
-		lo, hi = math.Min(lo, c), math.Max(hi, c)
-	}
-	if len(levels) > 0 {
-		if lo == hi {
-			hi = lo * 2
-		}
-		spec.Series = append(spec.Series, chart.Series{Name: limitName, X: []float64{lo, hi}, Y: []float64{limit, limit}, Kind: chart.Line, Color: 3})
-	}
-	if c := r.Answer.Capacity; c > 0 {
-		spec.Series = append(spec.Series, chart.Series{Name: fmt.Sprintf("capacity: %d", c), X: []float64{float64(c), float64(c)}, Y: []float64{0, math.Max(top, limit)}, Kind: chart.Line, Color: 2})
-	}
-	// The probes come last, so the limit and the answer's line never hide
-	// a probe's dot (the answer's line runs through every probe of its
-	// level).
-	spec.Series = append(spec.Series, series...)
-	return spec
-}
-
-// capacitySpeedSpec is per-user tok/s (p50 and p5) of every probe against
-// concurrency, with the floor. The repeats' dots come after the lines, so
-// one that lands on a line is drawn over it.
-func capacitySpeedSpec(r *results.CapacityResult, p chart.Palette) chart.Spec {
-	p50, again50, top50 := capacitySeries(r, "p50", 0, 4, func(q results.CapacityProbe) *float64 { return q.UserTPSP50 })
-	p5, again5, top5 := capacitySeries(r, "slowest 5 %", 1, 5, func(q results.CapacityProbe) *float64 { return q.UserTPSP5 })
-	series := append(append([]chart.Series{p50, p5}, again50...), again5...)
-	return capacityFrame(r, "Per-user speed by concurrency", "tok/s per user", p, series,
-		"floor "+strconv.FormatFloat(r.Settings.UserTPS, 'f', -1, 64)+" tok/s", r.Settings.UserTPS, math.Max(top50, top5))
-}
-
-// capacityTTFTSpec is TTFT p95 of every probe against concurrency, with
-// the ceiling.
-func capacityTTFTSpec(r *results.CapacityResult, p chart.Palette) chart.Spec {
-	line, again, top := capacitySeries(r, "TTFT p95", 0, 4, func(q results.CapacityProbe) *float64 { return q.TTFTP95Ms })
-	return capacityFrame(r, "Time to first token p95 by concurrency", "ms", p, append([]chart.Series{line}, again...),
-		"ceiling "+strconv.FormatFloat(r.Settings.TTFTP95Ms, 'f', -1, 64)+" ms", r.Settings.TTFTP95Ms, top)
 }

@@ -240,7 +240,7 @@ func labelTexts(t *testing.T, o fyne.CanvasObject) []string {
 func TestCapacityCharts(t *testing.T) {
 	t.Parallel()
 	r := planstest.DisturbedCapacity()
-	speed, ttft := capacitySpeedSpec(r, chart.Palette{}), capacityTTFTSpec(r, chart.Palette{})
+	speed, ttft := chart.CapacitySpeedSpec(r, chart.Palette{}), chart.CapacityTTFTSpec(r, chart.Palette{})
 	names := func(s chart.Spec) []string {
 		var out []string
 		for _, x := range s.Series {

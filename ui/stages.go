@@ -144,7 +144,7 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	}
 	top.Add(container.NewHBox(v.back, resultShare(u, d, id).content, showFileButton(u, id)))
 	v.positions = NewChartView("The server counts no acceptance by draft position.")
-	positions := positionSpec(r, PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant()))
+	positions := chart.SpecDecPositionSpec(r, PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant()))
 	v.positions.SetSpec(positions)
 	v.positions.SetRun(u.postName(id, d))
 	// Every row, the notes under them, scrolling together: notes fixed
@@ -155,28 +155,6 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	body.Offset = 0.45
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v
-}
-
-// positionSpec charts acceptance by draft position, one line per level:
-// the share of drafting steps whose draft was accepted at each position
-// (the figure --spec-draft-n-max and num_speculative_tokens are tuned by).
-func positionSpec(r *results.SpecDecResult, p chart.Palette) chart.Spec {
-	spec := chart.Spec{Title: "Accepted by draft position", XLabel: "draft position", YLabel: "% of steps", YFromZero: true, Palette: p}
-	for i, l := range r.Levels {
-		if l.Spec == nil || len(l.Spec.PerPosition) == 0 {
-			continue
-		}
-		var x, y []float64
-		for pos, v := range l.Spec.PerPosition {
-			x = append(x, float64(pos+1))
-			y = append(y, 100*v)
-			if len(spec.XTicks) < len(l.Spec.PerPosition) {
-				spec.XTicks = append(spec.XTicks, float64(pos+1))
-			}
-		}
-		spec.Series = append(spec.Series, chart.Series{Name: fmt.Sprintf("concurrency %d", l.Concurrency), X: x, Y: y, Kind: chart.Line, Color: i})
-	}
-	return spec
 }
 
 func plainWarnings(ws []string) string {
