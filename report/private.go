@@ -94,6 +94,13 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 	return sd, private, nil
 }
 
+// ModelName is a model id as every report says it: without the folder
+// when the id is a file's path (modelDir). The app names saved files by
+// it too.
+func ModelName(model string) string {
+	return strings.TrimPrefix(model, modelDir(model))
+}
+
 // modelDir is the folder of a model id that is a file's path (llama-server
 // names its model by its -m path: "/home/alice/models/tiny.gguf"), with
 // its last separator, or "". A folder says whose machine it was; the

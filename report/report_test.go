@@ -561,6 +561,9 @@ func TestModelFolderStaysHome(t *testing.T) {
 			t.Errorf("modelDir(%q) = %q, want %q", tc.model, got, tc.want)
 		}
 	}
+	if got, want := ModelName("/home/alice/models/tiny.gguf"), "tiny.gguf"; got != want {
+		t.Errorf("ModelName = %q, want %q", got, want)
+	}
 	d := plans.NewStages(planstest.LlamaStages(t))
 	if !strings.HasPrefix(d.Model(), "/work/servers/models/") {
 		t.Fatalf("the capture's model is %q, want its -m path", d.Model())

@@ -258,6 +258,12 @@ func TestResultSaveCSVAndReport(t *testing.T) {
 	k := planstest.Cases()[0].Doc.(plans.Kovara)
 	f := *k.File
 	private := plantPrivate(&f)
+	// llama-server names its model by its -m path: the saved file's name
+	// keeps the file's name, never the folder.
+	f.Runs = append([]results.Run(nil), f.Runs...)
+	for i := range f.Runs {
+		f.Runs[i].ModelID = "/home/alice/models/" + f.Runs[i].ModelID + ".gguf"
+	}
 	id := h.savedLabelled(plans.Kovara{File: &f})
 	dir := t.TempDir()
 	h.locked(func() {
@@ -267,6 +273,9 @@ func TestResultSaveCSVAndReport(t *testing.T) {
 		v := h.u.historyScreen.opened
 		name, data := h.savedFile(v.share.saveCSV, dir)
 		header, _, _ := strings.Cut(string(data), "\n")
+		if strings.Contains(name, "alice") || !strings.HasPrefix(name, "kovara-") {
+			t.Errorf("saved as %s, want kovara-<model file>.csv without the model's folder", name)
+		}
 		if !strings.HasSuffix(name, ".csv") || !strings.Contains(header, "(") {
 			t.Errorf("saved %s with header %q, want a .csv whose header holds units", name, header)
 		}
