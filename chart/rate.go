@@ -13,7 +13,7 @@ const (
 
 // RateOfferedName is the legend of the line where achieved equals
 // offered: the rate a server that keeps up reaches.
-const RateOfferedName = "offered req/s (keeping up)"
+const RateOfferedName = "offered req/s (all served)"
 
 // RateCharts are what a rate result shows against the offered rate, on a
 // log axis labelled at the rates measured (a sweep doubles): latency p50
