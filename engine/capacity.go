@@ -366,20 +366,11 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
-	kp := plan.kovara()
-	if !kp.FixedSeed {
-		kp.Seed = FreshSeed()
-	}
-	sess, err := newSession(ep, obs)
+	ctx, r, done, err := startRunner(ctx, plan.kovara(), ep, obs, results.PlanCapacity)
 	if err != nil {
 		return nil, err
 	}
-	ctx, done := sess.bind(ctx)
 	defer done(&err)
-	r := &runner{session: sess, plan: kp}
-	r.file = r.newFile()
-	r.file.Local.Plan = results.PlanCapacity
-	r.file.Local.FreshSeed = !kp.FixedSeed
 	obs.Live.start(r.clock, 0, 0)
 	defer r.release()
 	if err := r.prepare(ctx); err != nil {
@@ -405,7 +396,7 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 		at := search.progress(c, step)
 		obs.Live.expectStages(at.Done, at.Left)
 		n := CapacityRequests(c)
-		first := prompt.FirstWarmupRequest + int64(kp.Warmup) + used
+		first := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + used
 		used += int64(n)
 		lv, run, loc := r.measure(ctx, wholeLevel(i, c, n, first, fmt.Sprintf("probe %d (%s)", i+1, step), at.stage()))
 		probe := capacityProbe(c, step, run, lv.tpot)

@@ -165,3 +165,23 @@ func (r *session) readSpec(ctx context.Context, mc *http.Client) (SpecCounters, 
 	}
 	return m.Spec, true
 }
+
+// startRunner is the start the plans built on the runner share: fresh
+// prompts unless the plan fixes its seed, the session for ep bound to ctx
+// (done, deferred with the run's error, ends it), and the runner's
+// results file for plan.
+func startRunner(ctx context.Context, kp Plan, ep Endpoint, obs Observer, plan string) (context.Context, *runner, func(*error), error) {
+	if !kp.FixedSeed {
+		kp.Seed = FreshSeed()
+	}
+	sess, err := newSession(ep, obs)
+	if err != nil {
+		return ctx, nil, nil, err
+	}
+	ctx, done := sess.bind(ctx)
+	r := &runner{session: sess, plan: kp}
+	r.file = r.newFile()
+	r.file.Local.Plan = plan
+	r.file.Local.FreshSeed = !kp.FixedSeed
+	return ctx, r, done, nil
+}

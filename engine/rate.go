@@ -54,21 +54,14 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	kp := Plan{Model: plan.Model, InputTokens: plan.InputTokens, OutputTokens: plan.OutputTokens, Concurrency: []int{plan.MaxInFlight},
 		Requests: plan.Requests, Warmup: max(plan.Warmup, 0), Seed: plan.Seed, FixedSeed: plan.FixedSeed, Timeout: plan.Timeout,
 		Simulated: plan.Simulated, MetricsInterval: plan.MetricsInterval}
-	if !kp.FixedSeed {
-		// Fresh prompts, so no cache has seen them; the schedule keeps
-		// the plan's seed, so the same seed sends at the same times.
-		kp.Seed = FreshSeed()
-	}
-	sess, err := newSession(ep, obs)
+	// Prompts fresh unless the seed is fixed (startRunner); the schedule
+	// keeps the plan's seed, so the same seed sends at the same times.
+	ctx, rn, done, err := startRunner(ctx, kp, ep, obs, results.PlanRate)
 	if err != nil {
 		return nil, err
 	}
-	ctx, done := sess.bind(ctx)
 	defer done(&err)
-	r := &rateRun{runner: &runner{session: sess, plan: kp}, rp: plan}
-	r.file = r.newFile()
-	r.file.Local.Plan = results.PlanRate
-	r.file.Local.FreshSeed = !kp.FixedSeed
+	r := &rateRun{runner: rn, rp: plan}
 	r.warmUsers = 1 // warmup one by one: the rates are the load
 	if plan.Sweep {
 		obs.Live.start(r.clock, 0, 0)

@@ -47,11 +47,9 @@ func (f *runFlags) contextPlan(set map[string]bool) (engine.ContextPlan, error) 
 	if set["repeats"] && f.context.repeats < 1 {
 		return p, fmt.Errorf("--repeats %d: give at least 1", f.context.repeats)
 	}
-	seed, fixed, err := engine.ParseSeed(f.seed)
-	if err != nil {
-		return p, fmt.Errorf("--%w", err)
+	if err := f.setSeed(&p.Seed, &p.FixedSeed); err != nil {
+		return p, err
 	}
-	p.Seed, p.FixedSeed = seed, fixed
 	if err := f.setTimeout(set, &p.Timeout); err != nil {
 		return p, err
 	}

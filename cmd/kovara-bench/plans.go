@@ -197,6 +197,17 @@ func (f *runFlags) thinkingOff() (bool, error) {
 	return false, fmt.Errorf("--thinking %q: use off or default", f.thinking)
 }
 
+// setSeed reads --seed into a plan's seed and whether it is fixed (no
+// seed: fresh prompts).
+func (f *runFlags) setSeed(seed *int64, fixed *bool) error {
+	s, fx, err := engine.ParseSeed(f.seed)
+	if err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	*seed, *fixed = s, fx
+	return nil
+}
+
 // setTimeout reads --timeout into a plan's timeout when it is given,
 // leaving the plan's default otherwise.
 func (f *runFlags) setTimeout(set map[string]bool, timeout *time.Duration) error {

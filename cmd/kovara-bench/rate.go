@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
@@ -63,11 +62,9 @@ func (f *runFlags) ratePlan(set map[string]bool) (setup.RatePlan, error) {
 		return p, fmt.Errorf("--requests %d: each rate needs at least 1 request", f.requests)
 	}
 	if set["seed"] {
-		seed, fixed, err := engine.ParseSeed(f.seed)
-		if err != nil {
-			return p, fmt.Errorf("--%w", err)
+		if err := f.setSeed(&p.Seed, &p.FixedSeed); err != nil {
+			return p, err
 		}
-		p.Seed, p.FixedSeed = seed, fixed
 	}
 	if err := f.setTimeout(set, &p.Timeout); err != nil {
 		return p, err
