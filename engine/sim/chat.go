@@ -154,6 +154,10 @@ type job struct {
 	fault     Fault
 	key       uint64 // n, or a hash of the last user message when unnumbered
 	reasoning int    // leading tokens sent as reasoning
+	// keys goes on hashing the answer's words after the prompt's (with
+	// the prompt cache on), so the next turn finds them.
+	keys    keyHasher
+	caching bool
 }
 
 type apiError struct {
@@ -227,13 +231,14 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 	}
 	j.prompt = s.cfg.wordTokens(words) + s.cfg.TemplateOverhead
 	if *s.cfg.PromptCache {
-		var texts []string
+		j.caching, j.keys = true, newKeyHasher()
 		for _, m := range req.Messages {
-			texts = append(texts, m.Content...)
+			for _, t := range m.Content {
+				j.keys.add(t)
+				j.keys.end()
+			}
 		}
-		j.cached = s.cfg.cachedTokens(s.cfg.wordTokens(s.cache.take(blockKeys(texts), *s.cfg.SlotCache)), j.prompt)
-		s.queriedTotal.Add(int64(j.prompt))
-		s.cachedTotal.Add(int64(j.cached))
+		j.cached = s.cfg.cachedTokens(s.cfg.wordTokens(s.cache.take(j.keys.take(), *s.cfg.SlotCache)), j.prompt)
 	}
 
 	j.maxTokens = 16
@@ -249,6 +254,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 		// Ollama cuts the prompt to num_ctx without an error and says
 		// so only in its log ("truncating input prompt").
 		j.prompt = s.cfg.ContextLength
+		j.cached = min(j.cached, j.prompt-1)
 	}
 	if p == LlamaCpp && j.prompt >= s.cfg.ContextLength {
 		// llama-server's own words (b9749, docs/servers.md).
@@ -260,6 +266,10 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 			s.cfg.ContextLength, need, j.prompt, j.maxTokens)
 	}
 
+	if j.caching {
+		s.queriedTotal.Add(int64(j.prompt))
+		s.cachedTotal.Add(int64(j.cached))
+	}
 	if j.n >= 0 {
 		j.key = uint64(j.n)
 	}
@@ -332,7 +342,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, arrived time
 		return
 	}
 	j.seq = s.seq.Add(1)
-	tr.N, tr.Model, tr.Stream, tr.PromptTokens, tr.Fault = j.n, j.model, j.stream, j.prompt, j.fault
+	tr.N, tr.Model, tr.Stream, tr.PromptTokens, tr.CachedTokens, tr.Fault = j.n, j.model, j.stream, j.prompt, j.cached, j.fault
 
 	switch j.fault {
 	case Fault429:
@@ -405,7 +415,9 @@ func (s *Server) newEncoder(j *job) *encoder {
 	if s.cfg.Personality == Ollama {
 		id = "chatcmpl-" + strconv.FormatUint(j.seq%1000, 10)
 	}
-	return newEncoder(s.cfg.Personality, id, j.model, time.Now().Unix(), s.buildInfo(), j.usage)
+	e := newEncoder(s.cfg.Personality, id, j.model, time.Now().Unix(), s.buildInfo(), j.usage)
+	e.cacheReport = s.cfg.CacheReport
+	return e
 }
 
 // run is one admitted request on its way through prefill and decode.
@@ -436,13 +448,44 @@ type run struct {
 	buffered              bool       // FaultBuffer: collect the stream in out
 	out                   []byte
 	thought               []byte // non-streaming: the reasoning text
+	remembered            bool   // the answer's words are in the prompt cache
 }
 
 func (ru *run) cleanup() {
+	ru.rememberAnswer()
 	ru.releaseSlot()
 	ru.stopDecoding()
 	ru.s.kvTokens.Add(-ru.kv)
 	ru.timer.Stop()
+}
+
+// produced hashes token i of the answer, word, for the prompt cache. The
+// reasoning is a message of its own in the server's context (its think
+// markup), so a next turn that sends back only the answer's text shares
+// the history up to the reasoning, as it would on llama.cpp.
+func (ru *run) produced(i int, word []byte) {
+	if !ru.j.caching {
+		return
+	}
+	if i == ru.j.reasoning && i > 0 {
+		ru.j.keys.end()
+	}
+	ru.j.keys.addBytes(word)
+}
+
+// rememberAnswer puts the answer's words, as far as they were produced,
+// into the prompt cache after the prompt's, once: before the answer's
+// end leaves, so that a client's next turn finds them. An answer cut
+// short by a fault or by the client leaving is remembered as far as it
+// went, as llama.cpp's slot keeps every token it generated until the
+// request ended.
+func (ru *run) rememberAnswer() {
+	if !ru.j.caching || ru.remembered {
+		return
+	}
+	ru.remembered = true
+	ru.j.keys.end()
+	ru.s.cache.remember(ru.j.keys.take())
 }
 
 func (ru *run) releaseSlot() {
@@ -665,6 +708,10 @@ func (ru *run) stream() {
 		if j.fault == FaultMalformed && i == cutAt {
 			line = malformed(line, line[start:])
 		}
+		ru.produced(i, word)
+		if i == j.total-1 {
+			ru.rememberAnswer()
+		}
 		before := time.Now()
 		if err := ru.send(line); err != nil {
 			s.aborted.Add(1)
@@ -699,6 +746,7 @@ func (ru *run) stream() {
 // uses one, usage when asked for, [DONE].
 func (ru *run) end(line []byte, firstAt, lastAt time.Time) {
 	j, e := ru.j, ru.enc
+	ru.rememberAnswer()
 	finish := j.finish
 	if j.fault == FaultEmpty {
 		finish = "stop"
@@ -746,6 +794,7 @@ func (s *Server) finished(reason string) {
 // cut delivers a truncating fault after the last token it lets through.
 func (ru *run) cut(deadline time.Time) {
 	ru.s.aborted.Add(1)
+	ru.rememberAnswer()
 	switch ru.j.fault {
 	case FaultNoDone:
 		ru.tr.Completed = true // the handler returns: net/http closes the body cleanly
@@ -824,13 +873,16 @@ func (ru *run) whole() {
 			firstAt = now
 		}
 		lastAt = now
+		word := j.word(base, i)
 		if i < j.reasoning {
-			ru.thought = append(ru.thought, j.word(base, i)...)
+			ru.thought = append(ru.thought, word...)
 		} else {
-			text = append(text, j.word(base, i)...)
+			text = append(text, word...)
 		}
+		ru.produced(i, word)
 		if i == cutAt {
 			s.aborted.Add(1)
+			ru.rememberAnswer()
 			if err := ru.sleepUntil(deadline.Add(ru.interval())); err != nil {
 				ru.abandon(err)
 				return
@@ -860,6 +912,7 @@ func (ru *run) whole() {
 	default:
 		s.finished(finish)
 	}
+	ru.rememberAnswer()
 	ru.w.Header().Set("Content-Type", "application/json")
 	ru.tr.Status = http.StatusOK
 	ru.w.Write(body)
@@ -883,7 +936,8 @@ func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow i
 		FinishReason string  `json:"finish_reason"`
 	}
 	type details struct {
-		CachedTokens int `json:"cached_tokens"`
+		CachedTokens int  `json:"cached_tokens"`
+		AudioTokens  *int `json:"audio_tokens,omitempty"` // the OpenAI API's
 	}
 	type usage struct {
 		PromptTokens     int      `json:"prompt_tokens"`
@@ -911,8 +965,11 @@ func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow i
 	if j.usage {
 		c := ru.tr.CompletionTokens
 		b.Usage = &usage{j.prompt, c, j.prompt + c, nil}
-		if s.cfg.Personality == LlamaCpp {
-			b.Usage.Details = &details{j.cached}
+		switch p := s.cfg.Personality; {
+		case p == LlamaCpp, s.cfg.CacheReport && j.cached > 0 && (p == VLLM || p == SGLang):
+			b.Usage.Details = &details{CachedTokens: j.cached}
+		case p == Strict:
+			b.Usage.Details = &details{CachedTokens: j.cached, AudioTokens: new(int)}
 		}
 	}
 	if s.cfg.Personality == LlamaCpp {

@@ -94,8 +94,9 @@ func (c Config) CachedPrefix(sharedWords, prompt int) int {
 
 // DepthTruth is what the depth model says a context plan measures of one
 // conversation: a cold prompt of Prompt tokens answered with Answer
-// tokens, then a follow-up of FollowUpPrompt tokens of which
-// FollowUpCached come from the cache.
+// tokens, then a follow-up (the prompt, the answer as streamed, a new
+// question) of FollowUpPrompt tokens of which FollowUpCached come from
+// the cache: the prompt's words and the answer's, in whole blocks.
 type DepthTruth struct {
 	PrefillTPS     float64       // Prompt / PrefillTime(Prompt, 0): the server's own prompt timer
 	DecodeTPS      float64       // Answer / DecodeTime(Prompt, Answer): the plan's formula
@@ -121,7 +122,8 @@ func (c Config) Depth(prompt, promptWords, answer, followUpPrompt int) (DepthTru
 	t := DepthTruth{ColdTTFT: c.RequestOverhead + cold, PrefillTPS: float64(prompt) / cold.Seconds()}
 	t.DecodeTPS = float64(answer) / c.DecodeTime(prompt, answer).Seconds()
 	if *c.PromptCache {
-		t.FollowUpCached = c.cachedTokens(promptWords/cacheBlock*cacheBlock, followUpPrompt)
+		// Each answer token is one of the simulator's words.
+		t.FollowUpCached = c.cachedTokens(c.wordTokens((promptWords+answer)/cacheBlock*cacheBlock), followUpPrompt)
 	}
 	t.FollowUpTTFT = c.RequestOverhead + c.prefill(followUpPrompt, t.FollowUpCached)
 	return t, nil

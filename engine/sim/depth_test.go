@@ -110,7 +110,9 @@ func TestDepthModelServes(t *testing.T) {
 	})
 	follow := mustStream(t, url, body)
 	ftr := waitTruth(t, s, 8)
-	cached := s.Config().CachedPrefix(words, ftr.PromptTokens)
+	// The cache remembered the answer after the prompt: the follow-up
+	// shares both.
+	cached := s.Config().CachedPrefix(words+len(tr.Chunks), ftr.PromptTokens)
 	if cached < words-cacheBlock {
 		t.Fatalf("the cache model serves %d of a %d-word prompt", cached, words)
 	}

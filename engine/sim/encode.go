@@ -45,6 +45,9 @@ type encoder struct {
 	// tail is llama.cpp's identity fields, starting with a comma.
 	tail      []byte
 	usageNull bool // OpenAI sends "usage":null on every chunk when usage was asked for
+	// cacheReport: vLLM's and SGLang's usage says the cached tokens
+	// (Config.CacheReport).
+	cacheReport bool
 }
 
 func newEncoder(p Personality, id, model string, created int64, fingerprint string, usageNull bool) *encoder {
@@ -158,6 +161,9 @@ func (e *encoder) usage(b []byte, prompt, cached, completion int, extra []byte) 
 		b = append(b, `,"choices":[]`...)
 	}
 	b = append(b, `,"usage":`...)
+	if e.p == VLLM && !e.cacheReport {
+		cached = 0 // vLLM and SGLang say nothing of it then
+	}
 	b = appendUsage(b, e.p, prompt, cached, completion)
 	b = append(b, extra...)
 	return append(b, "}\n\n"...)
@@ -183,8 +189,18 @@ func appendUsage(b []byte, p Personality, prompt, cached, completion int) []byte
 		b = strconv.AppendInt(b, int64(total), 10)
 		b = append(b, `,"completion_tokens":`...)
 		b = strconv.AppendInt(b, int64(completion), 10)
+		if cached > 0 {
+			// vLLM and SGLang leave the member out when nothing came
+			// from cache, even with the report on.
+			b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+			b = strconv.AppendInt(b, int64(cached), 10)
+			b = append(b, '}')
+		}
 		return append(b, '}')
 	default:
+		// Ollama (0.24) counts the cached tokens in prompt_tokens and
+		// says nowhere how many there were (ollama/ollama#8008); the
+		// OpenAI API says it in prompt_tokens_details.
 		b = append(b, `{"prompt_tokens":`...)
 		b = strconv.AppendInt(b, int64(prompt), 10)
 		b = append(b, `,"completion_tokens":`...)
@@ -192,7 +208,9 @@ func appendUsage(b []byte, p Personality, prompt, cached, completion int) []byte
 		b = append(b, `,"total_tokens":`...)
 		b = strconv.AppendInt(b, int64(total), 10)
 		if p == Strict {
-			b = append(b, `,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}`...)
+			b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+			b = strconv.AppendInt(b, int64(cached), 10)
+			b = append(b, `,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}`...)
 		}
 		return append(b, '}')
 	}

@@ -152,7 +152,10 @@ type Config struct {
 	// request already sent from a cache (see cache.go): they are not
 	// prefilled again, and the server says so where the real one does
 	// (llama.cpp: usage.prompt_tokens_details.cached_tokens and
-	// timings.cache_n; vLLM and SGLang: their /metrics counters). Nil
+	// timings.cache_n; vLLM and SGLang: their /metrics counters, and
+	// usage with CacheReport). Each answer is remembered after its
+	// prompt, so a conversation's next turn is served its history,
+	// answers included (cache.go). Nil
 	// means on for the llamacpp personality and off for the others.
 	PromptCache *bool
 	// SlotCache makes the prompt cache also match a prompt's start word
@@ -161,6 +164,14 @@ type Config struct {
 	// "Request") from cache. Nil means on for the llamacpp personality
 	// and off for the others (vLLM caches whole blocks only).
 	SlotCache *bool
+	// CacheReport plays vLLM with --enable-prompt-tokens-details and
+	// SGLang with --enable-cache-report: their usage carries
+	// prompt_tokens_details.cached_tokens, and only when some prompt
+	// tokens came from cache (both leave the member out at 0). Off, as
+	// both are by default, they say it only in /metrics. llama.cpp always
+	// says it; Ollama (0.24) never does, and its prompt_tokens counts the
+	// cached tokens too.
+	CacheReport bool
 
 	RecordTruth   bool // keep per-request ground truth (tests); off keeps memory flat
 	HugeLineBytes int  // JSON length of the FaultHugeLine line; default 20 MiB

@@ -24,8 +24,12 @@ type Truth struct {
 	// whose host is busy a write call can stall for milliseconds before
 	// its bytes leave, and then nothing on this side can say exactly when
 	// they did (see Timing.TTFTErr).
-	Returned         []time.Time
-	PromptTokens     int
+	Returned     []time.Time
+	PromptTokens int
+	// CachedTokens is how many of PromptTokens the prompt cache served
+	// (0 without Config.PromptCache): the conversation's history, answers
+	// included, or a shared start, as far as an earlier request sent it.
+	CachedTokens     int
 	CompletionTokens int // text-bearing chunks produced
 	Fault            Fault
 
