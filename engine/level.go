@@ -354,7 +354,7 @@ func (lv *loadRun) samples() *results.LevelSamples {
 			if o.interrupted {
 				continue
 			}
-			rs := results.RequestSample{Slot: si, ChunkCount: o.chunks, Error: o.class}
+			rs := results.RequestSample{Slot: si, ChunkCount: o.chunks, Error: o.class, Turn: o.turn}
 			rs.StartUs, rs.EndUs, rs.TTFTUs = sampleTimes(o.start, o.end, o.ttft)
 			// The level's end, rounded on its own, may fall a microsecond
 			// before its last request's.
@@ -362,11 +362,8 @@ func (lv *loadRun) samples() *results.LevelSamples {
 			if o.hasUsage {
 				rs.Usage, rs.CompletionTokens, rs.PromptTokens = true, o.complTok, o.promptTok
 			}
-			switch {
-			case o.hasCached:
-				rs.CachedTokens = o.cachedTok
-			case o.hasCacheN:
-				rs.CachedTokens = o.timingsCache
+			if c, ok := sharedTokens(*o); ok {
+				rs.CachedTokens = c
 			}
 			// Gaps as differences of the rounded arrival times, so their
 			// rounding never adds up along a long answer.

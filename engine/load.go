@@ -120,6 +120,9 @@ type loadSpec struct {
 	request func(k int) (requestOpts, int64)
 	// pace says when each request is sent; nil is ClosedLoop.
 	pace Pacer
+	// shape gives each request its workload on its slot (workload.go);
+	// nil: the request as given.
+	shape *shaper
 }
 
 // slotRun is what one slot did during a loop.
@@ -198,13 +201,20 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 					}
 				}
 				opts, n := spec.request(k)
+				turn := 0
+				if spec.shape != nil {
+					turn = spec.shape.before(i, &opts, n)
+				}
 				c.busy.Store(true)
 				if spec.pace != nil {
 					sr.tried = append(sr.tried, s.s.clock())
 				}
 				o := c.do(ctx, opts, n, spec.timeout)
 				c.busy.Store(false)
-				o.due = due
+				o.due, o.turn = due, turn
+				if spec.shape != nil {
+					spec.shape.after(i, opts, &o, n, c.answer)
+				}
 				wd.outcome(ctx, &o)
 				c.gate = nil
 				sr.outs = append(sr.outs, o)

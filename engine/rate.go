@@ -36,6 +36,7 @@ const rateFailShare = 0.05
 type rateRun struct {
 	*runner
 	rp   RatePlan
+	wl   *workload
 	res  *results.RateResult
 	used int64 // measured requests so far, for the prompt numbers
 	base *results.RateLevel
@@ -51,6 +52,16 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	}
 	plan = plan.WithDefaults()
 	schedSeed := plan.Seed
+	// A prompts file is read and sampled before the server is touched:
+	// the same seed samples the same prompts.
+	levels := len(plan.Rates)
+	if plan.Sweep {
+		levels = 16
+	}
+	wl, err := loadPrompts(plan.Workload, schedSeed, levels*plan.Requests)
+	if err != nil {
+		return nil, err
+	}
 	kp := Plan{Model: plan.Model, InputTokens: plan.InputTokens, OutputTokens: plan.OutputTokens, Concurrency: []int{plan.MaxInFlight},
 		Requests: plan.Requests, Warmup: max(plan.Warmup, 0), Seed: plan.Seed, FixedSeed: plan.FixedSeed, Timeout: plan.Timeout,
 		Simulated: plan.Simulated, MetricsInterval: plan.MetricsInterval}
@@ -61,19 +72,38 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 		return nil, err
 	}
 	defer done(&err)
-	r := &rateRun{runner: rn, rp: plan}
+	r := &rateRun{runner: rn, rp: plan, wl: wl}
+	r.extra = workloadNeed{plan.Workload, plan.InputTokens, plan.OutputTokens}.extraTokens()
 	r.warmUsers = 1 // warmup one by one: the rates are the load
 	if plan.Sweep {
 		obs.Live.start(r.clock, 0, 0)
 	} else {
 		obs.Live.start(r.clock, len(plan.Rates), len(plan.Rates)*plan.Requests)
 	}
-	obs.Live.expectPrep(1 + kp.Warmup)
+	checks := 0
+	if plan.Workload.SharedPrefix > 0 {
+		checks = 1 + 2*prefixPairs
+	}
+	obs.Live.expectPrep(1 + kp.Warmup + checks)
 	defer r.release()
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
+	wl.prepare(r.tokensPerWord())
 	r.res = r.newResult(schedSeed)
+	if checks > 0 {
+		first := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + r.used
+		pc, next, err := r.prefixCheck(ctx, wl, first, plan.Timeout)
+		r.used += next - first
+		if err != nil {
+			r.obs.Live.setPhase(PhaseStopped)
+			return r.finish(false), err
+		}
+		r.res.Prefix = pc
+		r.res.Settings.Workload = wl.settings() // the words, as the check settled them
+		r.obs.Live.prepared(checks)
+		r.obs.logf("%s", pc.Words())
+	}
 	if det := r.detection; det != nil && det.ParallelSlots > 0 && plan.MaxInFlight > det.ParallelSlots {
 		r.obs.logf("the server serves %d requests at a time (%s); up to %d may be in flight, so the rest queue inside the server",
 			det.ParallelSlots, det.ParallelSource, plan.MaxInFlight)
@@ -107,13 +137,16 @@ func (r *rateRun) newResult(schedSeed int64) *results.RateResult {
 		s.SweepFrom, s.SweepMax = p.SweepFrom, p.SweepMax
 	}
 	s.SLO = sloOf(p.SLO)
+	s.Workload = r.wl.settings()
+	local := r.planLocal(p.Simulated)
+	local.PromptsFile = p.Workload.PromptsFile
 	return &results.RateResult{
 		PlanHeader: results.RateDoc.Header(r.t0, r.model),
 		Settings:   s,
 		Engine:     r.detected(),
 		Levels:     []results.RateLevel{},
 		Warnings:   []string{},
-		Local:      r.planLocal(p.Simulated),
+		Local:      local,
 	}
 }
 
@@ -284,7 +317,7 @@ func (r *rateRun) level(ctx context.Context, index, n int, rate float64) (*resul
 	first := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + r.used
 	r.used += int64(p.Requests)
 	opts := r.opts
-	lr := set.run(ctx, loadSpec{total: p.Requests, timeout: p.Timeout, pace: sched, request: func(k int) (requestOpts, int64) {
+	lr := set.run(ctx, loadSpec{total: p.Requests, timeout: p.Timeout, pace: sched, shape: r.wl.loop(set), request: func(k int) (requestOpts, int64) {
 		return opts, first + int64(k)
 	}})
 	lv := rateLevel(rate, &lr, p.Requests, r.res.Settings.SLO)
@@ -355,6 +388,7 @@ func rateLevel(rate float64, lr *loadRun, total int, slo *results.RateSLO) resul
 		lv.Partial = true
 	}
 	rateFigures(&lv, slo)
+	workloadFigures(&lv, lr)
 	return lv
 }
 

@@ -52,6 +52,11 @@ type requestOpts struct {
 	// followUp. Empty followUp: one user message.
 	answer   []byte
 	followUp string
+	// A workload's (workload.go), as message elements (JSON objects,
+	// comma-separated): prefix the system message before everything,
+	// history a conversation's earlier turns before the question, and
+	// messages a prompts file's whole request in place of the question.
+	prefix, history, messages []byte
 }
 
 // outcome is one request's measurement. Times are offsets from the run's
@@ -71,6 +76,8 @@ type outcome struct {
 	itlFrom     int
 	itlTo       int
 	interrupted bool // the run was stopped while this request was in flight
+	// turn is its turn in its slot's conversation, from 1 (0: none).
+	turn int
 	// due is when the loop's pacer let it go, an offset from the run's
 	// start like start (0 without a pacer: a closed loop's request is
 	// due the moment its slot is free).
@@ -333,12 +340,22 @@ func (c *conn) buildBody(o requestOpts, n int64) []byte {
 	b := c.body[:0]
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, o.model)
-	if o.text != "" {
-		b = append(b, `,"messages":[{"role":"user","content":`...)
+	b = append(b, `,"messages":[`...)
+	for _, m := range [][]byte{o.prefix, o.history} {
+		if len(m) > 0 {
+			b = append(b, m...)
+			b = append(b, ',')
+		}
+	}
+	switch {
+	case len(o.messages) > 0:
+		b = append(b, o.messages...)
+	case o.text != "":
+		b = append(b, `{"role":"user","content":`...)
 		b = appendJSONString(b, o.text)
 		b = append(b, '}')
-	} else {
-		b = append(b, `,"messages":[{"role":"user","content":"`...)
+	default:
+		b = append(b, `{"role":"user","content":"`...)
 		b = prompt.AppendText(b, o.seed, n, o.words)
 		b = append(b, `"}`...)
 	}

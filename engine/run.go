@@ -41,6 +41,10 @@ type runner struct {
 	sharedOK bool
 	// stamps counts how the measured levels' reads were stamped.
 	stamps connStats
+	// extra is how many prompt tokens a workload adds to the plan's
+	// longest prompt (a shared prefix, a conversation's history), held
+	// against the server's context with the plan's own.
+	extra int
 	// warmUsers is how many users warmup runs at once at most: the most
 	// any level of this process runs (a shard runs its own share); 0 for
 	// the plan's highest level.
@@ -178,7 +182,7 @@ func levelStage(index, levels, users int) Stage {
 // warmup), with the /metrics scraper and the GPU sampler started beside
 // them; release stops what it started. Errors are ready to return from Run.
 func (r *runner) prepare(ctx context.Context) error {
-	if err := r.startup(ctx, r.wantModel(), r.plan.InputTokens, r.plan.OutputTokens, r.plan.MetricsInterval); err != nil {
+	if err := r.startup(ctx, r.wantModel(), r.plan.InputTokens+r.extra, r.plan.OutputTokens, r.plan.MetricsInterval); err != nil {
 		return err
 	}
 	r.aliasWarning()
@@ -187,7 +191,7 @@ func (r *runner) prepare(ctx context.Context) error {
 	}
 	// The probe loaded the model: a server that only then says its
 	// context (Ollama) is held to it before the prompts are fitted.
-	if err := r.learnContext(ctx, r.plan.InputTokens, r.plan.OutputTokens, r.probeOut.ttft); err != nil {
+	if err := r.learnContext(ctx, r.plan.InputTokens+r.extra, r.plan.OutputTokens, r.probeOut.ttft); err != nil {
 		return err
 	}
 	r.estimate(ctx)

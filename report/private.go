@@ -22,9 +22,10 @@ import (
 // never leaves this machine: the endpoint's address, host and name, the
 // models it served, the engine's own sentences (they may quote the
 // server), the manifest's path and name, why the server went (its error),
-// and a settings comparison's commands, logs and answers.
+// a settings comparison's commands, logs and answers, and the path of
+// a prompts file (its hash and counts, outside local, stay).
 var privateLocal = []string{"endpoint", "endpoint_host", "endpoint_name", "served_models", "warnings", "manifest",
-	"server_gone", "commands", "logs", "answers", "shard", "merged"}
+	"server_gone", "commands", "logs", "answers", "shard", "merged", "prompts_file"}
 
 // privateLevel are the same in each of local.levels: the server's error
 // messages by class (the counts by class stay).

@@ -147,6 +147,9 @@ func planted(t *testing.T, d plans.Doc) plans.Doc {
 	local["endpoint_host"] = plantHost
 	local["endpoint_name"] = plantName
 	local["served_models"] = []any{d.Model(), plantServed}
+	if top["format"] != results.Format {
+		local["prompts_file"] = "/home/" + plantName + "/my-prompts.jsonl" // a plan document's --prompts path
+	}
 	if _, ok := local["warnings"]; ok {
 		local["warnings"] = []any{"the server said: " + plantMessage + " (key " + plantKey + ")"}
 	}
@@ -206,6 +209,11 @@ func TestNothingPrivate(t *testing.T) {
 			t.Fatal(err)
 		}
 		leaks(t, c.name+" Markdown", Markdown(r))
+		sd, err := Shareable(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaks(t, c.name+" shareable document", string(must(sd.Marshal())))
 		var b bytes.Buffer
 		if err := CSV(&b, r); err != nil {
 			t.Fatal(err)

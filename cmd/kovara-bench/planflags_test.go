@@ -10,6 +10,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // flagsOf parses run's flags as cmdRun does, with the set it reads.
@@ -164,6 +165,35 @@ func TestCountsOnlyWhenGiven(t *testing.T) {
 		c, err := f.contextPlan(set)
 		if err != nil || c.OutputTokens != tc.output {
 			t.Errorf("context %q: output tokens %d, %v; want %d", tc.args, c.OutputTokens, err, tc.output)
+		}
+	}
+}
+
+// TestWorkloadFlags: --prompts, --prompts-skip-bad, --shared-prefix,
+// --prefix-groups and --turns reach the rate plan, and another plan
+// refuses them by name.
+func TestWorkloadFlags(t *testing.T) {
+	t.Parallel()
+	f, set := flagsOf(t, "--plan", "rate", "--rate", "2", "--shared-prefix", "2000", "--prefix-groups", "3", "--turns", "10")
+	p, err := f.ratePlan(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Workload, (setup.Workload{SharedPrefix: 2000, PrefixGroups: 3, Turns: 10}); got != want {
+		t.Errorf("workload %+v, want %+v", got, want)
+	}
+	f, set = flagsOf(t, "--plan", "rate", "--rate", "2", "--prompts", "mine.jsonl", "--prompts-skip-bad")
+	if p, err = f.ratePlan(set); err != nil || p.Workload.PromptsFile != "mine.jsonl" || !p.Workload.SkipBad {
+		t.Errorf("prompts file: %+v, %v", p.Workload, err)
+	}
+	f, set = flagsOf(t, "--plan", "rate", "--rate", "2", "--prompts", "mine.jsonl", "--turns", "3")
+	if _, err = f.ratePlan(set); err == nil || !strings.Contains(err.Error(), "a prompts file holds whole requests") {
+		t.Errorf("a prompts file with turns: %v", err)
+	}
+	for _, fl := range []string{"--turns", "--shared-prefix", "--prompts"} {
+		_, set := flagsOf(t, "--plan", "kovara", fl, "3")
+		if err := checkPlanFlags("kovara", set); err == nil || !strings.Contains(err.Error(), fl+" applies to --plan rate") {
+			t.Errorf("%s with the Kovara plan: %v", fl, err)
 		}
 	}
 }

@@ -47,6 +47,7 @@ type planFlags struct {
 	note       string
 	thinking   string
 	slo        sloFlags
+	workload   workloadFlags
 	capacity   capacityFlags
 	context    contextFlags
 	rate       rateFlags
@@ -63,6 +64,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.note, "note", "", "stages: free text added to the wiki block's bench_note")
 	fs.StringVar(&f.thinking, "thinking", "off", "stages, specdec: off (ask the chat template for no thinking) or default (send nothing)")
 	f.slo.register(fs)
+	f.workload.register(fs)
 	f.capacity.register(fs)
 	f.context.register(fs)
 	f.rate.register(fs)
@@ -107,6 +109,7 @@ var planOnly = map[string][]string{
 	"spec-decode": {planStages, planSpecDec}, "thinking": {planStages, planSpecDec},
 	"slo-user-tps": {planKovara, planCapacity, planRate}, "slo-ttft-p95": {planKovara, planCapacity, planRate}, "slo-tpot": {planKovara, planRate},
 	"max-concurrency": {planCapacity}, "depths": {planContext}, "repeats": {planContext},
+	"prompts": {planRate}, "prompts-skip-bad": {planRate}, "shared-prefix": {planRate}, "prefix-groups": {planRate}, "turns": {planRate},
 	"rate": {planRate}, "arrival": {planRate}, "burstiness": {planRate}, "max-in-flight": {planRate}, "sweep-max": {planRate},
 }
 

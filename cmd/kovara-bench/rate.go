@@ -33,6 +33,29 @@ func (c *rateFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.sweepMax, "sweep-max", setup.RateSweepMax, "rate: the highest rate a sweep tries, requests a second")
 }
 
+// workloadFlags are what the requests ask beyond the synthetic prompt
+// (docs/plans.md, "Your own load").
+type workloadFlags struct {
+	prompts      string
+	skipBad      bool
+	sharedPrefix int
+	groups       int
+	turns        int
+}
+
+func (c *workloadFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.prompts, "prompts", "", "rate: send your own prompts from this file: JSONL (one {\"messages\": [...]} or {\"prompt\": \"...\"} a line) or ShareGPT JSON, sampled with --seed; only its SHA-256 and counts are kept")
+	fs.BoolVar(&c.skipBad, "prompts-skip-bad", false, "rate: skip malformed lines of --prompts (named in the result) instead of refusing the file")
+	fs.IntVar(&c.sharedPrefix, "shared-prefix", 0, "rate: every request starts with the same system prompt of about this many tokens, and the result says how much the server took from its cache, and its time to first token against cold")
+	fs.IntVar(&c.groups, "prefix-groups", 1, "rate: groups of users, each with its own --shared-prefix system prompt")
+	fs.IntVar(&c.turns, "turns", 1, "rate: each user holds a conversation of this many turns, every turn sending the whole history; the result shows time to first token and the cached share by turn")
+}
+
+// given is the workload the flags ask for.
+func (c workloadFlags) given() setup.Workload {
+	return setup.Workload{PromptsFile: c.prompts, SkipBad: c.skipBad, SharedPrefix: c.sharedPrefix, PrefixGroups: c.groups, Turns: c.turns}
+}
+
 // ratePlan is the rate plan the flags ask for: --rate, --arrival,
 // --burstiness, --max-in-flight, --requests (per rate), the lengths,
 // --warmup, --seed (the schedule's; fresh prompts unless given), the
@@ -58,6 +81,7 @@ func (f *runFlags) ratePlan(set map[string]bool) (setup.RatePlan, error) {
 	setIfGiven(set, "output-tokens", &p.OutputTokens, f.outputTokens)
 	setIfGiven(set, "warmup", &p.Warmup, f.warmup)
 	p.SLO = f.slo.given(set)
+	p.Workload = f.workload.given()
 	if set["requests"] && f.requests < 1 {
 		return p, fmt.Errorf("--requests %d: each rate needs at least 1 request", f.requests)
 	}
@@ -86,6 +110,9 @@ func printRate(w io.Writer, r *results.RateResult) {
 	printHeading(w, "Rate plan (Kovara Desktop): latency and goodput at offered rates, open loop", r.Local.Simulated)
 	s := r.Settings
 	fmt.Fprintf(w, "model %s, engine %s; %d-token prompts, %d-token answers; %d requests a rate\n", r.Model, engineWords(r.Engine), s.InputTokens, s.OutputTokens, s.Requests)
+	if wl := s.Workload.Words(); wl != "" {
+		fmt.Fprintf(w, "the requests: %s\n", wl)
+	}
 	printProblems(w, plans.NewRate(r))
 	printTable(w, r.Table())
 	fmt.Fprintln(w, r.Method())

@@ -78,3 +78,40 @@ func TestRateTableJudgesNoiseFromSamples(t *testing.T) {
 		t.Error("a run with another in-flight cap was called like for like")
 	}
 }
+
+// TestRateWorkloadCompared: the share of prompt tokens from the server's
+// cache is a row where a run has it and none where no run does, and runs
+// of different workloads are not like for like.
+func TestRateWorkloadCompared(t *testing.T) {
+	t.Parallel()
+	has := func(rows []Row, id string) (Cell, bool) {
+		for _, r := range rows {
+			if r.Metric.ID == id {
+				return r.Cells[1], true
+			}
+		}
+		return Cell{}, false
+	}
+	if _, ok := has(RateTable([]*results.RateResult{rateDoc(1, 1000, 1), rateDoc(2, 1000, 1)}, nil), "cached_share@2"); ok {
+		t.Error("a cache row with no cache figure in either run")
+	}
+	cached := func(seed uint64, tokens int64) *results.RateResult {
+		r := rateDoc(seed, 1000, 1)
+		r.Settings.Workload = &results.Workload{SharedPrefix: 2000, SharedPrefixWords: int(seed) * 100}
+		for i := range r.Levels {
+			r.Levels[i].Cache = &results.PromptCache{CachedTokens: tokens, PromptTokens: 1000, Requests: 10, Source: results.CacheFromUsage}
+		}
+		return r
+	}
+	rows := RateTable([]*results.RateResult{cached(1, 500), cached(2, 800)}, nil)
+	c, ok := has(rows, "cached_share@4")
+	if !ok || !c.Present || c.Value != 80 {
+		t.Fatalf("cache row %+v (present %v), want 80 %%", c, ok)
+	}
+	if like, diffs := RateVerdict([]*results.RateResult{cached(1, 500), cached(2, 800)}); !like {
+		t.Errorf("the same shared prefix (words aside) not like for like: %q", diffs)
+	}
+	if like, diffs := RateVerdict([]*results.RateResult{rateDoc(1, 1000, 1), cached(2, 800)}); like || len(diffs) == 0 {
+		t.Error("a shared-prefix run and a synthetic one called like for like")
+	}
+}

@@ -157,6 +157,9 @@ type PlanLocal struct {
 	Telemetry  *Telemetry `json:"telemetry,omitempty"`
 	StartedAt  string     `json:"started_at"`
 	FinishedAt string     `json:"finished_at,omitempty"`
+	// PromptsFile is the prompts file's path as given (--prompts): it
+	// may name the person, so it stays here.
+	PromptsFile string `json:"prompts_file,omitempty"`
 }
 
 // Engine families the detection can name.

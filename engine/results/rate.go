@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -33,9 +34,12 @@ type RateResult struct {
 	// bisection runs between rates already measured; Sorted orders them).
 	Levels []RateLevel `json:"levels"`
 	// Sweep is what a sweep found; nil when the rates were given.
-	Sweep    *RateSweep `json:"sweep,omitempty"`
-	Warnings []string   `json:"warnings"`
-	Local    PlanLocal  `json:"local"`
+	Sweep *RateSweep `json:"sweep,omitempty"`
+	// Prefix is a shared prefix's warm and cold time to first token,
+	// measured before the rates; nil without a shared prefix.
+	Prefix   *PrefixCheck `json:"prefix_check,omitempty"`
+	Warnings []string     `json:"warnings"`
+	Local    PlanLocal    `json:"local"`
 }
 
 // Simulated: the plan ran against the built-in simulator.
@@ -59,8 +63,11 @@ type RateSettings struct {
 	OutputTokens int      `json:"output_tokens"`
 	Warmup       int      `json:"warmup"`
 	SLO          *RateSLO `json:"slo,omitempty"`
-	Temperature  float64  `json:"temperature"`
-	IgnoreEOS    bool     `json:"ignore_eos"`
+	// Workload is what the requests asked beyond the synthetic prompt
+	// (nil: the synthetic prompt of InputTokens).
+	Workload    *Workload `json:"workload,omitempty"`
+	Temperature float64   `json:"temperature"`
+	IgnoreEOS   bool      `json:"ignore_eos"`
 	// ScheduleSeed makes the send times; Seed the prompts.
 	ScheduleSeed    int64   `json:"schedule_seed"`
 	PromptGenerator string  `json:"prompt_generator"`
@@ -150,6 +157,13 @@ type RateLevel struct {
 	PeakInFlight int  `json:"peak_in_flight"`
 	// Goodput is nil without a service level.
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// PromptTokens and CompletionTokens are the successes' lengths as the
+	// server counted them (nil when it did not); Cache what it took from
+	// its cache; ByTurn the conversations' turns (empty without turns).
+	PromptTokens     *Dist         `json:"prompt_tokens,omitempty"`
+	CompletionTokens *Dist         `json:"completion_tokens,omitempty"`
+	Cache            *PromptCache  `json:"cache,omitempty"`
+	ByTurn           []TurnFigures `json:"by_turn,omitempty"`
 	// Sustained says the server kept up with the rate; Verdict why not.
 	Sustained bool         `json:"sustained"`
 	Verdict   string       `json:"verdict,omitempty"`
@@ -349,6 +363,10 @@ var RateColumns = []string{"Offered\nreq/s", "Achieved\nreq/s", "Latency p50\nms
 // latency from the intended send.
 func (r *RateResult) Table() Table {
 	t := Table{Columns: RateColumns}
+	own := r.Settings.Workload != nil
+	if own {
+		t.Columns = append(slices.Clone(RateColumns), WorkloadColumns...)
+	}
 	for _, l := range r.Sorted() {
 		name := RateNumber(l.Rate)
 		if l.Partial {
@@ -374,9 +392,13 @@ func (r *RateResult) Table() Table {
 		if l.Partial {
 			kept = Missing
 		}
-		t.Rows = append(t.Rows, []string{name, strconv.FormatFloat(l.AchievedRate, 'f', 2, 64), distAt(l.LatencyMs, 50), distAt(l.LatencyMs, 95),
+		row := []string{name, strconv.FormatFloat(l.AchievedRate, 'f', 2, 64), distAt(l.LatencyMs, 50), distAt(l.LatencyMs, 95),
 			distAt(l.TTFTMs, 50), distAtPrec(l.TPOTMs, 50, 1), goodShare, goodRate, strconv.Itoa(l.Queued), longest,
-			distAtPrec(l.LatenessMs, 99, 1), lateMax, fmt.Sprintf("%d / %d", l.OK, l.Requests), kept})
+			distAtPrec(l.LatenessMs, 99, 1), lateMax, fmt.Sprintf("%d / %d", l.OK, l.Requests), kept}
+		if own {
+			row = append(row, workloadCells(l.PromptTokens, l.CompletionTokens, l.Cache)...)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
@@ -492,6 +514,9 @@ func (r *RateResult) Headline() string {
 		parts = append(parts, fmt.Sprintf("Goodput at %s: %.0f %% of requests met %s (%s req/s).", RateName(last.Rate), last.Goodput.Share*100,
 			r.Settings.SLO.Words(), strconv.FormatFloat(last.Goodput.Rate, 'f', 2, 64)))
 	}
+	if s := r.Prefix.Headline(); s != "" {
+		parts = append(parts, s)
+	}
 	if n := len(r.Warnings); n > 0 {
 		parts = append(parts, fmt.Sprintf("Read the %d %s below before trusting the figures.", n, Plural(n, "warning", "warnings")))
 	}
@@ -524,7 +549,19 @@ func (r *RateResult) highestSustained() *RateLevel {
 // columns mean for each.
 func (r *RateResult) Notes() []string {
 	var out []string
+	if w := r.Settings.Workload.Words(); w != "" {
+		out = append(out, "The requests: "+w+".")
+	}
+	if s := r.Prefix.Words(); s != "" {
+		out = append(out, "The shared prefix alone, one request at a time: "+s+".")
+	}
+	if p := r.Settings.Workload.prompts(); p != nil && p.Skipped > 0 {
+		out = append(out, p.SkippedWords())
+	}
 	for _, l := range r.Sorted() {
+		if s := TurnsWords(RateName(l.Rate), l.ByTurn); s != "" {
+			out = append(out, s)
+		}
 		if s := l.QueueWords(r.Settings.MaxInFlight); s != "" {
 			out = append(out, s)
 		}
@@ -555,6 +592,9 @@ func (r *RateResult) Method() string {
 	}
 	s := fmt.Sprintf("%d requests at each offered rate, %s arrivals from schedule seed %d, at most %d in flight; latency and TTFT are taken from each request's intended send time, so a wait for a slot counts; TPOT = (last token − first token) / (tokens − 1); achieved = successes / the time from the first intended send to the last end",
 		r.Settings.Requests, arr, r.Settings.ScheduleSeed, r.Settings.MaxInFlight)
+	if w := r.Settings.Workload.Words(); w != "" {
+		s += "; the requests: " + w
+	}
 	if r.Settings.SLO != nil {
 		s += fmt.Sprintf("; goodput = requests that met %s, each on its own figures; a rate is kept up with while at least %.0f %% meet it", r.Settings.SLO.Words(), RateGoodputShare*100)
 	}

@@ -47,6 +47,9 @@ type RequestSample struct {
 	// Error is the failure's class (engine's Class… names); empty for a
 	// success.
 	Error string `json:"error,omitempty"`
+	// Turn is the request's turn in its user's conversation, from 1; 0
+	// when the plan held no conversations.
+	Turn int `json:"turn,omitempty"`
 }
 
 // OK is true for a request that succeeded.

@@ -96,6 +96,9 @@ type RatePlan struct {
 	Seed      int64
 	FixedSeed bool
 	SLO       RateSLO
+	// Workload is what each request asks: the synthetic prompt unless it
+	// says a prompts file, a shared prefix or turns.
+	Workload  Workload
 	Timeout   time.Duration // per request; 0: PlanTimeout
 	Simulated bool
 	// MetricsInterval: how often /metrics is read (0: 1 s; negative: never).
@@ -197,6 +200,9 @@ func (p RatePlan) Validate() error {
 	}
 	if p.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("timeout %s is not allowed: it must be more than 0", p.Timeout))
+	}
+	if err := p.Workload.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,85 @@
+package results
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestWorkloadWords(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		w    *Workload
+		want string
+	}{
+		{"synthetic", nil, ""},
+		{"prefix", &Workload{SharedPrefix: 2000, SharedPrefixWords: 785, PrefixGroups: 1}, "a shared 2,000-token system prompt"},
+		{"groups and turns", &Workload{SharedPrefix: 500, PrefixGroups: 3, Turns: 10}, "a shared 500-token system prompt in 3 groups, 10-turn conversations"},
+		{"file", &Workload{Prompts: &PromptsSource{Shape: "sharegpt", SHA256: "0123456789abcdef0123", Lines: 5002, Records: 5000, Skipped: 2}},
+			"your prompts (sharegpt, 5,000 records in 5,002 entries, sha256 0123456789ab…, 2 malformed skipped)"},
+	}
+	for _, tc := range tests {
+		if got := tc.w.Words(); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestPrefixCheckWords(t *testing.T) {
+	t.Parallel()
+	pc := &PrefixCheck{Pairs: 5, WarmTTFTMs: 211.2, ColdTTFTMs: 1608.9, Cache: &PromptCache{CachedTokens: 9723, PromptTokens: 9963, Requests: 5, Source: CacheFromPromptN}}
+	if got, want := pc.Words(), "the server took 9,723 of 9,963 prompt tokens from its cache (98 %, by usage.prompt_tokens-timings.prompt_n); time to first token 211 ms with the shared prefix against 1.61 s cold, 87 % less"; got != want {
+		t.Errorf("Words:\n got %q\nwant %q", got, want)
+	}
+	if got, want := pc.Headline(), "With the shared prefix cached, the time to first token was 211 ms against 1.61 s cold (87 % less); the server took 98 % of those prompts from its cache."; got != want {
+		t.Errorf("Headline:\n got %q\nwant %q", got, want)
+	}
+	silent := &PrefixCheck{Pairs: 5, WarmTTFTMs: 100, ColdTTFTMs: 90}
+	if got := silent.Words(); !strings.HasPrefix(got, "the server did not say what it took from its cache") || !strings.HasSuffix(got, "11 % more") {
+		t.Errorf("a server that says nothing, warm slower: %q", got)
+	}
+	var none *PrefixCheck
+	if none.Words() != "" || none.Headline() != "" {
+		t.Error("no check says something")
+	}
+}
+
+func TestTurnsAndSkipped(t *testing.T) {
+	t.Parallel()
+	turns := []TurnFigures{
+		{Turn: 1, Requests: 4, OK: 4, TTFTMs: &Dist{N: 4, P50: 84}, PromptTokens: &Dist{N: 4, P50: 64}, Cache: &PromptCache{CachedTokens: 64, PromptTokens: 256}},
+		{Turn: 2, Requests: 4, OK: 3, TTFTMs: &Dist{N: 3, P50: 47}, PromptTokens: &Dist{N: 3, P50: 194}},
+	}
+	if got, want := TurnsWords("1 req/s", turns), "At 1 req/s, by turn (time to first token p50, prompt tokens p50, share the server took from its cache): 1: 84 ms, 64, 25 %; 2: 47 ms, 194, —."; got != want {
+		t.Errorf("TurnsWords:\n got %q\nwant %q", got, want)
+	}
+	p := &PromptsSource{Shape: "jsonl", Skipped: 25, SkippedLines: []int{4, 17}}
+	if got, want := p.SkippedWords(), "25 malformed lines of the prompts file were skipped (lines 4, 17, …)."; got != want {
+		t.Errorf("SkippedWords: got %q, want %q", got, want)
+	}
+	one := &PromptsSource{Shape: "sharegpt", Skipped: 1, SkippedLines: []int{12}}
+	if got, want := one.SkippedWords(), "1 malformed entry of the prompts file was skipped (entry 12)."; got != want {
+		t.Errorf("SkippedWords: got %q, want %q", got, want)
+	}
+}
+
+// TestRateTableWorkloadColumns: a run with its own workload adds the
+// lengths and the cache share; a synthetic run's table is as before.
+func TestRateTableWorkloadColumns(t *testing.T) {
+	t.Parallel()
+	r := &RateResult{Settings: RateSettings{MaxInFlight: 4}, Levels: []RateLevel{{Rate: 2, Requests: 2, OK: 2, Sustained: true,
+		PromptTokens: &Dist{N: 2, P50: 1994}, CompletionTokens: &Dist{N: 2, P50: 64}, Cache: &PromptCache{CachedTokens: 78, PromptTokens: 100}}}}
+	if got := len(r.Table().Columns); got != len(RateColumns) {
+		t.Errorf("synthetic: %d columns, want %d", got, len(RateColumns))
+	}
+	r.Settings.Workload = &Workload{SharedPrefix: 2000}
+	tb := r.Table()
+	row := tb.Rows[0]
+	if got, want := strings.Join(row[len(row)-3:], " | "), "1994 | 64 | 78"; got != want || len(tb.Columns) != len(row) {
+		t.Errorf("workload cells %q, want %q (%d columns, %d cells)", got, want, len(tb.Columns), len(row))
+	}
+	notes := strings.Join(r.Notes(), "\n")
+	if !strings.Contains(notes, "The requests: a shared 2,000-token system prompt.") {
+		t.Errorf("notes %q do not say the workload", notes)
+	}
+}
