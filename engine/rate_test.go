@@ -281,3 +281,29 @@ func TestJudgeRate(t *testing.T) {
 		t.Errorf("baseline: %d queued, lateness %v ms, peak %d", base.Queued, base.LatenessMs.Max, base.PeakInFlight)
 	}
 }
+
+// TestRateServerQueueOllama: an Ollama-like simulator serves one request
+// at a time (OLLAMA_NUM_PARALLEL's default); offered several times what
+// it serves, with the client's cap above the requests, every request
+// leaves on time and the queue grows inside the server. The result says
+// so in words and names the setting that serves more.
+func TestRateServerQueueOllama(t *testing.T) {
+	t.Parallel()
+	_, url := startSim(t, sim.Config{Personality: sim.Ollama, TokenInterval: 5 * time.Millisecond, PrefillRate: 200000})
+	p := ratePlan(40) // an answer of 16 tokens takes at least 80 ms: 12 a second at most
+	p.MaxInFlight, p.Requests, p.OutputTokens = 64, 40, 16
+	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &res.Levels[0]
+	if !l.LatencyGrew || l.Sustained {
+		t.Fatalf("latency grew %v, kept up %v (%s); want a queue that grew inside the server", l.LatencyGrew, l.Sustained, l.Verdict)
+	}
+	w := strings.Join(res.Warnings, "\n")
+	for _, want := range []string{"requests queued inside the server and the queue kept growing", "OLLAMA_NUM_PARALLEL"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("the warnings do not say %q:\n%s", want, w)
+		}
+	}
+}

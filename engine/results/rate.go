@@ -454,6 +454,49 @@ func (l *RateLevel) QueueWords(maxInFlight int) string {
 	return s + "that wait counts in their latency, but the queue did not keep growing"
 }
 
+// ServerQueueWords says a queue that grew inside the server, or "":
+// the client sent every request on time (no wait of its own grew), yet
+// latency kept growing through the level, so requests waited in the
+// server's own queue for the few it serves at once. It names the setting
+// of the server's family that serves more (ParallelFix), sized for the
+// offered rate times the time an answer took once begun.
+func (l *RateLevel) ServerQueueWords(family string) string {
+	if !l.LatencyGrew || l.QueueGrew {
+		return ""
+	}
+	reqs := l.Samples.Each()
+	slices.SortStableFunc(reqs, func(a, b RateRequest) int { return int(a.IntendedUs - b.IntendedUs) })
+	q := len(reqs) / 4
+	if q < 2 {
+		return ""
+	}
+	median := func(rs []RateRequest) float64 {
+		var xs []float64
+		for _, r := range rs {
+			if r.Error == "" {
+				xs = append(xs, r.LatencyMs())
+			}
+		}
+		if len(xs) == 0 {
+			return 0
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	s := fmt.Sprintf("at %s, requests queued inside the server and the queue kept growing: it finished %s req/s of the %s offered, and the median latency went from %s over the first quarter of the requests to %s over the last",
+		RateName(l.Rate), strconv.FormatFloat(l.AchievedRate, 'f', 2, 64), RateNumber(l.Rate), Seconds(median(reqs[:q])), Seconds(median(reqs[len(reqs)-q:])))
+	want := 0
+	if l.LatencyMs != nil && l.TTFTMs != nil {
+		// Answers in progress at once to keep up: the rate times how long
+		// each takes once its first token came.
+		want = int(math.Ceil(l.Rate * max(l.LatencyMs.Min-l.TTFTMs.Min, 0) / 1000))
+	}
+	if want > 1 || family == FamilyOllama {
+		s += "; " + ParallelFix(family, max(want, 2))
+	}
+	return s
+}
+
 // LateWords says when the client itself sent late, or "".
 func (l *RateLevel) LateWords() string {
 	d := l.LatenessMs
@@ -563,6 +606,9 @@ func (r *RateResult) Notes() []string {
 			out = append(out, s)
 		}
 		if s := l.QueueWords(r.Settings.MaxInFlight); s != "" {
+			out = append(out, s)
+		}
+		if s := l.ServerQueueWords(r.Engine.Family); s != "" {
 			out = append(out, s)
 		}
 		if s := l.LateWords(); s != "" {
