@@ -320,10 +320,14 @@ func (r *rateRun) level(ctx context.Context, index, n int, rate float64) (*resul
 	first := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + r.used
 	r.used += int64(p.Requests)
 	opts := r.opts
+	before, _ := r.readPrefix(ctx)
 	lr := set.run(ctx, loadSpec{total: p.Requests, timeout: p.Timeout, pace: sched, shape: r.wl.loop(set), request: func(k int) (requestOpts, int64) {
 		return opts, first + int64(k)
 	}})
 	lv := rateLevel(rate, &lr, p.Requests, r.res.Settings.SLO)
+	if lv.Cache == nil {
+		lv.Cache = r.counterCache(ctx, before, lv.Requests)
+	}
 	finished := lv.Requests
 	r.obs.Live.endLevel(finished)
 	if lv.Partial || ctx.Err() != nil {

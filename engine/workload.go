@@ -139,6 +139,22 @@ func (r *runner) tokensPerWord() float64 {
 	return 1.3
 }
 
+// counterCache is what the server's /metrics prefix-cache counters say
+// it took from its cache since before, over requests requests; nil when
+// it has no such counters (a server that says it per answer is read
+// from the answers instead: requestCache).
+func (r *runner) counterCache(ctx context.Context, before PrefixCounters, requests int) *results.PromptCache {
+	after, ok := r.readPrefix(ctx)
+	if !ok {
+		return nil
+	}
+	prompt, cached, ok := after.Since(before)
+	if !ok || prompt <= 0 {
+		return nil
+	}
+	return &results.PromptCache{CachedTokens: cached, PromptTokens: prompt, Requests: requests, Source: results.CacheFromMetrics, Metrics: after.Names}
+}
+
 // sharedOverhead is what every request shares by design (chat template
 // and instruction), when the run measured it.
 func (r *runner) sharedOverhead() int {
@@ -309,31 +325,40 @@ func (r *runner) prefixCheck(ctx context.Context, wl *workload, first int64, tim
 	for i := range colds {
 		colds[i] = systemMessage("cold "+newRef(), FreshSeed(), wl.prefixWords)
 	}
+	// Warm, then cold, each its own loop on the one slot, so a server
+	// that counts its cache only in /metrics is read around each.
 	from := n
-	lr := set.run(ctx, loadSpec{total: 2 * prefixPairs, timeout: timeout, request: func(k int) (requestOpts, int64) {
-		o := r.opts
-		o.prefix = wl.prefixes[0]
-		if k >= prefixPairs {
-			o.prefix = colds[k-prefixPairs]
-		}
-		return o, from + int64(k)
-	}})
+	loop := func(cold bool) (*loadRun, *results.PromptCache) {
+		before, _ := r.readPrefix(ctx)
+		lr := set.run(ctx, loadSpec{total: prefixPairs, timeout: timeout, request: func(k int) (requestOpts, int64) {
+			o := r.opts
+			o.prefix = wl.prefixes[0]
+			if cold {
+				o.prefix, k = colds[k], k+prefixPairs
+			}
+			return o, from + int64(k)
+		}})
+		return &lr, r.counterCache(ctx, before, prefixPairs)
+	}
+	warmRun, warmCounted := loop(false)
+	coldRun, coldCounted := loop(true)
 	n += 2 * prefixPairs
 	if ctx.Err() != nil {
 		return nil, n, fmt.Errorf("the shared prefix check: %w", ErrInterrupted)
 	}
-	var warm, cold []*outcome
 	pc := &results.PrefixCheck{Pairs: prefixPairs}
-	for _, o := range lr.outcomes() {
-		switch {
-		case !o.ok():
-			pc.Failed++
-		case o.n < from+prefixPairs:
-			warm = append(warm, o)
-		default:
-			cold = append(cold, o)
+	oks := func(lr *loadRun) []*outcome {
+		var out []*outcome
+		for _, o := range lr.outcomes() {
+			if o.ok() {
+				out = append(out, o)
+			} else {
+				pc.Failed++
+			}
 		}
+		return out
 	}
+	warm, cold := oks(warmRun), oks(coldRun)
 	median := func(os []*outcome, f func(*outcome) float64) float64 {
 		var xs []float64
 		for _, o := range os {
@@ -362,6 +387,9 @@ func (r *runner) prefixCheck(ctx context.Context, wl *workload, first int64, tim
 	pc.WarmTTFTMs, pc.ColdTTFTMs = median(warm, ttft), median(cold, ttft)
 	pc.WarmPromptTokens, pc.ColdPromptTokens = int(median(warm, tokens)), int(median(cold, tokens))
 	pc.Cache, pc.ColdCache = requestCache(warm), requestCache(cold)
+	if pc.Cache == nil {
+		pc.Cache, pc.ColdCache = warmCounted, coldCounted
+	}
 	return pc, n, nil
 }
 
@@ -371,15 +399,8 @@ func (r *runner) prefixCheck(ctx context.Context, wl *workload, first int64, tim
 func workloadFigures(lv *results.RateLevel, lr *loadRun) {
 	var oks []*outcome
 	var prompts, answers []float64
-	turns := map[int][]*outcome{}
 	for _, o := range lr.outcomes() {
-		if o.interrupted {
-			continue
-		}
-		if o.turn > 0 {
-			turns[o.turn] = append(turns[o.turn], o)
-		}
-		if !o.ok() {
+		if o.interrupted || !o.ok() {
 			continue
 		}
 		oks = append(oks, o)
@@ -389,10 +410,23 @@ func workloadFigures(lv *results.RateLevel, lr *loadRun) {
 	}
 	lv.PromptTokens, lv.CompletionTokens = stats.Summarize(prompts), stats.Summarize(answers)
 	lv.Cache = requestCache(oks)
-	for _, t := range slices.Sorted(maps.Keys(turns)) {
-		tf := turnFigures(t, turns[t])
-		lv.ByTurn = append(lv.ByTurn, tf)
+	lv.ByTurn = byTurn(lr)
+}
+
+// byTurn is a loop's conversations turn by turn (turnFigures), nil
+// without turns: the rate plan's levels and the Kovara plan's alike.
+func byTurn(lr *loadRun) []results.TurnFigures {
+	turns := map[int][]*outcome{}
+	for _, o := range lr.outcomes() {
+		if !o.interrupted && o.turn > 0 {
+			turns[o.turn] = append(turns[o.turn], o)
+		}
 	}
+	var out []results.TurnFigures
+	for _, t := range slices.Sorted(maps.Keys(turns)) {
+		out = append(out, turnFigures(t, turns[t]))
+	}
+	return out
 }
 
 // turnFigures are one turn's requests: TTFT from the intended send, the

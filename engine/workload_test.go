@@ -243,3 +243,31 @@ func TestRatePromptsFileRefused(t *testing.T) {
 		t.Fatalf("got %v, want a plan error naming line 3", err)
 	}
 }
+
+// TestRateSharedPrefixFromMetrics: a vLLM-like server that says nothing
+// of its cache in its answers (no --enable-prompt-tokens-details) but
+// counts it in /metrics: the level's and the prefix check's cache shares
+// come from the counters, and are the simulator's record.
+func TestRateSharedPrefixFromMetrics(t *testing.T) {
+	t.Parallel()
+	on := true
+	srv, url := startSim(t, sim.Config{Personality: sim.VLLM, PromptCache: &on, TokenInterval: 2 * time.Millisecond, PrefillRate: 50000, BatchCapacity: 4, RecordTruth: true})
+	p := ratePlan(20)
+	p.MaxInFlight, p.Requests, p.MetricsInterval = 4, 16, 0
+	p.Workload.SharedPrefix = 300
+	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lv := &res.Levels[0]
+	var want int64
+	for _, tr := range lastTruths(srv, p.Requests) {
+		want += int64(tr.CachedTokens)
+	}
+	if lv.Cache == nil || lv.Cache.Source != results.CacheFromMetrics || lv.Cache.CachedTokens != want {
+		t.Fatalf("level cache %+v, want %d tokens from /metrics (the simulator's record)", lv.Cache, want)
+	}
+	if pc := res.Prefix; pc == nil || pc.Cache == nil || pc.Cache.Source != results.CacheFromMetrics || pc.Cache.Share() < 0.5 || pc.ColdCache == nil || pc.ColdCache.Share() > 0.1 {
+		t.Fatalf("prefix check %+v: want warm cached and cold not, from /metrics", pc)
+	}
+}
