@@ -638,9 +638,6 @@ func (r *RateResult) Method() string {
 	}
 	s := fmt.Sprintf("%d requests at each offered rate, %s arrivals from schedule seed %d, at most %d in flight; latency and TTFT are taken from each request's intended send time, so a wait for a slot counts; TPOT = (last token − first token) / (tokens − 1); achieved = successes / the time from the first intended send to the last end",
 		r.Settings.Requests, arr, r.Settings.ScheduleSeed, r.Settings.MaxInFlight)
-	if w := r.Settings.Workload.Words(); w != "" {
-		s += "; the requests: " + w
-	}
 	if r.Settings.SLO != nil {
 		s += fmt.Sprintf("; goodput = requests that met %s, each on its own figures; a rate is kept up with while at least %.0f %% meet it", r.Settings.SLO.Words(), RateGoodputShare*100)
 	}

@@ -57,7 +57,7 @@ func (w Workload) Validate() error {
 		errs = append(errs, fmt.Errorf("%d prefix groups is not allowed: use 1 to %d", w.PrefixGroups, MaxPrefixGroups))
 	}
 	if w.PrefixGroups > 1 && w.SharedPrefix == 0 {
-		errs = append(errs, errors.New("prefix groups need a shared prefix: add --shared-prefix with its length in tokens"))
+		errs = append(errs, errors.New("prefix groups need a shared prefix: give its length in tokens"))
 	}
 	if w.Turns < 0 || w.Turns > MaxTurns {
 		errs = append(errs, fmt.Errorf("%d turns is not allowed: use 1 to %d", w.Turns, MaxTurns))
