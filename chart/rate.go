@@ -57,3 +57,34 @@ func RateCharts(r *results.RateResult, p Palette) []Spec {
 		frame(RateThroughputTitle, "req/s", rates...),
 	}
 }
+
+// RateTurnsTitle is the title of a conversation run's chart by turn.
+const RateTurnsTitle = "Time to first token by turn"
+
+// RateTurnsChart is a run of conversations' time to first token (p50,
+// from the intended send) at each turn, a line for each rate, so a cache
+// that keeps the history shows as turns that do not grow slower; false
+// without turns. A partial rate is left out, as in RateCharts.
+func RateTurnsChart(r *results.RateResult, p Palette) (Spec, bool) {
+	spec := Spec{Title: RateTurnsTitle, XLabel: "turn of the conversation", YLabel: "ms (p50)", YFromZero: true, XInteger: true, XPad: 0.2, Palette: p}
+	turns := 0
+	for _, l := range r.Sorted() {
+		if l.Partial || len(l.ByTurn) == 0 {
+			continue
+		}
+		s := Series{Name: results.RateName(l.Rate), Kind: Line, Color: len(spec.Series)}
+		for _, t := range l.ByTurn {
+			if v, ok := t.TTFTMs.At(50); ok {
+				s.X, s.Y = append(s.X, float64(t.Turn)), append(s.Y, v)
+				turns = max(turns, t.Turn)
+			}
+		}
+		if len(s.X) > 0 {
+			spec.Series = append(spec.Series, s)
+		}
+	}
+	for t := 1; t <= turns; t++ {
+		spec.XTicks = append(spec.XTicks, float64(t))
+	}
+	return spec, len(spec.Series) > 0
+}

@@ -10,15 +10,29 @@ import (
 )
 
 // FormState is what the app's Benchmark form last held, restored when the
-// app starts again: the endpoint, model and plan chosen, and the settings
-// comparison's rows and rounds. It is this machine's own (form.json in
-// the config folder, beside endpoints.yaml): nothing exported reads it.
-// It has no place for an API key; keys live only in the keyring.
+// app starts again: the endpoint, model and plan chosen, the settings
+// comparison's rows and rounds, and the rate plan's own load. It is this
+// machine's own (form.json in the config folder, beside endpoints.yaml):
+// nothing exported reads it. It has no place for an API key; keys live
+// only in the keyring.
 type FormState struct {
 	Endpoint string         `json:"endpoint,omitempty"` // a saved endpoint's name, or the simulator's
 	Model    string         `json:"model,omitempty"`
 	Plan     string         `json:"plan,omitempty"` // the plan's id (results.Plan…)
 	Tune     *TuneFormState `json:"tune,omitempty"`
+	Rate     *RateFormState `json:"rate,omitempty"`
+}
+
+// RateFormState is the rate plan's "Your own load" as typed: a prompts
+// file's path (this machine's own, as the whole file is), whether its
+// malformed lines are skipped, the shared prefix's tokens, its groups
+// and the turns per conversation.
+type RateFormState struct {
+	PromptsFile  string `json:"prompts_file,omitempty"`
+	SkipBad      bool   `json:"skip_bad,omitempty"`
+	SharedPrefix string `json:"shared_prefix,omitempty"`
+	PrefixGroups string `json:"prefix_groups,omitempty"`
+	Turns        string `json:"turns,omitempty"`
 }
 
 // TuneFormState is the settings comparison's form: its rows as typed

@@ -24,7 +24,7 @@ func TestFormState(t *testing.T) {
 		{Name: "np8", How: "command", What: "OLLAMA_NUM_PARALLEL=4 ollama serve"},
 		{Name: "q8", How: "model", What: "qwen3:8b-q8_0"},
 		{Name: "hand", How: "manual", What: "restart Ollama with OLLAMA_NUM_PARALLEL=4"},
-	}}}
+	}}, Rate: &RateFormState{PromptsFile: "/home/me/prompts/chat log.jsonl", SkipBad: true, SharedPrefix: "2000", PrefixGroups: "2", Turns: "5"}}
 	if err := OpenFormState(dir).Save(want); err != nil {
 		t.Fatal(err)
 	}

@@ -1,22 +1,32 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	fstorage "fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/storage/repository"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/storage"
 )
 
 // rateForm is the rate plan's form: the offered rates (or a sweep), how
 // requests arrive, the cap on requests in flight, the requests at each
-// rate, the lengths, and the service level goodput is judged by.
+// rate, the lengths, the service level goodput is judged by, and the
+// person's own load (a prompts file, a shared system prompt, turns).
 type rateForm struct {
 	formBase
 	ratesEntry     *formEntry
@@ -33,6 +43,17 @@ type rateForm struct {
 	seedEntry      *formEntry
 	arrivalByLabel map[string]string // the list's label → setup.Arrival…
 	fields         *widget.Form      // its labels grey with their field when it is off
+	// Your own load (setup.Workload), folded away under its own heading;
+	// its labels are no wider than the page's label column already is,
+	// so no other form's fields move.
+	promptsEntry  *formEntry
+	browseButton  *widget.Button
+	skipBadCheck  *widget.Check
+	prefixEntry   *formEntry
+	groupsEntry   *formEntry
+	turnsEntry    *formEntry
+	ownLoad       *widget.Accordion
+	ownLoadFields *widget.Form
 }
 
 // rateArrivalLabels say each arrival pattern in the form's list.
@@ -80,10 +101,174 @@ func newRateForm(s *BenchmarkScreen) *rateForm {
 		widget.NewFormItem("Goodput: TTFT at most (ms)", f.sloTTFTEntry),
 		widget.NewFormItem("Goodput: TPOT at most (ms)", f.sloTPOTEntry),
 	)
+	f.ownLoad = f.newOwnLoad()
 	f.box = container.NewVBox(
 		s.aligned(f.fields),
+		f.ownLoad,
 		s.advanced(widget.NewFormItem("Sweep up to (req/s)", f.sweepMaxEntry), widget.NewFormItem("Warmup requests", f.warmupEntry), seed, timeout),
 	)
+	return f
+}
+
+// newOwnLoad is the "Your own load" section, folded like the advanced
+// settings so the form still fits a 1024×640 window: empty fields are the
+// method's synthetic prompt.
+func (f *rateForm) newOwnLoad() *widget.Accordion {
+	s := f.s
+	f.promptsEntry = s.entry("", nil)
+	f.promptsEntry.SetPlaceHolder("none: the synthetic prompts")
+	f.promptsEntry.OnChanged = func(string) { f.onPromptsFile(); s.revalidate() }
+	f.browseButton = widget.NewButton("Browse…", f.openPromptsDialog)
+	f.skipBadCheck = widget.NewCheck("Skip malformed lines", func(bool) { s.revalidate() })
+	f.prefixEntry = s.entry("", optionalCountFrom("shared prefix", 0))
+	f.prefixEntry.SetPlaceHolder("none: no system prompt the users share")
+	f.groupsEntry = s.entry("", optionalCountFrom("prefix groups", 1))
+	f.groupsEntry.SetPlaceHolder("1: every user shares one")
+	f.turnsEntry = s.entry("", optionalCountFrom("turns per conversation", 1))
+	f.turnsEntry.SetPlaceHolder("1: one question a request")
+	f.onPromptsFile()
+	f.ownLoadFields = widget.NewForm(
+		widget.NewFormItem("Prompts file", container.NewBorder(nil, nil, nil, f.browseButton, f.promptsEntry)),
+		widget.NewFormItem("", f.skipBadCheck),
+		widget.NewFormItem("Shared prefix (tokens)", f.prefixEntry),
+		widget.NewFormItem("Prefix groups", f.groupsEntry),
+		widget.NewFormItem("Turns per conversation", f.turnsEntry),
+	)
+	return widget.NewAccordion(widget.NewAccordionItem("Your own load", s.aligned(f.ownLoadFields)))
+}
+
+// onPromptsFile lets malformed lines be skipped only when there is a
+// file to skip them in.
+func (f *rateForm) onPromptsFile() {
+	if strings.TrimSpace(f.promptsEntry.Text) != "" {
+		f.skipBadCheck.Enable()
+	} else {
+		f.skipBadCheck.Disable()
+	}
+}
+
+// openPromptsDialog chooses the prompts file, starting in the folder of
+// the one typed.
+func (f *rateForm) openPromptsDialog() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			return // cancelled
+		}
+		path := r.URI().Path()
+		r.Close()
+		f.promptsEntry.SetText(path)
+	}, f.s.u.win)
+	if cur := strings.TrimSpace(f.promptsEntry.Text); cur != "" {
+		if dir, err := repository.ParseURI("file://" + filepath.Dir(cur)); err == nil {
+			if l, err := fstorage.ListerForURI(dir); err == nil {
+				d.SetLocation(l)
+			}
+		}
+	}
+	d.Show()
+}
+
+// optionalCountFrom accepts an empty field (the default) or a count of
+// at least min.
+func optionalCountFrom(field string, min int) func(string) error {
+	return func(v string) error {
+		var n int
+		return readOptionalCount(v, field, min, &n)
+	}
+}
+
+// readOptionalCount reads a count of at least min into n, 0 when the
+// field is empty.
+func readOptionalCount(v, field string, min int, n *int) error {
+	if strings.TrimSpace(v) == "" {
+		*n = 0
+		return nil
+	}
+	var err error
+	*n, err = engine.ParseCount(field, v, min)
+	return err
+}
+
+// workload reads "Your own load"; a prompts file that is not there is
+// said now, not when the run starts.
+func (f *rateForm) workload(errs []error) (setup.Workload, []error) {
+	w := setup.Workload{PromptsFile: strings.TrimSpace(f.promptsEntry.Text)}
+	w.SkipBad = w.PromptsFile != "" && f.skipBadCheck.Checked
+	for _, c := range []struct {
+		e     *formEntry
+		field string
+		min   int
+		n     *int
+	}{
+		{f.prefixEntry, "shared prefix", 0, &w.SharedPrefix},
+		{f.groupsEntry, "prefix groups", 1, &w.PrefixGroups},
+		{f.turnsEntry, "turns per conversation", 1, &w.Turns},
+	} {
+		if err := readOptionalCount(c.e.Text, c.field, c.min, c.n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if w.PromptsFile != "" {
+		switch info, err := os.Stat(w.PromptsFile); {
+		case errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, fmt.Errorf("the prompts file %s does not exist", w.PromptsFile))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("the prompts file: %w", err))
+		case info.IsDir():
+			errs = append(errs, fmt.Errorf("the prompts file %s is a folder: choose a JSONL or ShareGPT JSON file", w.PromptsFile))
+		}
+	}
+	return w, errs
+}
+
+// workloadWords says the workload in the result's words
+// (results.Workload.Words); a prompts file is named by its file, which
+// the form has not read yet.
+func workloadWords(w setup.Workload) string {
+	rw := &results.Workload{SharedPrefix: w.SharedPrefix, Turns: w.Turns}
+	if w.SharedPrefix > 0 {
+		rw.PrefixGroups = w.Groups()
+	}
+	if w.PromptsFile == "" {
+		return rw.Words()
+	}
+	file := "your prompts from " + filepath.Base(w.PromptsFile)
+	if w.SkipBad {
+		file += ", malformed lines skipped"
+	}
+	if more := rw.Words(); more != "" {
+		file += ", " + more
+	}
+	return file
+}
+
+// state is "Your own load" as typed, kept for the next start; nil when
+// it is empty.
+func (f *rateForm) state() *storage.RateFormState {
+	st := &storage.RateFormState{PromptsFile: f.promptsEntry.Text, SkipBad: f.skipBadCheck.Checked,
+		SharedPrefix: f.prefixEntry.Text, PrefixGroups: f.groupsEntry.Text, Turns: f.turnsEntry.Text}
+	if *st == (storage.RateFormState{}) {
+		return nil
+	}
+	return st
+}
+
+// restore puts back "Your own load" of the last start, unfolded so a
+// load that is not the synthetic prompt is seen before Run.
+func (f *rateForm) restore(st storage.RateFormState) {
+	f.promptsEntry.SetText(st.PromptsFile)
+	f.skipBadCheck.SetChecked(st.SkipBad)
+	f.prefixEntry.SetText(st.SharedPrefix)
+	f.groupsEntry.SetText(st.PrefixGroups)
+	f.turnsEntry.SetText(st.Turns)
+	if st != (storage.RateFormState{}) {
+		f.ownLoad.Open(0)
+	}
+}
+
+// rateFormOf is the screen's rate form.
+func (s *BenchmarkScreen) rateFormOf() *rateForm {
+	f, _ := s.forms[results.PlanRate].(*rateForm)
 	return f
 }
 
@@ -159,12 +344,25 @@ func (f *rateForm) plan() (setup.RatePlan, error) {
 		p.Seed = seed
 	}
 	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
+	p.Workload, errs = f.workload(errs)
 	return p, formError(errs, p.Validate)
 }
 
+// check holds the longest prompt to the server's context: the system
+// prompt and, in a conversation's last turn, every turn before it (as
+// the run's own check counts them). A prompts file's lengths are its
+// own, so the run checks those.
 func (f *rateForm) check() (int, int, error) {
 	p, err := f.plan()
-	return p.InputTokens, p.OutputTokens, err
+	w := p.Workload
+	if w.PromptsFile != "" {
+		return 0, 0, err
+	}
+	input := p.InputTokens + w.SharedPrefix
+	if w.Turns > 1 {
+		input += (w.Turns - 1) * (p.InputTokens + p.OutputTokens)
+	}
+	return input, p.OutputTokens, err
 }
 
 func (f *rateForm) summary() string {
@@ -188,8 +386,15 @@ func (f *rateForm) summary() string {
 	if p.SLO.Set() {
 		slo = "goodput: requests with " + (&results.RateSLO{TTFTMs: p.SLO.TTFTMs, TPOTMs: p.SLO.TPOTMs}).Words()
 	}
-	return fmt.Sprintf("Rate: %s; %d requests at each, %s arrivals, at most %d in flight, %d input and %d output tokens; latency from each request's intended send time; %s. Kept in the history; never published.",
-		rates, p.Requests, arrivals, p.MaxInFlight, p.InputTokens, p.OutputTokens, slo)
+	lengths := fmt.Sprintf("%d input and %d output tokens", p.InputTokens, p.OutputTokens)
+	if w := workloadWords(p.Workload); w != "" {
+		lengths = w + fmt.Sprintf(" (%d-token questions, %d-token answers)", p.InputTokens, p.OutputTokens)
+		if p.Workload.PromptsFile != "" { // each record is its whole question
+			lengths = w + fmt.Sprintf(" (%d-token answers where a prompt sets none)", p.OutputTokens)
+		}
+	}
+	return fmt.Sprintf("Rate: %s; %d requests at each, %s arrivals, at most %d in flight, %s; latency from each request's intended send time; %s. Kept in the history; never published.",
+		rates, p.Requests, arrivals, p.MaxInFlight, lengths, slo)
 }
 
 func (f *rateForm) run(model string, simulated bool) (planRun, error) {

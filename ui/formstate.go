@@ -75,8 +75,8 @@ func (f *formSaver) close() {
 }
 
 // restoreForm fills the form as it was when the app last ran (the
-// endpoint, model and plan, the settings comparison's rows and rounds),
-// then keeps it as it changes.
+// endpoint, model and plan, the settings comparison's rows and rounds,
+// the rate plan's own load), then keeps it as it changes.
 func (s *BenchmarkScreen) restoreForm() {
 	defer s.revalidate()
 	if s.u.opts.Demo {
@@ -92,6 +92,9 @@ func (s *BenchmarkScreen) restoreForm() {
 		}
 		if st.Tune != nil {
 			s.tune.restore(*st.Tune)
+		}
+		if st.Rate != nil {
+			s.rateFormOf().restore(*st.Rate)
 		}
 		if st.Endpoint != "" && slices.Contains(s.endpointSelect.Options, st.Endpoint) {
 			s.endpointSelect.SetSelected(st.Endpoint)
@@ -122,7 +125,7 @@ func (s *BenchmarkScreen) restoreModel(model string) {
 // formState is the form as it stands. While the endpoint's models are not
 // listed (a server down at the start), the model kept for it stays.
 func (s *BenchmarkScreen) formState() storage.FormState {
-	st := storage.FormState{Endpoint: s.endpointSelect.Selected, Model: s.chosenModel(), Plan: s.kind().ID, Tune: s.tune.state()}
+	st := storage.FormState{Endpoint: s.endpointSelect.Selected, Model: s.chosenModel(), Plan: s.kind().ID, Tune: s.tune.state(), Rate: s.rateFormOf().state()}
 	if st.Model == "" && (!s.models.listed || s.models.err != nil) {
 		s.saver.mu.Lock()
 		if last := s.saver.last; last.Endpoint == st.Endpoint {

@@ -16,14 +16,16 @@ import (
 
 // RateView shows a rate result: the headline in words and its problems,
 // latency (p50, p95, from the intended send) and the achieved rate and
-// goodput against the offered rate (chart.RateCharts), and the table per
-// rate with how it was measured, what queued and the client's own
-// lateness under it.
+// goodput against the offered rate (chart.RateCharts), with
+// conversations the time to first token by turn (chart.RateTurnsChart),
+// and the table per rate with how it was measured, what queued and the
+// client's own lateness under it.
 type RateView struct {
 	chartPage               // its state: what ran, where the result is kept
 	method    *widget.Label // how the figures are made, the queues, the run's warnings
 	latency   *ChartView
 	rates     *ChartView
+	turns     *ChartView // nil without conversations
 }
 
 func newRateView(u *App, r *results.RateResult, id string, saveErr error, onBack func()) *RateView {
@@ -41,8 +43,14 @@ func newRateView(u *App, r *results.RateResult, id string, saveErr error, onBack
 		views[i].SetRun(u.postName(id, d))
 	}
 	v.latency, v.rates = views[0], views[1]
-	charts := container.NewGridWithColumns(2, savableChart(u, v.latency, specs[0].Title, &v.saveAll),
-		savableChart(u, v.rates, specs[1].Title, &v.saveAll))
+	cells := []fyne.CanvasObject{savableChart(u, v.latency, specs[0].Title, &v.saveAll), savableChart(u, v.rates, specs[1].Title, &v.saveAll)}
+	if spec, ok := chart.RateTurnsChart(r, palette); ok {
+		v.turns = NewChartView("Two turns are needed for a chart.")
+		v.turns.SetSpec(spec)
+		v.turns.SetRun(u.postName(id, d))
+		cells = append(cells, savableChart(u, v.turns, spec.Title, &v.saveAll))
+	}
+	charts := container.NewGridWithColumns(len(cells), cells...)
 
 	v.method = widget.NewLabel(strings.Join(rateNotes(r), "\n"))
 	v.method.Wrapping = fyne.TextWrapWord
@@ -51,7 +59,8 @@ func newRateView(u *App, r *results.RateResult, id string, saveErr error, onBack
 }
 
 // rateRanLine says what ran, in a line: the rates or the sweep, the
-// arrivals, the cap and the lengths.
+// arrivals, the cap and the lengths (with a person's own load, only the
+// question's and the answer's: the notes say the rest).
 func rateRanLine(r *results.RateResult) string {
 	s := r.Settings
 	what := "Given rates"
@@ -62,8 +71,15 @@ func rateRanLine(r *results.RateResult) string {
 	if arr == "gamma" {
 		arr += fmt.Sprintf(" (burstiness %s)", trimFloat(s.Burstiness))
 	}
-	line := fmt.Sprintf("%s: %d requests at each rate, %s arrivals, at most %d in flight, %d-token prompts and %d-token answers.",
-		what, s.Requests, arr, s.MaxInFlight, s.InputTokens, s.OutputTokens)
+	lengths := fmt.Sprintf("%d-token prompts and %d-token answers", s.InputTokens, s.OutputTokens)
+	switch w := s.Workload; {
+	case w != nil && w.Prompts != nil: // the file's prompts are the questions: the notes say them
+		lengths = fmt.Sprintf("your prompts, with %d-token answers where a prompt sets none", s.OutputTokens)
+	case w != nil: // the system prompt and the history come on top: the notes say them
+		lengths = fmt.Sprintf("%d-token questions and %d-token answers", s.InputTokens, s.OutputTokens)
+	}
+	line := fmt.Sprintf("%s: %d requests at each rate, %s arrivals, at most %d in flight, %s.",
+		what, s.Requests, arr, s.MaxInFlight, lengths)
 	if s.SLO != nil {
 		line += " Goodput against " + s.SLO.Words() + "."
 	}
@@ -77,7 +93,7 @@ func rateNotes(r *results.RateResult) []string {
 	out := []string{capitalize(r.Method()) + "."}
 	for _, n := range r.Notes() {
 		if !slices.Contains(r.Warnings, n) {
-			out = append(out, "• "+capitalize(n)+".")
+			out = append(out, "• "+capitalize(strings.TrimSuffix(n, "."))+".") // some notes end their own sentence
 		}
 	}
 	for _, w := range r.Warnings {
