@@ -296,6 +296,10 @@ func (m *merger) merge() (*results.File, error) {
 		if metrics.RequestsOK > 0 && metrics.TokenCountMethod == results.TokenCountServerUsage && run.Environment.IgnoreEOS {
 			run.Environment.IgnoreEOSHonoured = &honoured
 		}
+		// Goodput is judged on the pooled requests, as one process
+		// judges its level's (levelGoodput), by the shards' one service
+		// level (the first's: shards of one run share the plan).
+		loc.Goodput = levelGoodput(pooled, out.Local.SLO, metrics.TokenCountMethod == results.TokenCountServerUsage)
 		out.Runs = append(out.Runs, run)
 		out.Local.Levels = append(out.Local.Levels, loc)
 		at, _ := m.levelStart(j)

@@ -197,6 +197,10 @@ func TestMergePoolsExactly(t *testing.T) {
 	const n, r = 4, 40
 	cs := []int{4, 8}
 	files := synthShards(t, n, cs, r)
+	slo := &results.RateSLO{TTFTMs: 50}
+	for _, f := range files {
+		f.Local.SLO = slo
+	}
 	merged, err := Merge(files, nil)
 	if err != nil {
 		t.Fatalf("Merge: %v", err)
@@ -256,6 +260,18 @@ func TestMergePoolsExactly(t *testing.T) {
 		dur := float64(last-first) / 1e6
 		if m.DurationS != stats.Round3(dur) || m.OutputThroughput != stats.Round3(tokens/dur) {
 			t.Errorf("c%d: duration %v s, output %v tok/s; want the union window %v s, %v tok/s", c, m.DurationS, m.OutputThroughput, stats.Round3(dur), stats.Round3(tokens/dur))
+		}
+		// Goodput over the pooled requests: each judged on its own TTFT.
+		met := 0
+		for _, f := range files {
+			for _, q := range f.Local.Levels[j].Samples.Requests {
+				if q.OK() && float64(q.TTFTUs)/1000 <= slo.TTFTMs {
+					met++
+				}
+			}
+		}
+		if g := merged.Local.Levels[j].Goodput; g == nil || g.Met != met || met == 0 || met == okN {
+			t.Errorf("c%d: goodput %+v, want %d of the pooled %d met TTFT ≤ 50 ms (and the test must split them)", c, g, met, okN)
 		}
 		if h := got.Environment.IgnoreEOSHonoured; h == nil || !*h {
 			t.Errorf("c%d: ignore_eos_honoured %v", c, h)
