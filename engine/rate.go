@@ -82,7 +82,7 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	}
 	checks := 0
 	if plan.Workload.SharedPrefix > 0 {
-		checks = 1 + 2*prefixPairs
+		checks = prefixCheckRequests
 	}
 	obs.Live.expectPrep(1 + kp.Warmup + checks)
 	defer r.release()

@@ -276,15 +276,21 @@ type workloadNeed struct {
 }
 
 // prefixPairs is how many warm and how many cold requests the prefix
-// check measures.
-const prefixPairs = 5
+// check measures; prefixCheckRequests how many it sends in all, with the
+// two that prime the cache.
+const (
+	prefixPairs         = 5
+	prefixCheckRequests = 2*prefixPairs + 2
+)
 
 // prefixCheck measures the shared prefix alone, one request at a time
-// on one connection: a request that primes group 1's system prompt, then
-// prefixPairs with it (warm) and prefixPairs with system prompts of the
-// same length no cache has seen (cold), each with its own question of
-// the plan's length. Warm runs first: a cold prompt can take a
-// single-slot server's cache (llama-server -np 1) from the warm one.
+// on one connection: a request that primes group 1's system prompt (and
+// sizes it), prefixPairs with system prompts of the same length no cache
+// has seen (cold), one that primes it again and prefixPairs with it
+// (warm), each with its own question of the plan's length. Cold runs
+// first and the prefix is primed again after it, so a server whose slot
+// keeps one prompt (llama-server) holds the shared one when the load
+// begins, and the warm requests follow their priming.
 func (r *runner) prefixCheck(ctx context.Context, wl *workload, first int64, timeout time.Duration) (*results.PrefixCheck, int64, error) {
 	if wl == nil || len(wl.prefixes) == 0 {
 		return nil, first, nil
@@ -316,8 +322,8 @@ func (r *runner) prefixCheck(ctx context.Context, wl *workload, first int64, tim
 	if ctx.Err() != nil {
 		return nil, n, fmt.Errorf("the shared prefix check: %w", ErrInterrupted)
 	}
-	st := Stage{Name: "the shared prefix", Users: 1, Requests: 2 * prefixPairs, TokensEach: r.opts.maxTokens, Line: func(done, total int) string {
-		return fmt.Sprintf("The shared prefix, cached then cold, one at a time (not measured) — %d of %d requests", done, total)
+	st := Stage{Name: "the shared prefix", Users: 1, Requests: 2*prefixPairs + 1, TokensEach: r.opts.maxTokens, Line: func(done, total int) string {
+		return fmt.Sprintf("The shared prefix, cold then cached, one at a time (not measured) — %d of %d requests", done, total)
 	}}
 	set := r.openSlots(ctx, r.obs.Live.beginStage(st), false)
 	defer set.close()
@@ -325,24 +331,24 @@ func (r *runner) prefixCheck(ctx context.Context, wl *workload, first int64, tim
 	for i := range colds {
 		colds[i] = systemMessage("cold "+newRef(), FreshSeed(), wl.prefixWords)
 	}
-	// Warm, then cold, each its own loop on the one slot, so a server
-	// that counts its cache only in /metrics is read around each.
+	// Cold, then the prefix primed again, then warm, each its own loop
+	// on the one slot, so a server that counts its cache only in
+	// /metrics is read around the cold and the warm ones.
 	from := n
-	loop := func(cold bool) (*loadRun, *results.PromptCache) {
+	loop := func(total int, sys func(k int) []byte, at int64) (*loadRun, *results.PromptCache) {
 		before, _ := r.readPrefix(ctx)
-		lr := set.run(ctx, loadSpec{total: prefixPairs, timeout: timeout, request: func(k int) (requestOpts, int64) {
+		lr := set.run(ctx, loadSpec{total: total, timeout: timeout, request: func(k int) (requestOpts, int64) {
 			o := r.opts
-			o.prefix = wl.prefixes[0]
-			if cold {
-				o.prefix, k = colds[k], k+prefixPairs
-			}
-			return o, from + int64(k)
+			o.prefix = sys(k)
+			return o, at + int64(k)
 		}})
-		return &lr, r.counterCache(ctx, before, prefixPairs)
+		return &lr, r.counterCache(ctx, before, total)
 	}
-	warmRun, warmCounted := loop(false)
-	coldRun, coldCounted := loop(true)
-	n += 2 * prefixPairs
+	shared := func(int) []byte { return wl.prefixes[0] }
+	coldRun, coldCounted := loop(prefixPairs, func(k int) []byte { return colds[k] }, from)
+	loop(1, shared, from+prefixPairs)
+	warmRun, warmCounted := loop(prefixPairs, shared, from+prefixPairs+1)
+	n += 2*prefixPairs + 1
 	if ctx.Err() != nil {
 		return nil, n, fmt.Errorf("the shared prefix check: %w", ErrInterrupted)
 	}

@@ -78,13 +78,16 @@ func TestRateSharedPrefixTruth(t *testing.T) {
 	if pc == nil || pc.Pairs != prefixPairs || pc.Failed != 0 {
 		t.Fatalf("prefix check %+v, want %d pairs and no failure", pc, prefixPairs)
 	}
-	check := lastTruths(srv, p.Requests+2*prefixPairs)[:2*prefixPairs]
+	// Cold, the prefix primed again, then warm: the eleven before the
+	// level.
+	check := lastTruths(srv, p.Requests+2*prefixPairs+1)[:2*prefixPairs+1]
 	var warm, cold int64
 	for i, tr := range check {
-		if i < prefixPairs {
-			warm += int64(tr.CachedTokens)
-		} else {
+		switch {
+		case i < prefixPairs:
 			cold += int64(tr.CachedTokens)
+		case i > prefixPairs:
+			warm += int64(tr.CachedTokens)
 		}
 	}
 	if pc.Cache == nil || pc.Cache.CachedTokens != warm {
