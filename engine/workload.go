@@ -258,16 +258,8 @@ func (sh *shaper) after(slot int, o requestOpts, out *outcome, n int64, answer [
 	ch.history = append(h, `"}`...)
 }
 
-// extraTokens is how many prompt tokens the workload adds to the plan's
-// longest prompt, for the context check: the system prompt and, in a
-// conversation's last turn, every turn before it.
-func (w workloadNeed) extraTokens() int {
-	extra := w.SharedPrefix
-	if w.Turns > 1 {
-		extra += (w.Turns - 1) * (w.input + w.output)
-	}
-	return extra
-}
+// extraTokens is setup.Workload.ExtraTokens at the plan's lengths.
+func (w workloadNeed) extraTokens() int { return w.ExtraTokens(w.input, w.output) }
 
 // workloadNeed is a workload with the plan's lengths.
 type workloadNeed struct {

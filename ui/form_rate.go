@@ -358,11 +358,7 @@ func (f *rateForm) check() (int, int, error) {
 	if w.PromptsFile != "" {
 		return 0, 0, err
 	}
-	input := p.InputTokens + w.SharedPrefix
-	if w.Turns > 1 {
-		input += (w.Turns - 1) * (p.InputTokens + p.OutputTokens)
-	}
-	return input, p.OutputTokens, err
+	return p.InputTokens + w.ExtraTokens(p.InputTokens, p.OutputTokens), p.OutputTokens, err
 }
 
 func (f *rateForm) summary() string {

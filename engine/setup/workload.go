@@ -47,6 +47,18 @@ func (w Workload) Groups() int { return max(w.PrefixGroups, 1) }
 // Conversation is how many turns a conversation has (1: none).
 func (w Workload) Conversation() int { return max(w.Turns, 1) }
 
+// ExtraTokens is how many prompt tokens the workload adds to a plan's
+// longest prompt of input tokens with answers of output, held against
+// the server's context with the plan's own: the system prompt and, in a
+// conversation's last turn, every turn before it.
+func (w Workload) ExtraTokens(input, output int) int {
+	extra := max(w.SharedPrefix, 0)
+	if w.Turns > 1 {
+		extra += (w.Turns - 1) * (input + output)
+	}
+	return extra
+}
+
 // Validate refuses a workload that cannot run, one sentence per problem.
 func (w Workload) Validate() error {
 	var errs []error

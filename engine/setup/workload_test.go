@@ -37,3 +37,21 @@ func TestWorkloadValidate(t *testing.T) {
 		t.Errorf("the rate plan let a bad workload through: %v", err)
 	}
 }
+
+func TestWorkloadExtraTokens(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		w    Workload
+		want int
+	}{
+		{Workload{}, 0},
+		{Workload{SharedPrefix: 2000}, 2000},
+		{Workload{Turns: 10}, 9 * (64 + 128)},
+		{Workload{SharedPrefix: 500, Turns: 3}, 500 + 2*(64+128)},
+	}
+	for _, tc := range tests {
+		if got := tc.w.ExtraTokens(64, 128); got != tc.want {
+			t.Errorf("%+v: got %d, want %d", tc.w, got, tc.want)
+		}
+	}
+}
