@@ -169,7 +169,12 @@ var planCharts = map[string]func(d plans.Doc, name string) []chartDrawing{
 		return specsOf([]chart.Spec{spec}, name)
 	},
 	results.PlanRate: func(d plans.Doc, name string) []chartDrawing {
-		return specsOf(chart.RateCharts(plans.ResultOf[*results.RateResult](d), chart.Light()), name)
+		r := plans.ResultOf[*results.RateResult](d)
+		specs := chart.RateCharts(r, chart.Light())
+		if s, ok := chart.RateTurnsChart(r, chart.Light()); ok {
+			specs = append(specs, s)
+		}
+		return specsOf(specs, name)
 	},
 	results.PlanTune: func(d plans.Doc, name string) []chartDrawing {
 		r := plans.ResultOf[*results.TuneResult](d)

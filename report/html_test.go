@@ -14,6 +14,7 @@ import (
 	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/plans/planstest"
 )
 
 // dataURI is an embedded PNG; the golden files hold pngPlaceholder in its
@@ -442,5 +443,27 @@ func TestHTMLMarksChanges(t *testing.T) {
 	}
 	if worse < 5 {
 		t.Errorf("the slowed run has %d cells marked worse, want its throughput, ITL and latency (5 or more)", worse)
+	}
+}
+
+// TestHTMLRateTurnsChart: a rate run of conversations draws its time to
+// first token by turn beside the rate charts; one without turns does not.
+func TestHTMLRateTurnsChart(t *testing.T) {
+	t.Parallel()
+	count := func(r *results.RateResult) (int, string) {
+		var b bytes.Buffer
+		if err := HTML(&b, []plans.Doc{plans.NewRate(r)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return checkPNGs(t, b.String()), b.String()
+	}
+	plain, _ := count(planstest.LlamaRate(t))
+	r := planstest.LlamaRate(t)
+	for i := range r.Levels {
+		r.Levels[i].ByTurn = []results.TurnFigures{{Turn: 1, Requests: 2, OK: 2, TTFTMs: &results.Dist{N: 2, P50: 80}}, {Turn: 2, Requests: 2, OK: 2, TTFTMs: &results.Dist{N: 2, P50: 60}}}
+	}
+	got, page := count(r)
+	if got != plain+1 || !strings.Contains(page, chart.RateTurnsTitle) {
+		t.Errorf("%d charts with turns, %d without; want one more, titled %q", got, plain, chart.RateTurnsTitle)
 	}
 }
