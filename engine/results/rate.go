@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -488,13 +489,51 @@ func (l *RateLevel) ServerQueueWords(family string) string {
 	want := 0
 	if l.LatencyMs != nil && l.TTFTMs != nil {
 		// Answers in progress at once to keep up: the rate times how long
-		// each takes once its first token came.
+		// the fastest took once its first token came (more at once are
+		// each slower, so it is the least).
 		want = int(math.Ceil(l.Rate * max(l.LatencyMs.Min-l.TTFTMs.Min, 0) / 1000))
 	}
-	if want > 1 || family == FamilyOllama {
-		s += "; " + ParallelFix(family, max(want, 2))
+	at := l.AnsweringAtOnce()
+	switch {
+	case at <= 1:
+		s += "; it answered one request at a time; " + ParallelFix(family, max(want, 2))
+	case at < want:
+		s += fmt.Sprintf("; it answered at most %d at once; %s", at, ParallelFix(family, want))
+	default:
+		s += fmt.Sprintf("; it answered up to %d at once and still fell behind: at this rate the server's own speed is the limit, not how many it serves at once", at)
 	}
 	return s
+}
+
+// AnsweringAtOnce is the most successful requests the level saw answered
+// at the same time, each from its first token to its end: how many the
+// server served at once, as far as the client can tell (a request that
+// waits in the server's queue has no first token yet).
+func (l *RateLevel) AnsweringAtOnce() int {
+	type ev struct {
+		at int64
+		d  int
+	}
+	var evs []ev
+	for _, q := range l.Samples.Each() {
+		if q.Error == "" && q.FirstUs >= 0 {
+			evs = append(evs, ev{q.FirstUs, 1}, ev{q.EndUs, -1})
+		}
+	}
+	// An end before a start at the same time: one answer after another
+	// is not two at once.
+	slices.SortFunc(evs, func(a, b ev) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return a.d - b.d
+	})
+	n, peak := 0, 0
+	for _, e := range evs {
+		n += e.d
+		peak = max(peak, n)
+	}
+	return peak
 }
 
 // LateWords says when the client itself sent late, or "".

@@ -83,3 +83,57 @@ func TestRateTableWorkloadColumns(t *testing.T) {
 		t.Errorf("notes %q do not say the workload", notes)
 	}
 }
+
+// TestServerQueueWords: a level whose latency grew with every request
+// sent on time says the server's queue, and what would serve more: more
+// at once where it answered one at a time, or nothing to set where it
+// answered several at once and still fell behind.
+func TestServerQueueWords(t *testing.T) {
+	t.Parallel()
+	// n requests due 500 ms apart; the server answers `at` at a time,
+	// each in 2 s once begun, so its queue grows.
+	level := func(at int) *RateLevel {
+		s := &RateSamples{}
+		free := make([]int64, at)
+		for k := range 16 {
+			due := int64(k) * 500_000
+			i := 0
+			for j := range free {
+				if free[j] < free[i] {
+					i = j
+				}
+			}
+			first := max(due, free[i]) + 50_000
+			end := first + 2_000_000
+			free[i] = end
+			s.Requests = append(s.Requests, RequestSample{Slot: k, StartUs: due, EndUs: end, TTFTUs: first - due, ChunkCount: 64})
+			s.DueUs = append(s.DueUs, due)
+		}
+		return &RateLevel{Rate: 2, Requests: 16, OK: 16, AchievedRate: 0.5, LatencyGrew: true, Samples: s,
+			LatencyMs: &Dist{N: 16, Min: 2050}, TTFTMs: &Dist{N: 16, Min: 50}}
+	}
+	one := level(1)
+	if got := one.AnsweringAtOnce(); got != 1 {
+		t.Errorf("one at a time: %d at once", got)
+	}
+	if w := one.ServerQueueWords(FamilyOllama); !strings.Contains(w, "requests queued inside the server and the queue kept growing") ||
+		!strings.Contains(w, "it answered one request at a time; Ollama serves OLLAMA_NUM_PARALLEL") || !strings.Contains(w, "OLLAMA_NUM_PARALLEL=4") {
+		t.Errorf("one at a time: %q", w)
+	}
+	two := level(2)
+	if got := two.AnsweringAtOnce(); got != 2 {
+		t.Errorf("two at a time: %d at once", got)
+	}
+	if w := two.ServerQueueWords(FamilyLlamaCpp); !strings.Contains(w, "it answered at most 2 at once; llama-server serves as many requests at once as it has slots: start it with -np 4") {
+		t.Errorf("two at a time, four needed: %q", w)
+	}
+	four := level(4)
+	four.Rate = 1.5 // 1.5 × 2 s: 3 needed, 4 answered at once
+	if w := four.ServerQueueWords(FamilyOllama); !strings.Contains(w, "it answered up to 4 at once and still fell behind") || strings.Contains(w, "OLLAMA_NUM_PARALLEL") {
+		t.Errorf("four at a time: %q", w)
+	}
+	four.LatencyGrew = false
+	if w := four.ServerQueueWords(FamilyOllama); w != "" {
+		t.Errorf("no growth: %q", w)
+	}
+}
