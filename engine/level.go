@@ -88,6 +88,7 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 		loc.Connections = &results.Connections{Reconnects: c.Reconnects, Resent: c.Resent, ServerClosed: c.ServerClosed, Requests: len(loc.Samples.Requests)}
 	}
 	loc.Goodput = levelGoodput(loc.Samples, sloOf(r.plan.SLO), m.TokenCountMethod == results.TokenCountServerUsage)
+	loc.ByTurn = byTurn(&lv.loadRun)
 	run := r.conditions(lv.concurrency)
 	run.Requests = lv.requests
 	run.Metrics = m

@@ -28,7 +28,12 @@ func PlanLike(f *results.File) (Plan, error) {
 			TimeoutS: r.Environment.TimeoutS,
 		})
 	}
-	return setup.PlanLike(recs)
+	p, err := setup.PlanLike(recs)
+	if w := f.Local.Workload; w != nil && err == nil {
+		// The same shared prefix and turns: the runs compare only so.
+		p.Workload = setup.Workload{SharedPrefix: w.SharedPrefix, PrefixGroups: w.PrefixGroups, Turns: w.Turns}
+	}
+	return p, err
 }
 
 // RepeatGroup is each run's place in a plan repeated n times (--repeat,
@@ -58,6 +63,17 @@ func DescribePlan(p Plan) string {
 	if model == "" {
 		model = "the one served"
 	}
-	return fmt.Sprintf("model %s; %d-token prompts, %d-token answers; concurrency %s; %d requests each after %d warmup; timeout %s",
+	s := fmt.Sprintf("model %s; %d-token prompts, %d-token answers; concurrency %s; %d requests each after %d warmup; timeout %s",
 		model, p.InputTokens, p.OutputTokens, FormatLevels(p.Concurrency), p.Requests, p.Warmup, p.Timeout)
+	if w := workloadWords(p.Workload); w != "" {
+		s += "; " + w
+	}
+	return s
+}
+
+// workloadWords says a plan's shared prefix and turns as its result will
+// (results.Workload.Words); "" for the method's own prompts.
+func workloadWords(w setup.Workload) string {
+	wl := &workload{w: w}
+	return wl.settings().Words()
 }

@@ -63,6 +63,9 @@ type level struct {
 	name        string // in the log: "level 2 of 3", "probe 4 (bisect)"
 	// stage is the live view's words for it; runLevel adds its counts.
 	stage Stage
+	// wl shapes its requests (a shared prefix, conversations); nil: the
+	// method's synthetic prompt.
+	wl *workload
 	// release waits, with the level's connections open, for the moment
 	// its users go (a shard's agreed time); nil: at once.
 	release func(context.Context)
@@ -84,6 +87,7 @@ func wholeLevel(index, conc, requests int, first int64, name string, stage Stage
 type kovaraRun struct {
 	*runner
 	shard *Shard
+	wl    *workload // the plan's workload, made ready once calibrated
 }
 
 // Run benchmarks ep with plan. It owns every goroutine and connection it
@@ -100,8 +104,18 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
+	if sh != nil && plan.Workload.Set() {
+		// A shard's levels are merged as the method's own records; a
+		// workload's are not the method's prompts.
+		return nil, &PlanError{Err: errors.New("a run with a shared system prompt or conversations cannot run as a shard: run it from one client machine")}
+	}
 	if !plan.FixedSeed {
 		plan.Seed = sh.freshSeed()
+	}
+	// No prompts file on this plan (Validate): nothing is read here.
+	wl, err := loadPrompts(plan.Workload, plan.Seed, 0)
+	if err != nil {
+		return nil, err
 	}
 	sess, err := newSession(ep, obs)
 	if err != nil {
@@ -109,7 +123,8 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 	}
 	ctx, done := sess.bind(ctx)
 	defer done(&err)
-	r := &kovaraRun{runner: &runner{session: sess, plan: plan}, shard: sh}
+	r := &kovaraRun{runner: &runner{session: sess, plan: plan}, shard: sh, wl: wl}
+	r.extra = workloadNeed{plan.Workload, plan.InputTokens, plan.OutputTokens}.extraTokens()
 	sess.othersExpected = sh != nil && sh.Of > 1
 	r.file = r.newFile()
 	r.file.Local.FreshSeed = !plan.FixedSeed
@@ -117,11 +132,19 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 	r.warmUsers = r.mostUsers()
 	r.estimates = true
 	obs.Live.start(r.clock, len(plan.Concurrency), r.measuredTotal())
-	// Calibration (as one request) and the warmup are the plan's work too.
-	obs.Live.expectPrep(1 + plan.Warmup)
+	// Calibration (as one request), the warmup and the prefix check are
+	// the plan's work too.
+	checks := 0
+	if plan.Workload.SharedPrefix > 0 {
+		checks = prefixCheckRequests
+	}
+	obs.Live.expectPrep(1 + plan.Warmup + checks)
 
 	defer r.release()
 	if err := r.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.prepareWorkload(ctx, checks); err != nil {
 		return nil, err
 	}
 	for i, c := range plan.Concurrency {
@@ -158,7 +181,7 @@ func (r *kovaraRun) level(i, c int) level {
 	n := len(r.plan.Concurrency)
 	return level{
 		index: i, conc: c, requests: r.plan.Requests, first: levelFirstNumber(r.plan, i), users: users, offsets: offsets,
-		name: fmt.Sprintf("level %d of %d", i+1, n), stage: levelStage(i+1, n, users),
+		name: fmt.Sprintf("level %d of %d", i+1, n), stage: levelStage(i+1, n, users), wl: r.wl,
 		release: func(ctx context.Context) { r.releaseAt(ctx, i) },
 	}
 }
@@ -506,7 +529,7 @@ func (r *runner) runLevel(ctx context.Context, l level) *levelRun {
 	if r.obs.LevelStart != nil {
 		r.obs.LevelStart(l.conc)
 	}
-	lv.loadRun = slots.run(ctx, loadSpec{total: len(l.offsets), timeout: r.plan.Timeout, request: func(k int) (requestOpts, int64) {
+	lv.loadRun = slots.run(ctx, loadSpec{total: len(l.offsets), timeout: r.plan.Timeout, shape: l.wl.loop(slots), request: func(k int) (requestOpts, int64) {
 		return r.opts, l.first + l.offsets[k]
 	}})
 	lv.interrupted = ctx.Err() != nil

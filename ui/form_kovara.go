@@ -57,6 +57,9 @@ type kovaraForm struct {
 	// judged by, each request on its own; empty: not judged.
 	sloTTFTEntry *formEntry
 	sloTPOTEntry *formEntry
+	// sharedLoadFields are the levels' workload (a shared prefix, its
+	// groups, conversations); empty: the method's own prompts.
+	sharedLoadFields
 	manifest     *storage.Manifest // nil for a protocol test
 	lastManifest string            // the select's value before "Open…"
 	// like is the run "Run again like this" filled the form from: it
@@ -101,6 +104,7 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 	f.sloTTFTEntry.SetPlaceHolder("not judged")
 	f.sloTPOTEntry = s.entry("", optionalPositive("TPOT limit"))
 	f.sloTPOTEntry.SetPlaceHolder("not judged")
+	f.sharedLoadFields = newSharedLoadFields(s, "none: the method's own prompts")
 	f.likeLabel = widget.NewLabel("")
 	f.likeLabel.Wrapping = fyne.TextWrapWord
 	f.likeCancel = widget.NewButtonWithIcon("Cancel", theme.CancelIcon(), func() { f.clearLike(); s.revalidate() })
@@ -118,26 +122,29 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 		s.aligned(f.manifestForm),
 		f.manifestCard,
 		s.aligned(widget.NewForm(append(lengths, widget.NewFormItem("Concurrency levels", f.levelsEntry))...)),
-		s.advanced(
+		s.advanced(append([]*widget.FormItem{
 			widget.NewFormItem("Requests per level", f.requestsEntry),
 			widget.NewFormItem("Warmup requests", f.warmupEntry),
 			seed, timeout,
 			widget.NewFormItem("Repeat (runs in a row)", f.repeatEntry),
 			widget.NewFormItem("Goodput: TTFT at most (ms)", f.sloTTFTEntry),
 			widget.NewFormItem("Goodput: TPOT at most (ms)", f.sloTPOTEntry),
-		),
+		}, f.sharedLoadFields.items()...)...),
 	)
 	return f
 }
 
 func (f *kovaraForm) content() fyne.CanvasObject { return f.box }
 
+// check holds the longest prompt to the server's context: with a
+// workload, the system prompt and a conversation's earlier turns too (as
+// the run's own check counts them).
 func (f *kovaraForm) check() (int, int, error) {
 	p, err := f.plan()
 	if err == nil {
 		_, err = parseRepeat(f.repeatEntry.Text)
 	}
-	return p.InputTokens, p.OutputTokens, err
+	return p.InputTokens + p.Workload.ExtraTokens(p.InputTokens, p.OutputTokens), p.OutputTokens, err
 }
 
 // plan reads the form; the error lists every field that is wrong.
@@ -158,6 +165,7 @@ func (f *kovaraForm) plan() (engine.Plan, error) {
 	if p.SLO.TPOTMs, err = readOptional("TPOT limit", f.sloTPOTEntry.Text); err != nil {
 		errs = append(errs, err)
 	}
+	errs = f.sharedLoadFields.read(&p.Workload, errs)
 	if len(errs) == 0 {
 		if f.manifest != nil {
 			if f.profileSelect.Selected == "" {
@@ -185,6 +193,9 @@ func (f *kovaraForm) summary() string {
 	slo := ""
 	if p.SLO.Set() {
 		slo = " Goodput: requests with " + (&results.RateSLO{TTFTMs: p.SLO.TTFTMs, TPOTMs: p.SLO.TPOTMs}).Words() + "."
+	}
+	if w := workloadWords(p.Workload); w != "" {
+		slo += " The requests: " + w + ", so the run cannot be published."
 	}
 	return fmt.Sprintf("%s: %d %s × %d requests, %d input and %d output tokens.%s",
 		kind, len(p.Concurrency), results.Plural(len(p.Concurrency), "level", "levels"), p.Requests, p.InputTokens, p.OutputTokens, slo) + f.planEstimate(p, max(repeat, 1))
@@ -298,6 +309,10 @@ func (f *kovaraForm) fill(id, name, createdAt string, p engine.Plan) {
 	f.warmupEntry.SetText(fmt.Sprint(p.Warmup))
 	f.seedEntry.SetText("")
 	f.timeoutEntry.SetText(trimFloat(p.Timeout.Seconds()))
+	w := p.Workload
+	f.prefixEntry.SetText(countText(w.SharedPrefix, 0))
+	f.groupsEntry.SetText(countText(w.PrefixGroups, 1))
+	f.turnsEntry.SetText(countText(w.Turns, 1))
 	f.like, f.likePlan, f.likeName = &results.LikeRef{ID: id, CreatedAt: createdAt}, p, name
 	f.likeEndpoint, f.likeModel = f.s.endpointSelect.Selected, f.s.chosenModel()
 	f.likeBar.Show()
@@ -349,10 +364,24 @@ func (f *kovaraForm) likeFollowed() *results.LikeRef {
 	p, err := f.plan()
 	l := f.likePlan
 	if err != nil || p.Conditions != nil || p.InputTokens != l.InputTokens || p.OutputTokens != l.OutputTokens ||
-		!slices.Equal(p.Concurrency, l.Concurrency) || p.Requests != l.Requests || p.Warmup != l.Warmup {
+		!slices.Equal(p.Concurrency, l.Concurrency) || p.Requests != l.Requests || p.Warmup != l.Warmup || !sameWorkload(p.Workload, l.Workload) {
 		return nil
 	}
 	return f.like
+}
+
+// sameWorkload: two workloads send the same requests (an empty field and
+// its default are one).
+func sameWorkload(a, b setup.Workload) bool {
+	return a.SharedPrefix == b.SharedPrefix && a.Groups() == b.Groups() && a.Conversation() == b.Conversation()
+}
+
+// countText is an optional count's field: empty at or under its default.
+func countText(n, def int) string {
+	if n <= def {
+		return ""
+	}
+	return fmt.Sprint(n)
 }
 
 // recentManifests are the manifest files opened before, newest first.

@@ -46,12 +46,10 @@ type rateForm struct {
 	// Your own load (setup.Workload), folded away under its own heading;
 	// its labels are no wider than the page's label column already is,
 	// so no other form's fields move.
-	promptsEntry  *formEntry
-	browseButton  *widget.Button
-	skipBadCheck  *widget.Check
-	prefixEntry   *formEntry
-	groupsEntry   *formEntry
-	turnsEntry    *formEntry
+	promptsEntry *formEntry
+	browseButton *widget.Button
+	skipBadCheck *widget.Check
+	sharedLoadFields
 	ownLoad       *widget.Accordion
 	ownLoadFields *widget.Form
 }
@@ -120,20 +118,12 @@ func (f *rateForm) newOwnLoad() *widget.Accordion {
 	f.promptsEntry.OnChanged = func(string) { f.onPromptsFile(); s.revalidate() }
 	f.browseButton = widget.NewButton("Browse…", f.openPromptsDialog)
 	f.skipBadCheck = widget.NewCheck("Skip malformed lines", func(bool) { s.revalidate() })
-	f.prefixEntry = s.entry("", optionalCountFrom("shared prefix", 0))
-	f.prefixEntry.SetPlaceHolder("none: no system prompt the users share")
-	f.groupsEntry = s.entry("", optionalCountFrom("prefix groups", 1))
-	f.groupsEntry.SetPlaceHolder("1: every user shares one")
-	f.turnsEntry = s.entry("", optionalCountFrom("turns per conversation", 1))
-	f.turnsEntry.SetPlaceHolder("1: one question a request")
+	f.sharedLoadFields = newSharedLoadFields(s, "none: no system prompt the users share")
 	f.onPromptsFile()
-	f.ownLoadFields = widget.NewForm(
+	f.ownLoadFields = widget.NewForm(append([]*widget.FormItem{
 		widget.NewFormItem("Prompts file", container.NewBorder(nil, nil, nil, f.browseButton, f.promptsEntry)),
 		widget.NewFormItem("", f.skipBadCheck),
-		widget.NewFormItem("Shared prefix (tokens)", f.prefixEntry),
-		widget.NewFormItem("Prefix groups", f.groupsEntry),
-		widget.NewFormItem("Turns per conversation", f.turnsEntry),
-	)
+	}, f.sharedLoadFields.items()...)...)
 	return widget.NewAccordion(widget.NewAccordionItem("Your own load", s.aligned(f.ownLoadFields)))
 }
 
@@ -194,20 +184,7 @@ func readOptionalCount(v, field string, min int, n *int) error {
 func (f *rateForm) workload(errs []error) (setup.Workload, []error) {
 	w := setup.Workload{PromptsFile: strings.TrimSpace(f.promptsEntry.Text)}
 	w.SkipBad = w.PromptsFile != "" && f.skipBadCheck.Checked
-	for _, c := range []struct {
-		e     *formEntry
-		field string
-		min   int
-		n     *int
-	}{
-		{f.prefixEntry, "shared prefix", 0, &w.SharedPrefix},
-		{f.groupsEntry, "prefix groups", 1, &w.PrefixGroups},
-		{f.turnsEntry, "turns per conversation", 1, &w.Turns},
-	} {
-		if err := readOptionalCount(c.e.Text, c.field, c.min, c.n); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = f.sharedLoadFields.read(&w, errs)
 	if w.PromptsFile != "" {
 		switch info, err := os.Stat(w.PromptsFile); {
 		case errors.Is(err, fs.ErrNotExist):

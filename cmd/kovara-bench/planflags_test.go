@@ -170,8 +170,8 @@ func TestCountsOnlyWhenGiven(t *testing.T) {
 }
 
 // TestWorkloadFlags: --prompts, --prompts-skip-bad, --shared-prefix,
-// --prefix-groups and --turns reach the rate plan, and another plan
-// refuses them by name.
+// --prefix-groups and --turns reach the rate plan, and a plan they do
+// not apply to refuses them by name.
 func TestWorkloadFlags(t *testing.T) {
 	t.Parallel()
 	f, set := flagsOf(t, "--plan", "rate", "--rate", "2", "--shared-prefix", "2000", "--prefix-groups", "3", "--turns", "10")
@@ -191,9 +191,9 @@ func TestWorkloadFlags(t *testing.T) {
 		t.Errorf("a prompts file with turns: %v", err)
 	}
 	for _, fl := range []string{"--turns", "--shared-prefix", "--prompts"} {
-		_, set := flagsOf(t, "--plan", "kovara", fl, "3")
-		if err := checkPlanFlags("kovara", set); err == nil || !strings.Contains(err.Error(), fl+" applies to --plan rate") {
-			t.Errorf("%s with the Kovara plan: %v", fl, err)
+		_, set := flagsOf(t, "--plan", "context", fl, "3")
+		if err := checkPlanFlags("context", set); err == nil || !strings.Contains(err.Error(), fl+" applies to --plan ") {
+			t.Errorf("%s with the context plan: %v", fl, err)
 		}
 	}
 }

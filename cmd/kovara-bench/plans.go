@@ -109,7 +109,7 @@ var planOnly = map[string][]string{
 	"spec-decode": {planStages, planSpecDec}, "thinking": {planStages, planSpecDec},
 	"slo-user-tps": {planKovara, planCapacity, planRate}, "slo-ttft-p95": {planKovara, planCapacity, planRate}, "slo-tpot": {planKovara, planRate},
 	"max-concurrency": {planCapacity}, "depths": {planContext}, "repeats": {planContext},
-	"prompts": {planRate}, "prompts-skip-bad": {planRate}, "shared-prefix": {planRate}, "prefix-groups": {planRate}, "turns": {planRate},
+	"prompts": {planRate}, "prompts-skip-bad": {planRate}, "shared-prefix": {planKovara, planRate}, "prefix-groups": {planKovara, planRate}, "turns": {planKovara, planRate},
 	"rate": {planRate}, "arrival": {planRate}, "burstiness": {planRate}, "max-in-flight": {planRate}, "sweep-max": {planRate},
 }
 

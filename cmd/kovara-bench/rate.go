@@ -46,9 +46,9 @@ type workloadFlags struct {
 func (c *workloadFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.prompts, "prompts", "", "rate: send your own prompts from this file: JSONL (one {\"messages\": [...]} or {\"prompt\": \"...\"} a line) or ShareGPT JSON, sampled with --seed; only its SHA-256 and counts are kept")
 	fs.BoolVar(&c.skipBad, "prompts-skip-bad", false, "rate: skip malformed lines of --prompts (named in the result) instead of refusing the file")
-	fs.IntVar(&c.sharedPrefix, "shared-prefix", 0, "rate: every request starts with the same system prompt of about this many tokens, and the result says how much the server took from its cache, and its time to first token against cold")
-	fs.IntVar(&c.groups, "prefix-groups", 1, "rate: groups of users, each with its own --shared-prefix system prompt")
-	fs.IntVar(&c.turns, "turns", 1, "rate: each user holds a conversation of this many turns, every turn sending the whole history; the result shows time to first token and the cached share by turn")
+	fs.IntVar(&c.sharedPrefix, "shared-prefix", 0, "kovara, rate: every request starts with the same system prompt of about this many tokens, and the result says how much the server took from its cache, and its time to first token against cold")
+	fs.IntVar(&c.groups, "prefix-groups", 1, "kovara, rate: groups of users, each with its own --shared-prefix system prompt")
+	fs.IntVar(&c.turns, "turns", 1, "kovara, rate: each user holds a conversation of this many turns, every turn sending the whole history; the result shows time to first token and the cached share by turn")
 }
 
 // given is the workload the flags ask for.

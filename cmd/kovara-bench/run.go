@@ -118,6 +118,8 @@ func (f *runFlags) plan(set map[string]bool) (engine.Plan, error) {
 	}
 	p.Timeout = to
 	p.SLO = f.slo.given(set)
+	// A shared prefix and turns; --prompts is the rate plan's (planOnly).
+	p.Workload = setup.Workload{SharedPrefix: f.workload.sharedPrefix, PrefixGroups: f.workload.groups, Turns: f.workload.turns}
 	if p.SLO.TTFTMs < 0 || p.SLO.TPOTMs < 0 || p.SLO.UserTPS < 0 {
 		errs = append(errs, errors.New("a service level's limits cannot be below 0 (--slo-ttft-p95, --slo-tpot, --slo-user-tps)"))
 	}

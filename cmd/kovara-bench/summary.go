@@ -31,6 +31,9 @@ func printSummary(w io.Writer, f *results.File) {
 	if g := results.GoodputLine(f); g != "" {
 		fmt.Fprintln(w, g)
 	}
+	if p := f.Local.PrefixCheck.Headline(); p != "" {
+		fmt.Fprintln(w, p)
+	}
 	printNotes(w, ws)
 }
 

@@ -112,6 +112,10 @@ type Difference struct {
 	Values    []string // one per run compared, Absent for null or missing
 }
 
+// workloadCondition names a difference in the requests runs sent
+// (local.workload), beside the key's conditions.
+const workloadCondition = "workload"
+
 // condition is one field of the key, in the order differences are reported.
 type condition struct {
 	name, label string
@@ -256,6 +260,25 @@ func VerdictOf(files ...*results.File) Verdict {
 		}
 		if differs {
 			v.Differences = append(v.Differences, Difference{Condition: c.name, Label: c.label, Values: values})
+		}
+	}
+
+	// The requests a run sent: a workload (local.workload) is not the
+	// method's prompts, and two workloads are not like for like.
+	if len(usable) > 0 {
+		values := make([]string, len(files))
+		differs := false
+		for i, f := range files {
+			values[i] = Absent
+			if f != nil && len(f.Runs) > 0 {
+				values[i] = workloadSetting(f.Local.Workload)
+			}
+		}
+		for _, i := range usable {
+			differs = differs || values[i] != values[usable[0]]
+		}
+		if differs {
+			v.Differences = append(v.Differences, Difference{Condition: workloadCondition, Label: "requests", Values: values})
 		}
 	}
 

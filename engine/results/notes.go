@@ -71,6 +71,11 @@ func PromptCacheHit(f *File) (concurrency int, share float64, ok bool) {
 // promptCacheLevel is the level PromptCacheHit finds and its share beyond
 // the shared start, or nil.
 func promptCacheLevel(f *File) (*LevelLocal, float64) {
+	if f.Local.Workload != nil {
+		// Its requests share a system prompt or a history by design: the
+		// cache hit is the point, said in its notes (workloadNotes).
+		return nil, 0
+	}
 	var worst *LevelLocal
 	share := 0.0
 	for i, l := range f.Local.Levels {

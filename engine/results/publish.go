@@ -71,6 +71,9 @@ func PublishCheck(data []byte, endpointHosts ...string) (payload []byte, reasons
 	if sim, ok := local["simulated"].(bool); ok && sim {
 		r.add("These results come from the built-in simulator; simulator runs can never be published.")
 	}
+	if w, ok := local["workload"]; ok && w != nil {
+		r.add(WorkloadUnpublishable)
+	}
 
 	hosts := make([]string, 0, len(endpointHosts)+2)
 	for _, h := range endpointHosts {

@@ -201,6 +201,13 @@ type Local struct {
 	// (--slo-ttft-p95, --slo-tpot, --slo-user-tps); nil when none was
 	// given. Each level's Goodput says how many met it.
 	SLO *RateSLO `json:"slo,omitempty"`
+	// Workload is what the levels' requests asked beyond the method's
+	// synthetic prompt (a shared prefix, conversations); nil for the
+	// method's own prompts. A file with one is never published.
+	Workload *Workload `json:"workload,omitempty"`
+	// PrefixCheck is a shared prefix's warm and cold time to first token,
+	// measured alone before the first level; nil without one.
+	PrefixCheck *PrefixCheck `json:"prefix_check,omitempty"`
 }
 
 // ShardLocal is one shard's place in a run measured from several client
@@ -381,6 +388,9 @@ type LevelLocal struct {
 	// Goodput is the level's requests that met the service level
 	// (Local.SLO), each on its own TTFT and TPOT; nil without one.
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// ByTurn is the level's conversations turn by turn (Local.Workload's
+	// turns); empty without them.
+	ByTurn []TurnFigures `json:"by_turn,omitempty"`
 }
 
 // Connections counts a level's reconnects. Each happened between

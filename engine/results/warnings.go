@@ -99,6 +99,9 @@ func Warnings(f *File) []Warning {
 	if t := mergedText(f); t != "" {
 		add(SeverityNote, WarnMerged, "%s", t)
 	}
+	for _, t := range workloadNotes(f) {
+		add(SeverityNote, WarnWorkload, "%s", t)
+	}
 	if t := f.Local.Telemetry; t != nil {
 		for _, w := range t.Warnings {
 			add(SeverityNote, WarnTelemetry, "%s", w)
@@ -129,10 +132,14 @@ func Split(ws []Warning) (problems, notes []string) {
 
 // Headline is the one-line state of a result: "Complete." only when it is.
 func Headline(f *File, ws []Warning) string {
+	h := headline(f, ws)
 	if g := GoodputLine(f); g != "" {
-		return headline(f, ws) + " " + g
+		h += " " + g
 	}
-	return headline(f, ws)
+	if p := f.Local.PrefixCheck.Headline(); p != "" {
+		h += " " + p
+	}
+	return h
 }
 
 func headline(f *File, ws []Warning) string {

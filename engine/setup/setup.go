@@ -173,6 +173,10 @@ type Plan struct {
 	// SLO is the service level each request is judged by for goodput
 	// (--slo-ttft-p95, --slo-tpot, --slo-user-tps); zero: none.
 	SLO RateSLO
+	// Workload is what the levels' requests ask beyond the synthetic
+	// prompt: a shared prefix or turns (a prompts file is the rate
+	// plan's). Such a run is never publishable.
+	Workload Workload
 }
 
 // DefaultPlan is the Kovara method's default plan.
@@ -219,6 +223,12 @@ func (p Plan) Validate() error {
 	}
 	if p.Conditions != nil && p.Conditions.ModelID == "" {
 		errs = append(errs, errors.New("the manifest names no model id"))
+	}
+	if p.Workload.PromptsFile != "" {
+		errs = append(errs, errors.New("your own prompts file is for the rate plan: the Kovara plan takes a shared prefix and turns only"))
+	}
+	if err := p.Workload.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
