@@ -62,20 +62,7 @@ func TestRateFormCheck(t *testing.T) {
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("%s: no error", tt.name)
-			}
-			for _, want := range tt.wants {
-				if got := strings.ToLower(err.Error()); !strings.Contains(got, want) {
-					t.Errorf("%s: %q does not say %q", tt.name, got, want)
-				}
-				if got := strings.ToLower(b.planNote.Text); !strings.Contains(got, want) {
-					t.Errorf("%s: the note under the plan %q does not say %q", tt.name, got, want)
-				}
-			}
-			if !b.runButton.Disabled() {
-				t.Errorf("%s: Run is on with a wrong field", tt.name)
-			}
+			refusedOnScreen(t, b, tt.name, err, tt.wants)
 			if _, err := f.run("m", true); err == nil {
 				t.Errorf("%s: a run from wrong fields", tt.name)
 			}
@@ -129,4 +116,25 @@ func TestRateFormReadsThePlan(t *testing.T) {
 			t.Errorf("constant arrivals read burstiness %g, %v", p.Burstiness, err)
 		}
 	})
+}
+
+// refusedOnScreen says whether a form refused what was typed as a person
+// sees it: err and the note under the plan each say every one of wants
+// (lower case), and Run is off.
+func refusedOnScreen(t *testing.T, b *BenchmarkScreen, name string, err error, wants []string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: no error", name)
+	}
+	for _, want := range wants {
+		if got := strings.ToLower(err.Error()); !strings.Contains(got, want) {
+			t.Errorf("%s: %q does not say %q", name, got, want)
+		}
+		if got := strings.ToLower(b.planNote.Text); !strings.Contains(got, want) {
+			t.Errorf("%s: the note under the plan %q does not say %q", name, got, want)
+		}
+	}
+	if !b.runButton.Disabled() {
+		t.Errorf("%s: Run is on with a wrong field", name)
+	}
 }

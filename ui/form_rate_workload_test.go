@@ -140,20 +140,7 @@ func TestRateFormRefusesAWrongLoad(t *testing.T) {
 			f := rateFormShown(b)
 			tt.set(f)
 			_, _, err := f.check()
-			if err == nil {
-				t.Fatalf("%s: no error", tt.name)
-			}
-			for _, want := range tt.wants {
-				if got := strings.ToLower(err.Error()); !strings.Contains(got, want) {
-					t.Errorf("%s: %q does not say %q", tt.name, got, want)
-				}
-				if got := strings.ToLower(b.planNote.Text); !strings.Contains(got, want) {
-					t.Errorf("%s: the note under the plan %q does not say %q", tt.name, got, want)
-				}
-			}
-			if !b.runButton.Disabled() {
-				t.Errorf("%s: Run is on with a load that cannot run", tt.name)
-			}
+			refusedOnScreen(t, b, tt.name, err, tt.wants)
 		})
 	}
 }
