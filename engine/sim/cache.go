@@ -44,18 +44,6 @@ type promptKeys struct {
 	blocks, start []uint64
 }
 
-// blockKeys hashes the words of texts, in order, into one key per full
-// block (key i stands for the first (i+1)·cacheBlock words) and one per
-// word of the first block.
-func blockKeys(texts []string) promptKeys {
-	kh := newKeyHasher()
-	for _, t := range texts {
-		kh.add(t)
-		kh.end()
-	}
-	return kh.keys
-}
-
 // keyHasher makes a prompt's cache keys word by word, and can go on where
 // the prompt ended with the words of its answer, so that the answer's keys
 // are those of the next turn, which sends the prompt's messages and the
