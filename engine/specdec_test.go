@@ -223,8 +223,12 @@ func TestSpecDecLlamaCpp(t *testing.T) {
 		// The answers' counts cannot tell a final step that drafted nothing
 		// (no room left) from one that did, so their drafts can run one an
 		// answer over the counters' and their mean length a little under.
+		// So the answers' mean length lies between the counters' and
+		// what one more step an answer makes of it (a loaded machine's
+		// simulator ended every answer so: 3.91 against 4 over 7 answers).
+		shortest := 1 + float64(win.Accepted)/float64(win.Drafts+int64(per.Requests))
 		if per.Accepted != win.Accepted || per.DraftTokens != win.DraftTokens || per.Drafts < win.Drafts || per.Drafts > win.Drafts+int64(per.Requests) ||
-			!near(*per.MeanAcceptanceLength, *win.MeanAcceptanceLength, 0.02**win.MeanAcceptanceLength) {
+			*per.MeanAcceptanceLength < shortest-0.001 || *per.MeanAcceptanceLength > *win.MeanAcceptanceLength+0.001 {
 			t.Errorf("concurrency %d: answers %d drafts %d accepted length %v; counters %d, %d, %v",
 				lv.Concurrency, per.Drafts, per.Accepted, *per.MeanAcceptanceLength, win.Drafts, win.Accepted, *win.MeanAcceptanceLength)
 		}
