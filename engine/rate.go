@@ -494,30 +494,14 @@ func grows(reqs []results.RateRequest, f func(results.RateRequest) float64, fact
 	return factor <= 0 || b >= factor*a
 }
 
-// peakInFlight is the most requests in flight at once.
+// peakInFlight is the most requests in flight at once, each from its
+// send to its end.
 func peakInFlight(reqs []results.RateRequest) int {
-	type ev struct {
-		at int64
-		d  int
+	spans := make([][2]int64, len(reqs))
+	for i, q := range reqs {
+		spans[i] = [2]int64{q.SentUs, q.EndUs}
 	}
-	evs := make([]ev, 0, 2*len(reqs))
-	for _, q := range reqs {
-		evs = append(evs, ev{q.SentUs, 1}, ev{q.EndUs, -1})
-	}
-	// An end before a start at the same time: a slot reused at once is
-	// not two in flight.
-	slices.SortFunc(evs, func(a, b ev) int {
-		if a.at != b.at {
-			return int(a.at - b.at)
-		}
-		return a.d - b.d
-	})
-	n, peak := 0, 0
-	for _, e := range evs {
-		n += e.d
-		peak = max(peak, n)
-	}
-	return peak
+	return results.MostAtOnce(spans)
 }
 
 // judgeRate says whether the server kept up with a level's rate, and

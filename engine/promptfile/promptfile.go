@@ -125,15 +125,11 @@ func Scan(path string, opt Options) (*Index, error) {
 	// A record's length is kept in 32 bits.
 	limit = min(limit, math.MaxInt32)
 
-	f, err := os.Open(path)
+	f, st, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open the prompts file: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read the prompts file: %w", err)
-	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("the prompts file %s is not a plain file", path)
 	}
@@ -558,15 +554,11 @@ func (ix *Index) Sample(n int, seed int64) ([]Prompt, error) {
 	}
 	picks := pick(len(ix.spans), n, seed)
 
-	f, err := os.Open(ix.Path)
+	f, st, err := open(ix.Path)
 	if err != nil {
-		return nil, fmt.Errorf("open the prompts file: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read the prompts file: %w", err)
-	}
 	if st.Size() != ix.Size {
 		return nil, fmt.Errorf("the prompts file %s changed since it was read (%d bytes then, %d now); read it again", ix.Path, ix.Size, st.Size())
 	}
@@ -628,4 +620,18 @@ func pick(records, n int, seed int64) []int {
 		}
 	}
 	return out
+}
+
+// open opens the prompts file and says what it is.
+func open(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the prompts file: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("read the prompts file: %w", err)
+	}
+	return f, st, nil
 }

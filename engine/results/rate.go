@@ -510,18 +510,27 @@ func (l *RateLevel) ServerQueueWords(family string) string {
 // server served at once, as far as the client can tell (a request that
 // waits in the server's queue has no first token yet).
 func (l *RateLevel) AnsweringAtOnce() int {
+	var spans [][2]int64
+	for _, q := range l.Samples.Each() {
+		if q.Error == "" && q.FirstUs >= 0 {
+			spans = append(spans, [2]int64{q.FirstUs, q.EndUs})
+		}
+	}
+	return MostAtOnce(spans)
+}
+
+// MostAtOnce is the most of spans, each [start, end), that overlap at
+// one time: requests in flight, answers in progress. One that ends as
+// another starts is not two at once (a slot reused at once).
+func MostAtOnce(spans [][2]int64) int {
 	type ev struct {
 		at int64
 		d  int
 	}
-	var evs []ev
-	for _, q := range l.Samples.Each() {
-		if q.Error == "" && q.FirstUs >= 0 {
-			evs = append(evs, ev{q.FirstUs, 1}, ev{q.EndUs, -1})
-		}
+	evs := make([]ev, 0, 2*len(spans))
+	for _, s := range spans {
+		evs = append(evs, ev{s[0], 1}, ev{s[1], -1})
 	}
-	// An end before a start at the same time: one answer after another
-	// is not two at once.
 	slices.SortFunc(evs, func(a, b ev) int {
 		if a.at != b.at {
 			return cmp.Compare(a.at, b.at)
