@@ -89,6 +89,10 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
+	// The system prompts take the prompts' seed, fresh unless --seed is
+	// given, as the questions do: a server's cache has not seen them from
+	// an earlier run.
+	wl.seed = r.plan.Seed
 	wl.prepare(r.tokensPerWord())
 	r.res = r.newResult(schedSeed)
 	if checks > 0 {

@@ -274,3 +274,32 @@ func TestRateSharedPrefixFromMetrics(t *testing.T) {
 		t.Fatalf("prefix check %+v: want warm cached and cold not, from /metrics", pc)
 	}
 }
+
+// TestRateSharedPrefixFreshEachRun: without --seed, a run's system
+// prompt is its own, as its questions are: the next run's first request
+// with it finds nothing of it in the server's cache.
+func TestRateSharedPrefixFreshEachRun(t *testing.T) {
+	t.Parallel()
+	srv, url := startSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 200000, BatchCapacity: 2, RecordTruth: true})
+	p := ratePlan(20)
+	p.MaxInFlight, p.Requests, p.FixedSeed, p.Warmup = 2, 4, false, 0
+	p.Workload.SharedPrefix = 300
+	if _, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(srv.Truths())
+	if _, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{}); err != nil {
+		t.Fatal(err)
+	}
+	ts := srv.Truths()
+	slices.SortStableFunc(ts, func(a, b sim.Truth) int { return a.Arrived.Compare(b.Arrived) })
+	for _, tr := range ts[before:] {
+		if tr.PromptTokens > 300 { // the second run's first request with its system prompt
+			if tr.CachedTokens > 100 {
+				t.Errorf("the second run's first request with its system prompt took %d of %d tokens from cache: the first run's prompt again", tr.CachedTokens, tr.PromptTokens)
+			}
+			return
+		}
+	}
+	t.Fatal("the second run sent no request with its system prompt")
+}
