@@ -73,7 +73,7 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	}
 	defer done(&err)
 	r := &rateRun{runner: rn, rp: plan, wl: wl}
-	r.extra = workloadNeed{plan.Workload, plan.InputTokens, plan.OutputTokens}.extraTokens()
+	r.extra = plan.Workload.ExtraTokens(plan.InputTokens, plan.OutputTokens)
 	r.warmUsers = 1 // warmup one by one: the rates are the load
 	if plan.Sweep {
 		obs.Live.start(r.clock, 0, 0)
@@ -471,28 +471,8 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 // quarter's by RateGrowthMs and two intervals of the rate, and, with
 // factor above 0, at least factor times it.
 func grows(reqs []results.RateRequest, f func(results.RateRequest) float64, factor, rate float64) bool {
-	q := len(reqs) / 4
-	if q < 2 {
-		return false
-	}
-	median := func(rs []results.RateRequest) float64 {
-		var xs []float64
-		for _, r := range rs {
-			if r.Error == "" {
-				xs = append(xs, f(r))
-			}
-		}
-		if len(xs) == 0 {
-			return math.NaN()
-		}
-		slices.Sort(xs)
-		return stats.Quantile(xs, 0.5)
-	}
-	a, b := median(reqs[:q]), median(reqs[len(reqs)-q:])
-	if math.IsNaN(a) || math.IsNaN(b) {
-		return false
-	}
-	if b-a <= max(results.RateGrowthMs, 2000/rate) {
+	a, b, ok := results.QuarterMedians(reqs, f)
+	if !ok || b-a <= max(results.RateGrowthMs, 2000/rate) {
 		return false
 	}
 	return factor <= 0 || b >= factor*a

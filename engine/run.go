@@ -124,7 +124,7 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 	ctx, done := sess.bind(ctx)
 	defer done(&err)
 	r := &kovaraRun{runner: &runner{session: sess, plan: plan}, shard: sh, wl: wl}
-	r.extra = workloadNeed{plan.Workload, plan.InputTokens, plan.OutputTokens}.extraTokens()
+	r.extra = plan.Workload.ExtraTokens(plan.InputTokens, plan.OutputTokens)
 	sess.othersExpected = sh != nil && sh.Of > 1
 	r.file = r.newFile()
 	r.file.Local.FreshSeed = !plan.FixedSeed

@@ -258,15 +258,6 @@ func (sh *shaper) after(slot int, o requestOpts, out *outcome, n int64, answer [
 	ch.history = append(h, `"}`...)
 }
 
-// extraTokens is setup.Workload.ExtraTokens at the plan's lengths.
-func (w workloadNeed) extraTokens() int { return w.ExtraTokens(w.input, w.output) }
-
-// workloadNeed is a workload with the plan's lengths.
-type workloadNeed struct {
-	setup.Workload
-	input, output int
-}
-
 // prefixPairs is how many warm and how many cold requests the prefix
 // check measures; prefixCheckRequests how many it sends in all, with the
 // two that prime the cache.
@@ -368,7 +359,7 @@ func (r *runner) prefixCheck(ctx context.Context, wl *workload, first int64, tim
 			return 0
 		}
 		slices.Sort(xs)
-		return xs[len(xs)/2]
+		return stats.Quantile(xs, 0.5)
 	}
 	ttft := func(o *outcome) float64 {
 		if o.ttft < 0 {

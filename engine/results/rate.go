@@ -465,27 +465,12 @@ func (l *RateLevel) ServerQueueWords(family string) string {
 	if !l.LatencyGrew || l.QueueGrew {
 		return ""
 	}
-	reqs := l.Samples.Each()
-	slices.SortStableFunc(reqs, func(a, b RateRequest) int { return int(a.IntendedUs - b.IntendedUs) })
-	q := len(reqs) / 4
-	if q < 2 {
+	first, last, ok := QuarterMedians(l.Samples.Each(), RateRequest.LatencyMs)
+	if !ok {
 		return ""
 	}
-	median := func(rs []RateRequest) float64 {
-		var xs []float64
-		for _, r := range rs {
-			if r.Error == "" {
-				xs = append(xs, r.LatencyMs())
-			}
-		}
-		if len(xs) == 0 {
-			return 0
-		}
-		slices.Sort(xs)
-		return xs[len(xs)/2]
-	}
 	s := fmt.Sprintf("at %s, requests queued inside the server and the queue kept growing: it finished %s req/s of the %s offered, and the median latency went from %s over the first quarter of the requests to %s over the last",
-		RateName(l.Rate), strconv.FormatFloat(l.AchievedRate, 'f', 2, 64), RateNumber(l.Rate), Seconds(median(reqs[:q])), Seconds(median(reqs[len(reqs)-q:])))
+		RateName(l.Rate), strconv.FormatFloat(l.AchievedRate, 'f', 2, 64), RateNumber(l.Rate), Seconds(first), Seconds(last))
 	want := 0
 	if l.LatencyMs != nil && l.TTFTMs != nil {
 		// Answers in progress at once to keep up: the rate times how long
@@ -503,6 +488,43 @@ func (l *RateLevel) ServerQueueWords(family string) string {
 		s += fmt.Sprintf("; it answered up to %d at once and still fell behind: at this rate the server's own speed is the limit, not how many it serves at once", at)
 	}
 	return s
+}
+
+// QuarterMedians are a figure's medians over the first and the last
+// quarter of a level's successful requests by intended send: what the
+// engine judges growth through a level by (a queue, latency) and what
+// the sentences say of it, one rule for both. ok is false under eight
+// requests, or with no success in a quarter.
+func QuarterMedians(reqs []RateRequest, f func(RateRequest) float64) (first, last float64, ok bool) {
+	reqs = slices.Clone(reqs)
+	slices.SortStableFunc(reqs, func(a, b RateRequest) int { return cmp.Compare(a.IntendedUs, b.IntendedUs) })
+	q := len(reqs) / 4
+	if q < 2 {
+		return 0, 0, false
+	}
+	median := func(rs []RateRequest) (float64, bool) {
+		var xs []float64
+		for _, r := range rs {
+			if r.Error == "" {
+				xs = append(xs, f(r))
+			}
+		}
+		if len(xs) == 0 {
+			return 0, false
+		}
+		slices.Sort(xs)
+		// Type 7 at one half, as stats.Quantile (which imports this
+		// package, so cannot be called from it): the middle value, or
+		// the mean of the two middle ones.
+		m := len(xs) / 2
+		if len(xs)%2 == 0 {
+			return (xs[m-1] + xs[m]) / 2, true
+		}
+		return xs[m], true
+	}
+	a, aok := median(reqs[:q])
+	b, bok := median(reqs[len(reqs)-q:])
+	return a, b, aok && bok
 }
 
 // AnsweringAtOnce is the most successful requests the level saw answered

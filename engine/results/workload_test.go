@@ -137,3 +137,25 @@ func TestServerQueueWords(t *testing.T) {
 		t.Errorf("no growth: %q", w)
 	}
 }
+
+// TestQuarterMedians: the medians growth is judged by and said with,
+// type 7 (an even quarter's two middle values averaged), successes only,
+// by intended send whatever the order given.
+func TestQuarterMedians(t *testing.T) {
+	t.Parallel()
+	var reqs []RateRequest
+	for k := range 12 { // quarters of 3: latencies 10, 20, 30 … 120 ms
+		reqs = append(reqs, RateRequest{IntendedUs: int64(11-k) * 1000, SentUs: int64(11-k) * 1000, EndUs: int64(11-k)*1000 + int64(120-10*k)*1000})
+	}
+	first, last, ok := QuarterMedians(reqs, RateRequest.LatencyMs)
+	if !ok || first != 20 || last != 110 {
+		t.Errorf("got %v, %v, %v; want 20 and 110 (the requests sent first took 10, 20, 30 ms)", first, last, ok)
+	}
+	reqs[11].Error = "http_500" // intended first: the first quarter is now 20, 30
+	if first, _, _ = QuarterMedians(reqs, RateRequest.LatencyMs); first != 25 {
+		t.Errorf("first quarter with a failure: %v, want 25 (the mean of the two middle values)", first)
+	}
+	if _, _, ok := QuarterMedians(reqs[:7], RateRequest.LatencyMs); ok {
+		t.Error("seven requests have no quarters to compare")
+	}
+}
