@@ -34,6 +34,7 @@ func TestSimProcess(t *testing.T) {
 	cfg := sim.Config{
 		Personality: pc.Personality, TokenInterval: pc.TokenInterval, PrefillRate: pc.PrefillRate,
 		BatchSlowdown: pc.BatchSlowdown, BatchCapacity: pc.BatchCapacity, RecordTruth: true,
+		Nagle: pc.Nagle, HeadersFirst: pc.HeadersFirst,
 	}
 	srv, url, err := sim.Start(cfg, "127.0.0.1:0")
 	if err != nil {
@@ -51,6 +52,8 @@ type simProcConfig struct {
 	PrefillRate   float64
 	BatchSlowdown float64
 	BatchCapacity int
+	Nagle         bool
+	HeadersFirst  bool
 }
 
 // startSimProcess runs the simulator in a child process and returns its

@@ -95,6 +95,26 @@ func TestTruthLlamaCpp(t *testing.T) {
 	}
 }
 
+// TestTruthNagle is TestTruth against a server that sends its headers
+// as soon as it takes a request and leaves Nagle's algorithm on, as
+// llama-server does: each chunk waits in the server's kernel until the
+// previous one is acknowledged. A client that lets Linux delay its ACKs
+// (the default once it has sent a request) read llama-server's first
+// token 30 ms late and its whole answer at once; the client acknowledges
+// every read at once (netstamp's quickAck), and the measurement keeps the
+// 1 ms bar. Without it, TTFT here is late by up to the 40 ms delayed-ACK
+// timer. At a few streams only: at hundreds, a 2-core machine's own late
+// reads delay the ACKs, which is the client's CPU, not its clock.
+func TestTruthNagle(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("timing accuracy is checked without -race and -short (make test-truth)")
+	}
+	url := startSimProcess(t, simProcConfig{Personality: sim.LlamaCpp, TokenInterval: 20 * time.Millisecond, PrefillRate: 100000, Nagle: true, HeadersFirst: true})
+	for _, c := range []int{1, 8} {
+		truthWithRetries(t, url, c)
+	}
+}
+
 // truthMisses is how many runs of a level may miss the bar before the
 // test fails: one in five runs, at most. A shared VM now and then stalls
 // loopback delivery for a stretch and skews a whole run; such a run is

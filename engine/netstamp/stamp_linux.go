@@ -165,8 +165,28 @@ func (pl *platform) recv(fd uintptr) bool {
 	pl.rn, pl.roobn, pl.rerr = int(n), int(pl.msg.Controllen), nil
 	if errno != 0 {
 		pl.rn, pl.roobn, pl.rerr = 0, 0, errno
+		return true
+	}
+	if n > 0 {
+		quickAck(fd)
 	}
 	return true
+}
+
+// one is TCP_QUICKACK's value, addressable for setsockopt.
+var one int32 = 1
+
+// quickAck acknowledges what was just read at once. Linux delays the ACK
+// of data that arrives soon after the socket sent some (the request), by
+// up to 40 ms, hoping to carry it on a reply; a server with Nagle's
+// algorithm on (llama-server: cpp-httplib leaves TCP_NODELAY off) holds
+// each small chunk until the previous one is acknowledged. Together they
+// held llama-server's whole 16-token answer, headers sent, until its end:
+// TTFT read 44 ms instead of 10 ms, and every inter-token gap 0. The
+// setting lasts only until the kernel returns to delaying, so it is made
+// again after every read: one system call a chunk.
+func quickAck(fd uintptr) {
+	_, _, _ = unix.RawSyscall6(unix.SYS_SETSOCKOPT, fd, unix.IPPROTO_TCP, unix.TCP_QUICKACK, uintptr(unsafe.Pointer(&one)), 4, 0)
 }
 
 func (pl *platform) read(c net.Conn, p []byte) (int, time.Time, bool, error) {

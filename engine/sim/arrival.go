@@ -21,14 +21,26 @@ import (
 type connKey struct{}
 
 // stampListener hands out stampConns.
-type stampListener struct{ net.Listener }
+type stampListener struct {
+	net.Listener
+	nagle bool // Config.Nagle
+}
 
 func (l stampListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return &stampConn{Conn: netstamp.WrapSending(c)}, nil
+	if !l.nagle {
+		return &stampConn{Conn: netstamp.WrapSending(c)}, nil
+	}
+	// With Nagle on, the kernel's transmit stamp is when a held chunk was
+	// let go, which the client's ACKs decide; the truth is the server's
+	// own write, so writes are stamped as their call began.
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(false)
+	}
+	return &stampConn{Conn: netstamp.Wrap(c)}, nil
 }
 
 // stampConn remembers when the first bytes of the current request arrived.

@@ -654,15 +654,22 @@ func (ru *run) stream() {
 	if *s.cfg.CloseAfterStream && ru.sock != nil {
 		ru.sock.closeWhenIdle.Store(true)
 	}
+	h := ru.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	if s.cfg.HeadersFirst && !ru.buffered {
+		ru.w.WriteHeader(http.StatusOK)
+		if err := ru.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			s.aborted.Add(1)
+			return
+		}
+	}
 	deadline := ru.admitted.Add(ru.prefillTime())
 	if err := ru.sleepUntil(deadline); err != nil {
 		ru.abandon(err)
 		return
 	}
 	s.promptTotal.Add(int64(ru.promptCounted()))
-	h := ru.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
 
 	line := make([]byte, 0, 1024)
 	line = e.chunk(line, deltaRole, nil, "", nil)

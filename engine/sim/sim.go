@@ -143,6 +143,22 @@ type Config struct {
 	// the llamacpp personality and off for the others. Only a simulator
 	// run with Start can close connections.
 	CloseAfterStream *bool
+	// Nagle leaves Nagle's algorithm on for the served connections, as
+	// llama-server does (cpp-httplib's CPPHTTPLIB_TCP_NODELAY is false):
+	// a chunk written while the previous one is not yet acknowledged waits
+	// in the kernel for the client's ACK. A client that delays its ACKs
+	// then reads a whole answer at once, late. Each chunk's truth is then
+	// the moment its write began, not when the kernel let it go. Off by
+	// default, for every personality: at hundreds of streams on a small
+	// machine the client's own late reads delay its ACKs and so the
+	// chunks, which the other truth tests are not about. Only with Start.
+	Nagle bool
+	// HeadersFirst sends a streamed answer's status and headers as soon as
+	// the request is taken, before its prompt is processed, as
+	// llama-server does; with Nagle on, the first chunk then always
+	// follows a segment the client has not yet acknowledged. Off by
+	// default.
+	HeadersFirst bool
 	// KeepAliveIdle closes a kept-alive connection that has waited this
 	// long for its next request (http.Server's IdleTimeout; llama-server's
 	// is 5 s). 0 keeps idle connections open.
@@ -375,7 +391,7 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 		return nil, "", err
 	}
 	s := New(cfg)
-	ln = stampListener{ln}
+	ln = stampListener{Listener: ln, nagle: s.cfg.Nagle}
 	s.hs = &http.Server{
 		ConnContext:       connContext,
 		ConnState:         connState,
