@@ -37,7 +37,7 @@ type TuneSetting struct {
 const (
 	TuneMinSettings   = 2
 	TuneMaxSettings   = 8
-	TuneDefaultRounds = 6
+	TuneDefaultRounds = 12
 	TuneMaxRounds     = 50
 	// TuneAnswerTokens caps each answer of the outputs check.
 	TuneAnswerTokens  = 128
@@ -45,7 +45,7 @@ const (
 )
 
 // TuneDefaultPlan is the inner plan a settings comparison starts from: one
-// user and eight, short enough that six rounds of two settings take
+// user and eight, short enough that twelve rounds of two settings take
 // minutes on a small server.
 func TuneDefaultPlan() Plan {
 	p := DefaultPlan()
