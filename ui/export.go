@@ -106,7 +106,14 @@ func newExportView(u *App, id string) (*ExportView, error) {
 			lines = append(lines, "Problem: "+p)
 		}
 		for _, n := range v.Notes {
-			lines = append(lines, "Note: "+n)
+			// A note may carry the reason the run cannot be published,
+			// which the list above already gives.
+			for _, r := range v.Reasons {
+				n = strings.TrimSpace(strings.ReplaceAll(n, r, ""))
+			}
+			if n != "" {
+				lines = append(lines, "Note: "+n)
+			}
 		}
 		v.warnings = widget.NewLabel(bullets(lines))
 		v.warnings.Wrapping = fyne.TextWrapWord

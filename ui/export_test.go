@@ -133,3 +133,30 @@ func TestExportRefusesIncompleteAndSimulated(t *testing.T) {
 		})
 	}
 }
+
+// TestExportSaysWhyOnce: a Kovara run with a workload of its own cannot be
+// published, and its notes carry the same sentence; Export says it once,
+// in the list of reasons, and keeps the rest of the note.
+func TestExportSaysWhyOnce(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	id := h.seedRun(url, []int{1}, 4, func(f *results.File) {
+		f.Local.Workload = &results.Workload{SharedPrefix: 2000, Turns: 2}
+	})
+	h.locked(func() {
+		v := h.u.showExport(id)
+		if v.Publishable {
+			t.Fatal("a run with its own workload is publishable")
+		}
+		shown := strings.Join(v.Reasons, "\n")
+		if v.warnings != nil {
+			shown += "\n" + v.warnings.Text
+		}
+		if got := strings.Count(shown, results.WorkloadUnpublishable); got != 1 {
+			t.Errorf("the reason is said %d times, want once:\n%s", got, shown)
+		}
+		if !strings.Contains(shown, "shared 2,000-token system prompt") {
+			t.Errorf("the workload's note is gone:\n%s", shown)
+		}
+	})
+}
