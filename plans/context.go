@@ -31,25 +31,13 @@ func (d Context) Kind() *Kind { return contextKind }
 // Failed: no depth was measured, or one had no conversation that
 // succeeded.
 func (d Context) Failed() bool {
-	if len(d.Result.Depths) == 0 {
-		return true
-	}
-	for _, dp := range d.Result.Depths {
-		if dp.OK == 0 {
-			return true
-		}
-	}
-	return false
+	return noneOrAny(d.Result.Depths, func(dp results.ContextDepth) bool { return dp.OK == 0 })
 }
 
 // Problems are the depths with failed conversations (each with its first
 // error), and a plan that measured no depth at all.
 func (d Context) Problems() []string {
-	out := d.Result.Problems()
-	if len(d.Result.Depths) == 0 && d.Complete() {
-		out = append(out, "no depth was measured")
-	}
-	return out
+	return append(d.Result.Problems(), noneMeasured(d, len(d.Result.Depths), "depth")...)
 }
 
 func (d Context) Notes() []string { return notesBeside(d, d.Result.Warnings) }

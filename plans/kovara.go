@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
@@ -58,12 +59,7 @@ func (d Kovara) Notes() []string {
 
 // Failed: a level in which no request succeeded.
 func (d Kovara) Failed() bool {
-	for _, r := range d.File.Runs {
-		if r.Metrics.RequestsOK == 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(d.File.Runs, func(r results.Run) bool { return r.Metrics.RequestsOK == 0 })
 }
 
 func (d Kovara) Table() results.Table { return results.ResultTable(d.File) }
@@ -90,6 +86,13 @@ func (d Kovara) Summary() Summary {
 	if g := f.Local.Group; g != nil {
 		s.Group, s.GroupID = fmt.Sprintf("%d of %d", g.Index, g.Of), g.ID
 	}
+	if t := f.Local.Tune; t != nil {
+		s.Setting = t.Setting
+		if s.Group == "" {
+			s.Group = fmt.Sprintf("%d of %d", t.Round, t.Rounds)
+		}
+	}
+	s.OwnLoad = f.Local.Workload != nil
 	if _, share, ok := results.PromptCacheHit(f); ok {
 		s.CachedShare = share
 	}

@@ -8,6 +8,7 @@ package plans
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -229,6 +230,12 @@ type Summary struct {
 	// ties the group's runs together.
 	Group   string `json:"group,omitempty"`
 	GroupID string `json:"group_id,omitempty"`
+	// Setting is the setting a settings comparison's run measured
+	// ("np8"); Group is then its round.
+	Setting string `json:"setting,omitempty"`
+	// OwnLoad: a Kovara run sent its own load (a shared prefix,
+	// conversations) instead of the method's prompts.
+	OwnLoad bool `json:"own_load,omitempty"`
 	// Rates are a rate result's offered rates, requests/s, lowest first:
 	// its levels (LevelList says either).
 	Rates []float64 `json:"rates,omitempty"`
@@ -374,6 +381,22 @@ func compareBy[R any](verdict func([]R) (bool, []string), table func([]R, []stri
 		c.Rows = table(rs, labels)
 		return c
 	}
+}
+
+// noneOrAny: nothing was measured, or failed says one of what was (a
+// depth, a rate) failed.
+func noneOrAny[L any](measured []L, failed func(L) bool) bool {
+	return len(measured) == 0 || slices.ContainsFunc(measured, failed)
+}
+
+// noneMeasured is the problem of a plan that ran to its end and measured
+// none (n) of what it measures ("depth", "rate"); a stopped one says so
+// in its state instead.
+func noneMeasured(d Doc, n int, what string) []string {
+	if n == 0 && d.Complete() {
+		return []string{"no " + what + " was measured"}
+	}
+	return nil
 }
 
 // notesBeside is notes without the document's problems and without

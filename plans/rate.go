@@ -34,15 +34,7 @@ func (d Rate) Kind() *Kind { return rateKind }
 // A rate the server did not keep up with is the plan's answer, not a
 // failure.
 func (d Rate) Failed() bool {
-	if len(d.Result.Levels) == 0 {
-		return true
-	}
-	for _, l := range d.Result.Levels {
-		if !l.Partial && l.OK == 0 {
-			return true
-		}
-	}
-	return false
+	return noneOrAny(d.Result.Levels, func(l results.RateLevel) bool { return !l.Partial && l.OK == 0 })
 }
 
 // Problems are the rates with failed requests (each with its first
@@ -54,10 +46,7 @@ func (d Rate) Problems() []string {
 			out = append(out, "at "+results.RateName(l.Rate)+" no request succeeded")
 		}
 	}
-	if len(d.Result.Levels) == 0 && d.Complete() {
-		out = append(out, "no rate was measured")
-	}
-	return out
+	return append(out, noneMeasured(d, len(d.Result.Levels), "rate")...)
 }
 
 func (d Rate) Notes() []string { return notesBeside(d, d.Result.Warnings, d.Result.Notes()) }

@@ -2,6 +2,7 @@ package plans
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
@@ -41,12 +42,7 @@ func (d SpecDec) Kind() *Kind { return specDecKind }
 
 // Failed: a level in which no request succeeded.
 func (d SpecDec) Failed() bool {
-	for _, l := range d.Result.Levels {
-		if l.OK == 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(d.Result.Levels, func(l results.SpecDecLevel) bool { return l.OK == 0 })
 }
 
 // Problems are the levels with failed requests, each with its first

@@ -26,6 +26,21 @@ const (
 	chartReadableHeight = 240
 )
 
+// resultCharts are a plan result view's charts, one a spec: each shows
+// placeholder while it has too few points, and is saved as a PNG under
+// run's name by its own button (added to saves), under it in its cell.
+func resultCharts(u *App, specs []chart.Spec, placeholder, run string, saves *[]*widget.Button) ([]*ChartView, []fyne.CanvasObject) {
+	views := make([]*ChartView, len(specs))
+	cells := make([]fyne.CanvasObject, len(specs))
+	for i, spec := range specs {
+		views[i] = NewChartView(placeholder)
+		views[i].SetSpec(spec)
+		views[i].SetRun(run)
+		cells[i] = savableChart(u, views[i], spec.Title, saves)
+	}
+	return views, cells
+}
+
 // ChartView shows one chart, or a line of text while there is nothing to draw
 // yet. It renders a chart.Spec with chart.Render (or a request timeline with
 // chart.RenderTimeline) at the widget's own size and renders it again

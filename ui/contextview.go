@@ -30,16 +30,9 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 	state := stateLabel([]string{capitalize(r.PromptsLine()) + "."}, r.Local.Simulated, "Kept on this machine; context results are never published.", saveErr)
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
-	specs := chart.ContextCharts(r, palette)
-	views := make([]*ChartView, len(specs))
-	for i, spec := range specs {
-		views[i] = NewChartView("Two measured depths are needed for a chart.")
-		views[i].SetSpec(spec)
-		views[i].SetRun(u.postName(id, d))
-	}
+	views, cells := resultCharts(u, chart.ContextCharts(r, palette), "Two measured depths are needed for a chart.", u.postName(id, d), &v.saveAll)
 	v.prefill, v.decode, v.ttft = views[0], views[1], views[2]
-	charts := container.NewGridWithColumns(3, savableChart(u, v.prefill, specs[0].Title, &v.saveAll),
-		savableChart(u, v.decode, specs[1].Title, &v.saveAll), savableChart(u, v.ttft, specs[2].Title, &v.saveAll))
+	charts := container.NewGridWithColumns(len(cells), cells...)
 
 	under := []string{capitalize(r.Method()) + "."}
 	if n := r.TimerNote(); n != "" {

@@ -60,11 +60,7 @@ func parseDepthsField(v string) ([]int, error) {
 // plan reads the context plan's settings.
 func (f *contextForm) plan() (engine.ContextPlan, error) {
 	p := engine.DefaultContextPlan()
-	var errs []error
-	var err error
-	if p.Depths, err = parseDepthsField(f.depthsEntry.Text); err != nil {
-		errs = append(errs, fmt.Errorf("depths: %w", err))
-	}
+	errs := readParsed(f.depthsEntry, "depths", parseDepthsField, &p.Depths, nil)
 	errs = readCount(f.outputEntry, "output tokens", 2, &p.OutputTokens, errs)
 	errs = readCount(f.repeatsEntry, "repeats", 1, &p.Repeats, errs)
 	errs = readCount(f.contextUsersEntry, "users", 1, &p.Users, errs)

@@ -151,14 +151,12 @@ func (f *kovaraForm) check() (int, int, error) {
 func (f *kovaraForm) plan() (engine.Plan, error) {
 	p := setup.DefaultPlan()
 	errs := f.lengthFields.read(&p)
-	var err error
-	if p.Concurrency, err = engine.ParseLevels(f.levelsEntry.Text); err != nil {
-		errs = append(errs, fmt.Errorf("concurrency levels: %w", err))
-	}
+	errs = readParsed(f.levelsEntry, "concurrency levels", engine.ParseLevels, &p.Concurrency, errs)
 	errs = readCount(f.requestsEntry, "requests", 1, &p.Requests, errs)
 	errs = readCount(f.warmupEntry, "warmup", 0, &p.Warmup, errs)
 	errs = readSeed(f.seedEntry, &p.Seed, &p.FixedSeed, errs)
 	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
+	var err error
 	if p.SLO.TTFTMs, err = readOptional("TTFT limit", f.sloTTFTEntry.Text); err != nil {
 		errs = append(errs, err)
 	}

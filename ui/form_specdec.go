@@ -39,11 +39,7 @@ func newSpecDecForm(s *BenchmarkScreen) *specDecForm {
 // plan reads the speculative-decoding plan's settings.
 func (f *specDecForm) plan() (engine.SpecDecPlan, error) {
 	p := engine.DefaultSpecDecPlan()
-	var errs []error
-	var err error
-	if p.Levels, err = engine.ParseLevels(f.levelsEntry.Text); err != nil {
-		errs = append(errs, fmt.Errorf("concurrency levels: %w", err))
-	}
+	errs := readParsed(f.levelsEntry, "concurrency levels", engine.ParseLevels, &p.Levels, nil)
 	if strings.TrimSpace(f.requestsEntry.Text) != "" { // empty: the plan chooses per level
 		errs = readCount(f.requestsEntry, "requests", 1, &p.Requests, errs)
 	}

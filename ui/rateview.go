@@ -35,20 +35,12 @@ func newRateView(u *App, r *results.RateResult, id string, saveErr error, onBack
 		"Kept on this machine; rate results are never published: open-loop load is not the Kovara method.", saveErr)
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
-	specs := chart.RateCharts(r, palette)
-	views := make([]*ChartView, len(specs))
-	for i, spec := range specs {
-		views[i] = NewChartView("Two measured rates are needed for a chart.")
-		views[i].SetSpec(spec)
-		views[i].SetRun(u.postName(id, d))
-	}
+	run := u.postName(id, d)
+	views, cells := resultCharts(u, chart.RateCharts(r, palette), "Two measured rates are needed for a chart.", run, &v.saveAll)
 	v.latency, v.rates = views[0], views[1]
-	cells := []fyne.CanvasObject{savableChart(u, v.latency, specs[0].Title, &v.saveAll), savableChart(u, v.rates, specs[1].Title, &v.saveAll)}
 	if spec, ok := chart.RateTurnsChart(r, palette); ok {
-		v.turns = NewChartView("Two turns are needed for a chart.")
-		v.turns.SetSpec(spec)
-		v.turns.SetRun(u.postName(id, d))
-		cells = append(cells, savableChart(u, v.turns, spec.Title, &v.saveAll))
+		turns, cell := resultCharts(u, []chart.Spec{spec}, "Two turns are needed for a chart.", run, &v.saveAll)
+		v.turns, cells = turns[0], append(cells, cell...)
 	}
 	charts := container.NewGridWithColumns(len(cells), cells...)
 

@@ -37,14 +37,10 @@ func (f *runFlags) capacityPlan() (engine.CapacityPlan, error) {
 	return p, p.Validate()
 }
 
-func finishCapacity(res *results.CapacityResult, err error, f runFlags, stdout, stderr io.Writer) int {
-	o := planOutput{measured: res != nil && len(res.Probes) > 0}
-	if res != nil {
-		o.doc, o.server, o.last = plans.NewCapacity(res), res.Local.ServerMetrics, res.AnswerLine()
-		o.print = func(w io.Writer) { printCapacity(w, res) }
-	}
-	return finishPlan(o, err, f, stdout, stderr)
-}
+var finishCapacity = finishWith(func(r *results.CapacityResult) planOutput {
+	return planOutput{measured: len(r.Probes) > 0, doc: plans.NewCapacity(r), server: r.Local.ServerMetrics, last: r.AnswerLine(),
+		print: func(w io.Writer) { printCapacity(w, r) }}
+})
 
 // printCapacity writes every probed level and the answer in words.
 func printCapacity(w io.Writer, r *results.CapacityResult) {

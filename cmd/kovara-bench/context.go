@@ -47,23 +47,16 @@ func (f *runFlags) contextPlan(set map[string]bool) (engine.ContextPlan, error) 
 	if set["repeats"] && f.context.repeats < 1 {
 		return p, fmt.Errorf("--repeats %d: give at least 1", f.context.repeats)
 	}
-	if err := f.setSeed(&p.Seed, &p.FixedSeed); err != nil {
-		return p, err
-	}
-	if err := f.setTimeout(set, &p.Timeout); err != nil {
+	if err := f.setSeedTimeout(set, &p.Seed, &p.FixedSeed, &p.Timeout); err != nil {
 		return p, err
 	}
 	return p, p.Validate()
 }
 
-func finishContext(res *results.ContextResult, err error, f runFlags, stdout, stderr io.Writer) int {
-	o := planOutput{measured: res != nil && len(res.Depths) > 0}
-	if res != nil {
-		o.doc, o.server, o.warnings, o.last = plans.NewContext(res), res.Local.ServerMetrics, res.Warnings, res.Headline()
-		o.print = func(w io.Writer) { printContext(w, res) }
-	}
-	return finishPlan(o, err, f, stdout, stderr)
-}
+var finishContext = finishWith(func(r *results.ContextResult) planOutput {
+	return planOutput{measured: len(r.Depths) > 0, doc: plans.NewContext(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
+		last: r.Headline(), print: func(w io.Writer) { printContext(w, r) }}
+})
 
 // printContext writes the table of depths and how it was made.
 func printContext(w io.Writer, r *results.ContextResult) {

@@ -200,15 +200,18 @@ func (f *runFlags) thinkingOff() (bool, error) {
 	return false, fmt.Errorf("--thinking %q: use off or default", f.thinking)
 }
 
-// setSeed reads --seed into a plan's seed and whether it is fixed (no
-// seed: fresh prompts).
-func (f *runFlags) setSeed(seed *int64, fixed *bool) error {
-	s, fx, err := engine.ParseSeed(f.seed)
-	if err != nil {
-		return fmt.Errorf("--%w", err)
+// setSeedTimeout reads --seed (the prompts' seed, fixed) and --timeout,
+// each when it is given, into a plan, leaving the plan's default
+// otherwise: without --seed, fresh prompts.
+func (f *runFlags) setSeedTimeout(set map[string]bool, seed *int64, fixed *bool, timeout *time.Duration) error {
+	if set["seed"] {
+		s, fx, err := engine.ParseSeed(f.seed)
+		if err != nil {
+			return fmt.Errorf("--%w", err)
+		}
+		*seed, *fixed = s, fx
 	}
-	*seed, *fixed = s, fx
-	return nil
+	return f.setTimeout(set, timeout)
 }
 
 // setTimeout reads --timeout into a plan's timeout when it is given,
@@ -389,19 +392,15 @@ func keepPlanResult(f runFlags, kind string, data []byte, save func(*storage.Lib
 	return true
 }
 
-func finishStages(res *results.StagesResult, err error, f runFlags, stdout, stderr io.Writer) int {
-	o := planOutput{measured: res != nil && len(res.Decode) > 0}
-	if res != nil {
-		o.doc, o.server, o.warnings = plans.NewStages(res), res.Local.ServerMetrics, res.Warnings
-		o.print = func(w io.Writer) {
-			printStages(w, res)
+var finishStages = finishWith(func(r *results.StagesResult) planOutput {
+	return planOutput{measured: len(r.Decode) > 0, doc: plans.NewStages(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
+		print: func(w io.Writer) {
+			printStages(w, r)
 			fmt.Fprintln(w)
 			fmt.Fprintln(w, "---- wiki block ----")
-			fmt.Fprint(w, res.WikiBlock())
-		}
-	}
-	return finishPlan(o, err, f, stdout, stderr)
-}
+			fmt.Fprint(w, r.WikiBlock())
+		}}
+})
 
 // planOutput is what a plan's run leaves for finishPlan to say and keep.
 type planOutput struct {
@@ -411,6 +410,18 @@ type planOutput struct {
 	server   *results.ServerMetrics
 	warnings []string // the run's own, to stderr
 	last     string   // said last on stdout, after where the result was kept
+}
+
+// finishWith is a plan's finish (planRun's): out says what its result,
+// when the plan gave one, leaves for finishPlan.
+func finishWith[R any](out func(*R) planOutput) func(*R, error, runFlags, io.Writer, io.Writer) int {
+	return func(res *R, err error, f runFlags, stdout, stderr io.Writer) int {
+		var o planOutput
+		if res != nil {
+			o = out(res)
+		}
+		return finishPlan(o, err, f, stdout, stderr)
+	}
 }
 
 // finishPlan prints a plan's result, keeps it in the library (and -o),
@@ -494,14 +505,10 @@ func printStages(w io.Writer, r *results.StagesResult) {
 	}
 }
 
-func finishSpecDec(res *results.SpecDecResult, err error, f runFlags, stdout, stderr io.Writer) int {
-	o := planOutput{measured: res != nil && len(res.Levels) > 0}
-	if res != nil {
-		o.doc, o.server, o.warnings = plans.NewSpecDec(res), res.Local.ServerMetrics, res.Warnings
-		o.print = func(w io.Writer) { printSpecDec(w, res) }
-	}
-	return finishPlan(o, err, f, stdout, stderr)
-}
+var finishSpecDec = finishWith(func(r *results.SpecDecResult) planOutput {
+	return planOutput{measured: len(r.Levels) > 0, doc: plans.NewSpecDec(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
+		print: func(w io.Writer) { printSpecDec(w, r) }}
+})
 
 // engineWords names the engine a plan's result ran on, for its heading:
 // its family's name and version, or that it was not recognised.

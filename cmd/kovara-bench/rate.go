@@ -85,25 +85,16 @@ func (f *runFlags) ratePlan(set map[string]bool) (setup.RatePlan, error) {
 	if set["requests"] && f.requests < 1 {
 		return p, fmt.Errorf("--requests %d: each rate needs at least 1 request", f.requests)
 	}
-	if set["seed"] {
-		if err := f.setSeed(&p.Seed, &p.FixedSeed); err != nil {
-			return p, err
-		}
-	}
-	if err := f.setTimeout(set, &p.Timeout); err != nil {
+	if err := f.setSeedTimeout(set, &p.Seed, &p.FixedSeed, &p.Timeout); err != nil {
 		return p, err
 	}
 	return p, p.Validate()
 }
 
-func finishRate(res *results.RateResult, err error, f runFlags, stdout, stderr io.Writer) int {
-	o := planOutput{measured: res != nil && len(res.Levels) > 0}
-	if res != nil {
-		o.doc, o.server, o.warnings, o.last = plans.NewRate(res), res.Local.ServerMetrics, res.Warnings, res.Headline()
-		o.print = func(w io.Writer) { printRate(w, res) }
-	}
-	return finishPlan(o, err, f, stdout, stderr)
-}
+var finishRate = finishWith(func(r *results.RateResult) planOutput {
+	return planOutput{measured: len(r.Levels) > 0, doc: plans.NewRate(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
+		last: r.Headline(), print: func(w io.Writer) { printRate(w, r) }}
+})
 
 // printRate writes the table of rates, how it was made and what queued.
 func printRate(w io.Writer, r *results.RateResult) {

@@ -277,14 +277,9 @@ func askByHand(ctx context.Context, s engine.TuneSetting, prog *progress) error 
 	}
 }
 
-func finishTune(res *results.TuneResult, err error, f runFlags, stdout, stderr io.Writer) int {
-	o := planOutput{measured: res != nil && len(res.Runs) > 0}
-	if res != nil {
-		o.doc, o.warnings = plans.NewTune(res), nil
-		o.print = func(w io.Writer) { printTune(w, res) }
-	}
-	return finishPlan(o, err, f, stdout, stderr)
-}
+var finishTune = finishWith(func(r *results.TuneResult) planOutput {
+	return planOutput{measured: len(r.Runs) > 0, doc: plans.NewTune(r), print: func(w io.Writer) { printTune(w, r) }}
+})
 
 // printTune writes the verdict first, in one sentence, then the table
 // and what each setting's server said of itself.

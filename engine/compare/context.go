@@ -76,18 +76,8 @@ func ContextMetrics(depth int) []DocMetric[results.ContextResult] {
 // first run (a gap where a run has no such depth), each judged against
 // the spread of the conversations behind it.
 func ContextTable(docs []*results.ContextResult, labels []string) []Row {
-	var depths []int
-	for _, r := range docs {
-		if r == nil {
-			continue
-		}
-		for _, d := range r.Depths {
-			if !slices.Contains(depths, d.Depth) {
-				depths = append(depths, d.Depth)
-			}
-		}
-	}
-	slices.Sort(depths)
+	depths := keysOf(docs, func(r *results.ContextResult) []results.ContextDepth { return r.Depths },
+		func(d results.ContextDepth) (int, bool) { return d.Depth, true })
 	var metrics []DocMetric[results.ContextResult]
 	var samples []func(*results.ContextResult) []float64 // one per metric, in the rows' order
 	for _, d := range depths {

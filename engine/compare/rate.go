@@ -65,18 +65,8 @@ func rateLevelOf(r *results.RateResult, rate float64) *results.RateLevel {
 // first run. The medians are judged against noise from each request's
 // raw sample; the rest are one figure a level (SingleFigureLegend).
 func RateTable(docs []*results.RateResult, labels []string) []Row {
-	var rates []float64
-	for _, r := range docs {
-		if r == nil {
-			continue
-		}
-		for _, l := range r.Levels {
-			if !l.Partial && !slices.Contains(rates, l.Rate) {
-				rates = append(rates, l.Rate)
-			}
-		}
-	}
-	slices.Sort(rates)
+	rates := keysOf(docs, func(r *results.RateResult) []results.RateLevel { return r.Levels },
+		func(l results.RateLevel) (float64, bool) { return l.Rate, !l.Partial })
 	var metrics []DocMetric[results.RateResult]
 	var judged []int
 	var samples []func(*results.RateResult) []float64

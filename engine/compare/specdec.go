@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/kovara/desktop/engine/results"
 )
@@ -50,7 +49,6 @@ func opt(v *float64) (float64, bool) {
 func SpecDecTable(docs []*results.SpecDecResult, labels []string) []Row {
 	names := runNamesOf(len(docs), labels)
 	byLevel := make([]map[int]results.SpecDecLevel, len(docs))
-	var levels []int
 	for i, d := range docs {
 		byLevel[i] = map[int]results.SpecDecLevel{}
 		if d == nil {
@@ -58,12 +56,10 @@ func SpecDecTable(docs []*results.SpecDecResult, labels []string) []Row {
 		}
 		for _, l := range d.Levels {
 			byLevel[i][l.Concurrency] = l
-			if !slices.Contains(levels, l.Concurrency) {
-				levels = append(levels, l.Concurrency)
-			}
 		}
 	}
-	slices.Sort(levels)
+	levels := keysOf(docs, func(r *results.SpecDecResult) []results.SpecDecLevel { return r.Levels },
+		func(l results.SpecDecLevel) (int, bool) { return l.Concurrency, true })
 	var rows []Row
 	for _, c := range levels {
 		shared := true

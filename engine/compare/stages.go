@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kovara/desktop/engine/results"
@@ -109,6 +111,25 @@ type DocMetric[D any] struct {
 	ID, Label, Unit string
 	Dir             Direction
 	Get             func(*D) (float64, bool)
+}
+
+// keysOf is every key (a depth, a rate, a level) the documents' levels
+// have, each once, in order; key says a level's, or that it has none (a
+// partial one). A missing document has none.
+func keysOf[D, L any, K cmp.Ordered](docs []*D, levels func(*D) []L, key func(L) (K, bool)) []K {
+	var out []K
+	for _, d := range docs {
+		if d == nil {
+			continue
+		}
+		for _, l := range levels(d) {
+			if k, ok := key(l); ok && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // docTable is a metric × run table of plan documents, with the change

@@ -1,0 +1,60 @@
+package plans_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
+)
+
+// TestFailedWhenNothingMeasured: a context or rate result that measured
+// nothing failed, and when it ran to its end (not stopped) says so among
+// its problems; a depth or rate with no success fails it too, a rate
+// stopped part way does not.
+func TestFailedWhenNothingMeasured(t *testing.T) {
+	t.Parallel()
+	context := func(complete bool, depths ...results.ContextDepth) plans.Doc {
+		r := &results.ContextResult{Depths: depths}
+		r.Complete = complete
+		return plans.NewContext(r)
+	}
+	rate := func(complete bool, levels ...results.RateLevel) plans.Doc {
+		r := &results.RateResult{Levels: levels}
+		r.Complete = complete
+		return plans.NewRate(r)
+	}
+	tests := []struct {
+		name    string
+		doc     plans.Doc
+		failed  bool
+		problem string // among the problems; "" for none of the two below
+	}{
+		{"context, none measured", context(true), true, "no depth was measured"},
+		{"context, stopped before a depth", context(false), true, ""},
+		{"context, a depth measured", context(true, results.ContextDepth{Depth: 0, Conversations: 3, OK: 3}), false, ""},
+		{"context, a depth without success", context(true, results.ContextDepth{Depth: 0, Conversations: 3, OK: 3}, results.ContextDepth{Depth: 1024, Conversations: 3}), true, ""},
+		{"rate, none measured", rate(true), true, "no rate was measured"},
+		{"rate, stopped before a rate", rate(false), true, ""},
+		{"rate, a rate measured", rate(true, results.RateLevel{Rate: 1, Requests: 4, OK: 4}), false, ""},
+		{"rate, a rate without success", rate(true, results.RateLevel{Rate: 1, Requests: 4, OK: 4}, results.RateLevel{Rate: 2, Requests: 4}), true, "at 2 req/s no request succeeded"},
+		{"rate, stopped part way through a rate", rate(false, results.RateLevel{Rate: 1, Requests: 4, OK: 4}, results.RateLevel{Rate: 2, Partial: true}), false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.doc.Failed(); got != tc.failed {
+				t.Errorf("Failed = %v, want %v", got, tc.failed)
+			}
+			problems := tc.doc.Problems()
+			if tc.problem != "" && !slices.Contains(problems, tc.problem) {
+				t.Errorf("Problems = %q, want %q among them", problems, tc.problem)
+			}
+			for _, none := range []string{"no depth was measured", "no rate was measured"} {
+				if none != tc.problem && slices.Contains(problems, none) {
+					t.Errorf("Problems = %q, want no %q", problems, none)
+				}
+			}
+		})
+	}
+}
