@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -88,6 +89,34 @@ func KindName(kind string) string {
 		if k.Kind == kind {
 			return k.Name
 		}
+	}
+	return kind
+}
+
+// kindSetting is how much of a setting's name KindLine shows.
+const kindSetting = 24
+
+// KindLine is a run's kind as History and `kovara-bench history` show it:
+// the kind, then what sets the run apart from another of that kind — its
+// own load ("protocol · own load"), its setting and round in a settings
+// comparison ("protocol · np8, round 2 of 6"), or its place in a repeated
+// plan ("protocol, run 2 of 3").
+func (s Summary) KindLine() string {
+	kind := KindName(s.RunKind)
+	if s.Simulated {
+		kind += " (sim)"
+	}
+	if s.OwnLoad {
+		kind += " · own load"
+	}
+	switch {
+	case s.Setting != "":
+		kind += " · " + clip.Line(s.Setting, kindSetting)
+		if s.Group != "" {
+			kind += ", round " + s.Group
+		}
+	case s.Group != "":
+		kind += ", run " + s.Group
 	}
 	return kind
 }

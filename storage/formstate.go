@@ -36,10 +36,20 @@ type RateFormState struct {
 }
 
 // TuneFormState is the settings comparison's form: its rows as typed
-// (commands the person wrote on this machine) and its rounds.
+// (commands the person wrote on this machine), its rounds and the Kovara
+// plan each run measures. Each field is as typed; an empty one is the
+// form's default.
 type TuneFormState struct {
-	Rows   []TuneFormRow `json:"rows"`
-	Rounds string        `json:"rounds,omitempty"` // as typed
+	Rows         []TuneFormRow `json:"rows"`
+	Rounds       string        `json:"rounds,omitempty"`
+	Concurrency  string        `json:"concurrency,omitempty"`
+	Requests     string        `json:"requests,omitempty"`
+	InputTokens  string        `json:"input_tokens,omitempty"`
+	OutputTokens string        `json:"output_tokens,omitempty"`
+	Timeout      string        `json:"timeout,omitempty"`       // seconds
+	StartTimeout string        `json:"start_timeout,omitempty"` // the server's start-up, seconds
+	// NoAnswers: the outputs check was unticked.
+	NoAnswers bool `json:"no_answers,omitempty"`
 }
 
 // TuneFormRow is one setting's row: its name, how it is reached

@@ -136,18 +136,44 @@ func (f *tuneForm) addRow(name, how, what string) *tuneRow {
 	return r
 }
 
-// state is the rows and rounds as typed, kept for the next start.
+// state is the rows, rounds and inner plan as typed, kept for the next
+// start.
 func (f *tuneForm) state() *storage.TuneFormState {
-	st := &storage.TuneFormState{Rounds: f.roundsEntry.Text}
+	st := &storage.TuneFormState{NoAnswers: !f.answersCheck.Checked}
 	for _, r := range f.rows {
 		st.Rows = append(st.Rows, storage.TuneFormRow{Name: r.nameEntry.Text, How: r.how(), What: r.whatEntry.Text, Before: r.before})
+	}
+	for _, k := range f.kept(st) {
+		*k.text = k.entry.Text
 	}
 	return st
 }
 
-// restore puts back the rows and rounds of the last start; a state that
-// could not be a comparison's (too few or too many rows) is left aside.
+// keptEntry is one of the form's fields and its place in the state kept.
+type keptEntry struct {
+	entry *formEntry
+	text  *string
+}
+
+// kept pairs the form's fields beside the rows with their places in st.
+func (f *tuneForm) kept(st *storage.TuneFormState) []keptEntry {
+	return []keptEntry{
+		{f.roundsEntry, &st.Rounds}, {f.concurrencyEntry, &st.Concurrency}, {f.requestsEntry, &st.Requests},
+		{f.lengths.inputEntry, &st.InputTokens}, {f.lengths.outputEntry, &st.OutputTokens},
+		{f.timeoutEntry, &st.Timeout}, {f.startEntry, &st.StartTimeout},
+	}
+}
+
+// restore puts back the rows, rounds and inner plan of the last start; a
+// field not kept keeps its default, and rows that could not be a
+// comparison's (too few or too many) are left aside.
 func (f *tuneForm) restore(st storage.TuneFormState) {
+	for _, k := range f.kept(&st) {
+		if *k.text != "" {
+			k.entry.SetText(*k.text)
+		}
+	}
+	f.answersCheck.SetChecked(!st.NoAnswers)
 	if n := len(st.Rows); n < setup.TuneMinSettings || n > setup.TuneMaxSettings {
 		return
 	}
@@ -157,9 +183,6 @@ func (f *tuneForm) restore(st storage.TuneFormState) {
 		r := f.addRow(row.Name, row.How, row.What)
 		r.whatEntry.SetText(row.What) // after its how, which clears a demo model from a command row
 		r.setBefore(row.Before)
-	}
-	if st.Rounds != "" {
-		f.roundsEntry.SetText(st.Rounds)
 	}
 }
 
@@ -383,7 +406,7 @@ func (f *tuneForm) summary() string {
 		out += "Before each turn it runs " + strings.Join(before, "; ") + ". "
 	}
 	if p.Rounds < 3 {
-		out += fmt.Sprintf("With %d %s the intervals are too wide to call most changes (they narrow fast to 6 rounds, the default). ", p.Rounds, results.Plural(p.Rounds, "round", "rounds"))
+		out += fmt.Sprintf("With %d %s the intervals are too wide to call most changes (they narrow fast with more rounds; the default is %d). ", p.Rounds, results.Plural(p.Rounds, "round", "rounds"), setup.TuneDefaultRounds)
 	}
 	return out + "Every run is kept in the history, and the comparison too."
 }

@@ -199,14 +199,7 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 	case 4:
 		return s.Engine
 	case 5:
-		kind := storage.KindName(s.RunKind)
-		if s.Simulated {
-			kind += " (sim)"
-		}
-		if s.Group != "" {
-			kind += ", run " + s.Group
-		}
-		return kind
+		return s.KindLine()
 	case 6:
 		return s.LevelList()
 	case 7:

@@ -50,7 +50,7 @@ func cmdHistory(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			localTime(s.CreatedAt), s.ID, dash(s.EndpointName), dash(s.Model), dash(s.Engine), kind(s),
+			localTime(s.CreatedAt), s.ID, dash(s.EndpointName), dash(s.Model), dash(s.Engine), dash(s.KindLine()),
 			levels(s), s.Best(), s.State(), s.Label)
 	}
 	tw.Flush()
@@ -70,14 +70,6 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func kind(s storage.Summary) string {
-	k := storage.KindName(s.RunKind)
-	if s.Simulated {
-		k += " (sim)"
-	}
-	return dash(k)
 }
 
 func levels(s storage.Summary) string {

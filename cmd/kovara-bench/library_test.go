@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine/compare/comparetest"
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
@@ -284,5 +286,26 @@ func TestRunWithGPUShowsEnergy(t *testing.T) {
 	code, _, stderr = runCLI("run", "--endpoint", url, "--gpu", "nvidia", "--concurrency", "1", "--requests", "1")
 	if code != exitBadInput || !strings.Contains(stderr, "--gpu") {
 		t.Errorf("a bad --gpu: exit %d %s", code, stderr)
+	}
+}
+
+// TestHistoryKindLine: `kovara-bench history` names a settings
+// comparison's run by its setting and round, as the app's History does
+// (storage.Summary.KindLine).
+func TestHistoryKindLine(t *testing.T) {
+	home := withHome(t)
+	lib, err := storage.OpenLibrary(filepath.Join(home, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := comparetest.Session([]int{1, 8}, func(r *results.Run) { r.RunKind = results.RunKindProtocol })
+	f.Local.Tune = &results.TuneRef{ID: "tune-1", Setting: "np8", Round: 2, Rounds: 12}
+	f.Local.Group = &results.RunGroup{ID: "tune-1-2", Index: 2, Of: 12}
+	if _, err := lib.SaveTuneRun(f); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("history")
+	if want := "protocol · np8, round 2 of 12"; code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, history lacks %q:\n%s%s", code, want, stdout, stderr)
 	}
 }
