@@ -370,14 +370,7 @@ func (cr *contextRun) newResult() *results.ContextResult {
 func (cr *contextRun) finish(complete bool) *results.ContextResult {
 	res := cr.res
 	res.Complete = complete
-	if c := cr.file.Local.Compat; c != nil {
-		res.Settings.IgnoreEOS = c.IgnoreEOS
-		res.Compat = results.PlanCompat{StreamOptions: c.StreamOptions, Usage: c.Usage, Timings: cr.probeOut.hasTimings, Attempts: c.Attempts}
-	}
-	res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
-	res.Local.ServerMetrics = cr.metrics.snapshot()
-	res.Local.Telemetry = cr.telemetry()
-	res.Warnings = slices.Clone(cr.warnings)
+	res.Warnings = cr.settlePlan(&res.Local, &res.Compat, &res.Settings.IgnoreEOS)
 	return res
 }
 

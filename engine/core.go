@@ -183,3 +183,27 @@ func msPtr(d time.Duration) *float64 {
 	}
 	return ptr(math.Round(ms(d)*1000) / 1000)
 }
+
+// settlePlan is settle for a plan run on the Kovara method's runner
+// (context, rate): with what its probe found, as a plan's result records
+// it, before the finish time, /metrics and telemetry; nothing of the
+// probe's before it was accepted.
+func (r *runner) settlePlan(local *results.PlanLocal, compat *results.PlanCompat, ignoreEOS *bool) []string {
+	if c := r.file.Local.Compat; c != nil {
+		*ignoreEOS = c.IgnoreEOS
+		*compat = results.PlanCompat{StreamOptions: c.StreamOptions, Usage: c.Usage, Timings: r.probeOut.hasTimings, Attempts: c.Attempts}
+	}
+	return r.settle(local)
+}
+
+// expectPrep counts in the live view what a run on the runner sends
+// before its measured requests: calibration (as one request), the warmup
+// and, with wl's shared system prompt, the prefix check, whose requests
+// it returns (0 without one).
+func (r *runner) expectPrep(wl *workload) (checks int) {
+	if wl.w.SharedPrefix > 0 {
+		checks = prefixCheckRequests
+	}
+	r.obs.Live.expectPrep(1 + r.plan.Warmup + checks)
+	return checks
+}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
@@ -80,11 +79,7 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	} else {
 		obs.Live.start(r.clock, len(plan.Rates), len(plan.Rates)*plan.Requests)
 	}
-	checks := 0
-	if plan.Workload.SharedPrefix > 0 {
-		checks = prefixCheckRequests
-	}
-	obs.Live.expectPrep(1 + kp.Warmup + checks)
+	checks := r.expectPrep(wl)
 	defer r.release()
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
@@ -163,14 +158,7 @@ func (r *rateRun) finish(complete bool) *results.RateResult {
 	res.Complete = complete
 	res.ServerModel = r.srvModel
 	res.Engine = r.detected()
-	if c := r.file.Local.Compat; c != nil {
-		res.Settings.IgnoreEOS = c.IgnoreEOS
-		res.Compat = results.PlanCompat{StreamOptions: c.StreamOptions, Usage: c.Usage, Timings: r.probeOut.hasTimings, Attempts: c.Attempts}
-	}
-	res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
-	res.Local.ServerMetrics = r.metrics.snapshot()
-	res.Local.Telemetry = r.telemetry()
-	res.Warnings = slices.Clone(r.warnings)
+	res.Warnings = r.settlePlan(&res.Local, &res.Compat, &res.Settings.IgnoreEOS)
 	for _, l := range res.Sorted() {
 		if s := l.QueueWords(res.Settings.MaxInFlight); s != "" && l.QueueGrew {
 			res.Warnings = append(res.Warnings, s)

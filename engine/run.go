@@ -132,13 +132,7 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 	r.warmUsers = r.mostUsers()
 	r.estimates = true
 	obs.Live.start(r.clock, len(plan.Concurrency), r.measuredTotal())
-	// Calibration (as one request), the warmup and the prefix check are
-	// the plan's work too.
-	checks := 0
-	if plan.Workload.SharedPrefix > 0 {
-		checks = prefixCheckRequests
-	}
-	obs.Live.expectPrep(1 + plan.Warmup + checks)
+	checks := r.expectPrep(wl)
 
 	defer r.release()
 	if err := r.prepare(ctx); err != nil {

@@ -199,6 +199,17 @@ func (s *session) telemetry() *results.Telemetry {
 	return t
 }
 
+// settle stamps what every plan's result records as its run ends: the
+// finish time, the server's /metrics readings and the GPU telemetry
+// (stopping the sampler, whose warnings may join the run's), and returns
+// a copy of the run's warnings, taken after them.
+func (s *session) settle(local *results.PlanLocal) []string {
+	local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
+	local.ServerMetrics = s.metrics.snapshot()
+	local.Telemetry = s.telemetry()
+	return slices.Clone(s.warnings)
+}
+
 // newConn is a slot's client for this session.
 func (s *session) newConn() *conn {
 	c := newConn(s.ep, s.base, s.t0)

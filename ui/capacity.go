@@ -34,15 +34,9 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 	state := stateLabel(notes, r.Local.Simulated, "Kept on this machine; capacity results are never published.", saveErr)
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
-	v.speed = NewChartView("Two probed levels are needed for a chart.")
-	v.speed.SetSpec(chart.CapacitySpeedSpec(r, palette))
-	v.ttft = NewChartView("Two probed levels are needed for a chart.")
-	v.ttft.SetSpec(chart.CapacityTTFTSpec(r, palette))
-	v.speed.SetRun(u.postName(id, d))
-	v.ttft.SetRun(u.postName(id, d))
-	charts := container.NewGridWithColumns(2,
-		savableChart(u, v.speed, chart.CapacitySpeedSpec(r, palette).Title, &v.saveAll),
-		savableChart(u, v.ttft, chart.CapacityTTFTSpec(r, palette).Title, &v.saveAll))
+	views, cells := resultCharts(u, chart.CapacityCharts(r, palette), "Two probed levels are needed for a chart.", u.postName(id, d), &v.saveAll)
+	v.speed, v.ttft = views[0], views[1]
+	charts := container.NewGridWithColumns(len(cells), cells...)
 
 	_, notes = results.Split(r.Warnings())
 	v.warnings = widget.NewLabel(notesText(notes, len(d.Problems()) > 0))
