@@ -84,8 +84,8 @@ func (r *runner) record(lv *levelRun) (results.Run, results.LevelLocal) {
 	}
 	r.stamps.KernelStamped += lv.conns.KernelStamped
 	r.stamps.ReadStamped += lv.conns.ReadStamped
-	if c := lv.conns; c.Reconnects+c.Resent+c.ServerClosed > 0 {
-		loc.Connections = &results.Connections{Reconnects: c.Reconnects, Resent: c.Resent, ServerClosed: c.ServerClosed, Requests: len(loc.Samples.Requests)}
+	if c := lv.conns; c.Reconnects+c.Resent+c.ServerClosed+c.Connected > 0 {
+		loc.Connections = &results.Connections{Reconnects: c.Reconnects, Resent: c.Resent, ServerClosed: c.ServerClosed, Requests: len(loc.Samples.Requests), Connected: c.Connected}
 	}
 	loc.Goodput = levelGoodput(loc.Samples, sloOf(r.plan.SLO), m.TokenCountMethod == results.TokenCountServerUsage)
 	loc.ByTurn = byTurn(&lv.loadRun)

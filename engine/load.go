@@ -88,7 +88,37 @@ func (ss *session) openSlots(ctx context.Context, live []*liveSlot, preopen bool
 	}
 	wg.Wait()
 	s.openFailed = int(failed.Load())
+	s.connectEach()
 	return s
+}
+
+// connectEach switches the slots to a connection of their own for every
+// request when the server closed some connections opened ahead while
+// others waited to be taken: it cannot keep one open for every slot.
+// llama-server answers HTTP from -np + 2 threads, and an idle kept-alive
+// connection holds its thread until its 5 s keep-alive ends; with more
+// users than threads the connections opened ahead held them all, so the
+// level's first requests waited those 5 s, and the wait fell inside the
+// level (llama-server -np 2 at 8 users: no request sent for the level's
+// first 5.0 s, half its throughput). A request that connects as it is
+// sent waits for a thread inside its time to first token, as a client
+// without kept-alive connections does; ConnectionNote says so.
+func (s *slotSet) connectEach() {
+	if len(s.conns) < 2 {
+		return
+	}
+	closed := 0
+	for _, c := range s.conns {
+		if sc := c.sock.Load(); sc != nil && sc.Gone() {
+			closed++
+		}
+	}
+	if closed == 0 {
+		return
+	}
+	for _, c := range s.conns {
+		c.connectEach = true
+	}
 }
 
 // setLive points the slots' progress at live (nil: a loop that is not

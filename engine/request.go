@@ -152,6 +152,10 @@ type conn struct {
 	held           atomic.Pointer[sendGate]
 	trace          *httptrace.ClientTrace
 
+	// connectEach: every request opens its own connection as it is sent
+	// (slotSet.connectEach says when and why).
+	connectEach bool
+
 	// The probe asks for the model name the server answers with.
 	rememberModel bool
 	seenModel     string
@@ -191,6 +195,9 @@ type connStats struct {
 	Reconnects   int // fresh connections opened between requests
 	Resent       int // requests sent again after dying unanswered on a reused connection
 	ServerClosed int // connections the server closed after an answer
+	// Connected counts requests that opened their connection as they
+	// were sent (connectEach).
+	Connected int
 	// Reads of stream data stamped with the kernel's receive time, and
 	// with the moment the read returned (where the system gives no
 	// receive timestamps).
@@ -201,6 +208,7 @@ func (a *connStats) add(b connStats) {
 	a.Reconnects += b.Reconnects
 	a.Resent += b.Resent
 	a.ServerClosed += b.ServerClosed
+	a.Connected += b.Connected
 	a.KernelStamped += b.KernelStamped
 	a.ReadStamped += b.ReadStamped
 }
@@ -432,6 +440,13 @@ func (c *conn) do(runCtx context.Context, o requestOpts, n int64, timeout time.D
 // connections right after answers, the slot does not race that close with
 // its next request but opens a fresh connection first.
 func (c *conn) ready(ctx context.Context) {
+	if c.connectEach {
+		// Whatever the slot holds the server may close or is about to;
+		// the request dials its own.
+		c.tr.CloseIdleConnections()
+		c.stats.Connected++
+		return
+	}
 	s := c.sock.Load()
 	switch {
 	case s == nil:
@@ -465,6 +480,10 @@ func (c *conn) serverClosed() {
 // that follows connects by itself, and fails in words if the server is
 // gone.
 func (c *conn) reopen(ctx context.Context) {
+	if c.connectEach {
+		c.tr.CloseIdleConnections()
+		return
+	}
 	c.stats.Reconnects++
 	octx, cancel := context.WithTimeout(ctx, checkTimeout(c.ep))
 	defer cancel()
@@ -515,10 +534,11 @@ func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout t
 			c.sock.Load() == used && used.LastRead().Equal(readBefore)
 		return out, unanswered
 	}
-	if now := c.sock.Load(); used != nil && now != used {
+	if now := c.sock.Load(); used != nil && now != used && !c.connectEach {
 		// The connection died between ready's look and the send, and
 		// net/http opened a new one inside this request: its start is
 		// still its first write on the new connection (settleStart).
+		// With connectEach every request opens one by design.
 		c.serverClosed()
 		c.stats.Reconnects++
 	}

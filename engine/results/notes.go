@@ -10,8 +10,13 @@ import "fmt"
 func ConnectionNote(f *File) string {
 	var sum Connections
 	every := true
+	connected := ""
 	for _, l := range f.Local.Levels {
 		c := l.Connections
+		if c != nil && c.Connected > 0 && connected == "" {
+			connected = fmt.Sprintf("At concurrency %d the server could not keep a connection open ahead for every user: it closed some of those opened before the level while others waited to be taken (llama-server answers HTTP from -np + 2 threads, and an idle connection holds one). So each request opened its own connection as it was sent, inside its time to first token, as a client without kept-alive connections does (%d %s).",
+				l.Concurrency, c.Connected, Plural(c.Connected, "request", "requests"))
+		}
 		if c == nil {
 			every = false
 			continue
@@ -26,19 +31,25 @@ func ConnectionNote(f *File) string {
 		}
 	}
 	if sum.Reconnects == 0 && sum.Resent == 0 {
-		return ""
+		return connected
 	}
 	resent := ""
 	if sum.Resent > 0 {
 		resent = fmt.Sprintf("; %d %s met a connection closed as it was sent and went again on a fresh one, counted once",
 			sum.Resent, Plural(sum.Resent, "request", "requests"))
 	}
+	var out string
 	if every {
-		return fmt.Sprintf("The server closed the connection after every answer; each slot reconnected between requests, outside the measured time (%d reconnects%s).",
+		out = fmt.Sprintf("The server closed the connection after every answer; each slot reconnected between requests, outside the measured time (%d reconnects%s).",
 			sum.Reconnects, resent)
+	} else {
+		out = fmt.Sprintf("The server closed %d %s during the run; the slots reconnected between requests, outside the measured time (%d reconnects%s).",
+			max(sum.ServerClosed, 1), Plural(sum.ServerClosed, "connection", "connections"), sum.Reconnects, resent)
 	}
-	return fmt.Sprintf("The server closed %d %s during the run; the slots reconnected between requests, outside the measured time (%d reconnects%s).",
-		max(sum.ServerClosed, 1), Plural(sum.ServerClosed, "connection", "connections"), sum.Reconnects, resent)
+	if connected != "" {
+		out += " " + connected
+	}
+	return out
 }
 
 // Plural is one when n is 1, else many.

@@ -400,6 +400,11 @@ type Connections struct {
 	Resent       int `json:"resent"`        // requests sent again after dying unanswered on a reused connection
 	ServerClosed int `json:"server_closed"` // connections the server closed after an answer
 	Requests     int `json:"requests"`      // requests of the level, for scale
+	// Connected counts requests that opened their own connection as they
+	// were sent, inside their measured time: the server could not keep a
+	// connection open ahead for every slot (docs/servers.md, "HTTP
+	// threads").
+	Connected int `json:"connected,omitempty"`
 }
 
 // Prompt-cache sources, best first: the server's own count per request,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,15 +25,34 @@ type connKey struct{}
 type stampListener struct {
 	net.Listener
 	nagle bool // Config.Nagle
+	// threads holds a token for each connection being served
+	// (Config.HTTPThreads); nil: no limit.
+	threads chan struct{}
 }
 
 func (l stampListener) Accept() (net.Conn, error) {
+	var release func()
+	if l.threads != nil {
+		// A connection is taken only when a thread is free; until then
+		// it waits in the listen queue, its request unread.
+		l.threads <- struct{}{}
+		release = func() { <-l.threads }
+	}
 	c, err := l.Listener.Accept()
 	if err != nil {
+		if release != nil {
+			release()
+		}
 		return nil, err
 	}
+	sc := l.wrap(c)
+	sc.release = release
+	return sc, nil
+}
+
+func (l stampListener) wrap(c net.Conn) *stampConn {
 	if !l.nagle {
-		return &stampConn{Conn: netstamp.WrapSending(c)}, nil
+		return &stampConn{Conn: netstamp.WrapSending(c)}
 	}
 	// With Nagle on, the kernel's transmit stamp is when a held chunk was
 	// let go, which the client's ACKs decide; the truth is the server's
@@ -40,7 +60,7 @@ func (l stampListener) Accept() (net.Conn, error) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(false)
 	}
-	return &stampConn{Conn: netstamp.Wrap(c)}, nil
+	return &stampConn{Conn: netstamp.Wrap(c)}
 }
 
 // stampConn remembers when the first bytes of the current request arrived.
@@ -53,6 +73,18 @@ type stampConn struct {
 	// out, as llama-server does after a streamed answer (see
 	// Config.CloseAfterStream).
 	closeWhenIdle atomic.Bool
+	// release frees the connection's thread (Config.HTTPThreads) once.
+	release     func()
+	releaseOnce sync.Once
+}
+
+// Close closes the connection and frees its thread.
+func (c *stampConn) Close() error {
+	err := c.Conn.Close()
+	if c.release != nil {
+		c.releaseOnce.Do(c.release)
+	}
+	return err
 }
 
 // connState closes a connection marked closeWhenIdle as soon as its

@@ -163,6 +163,12 @@ type Config struct {
 	// long for its next request (http.Server's IdleTimeout; llama-server's
 	// is 5 s). 0 keeps idle connections open.
 	KeepAliveIdle time.Duration
+	// HTTPThreads serves at most this many connections at once, as
+	// llama-server answers HTTP from a pool of max(-np + 2, cores − 1)
+	// threads: a connection holds its thread from when it is taken until
+	// it closes, its kept-alive idle time (KeepAliveIdle) included, and the
+	// others wait in the listen queue. 0: no limit. Only with Start.
+	HTTPThreads int
 
 	// PromptCache serves the leading words of a prompt that an earlier
 	// request already sent from a cache (see cache.go): they are not
@@ -391,7 +397,11 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 		return nil, "", err
 	}
 	s := New(cfg)
-	ln = stampListener{Listener: ln, nagle: s.cfg.Nagle}
+	sl := stampListener{Listener: ln, nagle: s.cfg.Nagle}
+	if cfg.HTTPThreads > 0 {
+		sl.threads = make(chan struct{}, cfg.HTTPThreads)
+	}
+	ln = sl
 	s.hs = &http.Server{
 		ConnContext:       connContext,
 		ConnState:         connState,
