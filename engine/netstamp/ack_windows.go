@@ -4,7 +4,6 @@ package netstamp
 
 import (
 	"net"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -21,12 +20,8 @@ const sioTCPSetAckFrequency = 0x98000017
 // stamp_linux.go is the same remedy). Windows versions without the
 // control code refuse it, and the connection reads as before.
 func ackEverySegment(c net.Conn) {
-	sc, ok := c.(syscall.Conn)
+	raw, ok := rawOf(c)
 	if !ok {
-		return
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
 		return
 	}
 	_ = raw.Control(func(fd uintptr) {

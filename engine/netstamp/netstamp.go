@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -153,4 +154,14 @@ func fromWall(mono time.Time, wallNs, stampNs int64) (time.Time, bool) {
 		return mono, false
 	}
 	return mono.Add(-lag), true
+}
+
+// rawOf is c's socket for system calls, where c has one.
+func rawOf(c net.Conn) (syscall.RawConn, bool) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, false
+	}
+	raw, err := sc.SyscallConn()
+	return raw, err == nil
 }

@@ -69,12 +69,8 @@ func (pl *platform) init(c net.Conn, sending bool) {
 	if unix.SizeofCmsghdr != 16 {
 		return
 	}
-	sc, ok := c.(syscall.Conn)
+	raw, ok := rawOf(c)
 	if !ok {
-		return
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
 		return
 	}
 	if setInt(raw, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
