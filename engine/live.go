@@ -304,6 +304,27 @@ func (l *Live) beginStage(st Stage) []*liveSlot {
 	return slots
 }
 
+// opening adds to the current stage's words how many of its n
+// connections are open, until restore is called: a server with fewer
+// HTTP threads than users takes some only as others go idle (seconds),
+// and the level has not started meanwhile.
+func (l *Live) opening(n int, open *atomic.Int64) (restore func()) {
+	if l == nil {
+		return func() {}
+	}
+	l.mu.Lock()
+	line := l.cur.Line
+	l.mu.Unlock()
+	l.setLine(func(done, total int) string {
+		s := fmt.Sprintf("opening connections ahead of the level: %d of %d open", open.Load(), n)
+		if line != nil {
+			s = line(done, total) + " — " + s
+		}
+		return s
+	})
+	return func() { l.setLine(line) }
+}
+
 // setLine changes the current stage's words as it goes on (the context
 // plan's depth: a repeat's cold prompts, then their follow-ups).
 func (l *Live) setLine(line func(done, total int) string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -426,5 +427,27 @@ func TestPlanLeftAtLeastTheStage(t *testing.T) {
 		if got := atLeastStage(tt.plan, tt.stage); got != tt.want {
 			t.Errorf("atLeastStage(%v, %v) = %v, want %v", tt.plan, tt.stage, got, tt.want)
 		}
+	}
+}
+
+// TestLiveOpening: while a level's connections are opened ahead of it
+// (seconds, against a server with fewer HTTP threads than users), the
+// live line says how many are open; afterwards it is the level's own.
+func TestLiveOpening(t *testing.T) {
+	t.Parallel()
+	now := time.Duration(0)
+	l := NewLive()
+	l.start(func() time.Duration { return now }, 2, 20)
+	l.beginStage(kovaraLevel(2, 2, 8, 16, 100))
+	before := l.Snapshot().Line
+	var open atomic.Int64
+	restore := l.opening(8, &open)
+	open.Store(4)
+	if got, want := l.Snapshot().Line, before+" — opening connections ahead of the level: 4 of 8 open"; got != want {
+		t.Errorf("while opening: %q, want %q", got, want)
+	}
+	restore()
+	if got := l.Snapshot().Line; got != before {
+		t.Errorf("after opening: %q, want the level's own %q", got, before)
 	}
 }

@@ -77,16 +77,20 @@ func (ss *session) openSlots(ctx context.Context, live []*liveSlot, preopen bool
 	}
 	octx, cancel := context.WithTimeout(ctx, checkTimeout(ss.ep))
 	defer cancel()
-	var failed atomic.Int64
+	var failed, open atomic.Int64
+	restore := ss.obs.Live.opening(len(s.conns), &open)
 	var wg sync.WaitGroup
 	for _, c := range s.conns {
 		wg.Go(func() {
 			if c.preopen(octx) != nil {
 				failed.Add(1)
+			} else {
+				open.Add(1)
 			}
 		})
 	}
 	wg.Wait()
+	restore()
 	s.openFailed = int(failed.Load())
 	s.connectEach()
 	return s
