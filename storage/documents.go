@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kovara/desktop/clip"
@@ -98,24 +99,25 @@ const kindSetting = 24
 
 // KindLine is a run's kind as History and `kovara-bench history` show it:
 // the kind, then what sets the run apart from another of that kind — its
-// own load ("protocol · own load"), its setting and round in a settings
-// comparison ("protocol · np8, round 2 of 6"), or its place in a repeated
-// plan ("protocol, run 2 of 3").
+// own load ("protocol · own load") or its place in a repeated plan
+// ("protocol, run 2 of 3"). A settings comparison's run is its setting
+// and round instead ("np8, round 2/12"): its kind is always the Kovara
+// method's, and the column is narrow on a small screen.
 func (s Summary) KindLine() string {
 	kind := KindName(s.RunKind)
+	if s.Setting != "" {
+		kind = clip.Line(s.Setting, kindSetting)
+		if s.Group != "" {
+			kind += ", round " + strings.Replace(s.Group, " of ", "/", 1)
+		}
+	}
 	if s.Simulated {
 		kind += " (sim)"
 	}
 	if s.OwnLoad {
 		kind += " · own load"
 	}
-	switch {
-	case s.Setting != "":
-		kind += " · " + clip.Line(s.Setting, kindSetting)
-		if s.Group != "" {
-			kind += ", round " + s.Group
-		}
-	case s.Group != "":
+	if s.Setting == "" && s.Group != "" {
 		kind += ", run " + s.Group
 	}
 	return kind

@@ -36,8 +36,8 @@ func TestHistoryKindColumn(t *testing.T) {
 		{"the method's prompts", func(*results.File) {}, "protocol"},
 		{"simulated", func(f *results.File) { f.Local.Simulated = true }, "protocol (sim)"},
 		{"a repeated plan's run", func(f *results.File) { f.Local.Group = &results.RunGroup{ID: "g", Index: 2, Of: 3} }, "protocol, run 2 of 3"},
-		{"a settings comparison's run", tune("np8", 2), "protocol · np8, round 2 of 6"},
-		{"a long setting name", tune("eight slots and flash attention on", 6), "protocol · eight slots and flash a…, round 6 of 6"},
+		{"a settings comparison's run", tune("np8", 2), "np8, round 2/6"},
+		{"a long setting name", tune("eight slots and flash attention on", 6), "eight slots and flash a…, round 6/6"},
 		{"its own load", func(f *results.File) {
 			f.Local.Workload = &results.Workload{SharedPrefix: 2000, PrefixGroups: 2, Turns: 3}
 		}, "protocol · own load"},

@@ -305,7 +305,7 @@ func TestHistoryKindLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := runCLI("history")
-	if want := "protocol · np8, round 2 of 12"; code != exitOK || !strings.Contains(stdout, want) {
+	if want := "np8, round 2/12"; code != exitOK || !strings.Contains(stdout, want) {
 		t.Errorf("exit %d, history lacks %q:\n%s%s", code, want, stdout, stderr)
 	}
 }
