@@ -1,22 +1,24 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // ConnectionNote says in one sentence what the slots did about
 // connections the server closed during the run, or "" when it closed none.
 // Such closes are never failed requests: the slot reconnects between
 // requests, outside the measured time, and a request that met a closed
-// connection before any answer is sent again once (docs/servers.md).
+// connection before any answer is sent again once (docs/servers.md). A
+// level whose requests connected as they were sent (Connections.Connected)
+// is said apart, in a sentence of its own.
 func ConnectionNote(f *File) string {
 	var sum Connections
 	every := true
-	connected := ""
+	var connectedAt []string // the levels whose requests connected as sent
 	for _, l := range f.Local.Levels {
 		c := l.Connections
-		if c != nil && c.Connected > 0 && connected == "" {
-			connected = fmt.Sprintf("At concurrency %d the server could not keep a connection open ahead for every user: it closed some of those opened before the level while others waited to be taken (llama-server answers HTTP from -np + 2 threads, and an idle connection holds one). So each request opened its own connection as it was sent, inside its time to first token, as a client without kept-alive connections does (%d %s).",
-				l.Concurrency, c.Connected, Plural(c.Connected, "request", "requests"))
-		}
 		if c == nil {
 			every = false
 			continue
@@ -25,31 +27,38 @@ func ConnectionNote(f *File) string {
 		sum.Resent += c.Resent
 		sum.ServerClosed += c.ServerClosed
 		sum.Requests += c.Requests
+		if c.Connected > 0 {
+			// Its requests opened their own connections: no slot
+			// reconnected there, whatever the server did after answers.
+			sum.Connected += c.Connected
+			connectedAt = append(connectedAt, strconv.Itoa(l.Concurrency))
+			continue
+		}
 		// Each slot's last answer ends the level before it reconnects.
 		if c.Reconnects < c.Requests-l.Concurrency {
 			every = false
 		}
 	}
-	if sum.Reconnects == 0 && sum.Resent == 0 {
-		return connected
+	var out []string
+	if sum.Reconnects > 0 || sum.Resent > 0 {
+		resent := ""
+		if sum.Resent > 0 {
+			resent = fmt.Sprintf("; %d %s met a connection closed as it was sent and went again on a fresh one, counted once",
+				sum.Resent, Plural(sum.Resent, "request", "requests"))
+		}
+		if every {
+			out = append(out, fmt.Sprintf("The server closed the connection after every answer; each slot reconnected between requests, outside the measured time (%d reconnects%s).",
+				sum.Reconnects, resent))
+		} else {
+			out = append(out, fmt.Sprintf("The server closed %d %s during the run; the slots reconnected between requests, outside the measured time (%d reconnects%s).",
+				max(sum.ServerClosed, 1), Plural(sum.ServerClosed, "connection", "connections"), sum.Reconnects, resent))
+		}
 	}
-	resent := ""
-	if sum.Resent > 0 {
-		resent = fmt.Sprintf("; %d %s met a connection closed as it was sent and went again on a fresh one, counted once",
-			sum.Resent, Plural(sum.Resent, "request", "requests"))
+	if sum.Connected > 0 {
+		out = append(out, fmt.Sprintf("At concurrency %s the server could not keep a connection open ahead for every user: it closed some of those opened before the level while others waited to be taken (llama-server answers HTTP from -np + 2 threads, and an idle connection holds one). So each request opened its own connection as it was sent, inside its time to first token, as a client without kept-alive connections does (%d %s).",
+			JoinAnd(connectedAt), sum.Connected, Plural(sum.Connected, "request", "requests")))
 	}
-	var out string
-	if every {
-		out = fmt.Sprintf("The server closed the connection after every answer; each slot reconnected between requests, outside the measured time (%d reconnects%s).",
-			sum.Reconnects, resent)
-	} else {
-		out = fmt.Sprintf("The server closed %d %s during the run; the slots reconnected between requests, outside the measured time (%d reconnects%s).",
-			max(sum.ServerClosed, 1), Plural(sum.ServerClosed, "connection", "connections"), sum.Reconnects, resent)
-	}
-	if connected != "" {
-		out += " " + connected
-	}
-	return out
+	return strings.Join(out, " ")
 }
 
 // Plural is one when n is 1, else many.

@@ -25,6 +25,16 @@ func TestConnectionNote(t *testing.T) {
 			level(1, &Connections{Reconnects: 1, ServerClosed: 1, Requests: 100}),
 			level(8, nil),
 		}, []string{"closed 1 connection during the run", "1 reconnects"}},
+		// A level whose requests connected as sent reconnected nowhere:
+		// the others still closed after every answer.
+		{"every answer, and connected as sent", []LevelLocal{
+			level(1, &Connections{Reconnects: 15, ServerClosed: 15, Requests: 16}),
+			level(8, &Connections{Requests: 16, Connected: 16}),
+			level(32, &Connections{Requests: 64, Connected: 64}),
+		}, []string{"after every answer", "15 reconnects", "At concurrency 8 and 32 the server could not keep", "(80 requests)"}},
+		{"connected as sent only", []LevelLocal{
+			level(8, &Connections{Requests: 16, Connected: 16}),
+		}, []string{"At concurrency 8 the server", "(16 requests)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
