@@ -89,3 +89,26 @@ func violationsOf(t *testing.T, err error) []Violation {
 	}
 	return ve.Violations
 }
+
+// TestDescriptionsListWhatIsThere: a service level and a server's report
+// list only the parts they have, in order, with ", " between.
+func TestDescriptionsListWhatIsThere(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, got, want string
+	}{
+		{"no service level", (*RateSLO)(nil).Words(), ""},
+		{"TTFT only", (&RateSLO{TTFTMs: 500}).Words(), "TTFT ≤ 500 ms"},
+		{"every limit", (&RateSLO{TTFTMs: 1500, TPOTMs: 40, UserTPS: 12.5}).Words(), "TTFT ≤ 1.5 s, TPOT ≤ 40 ms, ≥ 12.5 tok/s a request"},
+		{"tok/s only", (&RateSLO{UserTPS: 20}).Words(), "≥ 20 tok/s a request"},
+		{"no report", (*TuneServer)(nil).Describe(), ""},
+		{"empty report", (&TuneServer{}).Describe(), ""},
+		{"llama.cpp", (&TuneServer{Family: FamilyLlamaCpp, Build: "b4748", Slots: 8, Context: 8192}).Describe(), "llama.cpp b4748, 8 slots, context 8,192 tokens a slot"},
+		{"one slot", (&TuneServer{Family: FamilyLlamaCpp, Slots: 1, Context: 4096}).Describe(), "llama.cpp, 1 slot, context 4,096 tokens"},
+		{"context only", (&TuneServer{Context: 2048}).Describe(), "context 2,048 tokens"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, tc.got, tc.want)
+		}
+	}
+}

@@ -170,6 +170,20 @@ func queueingText(f *File, runs []Run) string {
 	return t + ParallelFix(family, want)
 }
 
+// listed joins the texts that are not empty with ", ": a few words
+// for each part of a description that is there.
+func listed(texts ...string) string {
+	return strings.Join(slices.DeleteFunc(texts, func(t string) bool { return t == "" }), ", ")
+}
+
+// when is text where ok holds, else nothing (a part listed leaves out).
+func when(ok bool, text string) string {
+	if !ok {
+		return ""
+	}
+	return text
+}
+
 // JoinAnd joins "2", "3" and "4" as "2, 3 and 4": the one way every
 // sentence lists things.
 func JoinAnd(parts []string) string {

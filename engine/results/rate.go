@@ -91,17 +91,10 @@ func (s *RateSLO) Words() string {
 	if s == nil {
 		return ""
 	}
-	var parts []string
-	if s.TTFTMs > 0 {
-		parts = append(parts, "TTFT ≤ "+Seconds(s.TTFTMs))
-	}
-	if s.TPOTMs > 0 {
-		parts = append(parts, "TPOT ≤ "+num(s.TPOTMs)+" ms")
-	}
-	if s.UserTPS > 0 {
-		parts = append(parts, "≥ "+num(s.UserTPS)+" tok/s a request")
-	}
-	return strings.Join(parts, ", ")
+	return listed(
+		when(s.TTFTMs > 0, "TTFT ≤ "+Seconds(s.TTFTMs)),
+		when(s.TPOTMs > 0, "TPOT ≤ "+num(s.TPOTMs)+" ms"),
+		when(s.UserTPS > 0, "≥ "+num(s.UserTPS)+" tok/s a request"))
 }
 
 // RateSweep is what a sweep found.

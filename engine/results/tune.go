@@ -120,20 +120,17 @@ func (s *TuneServer) Describe() string {
 	if s == nil {
 		return ""
 	}
-	var parts []string
-	if s.Family != "" {
-		parts = append(parts, strings.TrimSpace(FamilyName(s.Family)+" "+s.Build))
+	context := ""
+	if s.Context > 0 {
+		context = "context " + Thousands(s.Context) + " tokens"
+		if s.Slots > 1 {
+			context += " a slot"
+		}
 	}
-	if s.Slots > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s", s.Slots, Plural(s.Slots, "slot", "slots")))
-	}
-	switch {
-	case s.Context > 0 && s.Slots > 1:
-		parts = append(parts, "context "+Thousands(s.Context)+" tokens a slot")
-	case s.Context > 0:
-		parts = append(parts, "context "+Thousands(s.Context)+" tokens")
-	}
-	return strings.Join(parts, ", ")
+	return listed(
+		when(s.Family != "", strings.TrimSpace(FamilyName(s.Family)+" "+s.Build)),
+		when(s.Slots > 0, fmt.Sprintf("%d %s", s.Slots, Plural(s.Slots, "slot", "slots"))),
+		context)
 }
 
 // TuneRun is one measured run of one setting.
