@@ -31,6 +31,8 @@ func NewCapacity(r *results.CapacityResult) Capacity { return Capacity{baseOf(r)
 
 func (d Capacity) Kind() *Kind { return capacityKind }
 
+func (d Capacity) Measured() bool { return len(d.Result.Probes) > 0 }
+
 // Failed: not even one user was served within the service level (or
 // nothing was probed), so the plan has no capacity to give.
 func (d Capacity) Failed() bool { return d.Result.Answer.Capacity == 0 }

@@ -28,6 +28,8 @@ func NewContext(r *results.ContextResult) Context { return Context{baseOf(r)} }
 
 func (d Context) Kind() *Kind { return contextKind }
 
+func (d Context) Measured() bool { return len(d.Result.Depths) > 0 }
+
 // Failed: no depth was measured, or one had no conversation that
 // succeeded.
 func (d Context) Failed() bool {
@@ -37,7 +39,7 @@ func (d Context) Failed() bool {
 // Problems are the depths with failed conversations (each with its first
 // error), and a plan that measured no depth at all.
 func (d Context) Problems() []string {
-	return append(d.Result.Problems(), noneMeasured(d, len(d.Result.Depths), "depth")...)
+	return append(d.Result.Problems(), noneMeasured(d, "depth")...)
 }
 
 func (d Context) Notes() []string { return notesBeside(d, d.Result.Warnings) }

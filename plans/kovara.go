@@ -57,6 +57,8 @@ func (d Kovara) Notes() []string {
 	return notesBeside(d, n)
 }
 
+func (d Kovara) Measured() bool { return len(d.File.Runs) > 0 }
+
 // Failed: a level in which no request succeeded.
 func (d Kovara) Failed() bool {
 	return slices.ContainsFunc(d.File.Runs, func(r results.Run) bool { return r.Metrics.RequestsOK == 0 })

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/plans/planstest"
 )
 
 // TestFailedWhenNothingMeasured: a context or rate result that measured
@@ -56,5 +57,37 @@ func TestFailedWhenNothingMeasured(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMeasuredEveryPlan: every registered plan's clean and failed
+// documents hold something measured (the CLI keeps them after an error),
+// and a document of each that holds nothing is not measured (the CLI
+// keeps nothing after an error then, and a finished one says so).
+func TestMeasuredEveryPlan(t *testing.T) {
+	t.Parallel()
+	for _, c := range planstest.Cases() {
+		if !c.Doc.Measured() {
+			t.Errorf("%s: not measured", c.Name)
+		}
+	}
+	empty := map[string]plans.Doc{
+		results.PlanKovara:   plans.Kovara{File: &results.File{}},
+		results.PlanStages:   plans.NewStages(&results.StagesResult{}),
+		results.PlanSpecDec:  plans.NewSpecDec(&results.SpecDecResult{}),
+		results.PlanCapacity: plans.NewCapacity(&results.CapacityResult{}),
+		results.PlanContext:  plans.NewContext(&results.ContextResult{}),
+		results.PlanRate:     plans.NewRate(&results.RateResult{}),
+		results.PlanTune:     plans.NewTune(&results.TuneResult{}),
+	}
+	for _, k := range plans.All {
+		d, ok := empty[k.ID]
+		if !ok {
+			t.Errorf("%s: no empty document in this test", k.ID)
+			continue
+		}
+		if d.Measured() {
+			t.Errorf("%s: a document with nothing in it is measured", k.ID)
+		}
 	}
 }

@@ -119,6 +119,10 @@ type Doc interface {
 	// one user within the service level). The CLI exits 1. Every failure
 	// is also among the problems.
 	Failed() bool
+	// Measured: the result holds something measured (a level, stage,
+	// depth, rate, probe or run), so it is worth keeping even when the run
+	// ended on an error; nothing is kept where it holds none.
+	Measured() bool
 	// Notes are what the result says beside its table that is not a
 	// problem (a warning to read, how a figure was made), each once and
 	// none of the problems again: the app's view, the CLI and the shared
@@ -390,10 +394,10 @@ func noneOrAny[L any](measured []L, failed func(L) bool) bool {
 }
 
 // noneMeasured is the problem of a plan that ran to its end and measured
-// none (n) of what it measures ("depth", "rate"); a stopped one says so
+// none of what it measures ("depth", "rate"); a stopped one says so
 // in its state instead.
-func noneMeasured(d Doc, n int, what string) []string {
-	if n == 0 && d.Complete() {
+func noneMeasured(d Doc, what string) []string {
+	if !d.Measured() && d.Complete() {
 		return []string{"no " + what + " was measured"}
 	}
 	return nil

@@ -30,6 +30,8 @@ func NewRate(r *results.RateResult) Rate { return Rate{baseOf(r)} }
 
 func (d Rate) Kind() *Kind { return rateKind }
 
+func (d Rate) Measured() bool { return len(d.Result.Levels) > 0 }
+
 // Failed: no rate was measured, or one had no request that succeeded.
 // A rate the server did not keep up with is the plan's answer, not a
 // failure.
@@ -46,7 +48,7 @@ func (d Rate) Problems() []string {
 			out = append(out, "at "+results.RateName(l.Rate)+" no request succeeded")
 		}
 	}
-	return append(out, noneMeasured(d, len(d.Result.Levels), "rate")...)
+	return append(out, noneMeasured(d, "rate")...)
 }
 
 func (d Rate) Notes() []string { return notesBeside(d, d.Result.Warnings, d.Result.Notes()) }

@@ -40,6 +40,8 @@ func NewSpecDec(r *results.SpecDecResult) SpecDec { return SpecDec{baseOf(r)} }
 
 func (d SpecDec) Kind() *Kind { return specDecKind }
 
+func (d SpecDec) Measured() bool { return len(d.Result.Levels) > 0 }
+
 // Failed: a level in which no request succeeded.
 func (d SpecDec) Failed() bool {
 	return slices.ContainsFunc(d.Result.Levels, func(l results.SpecDecLevel) bool { return l.OK == 0 })

@@ -36,6 +36,8 @@ func NewStages(r *results.StagesResult) Stages { return Stages{baseOf(r)} }
 
 func (d Stages) Kind() *Kind { return stagesKind }
 
+func (d Stages) Measured() bool { return len(d.Result.Decode) > 0 }
+
 // Failed: a stage (or one prompt's decode) could not be measured.
 func (d Stages) Failed() bool { return len(d.Result.Failed()) > 0 }
 

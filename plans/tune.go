@@ -37,6 +37,8 @@ func (d Tune) Headline() string {
 	return h
 }
 
+func (d Tune) Measured() bool { return len(d.Result.Runs) > 0 }
+
 // Failed: a setting could not be measured (its server did not start,
 // the endpoint refused it), so it was compared with nothing.
 func (d Tune) Failed() bool {

@@ -38,7 +38,7 @@ func (f *runFlags) capacityPlan() (engine.CapacityPlan, error) {
 }
 
 var finishCapacity = finishWith(func(r *results.CapacityResult) planOutput {
-	return planOutput{measured: len(r.Probes) > 0, doc: plans.NewCapacity(r), server: r.Local.ServerMetrics, last: r.AnswerLine(),
+	return planOutput{doc: plans.NewCapacity(r), server: r.Local.ServerMetrics, last: r.AnswerLine(),
 		print: func(w io.Writer) { printCapacity(w, r) }}
 })
 

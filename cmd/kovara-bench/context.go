@@ -54,7 +54,7 @@ func (f *runFlags) contextPlan(set map[string]bool) (engine.ContextPlan, error) 
 }
 
 var finishContext = finishWith(func(r *results.ContextResult) planOutput {
-	return planOutput{measured: len(r.Depths) > 0, doc: plans.NewContext(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
+	return planOutput{doc: plans.NewContext(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
 		last: r.Headline(), print: func(w io.Writer) { printContext(w, r) }}
 })
 

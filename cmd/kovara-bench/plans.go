@@ -393,7 +393,7 @@ func keepPlanResult(f runFlags, kind string, data []byte, save func(*storage.Lib
 }
 
 var finishStages = finishWith(func(r *results.StagesResult) planOutput {
-	return planOutput{measured: len(r.Decode) > 0, doc: plans.NewStages(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
+	return planOutput{doc: plans.NewStages(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
 		print: func(w io.Writer) {
 			printStages(w, r)
 			fmt.Fprintln(w)
@@ -405,7 +405,6 @@ var finishStages = finishWith(func(r *results.StagesResult) planOutput {
 // planOutput is what a plan's run leaves for finishPlan to say and keep.
 type planOutput struct {
 	doc      plans.Doc // nil when the plan gave no result
-	measured bool      // something was measured, worth keeping after an error
 	print    func(io.Writer)
 	server   *results.ServerMetrics
 	warnings []string // the run's own, to stderr
@@ -429,7 +428,7 @@ func finishWith[R any](out func(*R) planOutput) func(*R, error, runFlags, io.Wri
 // failed (plans.Doc.Failed), the rule the app and History follow too.
 func finishPlan(o planOutput, err error, f runFlags, stdout, stderr io.Writer) int {
 	code, keep := planExit(err, stderr)
-	if o.doc == nil || (!keep && !o.measured) {
+	if o.doc == nil || (!keep && !o.doc.Measured()) {
 		return code
 	}
 	o.print(stdout)
@@ -506,7 +505,7 @@ func printStages(w io.Writer, r *results.StagesResult) {
 }
 
 var finishSpecDec = finishWith(func(r *results.SpecDecResult) planOutput {
-	return planOutput{measured: len(r.Levels) > 0, doc: plans.NewSpecDec(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
+	return planOutput{doc: plans.NewSpecDec(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
 		print: func(w io.Writer) { printSpecDec(w, r) }}
 })
 

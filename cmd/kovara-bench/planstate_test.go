@@ -39,7 +39,7 @@ func TestExitCodeEveryPlan(t *testing.T) {
 			continue
 		}
 		var stdout, stderr bytes.Buffer
-		o := planOutput{doc: c.Doc, measured: true, print: func(w io.Writer) { print(w, c.Doc) }}
+		o := planOutput{doc: c.Doc, print: func(w io.Writer) { print(w, c.Doc) }}
 		f := runFlags{output: filepath.Join(dir, fmt.Sprintf("%d.json", i))}
 		code := finishPlan(o, nil, f, &stdout, &stderr)
 		if want := map[bool]int{false: exitOK, true: exitFailed}[c.Failed]; code != want {

@@ -92,7 +92,7 @@ func (f *runFlags) ratePlan(set map[string]bool) (setup.RatePlan, error) {
 }
 
 var finishRate = finishWith(func(r *results.RateResult) planOutput {
-	return planOutput{measured: len(r.Levels) > 0, doc: plans.NewRate(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
+	return planOutput{doc: plans.NewRate(r), server: r.Local.ServerMetrics, warnings: r.Warnings,
 		last: r.Headline(), print: func(w io.Writer) { printRate(w, r) }}
 })
 

@@ -278,7 +278,7 @@ func askByHand(ctx context.Context, s engine.TuneSetting, prog *progress) error 
 }
 
 var finishTune = finishWith(func(r *results.TuneResult) planOutput {
-	return planOutput{measured: len(r.Runs) > 0, doc: plans.NewTune(r), print: func(w io.Writer) { printTune(w, r) }}
+	return planOutput{doc: plans.NewTune(r), print: func(w io.Writer) { printTune(w, r) }}
 })
 
 // printTune writes the verdict first, in one sentence, then the table
