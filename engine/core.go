@@ -40,6 +40,15 @@ const DefaultPlanTimeout = setup.PlanTimeout
 // returned with it holds the completed levels and is marked incomplete.
 var ErrInterrupted = errors.New("the benchmark was stopped before it finished")
 
+// Kept says whether a plan's result is kept — saved in the library and
+// shown — after its run ended with err: always when it finished or was
+// stopped (by the person, or because the server stopped answering:
+// ServerGoneError wraps ErrInterrupted), and after any other error only
+// when it had measured something. The CLI and the app keep by it alike.
+func Kept(err error, measured bool) bool {
+	return err == nil || errors.Is(err, ErrInterrupted) || measured
+}
+
 // StageError is a method stage that could not be done (the probe was
 // refused, say). Request failures inside a level are data, not StageErrors.
 type StageError struct {

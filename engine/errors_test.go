@@ -239,3 +239,29 @@ func TestTLSComplaint(t *testing.T) {
 		}
 	}
 }
+
+// TestKept: a result is kept when its run finished or was stopped (by the
+// person, or because the server went), and after any other error only
+// when it measured something.
+func TestKept(t *testing.T) {
+	t.Parallel()
+	gone := &ServerGoneError{Why: "the server stopped answering", Err: ErrInterrupted}
+	stopped := &StageError{Stage: PhaseMeasure, Err: ErrInterrupted}
+	refused := errors.New("the endpoint refused the request")
+	for _, tc := range []struct {
+		name     string
+		err      error
+		measured bool
+		want     bool
+	}{
+		{"finished, nothing measured", nil, false, true},
+		{"stopped, nothing measured", stopped, false, true},
+		{"server gone, nothing measured", gone, false, true},
+		{"another error, nothing measured", refused, false, false},
+		{"another error, something measured", refused, true, true},
+	} {
+		if got := Kept(tc.err, tc.measured); got != tc.want {
+			t.Errorf("%s: Kept = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

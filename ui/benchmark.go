@@ -330,7 +330,9 @@ func planRunOf[P, R any](s *BenchmarkScreen, p P, model string, run func(context
 		r, err := run(ctx, p, ep, obs)
 		show := func() { s.runFailed(err) }
 		if r != nil {
-			show = s.shows(doc(r))
+			if d := doc(r); engine.Kept(err, d.Measured()) {
+				show = s.shows(d)
+			}
 		}
 		return func() {
 			if detected != nil {

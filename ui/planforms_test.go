@@ -139,3 +139,44 @@ func TestEveryPlanHasAFormAndAView(t *testing.T) {
 		}
 	})
 }
+
+// TestKeptAsTheCLIKeeps: a plan's run that ended on an error is shown and
+// saved only when it measured something (engine.Kept, the CLI's rule);
+// one that measured nothing says the error under the plan and saves
+// nothing. Stopped, it is kept as it is.
+func TestKeptAsTheCLIKeeps(t *testing.T) {
+	h := newHarness(t)
+	refused := errors.New("the endpoint refused the request")
+	depth := results.ContextDepth{Depth: 0, Conversations: 1, OK: 1}
+	for _, tc := range []struct {
+		name   string
+		depths []results.ContextDepth
+		err    error
+		kept   bool
+	}{
+		{"an error, nothing measured", nil, refused, false},
+		{"an error, a depth measured", []results.ContextDepth{depth}, refused, true},
+		{"stopped, nothing measured", nil, engine.ErrInterrupted, true},
+	} {
+		run := func(context.Context, engine.ContextPlan, engine.Endpoint, engine.Observer) (*results.ContextResult, error) {
+			return &results.ContextResult{Depths: tc.depths}, tc.err
+		}
+		doc := func(r *results.ContextResult) plans.Doc { return plans.NewContext(r) }
+		before, _ := h.u.lib.List()
+		show := planRunOf(h.u.bench, engine.ContextPlan{}, "m", run, doc, nil)(context.Background(), engine.Endpoint{}, engine.Observer{})
+		var shown bool
+		var note string
+		h.locked(func() {
+			h.u.bench.shownResult, h.u.bench.failNote = false, ""
+			show()
+			shown, note = h.u.bench.shownResult, h.u.bench.failNote
+		})
+		after, _ := h.u.lib.List()
+		if saved := len(after) > len(before); shown != tc.kept || saved != tc.kept {
+			t.Errorf("%s: shown %v, saved %v; want both %v", tc.name, shown, saved, tc.kept)
+		}
+		if !tc.kept && !strings.Contains(note, refused.Error()) {
+			t.Errorf("%s: the plan's note %q does not say the error", tc.name, note)
+		}
+	}
+}

@@ -348,21 +348,25 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 	return run(ctx, ep, demo, engine.Observer{Live: live, Log: prog.log}, prog, stdout, stderr), true
 }
 
-// planExit maps a plan's error to an exit code, having said what it was.
+// planExit maps a plan's error to an exit code, having said what it was,
+// and says whether what the run left is kept whatever it measured
+// (engine.Kept: it finished or was stopped).
 func planExit(err error, stderr io.Writer) (int, bool) {
+	code := exitOK
 	switch {
 	case err == nil:
-		return exitOK, true
 	case errors.As(err, new(*engine.ServerGoneError)):
 		// What was measured is kept, as after Ctrl-C; the run failed.
 		fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
-		return exitFailed, true
+		code = exitFailed
 	case errors.Is(err, engine.ErrInterrupted):
 		fmt.Fprintf(stderr, "stopped: %v\n", err)
-		return exitInterrupted, true
+		code = exitInterrupted
+	default:
+		fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
+		code = exitFor(err)
 	}
-	fmt.Fprintf(stderr, "kovara-bench: %v\n", err)
-	return exitFor(err), false
+	return code, engine.Kept(err, false)
 }
 
 // keepPlanResult saves a plan result into the library (save), and writes
@@ -427,8 +431,8 @@ func finishWith[R any](out func(*R) planOutput) func(*R, error, runFlags, io.Wri
 // and returns the exit code: the plan's error's, else 1 when the result
 // failed (plans.Doc.Failed), the rule the app and History follow too.
 func finishPlan(o planOutput, err error, f runFlags, stdout, stderr io.Writer) int {
-	code, keep := planExit(err, stderr)
-	if o.doc == nil || (!keep && !o.doc.Measured()) {
+	code, _ := planExit(err, stderr)
+	if o.doc == nil || !engine.Kept(err, o.doc.Measured()) {
 		return code
 	}
 	o.print(stdout)
