@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kovara/desktop/engine/promptfile"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/hw"
 )
@@ -18,6 +19,7 @@ import (
 type Phase string
 
 const (
+	PhasePrompts   Phase = "reading your prompts file"
 	PhaseCheck     Phase = "checking endpoint"
 	PhaseProbe     Phase = "probing"
 	PhaseCalibrate Phase = "calibrating"
@@ -73,6 +75,7 @@ const liveBufferCap = 1 << 18
 type Live struct {
 	mu                   sync.Mutex // guards the fields below; never taken per chunk
 	clock                func() time.Duration
+	prompts              *promptfile.Progress // PhasePrompts: how far the file is read
 	phase                Phase
 	cur                  Stage // the current stage, as its plan began it
 	levels, overallTotal int
@@ -238,8 +241,21 @@ func (l *Live) start(clock func() time.Duration, levels, overall int) {
 	l.lastError, l.lastErrorAt, l.byStages, l.stagesDone, l.stagesLeft = "", 0, false, 0, 0
 	l.rateStage, l.rateHist = 0, nil
 	l.prepTotal, l.prepDone, l.planHist, l.announced = 0, 0, nil, false
+	l.prompts = nil
 	l.mu.Unlock()
 	l.setForeign("")
+}
+
+// readingPrompts says the plan is reading a person's prompts file, and
+// how far it has read (p, kept by the scan), until the run starts: a
+// file of gigabytes takes seconds to read.
+func (l *Live) readingPrompts(p *promptfile.Progress) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.phase, l.prompts = PhasePrompts, p
+	l.mu.Unlock()
 }
 
 func (l *Live) setPhase(p Phase) {
@@ -435,9 +451,12 @@ func (l *Live) Snapshot() Snapshot {
 	if !watchdog {
 		s.PlanLeft = atLeastStage(l.planLeft(s.At, s.Progress), s.Left)
 	}
-	if l.cur.Line != nil && s.Phase == l.cur.phase() {
+	switch {
+	case l.cur.Line != nil && s.Phase == l.cur.phase():
 		s.Line = l.cur.Line(s.LevelDone, s.LevelTotal)
-	} else {
+	case s.Phase == PhasePrompts && l.prompts != nil:
+		s.Line = promptsLine(l.prompts.Read.Load(), l.prompts.Size.Load())
+	default:
 		s.Line = phaseLine(s.Phase)
 	}
 	if l.gpu != nil {
@@ -748,6 +767,16 @@ func (s Snapshot) Describe() string {
 		line += " — " + FormatLeft(s.Left)
 	}
 	return line
+}
+
+// promptsLine is how far a prompts file has been read: "Reading your
+// prompts file: 412 of 2,048 MB…".
+func promptsLine(read, size int64) string {
+	const mb = 1_000_000
+	if size < mb {
+		return phaseLine(PhasePrompts)
+	}
+	return fmt.Sprintf("Reading your prompts file: %s of %s MB…", results.Thousands(int(read/mb)), results.Thousands(int(size/mb)))
 }
 
 // phaseLine is a phase in words, between stages: "Probing…".

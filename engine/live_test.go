@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine/promptfile"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 )
@@ -449,5 +450,31 @@ func TestLiveOpening(t *testing.T) {
 	restore()
 	if got := l.Snapshot().Line; got != before {
 		t.Errorf("after opening: %q, want the level's own %q", got, before)
+	}
+}
+
+// TestLiveReadingPrompts: while a prompts file is read the live line says
+// how far, in MB of the file's size (its phase's words for a small file).
+func TestLiveReadingPrompts(t *testing.T) {
+	t.Parallel()
+	l := NewLive()
+	var p promptfile.Progress
+	p.Size.Store(2_048_000_000)
+	p.Read.Store(412_300_000)
+	l.readingPrompts(&p)
+	if got, want := l.Snapshot().Describe(), "Reading your prompts file: 412 of 2,048 MB…"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	p.Read.Store(2_048_000_000)
+	if got, want := l.Snapshot().Line, "Reading your prompts file: 2,048 of 2,048 MB…"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	p.Size.Store(300_000)
+	if got, want := l.Snapshot().Line, "Reading your prompts file…"; got != want {
+		t.Errorf("a small file: %q, want %q", got, want)
+	}
+	l.start(func() time.Duration { return 0 }, 1, 10)
+	if got := l.Snapshot().Line; got != "Starting…" {
+		t.Errorf("once the run starts: %q", got)
 	}
 }

@@ -57,7 +57,7 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	if plan.Sweep {
 		levels = 16
 	}
-	wl, err := loadPrompts(plan.Workload, schedSeed, levels*plan.Requests)
+	wl, err := loadPrompts(ctx, obs.Live, plan.Workload, schedSeed, levels*plan.Requests)
 	if err != nil {
 		return nil, err
 	}

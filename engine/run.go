@@ -113,7 +113,7 @@ func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (
 		plan.Seed = sh.freshSeed()
 	}
 	// No prompts file on this plan (Validate): nothing is read here.
-	wl, err := loadPrompts(plan.Workload, plan.Seed, 0)
+	wl, err := loadPrompts(ctx, obs.Live, plan.Workload, plan.Seed, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -51,12 +52,18 @@ type workload struct {
 // loadPrompts scans and samples the plan's prompts file, before the
 // run touches the server: a file that cannot be used stops the plan
 // here, named by its line.
-func loadPrompts(w setup.Workload, seed int64, want int) (*workload, error) {
+func loadPrompts(ctx context.Context, live *Live, w setup.Workload, seed int64, want int) (*workload, error) {
 	wl := &workload{w: w, seed: seed}
 	if w.PromptsFile == "" {
 		return wl, nil
 	}
-	ix, err := promptfile.Scan(w.PromptsFile, promptfile.Options{SkipBad: w.SkipBad, MaxRecordBytes: maxPromptRecord})
+	progress := new(promptfile.Progress)
+	live.readingPrompts(progress)
+	ix, err := promptfile.Scan(w.PromptsFile, promptfile.Options{SkipBad: w.SkipBad, MaxRecordBytes: maxPromptRecord,
+		Progress: progress, Stop: ctx.Done()})
+	if errors.Is(err, promptfile.ErrStopped) {
+		return nil, fmt.Errorf("while reading the prompts file: %w", ErrInterrupted)
+	}
 	if err != nil {
 		return nil, &PlanError{Err: fmt.Errorf("the prompts file: %w", err)}
 	}

@@ -303,3 +303,32 @@ func TestRateSharedPrefixFreshEachRun(t *testing.T) {
 	}
 	t.Fatal("the second run sent no request with its system prompt")
 }
+
+// TestRatePromptsFileStopped: a run stopped while its prompts file is
+// read ends as a stop (ErrInterrupted, nothing measured, nothing sent to
+// the server), not as a bad file, and the live view said it was reading
+// the file.
+func TestRatePromptsFileStopped(t *testing.T) {
+	t.Parallel()
+	srv, url := startSim(t, sim.Config{Personality: sim.VLLM, TokenInterval: time.Millisecond, RecordTruth: true})
+	path := filepath.Join(t.TempDir(), "mine.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Repeat(`{"prompt":"Tell me about zebrafinches."}`+"\n", 5000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := ratePlan(40)
+	p.Workload.PromptsFile = path
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	live := NewLive()
+	res, err := RunRate(ctx, p, Endpoint{URL: url}, Observer{Live: live})
+	var pe *PlanError
+	if !errors.Is(err, ErrInterrupted) || errors.As(err, &pe) || res != nil || !strings.Contains(err.Error(), "prompts file") {
+		t.Fatalf("stopped while reading the prompts file: %v (result %v), want a stop and no result", err, res != nil)
+	}
+	if n := len(srv.Truths()); n != 0 {
+		t.Errorf("%d requests reached the server", n)
+	}
+	if got := live.Snapshot(); got.Phase != PhasePrompts {
+		t.Errorf("live phase %q, want %q", got.Phase, PhasePrompts)
+	}
+}

@@ -36,6 +36,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // DefaultMaxRecordBytes is the longest record read when Options leaves
@@ -57,7 +58,21 @@ type Options struct {
 	// MaxRecordBytes is the longest record (line or array entry) read;
 	// 0 means DefaultMaxRecordBytes.
 	MaxRecordBytes int
+	// Progress, when given, is kept at how far the scan has read, for
+	// whoever shows it while a large file is read.
+	Progress *Progress
+	// Stop, when closed, ends the scan early with ErrStopped.
+	Stop <-chan struct{}
 }
+
+// Progress is how far a scan has read the file: Read of Size bytes, each
+// stored by Scan as it goes and read by anyone at any time.
+type Progress struct {
+	Read, Size atomic.Int64
+}
+
+// ErrStopped is Scan's error when Options.Stop was closed.
+var ErrStopped = errors.New("the prompts file was not read to its end: stopped")
 
 // Message is one message of a prompt's chat.
 type Message struct {
@@ -136,11 +151,14 @@ func Scan(path string, opt Options) (*Index, error) {
 	if st.Size() == 0 {
 		return nil, fmt.Errorf("the prompts file %s is empty", path)
 	}
+	if opt.Progress != nil {
+		opt.Progress.Size.Store(st.Size())
+	}
 
 	s := &scan{
 		ix:    &Index{Path: path, Size: st.Size()},
 		f:     f,
-		h:     &hasher{h: sha256.New()},
+		h:     &hasher{h: sha256.New(), progress: opt.Progress, stop: opt.Stop},
 		opt:   opt,
 		limit: limit,
 	}
@@ -489,6 +507,9 @@ type fileReader struct {
 }
 
 func (r *fileReader) Read(p []byte) (int, error) {
+	if r.h != nil && r.h.stopped() {
+		return 0, ErrStopped
+	}
 	if r.end >= 0 && r.pos >= r.end {
 		return 0, errTooLong
 	}
@@ -514,12 +535,28 @@ func (r *fileReader) Read(p []byte) (int, error) {
 type hasher struct {
 	h    hash.Hash
 	upto int64
+	// progress is told upto; stop ends every read once closed.
+	progress *Progress
+	stop     <-chan struct{}
 }
 
 func (h *hasher) write(off int64, p []byte) {
 	if end := off + int64(len(p)); end > h.upto && off <= h.upto {
 		h.h.Write(p[h.upto-off:])
 		h.upto = end
+		if h.progress != nil {
+			h.progress.Read.Store(end)
+		}
+	}
+}
+
+// stopped: the scan was asked to end.
+func (h *hasher) stopped() bool {
+	select {
+	case <-h.stop:
+		return true
+	default:
+		return false
 	}
 }
 

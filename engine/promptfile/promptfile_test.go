@@ -922,3 +922,50 @@ func must(n int64, err error) int64 {
 	}
 	return n
 }
+
+// TestScanProgressAndStop: a scan keeps Progress at the bytes it has read
+// (all of them at its end), and a closed Stop ends it with ErrStopped,
+// for both shapes, before it has read the file.
+func TestScanProgressAndStop(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "prompts.jsonl")
+	writeJSONL(t, jsonl, 4<<20)
+	var arr strings.Builder
+	arr.WriteString("[\n")
+	for n := 0; arr.Len() < 4<<20; n++ {
+		if n > 0 {
+			arr.WriteString(",\n")
+		}
+		fmt.Fprintf(&arr, `{"conversations": [{"from": "human", "value": "Question %d: %s"}]}`, n, strings.Repeat("why? ", 10+n%20))
+	}
+	arr.WriteString("\n]\n")
+	sharegpt := filepath.Join(dir, "sharegpt.json")
+	if err := os.WriteFile(sharegpt, []byte(arr.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{jsonl, sharegpt} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p Progress
+		if _, err := Scan(path, Options{Progress: &p}); err != nil {
+			t.Fatalf("%s: %v", filepath.Base(path), err)
+		}
+		if got, want := p.Read.Load(), st.Size(); got != want || p.Size.Load() != want {
+			t.Errorf("%s: progress %d of %d at the end, want %d of %d", filepath.Base(path), got, p.Size.Load(), want, want)
+		}
+
+		stop := make(chan struct{})
+		close(stop)
+		var q Progress
+		_, err = Scan(path, Options{Progress: &q, Stop: stop})
+		if !errors.Is(err, ErrStopped) {
+			t.Errorf("%s stopped: %v, want ErrStopped", filepath.Base(path), err)
+		}
+		if q.Read.Load() >= st.Size() {
+			t.Errorf("%s stopped: read %d of %d, want it stopped before the end", filepath.Base(path), q.Read.Load(), st.Size())
+		}
+	}
+}
