@@ -11,13 +11,17 @@ import (
 // each (those its runs have).
 var TuneChartMetrics = []string{"output_throughput", "ttft_p50", "ttft_p95", "itl_p50", "latency_p50", "tokens_per_joule"}
 
+// intervalOffset is how far right of its setting's dots, in settings, an
+// interval's line stands.
+const intervalOffset = 0.15
+
 // TuneCharts are a settings comparison's charts at concurrency c: for
 // each metric of TuneChartMetrics its runs have, every setting's runs as
 // dots over the setting's name, and for each setting after the first the
 // interval of its paired change, drawn on the first setting's value as a
-// vertical line. An interval far wider than the dots' spread (two rounds
-// give such) is left out rather than squash the dots flat; the table has
-// it.
+// vertical line just right of the setting's dots. An interval far wider
+// than the dots' spread (two rounds give such) is left out rather than
+// squash the dots flat; the table has it.
 func TuneCharts(r *results.TuneResult, c int, p Palette) []Spec {
 	names := make([]string, len(r.Settings))
 	ticks := make([]float64, len(r.Settings))
@@ -52,7 +56,9 @@ func TuneCharts(r *results.TuneResult, c int, p Palette) []Spec {
 			if span := math.Max(hi-lo, 0.1*hi); a < lo-2*span || b > hi+2*span {
 				continue
 			}
-			x := float64(v.Setting + 1)
+			// Beside the setting's dots, not on them: in their colour and
+			// inside their spread it was hidden behind them.
+			x := float64(v.Setting+1) + intervalOffset
 			series = append(series, Series{X: []float64{x, x}, Y: []float64{a, b}, Kind: Line, Color: v.Setting})
 		}
 		out = append(out, Spec{
