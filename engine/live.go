@@ -150,13 +150,16 @@ type liveSlot struct {
 // Snapshot is the live state at one moment, plus the samples that finished
 // since the previous Snapshot.
 type Snapshot struct {
-	At           time.Duration // since the run started
-	Phase        Phase
-	Level        int // 1-based index of the current level, 0 before levels
-	Levels       int
-	Concurrency  int
-	LevelDone    int
-	LevelTotal   int
+	At          time.Duration // since the run started
+	Phase       Phase
+	Level       int // 1-based index of the current level, 0 before levels
+	Levels      int
+	Concurrency int
+	LevelDone   int
+	LevelTotal  int
+	// Read is how much of a prompts file has been read, 0 to 1, while
+	// the phase is PhasePrompts.
+	Read         float64
 	OverallDone  int
 	OverallTotal int
 	OK           int
@@ -455,7 +458,11 @@ func (l *Live) Snapshot() Snapshot {
 	case l.cur.Line != nil && s.Phase == l.cur.phase():
 		s.Line = l.cur.Line(s.LevelDone, s.LevelTotal)
 	case s.Phase == PhasePrompts && l.prompts != nil:
-		s.Line = promptsLine(l.prompts.Read.Load(), l.prompts.Size.Load())
+		read, size := l.prompts.Read.Load(), l.prompts.Size.Load()
+		s.Line = promptsLine(read, size)
+		if size > 0 {
+			s.Read = float64(read) / float64(size)
+		}
 	default:
 		s.Line = phaseLine(s.Phase)
 	}

@@ -465,6 +465,9 @@ func TestLiveReadingPrompts(t *testing.T) {
 	if got, want := l.Snapshot().Describe(), "Reading your prompts file: 412 of 2,048 MB…"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
+	if got := l.Snapshot().Read; got < 0.2013 || got > 0.2014 {
+		t.Errorf("read %.4f of the file, want 0.2013", got)
+	}
 	p.Read.Store(2_048_000_000)
 	if got, want := l.Snapshot().Line, "Reading your prompts file: 2,048 of 2,048 MB…"; got != want {
 		t.Errorf("%q, want %q", got, want)

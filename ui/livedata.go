@@ -192,6 +192,9 @@ func (d *liveData) counters() string {
 }
 
 func (d *liveData) levelProgress() float64 {
+	if d.snap.Phase == engine.PhasePrompts {
+		return d.snap.Read // the stage is reading the prompts file
+	}
 	if d.snap.LevelTotal == 0 {
 		return 0
 	}

@@ -398,3 +398,23 @@ func TestEveryPlanRunsFromItsForm(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveStageBarWhileReadingPrompts: while a prompts file is read, the
+// stage's bar is how much of it has been read (it stood at 0 % for the
+// seconds a large file takes); then it is the level's requests again.
+func TestLiveStageBarWhileReadingPrompts(t *testing.T) {
+	t.Parallel()
+	var d liveData
+	d.add(engine.Snapshot{Phase: engine.PhasePrompts, Read: 0.25})
+	if got := d.levelProgress(); got != 0.25 {
+		t.Errorf("reading the prompts file: bar %.2f, want 0.25", got)
+	}
+	d.add(engine.Snapshot{Phase: engine.PhaseMeasure, Level: 1, LevelDone: 3, LevelTotal: 12})
+	if got := d.levelProgress(); got != 0.25 {
+		t.Errorf("3 of 12 requests: bar %.2f, want 0.25", got)
+	}
+	d.add(engine.Snapshot{Phase: engine.PhaseMeasure, Level: 1, LevelDone: 6, LevelTotal: 12})
+	if got := d.levelProgress(); got != 0.5 {
+		t.Errorf("6 of 12 requests: bar %.2f, want 0.5", got)
+	}
+}
