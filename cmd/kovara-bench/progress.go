@@ -83,7 +83,7 @@ func (p *progress) start() {
 				return
 			case <-t.C:
 				s := p.live.Snapshot()
-				if s.Phase != engine.PhaseWarmup && !s.Phase.Measured() {
+				if !drawn(s.Phase) {
 					continue
 				}
 				p.draw(s)
@@ -106,22 +106,34 @@ func (p *progress) stop() {
 	p.mu.Unlock()
 }
 
+// drawn: the phases with a progress line (the others are short, or said
+// by their own log lines).
+func drawn(p engine.Phase) bool {
+	return p == engine.PhaseWarmup || p.Measured() || p == engine.PhasePrompts
+}
+
 // draw shows one snapshot: the engine's words for where the run is (the
 // app's live view says the same), a bar of the stage, and its counts.
 func (p *progress) draw(s engine.Snapshot) {
 	// The whole plan's share, calibration, warmup and earlier runs of a
 	// repeated group counted, beside the stage's bar.
-	counts := fmt.Sprintf("ok %d  err %d  timeout %d  %.0f tok/s  plan %.0f%%", s.OK, s.Errors, s.Timeouts, s.TPS, 100*s.Progress)
+	counts := fmt.Sprintf("  ok %d  err %d  timeout %d  %.0f tok/s  plan %.0f%%", s.OK, s.Errors, s.Timeouts, s.TPS, 100*s.Progress)
+	stage := bar(s.LevelDone, s.LevelTotal, 24)
+	if s.Phase == engine.PhasePrompts {
+		// Nothing is sent yet: the bar is the share of the file read,
+		// and the words say it in MB.
+		counts, stage = "", bar(int(1000*s.Read), 1000, 24)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.tty {
 		// One terminal row at most, or the next redraw lands below it.
-		line := fmt.Sprintf("%s  %s  %s", bar(s.LevelDone, s.LevelTotal, 24), counts, s.Describe())
+		line := stage + counts + "  " + s.Describe()
 		fmt.Fprint(p.w, "\r\x1b[K"+clip.Text(line, p.width()-1))
 		p.barShown = true
 		return
 	}
-	fmt.Fprintf(p.w, "%s  %s\n", s.Describe(), counts)
+	fmt.Fprintln(p.w, s.Describe()+counts)
 }
 
 // width is the terminal's width in characters (80 when it cannot say).
