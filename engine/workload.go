@@ -59,8 +59,7 @@ func loadPrompts(ctx context.Context, live *Live, w setup.Workload, seed int64, 
 	}
 	progress := new(promptfile.Progress)
 	live.readingPrompts(progress)
-	ix, err := promptfile.Scan(w.PromptsFile, promptfile.Options{SkipBad: w.SkipBad, MaxRecordBytes: maxPromptRecord,
-		Progress: progress, Stop: ctx.Done()})
+	ix, err := promptfile.Scan(ctx, w.PromptsFile, promptfile.Options{SkipBad: w.SkipBad, MaxRecordBytes: maxPromptRecord, Progress: progress})
 	if errors.Is(err, promptfile.ErrStopped) {
 		return nil, fmt.Errorf("while reading the prompts file: %w", ErrInterrupted)
 	}

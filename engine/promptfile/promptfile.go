@@ -24,6 +24,7 @@ package promptfile
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -61,8 +62,6 @@ type Options struct {
 	// Progress, when given, is kept at how far the scan has read, for
 	// whoever shows it while a large file is read.
 	Progress *Progress
-	// Stop, when closed, ends the scan early with ErrStopped.
-	Stop <-chan struct{}
 }
 
 // Progress is how far a scan has read the file: Read of Size bytes, each
@@ -71,7 +70,7 @@ type Progress struct {
 	Read, Size atomic.Int64
 }
 
-// ErrStopped is Scan's error when Options.Stop was closed.
+// ErrStopped is Scan's error when its context ended first.
 var ErrStopped = errors.New("the prompts file was not read to its end: stopped")
 
 // Message is one message of a prompt's chat.
@@ -131,8 +130,9 @@ func (e *RecordError) Error() string {
 	return fmt.Sprintf("prompts file line %d: %s", e.Line, e.Why)
 }
 
-// Scan reads the prompts file at path once and indexes its records.
-func Scan(path string, opt Options) (*Index, error) {
+// Scan reads the prompts file at path once and indexes its records; it
+// ends early, with ErrStopped, when ctx does.
+func Scan(ctx context.Context, path string, opt Options) (*Index, error) {
 	limit := opt.MaxRecordBytes
 	if limit <= 0 {
 		limit = DefaultMaxRecordBytes
@@ -158,7 +158,7 @@ func Scan(path string, opt Options) (*Index, error) {
 	s := &scan{
 		ix:    &Index{Path: path, Size: st.Size()},
 		f:     f,
-		h:     &hasher{h: sha256.New(), progress: opt.Progress, stop: opt.Stop},
+		h:     &hasher{h: sha256.New(), progress: opt.Progress, ctx: ctx},
 		opt:   opt,
 		limit: limit,
 	}
@@ -507,7 +507,7 @@ type fileReader struct {
 }
 
 func (r *fileReader) Read(p []byte) (int, error) {
-	if r.h != nil && r.h.stopped() {
+	if r.h != nil && r.h.ctx.Err() != nil {
 		return 0, ErrStopped
 	}
 	if r.end >= 0 && r.pos >= r.end {
@@ -535,9 +535,9 @@ func (r *fileReader) Read(p []byte) (int, error) {
 type hasher struct {
 	h    hash.Hash
 	upto int64
-	// progress is told upto; stop ends every read once closed.
+	// progress is told upto; every read ends once ctx has.
 	progress *Progress
-	stop     <-chan struct{}
+	ctx      context.Context
 }
 
 func (h *hasher) write(off int64, p []byte) {
@@ -547,16 +547,6 @@ func (h *hasher) write(off int64, p []byte) {
 		if h.progress != nil {
 			h.progress.Read.Store(end)
 		}
-	}
-}
-
-// stopped: the scan was asked to end.
-func (h *hasher) stopped() bool {
-	select {
-	case <-h.stop:
-		return true
-	default:
-		return false
 	}
 }
 

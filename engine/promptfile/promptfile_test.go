@@ -2,6 +2,7 @@ package promptfile
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -142,7 +143,7 @@ func TestScanShapes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ix, err := Scan(write(t, tt.content), Options{})
+			ix, err := Scan(context.Background(), write(t, tt.content), Options{})
 			if err != nil {
 				t.Fatalf("Scan: %v", err)
 			}
@@ -244,7 +245,7 @@ func TestMalformedLines(t *testing.T) {
 			// The bad record on line 3, after a blank line.
 			path := write(t, good+"\n\n"+tt.record+"\n"+good+"\n")
 
-			_, err := Scan(path, Options{})
+			_, err := Scan(context.Background(), path, Options{})
 			var re *RecordError
 			if !errors.As(err, &re) {
 				t.Fatalf("got %v, want a RecordError", err)
@@ -256,7 +257,7 @@ func TestMalformedLines(t *testing.T) {
 				t.Errorf("got %q, want it to start %q", err, want)
 			}
 
-			ix, err := Scan(path, Options{SkipBad: true})
+			ix, err := Scan(context.Background(), path, Options{SkipBad: true})
 			if err != nil {
 				t.Fatalf("Scan with SkipBad: %v", err)
 			}
@@ -281,7 +282,7 @@ func TestMalformedEntries(t *testing.T) {
 			t.Parallel()
 			path := write(t, "[\n"+good+",\n"+good+",\n"+tt.record+",\n"+good+"\n]\n")
 
-			_, err := Scan(path, Options{})
+			_, err := Scan(context.Background(), path, Options{})
 			var re *RecordError
 			if !errors.As(err, &re) {
 				t.Fatalf("got %v, want a RecordError", err)
@@ -293,7 +294,7 @@ func TestMalformedEntries(t *testing.T) {
 				t.Errorf("got %q, want it to start %q", err, want)
 			}
 
-			ix, err := Scan(path, Options{SkipBad: true})
+			ix, err := Scan(context.Background(), path, Options{SkipBad: true})
 			if err != nil {
 				t.Fatalf("Scan with SkipBad: %v", err)
 			}
@@ -328,7 +329,7 @@ func TestArraySyntax(t *testing.T) {
 				if tt.name == "neither" && skip {
 					continue // skippable, TestMalformedEntries' kind
 				}
-				_, err := Scan(path, Options{SkipBad: skip})
+				_, err := Scan(context.Background(), path, Options{SkipBad: skip})
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("SkipBad %v: got %v, want %q", skip, err, tt.want)
 				}
@@ -368,12 +369,12 @@ func TestTooLong(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			path := write(t, tt.content)
-			_, err := Scan(path, Options{MaxRecordBytes: tt.limit})
+			_, err := Scan(context.Background(), path, Options{MaxRecordBytes: tt.limit})
 			var re *RecordError
 			if !errors.As(err, &re) || re.Line != tt.wantLine || re.Entry != tt.wantEntry || re.Why != tt.wantWhy {
 				t.Fatalf("got %v, want line %d (entry %v) %q", err, tt.wantLine, tt.wantEntry, tt.wantWhy)
 			}
-			ix, err := Scan(path, Options{MaxRecordBytes: tt.limit, SkipBad: true})
+			ix, err := Scan(context.Background(), path, Options{MaxRecordBytes: tt.limit, SkipBad: true})
 			if err != nil {
 				t.Fatalf("Scan with SkipBad: %v", err)
 			}
@@ -393,7 +394,7 @@ func TestTooLong(t *testing.T) {
 func TestDefaultLimit(t *testing.T) {
 	t.Parallel()
 	path := write(t, `{"prompt":"`+strings.Repeat("a", 8<<20)+`"}`)
-	_, err := Scan(path, Options{})
+	_, err := Scan(context.Background(), path, Options{})
 	if err == nil || err.Error() != "prompts file line 1: longer than 8 MiB" {
 		t.Errorf("got %v, want line 1 longer than 8 MiB", err)
 	}
@@ -424,7 +425,7 @@ func TestSHA256(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ix, err := Scan(write(t, tt.content), Options{})
+			ix, err := Scan(context.Background(), write(t, tt.content), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -457,7 +458,7 @@ func TestFileErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ix, err := Scan(tt.path, tt.opt)
+			ix, err := Scan(context.Background(), tt.path, tt.opt)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, %v; want an error with %q", ix, err, tt.want)
 			}
@@ -474,7 +475,7 @@ func TestBadKeepsTwenty(t *testing.T) {
 	for i := range 50 {
 		fmt.Fprintf(&b, "{\"prompt\":\"ok %d\"}\n{\"prompt\":%d}\n", i, i)
 	}
-	ix, err := Scan(write(t, b.String()), Options{SkipBad: true})
+	ix, err := Scan(context.Background(), write(t, b.String()), Options{SkipBad: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,13 +502,13 @@ func TestManyBatches(t *testing.T) {
 	}
 	path := write(t, b.String())
 
-	_, err := Scan(path, Options{})
+	_, err := Scan(context.Background(), path, Options{})
 	var re *RecordError
 	if !errors.As(err, &re) || re.Line != batchRecords+7 {
 		t.Fatalf("got %v, want line %d refused", err, batchRecords+7)
 	}
 
-	ix, err := Scan(path, Options{SkipBad: true})
+	ix, err := Scan(context.Background(), path, Options{SkipBad: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +533,7 @@ func numbered(t testing.TB, n int) *Index {
 	for i := range n {
 		fmt.Fprintf(&b, "{\"prompt\":\"p%d\"}\n", i)
 	}
-	ix, err := Scan(write(t, b.String()), Options{})
+	ix, err := Scan(context.Background(), write(t, b.String()), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -632,7 +633,7 @@ func TestSampleErrors(t *testing.T) {
 	t.Parallel()
 	content := "{\"prompt\":\"a\"}\n{\"prompt\":\"b\"}\n"
 	path := write(t, content)
-	ix, err := Scan(path, Options{})
+	ix, err := Scan(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -761,7 +762,7 @@ func TestScanRetainsLittle(t *testing.T) {
 	n := writeJSONL(t, path, 20<<20)
 
 	before := heapAfterGC()
-	ix, err := Scan(path, Options{})
+	ix, err := Scan(context.Background(), path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -795,7 +796,7 @@ func TestLongRecordNotHeld(t *testing.T) {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			before := ms.TotalAlloc
-			ix, err := Scan(path, Options{MaxRecordBytes: 1 << 20, SkipBad: true})
+			ix, err := Scan(context.Background(), path, Options{MaxRecordBytes: 1 << 20, SkipBad: true})
 			runtime.ReadMemStats(&ms)
 			if err != nil {
 				t.Fatal(err)
@@ -856,7 +857,7 @@ func BenchmarkScan200MB(b *testing.B) {
 	var ix *Index
 	b.ResetTimer()
 	for b.Loop() {
-		ix, err = Scan(path, Options{})
+		ix, err = Scan(context.Background(), path, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -871,7 +872,7 @@ func BenchmarkScan200MB(b *testing.B) {
 func BenchmarkSample(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "prompts.jsonl")
 	writeJSONL(b, path, 20<<20)
-	ix, err := Scan(path, Options{})
+	ix, err := Scan(context.Background(), path, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -910,7 +911,7 @@ func BenchmarkScanShareGPT50MB(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Scan(path, Options{}); err != nil {
+		if _, err := Scan(context.Background(), path, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -924,7 +925,7 @@ func must(n int64, err error) int64 {
 }
 
 // TestScanProgressAndStop: a scan keeps Progress at the bytes it has read
-// (all of them at its end), and a closed Stop ends it with ErrStopped,
+// (all of them at its end), and an ended context ends it with ErrStopped,
 // for both shapes, before it has read the file.
 func TestScanProgressAndStop(t *testing.T) {
 	t.Parallel()
@@ -950,17 +951,17 @@ func TestScanProgressAndStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		var p Progress
-		if _, err := Scan(path, Options{Progress: &p}); err != nil {
+		if _, err := Scan(context.Background(), path, Options{Progress: &p}); err != nil {
 			t.Fatalf("%s: %v", filepath.Base(path), err)
 		}
 		if got, want := p.Read.Load(), st.Size(); got != want || p.Size.Load() != want {
 			t.Errorf("%s: progress %d of %d at the end, want %d of %d", filepath.Base(path), got, p.Size.Load(), want, want)
 		}
 
-		stop := make(chan struct{})
-		close(stop)
+		stopped, cancel := context.WithCancel(context.Background())
+		cancel()
 		var q Progress
-		_, err = Scan(path, Options{Progress: &q, Stop: stop})
+		_, err = Scan(stopped, path, Options{Progress: &q})
 		if !errors.Is(err, ErrStopped) {
 			t.Errorf("%s stopped: %v, want ErrStopped", filepath.Base(path), err)
 		}
