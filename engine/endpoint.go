@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kovara/desktop/engine/netstamp"
@@ -46,13 +47,13 @@ func tlsConfig(e Endpoint, host string) *tls.Config {
 // Every connection is stamped (netstamp); onConn, when set, learns of each
 // one so the slot can read its stamps.
 func newTransport(e Endpoint, b Base, pre net.Conn, onConn func(*netstamp.Conn)) *http.Transport {
-	take := func() net.Conn {
-		c := pre
-		pre = nil
-		return c
-	}
+	// The transport dials from its own goroutines, two at once when a
+	// connection is slow to open (the /metrics scraper's were), so the
+	// pre-opened connection is handed out under a lock, to one dial only.
+	var first oneConn
+	first.c = pre
 	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
-		if c := take(); c != nil {
+		if c := first.take(); c != nil {
 			if sc, ok := c.(*netstamp.Conn); ok && onConn != nil {
 				onConn(sc)
 			}
@@ -80,6 +81,21 @@ func newTransport(e Endpoint, b Base, pre net.Conn, onConn func(*netstamp.Conn))
 		tr.DialTLSContext = dial
 	}
 	return tr
+}
+
+// oneConn is a connection handed out once, to whichever of the
+// transport's concurrent dials asks first.
+type oneConn struct {
+	mu sync.Mutex
+	c  net.Conn
+}
+
+func (o *oneConn) take() net.Conn {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := o.c
+	o.c = nil
+	return c
 }
 
 // dialStamped opens one stamped connection, with the TLS handshake done

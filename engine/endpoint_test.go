@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kovara/desktop/engine/netstamp"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
@@ -177,5 +178,73 @@ func TestReportLines(t *testing.T) {
 	got = strings.Join((*EndpointReport)(nil).Lines(&EndpointError{Msg: "nothing is listening on h:1"}), "\n")
 	if got != "Failed: nothing is listening on h:1" {
 		t.Errorf("failure lines: %q", got)
+	}
+}
+
+// TestTransportDialsConcurrently holds newTransport's dial to what
+// http.Transport does on a slow machine: two dials at once on one
+// transport (the /metrics scraper's, when a connection is slow to open).
+// The pre-opened connection goes to one of them only, and -race sees no
+// unguarded state (it saw the closure's `pre` written from both).
+func TestTransportDialsConcurrently(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	b, err := setup.ParseBase("http://" + ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pre := range []bool{false, true} {
+		var preConn net.Conn
+		if pre {
+			if preConn, err = net.Dial("tcp", ln.Addr().String()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var mu sync.Mutex
+		seen := 0
+		tr := newTransport(Endpoint{URL: b.Root}, b, preConn, func(*netstamp.Conn) { mu.Lock(); seen++; mu.Unlock() })
+		const dials = 8
+		got := make([]net.Conn, dials)
+		var wg sync.WaitGroup
+		for i := range dials {
+			wg.Go(func() {
+				c, err := tr.DialContext(t.Context(), "tcp", ln.Addr().String())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[i] = c
+			})
+		}
+		wg.Wait()
+		handed := 0
+		for _, c := range got {
+			if c == nil {
+				continue
+			}
+			if c == preConn {
+				handed++
+			}
+			c.Close()
+		}
+		if want := map[bool]int{false: 0, true: 1}[pre]; handed != want {
+			t.Errorf("pre-opened %v: handed out %d times, want %d", pre, handed, want)
+		}
+		if want := map[bool]int{false: dials, true: dials - 1}[pre]; seen != want {
+			t.Errorf("pre-opened %v: onConn told of %d stamped connections, want %d", pre, seen, want)
+		}
 	}
 }
