@@ -34,6 +34,7 @@ func PostTimeline(spec TimelineSpec) TimelineSpec {
 // name the person gave it in History), its model and its engine with its
 // version, those of the three it has, joined by " · ".
 func RunName(label, model, engine string) string {
+	model = results.ModelName(model) // never the folder it lies in
 	var parts []string
 	for _, p := range []string{label, model, engine} {
 		if p = strings.TrimSpace(p); p != "" && !containsFold(parts, p) {

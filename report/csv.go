@@ -61,12 +61,12 @@ func tablesCSV(cw *csv.Writer, tables []Table) error {
 			}
 		}
 		if !slices.Equal(head, prev) {
-			if err := cw.Write(head); err != nil {
+			if err := writeCSV(cw, head); err != nil {
 				return err
 			}
 		}
 		prev = head
-		if err := cw.WriteAll(rows); err != nil {
+		if err := writeCSV(cw, rows...); err != nil {
 			return err
 		}
 	}
@@ -221,7 +221,7 @@ func comparisonCSV(cw *csv.Writer, c *Rows) error {
 		head = append(head, "Concurrency")
 	}
 	head = append(head, "Metric", "Unit", "Run", "Label", "Value", "Change (%)", "Better", "Low (%)", "High (%)")
-	if err := cw.Write(head); err != nil {
+	if err := writeCSV(cw, head); err != nil {
 		return err
 	}
 	for _, row := range c.Rows {
@@ -245,7 +245,7 @@ func comparisonCSV(cw *csv.Writer, c *Rows) error {
 				}
 			}
 			rec = append(rec, row.Metric.Label, row.Metric.Unit, strconv.Itoa(i+1), label, value, change, strconv.Itoa(cell.Better), low, high)
-			if err := cw.Write(rec); err != nil {
+			if err := writeCSV(cw, rec); err != nil {
 				return err
 			}
 		}
@@ -269,4 +269,41 @@ func percent(x float64) string {
 		return ""
 	}
 	return strconv.FormatFloat(x*100, 'f', 2, 64)
+}
+
+// writeCSV writes records with every text cell made safe for a
+// spreadsheet (csvText); encoding/csv quotes the rest.
+func writeCSV(cw *csv.Writer, recs ...[]string) error {
+	for _, rec := range recs {
+		out := make([]string, len(rec))
+		for i, f := range rec {
+			out[i] = csvText(f)
+		}
+		if err := cw.Write(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// csvText keeps a text cell from being read as a formula: a spreadsheet
+// runs a cell that begins with =, @, a tab, or a + or - before a call or a
+// link to another program ("-1+cmd|' /C calc'!A0"), and a label or a
+// model's name came from a person or a server. Such a cell gets a leading
+// apostrophe, the spreadsheets' own mark for "this is text"; a signed
+// number or an interval ("-3.1 % … +9.0 %") stays as it is.
+func csvText(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '@', '\t', '\r':
+	case '+', '-':
+		if !strings.ContainsAny(s, "=(!|\"") {
+			return s
+		}
+	default:
+		return s
+	}
+	return "'" + s
 }

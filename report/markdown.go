@@ -106,7 +106,15 @@ func cell(s string) string {
 	return strings.ReplaceAll(inline(s), "|", `\|`)
 }
 
-// inline is text on one line of Markdown.
+// inline is text on one line of Markdown, with Markdown's own marks and
+// HTML's angle brackets escaped: a model's name, a label or a server's
+// message is shown as written, never as a link, an emphasis or a tag
+// where the report is pasted.
 func inline(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return mdEscaper.Replace(strings.Join(strings.Fields(s), " "))
 }
+
+// mdEscaper escapes the marks that make emphasis, code, tags and
+// strikethrough; a link is broken between its text and its address
+// ("](" becomes "]\("), so "[1]" and "[private]" read as they are.
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "](", `]\(`, "<", `\<`, ">", `\>`, "~", `\~`)

@@ -89,35 +89,16 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 	// says nothing private, as the publish check lets such hosts be.
 	said := strings.ToLower(sd.Model() + " " + sd.Summary().Engine)
 	private = slices.DeleteFunc(private, func(s string) bool { return len(s) < 4 || strings.Contains(said, strings.ToLower(s)) })
-	if dir := modelDir(sd.Model()); dir != "" {
+	if dir := results.ModelFolder(sd.Model()); dir != "" {
 		private = append(private, dir)
 	}
 	return sd, private, nil
 }
 
-// ModelName is a model id as every report says it: without the folder
-// when the id is a file's path (modelDir). The app names saved files by
-// it too.
-func ModelName(model string) string {
-	return strings.TrimPrefix(model, modelDir(model))
-}
-
-// modelDir is the folder of a model id that is a file's path (llama-server
-// names its model by its -m path: "/home/alice/models/tiny.gguf"), with
-// its last separator, or "". A folder says whose machine it was; the
-// file's name is the model. A hub id ("acme/llama-8b") is no path.
-func modelDir(model string) string {
-	abs := strings.HasPrefix(model, "/") || strings.HasPrefix(model, "~") ||
-		len(model) > 2 && model[1] == ':' && (model[2] == '\\' || model[2] == '/')
-	if !abs {
-		return ""
-	}
-	i := strings.LastIndexAny(model, `/\`)
-	if i <= 0 {
-		return ""
-	}
-	return model[:i+1]
-}
+// ModelName is a model id as every report says it: results.ModelName,
+// the one rule of what is published of a model's name. The app names
+// saved files by it too.
+func ModelName(model string) string { return results.ModelName(model) }
 
 // blankKeys blanks every text under m's keys, keeping the shape the
 // document's reader expects, and adds the texts to private.

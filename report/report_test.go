@@ -565,8 +565,8 @@ func TestModelFolderStaysHome(t *testing.T) {
 		{"acme/llama-8b", ""},
 		{"tiny.gguf", ""},
 	} {
-		if got := modelDir(tc.model); got != tc.want {
-			t.Errorf("modelDir(%q) = %q, want %q", tc.model, got, tc.want)
+		if got := results.ModelFolder(tc.model); got != tc.want {
+			t.Errorf("ModelFolder(%q) = %q, want %q", tc.model, got, tc.want)
 		}
 	}
 	if got, want := ModelName("/home/alice/models/tiny.gguf"), "tiny.gguf"; got != want {
@@ -594,5 +594,58 @@ func TestModelFolderStaysHome(t *testing.T) {
 	}
 	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "cold prefill is about") }) {
 		t.Errorf("notes %q: the stages' warning beside the table is not in the report", r.Notes)
+	}
+}
+
+// TestServerWordsEscaped: a model's name comes from the server, a label
+// from the person; in the Markdown each is shown as written, never as a
+// tag, a link, emphasis or code, and a table cell is not split; in the
+// CSV none is read as a formula by a spreadsheet. (The HTML page's
+// escaping: TestHTMLEscapesEveryText.)
+func TestServerWordsEscaped(t *testing.T) {
+	t.Parallel()
+	const model = "<img src=x onerror=alert(1)> [click](evil) *bold* `code` a|b"
+	const label = "=SUM(A1:A9)"
+	runs := synthRuns(t)
+	for _, d := range runs[:2] {
+		f := d.(plans.Kovara).File
+		for i := range f.Runs {
+			f.Runs[i].ModelID = model
+		}
+	}
+	rep, err := Compared(runs[:2], []string{label, "-2+cmd|' /C calc'!A0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := Markdown(rep)
+	for _, bad := range []string{" <img", "](", " *bold*", " `code`"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("the Markdown holds %q as markup:\n%s", bad, md)
+		}
+	}
+	if !strings.Contains(md, `\<img src=x onerror=alert(1)\> [click]\(`) {
+		t.Errorf("the Markdown does not show the model's name escaped:\n%s", md)
+	}
+	var b bytes.Buffer
+	if err := CSV(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawLabel := 0
+	for _, rec := range recs {
+		for _, f := range rec {
+			if f != "" && strings.ContainsRune("=@+-", rune(f[0])) && strings.ContainsAny(f, "(|!") {
+				t.Errorf("the CSV holds a cell a spreadsheet would run: %q", f)
+			}
+			if f == "'"+label {
+				sawLabel++
+			}
+		}
+	}
+	if sawLabel == 0 {
+		t.Errorf("the CSV lost the label (want it as text, '%s)", label)
 	}
 }

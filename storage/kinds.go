@@ -9,6 +9,7 @@ import (
 
 	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/compare"
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -75,6 +76,7 @@ func RunName(label, model, createdAt string) string {
 	if label != "" {
 		return label
 	}
+	model = results.ModelName(model) // never the folder it lies in
 	if t, err := time.Parse(time.RFC3339, createdAt); err == nil {
 		return model + " " + t.UTC().Format("01-02 15:04")
 	}

@@ -109,6 +109,10 @@ func PublishCheck(data []byte, endpointHosts ...string) (payload []byte, reasons
 	}
 	parsedRuns, _ := top["runs"].([]any)
 	for i, raw := range runs {
+		// A model's path is published as its name (ModelName); a path
+		// left anywhere else is refused below, by the field.
+		raw = publishedModel(raw)
+		runs[i] = raw
 		base := "/runs/" + strconv.Itoa(i)
 		if i < len(parsedRuns) {
 			checkKind(&r, base, parsedRuns[i], hasManifest, ref != nil && ref.Revision != "")
@@ -344,6 +348,8 @@ func (w *runWalker) walk(path []string, key string, s *shape, known bool) error 
 		versionField := strings.HasSuffix(key, "version") || key == "python"
 		if what, m, found := addressIn(t, w.hosts, versionField); found {
 			w.r.add(addressReason(pointer(path), "", m, what))
+		} else if m, found := PathIn(t); found {
+			w.r.add(pathReason(pointer(path), m))
 		}
 	}
 	return nil
@@ -358,4 +364,78 @@ func addressReason(ptr, key, match, what string) string {
 		return fmt.Sprintf("at %s: the field name %q contains %q, which looks like %s; addresses and host names are never published.", ptr, key, match, what)
 	}
 	return fmt.Sprintf("at %s: %q looks like %s; addresses and host names are never published.", ptr, match, what)
+}
+
+// modelFields are a run record's fields that name the model.
+var modelFields = map[string]bool{"model_id": true, "server_model": true}
+
+// publishedModel is a run record with its model fields, at any depth, as
+// ModelName says them, every other byte as written. A record that cannot
+// be read is returned as it is: the walk says why.
+func publishedModel(raw json.RawMessage) json.RawMessage {
+	var edits []splice
+	if !modelEdits(raw, 0, &edits) || len(edits) == 0 {
+		return raw
+	}
+	out := make([]byte, 0, len(raw))
+	at := 0
+	for _, e := range edits {
+		out = append(out, raw[at:e.from]...)
+		out = append(out, e.with...)
+		at = e.to
+	}
+	return append(out, raw[at:]...)
+}
+
+// splice replaces raw[from:to] with with.
+type splice struct {
+	from, to int
+	with     []byte
+}
+
+// modelEdits adds, in order, the edits that publish v's model fields by
+// their names; v lies at base in the whole record. It reports false when
+// v cannot be read.
+func modelEdits(v json.RawMessage, base int, edits *[]splice) bool {
+	trimmed := bytes.TrimLeft(v, " \t\r\n")
+	base += len(v) - len(trimmed)
+	v = trimmed
+	if len(v) == 0 || v[0] != '{' && v[0] != '[' {
+		return true
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if _, err := dec.Token(); err != nil {
+		return false
+	}
+	object := v[0] == '{'
+	for dec.More() {
+		key := ""
+		if object {
+			kt, err := dec.Token()
+			if err != nil {
+				return false
+			}
+			key, _ = kt.(string)
+		}
+		var sub json.RawMessage
+		if err := dec.Decode(&sub); err != nil {
+			return false
+		}
+		end := int(dec.InputOffset())
+		from := base + end - len(sub)
+		var id string
+		switch {
+		case modelFields[key] && json.Unmarshal(sub, &id) == nil:
+			if name := ModelName(id); name != id {
+				with, err := json.Marshal(name)
+				if err != nil {
+					return false
+				}
+				*edits = append(*edits, splice{from, base + end, with})
+			}
+		case !modelEdits(sub, from, edits):
+			return false
+		}
+	}
+	return true
 }
