@@ -227,3 +227,27 @@ func TestRunEstimates(t *testing.T) {
 		t.Errorf("estimate lines %q, want one saying the plan's length", lines)
 	}
 }
+
+// TestSpeedAfterTheColdAnswers: a server whose first answers decode 16
+// times slower (a model read from disk by its first passes; Ollama's
+// Test read 11.5 tok/s where the run did 185.8) is measured at its
+// steady speed. The bound is loose (4×) so a busy machine passes it; the
+// cold answer alone is 16× off.
+func TestSpeedAfterTheColdAnswers(t *testing.T) {
+	t.Parallel()
+	cfg := fastSim()
+	cfg.TokenInterval = 10 * time.Millisecond
+	cfg.ColdAnswers, cfg.ColdSlowdown = 2, 16
+	_, url := startSim(t, cfg)
+	rep, err := Check(context.Background(), Endpoint{URL: url}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Speed == nil {
+		t.Fatal("no speed measured")
+	}
+	steady := float64(time.Second) / float64(cfg.TokenInterval)
+	if got := rep.Speed.DecodeTPS; got < steady/4 {
+		t.Errorf("tested decode %.1f tok/s, the server's steady speed %.0f: measured on a cold answer", got, steady)
+	}
+}

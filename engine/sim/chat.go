@@ -386,6 +386,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, arrived time
 		s: s, w: w, rc: http.NewResponseController(w), ctx: ctx, j: j, tr: tr,
 		held: true, record: s.cfg.RecordTruth, admitted: time.Now(), sock: stampOf(r),
 		buffered: j.stream && j.fault == FaultBuffer,
+		cold:     s.answers.Add(1) <= int64(s.cfg.ColdAnswers),
 	}
 	ru.timer = time.NewTimer(time.Hour)
 	ru.timer.Stop()
@@ -449,6 +450,7 @@ type run struct {
 	out                   []byte
 	thought               []byte // non-streaming: the reasoning text
 	remembered            bool   // the answer's words are in the prompt cache
+	cold                  bool   // one of the server's first answers (Config.ColdAnswers)
 }
 
 func (ru *run) cleanup() {
@@ -552,6 +554,9 @@ func (ru *run) interval() time.Duration {
 	}
 	if m, ok := ru.s.cfg.ModelSlowdown[ru.model()]; ok && m > 0 {
 		f *= m
+	}
+	if ru.cold && ru.s.cfg.ColdSlowdown > 0 {
+		f *= ru.s.cfg.ColdSlowdown
 	}
 	return time.Duration(float64(ru.s.cfg.TokenInterval) * f)
 }

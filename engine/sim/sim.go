@@ -104,6 +104,14 @@ type Config struct {
 	// ModelKeepAlive idle, 5 minutes by default); 0 never loads.
 	ModelLoad      time.Duration
 	ModelKeepAlive time.Duration
+	// ColdAnswers is how many of the server's first chat requests
+	// decode ColdSlowdown times slower: a model file mapped into memory
+	// is read from disk by its first passes, and a backend sets up its
+	// buffers on its first answers, so a server's first answers after
+	// it starts (or loads its model) are slower than every later one.
+	// An estimate made from them is wrong by that much. 0: none.
+	ColdAnswers  int
+	ColdSlowdown float64
 
 	// PrefillDepthTokens and DecodeDepthTokens are the depth model
 	// (depth.go): with PrefillDepthTokens > 0, reading the first n tokens
@@ -339,6 +347,7 @@ type Server struct {
 
 	sched    scheduler
 	decoding atomic.Int64 // sequences past their first token
+	answers  atomic.Int64 // chat requests admitted (ColdAnswers)
 	seq      atomic.Uint64
 
 	cache        promptCache
