@@ -80,6 +80,9 @@ type tuneRun struct {
 	ref     string
 	answers [][][]string // the outputs check's, per setting, prompt and piece
 	t0      time.Time
+	// listens is where each setting's server listens (ListenOf): its
+	// start is waited for and its runs go there.
+	listens []TuneListen
 }
 
 // RunTune runs a settings comparison. A setting that cannot be reached
@@ -99,7 +102,7 @@ func RunTune(ctx context.Context, plan TunePlan, ep Endpoint, obs TuneObserver) 
 			return nil, &PlanError{Err: fmt.Errorf("setting %q is changed by hand, and nothing here can ask you to", s.Name)}
 		}
 	}
-	t := &tuneRun{plan: plan, ep: ep, obs: obs, ref: newRef(), t0: time.Now(), answers: make([][][]string, len(plan.Settings))}
+	t := &tuneRun{plan: plan, ep: ep, obs: obs, ref: newRef(), t0: time.Now(), answers: make([][][]string, len(plan.Settings)), listens: TuneListens(plan.Settings, ep.URL)}
 	t.res = t.newResult()
 	for r := range plan.Rounds {
 		for pos, s := range compare.TuneOrder(len(plan.Settings), r) {
@@ -143,6 +146,14 @@ func (t *tuneRun) newResult() *results.TuneResult {
 	return r
 }
 
+// epOf is the endpoint setting si's runs go to: the endpoint, at the
+// address its command listens on (ListenOf).
+func (t *tuneRun) epOf(si int) Endpoint {
+	ep := t.ep
+	ep.URL = t.listens[si].URL
+	return ep
+}
+
 func (t *tuneRun) modelOf(s TuneSetting) string {
 	if s.Model != "" {
 		return s.Model
@@ -183,7 +194,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		st.Doing = "starting the server"
 		t.obs.status(st)
 		var err error
-		srv, err = serverproc.Start(ctx, serverproc.Spec{Command: s.Command, Env: s.Env, SSH: s.SSH}, serverproc.Options{URL: t.ep.URL, StartTimeout: t.plan.StartTimeout})
+		srv, err = serverproc.Start(ctx, serverproc.Spec{Command: s.Command, Env: s.Env, SSH: s.SSH}, serverproc.Options{URL: t.listens[si].URL, StartTimeout: t.plan.StartTimeout})
 		var se *serverproc.StartError
 		switch {
 		case err == nil:
@@ -231,7 +242,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 	t.obs.status(st)
 	plan := t.plan.Inner
 	plan.Model, plan.FixedSeed = t.modelOf(s), false
-	f, err := Run(ctx, plan, t.ep, t.obs.Observer)
+	f, err := Run(ctx, plan, t.epOf(si), t.obs.Observer)
 	run := results.TuneRun{Setting: si, Round: round, Position: pos}
 	if err != nil {
 		run.Error = err.Error()
@@ -278,7 +289,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 	if ctx.Err() == nil && !t.plan.NoAnswers && t.answers[si] == nil && set.Failed == "" && f != nil {
 		st.Doing = "checking the answers"
 		t.obs.status(st)
-		ans, err := t.answersOf(ctx, t.modelOf(s))
+		ans, err := t.answersOf(ctx, t.epOf(si), t.modelOf(s))
 		if err != nil && ctx.Err() == nil {
 			t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("%s: the answers could not be checked: %v", s.Name, err))
 		}
@@ -406,11 +417,11 @@ func answerKinds() []string {
 // answersOf asks the server the outputs check's fixed prompts, one at a
 // time at temperature 0 with a natural stop, and keeps each answer as its
 // stream's pieces of text. An answer that failed is nil.
-func (t *tuneRun) answersOf(ctx context.Context, model string) ([][]string, error) {
+func (t *tuneRun) answersOf(ctx context.Context, ep Endpoint, model string) ([][]string, error) {
 	n := len(SpecDecPrompts)
 	obs := t.obs.Observer
 	obs.Checkpoint, obs.Requests, obs.LevelStart = nil, nil, nil
-	s, err := startPlanRun(ctx, t.ep, obs, model, TuneAnswerTokens, 1, n, -1)
+	s, err := startPlanRun(ctx, ep, obs, model, TuneAnswerTokens, 1, n, -1)
 	if err != nil {
 		return nil, err
 	}

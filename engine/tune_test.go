@@ -28,7 +28,7 @@ import (
 // as a simulator (tuneSimEnv) or as one that cannot load its model, under
 // serverproc's supervisor (Supervise).
 const (
-	tuneSimEnv = "KOVARA_TEST_TUNE_SIM" // ADDR[,pidfile]: serve a fast simulator; "broken": fail to load
+	tuneSimEnv = "KOVARA_TEST_TUNE_SIM" // ADDR[,pidfile]: serve a fast simulator (ADDR "flags": on its --port); "broken": fail to load
 )
 
 func TestMain(m *testing.M) {
@@ -47,6 +47,10 @@ func tuneStandIn(mode string) {
 		os.Exit(1)
 	}
 	addr, pidfile, _ := strings.Cut(mode, ",")
+	if addr == "flags" {
+		// Where its command line says, as llama-server listens.
+		addr = "127.0.0.1:" + flagValue(os.Args[1:], "--port")
+	}
 	if pidfile != "" {
 		_ = os.WriteFile(pidfile, []byte(strconv.Itoa(os.Getpid())), 0o600)
 	}
@@ -414,6 +418,105 @@ func TestTuneSameServers(t *testing.T) {
 			run.sameServers()
 			if got := len(run.res.Warnings) == 1 && strings.Contains(run.res.Warnings[0], "A and B: the server reported the same configuration in both"); got != tt.warned {
 				t.Errorf("warnings %q, want warned %v", run.res.Warnings, tt.warned)
+			}
+		})
+	}
+}
+
+// The report of #47: the endpoint at one port, where the person's usual
+// server already answers, and settings whose llama-server commands give
+// their own --port. The servers are waited for, measured and asked the
+// answers where their commands listen, and the sentence said before
+// anything starts names that address (the endpoint's answered all along,
+// and was refused as "already listening").
+func TestTuneCommandListensOnItsPort(t *testing.T) {
+	other := fastSim()
+	other.Models = []string{"other"}
+	_, url := startSim(t, other)
+	port := serverproctest.FreePort(t)
+	dir := t.TempDir()
+	llama := filepath.Join(dir, "llama-server") // this test binary, by that name
+	if err := os.Symlink(os.Args[0], llama); err != nil {
+		t.Fatal(err)
+	}
+	setting := func(name, np string) TuneSetting {
+		return TuneSetting{Name: name, How: setup.ByCommand, Command: shellwords.Join([]string{llama, "-m", "x.gguf", "-np", np, "--port", port}),
+			Env: []string{tuneSimEnv + "=flags," + filepath.Join(dir, name)}}
+	}
+	plan := TunePlan{Settings: []TuneSetting{setting("np2", "2"), setting("np8", "8")}, Rounds: 1, Inner: tinyTunePlan(), StartTimeout: time.Minute}
+	plan.Inner.Model = "m" // the endpoint's server has no such model
+	endpoint := strings.TrimPrefix(url, "http://")
+	var said []string
+	for _, l := range TuneListens(plan.Settings, url) {
+		said = append(said, l.Line())
+	}
+	want := []string{
+		"The endpoint is " + endpoint + " but setting np2's command listens on 127.0.0.1:" + port + " (its --port): the runs go to " + port + ".",
+		"The endpoint is " + endpoint + " but setting np8's command listens on 127.0.0.1:" + port + " (its --port): the runs go to " + port + ".",
+	}
+	if !slices.Equal(said, want) {
+		t.Errorf("said %q\nwant %q", said, want)
+	}
+	var log tuneLog
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Settings {
+		if s.Failed != "" || s.Rounds != 1 || s.Model != "m" {
+			t.Errorf("setting %s: failed %q, %d rounds, model %q; want its own server's m measured once", s.Name, s.Failed, s.Rounds, s.Model)
+		}
+	}
+	if len(log.saved) != 2 {
+		t.Fatalf("%d runs saved, want 2", len(log.saved))
+	}
+	for _, f := range log.saved {
+		if got, want := f.Local.Endpoint, "http://127.0.0.1:"+port; got != want || f.Local.RequestedModel != "m" {
+			t.Errorf("%s measured %s (model %q), want %s (m)", f.Local.Tune.Setting, got, f.Local.RequestedModel, want)
+		}
+	}
+	// The answers were asked of the setting's own server too.
+	if len(res.Answers) != 1 || res.Answers[0].Prompts != len(SpecDecPrompts) || len(res.Answers[0].Differ) != 0 {
+		t.Errorf("answers: %+v, warnings %q", res.Answers, res.Warnings)
+	}
+	// The result keeps the endpoint the person gave.
+	if res.Local.Endpoint != url {
+		t.Errorf("the comparison's endpoint is %q, want %q", res.Local.Endpoint, url)
+	}
+}
+
+// Something already answers where the setting's server would listen: the
+// start is refused naming that address, the command's own port when it
+// gives one, the endpoint's when the command says the same.
+func TestTuneCommandPortTaken(t *testing.T) {
+	dir := t.TempDir()
+	llama := filepath.Join(dir, "llama-server")
+	if err := os.Symlink(os.Args[0], llama); err != nil {
+		t.Fatal(err)
+	}
+	_, taken := startSim(t, fastSim())
+	takenPort := taken[strings.LastIndexByte(taken, ':')+1:]
+	free := "http://127.0.0.1:" + serverproctest.FreePort(t)
+	tests := []struct {
+		name     string
+		endpoint string
+		port     string // the command's --port
+		want     string
+	}{
+		{"the command's port", free, takenPort, "something is already listening on 127.0.0.1:" + takenPort + " before the server was started"},
+		{"the endpoint's port, the command's too", taken, takenPort, "something is already listening on 127.0.0.1:" + takenPort + " before the server was started"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := TuneSetting{Name: "B", How: setup.ByCommand, Command: shellwords.Join([]string{llama, "--port", tt.port}), Env: []string{tuneSimEnv + "=flags"}}
+			plan := TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "x"}, s}, Rounds: 1, Inner: tinyTunePlan(), StartTimeout: 20 * time.Second, NoAnswers: true}
+			var log tuneLog
+			res, err := RunTune(context.Background(), plan, Endpoint{URL: tt.endpoint}, log.observer())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Settings[1].Failed; !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q\nwant it to begin %q", got, tt.want)
 			}
 		})
 	}

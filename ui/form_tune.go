@@ -400,7 +400,8 @@ func (f *tuneForm) summary() string {
 	out := fmt.Sprintf("Compare settings: %s, in %d %s each running every setting once (in turns), each run a Kovara plan at %s users, %d requests a level: %d runs. ",
 		results.JoinAnd(names), p.Rounds, results.Plural(p.Rounds, "round", "rounds"), joinInts(p.Inner.Concurrency), p.Inner.Requests, p.Rounds*len(p.Settings))
 	if len(started) > 0 {
-		out += fmt.Sprintf("The app starts and stops the server for %s at this endpoint's address; nothing else may answer there when it starts. ", results.JoinAnd(started))
+		url, _ := f.endpointURL() // "" before one is chosen
+		out += engine.TuneServersNote(p.Settings, url) + " "
 	}
 	if len(before) > 0 {
 		out += "Before each turn it runs " + strings.Join(before, "; ") + ". "
@@ -462,18 +463,28 @@ func (r *tuneRow) onTest() {
 		say(s.Name + ": server start-up: " + errs[0].Error())
 		return
 	}
+	// Where its command listens, and the one sentence when that is not
+	// the endpoint's address, before it starts.
+	l := engine.ListenOf(s, url)
+	before, at := "", ""
+	if d := l.Disagreement(); d != "" {
+		before = d + " "
+	}
+	if l.Known {
+		at = " (" + l.Why + ")"
+	}
 	r.testButton.Disable()
-	say(fmt.Sprintf("%s: starting the server…", s.Name))
+	say(fmt.Sprintf("%s%s: starting the server…", before, s.Name))
 	go func() {
 		began := time.Now()
-		srv, err := serverproc.Start(context.Background(), serverproc.Spec{Command: s.Command, Env: s.Env, SSH: s.SSH}, serverproc.Options{URL: url, StartTimeout: timeout})
+		srv, err := serverproc.Start(context.Background(), serverproc.Spec{Command: s.Command, Env: s.Env, SSH: s.SSH}, serverproc.Options{URL: l.URL, StartTimeout: timeout})
 		text := ""
 		if err != nil {
-			text = fmt.Sprintf("%s: %v", s.Name, err)
+			text = fmt.Sprintf("%s%s: %v", before, s.Name, err)
 		} else {
 			took := time.Since(began)
 			srv.Stop()
-			text = fmt.Sprintf("%s: the server answered at %s after %.1f s, and was stopped again.", s.Name, url, took.Seconds())
+			text = fmt.Sprintf("%s%s: the server answered at %s%s after %.1f s, and was stopped again.", before, s.Name, l.URL, at, took.Seconds())
 		}
 		f.s.u.do(func() {
 			r.testButton.Enable()

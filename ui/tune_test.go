@@ -17,6 +17,7 @@ import (
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/serverproc"
 	"github.com/kovara/desktop/serverproc/serverproctest"
+	"github.com/kovara/desktop/shellwords"
 )
 
 // tuneSimEnv makes this test binary a server a settings comparison
@@ -140,4 +141,49 @@ func TestTuneByHandAsks(t *testing.T) {
 			t.Fatalf("the result: %+v", v)
 		}
 	})
+}
+
+// A row whose llama-server command gives its own --port, with the
+// endpoint at another where a server already answers (#47): the line
+// under the plan and the Test say, in one sentence, that the runs go to
+// the command's port, and the Test starts the server there.
+func TestTuneRowTestWhereItListens(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	endpoint := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	port := serverproctest.FreePort(t)
+	dir := t.TempDir()
+	llama := filepath.Join(dir, "llama-server") // this test binary, by that name
+	if err := os.Symlink(os.Args[0], llama); err != nil {
+		t.Fatal(err)
+	}
+	pidfile := filepath.Join(dir, "pid")
+	command := tuneSimEnv + "=" + shellwords.Quote("127.0.0.1:"+port+","+pidfile) + " " + shellwords.Join([]string{llama, "-m", "x.gguf", "--port", port})
+	sentence := "The endpoint is " + strings.TrimPrefix(endpoint, "http://") + " but setting B's command listens on 127.0.0.1:" + port + " (its --port): the runs go to " + port + "."
+	h.addEndpoint("lab", endpoint, "")
+	var r *tuneRow
+	h.locked(func() {
+		b.refreshEndpoints()
+		b.selectEndpoint("lab")
+		b.planSelect.SetSelected(plans.ByID(results.PlanTune).Title)
+		b.tune.rows[0].howSelect.SetSelected("By hand")
+		b.tune.rows[0].whatEntry.SetText("restart it with -np 2")
+		r = b.tune.rows[1]
+		r.howSelect.SetSelected("Command")
+		r.whatEntry.SetText(command)
+		if !strings.Contains(b.planNote.Text, sentence) {
+			t.Errorf("the line under the plan:\n%s\nwant it to say %q", b.planNote.Text, sentence)
+		}
+		test.Tap(r.testButton)
+	})
+	h.waitFor("the Test to end", 60*time.Second, func() bool { return !r.testButton.Disabled() })
+	h.locked(func() {
+		want := sentence + " B: the server answered at http://127.0.0.1:" + port + " (its --port) after "
+		if got := b.tune.testNote.Text; !strings.HasPrefix(got, want) {
+			t.Errorf("the Test said %q\nwant it to begin %q", got, want)
+		}
+	})
+	if !serverproctest.Gone(t, pidfile) {
+		t.Error("the tested server is still running")
+	}
 }

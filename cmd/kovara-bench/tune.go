@@ -184,6 +184,14 @@ func buildTune(f *runFlags, set map[string]bool) (otherPlan, error) {
 	}
 	return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
 		p.Inner.Simulated = simulated
+		// Where each started server listens, before anything is asked or
+		// started: said in one sentence where it is not the endpoint's
+		// address (engine.ListenOf).
+		for _, l := range engine.TuneListens(p.Settings, ep.URL) {
+			if line := l.Line(); line != "" {
+				fmt.Fprintln(stderr, line)
+			}
+		}
 		if tf := f.tune.file; tf != nil {
 			if ok, code := confirmFile(tf, f.tune.yes, stderr); !ok {
 				return code

@@ -179,3 +179,39 @@ func TestCommandSetting(t *testing.T) {
 		t.Error("a shell pipe was taken as a command")
 	}
 }
+
+// The endpoint at one port, where another server answers, and settings
+// whose llama-server commands give their own --port (#47): the CLI says
+// so in one sentence each before anything starts, and the runs measure
+// the commands' servers.
+func TestTuneSaysWhereTheCommandListens(t *testing.T) {
+	other := fast()
+	other.Models = []string{"other"}
+	endpoint := startSim(t, other)
+	port := serverproctest.FreePort(t)
+	llama := filepath.Join(t.TempDir(), "llama-server") // this test binary, by that name
+	if err := os.Symlink(os.Args[0], llama); err != nil {
+		t.Fatal(err)
+	}
+	serve := shellwords.Join([]string{"simulate", "--listen", "127.0.0.1:" + port, "--model", "m", "--token-interval", "1ms"})
+	setting := func(name string) string {
+		return name + "=" + cliArgsEnv + "=" + shellwords.Quote(serve) + " " + shellwords.Join([]string{llama, "-m", "x.gguf", "--port", port})
+	}
+	args := append([]string{"tune", "--endpoint", endpoint, "--no-answers", "--model", "m", "--setting", setting("A"), "--setting", setting("B")}, tuneSmall...)
+	code, stdout, stderr := runCLI(args...)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	lines := strings.Split(stderr, "\n")
+	ep := strings.TrimPrefix(endpoint, "http://")
+	want := []string{
+		"The endpoint is " + ep + " but setting A's command listens on 127.0.0.1:" + port + " (its --port): the runs go to " + port + ".",
+		"The endpoint is " + ep + " but setting B's command listens on 127.0.0.1:" + port + " (its --port): the runs go to " + port + ".",
+	}
+	if len(lines) < 3 || !slices.Equal(lines[:2], want) || !strings.HasPrefix(lines[2], "comparing 2 settings") {
+		t.Errorf("the output begins %q\nwant %q, then the comparison", lines[:min(3, len(lines))], want)
+	}
+	if strings.Contains(stdout, "could not be measured") {
+		t.Errorf("a setting was not measured:\n%s", stdout)
+	}
+}
