@@ -112,9 +112,9 @@ var Metrics = []Metric{
 	{ID: "ttft_p50", Label: "TTFT p50", Unit: "ms", Dir: LowerBetter, Get: at(50, ttft)},
 	{ID: "ttft_p95", Label: "TTFT p95", Unit: "ms", Dir: LowerBetter, Get: at(95, ttft)},
 	{ID: "ttft_p99", Label: "TTFT p99", Unit: "ms", Dir: LowerBetter, Get: at(99, ttft)},
-	{ID: "itl_p50", Label: "ITL p50", Unit: "ms", Dir: LowerBetter, Get: at(50, itl)},
-	{ID: "itl_p95", Label: "ITL p95", Unit: "ms", Dir: LowerBetter, Get: at(95, itl)},
-	{ID: "itl_p99", Label: "ITL p99", Unit: "ms", Dir: LowerBetter, Get: at(99, itl)},
+	{ID: "itl_p50", Label: "ITL p50", Unit: "ms", Dir: LowerBetter, Get: itlAt(50)},
+	{ID: "itl_p95", Label: "ITL p95", Unit: "ms", Dir: LowerBetter, Get: itlAt(95)},
+	{ID: "itl_p99", Label: "ITL p99", Unit: "ms", Dir: LowerBetter, Get: itlAt(99)},
 	{ID: "latency_p50", Label: "latency p50", Unit: "ms", Dir: LowerBetter, Get: at(50, latency)},
 	{ID: "latency_p99", Label: "latency p99", Unit: "ms", Dir: LowerBetter, Get: at(99, latency)},
 	{ID: "tpot_p50", Label: "TPOT p50", Unit: "ms", Dir: LowerBetter, Get: at(50, tpot)},
@@ -169,6 +169,12 @@ func ttft(r results.Run) *results.Dist    { return r.Metrics.TTFTMs }
 func itl(r results.Run) *results.Dist     { return r.Metrics.ITLMs }
 func latency(r results.Run) *results.Dist { return r.Metrics.LatencyMs }
 func tpot(r results.Run) *results.Dist    { return r.Metrics.TPOTMs }
+
+// itlAt picks one ITL percentile where it was measured (results.ITLAt):
+// chunks read together are no change to compare.
+func itlAt(q int) func(results.Run) (float64, bool) {
+	return func(r results.Run) (float64, bool) { return results.ITLAt(r.Metrics.ITLMs, q) }
+}
 
 // at picks one percentile of a run's distribution.
 func at(q int, dist func(results.Run) *results.Dist) func(results.Run) (float64, bool) {

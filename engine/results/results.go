@@ -121,6 +121,22 @@ func (d *Dist) At(q int) (v float64, ok bool) {
 	return 0, false
 }
 
+// MergedITLMs is the most an ITL percentile can be and still be no gap
+// the model took: it shows as 0.0 ms, and it is two chunks read from the
+// socket together (0 ms: both carry the read's one receive stamp) or sent
+// by the server in one burst. No server decodes a token in 50 µs.
+const MergedITLMs = 0.05
+
+// ITLAt is an inter-token latency percentile that was measured: ok is
+// false where d.At has none, and where the percentile falls among the
+// chunks read together (MergedITLMs) — a 0.0 ms ITL p50 is not the
+// model's pace, and a table or a comparison that shows it as a number
+// misleads ("0.00, −100.0 %"). ITLMergedText says why.
+func ITLAt(d *Dist, q int) (float64, bool) {
+	v, ok := d.At(q)
+	return v, ok && v >= MergedITLMs
+}
+
 // Environment describes the client and the request settings. It never holds
 // a host name, a URL or a key. This app fills Client, ClientVersion and
 // GoVersion; files imported from the Python kovara CLI carry CLIVersion and

@@ -215,7 +215,7 @@ func ResultTable(f *File) Table {
 		row := []string{conc, fmt.Sprintf("%d / %d", m.RequestsOK, m.RequestsError+m.RequestsTimeout),
 			Num(&out, 1), Num(&req, 2),
 			At(m.TTFTMs, 50), At(m.TTFTMs, 95), At(m.TTFTMs, 99),
-			At(m.ITLMs, 50), At(m.ITLMs, 95), At(m.ITLMs, 99),
+			itlCell(m.ITLMs, 50), itlCell(m.ITLMs, 95), itlCell(m.ITLMs, 99),
 			At(m.LatencyMs, 50), At(m.LatencyMs, 99)}
 		if tel != nil {
 			lv := tel.Levels[r.Concurrency]
@@ -233,6 +233,17 @@ func ResultTable(f *File) Table {
 		add(*f.Local.PartialRun, true)
 	}
 	return t
+}
+
+// itlCell is an ITL percentile as At says it, Missing also where it is
+// chunks read together (ITLAt; a note says why).
+func itlCell(d *Dist, q int) string {
+	if _, ok := d.At(q); ok {
+		if _, measured := ITLAt(d, q); !measured {
+			return Missing
+		}
+	}
+	return At(d, q)
 }
 
 // At is a distribution's percentile q in ms with one decimal, or Missing

@@ -3,6 +3,7 @@ package results
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,8 +73,12 @@ func Warnings(f *File) []Warning {
 	if t := PromptCacheText(f); t != "" {
 		add(SeverityProblem, WarnPromptCache, "%s", t)
 	}
-	if t := calibrationText(f); t != "" {
-		add(SeverityProblem, WarnCalibration, "%s", t)
+	if t, small := calibrationText(f); t != "" {
+		sev := SeverityProblem
+		if small {
+			sev = SeverityNote
+		}
+		add(sev, WarnCalibration, "%s", t)
 	}
 	for _, t := range ForeignLoadProblems(f.Local.ServerMetrics) {
 		add(SeverityProblem, WarnForeignLoad, "%s", t)
@@ -96,7 +101,9 @@ func Warnings(f *File) []Warning {
 	if t := tailsText(runs); t != "" {
 		add(SeverityNote, WarnTails, "%s", t)
 	}
-	if t := mergedText(f); t != "" {
+	if t := ITLMergedText(runs); t != "" {
+		add(SeverityNote, WarnMerged, "%s", t)
+	} else if t := mergedText(f); t != "" {
 		add(SeverityNote, WarnMerged, "%s", t)
 	}
 	for _, t := range workloadNotes(f) {
@@ -338,17 +345,33 @@ func CacheFix(family string) string {
 	return "check the server's prompt-cache settings"
 }
 
-func calibrationText(f *File) string {
+func calibrationText(f *File) (text string, small bool) {
 	cal := f.Local.Calibration
 	if cal == nil || cal.Converged || (f.Local.Compat != nil && !f.Local.Compat.Usage) {
-		return ""
+		return "", false
 	}
 	if cal.PromptTokens == nil {
-		return fmt.Sprintf("prompt calibration failed: the prompts (%d words) were never measured against the %d tokens asked for", cal.Words, cal.TargetTokens)
+		return fmt.Sprintf("prompt calibration failed: the prompts (%d words) were never measured against the %d tokens asked for", cal.Words, cal.TargetTokens), false
 	}
-	return fmt.Sprintf("prompt calibration did not converge in %d %s: prompts are about %d tokens against the %d asked for",
-		len(cal.Attempts), Plural(len(cal.Attempts), "request", "requests"), *cal.PromptTokens, cal.TargetTokens)
+	got, want := *cal.PromptTokens, cal.TargetTokens
+	miss := 0.0
+	if want > 0 {
+		miss = float64(got-want) / float64(want)
+	}
+	if math.Abs(miss) <= CalibrationNoteMiss {
+		// A prompt a few tokens off moves TTFT and prefill by as
+		// little: the figures hold, for the length said.
+		return fmt.Sprintf("prompts are about %d tokens against the %d asked for (%+.1f %%), outside the method's 1 %% after %d calibration %s: the figures are for prompts of that length",
+			got, want, 100*miss, len(cal.Attempts), Plural(len(cal.Attempts), "request", "requests")), true
+	}
+	return fmt.Sprintf("prompt calibration did not converge in %d %s: prompts are about %d tokens against the %d asked for (%+.1f %%)",
+		len(cal.Attempts), Plural(len(cal.Attempts), "request", "requests"), got, want, 100*miss), false
 }
+
+// CalibrationNoteMiss is how far a prompt's length may miss its target and
+// be a note, not a problem: a prompt 2 % short moves TTFT by about as
+// much, within a run's own noise, and it is not a figure made wrong.
+const CalibrationNoteMiss = 0.05
 
 func ignoreEOSText(f *File, runs []Run) string {
 	if c := f.Local.Compat; c != nil && !c.IgnoreEOS {
@@ -442,6 +465,32 @@ func mergedText(f *File) string {
 	}
 	return fmt.Sprintf("at concurrency %d, %.0f%% of the gaps between tokens (%d of %d) were two chunks read from the socket together (the client read late, or the server sent them at once): each such gap counts as 0 ms, so the low end of ITL (inter-token latency) there is not the model's decode pace",
 		worst, 100*share, l.MergedGaps, l.Gaps)
+}
+
+// ITLMergedText names the ITL percentiles shown as "—" because they
+// fall among chunks read together (ITLAt), or "": "ITL p50 at
+// concurrency 1 and 8 is —: …".
+func ITLMergedText(runs []Run) string {
+	var parts []string
+	for _, q := range []int{50, 95, 99} {
+		var at []string
+		for _, r := range runs {
+			if _, ok := r.Metrics.ITLMs.At(q); !ok {
+				continue
+			}
+			if _, ok := ITLAt(r.Metrics.ITLMs, q); !ok && !slices.Contains(at, strconv.Itoa(r.Concurrency)) {
+				at = append(at, strconv.Itoa(r.Concurrency))
+			}
+		}
+		if len(at) > 0 {
+			parts = append(parts, fmt.Sprintf("ITL p%d at concurrency %s", q, JoinAnd(at)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: shown as %s, not 0.0 ms — that share of the gaps between tokens were chunks that came off the socket together (the server sent its tokens in groups, or the client read late), so the percentile is no gap the model took; TPOT (the time per token over the whole answer) still says its pace",
+		strings.Join(parts, ", "), Missing)
 }
 
 // derived tells the engine's sentences that Warnings now computes from the
