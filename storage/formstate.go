@@ -7,26 +7,37 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/kovara/desktop/engine/results"
 )
 
 // FormState is what the app's Benchmark form last held, restored when the
-// app starts again: the endpoint, model and plan chosen, the settings
-// comparison's rows and rounds, and the rate plan's own load. It is this
-// machine's own (form.json in the config folder, beside endpoints.yaml):
-// nothing exported reads it. It has no place for an API key; keys live
-// only in the keyring.
+// app starts again: the endpoint, model and plan chosen, every plan's own
+// form as typed, and the settings comparison's rows. It is this machine's
+// own (form.json in the config folder, beside endpoints.yaml): nothing
+// exported reads it. It has no place for an API key; keys live only in
+// the keyring.
 type FormState struct {
-	Endpoint string         `json:"endpoint,omitempty"` // a saved endpoint's name, or the simulator's
-	Model    string         `json:"model,omitempty"`
-	Plan     string         `json:"plan,omitempty"` // the plan's id (results.Plan…)
-	Tune     *TuneFormState `json:"tune,omitempty"`
-	Rate     *RateFormState `json:"rate,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"` // a saved endpoint's name, or the simulator's
+	Model    string `json:"model,omitempty"`
+	Plan     string `json:"plan,omitempty"` // the plan's id (results.Plan…)
+	// Forms is each plan's own form, by the plan's id (results.Plan…).
+	Forms map[string]PlanFormState `json:"forms,omitempty"`
+	// Tune is the settings comparison's rows (and, in an older app's
+	// file, its other fields: Load moves those into Forms).
+	Tune *TuneFormState `json:"tune,omitempty"`
+	// Rate is an older app's rate plan's own load: Load moves it into
+	// Forms, and Save never writes it.
+	Rate *RateFormState `json:"rate,omitempty"`
 }
 
-// RateFormState is the rate plan's "Your own load" as typed: a prompts
-// file's path (this machine's own, as the whole file is), whether its
-// malformed lines are skipped, the shared prefix's tokens, its groups
-// and the turns per conversation.
+// PlanFormState is one plan's form: each field as typed (a choice by its
+// words, a box ticked "yes" or "no"), by the key the app's form gives it.
+// A field left out, or empty, is the form's default.
+type PlanFormState map[string]string
+
+// RateFormState is an older app's rate plan's "Your own load" as typed,
+// read from its form.json only (FormState.Rate).
 type RateFormState struct {
 	PromptsFile  string `json:"prompts_file,omitempty"`
 	SkipBad      bool   `json:"skip_bad,omitempty"`
@@ -35,10 +46,10 @@ type RateFormState struct {
 	Turns        string `json:"turns,omitempty"`
 }
 
-// TuneFormState is the settings comparison's form: its rows as typed
-// (commands the person wrote on this machine), its rounds and the Kovara
-// plan each run measures. Each field is as typed; an empty one is the
-// form's default.
+// TuneFormState is the settings comparison's rows as typed (commands the
+// person wrote on this machine). The fields after Rows are an older
+// app's, read from its form.json only: Load moves them into
+// FormState.Forms.
 type TuneFormState struct {
 	Rows         []TuneFormRow `json:"rows"`
 	Rounds       string        `json:"rounds,omitempty"`
@@ -62,6 +73,52 @@ type TuneFormRow struct {
 	Before string `json:"before,omitempty"`
 }
 
+// upgrade moves what an older app kept in its own places (the settings
+// comparison's fields beside its rows, the rate plan's own load) into
+// Forms under the keys the app's forms give those fields; a field Forms
+// already has is kept.
+func (st *FormState) upgrade() {
+	put := func(plan, key, v string) {
+		if v == "" {
+			return
+		}
+		if st.Forms == nil {
+			st.Forms = map[string]PlanFormState{}
+		}
+		if st.Forms[plan] == nil {
+			st.Forms[plan] = PlanFormState{}
+		}
+		if _, ok := st.Forms[plan][key]; !ok {
+			st.Forms[plan][key] = v
+		}
+	}
+	yes := func(b bool, v string) string {
+		if b {
+			return v
+		}
+		return ""
+	}
+	if t := st.Tune; t != nil {
+		for _, f := range []struct{ key, v string }{
+			{"rounds", t.Rounds}, {"concurrency", t.Concurrency}, {"requests", t.Requests},
+			{"input_tokens", t.InputTokens}, {"output_tokens", t.OutputTokens},
+			{"timeout", t.Timeout}, {"start_timeout", t.StartTimeout}, {"answers", yes(t.NoAnswers, "no")},
+		} {
+			put(results.PlanTune, f.key, f.v)
+		}
+		st.Tune = &TuneFormState{Rows: t.Rows}
+	}
+	if r := st.Rate; r != nil {
+		for _, f := range []struct{ key, v string }{
+			{"prompts_file", r.PromptsFile}, {"skip_bad", yes(r.SkipBad, "yes")},
+			{"shared_prefix", r.SharedPrefix}, {"prefix_groups", r.PrefixGroups}, {"turns", r.Turns},
+		} {
+			put(results.PlanRate, f.key, f.v)
+		}
+		st.Rate = nil
+	}
+}
+
 // maxFormState bounds the file read back: a form of eight rows is a few
 // kilobytes.
 const maxFormState = 1 << 20
@@ -78,7 +135,8 @@ func OpenFormState(configDir string) *FormStore {
 	return &FormStore{path: filepath.Join(configDir, "form.json")}
 }
 
-// Load reads the form's last state: the zero state when there is none.
+// Load reads the form's last state: the zero state when there is none. An
+// older app's file reads as this one's (upgrade).
 func (s *FormStore) Load() (FormState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -93,6 +151,7 @@ func (s *FormStore) Load() (FormState, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return FormState{}, fmt.Errorf("%s is not the form's state: %w", s.path, err)
 	}
+	st.upgrade()
 	return st, nil
 }
 

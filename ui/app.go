@@ -38,7 +38,7 @@ var (
 
 // Options are the command-line choices of kovara-desktop.
 type Options struct {
-	Demo bool         // open on the simulator and start the default run
+	Demo bool         // start the default run on the simulator, the form left as it was
 	Dirs storage.Dirs // where the library and settings live
 	Keys storage.Keys // the OS keyring (tests pass a memory one)
 	// OnResult, when set, is called (on the UI goroutine) each time a
@@ -132,8 +132,7 @@ func New(a fyne.App, opts Options) (*App, error) {
 	u.win.SetCloseIntercept(u.requestClose)
 	u.addShortcuts()
 	if opts.Demo {
-		u.bench.selectEndpoint(SimulatorName)
-		u.bench.onRun()
+		u.bench.runDemo()
 	}
 	return u, nil
 }
@@ -189,7 +188,7 @@ func (u *App) closeWindow() {
 		p.SetFloat(prefWindowWidth, float64(s.Width))
 		p.SetFloat(prefWindowHeight, float64(s.Height))
 	}
-	u.bench.saver.close() // the form as it was, for the next start
+	u.bench.closeForm() // the form as it is, for the next start
 	u.closed = true
 	u.win.Close()
 }

@@ -70,7 +70,7 @@ func newHarnessAt(t testing.TB, dir string, set ...func(*Options)) *harness {
 			u.bench.stopListing()
 		})
 		// The form's last write lands before the folder is removed.
-		u.bench.saver.close()
+		h.locked(u.bench.closeForm)
 		// A listing's goroutine may still be on its way to the UI lock:
 		// the next test's widgets share Fyne's font caches with this one's.
 		u.bench.models.wg.Wait()

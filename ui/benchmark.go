@@ -15,6 +15,7 @@ import (
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/plans"
+	"github.com/kovara/desktop/storage"
 )
 
 // The plans the Benchmark place runs, by the titles it offers them under
@@ -41,6 +42,9 @@ type planForm interface {
 	summary() string
 	// run is the plan read from the form for this model.
 	run(model string, simulated bool) (planRun, error)
+	// kept is every field of the form, as kept for the next start
+	// (formstate.go; TestEveryFormFieldIsKept holds each form to it).
+	kept() []keptField
 }
 
 // planForms make each plan's form (one for every registered plan:
@@ -94,8 +98,10 @@ type BenchmarkScreen struct {
 	running     *runState // nil when no benchmark is in flight
 	shownResult bool      // a plan's result view is showing
 	// saver keeps the form for the next start (formstate.go); nil until
-	// the form is restored.
-	saver *formSaver
+	// the form is restored. defaults are each plan's fields as its form
+	// opens, before anything is restored: what is not kept.
+	saver    *formSaver
+	defaults map[string]storage.PlanFormState
 }
 
 func newBenchmarkScreen(u *App) *BenchmarkScreen {
@@ -519,6 +525,11 @@ func (s *BenchmarkScreen) lengthFields(input, output int) (lengthFields, []*widg
 		outputEntry: s.entry(fmt.Sprint(output), countCheck("output tokens", 1)),
 	}
 	return l, []*widget.FormItem{widget.NewFormItem("Input tokens", l.inputEntry), widget.NewFormItem("Output tokens", l.outputEntry)}
+}
+
+// kept is the lengths as kept for the next start.
+func (l lengthFields) kept() []keptField {
+	return []keptField{keptEntry("input_tokens", l.inputEntry), keptEntry("output_tokens", l.outputEntry)}
 }
 
 // read puts the lengths into p, returning what is wrong.

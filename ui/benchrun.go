@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
@@ -53,7 +54,19 @@ func (s *BenchmarkScreen) onRun() {
 	s.rememberModel(name)
 	// The built-in simulator is each plan's demo one, as in the CLI's
 	// demo: a capacity to find, drafts to accept.
-	s.start(saved, simulated, s.kind().Demo(), ep, run)
+	s.start(saved, simulated, s.kind().Demo(), ep, s.chosenModel(), run)
+}
+
+// runDemo is the demo (kovara-desktop --demo, make run): the Kovara
+// method's default plan on the built-in simulator, run beside the form
+// rather than from it, so the form stays the person's, restored and kept
+// as at any start. (When the demo set the form to the simulator and the
+// default plan, it could keep nothing of it: what a person typed in a
+// demo's session was lost however the app closed, #47.)
+func (s *BenchmarkScreen) runDemo() {
+	p := setup.DefaultPlan()
+	p.Model, p.Simulated = sim.Demo().Models[0], true
+	s.start(storage.SavedEndpoint{}, true, plans.KovaraMethod.Demo(), engine.Endpoint{}, p.Model, s.kovara.runs(p, 1, nil, ""))
 }
 
 // shows keeps a plan's result in the history (off the UI goroutine, as a
@@ -73,7 +86,7 @@ func (s *BenchmarkScreen) showView(o fyne.CanvasObject) {
 }
 
 // start runs a plan in the background, with the live view showing it.
-func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, simCfg sim.Config, ep engine.Endpoint, run planRun) {
+func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, simCfg sim.Config, ep engine.Endpoint, model string, run planRun) {
 	name := saved.Name
 	if simulated {
 		name = SimulatorName
@@ -83,7 +96,7 @@ func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, sim
 	s.running = st
 	s.shownResult = false
 	s.live = newLiveView("Benchmarking "+name, func() { s.confirmStop(st) })
-	s.live.saveChart, s.live.model, s.live.simulated = s.u.saveChart, s.chosenModel(), simulated
+	s.live.saveChart, s.live.model, s.live.simulated = s.u.saveChart, model, simulated
 	s.show(s.live.content)
 	live := engine.NewLive()
 	palette := PaletteFor(s.u.fyne.Settings().Theme(), s.u.fyne.Settings().ThemeVariant())

@@ -67,6 +67,14 @@ func (f *capacityForm) plan() (engine.CapacityPlan, error) {
 	return p, formError(errs, p.Validate)
 }
 
+// kept is the form's fields as kept for the next start (planForm).
+func (f *capacityForm) kept() []keptField {
+	return append([]keptField{
+		keptEntry("slo_user_tps", f.sloUserEntry), keptEntry("slo_ttft_p95", f.sloTTFTEntry), keptEntry("max_concurrency", f.maxConcEntry),
+	}, append(f.lengthFields.kept(),
+		keptEntry("warmup", f.warmupEntry), keptEntry("seed", f.seedEntry), keptEntry("timeout", f.timeoutEntry))...)
+}
+
 func (f *capacityForm) check() (int, int, error) {
 	p, err := f.plan()
 	return p.InputTokens, p.OutputTokens, err

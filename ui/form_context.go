@@ -69,6 +69,14 @@ func (f *contextForm) plan() (engine.ContextPlan, error) {
 	return p, formError(errs, p.Validate)
 }
 
+// kept is the form's fields as kept for the next start (planForm).
+func (f *contextForm) kept() []keptField {
+	return []keptField{
+		keptEntry("depths", f.depthsEntry), keptEntry("repeats", f.repeatsEntry), keptEntry("users", f.contextUsersEntry),
+		keptEntry("output_tokens", f.outputEntry), keptEntry("seed", f.seedEntry), keptEntry("timeout", f.timeoutEntry),
+	}
+}
+
 // check holds depths given to the context like any plan's prompts, with
 // room for the follow-up; chosen from the server's context, they fit by
 // construction.

@@ -136,6 +136,28 @@ func newKovaraForm(s *BenchmarkScreen) *kovaraForm {
 
 func (f *kovaraForm) content() fyne.CanvasObject { return f.box }
 
+// kept is the form's fields as kept for the next start: the manifest by
+// its file and its profile first, as choosing them fills the lengths and
+// levels, which are put back after them as typed. A manifest that no
+// longer reads leaves a protocol test.
+func (f *kovaraForm) kept() []keptField {
+	manifest := keptField{key: "manifest", w: f.manifestSelect,
+		get: func() string {
+			if f.manifest == nil {
+				return ""
+			}
+			return f.manifest.Path
+		},
+		set: func(path string) { _ = f.useManifestFile(path) },
+	}
+	fields := append([]keptField{manifest, keptSelect("profile", f.profileSelect)}, f.lengthFields.kept()...)
+	fields = append(fields,
+		keptEntry("concurrency", f.levelsEntry), keptEntry("requests", f.requestsEntry), keptEntry("warmup", f.warmupEntry),
+		keptEntry("seed", f.seedEntry), keptEntry("timeout", f.timeoutEntry), keptEntry("repeat", f.repeatEntry),
+		keptEntry("slo_ttft", f.sloTTFTEntry), keptEntry("slo_tpot", f.sloTPOTEntry))
+	return append(fields, f.sharedLoadFields.kept()...)
+}
+
 // check holds the longest prompt to the server's context: with a
 // workload, the system prompt and a conversation's earlier turns too (as
 // the run's own check counts them).
@@ -439,11 +461,18 @@ func (f *kovaraForm) openManifestDialog() {
 // loadManifest reads a kovara.yaml; a bad one is explained and the choice
 // goes back to what it was.
 func (f *kovaraForm) loadManifest(path string) {
-	m, err := storage.LoadManifest(path)
-	if err != nil {
+	if err := f.useManifestFile(path); err != nil {
 		f.s.u.showProblem("This manifest cannot be used", err.Error())
 		f.refreshManifests(f.lastManifest)
-		return
+	}
+}
+
+// useManifestFile reads a kovara.yaml and uses it, first among the
+// recent ones; a bad one changes nothing.
+func (f *kovaraForm) useManifestFile(path string) error {
+	m, err := storage.LoadManifest(path)
+	if err != nil {
+		return err
 	}
 	recent := []string{path}
 	for _, p := range f.recentManifests() {
@@ -454,6 +483,7 @@ func (f *kovaraForm) loadManifest(path string) {
 	f.s.u.fyne.Preferences().SetStringList(prefRecentManifests, recent)
 	f.useManifest(m)
 	f.refreshManifests(path)
+	return nil
 }
 
 // useManifest shows m's summary and profiles (nil: a protocol test).

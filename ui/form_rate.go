@@ -20,7 +20,6 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
-	"github.com/kovara/desktop/storage"
 )
 
 // rateForm is the rate plan's form: the offered rates (or a sweep), how
@@ -219,28 +218,32 @@ func workloadWords(w setup.Workload) string {
 	return file
 }
 
-// state is "Your own load" as typed, kept for the next start; nil when
-// it is empty.
-func (f *rateForm) state() *storage.RateFormState {
-	st := &storage.RateFormState{PromptsFile: f.promptsEntry.Text, SkipBad: f.skipBadCheck.Checked,
-		SharedPrefix: f.prefixEntry.Text, PrefixGroups: f.groupsEntry.Text, Turns: f.turnsEntry.Text}
-	if *st == (storage.RateFormState{}) {
-		return nil
+// kept is the form's fields as kept for the next start: the arrivals by
+// their setup.Arrival…, not the list's words. "Your own load" put back
+// unfolds, so a load that is not the synthetic prompt is seen before Run.
+func (f *rateForm) kept() []keptField {
+	arrival := keptField{key: "arrival", w: f.arrivalSelect, get: f.arrival, set: func(v string) {
+		if l, ok := rateArrivalLabels[v]; ok {
+			f.arrivalSelect.SetSelected(l)
+		}
+	}}
+	fields := []keptField{
+		keptEntry("rates", f.ratesEntry), arrival, keptEntry("burstiness", f.burstEntry), keptEntry("max_in_flight", f.inFlightEntry),
+		keptEntry("requests", f.requestsEntry), keptEntry("input_tokens", f.inputEntry), keptEntry("output_tokens", f.outputEntry),
+		keptEntry("slo_ttft", f.sloTTFTEntry), keptEntry("slo_tpot", f.sloTPOTEntry),
+		keptEntry("sweep_max", f.sweepMaxEntry), keptEntry("warmup", f.warmupEntry), keptEntry("seed", f.seedEntry), keptEntry("timeout", f.timeoutEntry),
 	}
-	return st
-}
-
-// restore puts back "Your own load" of the last start, unfolded so a
-// load that is not the synthetic prompt is seen before Run.
-func (f *rateForm) restore(st storage.RateFormState) {
-	f.promptsEntry.SetText(st.PromptsFile)
-	f.skipBadCheck.SetChecked(st.SkipBad)
-	f.prefixEntry.SetText(st.SharedPrefix)
-	f.groupsEntry.SetText(st.PrefixGroups)
-	f.turnsEntry.SetText(st.Turns)
-	if st != (storage.RateFormState{}) {
-		f.ownLoad.Open(0)
+	own := append([]keptField{keptEntry("prompts_file", f.promptsEntry), keptCheck("skip_bad", f.skipBadCheck)}, f.sharedLoadFields.kept()...)
+	for i, k := range own {
+		set := k.set
+		own[i].set = func(v string) {
+			set(v)
+			if v != keptNo {
+				f.ownLoad.Open(0)
+			}
+		}
 	}
+	return append(fields, own...)
 }
 
 // rateFormOf is the screen's rate form.

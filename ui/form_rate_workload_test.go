@@ -188,7 +188,7 @@ func TestRateFormRemembersYourOwnLoad(t *testing.T) {
 	path := filepath.Join(dir, "config", "form.json")
 	h1.waitFor("the rate form's load on disk", 20*time.Second, func() bool {
 		data, _ := os.ReadFile(path)
-		return strings.Contains(string(data), `"skip_bad": true`)
+		return strings.Contains(string(data), `"skip_bad": "yes"`)
 	})
 	quiet(h1)
 

@@ -50,6 +50,14 @@ func (f *specDecForm) plan() (engine.SpecDecPlan, error) {
 
 func (f *specDecForm) check() (int, int, error) { return noLengths(f.plan()) }
 
+// kept is the form's fields as kept for the next start (planForm).
+func (f *specDecForm) kept() []keptField {
+	return []keptField{
+		keptEntry("output_tokens", f.outputEntry), keptEntry("concurrency", f.levelsEntry),
+		keptEntry("requests", f.requestsEntry), keptEntry("timeout", f.timeoutEntry),
+	}
+}
+
 func (f *specDecForm) summary() string {
 	p, _ := f.plan()
 	return fmt.Sprintf("Speculative decoding: %d %s, natural stops on representative prompts, acceptance from the server's counters. Not publishable.", len(p.Levels), results.Plural(len(p.Levels), "level", "levels"))

@@ -42,6 +42,11 @@ func (f *stagesForm) plan() (engine.StagesPlan, error) {
 
 func (f *stagesForm) check() (int, int, error) { return noLengths(f.plan()) }
 
+// kept is the form's fields as kept for the next start (planForm).
+func (f *stagesForm) kept() []keptField {
+	return []keptField{keptEntry("users", f.usersEntry), keptCheck("quick", f.quickCheck), keptEntry("timeout", f.timeoutEntry)}
+}
+
 func (f *stagesForm) summary() string {
 	p, _ := f.plan()
 	mode := "full"

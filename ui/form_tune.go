@@ -136,44 +136,25 @@ func (f *tuneForm) addRow(name, how, what string) *tuneRow {
 	return r
 }
 
-// state is the rows, rounds and inner plan as typed, kept for the next
-// start.
-func (f *tuneForm) state() *storage.TuneFormState {
-	st := &storage.TuneFormState{NoAnswers: !f.answersCheck.Checked}
+// rowsState is the rows as typed, kept for the next start (the form's
+// other fields are kept as every form's are: kept).
+func (f *tuneForm) rowsState() *storage.TuneFormState {
+	st := &storage.TuneFormState{}
 	for _, r := range f.rows {
 		st.Rows = append(st.Rows, storage.TuneFormRow{Name: r.nameEntry.Text, How: r.how(), What: r.whatEntry.Text, Before: r.before})
-	}
-	for _, k := range f.kept(st) {
-		*k.text = k.entry.Text
 	}
 	return st
 }
 
-// keptEntry is one of the form's fields and its place in the state kept.
-type keptEntry struct {
-	entry *formEntry
-	text  *string
+// kept is the form's fields beside the rows, as kept for the next start.
+func (f *tuneForm) kept() []keptField {
+	return append([]keptField{keptEntry("rounds", f.roundsEntry), keptEntry("concurrency", f.concurrencyEntry), keptEntry("requests", f.requestsEntry)},
+		append(f.lengths.kept(), keptEntry("timeout", f.timeoutEntry), keptEntry("start_timeout", f.startEntry), keptCheck("answers", f.answersCheck))...)
 }
 
-// kept pairs the form's fields beside the rows with their places in st.
-func (f *tuneForm) kept(st *storage.TuneFormState) []keptEntry {
-	return []keptEntry{
-		{f.roundsEntry, &st.Rounds}, {f.concurrencyEntry, &st.Concurrency}, {f.requestsEntry, &st.Requests},
-		{f.lengths.inputEntry, &st.InputTokens}, {f.lengths.outputEntry, &st.OutputTokens},
-		{f.timeoutEntry, &st.Timeout}, {f.startEntry, &st.StartTimeout},
-	}
-}
-
-// restore puts back the rows, rounds and inner plan of the last start; a
-// field not kept keeps its default, and rows that could not be a
-// comparison's (too few or too many) are left aside.
-func (f *tuneForm) restore(st storage.TuneFormState) {
-	for _, k := range f.kept(&st) {
-		if *k.text != "" {
-			k.entry.SetText(*k.text)
-		}
-	}
-	f.answersCheck.SetChecked(!st.NoAnswers)
+// restoreRows puts back the rows of the last start; rows that could not
+// be a comparison's (too few or too many) are left aside.
+func (f *tuneForm) restoreRows(st storage.TuneFormState) {
 	if n := len(st.Rows); n < setup.TuneMinSettings || n > setup.TuneMaxSettings {
 		return
 	}

@@ -39,6 +39,11 @@ func (f sharedLoadFields) items() []*widget.FormItem {
 	}
 }
 
+// kept is the workload's fields as kept for the next start.
+func (f sharedLoadFields) kept() []keptField {
+	return []keptField{keptEntry("shared_prefix", f.prefixEntry), keptEntry("prefix_groups", f.groupsEntry), keptEntry("turns", f.turnsEntry)}
+}
+
 // read puts the fields into w; empty fields leave it the synthetic
 // prompt's.
 func (f sharedLoadFields) read(w *setup.Workload, errs []error) []error {

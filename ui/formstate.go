@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
@@ -16,7 +19,7 @@ const formSaveDelay = 500 * time.Millisecond
 
 // formSaver keeps the Benchmark form's state on this machine
 // (storage.FormStore): a moment after each change, off the UI goroutine,
-// and at once when the window closes.
+// and the form as it stands at once when the window closes.
 type formSaver struct {
 	store  *storage.FormStore
 	failed func(error) // told, on the UI goroutine, when a write fails
@@ -62,39 +65,112 @@ func (f *formSaver) flush() {
 	}
 }
 
-// close writes what is queued and keeps nothing more: the window is gone.
-// A nil saver (the demo's form, not kept) has nothing to write.
-func (f *formSaver) close() {
-	if f == nil {
-		return
-	}
+// close writes st, the form as the window leaves it, and keeps nothing
+// more: the window is gone.
+func (f *formSaver) close(st storage.FormState) {
+	f.queue(st)
 	f.flush()
 	f.mu.Lock()
 	f.closed = true
 	f.mu.Unlock()
 }
 
-// restoreForm fills the form as it was when the app last ran (the
-// endpoint, model and plan, the settings comparison's rows and rounds,
-// the rate plan's own load), then keeps it as it changes.
+// keptField is one field of a plan's form as kept for the next start
+// (storage.PlanFormState): its key there, its widget (w: the test that
+// every field of every form is kept finds the widgets), how it reads as
+// typed and how it is put back. set is given only what get gave: an empty
+// or absent field keeps the form's default.
+type keptField struct {
+	key string
+	w   fyne.CanvasObject
+	get func() string
+	set func(string)
+}
+
+// The words a box kept says ticked or not.
+const (
+	keptYes = "yes"
+	keptNo  = "no"
+)
+
+// keptEntry is a text field, kept as typed.
+func keptEntry(key string, e *formEntry) keptField {
+	return keptField{key: key, w: e, get: func() string { return e.Text }, set: e.SetText}
+}
+
+// keptCheck is a box, kept as ticked ("yes") or not ("no").
+func keptCheck(key string, c *widget.Check) keptField {
+	return keptField{key: key, w: c,
+		get: func() string {
+			if c.Checked {
+				return keptYes
+			}
+			return keptNo
+		},
+		set: func(v string) { c.SetChecked(v == keptYes) },
+	}
+}
+
+// keptSelect is a list, kept as the words chosen; a choice the list no
+// longer offers keeps the list's own.
+func keptSelect(key string, sel *widget.Select) keptField {
+	return keptField{key: key, w: sel, get: func() string { return sel.Selected }, set: func(v string) {
+		if slices.Contains(sel.Options, v) {
+			sel.SetSelected(v)
+		}
+	}}
+}
+
+// fieldsState is a form's fields as typed, leaving out each one that
+// reads as in defaults (nil: none) and each empty one: both are the
+// form's default.
+func fieldsState(fields []keptField, defaults storage.PlanFormState) storage.PlanFormState {
+	st := storage.PlanFormState{}
+	for _, k := range fields {
+		if v := k.get(); v != "" && v != defaults[k.key] {
+			st[k.key] = v
+		}
+	}
+	return st
+}
+
+// restoreFields puts a form's fields back, in the form's order (a choice
+// that fills others first); a field not kept keeps its default.
+func restoreFields(fields []keptField, st storage.PlanFormState) {
+	for _, k := range fields {
+		if v := st[k.key]; v != "" {
+			k.set(v)
+		}
+	}
+}
+
+// restoreForm fills the form as it was when the app last ran — every
+// plan's form, the settings comparison's rows, then the plan, endpoint
+// and model (each plan's fields first: choosing the settings comparison
+// on an endpoint of the person's own turns its demo rows into empty
+// command rows, ownRows) — and keeps it as it changes from then on. The
+// demo too: its run is the default plan on the simulator beside the form
+// (runDemo), and what the person types in a demo's session is kept as in
+// any other.
 func (s *BenchmarkScreen) restoreForm() {
 	defer s.revalidate()
-	if s.u.opts.Demo {
-		return // the demo runs the default plan on the simulator, and leaves the person's form as it was
+	s.defaults = map[string]storage.PlanFormState{}
+	for _, k := range plans.All {
+		s.defaults[k.ID] = fieldsState(s.forms[k.ID].kept(), nil)
 	}
 	store := storage.OpenFormState(s.u.opts.Dirs.Config)
 	st, err := store.Load()
 	if err != nil {
 		s.failNote = "The form's last state could not be read, so it starts afresh: " + err.Error() + "."
 	} else {
+		if st.Tune != nil {
+			s.tune.restoreRows(*st.Tune)
+		}
+		for _, k := range plans.All {
+			restoreFields(s.forms[k.ID].kept(), st.Forms[k.ID])
+		}
 		if k := plans.ByID(st.Plan); k != nil {
 			s.planSelect.SetSelected(k.Title)
-		}
-		if st.Tune != nil {
-			s.tune.restore(*st.Tune)
-		}
-		if st.Rate != nil {
-			s.rateFormOf().restore(*st.Rate)
 		}
 		if st.Endpoint != "" && slices.Contains(s.endpointSelect.Options, st.Endpoint) {
 			s.endpointSelect.SetSelected(st.Endpoint)
@@ -122,10 +198,19 @@ func (s *BenchmarkScreen) restoreModel(model string) {
 	}
 }
 
-// formState is the form as it stands. While the endpoint's models are not
-// listed (a server down at the start), the model kept for it stays.
+// formState is the form as it stands: every plan's form, not only the
+// one chosen, each field the person changed from the form's default (a
+// default they never touched stays the app's, should a later one change
+// it). While the endpoint's models are not listed (a server down at the
+// start), the model kept for it stays.
 func (s *BenchmarkScreen) formState() storage.FormState {
-	st := storage.FormState{Endpoint: s.endpointSelect.Selected, Model: s.chosenModel(), Plan: s.kind().ID, Tune: s.tune.state(), Rate: s.rateFormOf().state()}
+	st := storage.FormState{Endpoint: s.endpointSelect.Selected, Model: s.chosenModel(), Plan: s.kind().ID,
+		Forms: map[string]storage.PlanFormState{}, Tune: s.tune.rowsState()}
+	for _, k := range plans.All {
+		if f := fieldsState(s.forms[k.ID].kept(), s.defaults[k.ID]); len(f) > 0 {
+			st.Forms[k.ID] = f
+		}
+	}
 	if st.Model == "" && (!s.models.listed || s.models.err != nil) {
 		s.saver.mu.Lock()
 		if last := s.saver.last; last.Endpoint == st.Endpoint {
@@ -141,5 +226,13 @@ func (s *BenchmarkScreen) formState() storage.FormState {
 func (s *BenchmarkScreen) keepForm() {
 	if s.saver != nil {
 		s.saver.queue(s.formState())
+	}
+}
+
+// closeForm writes the form as it stands now, as the window closes: what
+// the last change queued may not be all of it.
+func (s *BenchmarkScreen) closeForm() {
+	if s.saver != nil {
+		s.saver.close(s.formState())
 	}
 }

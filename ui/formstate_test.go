@@ -128,33 +128,51 @@ func quiet(h *harness) {
 	h.u.bench.models.wg.Wait()
 }
 
-// TestDemoLeavesTheFormAlone: the demo (make run) runs the default plan
-// on the simulator whatever the form last held, and keeps none of it:
-// the person's own form is there at the next start.
-func TestDemoLeavesTheFormAlone(t *testing.T) {
+// TestDemoRunsBesideThePersonsForm: the demo (make run) runs the
+// default plan on the built-in simulator whatever the form holds, and
+// the form is the person's, as at any start: restored, and kept as it
+// changes. The demo chose the simulator and the default plan in the form
+// and kept nothing, so what a person typed in a demo's session was lost
+// however the app closed, the endpoint alone coming back (#47).
+func TestDemoRunsBesideThePersonsForm(t *testing.T) {
 	dir := t.TempDir()
-	file := filepath.Join(dir, "config", "form.json")
-	kept := storage.FormState{Endpoint: "lab box", Plan: results.PlanTune, Tune: &storage.TuneFormState{Rounds: "4", Rows: []storage.TuneFormRow{
-		{Name: "a", How: setup.ByCommand, What: "llama-server -np 2"}, {Name: "b", How: setup.ByCommand, What: "llama-server -np 8"}}}}
-	if err := storage.OpenFormState(filepath.Dir(file)).Save(kept); err != nil {
+	rows := []storage.TuneFormRow{{Name: "a", How: setup.ByCommand, What: "llama-server -np 2"}, {Name: "b", How: setup.ByCommand, What: "llama-server -np 8"}}
+	kept := storage.FormState{Endpoint: "lab box", Plan: results.PlanTune, Tune: &storage.TuneFormState{Rows: rows},
+		Forms: map[string]storage.PlanFormState{results.PlanKovara: {"requests": "40"}, results.PlanTune: {"rounds": "4"}}}
+	if err := storage.OpenEndpoints(filepath.Join(dir, "config")).Put(storage.SavedEndpoint{Name: "lab box", URL: "http://127.0.0.1:1/v1"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := os.ReadFile(file)
+	if err := storage.OpenFormState(filepath.Join(dir, "config")).Save(kept); err != nil {
+		t.Fatal(err)
+	}
 	h := newHarnessAt(t, dir, func(o *Options) { o.Demo = true })
 	var run *runState
 	h.locked(func() {
 		b := h.u.bench
 		run = b.running
-		if b.planSelect.Selected != planKovara || b.endpointSelect.Selected != SimulatorName || run == nil {
-			t.Fatalf("the demo: plan %q on %q, running %v", b.planSelect.Selected, b.endpointSelect.Selected, run != nil)
+		if run == nil || b.live.title.Text != "Benchmarking "+SimulatorName || b.live.model != sim.Demo().Models[0] {
+			t.Fatalf("the demo: running %v, %q", run != nil, b.live.title.Text)
 		}
-		b.kovara.requestsEntry.SetText("3") // a change, as the person might make during the demo
+		if b.kind().ID != results.PlanTune || b.endpointSelect.Selected != "lab box" || !slices.Equal(tuneRows(b.tune), rows) ||
+			b.kovara.requestsEntry.Text != "40" || b.tune.roundsEntry.Text != "4" {
+			t.Errorf("beside the demo the form is not the person's: plan %s on %q, rows %+v, requests %q, rounds %q",
+				b.kind().ID, b.endpointSelect.Selected, tuneRows(b.tune), b.kovara.requestsEntry.Text, b.tune.roundsEntry.Text)
+		}
+		b.kovara.seedEntry.SetText("9") // a change, as the person might make during the demo
 		h.u.closeWindow()
 		run.cancel()
 	})
 	// The run ends (and shows its end) before the next test's widgets.
 	<-run.done
-	if after, _ := os.ReadFile(file); string(after) != string(before) {
-		t.Errorf("the demo changed the form's file:\n%s\nwas:\n%s", after, before)
+	if got := h.u.fyne.Preferences().String(prefLastEndpoint); got != "" {
+		t.Errorf("the demo made %q the last endpoint", got)
+	}
+	st, err := storage.OpenFormState(filepath.Join(dir, "config")).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Plan != results.PlanTune || st.Endpoint != "lab box" || st.Tune == nil || !slices.Equal(st.Tune.Rows, rows) ||
+		st.Forms[results.PlanKovara]["requests"] != "40" || st.Forms[results.PlanKovara]["seed"] != "9" {
+		t.Errorf("after the demo the form's file holds %+v", st)
 	}
 }
