@@ -116,5 +116,8 @@ func inline(s string) string {
 
 // mdEscaper escapes the marks that make emphasis, code, tags and
 // strikethrough; a link is broken between its text and its address
-// ("](" becomes "]\("), so "[1]" and "[private]" read as they are.
-var mdEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "](", `]\(`, "<", `\<`, ">", `\>`, "~", `\~`)
+// ("](" becomes "]\("), so "[1]" and "[private]" read as they are. An
+// underscore is left: inside a word (decode_single, Q4_K_M) it makes no
+// emphasis in CommonMark, and escaping it would put a backslash into
+// every such name for a reader of the plain text.
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "`", "\\`", "*", `\*`, "](", `]\(`, "<", `\<`, ">", `\>`, "~", `\~`)
