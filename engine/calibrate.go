@@ -68,6 +68,17 @@ func (r *runner) calibrate(ctx context.Context) error {
 	// attempts (each try keeps its own request number), up to a few
 	// times: calibration is about the server's tokenizer, not its sockets.
 	lost := 0
+	// Where the server counts tokens (tokenize.go), each attempt after the
+	// first is aimed at the target for its own prompt; overhead is what
+	// the chat request adds to the words' tokens (added; -1 until known).
+	var tc *tokenCounter
+	if len(opts.messages) == 0 && opts.text == "" {
+		tc = r.newTokenCounter()
+	}
+	if tc != nil {
+		defer tc.close()
+	}
+	added := -1
 	for i := 0; i < prompt.CalibrationAttempts; {
 		opts.words = w
 		out := cn.do(ctx, opts, prompt.CalibrationRequest(i), checkTimeout(r.ep))
@@ -127,6 +138,21 @@ func (r *runner) calibrate(ctx context.Context) error {
 			}
 		}
 		w = min(max(next, 1), 8*target+64)
+		if tc != nil && i < prompt.CalibrationAttempts {
+			if c, err := tc.count(ctx, prompt.Text(opts.seed, prompt.CalibrationRequest(i-1), cal.Attempts[len(cal.Attempts)-1].Words)); err == nil {
+				added = out.promptTok - c
+			} else {
+				r.obs.logf("calibration: the server's /tokenize did not count (%v); calibrating from its answers alone", err)
+				tc = nil
+			}
+		}
+		if tc != nil && added >= 0 {
+			perWord := float64(out.promptTok-added) / float64(max(cal.Attempts[len(cal.Attempts)-1].Words, 1))
+			if aimed, ok := tc.aim(ctx, opts.seed, prompt.CalibrationRequest(i), w, target, added, perWord); ok {
+				w = min(max(aimed, 1), 8*target+64)
+				cal.Tokenized = true
+			}
+		}
 		if met.below > 0 {
 			w = min(w, met.below-1)
 		}
@@ -144,8 +170,13 @@ func (r *runner) calibrate(ctx context.Context) error {
 	}
 	r.opts.words = cal.Words
 	if !cal.Converged && best >= 0 {
-		// Warned from the file (results.Warnings); the log says it now.
-		r.obs.logf("warning: prompt calibration did not converge in %d requests: prompts are about %d tokens against the %d asked for", len(cal.Attempts), *cal.PromptTokens, target)
+		// Said from the file (results.Warnings, a note within
+		// CalibrationNoteMiss); the log says it now.
+		word := "warning"
+		if math.Abs(float64(*cal.PromptTokens-target)) <= results.CalibrationNoteMiss*float64(target) {
+			word = "note"
+		}
+		r.obs.logf("%s: prompt calibration did not converge in %d requests: prompts are about %d tokens against the %d asked for", word, len(cal.Attempts), *cal.PromptTokens, target)
 	}
 	return nil
 }

@@ -313,3 +313,66 @@ func TestLargestInput(t *testing.T) {
 		}
 	}
 }
+
+// unevenWords is a tokenizer whose words cost one to three tokens, as a
+// real one's do: prompts of one word count differ by a few percent, so
+// four attempts each on a new prompt land outside 1 % by luck (real
+// llama-server: 382 words made 519 tokens, 380 words 523).
+func unevenWords(w string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(w); i++ {
+		h = (h ^ uint32(w[i])) * 16777619
+	}
+	switch h % 8 {
+	case 0:
+		return 3
+	case 1, 2, 3:
+		return 2
+	}
+	return 1
+}
+
+// TestCalibrationAimsWithTheServersTokenizer: with llama-server's
+// /tokenize, each attempt after the first is aimed at its own prompt,
+// and calibration lands within the method's 1 % on every seed; without
+// it (the same tokenizer behind a server with no /tokenize) it misses on
+// some. Seeded: the prompts, and so the counts, are the same every run.
+func TestCalibrationAimsWithTheServersTokenizer(t *testing.T) {
+	t.Parallel()
+	const seeds = 12
+	for _, tc := range []struct {
+		personality sim.Personality
+		wantAll     bool
+	}{{sim.LlamaCpp, true}, {sim.Ollama, false}} {
+		t.Run(string(tc.personality), func(t *testing.T) {
+			t.Parallel()
+			cfg := fastSim()
+			cfg.Personality, cfg.WordTokens = tc.personality, unevenWords
+			_, url := startSim(t, cfg)
+			converged, tokenized := 0, 0
+			for seed := int64(1); seed <= seeds; seed++ {
+				p := setup.DefaultPlan()
+				p.InputTokens, p.OutputTokens = 512, 2
+				p.Concurrency, p.Requests, p.Warmup, p.Seed = []int{1}, 1, 0, seed
+				p.Timeout = 10 * time.Second
+				f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := f.Local.Calibration
+				if c.Converged {
+					converged++
+				}
+				if c.Tokenized {
+					tokenized++
+				}
+			}
+			if tc.wantAll && (converged != seeds || tokenized == 0) {
+				t.Errorf("with /tokenize: converged on %d of %d seeds (%d aimed by it), want all", converged, seeds, tokenized)
+			}
+			if !tc.wantAll && (converged == seeds || tokenized > 0) {
+				t.Errorf("without /tokenize: converged on %d of %d seeds (%d aimed), want some misses and none aimed: the test's tokenizer is too even to show anything", converged, seeds, tokenized)
+			}
+		})
+	}
+}

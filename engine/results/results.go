@@ -353,6 +353,9 @@ type Calibration struct {
 	PromptTokens *int                 `json:"prompt_tokens"`
 	Converged    bool                 `json:"converged"`
 	Attempts     []CalibrationAttempt `json:"attempts"`
+	// Tokenized: attempts after the first were aimed at the target by
+	// the server's own token count (POST /tokenize) before being sent.
+	Tokenized bool `json:"tokenized,omitempty"`
 }
 
 // CalibrationAttempt is one max_tokens=1 request of the calibration.

@@ -208,10 +208,11 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 	}
 
 	j := &job{n: -1, model: model, stream: req.Stream}
-	words := 0
+	words, tokens := 0, 0
 	for _, m := range req.Messages {
 		for _, t := range m.Content {
 			words += countWords(t)
+			tokens += s.cfg.textTokens(t)
 		}
 	}
 	for i := len(req.Messages) - 1; i >= 0; i-- {
@@ -230,6 +231,9 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 		break
 	}
 	j.prompt = s.cfg.wordTokens(words) + s.cfg.TemplateOverhead
+	if s.cfg.WordTokens != nil {
+		j.prompt = tokens + s.cfg.TemplateOverhead
+	}
 	if *s.cfg.PromptCache {
 		j.caching, j.keys = true, newKeyHasher()
 		for _, m := range req.Messages {
@@ -993,4 +997,36 @@ func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow i
 		b.Padding = strings.Repeat("x", grow-wrap)
 	}
 	return jsonBytes(b)
+}
+
+// tokenize is llama-server's POST /tokenize: {"content": text} answered
+// with its tokens (ids that say nothing here: only their count is read),
+// counted by WordTokens, else by TokensPerWord over the words. No chat
+// template: that is the chat request's own.
+func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.bodyLimit))
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, "the request body could not be read", "invalid_request_error")
+		return
+	}
+	var req struct {
+		Content *string `json:"content"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		s.writeError(w, http.StatusBadRequest, "invalid JSON", "invalid_request_error")
+		return
+	}
+	n := 0
+	if req.Content != nil {
+		n = s.cfg.wordTokens(countWords(*req.Content))
+		if s.cfg.WordTokens != nil {
+			n = s.cfg.textTokens(*req.Content)
+		}
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1 + i%31000
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(jsonBytes(map[string]any{"tokens": out}))
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,19 @@ func (c *Config) decodeDepth(ctx int) float64 {
 		return 1
 	}
 	return 1 + float64(ctx)/float64(c.DecodeDepthTokens)
+}
+
+// textTokens is the tokens of a text by WordTokens, word by word; 0
+// without it.
+func (c *Config) textTokens(text string) int {
+	if c.WordTokens == nil {
+		return 0
+	}
+	n := 0
+	for _, w := range strings.Fields(text) {
+		n += c.WordTokens(w)
+	}
+	return n
 }
 
 // wordTokens is the prompt tokens of words words (TokensPerWord).

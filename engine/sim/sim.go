@@ -82,6 +82,13 @@ type Config struct {
 	// words on a phi-3 vocabulary): prompt_tokens is the words times it,
 	// rounded, plus the template. 0 means 1.
 	TokensPerWord float64
+	// WordTokens, when set, is how many tokens one word of a prompt costs,
+	// in place of TokensPerWord: on a real tokenizer "the" is one token
+	// and "lighthouse" two, so prompts of one word count differ by a few
+	// tokens from one request to the next (±2 % at 512 tokens on
+	// llama-server and Ollama with the method's words). The llama.cpp
+	// personality's /tokenize counts with it too.
+	WordTokens func(word string) int
 
 	PrefillRate   float64       // prompt tokens per second; default 40000
 	TokenInterval time.Duration // decode interval of one sequence at batch size 1; default 20ms
@@ -515,6 +522,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.get(w, r, "text/plain; charset=utf-8", []byte("Ollama is running"))
 	case path == "/props" && p == LlamaCpp:
 		s.get(w, r, "application/json; charset=utf-8", s.propsJSON)
+	case path == "/tokenize" && p == LlamaCpp && r.Method == http.MethodPost:
+		s.tokenize(w, r)
 	case path == "/get_server_info" && p == SGLang:
 		s.get(w, r, "application/json", s.serverInfo())
 	case path == "/health" && (p == VLLM || p == SGLang):
