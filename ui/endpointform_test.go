@@ -258,3 +258,67 @@ func TestEndpointScreenFits1024x640(t *testing.T) {
 		}
 	})
 }
+
+// TestEndpointSaveNoteFollowsTheTest: the note Save leaves says what the
+// Test said of the address, and a Test made after the Save replaces it:
+// an endpoint saved while its server was down says its last Test failed,
+// in the warning colour, and once the server is up and Test passes the
+// note is plain "Saved." (it stayed orange, "Its last Test failed
+// (below)", above a Test that had just succeeded).
+func TestEndpointSaveNoteFollowsTheTest(t *testing.T) {
+	h := newHarness(t)
+	// A port with nothing listening on it, for now.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s := h.u.endpointS
+	h.locked(func() {
+		test.Tap(s.addButton)
+		test.Type(s.nameEntry, "restarted box")
+		test.Type(s.urlEntry, "http://"+addr)
+		test.Tap(s.testButton)
+	})
+	h.waitFor("the failed Test", 20*time.Second, func() bool { return strings.HasPrefix(s.testResult.Text, "Failed:") })
+	h.locked(func() {
+		test.Tap(s.saveButton)
+		if got, want := s.formNote.Text, "Saved. Its last Test failed (below): runs will fail the same way until that is fixed."; got != want {
+			t.Fatalf("Save after a failed Test says %q, want %q", got, want)
+		}
+	})
+	srv, _, err := sim.Start(sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6}, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	h.locked(func() {
+		test.Tap(s.testButton)
+		if got, want := s.formNote.Text, "Saved. Testing it now (below)."; got != want {
+			t.Errorf("while the Test runs the note says %q, want %q", got, want)
+		}
+	})
+	h.waitFor("the passing Test", 20*time.Second, func() bool { return strings.Contains(s.testResult.Text, "Serving 1 model") })
+	h.locked(func() {
+		if got, want := s.formNote.Text, "Saved."; got != want {
+			t.Errorf("after a passing Test the note says %q, want %q", got, want)
+		}
+		if s.formNote.Importance == widget.WarningImportance {
+			t.Errorf("after a passing Test the note is in the warning colour")
+		}
+		// Another endpoint chosen: the note is that endpoint's, and a
+		// Test there leaves it alone.
+		s.list.Select(0)
+		test.Tap(s.testButton)
+		if s.formNote.Text != simulatorAbout {
+			t.Errorf("the simulator's note is %q", s.formNote.Text)
+		}
+	})
+	h.waitFor("the simulator's Test", 20*time.Second, func() bool { return s.tested == testPassed || s.tested == testFailed })
+	h.locked(func() {
+		if s.formNote.Text != simulatorAbout {
+			t.Errorf("a Test of another endpoint changed its note to %q", s.formNote.Text)
+		}
+	})
+}

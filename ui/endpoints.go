@@ -64,6 +64,19 @@ type EndpointsScreen struct {
 	// address it is about: the report stays until the address changes.
 	tested    testState
 	testedURL string
+	// saved is what the last Save said before its sentence about the
+	// Test, while the form's note still shows it (sayTested): a Test
+	// made after it replaces that sentence.
+	saved savedNote
+}
+
+// savedNote is the note Save left: its own words (the key's fate), their
+// colour, the address saved, and the whole note as shown.
+type savedNote struct {
+	base    string
+	problem bool
+	url     string
+	shown   string
 }
 
 // testState is what the endpoint form's Test report says.
@@ -281,15 +294,6 @@ func (s *EndpointsScreen) onSave() {
 	} else {
 		_ = s.u.keys.Delete(e.Name)
 	}
-	switch {
-	case s.testedURL != e.URL || s.tested == testNone || s.tested == testRefused:
-		note += " Not tested yet: Test asks the server whether it answers at this address."
-	case s.tested == testFailed:
-		// The report below says why, in the Test's own words: a refused
-		// key is not a server that is down.
-		note += " Its last Test failed (below): runs will fail the same way until that is fixed."
-		problem = true
-	}
 	// The form already shows what was saved: selecting its new row
 	// leaves the form, the key typed and the Test report as they are
 	// (see list.OnSelected).
@@ -300,8 +304,38 @@ func (s *EndpointsScreen) onSave() {
 			s.list.Select(i)
 		}
 	}
-	setLabel(s.formNote, note, problem)
+	s.saved = savedNote{base: note, problem: problem, url: e.URL}
+	s.sayTested()
 	s.u.endpointsChanged()
+}
+
+// sayTested finishes the note Save left with what the form's Test report
+// says of the address saved: not tested yet, or its last Test failed (in
+// the warning colour). Called again whenever the report changes, so a
+// Test that passes after a failed one replaces "Its last Test failed"
+// (the note once stayed orange above a Test that had just succeeded);
+// nothing once the note says something else.
+func (s *EndpointsScreen) sayTested() {
+	if s.saved.shown != "" && s.formNote.Text != s.saved.shown {
+		s.saved = savedNote{} // the note has moved on
+	}
+	if s.saved.base == "" {
+		return
+	}
+	note, problem := s.saved.base, s.saved.problem
+	switch {
+	case s.tested == testRunning:
+		note += " Testing it now (below)."
+	case s.testedURL != s.saved.url || s.tested == testNone || s.tested == testRefused:
+		note += " Not tested yet: Test asks the server whether it answers at this address."
+	case s.tested == testFailed:
+		// The report below says why, in the Test's own words: a refused
+		// key is not a server that is down.
+		note += " Its last Test failed (below): runs will fail the same way until that is fixed."
+		problem = true
+	}
+	s.saved.shown = note
+	setLabel(s.formNote, note, problem)
 }
 
 func (s *EndpointsScreen) onDelete() {
@@ -409,6 +443,7 @@ func (s *EndpointsScreen) onAddressChanged(text string) {
 func (s *EndpointsScreen) setReport(text string, st testState, url string) {
 	s.tested, s.testedURL = st, url
 	setLabel(s.testResult, text, st == testRefused || st == testFailed)
+	s.sayTested()
 }
 
 func (s *EndpointsScreen) clearReport() {
