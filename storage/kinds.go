@@ -83,6 +83,117 @@ func RunName(label, model, createdAt string) string {
 	return model
 }
 
+// Run is what names a run in a comparison: its label in History, its
+// model, when it ran (RFC 3339) and whether it stopped before its end.
+type Run struct {
+	Label, Model, CreatedAt string
+	Partial                 bool
+}
+
+// RunNames names runs compared together, each as RunName does and each
+// unlike the others, saying what tells apart those that would read the
+// same: "(partial)" on the one that stopped before its end, else the
+// seconds they began at, else "#1", "#2" in the order given. Two runs of
+// one model begun in the same minute (a run stopped, then made again)
+// were both "tiny-llama.gguf 12-07 00:19" in Compare.
+func RunNames(runs []Run) []string {
+	names := make([]string, len(runs))
+	marked := make([]bool, len(runs)) // "(partial)" added
+	for i, r := range runs {
+		names[i] = RunName(r.Label, r.Model, r.CreatedAt)
+	}
+	// Each pass changes only names that are still shared, and only where
+	// what it adds differs among those sharing it.
+	sharing := func(each func(group []int)) {
+		by := map[string][]int{}
+		var order []string
+		for i, n := range names {
+			if by[n] == nil {
+				order = append(order, n)
+			}
+			by[n] = append(by[n], i)
+		}
+		for _, n := range order {
+			if g := by[n]; len(g) > 1 {
+				each(g)
+			}
+		}
+	}
+	sharing(func(g []int) {
+		partial := 0
+		for _, i := range g {
+			if runs[i].Partial {
+				partial++
+			}
+		}
+		if partial == 0 || partial == len(g) {
+			return
+		}
+		for _, i := range g {
+			if runs[i].Partial {
+				names[i] += " (partial)"
+				marked[i] = true
+			}
+		}
+	})
+	sharing(func(g []int) {
+		stamps := map[string]bool{}
+		for _, i := range g {
+			stamps[secondStamp(runs[i].CreatedAt)] = true
+		}
+		if len(stamps) < 2 {
+			return // the same second, or no time: seconds tell nothing
+		}
+		for _, i := range g {
+			if st := secondStamp(runs[i].CreatedAt); st != "" {
+				names[i] = runNameAt(runs[i], st, marked[i])
+			}
+		}
+	})
+	taken := map[string]bool{}
+	for _, n := range names {
+		taken[n] = true
+	}
+	sharing(func(g []int) {
+		n := 1
+		for _, i := range g {
+			base := names[i]
+			for taken[fmt.Sprintf("%s #%d", base, n)] {
+				n++
+			}
+			names[i] = fmt.Sprintf("%s #%d", base, n)
+			taken[names[i]] = true
+			n++
+		}
+	})
+	return names
+}
+
+// secondStamp is when a run began to the second ("12-07 00:19:41", UTC),
+// "" when createdAt does not read.
+func secondStamp(createdAt string) string {
+	t, err := time.Parse(time.RFC3339, createdAt)
+	if err != nil {
+		return ""
+	}
+	return t.UTC().Format("01-02 15:04:05")
+}
+
+// runNameAt is r's name with stamp for when it began: after its label,
+// or in place of RunName's minute after its model; "(partial)" after it
+// when marked.
+func runNameAt(r Run, stamp string, marked bool) string {
+	name := r.Label
+	if name == "" {
+		name = results.ModelName(r.Model)
+	}
+	name += " " + stamp
+	if marked {
+		name += " (partial)"
+	}
+	return name
+}
+
 // isFile reports whether arg names an existing file (rather than an id).
 func isFile(arg string) bool {
 	st, err := os.Stat(arg)

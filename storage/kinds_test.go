@@ -63,3 +63,62 @@ func TestCompareOrder(t *testing.T) {
 		t.Errorf("baseline 0: %v, want %v", got, want)
 	}
 }
+
+// TestRunNamesTellRunsApart: runs compared together never share a name,
+// and what is added says how they differ: the partial one (two runs of a
+// model in one minute were both "tiny-llama.gguf 12-07 00:19" in
+// Compare), else the seconds, else #n; a name no other run shares is
+// RunName's.
+func TestRunNamesTellRunsApart(t *testing.T) {
+	t.Parallel()
+	const model = "/models/tiny-llama.gguf"
+	cases := []struct {
+		name string
+		runs []Run
+		want []string
+	}{
+		{"one partial, one whole, one minute", []Run{
+			{Model: model, CreatedAt: "2026-12-07T00:19:03Z", Partial: true},
+			{Model: model, CreatedAt: "2026-12-07T00:19:41Z"},
+		}, []string{"tiny-llama.gguf 12-07 00:19 (partial)", "tiny-llama.gguf 12-07 00:19"}},
+		{"both whole: the seconds", []Run{
+			{Model: model, CreatedAt: "2026-12-07T00:19:03Z"},
+			{Model: model, CreatedAt: "2026-12-07T00:19:41Z"},
+			{Model: model, CreatedAt: "2026-12-07T00:25:00Z"},
+		}, []string{"tiny-llama.gguf 12-07 00:19:03", "tiny-llama.gguf 12-07 00:19:41", "tiny-llama.gguf 12-07 00:25"}},
+		{"both partial: the seconds, partial kept out", []Run{
+			{Model: model, CreatedAt: "2026-12-07T00:19:03Z", Partial: true},
+			{Model: model, CreatedAt: "2026-12-07T00:19:41Z", Partial: true},
+		}, []string{"tiny-llama.gguf 12-07 00:19:03", "tiny-llama.gguf 12-07 00:19:41"}},
+		{"three in one minute, two partial", []Run{
+			{Model: model, CreatedAt: "2026-12-07T00:19:03Z", Partial: true},
+			{Model: model, CreatedAt: "2026-12-07T00:19:41Z", Partial: true},
+			{Model: model, CreatedAt: "2026-12-07T00:19:50Z"},
+		}, []string{"tiny-llama.gguf 12-07 00:19:03 (partial)", "tiny-llama.gguf 12-07 00:19:41 (partial)", "tiny-llama.gguf 12-07 00:19"}},
+		{"one label twice, the same second", []Run{
+			{Label: "baseline", Model: model, CreatedAt: "2026-12-07T00:19:03Z"},
+			{Label: "baseline", Model: model, CreatedAt: "2026-12-07T00:19:03Z"},
+			{Label: "other", Model: model, CreatedAt: "2026-12-07T00:19:03Z"},
+		}, []string{"baseline #1", "baseline #2", "other"}},
+		{"one label twice, minutes apart", []Run{
+			{Label: "baseline", Model: model, CreatedAt: "2026-12-07T00:19:03Z"},
+			{Label: "baseline", Model: model, CreatedAt: "2026-12-07T01:19:03Z"},
+		}, []string{"baseline 12-07 00:19:03", "baseline 12-07 01:19:03"}},
+		{"no time to tell by", []Run{
+			{Model: "m"}, {Model: "m"}, {Model: "m #1"},
+		}, []string{"m #2", "m #3", "m #1"}},
+	}
+	for _, tc := range cases {
+		got := RunNames(tc.runs)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+		seen := map[string]bool{}
+		for _, n := range got {
+			if seen[n] {
+				t.Errorf("%s: %q twice", tc.name, n)
+			}
+			seen[n] = true
+		}
+	}
+}

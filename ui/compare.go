@@ -82,7 +82,6 @@ func (u *App) compareKind(ids []string, kind *plans.Kind) {
 // compareDocs loads runs of any kind, with their names.
 func (u *App) compareDocs(ids []string) ([]plans.Doc, []string, bool) {
 	var docs []plans.Doc
-	var names []string
 	for _, id := range ids {
 		d, err := u.lib.LoadDocument(id)
 		if err != nil {
@@ -90,9 +89,18 @@ func (u *App) compareDocs(ids []string) ([]plans.Doc, []string, bool) {
 			return nil, nil, false
 		}
 		docs = append(docs, d)
-		names = append(names, storage.RunName(u.lib.Annotation(id).Label, d.Model(), d.CreatedAt()))
 	}
-	return docs, names, true
+	return docs, u.runNames(ids, docs), true
+}
+
+// runNames names the runs compared, each unlike the others
+// (storage.RunNames: the partial one, the seconds, #n).
+func (u *App) runNames(ids []string, docs []plans.Doc) []string {
+	runs := make([]storage.Run, len(docs))
+	for i, d := range docs {
+		runs[i] = storage.Run{Label: u.lib.Annotation(ids[i]).Label, Model: d.Model(), CreatedAt: d.CreatedAt(), Partial: !d.Complete()}
+	}
+	return storage.RunNames(runs)
 }
 
 // set compares these runs, the oldest as the baseline.
@@ -157,7 +165,8 @@ func (c *CompareScreen) forget(ids []string) {
 		baseID = c.ids[c.baseline]
 	}
 	gone := len(c.ids) - len(keep)
-	c.ids, c.docs, c.names = compare.Arrange(c.ids, keep), compare.Arrange(c.docs, keep), compare.Arrange(c.names, keep)
+	c.ids, c.docs = compare.Arrange(c.ids, keep), compare.Arrange(c.docs, keep)
+	c.names = c.u.runNames(c.ids, c.docs) // what told the runs apart may be gone with the deleted
 	if len(c.ids) < 2 {
 		msg := "A compared run was deleted; choose runs in History to compare."
 		if gone > 1 {

@@ -450,3 +450,39 @@ func TestCompareReproducedHasNoColouredCell(t *testing.T) {
 		}
 	})
 }
+
+// TestCompareNamesTellRunsApart: two runs of one model begun in the same
+// minute, one stopped before its end, each have a name of their own in
+// Compare — the table's headings, the lines under the verdict and the
+// baseline choice — and the stopped one's says it is partial (both were
+// "tiny-llama.gguf 12-07 00:19").
+func TestCompareNamesTellRunsApart(t *testing.T) {
+	h := newHarness(t)
+	save := func(f *results.File, at string, complete bool) string {
+		f.CreatedAt, f.Complete = at, complete
+		for i := range f.Runs {
+			f.Runs[i].ModelID = "/models/tiny-llama.gguf"
+		}
+		id, err := h.u.lib.Save("", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	stopped := save(synthetic(64), "2026-12-07T00:19:03Z", false)
+	whole := save(synthetic(64), "2026-12-07T00:19:41Z", true)
+	h.locked(func() {
+		h.u.compareRuns([]string{stopped, whole})
+		cs := h.u.compareScreen
+		want := []string{"tiny-llama.gguf 12-07 00:19 (partial)", "tiny-llama.gguf 12-07 00:19"}
+		if !slices.Equal(cs.labels, want) {
+			t.Fatalf("the runs are named %q, want %q", cs.labels, want)
+		}
+		if got := cs.details.Text; !strings.Contains(got, "[1] "+want[0]) || !strings.Contains(got, "[2] "+want[1]+"\n") {
+			t.Errorf("the lines under the verdict do not name each run:\n%s", got)
+		}
+		if !slices.Equal(cs.options, want) {
+			t.Errorf("the baseline choice offers %q, want %q", cs.options, want)
+		}
+	})
+}
