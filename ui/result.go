@@ -118,10 +118,11 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	}
 	file.Wrapping = fyne.TextWrapBreak
 	file.Selectable = true // the path, to copy
-	// The title shares its row with the buttons, so a default run's page
-	// fits a 1024×640 window without scrolling; a longer one scrolls.
+	// The title shares its row with the buttons while it fits beside them
+	// on one line, so a default run's page fits a 1024×640 window without
+	// scrolling; else the buttons go under it (titleRow).
 	v.title.Wrapping = fyne.TextWrapWord
-	top := container.NewVBox(container.NewBorder(nil, nil, nil, v.buttons, v.title), v.state)
+	top := container.NewVBox(newTitleRow(v.title, v.buttons), v.state)
 	if v.problems != nil {
 		top.Add(v.problems)
 	}
