@@ -69,6 +69,7 @@ type App struct {
 	compareScreen *CompareScreen
 	compareTab    *container.TabItem
 	endpointS     *EndpointsScreen
+	notice        *noticeBar // what an action just did, along the window's foot
 
 	closeConfirm dialog.Dialog // the close-during-a-run question, while it is shown
 	closed       bool          // the window was closed (tests look)
@@ -127,7 +128,8 @@ func New(a fyne.App, opts Options) (*App, error) {
 			u.historyScreen.reload()
 		}
 	}
-	u.win.SetContent(u.tabs)
+	u.notice = newNoticeBar(u)
+	u.win.SetContent(container.NewBorder(nil, u.notice.content, nil, nil, u.tabs))
 	u.win.SetOnDropped(u.historyScreen.onDropped)
 	u.win.SetCloseIntercept(u.requestClose)
 	u.addShortcuts()

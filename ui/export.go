@@ -160,7 +160,8 @@ func (v *ExportView) onSavePrivate() {
 
 // askPath asks where to save, then calls save with the path.
 func (v *ExportView) askPath(name string, save func(string) error) {
-	v.u.askSave(name, func(w fyne.URIWriteCloser) error {
+	// The export's own note says where (write).
+	v.u.askSave(name, "", func(w fyne.URIWriteCloser) error {
 		path := w.URI().Path()
 		w.Close()
 		save(path) // a failure is said in the export's own note
@@ -279,13 +280,13 @@ func (s *shareBar) onSaveCSV() {
 		s.u.showProblem("Not saved", "The table could not be made: "+err.Error()+".")
 		return
 	}
-	s.u.askSave(s.name+".csv", func(w fyne.URIWriteCloser) error {
+	s.u.askSave(s.name+".csv", "the table as CSV", func(w fyne.URIWriteCloser) error {
 		return writeClose(w, func(w io.Writer) error { return report.CSV(w, r) })
 	})
 }
 
 func (s *shareBar) onSaveReport() {
-	s.u.askSave(s.name+".html", func(w fyne.URIWriteCloser) error {
+	s.u.askSave(s.name+".html", "the report", func(w fyne.URIWriteCloser) error {
 		return writeClose(w, func(w io.Writer) error { return report.HTML(w, s.docs, s.labels) })
 	})
 }

@@ -130,6 +130,10 @@ func TestShowFileWithoutAnOpener(t *testing.T) {
 		if got := h.u.fyne.Clipboard().Content(); got != path {
 			t.Errorf("clipboard %q, want %q", got, path)
 		}
+		// The button says it copied (it said nothing).
+		if b := findButton(t, h.win.Canvas().Overlays().Top(), copiedMarkdown); b == nil {
+			t.Errorf("after Copy path the dialog has no %q button", copiedMarkdown)
+		}
 	})
 }
 

@@ -198,7 +198,11 @@ func showFile(u *App, path string) {
 	where := widget.NewLabelWithStyle(path, fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	where.Selectable = true
 	where.Wrapping = fyne.TextWrapBreak
-	copyPath := widget.NewButton("Copy path", func() { u.fyne.Clipboard().SetContent(path) })
+	copyPath := widget.NewButton("Copy path", nil)
+	copyPath.OnTapped = func() {
+		u.fyne.Clipboard().SetContent(path)
+		copyPath.SetText(copiedMarkdown) // it said nothing of having copied
+	}
 	// A wrapped label takes the width it is given: give it a line's.
 	width := canvas.NewRectangle(color.Transparent)
 	width.SetMinSize(fyne.NewSize(600, 0))

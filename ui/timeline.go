@@ -173,7 +173,7 @@ func (u *App) saveImage(img image.Image, title string) {
 		u.showProblem("Nothing to save", "This chart has nothing drawn yet.")
 		return
 	}
-	u.askSave(chart.FileName(title), func(w fyne.URIWriteCloser) error {
+	u.askSave(chart.FileName(title), "the chart", func(w fyne.URIWriteCloser) error {
 		defer w.Close()
 		return chart.EncodePNG(img, w)
 	})
