@@ -248,3 +248,28 @@ func TestTransportDialsConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestLateDialOfAReplacedTransport: since Go 1.22 a transport's dial goes
+// on after its request was cancelled; when the slot has replaced that
+// transport meanwhile (preopen after a timeout), the late connection is
+// one the slot never uses and must not become its socket, whose stamps
+// settle every request's start and every chunk's arrival.
+func TestLateDialOfAReplacedTransport(t *testing.T) {
+	t.Parallel()
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := &conn{}
+	old := c.sockRecorder(nil)
+	current := netstamp.Wrap(a)
+	record := c.sockRecorder(current) // the slot's new transport, with its pre-opened socket
+	old(netstamp.Wrap(b))             // the abandoned transport's dial lands late
+	if got := c.sock.Load(); got != current {
+		t.Errorf("the slot's socket is the late dial's, want the current transport's")
+	}
+	newer := netstamp.Wrap(b)
+	record(newer) // the current transport's own dial still records
+	if got := c.sock.Load(); got != newer {
+		t.Errorf("the current transport's dial did not record its socket")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptrace"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -134,6 +135,12 @@ type conn struct {
 	// sock is the slot's current connection, set from the transport's dial
 	// goroutine.
 	sock atomic.Pointer[netstamp.Conn]
+	// sockMu and trGen keep a dial of a transport the slot has replaced
+	// from taking sock: since Go 1.22 a dial goes on after its request was
+	// cancelled, and its late connection is one the slot never uses
+	// (sockRecorder). Written rarely, under sockMu; sock is read atomically.
+	sockMu sync.Mutex
+	trGen  uint64
 	// heard is when the server last sent this slot anything (an answer's
 	// headers, a stream event), an offset from t0; busy says a request is
 	// in flight. The loop's watchdog reads both (watchdog.go).
@@ -216,11 +223,31 @@ func (a *connStats) add(b connStats) {
 func newConn(ep Endpoint, b Base, t0 time.Time) *conn {
 	c := &conn{ep: ep, base: b, t0: t0, url: b.API("/v1/chat/completions")}
 	c.clock = func() time.Duration { return time.Since(t0) }
-	c.tr = newTransport(ep, b, nil, c.sock.Store)
+	c.tr = newTransport(ep, b, nil, c.sockRecorder(nil))
 	c.client = &http.Client{Transport: c.tr, CheckRedirect: sameServer}
 	c.rd = stream.NewReader(eofReader{}, c.arrival, 0)
 	c.trace = &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { c.releaseSend() }}
 	return c
+}
+
+// sockRecorder starts a new transport generation, with sc (when not nil)
+// as the slot's socket, and returns what that transport's dials record
+// their sockets with: a dial of an earlier transport records nothing.
+func (c *conn) sockRecorder(sc *netstamp.Conn) func(*netstamp.Conn) {
+	c.sockMu.Lock()
+	c.trGen++
+	gen := c.trGen
+	if sc != nil {
+		c.sock.Store(sc)
+	}
+	c.sockMu.Unlock()
+	return func(sc *netstamp.Conn) {
+		c.sockMu.Lock()
+		defer c.sockMu.Unlock()
+		if c.trGen == gen {
+			c.sock.Store(sc)
+		}
+	}
 }
 
 // sendGate lets a limited number of slots build and write a request at a
@@ -315,8 +342,7 @@ func (c *conn) preopen(ctx context.Context) error {
 		return err
 	}
 	c.tr.CloseIdleConnections()
-	c.sock.Store(sc)
-	c.tr = newTransport(c.ep, c.base, nc, c.sock.Store)
+	c.tr = newTransport(c.ep, c.base, nc, c.sockRecorder(sc))
 	c.client.Transport = c.tr
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.API("/v1/models"), nil)
 	if err != nil {

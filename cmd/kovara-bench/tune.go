@@ -212,7 +212,9 @@ func buildTune(f *runFlags, set map[string]bool) (otherPlan, error) {
 				}
 				id, err := lib.SaveTuneRun(rf)
 				if err != nil {
-					fmt.Fprintf(stderr, "kovara-bench: could not save a run into the library: %v\n", err)
+					// Through the progress line's lock: its goroutine
+					// redraws the same stderr.
+					prog.log("kovara-bench: could not save a run into the library: " + err.Error())
 				}
 				return id
 			},
