@@ -383,6 +383,21 @@ func (r *TuneResult) Headline() string {
 	return strings.Join(parts, " ")
 }
 
+// TuneDefaultRounds is the settings comparison's default number of
+// rounds, as the sentences say it: setup.TuneDefaultRounds, which this
+// package cannot import (TestTuneDefaultRoundsIsSetups holds the two
+// together).
+const TuneDefaultRounds = 12
+
+// moreRounds advises more rounds than a comparison ran: up to the
+// default where it ran fewer, else beyond what it ran.
+func moreRounds(ran int) string {
+	if ran < TuneDefaultRounds {
+		return fmt.Sprintf("run more rounds (%d is the default)", TuneDefaultRounds)
+	}
+	return fmt.Sprintf("run more rounds than %d", ran)
+}
+
 // settingSentence is one setting against the first.
 func (r *TuneResult) settingSentence(s int) string {
 	name, base := r.Settings[s].Name, r.Settings[0].Name
@@ -421,8 +436,8 @@ func (r *TuneResult) settingSentence(s int) string {
 		if hw >= 1 {
 			// Intervals wider than the figures themselves: too few rounds
 			// for this server's noise to tell anything.
-			return fmt.Sprintf("%s does not differ from %s beyond noise after %d %s, but the intervals are wider than the figures: this server's runs are too far apart for so few rounds to see any change — run more rounds (6 is the default).",
-				name, base, r.Plan.Rounds, Plural(r.Plan.Rounds, "round", "rounds"))
+			return fmt.Sprintf("%s does not differ from %s beyond noise after %d %s, but the intervals are wider than the figures: this server's runs are too far apart for so few rounds to see any change — %s.",
+				name, base, r.Plan.Rounds, Plural(r.Plan.Rounds, "round", "rounds"), moreRounds(r.Plan.Rounds))
 		}
 		return fmt.Sprintf("%s does not differ from %s beyond noise after %d %s; differences under ~%s cannot be seen on this server — run more rounds to look closer.",
 			name, base, r.Plan.Rounds, Plural(r.Plan.Rounds, "round", "rounds"), percentWords(hw))

@@ -1,6 +1,52 @@
 package results
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kovara/desktop/engine/setup"
+)
+
+// TestTuneDefaultRoundsIsSetups: the rounds the sentences call the
+// default are the ones a comparison runs by default (#47: the verdict said
+// "6 is the default" after the default became 12).
+func TestTuneDefaultRoundsIsSetups(t *testing.T) {
+	t.Parallel()
+	if TuneDefaultRounds != setup.TuneDefaultRounds {
+		t.Errorf("results.TuneDefaultRounds %d, setup.TuneDefaultRounds %d", TuneDefaultRounds, setup.TuneDefaultRounds)
+	}
+}
+
+// TestTuneMoreRoundsSentence: where the intervals are wider than the
+// figures, the verdict asks for more rounds in the default's own number,
+// read from the constant, or beyond the rounds run when they were as many.
+func TestTuneMoreRoundsSentence(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		rounds int
+		want   string
+	}{
+		{3, fmt.Sprintf("after 3 rounds, but the intervals are wider than the figures: this server's runs are too far apart for so few rounds to see any change — run more rounds (%d is the default).", setup.TuneDefaultRounds)},
+		{1, fmt.Sprintf("after 1 round, but the intervals are wider than the figures: this server's runs are too far apart for so few rounds to see any change — run more rounds (%d is the default).", setup.TuneDefaultRounds)},
+		{setup.TuneDefaultRounds, fmt.Sprintf("— run more rounds than %d.", setup.TuneDefaultRounds)},
+		{20, "— run more rounds than 20."},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.rounds), func(t *testing.T) {
+			t.Parallel()
+			r := &TuneResult{
+				Plan:     TunePlan{Rounds: tt.rounds},
+				Settings: []TuneSetting{{Name: "np1", Rounds: tt.rounds}, {Name: "np4", Rounds: tt.rounds}},
+				Verdicts: []TuneVerdict{{Setting: 1, Concurrency: 1, Metric: "output_throughput", Label: "output tok/s", Rounds: tt.rounds, Change: 0.1, Low: -1.2, High: 1.4, Verdict: TuneSame}},
+			}
+			h := r.Headline()
+			if !strings.HasPrefix(h, "np4 does not differ from np1 beyond noise ") || !strings.HasSuffix(h, tt.want) {
+				t.Errorf("headline %q\nwant it to end %q", h, tt.want)
+			}
+		})
+	}
+}
 
 func TestLeastChangeWords(t *testing.T) {
 	t.Parallel()
