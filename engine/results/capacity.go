@@ -436,6 +436,26 @@ func growthText(from, to *CapacityProbe) string {
 	return fmt.Sprintf("doubling to %d users added %.0f %% to total tokens/s, 10 %% or less %s", to.Concurrency, pct, span)
 }
 
+// WarnSpeeds: a probe's per-user tok/s reads above its total, which the
+// note says is how the two are measured (speedsNote).
+const WarnSpeeds = "user_speed"
+
+// speedsNote says, where a probe's per-user p50 tok/s is above its total
+// tok/s, why it may be: each answer's pace is taken from its own first
+// token to its last (1000 / TPOT), without the wait before it or the
+// prompt's prefill, while the total is every answer token over the
+// level's wall time, those included. "" where no probe shows it.
+func (r *CapacityResult) speedsNote() string {
+	for _, p := range r.Probes {
+		if p.UserTPSP50 == nil || *p.UserTPSP50 <= p.OutputTPS {
+			continue
+		}
+		return fmt.Sprintf("per-user tok/s is each answer's own pace, from its first token to its last (1000 / TPOT, the time per output token after the first), so it leaves out the wait before the answer and the prompt's prefill; total tok/s is every answer token of the level over its wall time, waits and prefill included: so at %d %s the per-user p50 (%s tok/s) is above the total (%s tok/s)",
+			p.Concurrency, Plural(p.Concurrency, "user", "users"), strconv.FormatFloat(*p.UserTPSP50, 'f', 1, 64), strconv.FormatFloat(p.OutputTPS, 'f', 1, 64))
+	}
+	return ""
+}
+
 // WarnProbesDisagree: two probes of one capacity level disagree.
 const WarnProbesDisagree = "probes_disagree"
 
@@ -551,6 +571,10 @@ func (r *CapacityResult) AsFile() *File {
 // probes of one level disagree, problems first.
 func (r *CapacityResult) Warnings() []Warning {
 	ws := append(Warnings(r.AsFile()), r.disagreements()...)
+	if n := r.speedsNote(); n != "" {
+		// First of the notes: it says how to read the table's two speeds.
+		ws = append([]Warning{{Severity: SeverityNote, Kind: WarnSpeeds, Text: n}}, ws...)
+	}
 	slices.SortStableFunc(ws, func(a, b Warning) int {
 		return cmp.Compare(severityRank(a.Severity), severityRank(b.Severity))
 	})

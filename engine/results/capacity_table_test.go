@@ -68,3 +68,48 @@ func TestCapacityTablePartial(t *testing.T) {
 		})
 	}
 }
+
+// TestCapacitySpeedsNote (#47): where a probe's per-user p50 tok/s reads
+// above its total tok/s (the real llama-server's 561.6 above 448.2 at one
+// user), the first note says why — the two are measured over different
+// times — quoting the first such probe; where none does, nothing is said.
+func TestCapacitySpeedsNote(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name   string
+		probes []CapacityProbe
+		want   string // "" for no note
+	}{
+		{"per-user above the total at one user", []CapacityProbe{
+			{Concurrency: 1, Requests: 20, Step: StepDouble, Met: true, UserTPSP50: f(561.6), UserTPSP5: f(445.5), TTFTP95Ms: f(136.3), OutputTPS: 448.2},
+			{Concurrency: 2, Requests: 20, Step: StepDouble, Met: true, UserTPSP50: f(279.7), UserTPSP5: f(230.2), TTFTP95Ms: f(247.9), OutputTPS: 458.5}},
+			"per-user tok/s is each answer's own pace, from its first token to its last (1000 / TPOT, the time per output token after the first), so it leaves out the wait before the answer and the prompt's prefill; total tok/s is every answer token of the level over its wall time, waits and prefill included: so at 1 user the per-user p50 (561.6 tok/s) is above the total (448.2 tok/s)"},
+		{"above at 4 users only", []CapacityProbe{
+			{Concurrency: 2, Requests: 20, Step: StepDouble, Met: true, UserTPSP50: f(200), OutputTPS: 380},
+			{Concurrency: 4, Requests: 20, Step: StepDouble, Met: true, UserTPSP50: f(489), OutputTPS: 276}},
+			"so at 4 users the per-user p50 (489.0 tok/s) is above the total (276.0 tok/s)"},
+		{"per-user under the total", []CapacityProbe{
+			{Concurrency: 2, Requests: 20, Step: StepDouble, Met: true, UserTPSP50: f(200), OutputTPS: 380}}, ""},
+		{"no per-user figure", []CapacityProbe{{Concurrency: 1, Requests: 20, Step: StepDouble, Failed: 20}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := &CapacityResult{Probes: tt.probes, Answer: CapacityAnswer{Capacity: 1}}
+			r.Complete = true
+			_, notes := Split(r.Warnings())
+			if tt.want == "" {
+				for _, n := range notes {
+					if strings.Contains(n, "per-user tok/s is") {
+						t.Errorf("note %q where per-user is not above the total", n)
+					}
+				}
+				return
+			}
+			if len(notes) == 0 || !strings.HasSuffix(notes[0], tt.want) {
+				t.Errorf("notes %q\nwant the first to end %q", notes, tt.want)
+			}
+		})
+	}
+}
