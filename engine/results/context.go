@@ -429,6 +429,7 @@ func (r *ContextResult) Headline() string {
 		return b.String()
 	}
 	first, last := ds[0], ds[len(ds)-1]
+	depthWords := depthNamer()
 	var parts []string
 	if len(ds) > 1 {
 		span := fmt.Sprintf("From %s to %s of context", depthWords(first), depthWords(last))
@@ -457,7 +458,7 @@ func (r *ContextResult) Headline() string {
 	} else if last.DecodeTPS != nil {
 		parts = append(parts, fmt.Sprintf("At %s decode ran at %s tok/s.", depthWords(last), strconv.FormatFloat(last.DecodeTPS.P50, 'f', 1, 64)))
 	}
-	if c := cacheSentence(last); c != "" {
+	if c := cacheSentence(last, depthWords); c != "" {
 		parts = append(parts, c)
 	}
 	if r.Limit != "" {
@@ -470,16 +471,28 @@ func (r *ContextResult) Headline() string {
 	return b.String()
 }
 
-func depthWords(d *ContextDepth) string {
-	if d.Depth == 0 {
-		return "a short prompt"
+// depthNamer says depths in one text: a depth the server counted at
+// another length says both the first time it is named, the depth asked
+// for and what was measured ("1024 tokens (1001 measured)", the chart's
+// point), and the depth alone after that.
+func depthNamer() func(*ContextDepth) string {
+	named := map[int]bool{}
+	return func(d *ContextDepth) string {
+		if d.Depth == 0 {
+			return "a short prompt"
+		}
+		s := strconv.Itoa(d.Depth) + " tokens"
+		if p := d.PromptTokens; p != nil && *p != d.Depth && !named[d.Depth] {
+			s += " (" + strconv.Itoa(*p) + " measured)"
+		}
+		named[d.Depth] = true
+		return s
 	}
-	return strconv.Itoa(d.Depth) + " tokens"
 }
 
 // cacheSentence says what the cached follow-up saved at depth d, or ""
-// without both TTFTs.
-func cacheSentence(d *ContextDepth) string {
+// without both TTFTs; depthWords names the depth.
+func cacheSentence(d *ContextDepth, depthWords func(*ContextDepth) string) string {
 	if d.TTFTMs == nil || d.CachedTTFTMs == nil || d.CachedTTFTMs.P50 <= 0 {
 		return ""
 	}
@@ -571,9 +584,11 @@ func (r *ContextResult) Method() string {
 	return s
 }
 
-// PromptsLine says how the prompts were sized: "prompts calibrated at
-// 1024 tokens (1.31 tokens a word, 23 tokens without words); each depth
-// says how far off it landed", or that their length is unknown.
+// PromptsLine says how the prompts were sized, in plain words: "prompts
+// (…): calibrated at 1024 tokens (converged): each word of the prompt
+// text cost the model's tokenizer 1.31 tokens, and the instruction and
+// chat template around the words 23 tokens; …", or that their length is
+// unknown.
 func (r *ContextResult) PromptsLine() string {
 	c := r.Calibration
 	if c == nil {
@@ -586,6 +601,6 @@ func (r *ContextResult) PromptsLine() string {
 	if !c.Converged {
 		conv = "did not converge"
 	}
-	return fmt.Sprintf("prompts (%s, seed %d): calibrated at %d tokens (%s), %s tokens a word and %d without words; the table says how far off each depth landed",
-		r.Settings.PromptGenerator, r.Settings.Seed, c.TargetTokens, conv, strconv.FormatFloat(c.TokensPerWord, 'f', 3, 64), c.BaseTokens)
+	return fmt.Sprintf("prompts (%s, seed %d): calibrated at %d tokens (%s): each word of the prompt text cost the model's tokenizer %s tokens, and the instruction and chat template around the words %d tokens; the table says how far off each depth landed",
+		r.Settings.PromptGenerator, r.Settings.Seed, c.TargetTokens, conv, strconv.FormatFloat(c.TokensPerWord, 'f', 2, 64), c.BaseTokens)
 }

@@ -52,7 +52,7 @@ func TestContextHeadline(t *testing.T) {
 	r := contextDoc()
 	h := r.Headline()
 	for _, want := range []string{
-		"From a short prompt to 8192 tokens of context, decode fell from 250.0 to 201.3 tok/s (−19 %).",
+		"From a short prompt to 8192 tokens (8201 measured) of context, decode fell from 250.0 to 201.3 tok/s (−19 %).",
 		"At 8192 tokens the first token took 1.23 s cold and 31 ms as a cached follow-up, 39.7× faster; the server said it took 8187 tokens from its cache.",
 	} {
 		if !strings.Contains(h, want) {
@@ -68,7 +68,7 @@ func TestContextHeadline(t *testing.T) {
 	with1k := contextDoc()
 	with1k.Depths = slices.Insert(with1k.Depths, 1, ContextDepth{Depth: 1024, PromptTokens: &n1, Conversations: 3, OK: 3,
 		TTFTMs: spreadAt(120, 118, 125), PrefillTPS: spreadAt(9000, 8900, 9100), DecodeTPS: spreadAt(240, 239, 241)})
-	if h := with1k.Headline(); !strings.Contains(h, "cold prefill, from 1024 tokens on, fell from 9000 to 6660 tok/s (−26 %)") {
+	if h := with1k.Headline(); !strings.Contains(h, "cold prefill, from 1024 tokens (1030 measured) on, fell from 9000 to 6660 tok/s (−26 %)") {
 		t.Errorf("prefill from 1k: %s", h)
 	}
 	// Within the repeats' spread: no change is called one.
@@ -89,6 +89,45 @@ func TestContextHeadline(t *testing.T) {
 	}
 	if h := (&ContextResult{PlanHeader: PlanHeader{Complete: true}}).Headline(); h != "No depth was measured." {
 		t.Errorf("empty: %q", h)
+	}
+}
+
+// TestContextDepthWords (#47): the headline names a depth the server
+// counted at another length with both numbers the first time — the depth
+// asked for and the one measured, which the chart draws — and the depth
+// alone after that ("1024 tokens" above a chart at 1001 said nothing of
+// why).
+func TestContextDepthWords(t *testing.T) {
+	t.Parallel()
+	n := func(v int) *int { return &v }
+	tests := []struct {
+		name  string
+		depth ContextDepth
+		first string
+		again string
+	}{
+		{"counted at another length", ContextDepth{Depth: 1024, PromptTokens: n(1001)}, "1024 tokens (1001 measured)", "1024 tokens"},
+		{"counted at its length", ContextDepth{Depth: 1024, PromptTokens: n(1024)}, "1024 tokens", "1024 tokens"},
+		{"not counted", ContextDepth{Depth: 2048}, "2048 tokens", "2048 tokens"},
+		{"the short prompt", ContextDepth{Depth: 0, PromptTokens: n(24)}, "a short prompt", "a short prompt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			name := depthNamer()
+			if got := name(&tt.depth); got != tt.first {
+				t.Errorf("first %q, want %q", got, tt.first)
+			}
+			if got := name(&tt.depth); got != tt.again {
+				t.Errorf("again %q, want %q", got, tt.again)
+			}
+		})
+	}
+	// In the headline: the deepest named twice, its measured length once.
+	r := contextDoc()
+	h := r.Headline()
+	if got := strings.Count(h, "8201 measured"); got != 1 || !strings.Contains(h, "At 8192 tokens the first token took") {
+		t.Errorf("headline %q: want 8201 measured said once, then the depth alone", h)
 	}
 }
 
