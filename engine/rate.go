@@ -493,7 +493,11 @@ func judgeRate(lv *results.RateLevel, base *results.RateLevel) (bool, string) {
 		why = append(why, fmt.Sprintf("requests queued and the queue kept growing: they waited up to %s before they were sent", results.Seconds(lv.WaitMs.Max)))
 	}
 	if lv.LatencyGrew && !lv.QueueGrew {
-		why = append(why, "latency kept growing through the level: requests queued inside the server")
+		w := lv.GrowthWords()
+		if w == "" {
+			w = "latency kept growing through the level: requests queued inside the server"
+		}
+		why = append(why, w)
 	}
 	if base != nil && base != lv && base.Rate < lv.Rate && base.LatencyMs != nil && lv.LatencyMs != nil && lv.LatencyMs.P50 >= 2*base.LatencyMs.P50 {
 		why = append(why, fmt.Sprintf("the median latency doubled against %s (%s to %s)", results.RateName(base.Rate), results.Seconds(base.LatencyMs.P50), results.Seconds(lv.LatencyMs.P50)))

@@ -167,7 +167,7 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 		if ctx.Err() != nil {
 			return finish(false), fmt.Errorf("level %d of %d (concurrency %d): %w", i+1, len(plan.Levels), c, ErrInterrupted)
 		}
-		if i == 0 && len(plan.Levels) > 1 && notDrafting(lv) {
+		if i == 0 && len(plan.Levels) > 1 && lv.NotDrafting() {
 			// Every further level would measure the same nothing: a
 			// server without a draft model ran the whole plan to an
 			// empty result before.
@@ -183,12 +183,6 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 	}
 	r.obs.Live.setPhase(PhaseDone)
 	return finish(true), nil
-}
-
-// notDrafting: a level whose server-side counters moved and showed no
-// drafts, and no answer carried draft counts of its own.
-func notDrafting(lv results.SpecDecLevel) bool {
-	return lv.OK > 0 && lv.Spec != nil && lv.Spec.Drafts == 0 && lv.PerRequest == nil
 }
 
 // noSpecCounters says that /metrics had no speculative-decoding counters,

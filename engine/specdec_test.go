@@ -149,6 +149,10 @@ func TestSpecDecWithoutDrafts(t *testing.T) {
 	if res == nil || len(res.Levels) != 1 || res.Complete {
 		t.Errorf("levels measured %d (complete %v), want the first alone", len(res.Levels), res.Complete)
 	}
+	// The result it keeps says why the other levels were not run (#47).
+	if h := res.Headline(); !strings.HasPrefix(h, "Stopped after concurrency 1: the server drafted no tokens there") || !strings.Contains(h, "concurrency 2 and 4 were not run") {
+		t.Errorf("headline %q does not say why concurrency 2 and 4 were not run", h)
+	}
 }
 
 // TestSpecDecPlanValidate: a plan that cannot run is refused as a

@@ -414,7 +414,12 @@ func (s *stagesRun) prefillStage(ctx context.Context, cn *conn) {
 	if ctxLen := s.res.Engine.ContextLength; ctxLen > 0 && float64(target) > 0.9*float64(ctxLen) {
 		target = int(0.9 * float64(ctxLen))
 		ps.TargetTokens = target
-		s.warn("the server's context holds %d tokens, so the cold prefill is about %d tokens instead of %d", ctxLen, target, s.prof.prefill)
+		// Said once the prefill is measured: its length as the server
+		// counted it, the figure the table shows, where it did (#47: the
+		// note said "about 1843" above the table's 1877).
+		defer func() {
+			s.warn("%s", s.res.PrefillCutWords(ctxLen, s.prof.prefill))
+		}()
 	}
 	// send asks for one token after text; false when it was interrupted
 	// or failed, which ps.Error then says of the request (what).

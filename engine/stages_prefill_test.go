@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -62,6 +63,53 @@ func TestStagesPrefillFails(t *testing.T) {
 			}
 			if len(res.Decode) != 3 || res.Users == nil || res.Users.AggregateTPS == nil || !slices.Equal(res.Failed(), []string{"prefill"}) {
 				t.Errorf("decode %d, users %+v, failed %q: the other stages should run and the result fail", len(res.Decode), res.Users, res.Failed())
+			}
+		})
+	}
+}
+
+// TestStagesPrefillCutSaysTheServersCount (#47): where the server's
+// context cuts the cold prefill, the warning says the prefill's length as
+// the server counted it — the table's figure — not the length aimed at
+// ("about 1843 tokens" above a table of 1877), and the headline says the
+// same.
+func TestStagesPrefillCutSaysTheServersCount(t *testing.T) {
+	tests := []struct {
+		name   string
+		counts bool // the server reports prompt tokens
+	}{
+		{"the server counts the prompt", true},
+		{"the server counts nothing", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, NaturalStop: longAnswers, ContextLength: 2048}
+			if !tc.counts {
+				cfg.NoUsage = true
+			}
+			_, url := startSim(t, cfg)
+			p := DefaultStagesPlan()
+			p.Quick, p.Users = true, 2
+			res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps := res.Prefill
+			if ps == nil || ps.TargetTokens != 1843 {
+				t.Fatalf("prefill %+v, want one cut to about 1843 tokens", ps)
+			}
+			want := "the server's context holds 2048 tokens, so the cold prefill was about 1843 tokens (the length aimed at: the server did not count them) instead of 2000"
+			if tc.counts {
+				if ps.PromptTokens == nil || *ps.PromptTokens == 1843 {
+					t.Fatalf("prompt tokens %v: want the server's own count, unlike the aim", ps.PromptTokens)
+				}
+				want = fmt.Sprintf("the server's context holds 2048 tokens, so the cold prefill was %d prompt tokens (the server's count) instead of 2000", *ps.PromptTokens)
+				if h := res.Headline(); !strings.Contains(h, fmt.Sprintf("a cold prefill of %d prompt tokens (the server's count) ran at", *ps.PromptTokens)) {
+					t.Errorf("headline %q does not say the server's count", h)
+				}
+			}
+			if !slices.Contains(res.Warnings, want) {
+				t.Errorf("warnings %q lack %q", res.Warnings, want)
 			}
 		})
 	}

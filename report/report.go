@@ -264,7 +264,7 @@ func tableTitle(d plans.Doc) string {
 
 // units are the units a heading may end in (its second line, or its last
 // word): Heading puts them in brackets.
-var units = []string{"ms", "tok/s", "W", "MiB", "%", "s"}
+var units = []string{"ms", "tok/s", "tok/step", "W", "MiB", "%", "s"}
 
 // Heading is a table heading on one line with its unit in brackets:
 // "TTFT p50\nms" → "TTFT p50 (ms)", "Latency\np50 ms" → "Latency p50

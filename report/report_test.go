@@ -459,6 +459,7 @@ func TestHeading(t *testing.T) {
 		{"TTFT p50\nms", "TTFT p50 (ms)"},
 		{"Latency\np50 ms", "Latency p50 (ms)"},
 		{"Output\ntok/s", "Output (tok/s)"},
+		{"Mean acceptance\nlength tok/step", "Mean acceptance length (tok/step)"},
 		{"Tokens\nper J", "Tokens per J"},
 		{"Concurrency", "Concurrency"},
 		{"Power cap W", "Power cap (W)"},
@@ -592,7 +593,7 @@ func TestModelFolderStaysHome(t *testing.T) {
 			t.Errorf("the %s lost the model's file name", name)
 		}
 	}
-	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "cold prefill is about") }) {
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "so the cold prefill was 1878 prompt tokens") }) {
 		t.Errorf("notes %q: the stages' warning beside the table is not in the report", r.Notes)
 	}
 }

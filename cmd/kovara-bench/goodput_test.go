@@ -81,7 +81,7 @@ func TestRunGoodput(t *testing.T) {
 				t.Errorf("%s: level %d goodput %+v, want %d met of %d", tt.name, r.Concurrency, g, want, r.Metrics.RequestsOK)
 			}
 		}
-		for _, want := range []string{"Goodput %", "Goodput req/s", "Goodput against TTFT ≤ "} {
+		for _, want := range []string{"Goodput %", "Goodput req/s", "Goodput (the requests that met the service level) against TTFT ≤ "} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("%s: stdout lacks %q:\n%s", tt.name, want, stdout)
 			}

@@ -534,7 +534,7 @@ func printHeading(w io.Writer, title string, simulated bool) {
 // printSpecDec writes acceptance per level.
 func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 	printHeading(w, "Speculative decoding (representative prompts; not publishable)", r.Local.Simulated)
-	fmt.Fprintln(w, r.Stops())
+	fmt.Fprintln(w, r.Headline())
 	printProblems(w, plans.NewSpecDec(r))
 	printTable(w, r.Table())
 	perRequest := false
@@ -545,7 +545,7 @@ func printSpecDec(w io.Writer, r *results.SpecDecResult) {
 	case r.Counters == "":
 		fmt.Fprintln(w, "acceptance: the server exposes no speculative-decoding counters")
 	default:
-		fmt.Fprintf(w, "acceptance = accepted / draft tokens, mean length = 1 + accepted / drafts (%s, before/after each level); tokens counted from %s\n",
+		fmt.Fprintf(w, "acceptance = accepted / draft tokens, mean acceptance length = 1 + accepted / drafts, tokens a step of the model (%s, before/after each level); tokens counted from %s\n",
 			r.Counters, tokenSources(r))
 	}
 	if perRequest {

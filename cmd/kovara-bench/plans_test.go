@@ -51,7 +51,7 @@ func TestRunSpecDecPrintsAcceptance(t *testing.T) {
 	}
 	lines := strings.Split(stdout, "\n")
 	// The heading, how the answers ended, the table.
-	if len(lines) < 5 || !strings.Contains(lines[1], "answer") || !strings.Contains(lines[2], "Acceptance") || !strings.Contains(lines[2], "Mean length") ||
+	if len(lines) < 5 || !strings.Contains(lines[1], "answer") || !strings.Contains(lines[2], "Acceptance") || !strings.Contains(lines[2], "Mean acceptance length tok/step") ||
 		!strings.Contains(lines[3], "%") || !strings.Contains(stdout, "not publishable") {
 		t.Errorf("stdout:\n%s", stdout)
 	}

@@ -505,11 +505,15 @@ func (v Verdict) Sentence() string {
 		return "There are no runs to compare."
 	}
 	var parts []string
+	after := ""
 	for _, d := range v.Differences {
 		vals := strings.Join(d.Values, " vs ")
-		if d.Condition == concurrencyCondition {
+		switch d.Condition {
+		case concurrencyCondition:
 			parts = append(parts, fmt.Sprintf("no concurrency level is in every run (%s)", vals))
 			continue
+		case "run_kind":
+			after = " " + runKindWords
 		}
 		parts = append(parts, fmt.Sprintf("%s differs (%s)", d.Label, vals))
 	}
@@ -517,8 +521,12 @@ func (v Verdict) Sentence() string {
 	if len(parts) == 0 {
 		return "Not comparable."
 	}
-	return "Not comparable: " + results.JoinAnd(parts) + "."
+	return "Not comparable: " + results.JoinAnd(parts) + "." + after
 }
+
+// runKindWords says what the run kinds are, after a verdict that names
+// them: the words are the results file's, not a person's.
+const runKindWords = "(protocol: a protocol test, a run made with no kovara.yaml stating the hardware it ran on; hardware: a run made with one.)"
 
 // levels returns a file's concurrency levels, ascending, each once.
 func levels(f *results.File) []int {

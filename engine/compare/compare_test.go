@@ -120,6 +120,10 @@ func TestVerdictSingleConditionDiffers(t *testing.T) {
 				t.Errorf("Differences = %#v\nwant %#v", v.Differences, want)
 			}
 			wantSentence := "Not comparable: " + tt.label + " differs (" + tt.base + " vs " + tt.other + ")."
+			if tt.condition == "run_kind" {
+				// Said in plain words where first met (#47).
+				wantSentence += " (protocol: a protocol test, a run made with no kovara.yaml stating the hardware it ran on; hardware: a run made with one.)"
+			}
 			if got := v.Sentence(); got != wantSentence {
 				t.Errorf("Sentence = %q, want %q", got, wantSentence)
 			}

@@ -36,8 +36,9 @@ func goodputCells(g *Goodput) []string {
 }
 
 // GoodputLine says a Kovara run's goodput in a sentence, or "" without a
-// service level: "Goodput against TTFT ≤ 500 ms: 100 % of requests at 1
-// user, 62 % at 16 users (4.10 req/s)."
+// service level: "Goodput (the requests that met the service level)
+// against TTFT ≤ 500 ms: 100 % of requests at 1 user, 62 % at 16 users
+// (4.10 req/s)."
 func GoodputLine(f *File) string {
 	if f.Local.SLO == nil {
 		return ""
@@ -58,5 +59,5 @@ func GoodputLine(f *File) string {
 		return ""
 	}
 	parts[0] = strings.Replace(parts[0], " %", " % of requests", 1)
-	return fmt.Sprintf("Goodput against %s: %s (%s req/s).", f.Local.SLO.Words(), strings.Join(parts, ", "), strconv.FormatFloat(last.Rate, 'f', 2, 64))
+	return fmt.Sprintf("Goodput (the requests that met the service level) against %s: %s (%s req/s).", f.Local.SLO.FirstWords(), strings.Join(parts, ", "), strconv.FormatFloat(last.Rate, 'f', 2, 64))
 }

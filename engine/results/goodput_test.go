@@ -37,7 +37,7 @@ func TestKovaraGoodput(t *testing.T) {
 		t.Errorf("without a service level %d columns, want %d", n, len(tab.Columns)-2)
 	}
 	h := Headline(f, Warnings(f))
-	if want := "Goodput against TTFT ≤ 500 ms, TPOT ≤ 50 ms: 100 % of requests at 1 user, 60 % at 8 users (4.10 req/s)."; !strings.HasSuffix(h, want) {
+	if want := "Goodput (the requests that met the service level) against TTFT ≤ 500 ms, TPOT (time per output token after the first) ≤ 50 ms: 100 % of requests at 1 user, 60 % at 8 users (4.10 req/s)."; !strings.HasSuffix(h, want) {
 		t.Errorf("headline %q, want it to end %q", h, want)
 	}
 	if h := Headline(plain, Warnings(plain)); strings.Contains(h, "Goodput") {

@@ -100,6 +100,9 @@ func (k DocKind[T]) Decode(data []byte) (*T, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", k.What, err)
 	}
+	if u, ok := any(&doc).(interface{ reworded() }); ok {
+		u.reworded()
+	}
 	return &doc, nil
 }
 

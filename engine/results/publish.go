@@ -216,11 +216,11 @@ func checkKind(r *reasonList, base string, v any, hasManifest, hasRevision bool)
 		}
 	case RunKindProtocol:
 		if hasManifest {
-			r.add(fmt.Sprintf("at %s: a protocol test is made without a manifest, but the file names one.", base))
+			r.add(fmt.Sprintf("at %s: a protocol test (a run with no kovara.yaml stating its hardware) is made without a manifest, but the file names one.", base))
 		}
 		for _, k := range manifestConditions {
 			if val, present := run[k]; present && val != nil {
-				r.add(fmt.Sprintf("at %s/%s: a protocol test cannot state %s; only a manifest supplies it.", base, k, k))
+				r.add(fmt.Sprintf("at %s/%s: a protocol test (a run with no kovara.yaml stating its hardware) cannot state %s; only a manifest supplies it.", base, k, k))
 			}
 		}
 	}

@@ -128,13 +128,13 @@ func TestPublishCheckRefuses(t *testing.T) {
 			name:   "protocol test with a manifest",
 			base:   protocol,
 			change: setting("/manifest", map[string]any{"revision": "r000000000001", "content_hash": "x"}),
-			want:   []string{"at /runs/0: a protocol test is made without a manifest, but the file names one."},
+			want:   []string{"at /runs/0: a protocol test (a run with no kovara.yaml stating its hardware) is made without a manifest, but the file names one."},
 		},
 		{
 			name:   "protocol test stating manifest conditions",
 			base:   protocol,
 			change: setting("/runs/0/gpu_count", 1),
-			want:   []string{"at /runs/0/gpu_count: a protocol test cannot state gpu_count; only a manifest supplies it."},
+			want:   []string{"at /runs/0/gpu_count: a protocol test (a run with no kovara.yaml stating its hardware) cannot state gpu_count; only a manifest supplies it."},
 		},
 		{
 			name:   "URL in server_model",

@@ -97,6 +97,16 @@ func (s *RateSLO) Words() string {
 		when(s.UserTPS > 0, "≥ "+num(s.UserTPS)+" tok/s a request"))
 }
 
+// FirstWords says the service level where a text names it first: as
+// Words, with TPOT said in plain words once ("TPOT (time per output token
+// after the first) ≤ 50 ms").
+func (s *RateSLO) FirstWords() string {
+	if s == nil {
+		return ""
+	}
+	return strings.Replace(s.Words(), "TPOT ≤", "TPOT (time per output token after the first) ≤", 1)
+}
+
 // RateSweep is what a sweep found.
 type RateSweep struct {
 	// Sustainable is the highest rate measured that the server sustained,
@@ -483,6 +493,55 @@ func (l *RateLevel) ServerQueueWords(family string) string {
 	return s
 }
 
+// GrowthWords says latency that grew through a level, from the medians
+// over the first and the last quarter of its requests (QuarterMedians,
+// the rule the growth is judged by): time to first token, where the wait
+// in a server's queue shows, and latency beside it — "time to first token
+// grew from 120 ms over the first quarter of the requests to 2.41 s over
+// the last (latency 1.10 s to 3.52 s): a queue was building inside the
+// server". "" without samples to say it from.
+func (l *RateLevel) GrowthWords() string {
+	reqs := l.Samples.Each()
+	la, lb, ok := QuarterMedians(reqs, RateRequest.LatencyMs)
+	if !ok {
+		return ""
+	}
+	ta, tb, tok := QuarterMedians(reqs, RateRequest.TTFTMs)
+	if !tok || ta < 0 || tb <= ta {
+		return fmt.Sprintf("the median latency grew from %s over the first quarter of the requests to %s over the last: a queue was building inside the server",
+			Seconds(la), Seconds(lb))
+	}
+	return fmt.Sprintf("time to first token grew from %s over the first quarter of the requests to %s over the last (latency %s to %s): a queue was building inside the server",
+		Seconds(ta), Seconds(tb), Seconds(la), Seconds(lb))
+}
+
+// KeptPace says the server kept up with a level's offered rate in
+// throughput: every request answered, no queue to be sent that kept
+// growing, and the answers finished at least as fast as they were offered
+// (achieved ≥ offered). A rate not kept up with (Sustained false) that
+// kept pace was judged on its latency (it grew through the level, or
+// doubled against the lowest rate's) or on the service level, not on
+// what the server got through.
+func (l *RateLevel) KeptPace() bool {
+	return l.OK > 0 && l.OK == l.Requests && !l.QueueGrew && l.AchievedRate >= l.Rate
+}
+
+// MissedWords says why the server did not keep up with a level's rate,
+// as its figures show it, to follow the rate ("At 8 req/s "): where it
+// kept pace, that it kept up in throughput, with what it finished, but not
+// in latency, and why; else that it did not keep up, and why (Verdict).
+func (l *RateLevel) MissedWords() string {
+	why := l.Verdict
+	if why == "" {
+		why = "its figures were not judged"
+	}
+	if !l.KeptPace() {
+		return "it did not keep up: " + why
+	}
+	return fmt.Sprintf("it kept up in throughput (%s req/s finished, all %d requests answered), but not in latency: %s",
+		strconv.FormatFloat(l.AchievedRate, 'f', 2, 64), l.Requests, why)
+}
+
 // QuarterMedians are a figure's medians over the first and the last
 // quarter of a level's successful requests by intended send: what the
 // engine judges growth through a level by (a queue, latency) and what
@@ -589,13 +648,18 @@ func (r *RateResult) Headline() string {
 		return strings.Join(append(parts, "No rate was measured."), " ")
 	}
 	if sw := r.Sweep; sw != nil {
+		// What the limit's level shows, where it is among the levels.
+		missed := "it did not keep up: " + sw.Reason
+		if l := r.LevelAt(sw.Limit); l != nil && !l.Sustained && !l.Partial {
+			missed = l.MissedWords()
+		}
 		switch {
 		case sw.Sustainable == 0 && sw.Limit > 0:
-			parts = append(parts, fmt.Sprintf("The server did not keep up even with %s: %s.", RateName(sw.Limit), sw.Reason))
+			parts = append(parts, fmt.Sprintf("Even at %s, the lowest rate measured, %s.", RateName(sw.Limit), missed))
 		case sw.Limit == 0:
 			parts = append(parts, fmt.Sprintf("The server kept up with every rate up to %s, the top of the sweep.", RateName(sw.Sustainable)))
 		default:
-			parts = append(parts, fmt.Sprintf("The server kept up with up to %s; at %s it did not: %s.", RateName(sw.Sustainable), RateName(sw.Limit), sw.Reason))
+			parts = append(parts, fmt.Sprintf("The server kept up with up to %s; at %s %s.", RateName(sw.Sustainable), RateName(sw.Limit), missed))
 		}
 	}
 	first, last := ls[0], ls[len(ls)-1]
@@ -611,14 +675,14 @@ func (r *RateResult) Headline() string {
 		}
 		for _, l := range ls {
 			if !l.Sustained {
-				parts = append(parts, fmt.Sprintf("At %s it did not keep up: %s.", RateName(l.Rate), l.Verdict))
+				parts = append(parts, fmt.Sprintf("At %s %s.", RateName(l.Rate), l.MissedWords()))
 				break
 			}
 		}
 	}
 	if last.Goodput != nil && r.Settings.SLO != nil {
-		parts = append(parts, fmt.Sprintf("Goodput at %s: %.0f %% of requests met %s (%s req/s).", RateName(last.Rate), last.Goodput.Share*100,
-			r.Settings.SLO.Words(), strconv.FormatFloat(last.Goodput.Rate, 'f', 2, 64)))
+		parts = append(parts, fmt.Sprintf("Goodput at %s: %.0f %% of requests met %s — goodput counts only those (%s req/s).", RateName(last.Rate), last.Goodput.Share*100,
+			r.Settings.SLO.FirstWords(), strconv.FormatFloat(last.Goodput.Rate, 'f', 2, 64)))
 	}
 	if s := r.Prefix.Headline(); s != "" {
 		parts = append(parts, s)
@@ -699,7 +763,7 @@ func (r *RateResult) Method() string {
 	if arr == "gamma" {
 		arr += " (burstiness " + num(r.Settings.Burstiness) + ")"
 	}
-	s := fmt.Sprintf("%d requests at each offered rate, %s arrivals from schedule seed %d, at most %d in flight; latency and TTFT are taken from each request's intended send time, so a wait for a slot counts; TPOT = (last token − first token) / (tokens − 1); achieved = successes / the time from the first intended send to the last end",
+	s := fmt.Sprintf("%d requests at each offered rate, sent open loop (each at its scheduled time, whether or not the ones before it have answered), %s arrivals from schedule seed %d, at most %d in flight; latency and TTFT are taken from each request's intended send time, so a wait for a slot counts; TPOT = (last token − first token) / (tokens − 1); achieved = successes / the time from the first intended send to the last end",
 		r.Settings.Requests, arr, r.Settings.ScheduleSeed, r.Settings.MaxInFlight)
 	if r.Settings.SLO != nil {
 		s += fmt.Sprintf("; goodput = requests that met %s, each on its own figures; a rate is kept up with while at least %.0f %% meet it", r.Settings.SLO.Words(), RateGoodputShare*100)

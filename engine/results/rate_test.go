@@ -126,7 +126,7 @@ func TestRateTableAndWords(t *testing.T) {
 		}
 	}
 	h := r.Headline()
-	for _, want := range []string{"kept up with up to 4 req/s; at 8 req/s it did not: requests queued", "from 780 ms at 2 req/s to 9 s at 8 req/s", "Goodput at 8 req/s: 9 % of requests met TTFT ≤ 1 s"} {
+	for _, want := range []string{"kept up with up to 4 req/s; at 8 req/s it did not keep up: requests queued", "from 780 ms at 2 req/s to 9 s at 8 req/s", "Goodput at 8 req/s: 9 % of requests met TTFT ≤ 1 s"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("headline %q lacks %q", h, want)
 		}
@@ -177,5 +177,116 @@ func TestRateNeverPublished(t *testing.T) {
 	}
 	if back.Publishable || back.Sweep.Limit != 8 {
 		t.Errorf("read back: publishable %v, sweep %+v", back.Publishable, back.Sweep)
+	}
+}
+
+// growingSamples are n requests due every gap ms on slots enough for
+// each, the k-th taking ttft(k) ms to its first token and 200 ms more to
+// its last: a queue inside the server when ttft grows with k.
+func growingSamples(n int, gap float64, ttft func(k int) float64) *RateSamples {
+	s := &RateSamples{LevelSamples: LevelSamples{Slots: n}}
+	for k := range n {
+		due := int64(float64(k) * gap * 1000)
+		first := int64(ttft(k) * 1000)
+		s.Requests = append(s.Requests, RequestSample{Slot: k, StartUs: due, TTFTUs: first, EndUs: due + first + 200_000, ChunkCount: 9})
+		s.DueUs = append(s.DueUs, due)
+	}
+	return s
+}
+
+// TestRateMissedWords (#47): a rate not kept up with says what its
+// figures show. Where every request was answered and the answers finished
+// at least as fast as offered, it kept up in throughput, and the sentence
+// says so and what grew (the user's 8 req/s: 8.50 achieved, 100 %
+// goodput, said "did not keep up"); where requests failed, the client's
+// queue grew or fewer finished than offered, it did not keep up.
+func TestRateMissedWords(t *testing.T) {
+	t.Parallel()
+	grew := &RateLevel{Rate: 8, Requests: 40, OK: 40, AchievedRate: 8.5, Goodput: &Goodput{Met: 40, Share: 1, Rate: 8.5}, LatencyGrew: true,
+		Samples: growingSamples(40, 125, func(k int) float64 { return 100 + 60*float64(k) })}
+	grew.Verdict = grew.GrowthWords()
+	tests := []struct {
+		name      string
+		l         *RateLevel
+		want, not string
+	}{
+		{"latency grew, the pace kept", grew,
+			"it kept up in throughput (8.50 req/s finished, all 40 requests answered), but not in latency: time to first token grew from 370 ms over the first quarter of the requests to 2.17 s over the last (latency 570 ms to 2.37 s): a queue was building inside the server",
+			"did not keep up"},
+		{"under the service level, the pace kept (llama-server b4748 at 1 req/s)",
+			&RateLevel{Rate: 1, Requests: 20, OK: 20, AchievedRate: 1.101, Goodput: &Goodput{Met: 11, Share: 0.55, Rate: 0.605}, Verdict: "only 55 % of requests met the service level (95 % must)"},
+			"it kept up in throughput (1.10 req/s finished, all 20 requests answered), but not in latency: only 55 % of requests met the service level (95 % must)",
+			"did not keep up"},
+		{"fewer finished than offered",
+			&RateLevel{Rate: 8, Requests: 40, OK: 40, AchievedRate: 6.1, Verdict: "the median latency doubled against 1 req/s (1.09 s to 2.38 s)"},
+			"it did not keep up: the median latency doubled against 1 req/s (1.09 s to 2.38 s)", "in throughput"},
+		{"requests failed",
+			&RateLevel{Rate: 8, Requests: 40, OK: 30, AchievedRate: 8.2, Verdict: "10 of 40 requests failed"},
+			"it did not keep up: 10 of 40 requests failed", "in throughput"},
+		{"the client's queue grew",
+			&RateLevel{Rate: 8, Requests: 40, OK: 40, AchievedRate: 8.1, QueueGrew: true, Verdict: "requests queued and the queue kept growing"},
+			"it did not keep up: requests queued", "in throughput"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := tc.l.MissedWords()
+			if got != tc.want && !strings.HasPrefix(got, tc.want) {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+			if strings.Contains(got, tc.not) {
+				t.Errorf("%q says %q", got, tc.not)
+			}
+			// The headline says the same, of the given rates and of a
+			// sweep's limit alike.
+			r := &RateResult{Settings: RateSettings{Requests: tc.l.Requests}, Levels: []RateLevel{
+				{Rate: tc.l.Rate / 8, Requests: 10, OK: 10, AchievedRate: tc.l.Rate / 8, LatencyMs: &Dist{N: 10, P50: 500}, Sustained: true}, *tc.l}}
+			r.Complete = true
+			r.Levels[1].LatencyMs = &Dist{N: 40, P50: 900}
+			if h := r.Headline(); !strings.Contains(h, "At "+RateName(tc.l.Rate)+" "+got+".") {
+				t.Errorf("headline %q lacks %q", h, got)
+			}
+			r.Sweep = &RateSweep{Sustainable: tc.l.Rate / 8, Limit: tc.l.Rate, Reason: tc.l.Verdict}
+			if h := r.Headline(); !strings.Contains(h, "; at "+RateName(tc.l.Rate)+" "+got+".") {
+				t.Errorf("sweep headline %q lacks %q", h, got)
+			}
+		})
+	}
+}
+
+// TestJargonSaidWhereFirstMet (#47): the words of the trade a person
+// meets first in a result's sentences are said in plain words there —
+// TPOT and goodput in the rate headline and a Kovara run's goodput line,
+// open loop in the rate plan's method, the tokens a word of the context
+// plan's calibration — and the service level keeps its short form
+// elsewhere (Words).
+func TestJargonSaidWhereFirstMet(t *testing.T) {
+	t.Parallel()
+	rate := rateDoc()
+	rate.Settings.SLO = &RateSLO{TTFTMs: 1000, TPOTMs: 40}
+	kovara := &File{Runs: []Run{{Concurrency: 1}}, Local: Local{SLO: &RateSLO{TPOTMs: 5}, Levels: []LevelLocal{{Concurrency: 1, Goodput: &Goodput{Met: 20, Share: 1, Rate: 2.5}}}}}
+	ctx := &ContextResult{Settings: ContextSettings{PromptGenerator: "kovara-synthetic-v1", Seed: 7},
+		Calibration: &ContextCalibration{TargetTokens: 1024, TokensPerWord: 1.3, BaseTokens: 23, Converged: true}}
+	tests := []struct {
+		name, text, want string
+	}{
+		{"TPOT in the service level's first words", rate.Settings.SLO.FirstWords(), "TTFT ≤ 1 s, TPOT (time per output token after the first) ≤ 40 ms"},
+		{"the short form stays short", rate.Settings.SLO.Words(), "TTFT ≤ 1 s, TPOT ≤ 40 ms"},
+		{"goodput and TPOT in the rate headline", rate.Headline(),
+			"Goodput at 8 req/s: 9 % of requests met TTFT ≤ 1 s, TPOT (time per output token after the first) ≤ 40 ms — goodput counts only those (0.60 req/s)."},
+		{"open loop in the rate method", rate.Method(),
+			"32 requests at each offered rate, sent open loop (each at its scheduled time, whether or not the ones before it have answered), poisson arrivals"},
+		{"goodput and TPOT in a Kovara run's goodput line", GoodputLine(kovara),
+			"Goodput (the requests that met the service level) against TPOT (time per output token after the first) ≤ 5 ms: 100 % of requests at 1 user (2.50 req/s)."},
+		{"tokens a word in the context plan's prompts line", ctx.PromptsLine(),
+			"prompts (kovara-synthetic-v1, seed 7): calibrated at 1024 tokens (converged): each word of the prompt text cost the model's tokenizer 1.30 tokens, and the instruction and chat template around the words 23 tokens; the table says how far off each depth landed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if !strings.Contains(tt.text, tt.want) {
+				t.Errorf("%q\nlacks %q", tt.text, tt.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,11 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // The speculative-decoding mode's document, kovara-desktop-specdec
 // (docs/plans.md).
@@ -84,9 +89,121 @@ type LengthSpread struct {
 	Mean float64 `json:"mean"`
 }
 
-// Headline is what the measurement leads with: how the answers ended
-// (Stops), which every number in it depends on.
-func (r *SpecDecResult) Headline() string { return r.Stops() }
+// Headline is what the measurement leads with: why it stopped before
+// its last level, where it did (StoppedWords); how the answers ended
+// (Stops), which every number in it depends on; and whether drafting is
+// worth it, as far as the run can say (WorthWords).
+func (r *SpecDecResult) Headline() string {
+	var parts []string
+	for _, s := range []string{r.StoppedWords(), r.Stops(), r.WorthWords()} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// NotDrafting says a level's server drafted nothing: its counters moved
+// and showed no drafts, and no answer carried draft counts of its own.
+// The plan stops after a first level like it (engine.RunSpecDec): every
+// further level would measure the same nothing.
+func (l SpecDecLevel) NotDrafting() bool {
+	return l.OK > 0 && l.Spec != nil && l.Spec.Drafts == 0 && l.PerRequest == nil
+}
+
+// notRun are the levels the plan was asked for that have no level in
+// the result, in the order asked.
+func (r *SpecDecResult) notRun() []int {
+	var out []int
+	for _, c := range r.Settings.Levels {
+		if !slices.ContainsFunc(r.Levels, func(l SpecDecLevel) bool { return l.Concurrency == c }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// StoppedWords says why levels the plan was asked for were not run, or
+// "" where every one was: the server drafted nothing at the first level
+// (the plan stops there), or the run stopped before them.
+func (r *SpecDecResult) StoppedWords() string {
+	missing := r.notRun()
+	if len(missing) == 0 {
+		return ""
+	}
+	var levels []string
+	for _, c := range missing {
+		levels = append(levels, strconv.Itoa(c))
+	}
+	which := fmt.Sprintf("concurrency %s %s", JoinAnd(levels), Plural(len(missing), "was", "were"))
+	if n := len(r.Levels); n > 0 && r.Levels[n-1].NotDrafting() {
+		return fmt.Sprintf("Stopped after concurrency %d: the server drafted no tokens there (its counters and its answers say so), so speculative decoding is off and %s not run, as they would measure the same nothing (llama-server: start it with a draft model, -md DRAFT.gguf; vLLM: --speculative-config).",
+			r.Levels[n-1].Concurrency, which)
+	}
+	if len(r.Levels) == 0 {
+		return "Stopped before any level was measured."
+	}
+	return fmt.Sprintf("Stopped before every level was measured: %s not run.", which)
+}
+
+// acceptanceOf is a level's acceptance rate and mean acceptance length:
+// from the server's counters, else from the answers' own counts; ok
+// false without drafts to take them from.
+func (l SpecDecLevel) acceptanceOf() (rate, length float64, ok bool) {
+	if sp := l.Spec; sp != nil && sp.AcceptanceRate != nil && sp.MeanAcceptanceLength != nil {
+		return *sp.AcceptanceRate, *sp.MeanAcceptanceLength, true
+	}
+	if pr := l.PerRequest; pr != nil && pr.AcceptanceRate != nil && pr.MeanAcceptanceLength != nil {
+		return *pr.AcceptanceRate, *pr.MeanAcceptanceLength, true
+	}
+	return 0, 0, false
+}
+
+// WorthLength is the mean acceptance length under which drafting is
+// said to be probably not worth it: each step of the model yields under
+// 1.5 tokens, a gain the draft model's own time usually takes back.
+const WorthLength = 1.5
+
+// WorthWords says whether speculative decoding is worth it, as far as
+// the run can say, at the lowest level with an acceptance: how much of
+// the draft was accepted and the tokens each step of the model yields (the
+// mean acceptance length, the most drafting can speed decoding by), and
+// what would tell the real speed-up — the same server without a draft
+// model, which this plan does not run. Where the server drafted nothing
+// or reported no acceptance, it says that instead. "" without a level
+// that succeeded, or where StoppedWords said drafting is off.
+func (r *SpecDecResult) WorthWords() string {
+	const compare = "compare this run's decode tok/s with the same server run without a draft model"
+	drafted, any := false, false
+	for _, l := range r.Levels {
+		if l.OK == 0 {
+			continue
+		}
+		any = true
+		rate, length, ok := l.acceptanceOf()
+		if ok {
+			head := fmt.Sprintf("Is it worth it? At concurrency %d, %s of the draft tokens were accepted and each step of the model gave %s tokens on average (the mean acceptance length), so drafting can speed decoding %s× at most, less the draft model's own time",
+				l.Concurrency, Percent(&rate), strconv.FormatFloat(length, 'f', 2, 64), strconv.FormatFloat(length, 'f', 2, 64))
+			if length < WorthLength {
+				return head + ": probably not worth it here; to be sure, " + compare + "."
+			}
+			return head + ": worth trying; to know the real speed-up, " + compare + "."
+		}
+		if l.Spec != nil || l.PerRequest != nil {
+			drafted = true // counted, with no drafts
+		}
+	}
+	switch {
+	case !any:
+		return ""
+	case drafted:
+		if n := len(r.Levels); n > 0 && r.Levels[n-1].NotDrafting() && len(r.notRun()) > 0 {
+			return "" // StoppedWords said it
+		}
+		return "Is it worth it? Not as the server runs now: it drafted no tokens, so speculative decoding is off."
+	}
+	return "Is it worth it? This run cannot say: the server reported no acceptance (no speculative-decoding counters, and no draft counts in its answers), so " + compare + "."
+}
 
 // RequestAcceptance is a level's acceptance from the answers' own counts
 // (llama.cpp's timings.draft_n and draft_n_accepted). After its first
@@ -147,11 +264,26 @@ func (r *SpecDecResult) Stops() string {
 
 // LevelNotes are the levels' own notes ("no drafts during the level…"),
 // each with its concurrency, for the app and the CLI alike.
+//
+// The last level's says, where the plan stopped after it because the
+// server drafted nothing there, that the levels after it were not run.
 func (r *SpecDecResult) LevelNotes() []string {
 	var out []string
-	for _, l := range r.Levels {
-		if l.Note != "" {
-			out = append(out, fmt.Sprintf("concurrency %d: %s", l.Concurrency, l.Note))
+	missing := r.notRun()
+	for i, l := range r.Levels {
+		note := l.Note
+		if i == len(r.Levels)-1 && l.NotDrafting() && len(missing) > 0 {
+			if note == "" {
+				note = "no drafts during the level"
+			}
+			var levels []string
+			for _, c := range missing {
+				levels = append(levels, strconv.Itoa(c))
+			}
+			note += fmt.Sprintf(", so the plan stopped after it: concurrency %s %s not run", JoinAnd(levels), Plural(len(missing), "was", "were"))
+		}
+		if note != "" {
+			out = append(out, fmt.Sprintf("concurrency %d: %s", l.Concurrency, note))
 		}
 	}
 	return out

@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // The three-stage plan's document, kovara-desktop-stages (docs/plans.md).
 
 // StagesResult is a three-stage plan result: the document of kind
@@ -183,4 +185,29 @@ func (r *StagesResult) Failed() []string {
 // written.
 func (r *StagesResult) Header() PlanHeader {
 	return PlanHeader{Format: r.Format, FormatVersion: r.FormatVersion, About: r.About, Complete: r.Complete, CreatedAt: r.CreatedAt, Model: r.Model}
+}
+
+// PrefillCutWords is the warning of a cold prefill the server's context
+// cut short (ctxLen tokens, from the plan's asked tokens): its length as
+// the server counted it where it did (PrefillWords), the figure the table
+// shows.
+func (r *StagesResult) PrefillCutWords(ctxLen, asked int) string {
+	return fmt.Sprintf("the server's context holds %d tokens, so the cold prefill was %s instead of %d", ctxLen, r.PrefillWords(), asked)
+}
+
+// reworded says an older document's cut-prefill warning in today's
+// words when it is read (DocKind.Decode): documents written before #47
+// said the length aimed at ("about 1843 tokens") above a table of the
+// server's count (1878).
+func (r *StagesResult) reworded() {
+	if r.Prefill == nil || r.Prefill.PromptTokens == nil {
+		return
+	}
+	ctxLen, asked := r.Engine.ContextLength, r.Settings.PrefillTargetTokens
+	old := fmt.Sprintf("the server's context holds %d tokens, so the cold prefill is about %d tokens instead of %d", ctxLen, r.Prefill.TargetTokens, asked)
+	for i, w := range r.Warnings {
+		if w == old {
+			r.Warnings[i] = r.PrefillCutWords(ctxLen, asked)
+		}
+	}
 }

@@ -101,9 +101,11 @@ func (g *StagesGPUs) CardsTable() *Table {
 	return &Table{Columns: CardColumns, Rows: g.CardRows()}
 }
 
-// SpecDecColumns are the speculative-decoding table's headings.
-var SpecDecColumns = []string{"Concurrency", "OK", "Output\ntok/s", "Decode\ntok/s", "Answer tokens\nmin / p50 / max", "Acceptance", "Mean\nlength",
-	"Per answer\np50 [min–max]", "Per answer\nmean length"}
+// SpecDecColumns are the speculative-decoding table's headings. The mean
+// acceptance length is in tokens a step: each step of the model yields
+// its own token and the draft tokens it accepted (1 + accepted / drafts).
+var SpecDecColumns = []string{"Concurrency", "OK", "Output\ntok/s", "Decode\ntok/s", "Answer tokens\nmin / p50 / max", "Acceptance", "Mean acceptance\nlength tok/step",
+	"Per answer\np50 [min–max]", "Per answer mean\nlength tok/step"}
 
 // Table is the speculative-decoding table: a row per level.
 func (r *SpecDecResult) Table() Table {
@@ -159,8 +161,9 @@ func (r *CapacityResult) Table() Table {
 	return t
 }
 
-// Headline is the three-stage result's state in words, for the app and
-// the CLI: never "Complete." above warnings.
+// Headline is the three-stage result in words, for the app, the CLI and
+// the reports: its state (never "Complete." above warnings), then what it
+// found (Found).
 func (r *StagesResult) Headline() string {
 	var parts []string
 	n := len(r.Warnings)
@@ -172,6 +175,9 @@ func (r *StagesResult) Headline() string {
 	default:
 		parts = append(parts, "Stopped before every stage finished.")
 	}
+	if f := r.Found(); f != "" {
+		parts = append(parts, f)
+	}
 	if r.Quick {
 		parts = append(parts, "Quick mode: a smoke test, not the plan's numbers.")
 	}
@@ -182,6 +188,51 @@ func (r *StagesResult) Headline() string {
 		parts = append(parts, "Tokens counted by: "+r.TokenSource+".")
 	}
 	return strings.Join(parts, " ")
+}
+
+// Found is what the three stages found, in one sentence, each figure
+// beside the wiki field it fills: one user's decode on the code prompt
+// (decode_single), the cold prefill at its prompt's length as the server
+// counted it (prefill_tps), and the many users' tokens a second together
+// (decode_agg). "" when no stage has a figure.
+func (r *StagesResult) Found() string {
+	var parts []string
+	if d := r.decodeByKind("code"); d != nil && d.Error == "" && d.DecodeTPS != nil {
+		parts = append(parts, fmt.Sprintf("one user decoded at %s tok/s (the code prompt: decode_single in the wiki block)", Num(d.DecodeTPS, 1)))
+	}
+	if p := r.Prefill; p != nil && p.Error == "" && p.PrefillTPS != nil {
+		parts = append(parts, fmt.Sprintf("a cold prefill of %s ran at %s tok/s (prefill_tps)", r.PrefillWords(), Num(p.PrefillTPS, 0)))
+	}
+	if u := r.Users; u != nil && u.Error == "" && u.AggregateTPS != nil {
+		s := fmt.Sprintf("%d users at once decoded %s tok/s in total (decode_agg)", u.Users, Num(u.AggregateTPS, 1))
+		switch {
+		case u.Queued:
+			s += fmt.Sprintf(", but fewer than %d ran at once (the server queued some)", u.Users)
+		case u.PerUserMeanTPS != nil:
+			s += fmt.Sprintf(", %s each on average", Num(u.PerUserMeanTPS, 1))
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := strings.Join(parts, "; ") + "."
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// PrefillWords is the cold prefill's length in words: the prompt tokens
+// the server counted, where it counted them ("1878 prompt tokens (the
+// server's count)"), else the length the plan aimed at ("about 1843
+// tokens (the length aimed at: …)"). "" without a prefill stage.
+func (r *StagesResult) PrefillWords() string {
+	p := r.Prefill
+	switch {
+	case p == nil:
+		return ""
+	case p.PromptTokens != nil:
+		return fmt.Sprintf("%d prompt tokens (the server's count)", *p.PromptTokens)
+	}
+	return fmt.Sprintf("about %d tokens (the length aimed at: the server did not count them)", p.TargetTokens)
 }
 
 // ResultColumns are a Kovara run's per-level headings, each on two lines
