@@ -122,8 +122,10 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	v := &SpecDecView{rows: t.Rows}
 	title := widget.NewLabelWithStyle(fmt.Sprintf("Speculative decoding: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	note := "Representative prompts, each answer free to stop on its own: these numbers are not Kovara records and can never be published."
-	if stops := r.Stops(); stops != "" {
-		note += " " + stops
+	// The headline: why levels were not run, how the answers stopped,
+	// and whether drafting is worth it (results.SpecDecResult.Headline).
+	if h := r.Headline(); h != "" {
+		note += " " + h
 	}
 	if r.Counters == "" {
 		note += " The server exposes no speculative-decoding counters, so acceptance is unknown."
