@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,34 +130,17 @@ func (t *tokenCounter) aim(ctx context.Context, seed, n int64, w, target, overhe
 			return 0, false
 		}
 		miss := c + overhead - target
-		if bestMiss < 0 || absInt(miss) < bestMiss {
-			best, bestMiss = w, absInt(miss)
+		if bestMiss < 0 || max(miss, -miss) < bestMiss {
+			best, bestMiss = w, max(miss, -miss)
 		}
 		if miss == 0 {
 			break
 		}
 		step := int(math.Round(float64(-miss) / perWord))
 		if step == 0 {
-			step = -sign(miss)
+			step = -cmp.Compare(miss, 0)
 		}
 		w += step
 	}
 	return best, bestMiss >= 0
-}
-
-func absInt(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-func sign(x int) int {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
 }
