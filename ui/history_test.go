@@ -263,39 +263,57 @@ func TestHistoryFilterListsEveryKind(t *testing.T) {
 // TestHistoryTableFitsTheWindow: at the default window size every
 // History column is on screen, none cut below its content up to the cap
 // and none running into the next (the long engine version among them);
-// the screen fits a 1024×640 window.
+// at 1024×640 too every column is on screen, each heading whole and each
+// value readable — whole, or at least lastWidth of it before its "…"
+// (the Label column was past the window's edge); the screen fits a
+// 1024×640 window.
 func TestHistoryTableFitsTheWindow(t *testing.T) {
 	h := newHarness(t)
 	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
 	ids := h.seedEveryKind(url)
 	h.u.lib.SetAnnotation(ids[results.RunKindProtocol], storage.Annotation{Label: "after the driver update"})
+	h.u.lib.SetAnnotation(ids[results.RunKindHardware], storage.Annotation{Label: "4090 box, power limit 300 W, flash attention on"})
 	hs := h.u.historyScreen
-	h.locked(func() {
-		h.win.Resize(fyne.NewSize(1180, 800))
-		h.u.tabs.SelectIndex(1)
-		hs.reload()
-		tb := hs.table
-		if got, room := tb.width(), tb.Size().Width; got > room {
-			t.Errorf("the columns take %.1f px, the table has %.1f: some are off screen", got, room)
-		}
-		for i, c := range historyColumns {
-			var content float32
-			for _, s := range hs.all {
-				content = max(content, widget.NewLabel(historyCell(s, i, hs.selected)).MinSize().Width)
+	for _, size := range []fyne.Size{{Width: 1180, Height: 800}, minWindowSize} {
+		h.locked(func() {
+			h.win.Resize(size)
+			h.u.tabs.SelectIndex(1)
+			hs.reload()
+			tb := hs.table
+			if got, room := tb.width(), tb.Size().Width; got > room {
+				t.Errorf("at %v the columns take %.1f px, the table has %.1f: some are off screen", size, got, room)
 			}
-			if want := min(content, keepWidth); tb.widths[i]+0.5 < want {
-				t.Errorf("column %q is %.1f px, its content needs %.1f", c, tb.widths[i], want)
+			keep := keepWidth
+			if size == minWindowSize {
+				keep = lastWidth - 2*tb.inset
 			}
-		}
-		if d := widget.NewLabel("2026-05-01 14:03").MinSize().Width; tb.widths[1] < d {
-			t.Errorf("the date column is %.1f px, a date needs %.1f", tb.widths[1], d)
-		}
-		assertNothingOverflows(t, "History", tb)
-		if got := cellText(t, tb, "llama.cpp b9749-d32676d77"); !strings.HasPrefix(got, "llama.cpp b") {
-			t.Errorf("the engine shows as %q", got)
-		}
-		assertFits(t, "History", hs.content)
-	})
+			for i, c := range historyColumns {
+				var content float32
+				for _, s := range hs.all {
+					content = max(content, widget.NewLabel(historyCell(s, i, hs.selected)).MinSize().Width-2*tb.inset)
+				}
+				if want := min(content, keep); tb.widths[i]+0.5 < want {
+					t.Errorf("at %v column %q is %.1f px, its content needs %.1f", size, c, tb.widths[i], want)
+				}
+			}
+			if d := widget.NewLabel("2026-05-01 14:03").MinSize().Width - 2*tb.inset; tb.widths[1] < d {
+				t.Errorf("at %v the date column is %.1f px, a date needs %.1f", size, tb.widths[1], d)
+			}
+			assertNothingOverflows(t, "History", tb)
+			for _, l := range tableLabels(t, tb) {
+				if l.TextStyle.Bold && strings.HasSuffix(l.Text, "…") {
+					t.Errorf("at %v the heading %q is cut", size, l.Text)
+				}
+			}
+			if got := cellText(t, tb, "llama.cpp b9749-d32676d77"); !strings.HasPrefix(got, "llama.cpp b") {
+				t.Errorf("at %v the engine shows as %q", size, got)
+			}
+			if got := cellText(t, tb, "4090 box, power limit 300 W, flash attention on"); !strings.HasPrefix(got, "4090 box") {
+				t.Errorf("at %v the label shows as %q", size, got)
+			}
+			assertFits(t, "History", hs.content)
+		})
+	}
 }
 
 // assertFits fails when o needs more than a 1024×640 window leaves for a

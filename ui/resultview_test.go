@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +27,10 @@ import (
 
 // TestResultTableFitsTheWindow: the default plan's three levels show in
 // a table whose columns hold their content and fit a 1180-wide window
-// (no sideways scrolling), every row shown; the page fits 1024×640.
+// (no sideways scrolling), every row shown; the page fits 1024×640. With
+// the GPU's power (three more columns) the table still fits 1024×640,
+// every heading and figure whole: Power, Peak and Tokens per J were past
+// the window's edge in History.
 func TestResultTableFitsTheWindow(t *testing.T) {
 	h := newHarness(t)
 	// A file of the default plan's three levels, the same on any machine:
@@ -43,8 +47,37 @@ func TestResultTableFitsTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	g := comparetest.Session(levels)
+	g.Local.EndpointName = "sim box"
+	power, peak, perJ := 231.4, 287.0, 3.91
+	g.Local.Telemetry = &results.Telemetry{Levels: map[int]results.LevelTelemetry{}}
+	for _, c := range levels {
+		g.Local.Telemetry.Levels[c] = results.LevelTelemetry{LevelEnergy: results.LevelEnergy{MeanPowerW: &power, PeakPowerW: &peak}, TokensPerJoule: &perJ}
+	}
+	withPower, err := h.u.lib.Save("", g)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hs := h.u.historyScreen
 	for _, size := range []fyne.Size{{Width: 1180, Height: 800}, {Width: 1024, Height: 640}} {
+		h.locked(func() {
+			h.win.Resize(size)
+			h.u.tabs.SelectIndex(1)
+			hs.reload()
+			hs.open(withPower)
+			v := hs.opened
+			if got, room := v.table.width(), v.table.Size().Width; got > room {
+				t.Errorf("with the GPU's power at %v the columns take %.1f px, the table has %.1f: %q are off screen", size, got, room, v.columns[len(v.columns)-3:])
+			}
+			assertColumnsHoldContent(t, "result with power", v.table, v.rows)
+			assertNothingOverflows(t, "result with power", v.table)
+			for _, l := range tableLabels(t, v.table) {
+				if strings.HasSuffix(l.Text, "…") {
+					t.Errorf("with the GPU's power at %v %q is cut", size, l.Text)
+				}
+			}
+			hs.closeRun()
+		})
 		h.locked(func() {
 			h.win.Resize(size)
 			h.u.tabs.SelectIndex(1)

@@ -124,9 +124,10 @@ func shownCells(tb *fitTable) [][]string {
 	out := make([][]string, rows)
 	for r := range rows {
 		for c := range cols {
-			l := tb.CreateCell().(*widget.Label)
-			l.Resize(fyne.NewSize(4000, 40))
-			tb.UpdateCell(widget.TableCellID{Row: r, Col: c}, l)
+			cell := tb.CreateCell()
+			cell.Resize(fyne.NewSize(4000, 40))
+			tb.UpdateCell(widget.TableCellID{Row: r, Col: c}, cell)
+			l := tb.cellLabel(cell)
 			out[r] = append(out[r], l.Text)
 		}
 	}
@@ -138,8 +139,9 @@ func shownHeadings(tb *fitTable) []string {
 	_, cols := tb.Length()
 	var out []string
 	for c := range cols {
-		l := tb.CreateHeader().(*widget.Label)
-		tb.UpdateHeader(widget.TableCellID{Row: -1, Col: c}, l)
+		cell := tb.CreateHeader()
+		tb.UpdateHeader(widget.TableCellID{Row: -1, Col: c}, cell)
+		l := tb.cellLabel(cell)
 		out = append(out, l.Text)
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -22,6 +23,15 @@ const (
 	// place: one no wider (a date and time, any number) is never
 	// shortened; a wider one gives way down to this or its heading.
 	keepWidth float32 = 130
+	// lastWidth is what such a column gives way to when the table does
+	// not fit even so: about a dozen characters before its "…".
+	lastWidth float32 = 90
+	// compactPadding is the least space left and right of a cell's text
+	// when a table does not fit the window with a label's own
+	// (InnerPadding), which gives way only as much as it must:
+	// a table of many short columns (a result's fifteen with the GPU's
+	// power) then fits a 1024-wide window without cutting any text.
+	compactPadding float32 = 3
 )
 
 var headingStyle = fyne.TextStyle{Bold: true}
@@ -44,7 +54,11 @@ type fitTable struct {
 	full    []float32 // each column's content width
 	natural []float32 // the same, capped
 	floor   []float32 // the narrowest each column gives way to
+	head    []float32 // each column's heading width
 	widths  []float32 // as last set
+	// inset is how much of each cell's label padding, left and right, the
+	// table gives up where it does not fit otherwise (compact); 0 else.
+	inset float32
 	// fittedTo is the width the columns were last fitted to; 0 before
 	// the table is first laid out.
 	fittedTo    float32
@@ -67,9 +81,9 @@ func newFitTable(columns []string, rows func() int, text func(row, col int) stri
 	t.Length = func() (int, int) { return rows(), len(columns) }
 	// The template is small: it is the narrowest a person can drag a
 	// column to, and its height is a row's.
-	t.CreateCell = func() fyne.CanvasObject { return widget.NewLabel("0") }
+	t.CreateCell = func() fyne.CanvasObject { return t.newCell(widget.NewLabel("0")) }
 	t.UpdateCell = func(id widget.TableCellID, o fyne.CanvasObject) {
-		l := o.(*widget.Label)
+		l := t.cellLabel(o)
 		if id.Row >= rows() || id.Col >= len(columns) {
 			l.SetText("")
 			return
@@ -81,7 +95,7 @@ func newFitTable(columns []string, rows func() int, text func(row, col int) stri
 	// as tall as the taller of its templates; the heading row alone is
 	// set as tall as the tallest heading.
 	t.CreateHeader = func() fyne.CanvasObject {
-		return widget.NewLabelWithStyle("0", fyne.TextAlignLeading, headingStyle)
+		return t.newCell(widget.NewLabelWithStyle("0", fyne.TextAlignLeading, headingStyle))
 	}
 	lines := 1
 	for _, c := range columns {
@@ -91,7 +105,7 @@ func newFitTable(columns []string, rows func() int, text func(row, col int) stri
 	t.SetRowHeight(-1, t.headHeight)
 	t.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		if id.Row < 0 && id.Col >= 0 && id.Col < len(columns) {
-			o.(*widget.Label).SetText(columns[id.Col])
+			t.cellLabel(o).SetText(columns[id.Col])
 		}
 	}
 	t.ExtendBaseWidget(t)
@@ -117,8 +131,10 @@ func (t *fitTable) measure(rows [][]string) {
 	t.full = make([]float32, len(t.columns))
 	t.natural = make([]float32, len(t.columns))
 	t.floor = make([]float32, len(t.columns))
+	t.head = make([]float32, len(t.columns))
 	for i, c := range t.columns {
 		head := textWidth(c, headingStyle)
+		t.head[i] = head
 		w := head
 		for _, text := range longest(rows, i, measured) {
 			w = max(w, textWidth(oneLine(text), fyne.TextStyle{}))
@@ -255,25 +271,102 @@ func (t *fitTable) width() float32 {
 }
 
 // fit sets the columns' widths for a table this wide (0: as wide as
-// their content).
+// their content). Where even the floors do not fit, the cells' padding
+// gives way first (compact: no text is lost), then the widest columns
+// down to lastWidth or their heading; only then does the table scroll
+// sideways. A result with the GPU's power had its Power, Peak and
+// Tokens per J columns past a 1024-wide window, History its Label.
 func (t *fitTable) fit(width float32) {
-	widths := t.natural
+	widths, inset := t.natural, float32(0)
 	if width > 0 && len(widths) > 0 {
 		avail := width - theme.Padding()*float32(len(t.natural)-1)
-		widths = shrinkToFit(t.natural, t.floor, avail)
+		natural, floor := t.natural, t.floor
+		widths = shrinkToFit(natural, floor, avail)
+		if over := sum(widths) - avail; over > 0 {
+			// As little as it takes, half pixels at a time.
+			inset = min(float32(math.Ceil(float64(over/float32(2*len(widths)))*2))/2, max(theme.InnerPadding()-compactPadding, 0))
+			natural, floor = less(t.natural, 2*inset), less(t.floor, 2*inset)
+			widths = shrinkToFit(natural, floor, avail)
+		}
+		if sum(widths) > avail {
+			last := make([]float32, len(floor))
+			for i, f := range floor {
+				last[i] = min(f, max(t.head[i]-2*inset, lastWidth))
+			}
+			floor = last
+			widths = shrinkToFit(natural, floor, avail)
+		}
 		// The last column may use the room left, up to its whole
 		// content: Fyne's table has no divider after it to drag.
-		var used float32
-		for _, w := range widths {
-			used += w
-		}
-		last := len(widths) - 1
-		widths[last] = max(widths[last], min(t.full[last], widths[last]+avail-used))
+		lastCol := len(widths) - 1
+		widths[lastCol] = max(widths[lastCol], min(t.full[lastCol]-2*inset, widths[lastCol]+avail-sum(widths)))
+	}
+	if inset != t.inset {
+		t.inset = inset
+		t.Refresh() // every cell laid out again with its padding
 	}
 	for i, w := range widths {
 		t.SetColumnWidth(i, w) // a no-op where the width is already set
 	}
 	t.widths = widths
+}
+
+// sum is the widths' total.
+func sum(ws []float32) float32 {
+	var total float32
+	for _, w := range ws {
+		total += w
+	}
+	return total
+}
+
+// less is each width less d.
+func less(ws []float32, d float32) []float32 {
+	out := make([]float32, len(ws))
+	for i, w := range ws {
+		out[i] = w - d
+	}
+	return out
+}
+
+// newCell is a cell of the table holding l: l is laid out inset wider
+// than the cell on each side, so its text keeps compactPadding from the
+// cell's edges where the table is compact.
+func (t *fitTable) newCell(l *widget.Label) fyne.CanvasObject {
+	return container.New(&cellLayout{inset: &t.inset, laid: new(float32)}, l)
+}
+
+// cellLabel is the label of a cell newCell made.
+func (t *fitTable) cellLabel(o fyne.CanvasObject) *widget.Label {
+	c := o.(*fyne.Container)
+	if l := c.Layout.(*cellLayout); *l.laid != *l.inset {
+		c.Refresh() // the inset changed since it was laid out
+	}
+	return c.Objects[0].(*widget.Label)
+}
+
+// cellLayout lays a cell's label out wider than the cell by inset on
+// each side; laid is the inset it last laid out with.
+type cellLayout struct {
+	inset *float32
+	laid  *float32
+}
+
+func (c *cellLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	in := *c.inset
+	*c.laid = in
+	for _, o := range objects {
+		o.Move(fyne.NewPos(-in, 0))
+		o.Resize(fyne.NewSize(size.Width+2*in, size.Height))
+	}
+}
+
+func (c *cellLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
+	var m fyne.Size
+	for _, o := range objects {
+		m = m.Max(o.MinSize())
+	}
+	return fyne.NewSize(max(m.Width-2**c.inset, 0), m.Height)
 }
 
 // shrinkToFit narrows the widest columns until all fit in avail: each

@@ -111,9 +111,10 @@ func assertNothingOverflows(t *testing.T, what string, table fyne.CanvasObject) 
 func assertColumnsHoldContent(t *testing.T, what string, tb *fitTable, rows [][]string) {
 	t.Helper()
 	for i, c := range tb.columns {
-		want := textWidth(c, headingStyle)
+		// A compact table gives up inset of each side's padding.
+		want := textWidth(c, headingStyle) - 2*tb.inset
 		for _, r := range rows {
-			want = max(want, min(widget.NewLabel(oneLine(r[i])).MinSize().Width, maxColumnWidth))
+			want = max(want, min(widget.NewLabel(oneLine(r[i])).MinSize().Width, maxColumnWidth)-2*tb.inset)
 		}
 		if tb.widths[i]+0.5 < want {
 			t.Errorf("%s: column %q is %.1f px, its content needs %.1f", what, c, tb.widths[i], want)
