@@ -131,7 +131,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 			container.NewHBox(s.runButton, s.kovara.quickButton),
 		))),
 		nil, nil,
-		container.NewVScroll(container.NewPadded(container.NewVBox(
+		pageScroll(container.NewPadded(container.NewVBox(
 			widget.NewLabelWithStyle("New benchmark", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 			main,
 			s.formBox,

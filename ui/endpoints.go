@@ -144,7 +144,7 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s.testResult.Wrapping = fyne.TextWrapWord
 
 	left := container.NewBorder(nil, s.addButton, nil, nil, s.list)
-	right := container.NewVScroll(container.NewVBox(
+	right := pageScroll(container.NewVBox(
 		s.form,
 		s.formNote,
 		container.NewHBox(s.saveButton, s.testButton, s.deleteButton),

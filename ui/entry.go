@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/widget"
 )
@@ -14,7 +15,8 @@ import (
 // stays the entry's.
 type formEntry struct {
 	widget.Entry
-	u *App
+	u          *App
+	textScroll *container.Scroll // the entry's own scroll of its text (wheel.go)
 }
 
 // newFormEntry is widget.NewEntry's field (text clipped to its width,

@@ -89,7 +89,7 @@ func (p *chartPage) build(u *App, id, title string, d plans.Doc, state, notes *w
 		top.Add(p.problems)
 	}
 	top.Add(state)
-	body := container.NewVSplit(charts, container.NewVScroll(container.NewBorder(nil, notes, nil, nil, table)))
+	body := container.NewVSplit(charts, pageScroll(container.NewBorder(nil, notes, nil, nil, table)))
 	body.Offset = 0.55
 	p.content = container.NewBorder(top, nil, nil, nil, body)
 }

@@ -175,7 +175,7 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	}
 	tabs := container.NewStack(v.views, container.NewVBox(container.NewHBox(layout.NewSpacer(), saves)))
 	v.page = container.NewBorder(container.NewVBox(top, v.table), v.warnings, nil, nil, tabs)
-	v.content = container.NewVScroll(v.page)
+	v.content = pageScroll(v.page) // the wheel over the table or a field moves it too
 	return v
 }
 

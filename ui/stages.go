@@ -87,7 +87,7 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	// The notes scroll with the tables: under the wiki block they were
 	// cut off by the window's bottom when there were many (#35).
 	tables.Add(warnings)
-	body := container.NewVSplit(container.NewVScroll(tables), container.NewBorder(widget.NewLabel("Wiki block"), nil, nil, nil, container.NewScroll(v.wiki)))
+	body := container.NewVSplit(pageScroll(tables), container.NewBorder(widget.NewLabel("Wiki block"), nil, nil, nil, container.NewScroll(v.wiki)))
 	body.Offset = 0.5
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v
@@ -153,7 +153,7 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	// under the page were cut off by the window's bottom when there were
 	// many (#35).
 	v.table.allRows = true
-	body := container.NewVSplit(container.NewVScroll(container.NewBorder(nil, warnings, nil, nil, v.table)), savableChart(u, v.positions, positions.Title, &v.saves))
+	body := container.NewVSplit(pageScroll(container.NewBorder(nil, warnings, nil, nil, v.table)), savableChart(u, v.positions, positions.Title, &v.saves))
 	body.Offset = 0.45
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v

@@ -71,6 +71,8 @@ type fitTable struct {
 	// onOpen, when set, opens the row of a cell double-tapped (double
 	// clicked) or under the keyboard's highlight when Enter is pressed.
 	onOpen func(id widget.TableCellID)
+	// cellScroll is the table's own scroll of its cells (wheel.go).
+	cellScroll *container.Scroll
 }
 
 // newFitTable makes a table of rows() rows whose cells are text(row,

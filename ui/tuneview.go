@@ -112,7 +112,7 @@ func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack
 	body.Add(charts)
 	body.Add(table)
 	body.Add(v.notes)
-	v.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(body))
+	v.content = container.NewBorder(top, nil, nil, nil, pageScroll(body))
 	u.tuneView = v
 	return v
 }
