@@ -195,7 +195,10 @@ func historyCell(s storage.Summary, col int, selected map[string]bool) string {
 	case 2:
 		return s.EndpointName
 	case 3:
-		return s.Model
+		// The model's name: llama-server without --alias names it by
+		// its -m path, whose folder filled the column and cut the name
+		// off ("/work/servers/mode…"). Search still finds the whole id.
+		return results.ModelName(s.Model)
 	case 4:
 		return s.Engine
 	case 5:

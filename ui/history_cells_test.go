@@ -36,3 +36,21 @@ func TestHistoryCellsFailedRun(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryModelCellIsTheName: a model id that is a file's path (as
+// llama-server without --alias reports it) shows its file's name in
+// History's Model column, where the folder filled the column at 1024
+// wide and the name was cut off; a hub id shows whole.
+func TestHistoryModelCellIsTheName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ model, want string }{
+		{"/work/servers/models/tiny.gguf", "tiny.gguf"},
+		{"Qwen/Qwen3-8B", "Qwen/Qwen3-8B"},
+		{"tiny:latest", "tiny:latest"},
+	} {
+		s := storage.Summary{ID: "x", Summary: plans.Summary{Plan: "kovara", Model: tc.model}}
+		if got := historyCell(s, 3, nil); got != tc.want {
+			t.Errorf("Model cell of %q is %q, want %q", tc.model, got, tc.want)
+		}
+	}
+}
