@@ -106,6 +106,14 @@ type Live struct {
 	announced bool
 	// planHist is the whole plan's progress as it grew (planLeft).
 	planHist []planPoint
+	// weights are how long each measured stage is expected to take, in
+	// any one unit (ExpectStages); nil: each as long as its requests.
+	weights []float64
+	// tokStage, tokSeen and tokAt: the stage's tokens at the Snapshot
+	// where they last grew, and when (Snapshot.Quiet).
+	tokStage int
+	tokSeen  int64
+	tokAt    time.Duration
 
 	// The server's own gauges from /metrics, written by the scraper
 	// about once a second under their own lock.
@@ -116,6 +124,9 @@ type Live struct {
 	serverNone   string // why there are no server readings, once known
 	alert        string // what the run's watchdog says now (Snapshot.Alert)
 	foreign      string // another client on the server, said now (foreign.go)
+	// inFlight is how many of the stage's requests are out, as its loop's
+	// watchdog last saw (every half second); 0 when none or no loop.
+	inFlight int
 
 	gpu func() (hw.Point, bool) // the GPU sampler's newest reading; nil without one
 }
@@ -177,6 +188,15 @@ type Snapshot struct {
 	// far (its finished requests, and the tokens of those in flight);
 	// 0 until a request has finished or a tenth of its tokens came.
 	Left time.Duration
+	// StageProgress is how far the stage is, 0 to 1 (stageFraction):
+	// the live view's stage bar, and the share its time left (Left) is
+	// extrapolated from, so the two never disagree. The stage's time
+	// runs from its requests' release, after its connections are open.
+	StageProgress float64
+	// Quiet is how long no token has come while requests are out, once
+	// that is quietAfter or more (0 else): the server may have stopped,
+	// or be reading long prompts. No time left is estimated meanwhile.
+	Quiet time.Duration
 	// Progress is how far the whole plan is, 0 to 1, as well as it is
 	// known: the capacity search guesses its remaining levels. It
 	// counts calibration and warmup as the plan's work, and, in a
@@ -341,7 +361,10 @@ func (l *Live) opening(n int, open *atomic.Int64) (restore func()) {
 		}
 		return s
 	})
-	return func() { l.setLine(line) }
+	return func() {
+		l.setLine(line)
+		l.released()
+	}
 }
 
 // setLine changes the current stage's words as it goes on (the context
@@ -444,15 +467,19 @@ func (l *Live) Snapshot() Snapshot {
 		s.OverallDone = l.doneBefore
 	}
 	l.rate(&s)
-	if !watchdog {
+	s.Quiet = l.quiet(s)
+	if s.Phase == PhaseWarmup || s.Phase.Measured() {
+		s.StageProgress = stageFraction(s)
+	}
+	if !watchdog && s.Quiet == 0 {
 		// Another client's load slows the stage but does not stop it:
 		// the time left still comes from its progress.
 		s.Left = stageLeft(s)
 	}
 	s.Progress = l.progress(s)
 	s.Run, s.Runs = l.runIndex, l.runs
-	if !watchdog {
-		s.PlanLeft = atLeastStage(l.planLeft(s.At, s.Progress), s.Left)
+	if plan := l.planLeft(s.At, s.Progress); !watchdog && s.Quiet == 0 {
+		s.PlanLeft = atLeastStage(plan, s.Left)
 	}
 	switch {
 	case l.cur.Line != nil && s.Phase == l.cur.phase():
@@ -472,6 +499,60 @@ func (l *Live) Snapshot() Snapshot {
 		}
 	}
 	return s
+}
+
+// quietAfter is how long requests may be out with no token before the
+// live view says so instead of a time left: longer than a loaded
+// server's usual first token, much shorter than the watchdog's silence
+// (DefaultSilence), which then asks whether the server is still there.
+const quietAfter = 3 * time.Second
+
+// quiet is how long the stage has had no token while requests are out
+// (inFlight), when that is quietAfter or more; else 0. A server that died
+// with its streams open showed "errors 0 … about 10 s left" over a flat
+// line until the watchdog spoke, ten seconds on. Call with mu.
+func (l *Live) quiet(s Snapshot) time.Duration {
+	if l.tokStage != l.stage {
+		l.tokStage, l.tokSeen, l.tokAt = l.stage, 0, l.levelStart
+	}
+	if s.Tokens > l.tokSeen {
+		l.tokSeen, l.tokAt = s.Tokens, s.At
+	}
+	if s.Phase != PhaseWarmup && !s.Phase.Measured() || l.inFlight == 0 {
+		return 0
+	}
+	if q := s.At - max(l.tokAt, l.levelStart); q >= quietAfter {
+		return q
+	}
+	return 0
+}
+
+// setInFlight records how many requests the stage has out now (the
+// loop's watchdog, every half second).
+func (l *Live) setInFlight(n int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.inFlight = n
+	l.mu.Unlock()
+}
+
+// released says the stage's requests are released, now that its
+// connections are open: its time, rate and silence run from here, not
+// from the seconds its connections took to open (16 s of a 22-s level
+// at 32 users against llama-server -np 2, which made its time left
+// 75 s with 6 s to go).
+func (l *Live) released() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	if l.clock != nil {
+		l.levelStart = l.clock()
+		l.rateStage = -1 // the rate starts again from here
+	}
+	l.mu.Unlock()
 }
 
 // rateWindow is what the live rate averages over: chunks come in bursts
@@ -560,8 +641,9 @@ func (l *Live) progress(s Snapshot) float64 {
 }
 
 // runProgress is this run's share done, its calibration and warmup
-// counted (expectPrep), in its measured stage's share of itself. Call
-// with mu.
+// counted (expectPrep), in its measured stage's share of itself: each
+// stage as long as its requests, or as ExpectStages weighs it. Call with
+// mu.
 func (l *Live) runProgress(s Snapshot, in float64) float64 {
 	if l.announced {
 		return 0
@@ -569,13 +651,27 @@ func (l *Live) runProgress(s Snapshot, in float64) float64 {
 	if s.Phase == PhaseDone {
 		return 1
 	}
-	total := s.OverallTotal + l.prepTotal
+	var done, total float64
+	if w := l.weights; len(w) > 0 && len(w) == l.levels {
+		for i, x := range w {
+			total += x
+			if s.Phase.Measured() && i+1 < s.Level {
+				done += x
+			}
+		}
+		if s.Phase.Measured() && s.Level >= 1 && s.Level <= len(w) {
+			done += in * w[s.Level-1]
+		}
+	} else {
+		total = float64(s.OverallTotal)
+		done = float64(s.OverallDone-s.LevelDone) + in*float64(s.LevelTotal)
+		if !s.Phase.Measured() {
+			done = float64(s.OverallDone)
+		}
+	}
+	total += float64(l.prepTotal)
 	if total <= 0 {
 		return 0
-	}
-	done := float64(s.OverallDone-s.LevelDone) + in*float64(s.LevelTotal)
-	if !s.Phase.Measured() {
-		done = float64(s.OverallDone)
 	}
 	if l.prepTotal > 0 {
 		prep := float64(l.prepDone)
@@ -584,7 +680,41 @@ func (l *Live) runProgress(s Snapshot, in float64) float64 {
 		}
 		done += min(prep, float64(l.prepTotal)) // a warmup marked done still shows as the stage
 	}
-	return min(done/float64(total), 1)
+	return min(done/total, 1)
+}
+
+// LevelWaves weighs each level of a Kovara plan for ExpectStages: its
+// requests in waves of its users, or of slots where the server serves no
+// more at once (slots > 0), as EstimatePlan counts a plan's length.
+func LevelWaves(p Plan, slots int) []float64 {
+	w := make([]float64, len(p.Concurrency))
+	for i, c := range p.Concurrency {
+		users := max(c, 1)
+		if slots > 0 {
+			users = min(users, slots)
+		}
+		w[i] = float64((p.Requests + users - 1) / users)
+	}
+	return w
+}
+
+// ExpectStages says how long each of the plan's measured stages is
+// expected to take against the others (weights, in stage order, in any
+// one unit; the plan's calibration and warmup count a unit a request).
+// The whole plan's share done, and the time left told from how fast it
+// grows, are then of that time, not of the requests: a Kovara plan of
+// 100 requests at 1, 8 and 32 users spends nearly all its time at 1 user,
+// and counted in requests its first level was a third of it — "whole
+// plan about 4 min" for a plan that took 2 min 20 s. Call it before the
+// run starts; weights that do not match the plan's stages are left
+// unused.
+func (l *Live) ExpectStages(weights []float64) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.weights = weights
+	l.mu.Unlock()
 }
 
 // inGroup is a run's progress as the repeated group's: the runs before
@@ -764,6 +894,8 @@ func (s Snapshot) Describe() string {
 	switch {
 	case s.Alert != "":
 		line += " — " + s.Alert
+	case s.Quiet > 0:
+		line += " — no token for " + wholeSeconds(s.Quiet) + "…"
 	case s.PlanLeft > 0 && (s.Levels > 1 || s.Runs > 1) && s.Left > 0:
 		// Both, each labelled as the live view's bars are: a stage's
 		// end is not the plan's.

@@ -131,6 +131,7 @@ func (w *watchdog) run(ctx context.Context) {
 	defer func() {
 		w.mu.Lock()
 		w.say("")
+		w.ss.s.obs.Live.setInFlight(0) // the loop is over
 		w.mu.Unlock()
 	}()
 	for {
@@ -157,6 +158,7 @@ func (w *watchdog) look(ctx context.Context, failedAt time.Duration, midStream b
 	}
 	now := s.clock()
 	heard, inFlight := w.heard()
+	s.obs.Live.setInFlight(inFlight) // the live view's silence (Snapshot.Quiet)
 	quiet := now - heard
 	silent := inFlight > 0 && quiet >= abs(w.silence)
 	switch {

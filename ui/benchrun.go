@@ -54,7 +54,22 @@ func (s *BenchmarkScreen) onRun() {
 	s.rememberModel(name)
 	// The built-in simulator is each plan's demo one, as in the CLI's
 	// demo: a capacity to find, drafts to accept.
-	s.start(saved, simulated, s.kind().Demo(), ep, s.chosenModel(), run)
+	cfg := s.kind().Demo()
+	var weights []float64
+	if f, ok := s.form().(interface{ stageWeights(slots int) []float64 }); ok {
+		weights = f.stageWeights(s.u.slotsOf(name, s.chosenModel(), cfg))
+	}
+	s.start(saved, simulated, cfg, ep, s.chosenModel(), run, weights)
+}
+
+// slotsOf is how many requests the endpoint called name serves at once,
+// 0 when that is not known: the simulator's batch, else what the
+// endpoint's last check found (engine.EstimateSlots).
+func (u *App) slotsOf(name, model string, cfg sim.Config) int {
+	if name == SimulatorName {
+		return cfg.BatchCapacity
+	}
+	return engine.EstimateSlots(u.checkedDetection(name, model))
 }
 
 // runDemo is the demo (kovara-desktop --demo, make run): the Kovara
@@ -66,7 +81,8 @@ func (s *BenchmarkScreen) onRun() {
 func (s *BenchmarkScreen) runDemo() {
 	p := setup.DefaultPlan()
 	p.Model, p.Simulated = sim.Demo().Models[0], true
-	s.start(storage.SavedEndpoint{}, true, plans.KovaraMethod.Demo(), engine.Endpoint{}, p.Model, s.kovara.runs(p, 1, nil, ""))
+	cfg := plans.KovaraMethod.Demo()
+	s.start(storage.SavedEndpoint{}, true, cfg, engine.Endpoint{}, p.Model, s.kovara.runs(p, 1, nil, ""), engine.LevelWaves(p, cfg.BatchCapacity))
 }
 
 // shows keeps a plan's result in the history (off the UI goroutine, as a
@@ -85,8 +101,10 @@ func (s *BenchmarkScreen) showView(o fyne.CanvasObject) {
 	}
 }
 
-// start runs a plan in the background, with the live view showing it.
-func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, simCfg sim.Config, ep engine.Endpoint, model string, run planRun) {
+// start runs a plan in the background, with the live view showing it;
+// weights, when given, are how long its stages take against each other
+// (engine.Live.ExpectStages), for the whole plan's bar and time left.
+func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, simCfg sim.Config, ep engine.Endpoint, model string, run planRun, weights []float64) {
 	name := saved.Name
 	if simulated {
 		name = SimulatorName
@@ -99,6 +117,7 @@ func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, sim
 	s.live.saveChart, s.live.model, s.live.simulated = s.u.saveChart, model, simulated
 	s.show(s.live.content)
 	live := engine.NewLive()
+	live.ExpectStages(weights)
 	palette := PaletteFor(s.u.fyne.Settings().Theme(), s.u.fyne.Settings().ThemeVariant())
 
 	var tickerWG sync.WaitGroup

@@ -118,3 +118,15 @@ func (f *kovaraForm) newQuickButton() *widget.Button {
 	b.Hide()
 	return b
 }
+
+// stageWeights weighs the plan's levels against each other for the live
+// view's whole-plan bar and time left (engine.LevelWaves), on a server
+// serving slots requests at once; nil when slots is not known (each level
+// then counts its requests) or the form does not read.
+func (f *kovaraForm) stageWeights(slots int) []float64 {
+	p, err := f.plan()
+	if err != nil || slots <= 0 {
+		return nil
+	}
+	return engine.LevelWaves(p, slots)
+}

@@ -39,7 +39,7 @@ func TestLiveDataSeries(t *testing.T) {
 		LevelElapsed: sec(0.5), Tokens: 500, TPS: 1000, TTFT: []float64{30, 31}, ITL: []float32{20, 21, 22}, LevelDone: 2, LevelTotal: 10, OK: 2,
 		Line: "Level 1 of 2 — concurrency 4 — 2 of 10 requests", StageName: "level 1"})
 	d.add(engine.Snapshot{At: sec(3), Phase: engine.PhaseMeasure, Level: 1, Levels: 2, Concurrency: 4,
-		LevelElapsed: sec(1.5), Tokens: 1500, TPS: 1000, TTFT: []float64{32}, ITL: []float32{20}, LevelDone: 3, LevelTotal: 10, OK: 3,
+		LevelElapsed: sec(1.5), Tokens: 1500, TPS: 1000, TTFT: []float64{32}, ITL: []float32{20}, LevelDone: 3, LevelTotal: 10, OK: 3, StageProgress: 0.3,
 		Line: "Level 1 of 2 — concurrency 4 — 3 of 10 requests", StageName: "level 1"})
 	if len(d.tpsY) != 2 || d.tpsY[0] != 1000 || d.tpsY[1] != 1000 || !math.IsNaN(d.warmY[len(d.warmY)-1]) {
 		t.Errorf("tok/s series %v, warmup %v (ended by a gap)", d.tpsY, d.warmY)
@@ -401,7 +401,8 @@ func TestEveryPlanRunsFromItsForm(t *testing.T) {
 
 // TestLiveStageBarWhileReadingPrompts: while a prompts file is read, the
 // stage's bar is how much of it has been read (it stood at 0 % for the
-// seconds a large file takes); then it is the level's requests again.
+// seconds a large file takes); then it is the level's share done, the
+// engine's (StageProgress), from which its time left is told.
 func TestLiveStageBarWhileReadingPrompts(t *testing.T) {
 	t.Parallel()
 	var d liveData
@@ -409,12 +410,32 @@ func TestLiveStageBarWhileReadingPrompts(t *testing.T) {
 	if got := d.levelProgress(); got != 0.25 {
 		t.Errorf("reading the prompts file: bar %.2f, want 0.25", got)
 	}
-	d.add(engine.Snapshot{Phase: engine.PhaseMeasure, Level: 1, LevelDone: 3, LevelTotal: 12})
+	d.add(engine.Snapshot{Phase: engine.PhaseMeasure, Level: 1, LevelDone: 3, LevelTotal: 12, StageProgress: 0.25})
 	if got := d.levelProgress(); got != 0.25 {
-		t.Errorf("3 of 12 requests: bar %.2f, want 0.25", got)
+		t.Errorf("a quarter: bar %.2f, want 0.25", got)
 	}
-	d.add(engine.Snapshot{Phase: engine.PhaseMeasure, Level: 1, LevelDone: 6, LevelTotal: 12})
-	if got := d.levelProgress(); got != 0.5 {
-		t.Errorf("6 of 12 requests: bar %.2f, want 0.5", got)
+}
+
+// TestLiveStageBarAgreesWithItsTimeLeft: the stage's bar is the share
+// its time left is told from, not its finished requests: 44 % of the
+// requests done with 60 % of the tokens in shows 60 %, beside the few
+// seconds left that 60 % makes (it showed 44 % beside "a few seconds
+// left"). With no token for a while, the line says so and no time left.
+func TestLiveStageBarAgreesWithItsTimeLeft(t *testing.T) {
+	t.Parallel()
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	var d liveData
+	d.add(engine.Snapshot{At: sec(10), Phase: engine.PhaseMeasure, Level: 3, Levels: 3, Concurrency: 32, LevelDone: 44, LevelTotal: 100,
+		StageProgress: 0.6, LevelElapsed: sec(6), Left: sec(4), Line: "Level 3 of 3 — concurrency 32 — 44 of 100 requests"})
+	if got := d.levelProgress(); got != 0.6 {
+		t.Errorf("bar %.2f, want 0.60 (the share the time left is told from)", got)
+	}
+	if got, want := d.phaseLine(), "Level 3 of 3 — concurrency 32 — 44 of 100 requests — a few seconds left"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+	d.add(engine.Snapshot{At: sec(16), Phase: engine.PhaseMeasure, Level: 3, Levels: 3, Concurrency: 32, LevelDone: 44, LevelTotal: 100,
+		StageProgress: 0.6, LevelElapsed: sec(12), Quiet: sec(6), Line: "Level 3 of 3 — concurrency 32 — 44 of 100 requests"})
+	if got, want := d.phaseLine(), "Level 3 of 3 — concurrency 32 — 44 of 100 requests — no token for 6 s…"; got != want {
+		t.Errorf("quiet: line %q, want %q", got, want)
 	}
 }
