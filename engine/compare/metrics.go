@@ -166,7 +166,6 @@ func outputTokensMean(r results.Run) (float64, bool) {
 }
 
 func ttft(r results.Run) *results.Dist    { return r.Metrics.TTFTMs }
-func itl(r results.Run) *results.Dist     { return r.Metrics.ITLMs }
 func latency(r results.Run) *results.Dist { return r.Metrics.LatencyMs }
 func tpot(r results.Run) *results.Dist    { return r.Metrics.TPOTMs }
 
