@@ -95,11 +95,6 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 	return sd, private, nil
 }
 
-// ModelName is a model id as every report says it: results.ModelName,
-// the one rule of what is published of a model's name. The app names
-// saved files by it too.
-func ModelName(model string) string { return results.ModelName(model) }
-
 // blankKeys blanks every text under m's keys, keeping the shape the
 // document's reader expects, and adds the texts to private.
 func blankKeys(m map[string]any, keys []string, private []string) []string {

@@ -570,7 +570,7 @@ func TestModelFolderStaysHome(t *testing.T) {
 			t.Errorf("ModelFolder(%q) = %q, want %q", tc.model, got, tc.want)
 		}
 	}
-	if got, want := ModelName("/home/alice/models/tiny.gguf"), "tiny.gguf"; got != want {
+	if got, want := results.ModelName("/home/alice/models/tiny.gguf"), "tiny.gguf"; got != want {
 		t.Errorf("ModelName = %q, want %q", got, want)
 	}
 	d := plans.NewStages(planstest.LlamaStages(t))

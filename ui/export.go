@@ -244,7 +244,7 @@ func resultShare(u *App, d plans.Doc, id string) *shareBar {
 	if id != "" && u.lib != nil {
 		label = u.lib.Annotation(id).Label
 	}
-	return newShareBar(u, d.Kind().ID+" "+report.ModelName(d.Model()), []plans.Doc{d}, []string{label})
+	return newShareBar(u, d.Kind().ID+" "+results.ModelName(d.Model()), []plans.Doc{d}, []string{label})
 }
 
 // report is the shared documents' report: of the one result, or of the
