@@ -289,10 +289,8 @@ func ResultTable(f *File) Table {
 // itlCell is an ITL percentile as At says it, Missing also where it is
 // chunks read together (ITLAt; a note says why).
 func itlCell(d *Dist, q int) string {
-	if _, ok := d.At(q); ok {
-		if _, measured := ITLAt(d, q); !measured {
-			return Missing
-		}
+	if _, measured := ITLAt(d, q); !measured {
+		return Missing
 	}
 	return At(d, q)
 }
