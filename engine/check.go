@@ -20,8 +20,8 @@ type EndpointReport struct {
 	Compat      results.Compat
 	ServerModel string
 	Warnings    []string
-	// Speed is what one short stream measured after the probe, nil when
-	// it could not say (EstimatePlan reads it).
+	// Speed is what the speed test's streams measured after the probe
+	// (measureSpeed), nil when they could not say (EstimatePlan reads it).
 	Speed *TestedSpeed
 }
 

@@ -82,8 +82,9 @@ type Observer struct {
 	// the measured level (selftest counts the client's cost over it).
 	LevelStart func(concurrency int)
 	// Estimate, when set, has a Kovara method run measure the server's
-	// speed with one short stream after the probe and gets how long the
-	// plan takes at it (EstimateLine), before calibration and warmup.
+	// speed with the speed test's streams (measureSpeed) after the probe
+	// and gets how long the plan takes at it (EstimateLine), before
+	// calibration and warmup.
 	Estimate func(line string)
 }
 
