@@ -222,7 +222,7 @@ func VerdictOf(files ...*results.File) Verdict {
 			v.blockers = append(v.blockers, msg)
 			v.Notes = append(v.Notes, msg)
 		case len(f.Runs) == 0:
-			msg := fmt.Sprintf("%s has no run records", runName(i))
+			msg := emptyRun(runName(i), f)
 			v.blockers = append(v.blockers, msg)
 			v.Notes = append(v.Notes, msg)
 		default:
@@ -576,6 +576,17 @@ func joinInts(xs []int) string {
 }
 
 func runName(i int) string { return "run " + strconv.Itoa(i+1) }
+
+// emptyRun says why the run called name, with no finished level, has
+// nothing to compare: one stopped (or whose server stopped answering)
+// in its first level keeps that level as partial, which is shown with
+// the run and never compared; otherwise no level was measured at all.
+func emptyRun(name string, f *results.File) string {
+	if p := f.Local.PartialRun; p != nil {
+		return fmt.Sprintf("%s ended during its first level (concurrency %d): nothing finished to compare, and its partial level is shown with the run, never compared", name, p.Concurrency)
+	}
+	return name + " measured no level, so there is nothing of it to compare"
+}
 
 // runNames names zero-based file indexes: "run 2", "runs 1 and 3",
 // "runs 1, 2 and 4".

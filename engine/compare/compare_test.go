@@ -286,6 +286,9 @@ func TestVerdictNotes(t *testing.T) {
 func TestVerdictOddInputs(t *testing.T) {
 	mixed := session(std, atLevel(32, func(r *results.Run) { r.EngineVersion = ptr("0.11.0") }))
 	empty := session(nil)
+	stoppedEarly := session(nil)
+	partial := session([]int{8}).Runs[0]
+	stoppedEarly.Local.PartialRun = &partial
 
 	tests := []struct {
 		name       string
@@ -304,7 +307,9 @@ func TestVerdictOddInputs(t *testing.T) {
 			[]Difference{{"engine_version", "engine version", []string{"0.10.1 / 0.11.0"}}},
 			"Not comparable: engine version differs (0.10.1 / 0.11.0)."},
 		{"a file without records", []*results.File{session(std), empty}, false, nil,
-			"Not comparable: run 2 has no run records."},
+			"Not comparable: run 2 measured no level, so there is nothing of it to compare."},
+		{"a run stopped in its first level", []*results.File{session(std), stoppedEarly}, false, nil,
+			"Not comparable: run 2 ended during its first level (concurrency 8): nothing finished to compare, and its partial level is shown with the run, never compared."},
 		{"a nil file", []*results.File{nil, session(std)}, false, nil,
 			"Not comparable: run 1 is missing."},
 	}
