@@ -41,6 +41,6 @@ func newCapacityView(u *App, r *results.CapacityResult, id string, saveErr error
 	_, notes = results.Split(r.Warnings())
 	v.warnings = widget.NewLabel(notesText(notes, len(d.Problems()) > 0))
 	v.warnings.Wrapping = fyne.TextWrapWord
-	v.build(u, id, fmt.Sprintf("Capacity: %s on %s", r.Model, r.Local.Where()), d, state, v.warnings, charts, onBack)
+	v.build(u, id, fmt.Sprintf("Capacity: %s on %s", results.ModelName(r.Model), r.Local.Where()), d, state, v.warnings, charts, onBack)
 	return v
 }

@@ -43,7 +43,7 @@ func newContextView(u *App, r *results.ContextResult, id string, saveErr error, 
 	}
 	v.method = widget.NewLabel(strings.Join(under, "\n"))
 	v.method.Wrapping = fyne.TextWrapWord
-	v.build(u, id, fmt.Sprintf("Context depth: %s on %s", r.Model, r.Local.Where()), d, state, v.method, charts, onBack)
+	v.build(u, id, fmt.Sprintf("Context depth: %s on %s", results.ModelName(r.Model), r.Local.Where()), d, state, v.method, charts, onBack)
 	u.contextView = v
 	return v
 }

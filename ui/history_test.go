@@ -504,3 +504,44 @@ func TestHistoryDoubleTapOpens(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenedRunsNameTheModelFile: every plan a real llama-server ran
+// without --alias, whose model id is its model file's whole path, opens
+// from History under the file's base name (as History, Compare and every
+// published file name it): no screen of it shows the folder.
+func TestOpenedRunsNameTheModelFile(t *testing.T) {
+	h := newHarness(t)
+	tests := []struct {
+		name string
+		doc  plans.Doc
+		// file is the model's base name as the run's screen shows it;
+		// "" where the screen names the settings, not the model.
+		file, path string
+	}{
+		{"kovara", plans.Kovara{File: planstest.LlamaKovara(t)}, "tiny.gguf", "/work/servers/models/tiny.gguf"},
+		{"stages", plans.NewStages(planstest.LlamaStages(t)), "tiny.gguf", "/work/servers/models/tiny.gguf"},
+		{"specdec", plans.NewSpecDec(planstest.LlamaSpecDec(t)), "tiny.gguf", "/work/servers/models/tiny.gguf"},
+		{"capacity", plans.NewCapacity(planstest.LlamaCapacity(t)), "tiny.gguf", "models/tiny.gguf"},
+		{"context", plans.NewContext(planstest.LlamaContext(t)), "tiny2.gguf", "/work/srv/model/tiny2.gguf"},
+		{"rate", plans.NewRate(planstest.LlamaRate(t)), "tiny.gguf", "/work/servers/models/tiny.gguf"},
+		{"tune", plans.NewTune(planstest.LlamaTune(t)), "", "/work/servers/models/tiny.gguf"},
+	}
+	for _, tt := range tests {
+		id, err := h.u.lib.SaveDoc("", tt.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		h.locked(func() {
+			h.u.historyScreen.open(id)
+			windowTexts(t, h.u.historyScreen.content, nil, &texts)
+		})
+		all := strings.Join(texts, "\n")
+		if strings.Contains(all, tt.path) {
+			t.Errorf("%s: the opened run shows the model file's path %q", tt.name, tt.path)
+		}
+		if !strings.Contains(all, tt.file) {
+			t.Errorf("%s: the opened run never names the model %s", tt.name, tt.file)
+		}
+	}
+}

@@ -46,7 +46,7 @@ func newRateView(u *App, r *results.RateResult, id string, saveErr error, onBack
 
 	v.method = widget.NewLabel(strings.Join(rateNotes(r), "\n"))
 	v.method.Wrapping = fyne.TextWrapWord
-	v.build(u, id, fmt.Sprintf("Rate: %s on %s", r.Model, r.Local.Where()), d, state, v.method, charts, onBack)
+	v.build(u, id, fmt.Sprintf("Rate: %s on %s", results.ModelName(r.Model), r.Local.Where()), d, state, v.method, charts, onBack)
 	return v
 }
 

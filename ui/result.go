@@ -67,7 +67,9 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	} else if f.Local.PartialRun != nil {
 		model = f.Local.PartialRun.ModelID
 	}
-	v.title = widget.NewLabelWithStyle(fmt.Sprintf("%s on %s", model, f.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	// The model as History, Compare and every published file name it: a
+	// llama-server without --alias reports its model file's whole path.
+	v.title = widget.NewLabelWithStyle(fmt.Sprintf("%s on %s", results.ModelName(model), f.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	ws := results.Warnings(f)
 	problems, notes := results.Split(ws)
 	state := results.Headline(f, ws)

@@ -46,7 +46,7 @@ const (
 func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, onBack func()) *StagesView {
 	t := r.Table()
 	v := &StagesView{u: u, rows: t.Rows}
-	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle(fmt.Sprintf("Three stages: %s on %s", results.ModelName(r.Model), r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	d := plans.NewStages(r)
 	// The headline says itself that it was simulated.
 	v.state = stateLabel([]string{r.Headline()}, false, "", saveErr)
@@ -120,7 +120,7 @@ func (v *SpecDecView) frame() (fyne.CanvasObject, *widget.Button) { return v.con
 func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, onBack func()) *SpecDecView {
 	t := r.Table()
 	v := &SpecDecView{rows: t.Rows}
-	title := widget.NewLabelWithStyle(fmt.Sprintf("Speculative decoding: %s on %s", r.Model, r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle(fmt.Sprintf("Speculative decoding: %s on %s", results.ModelName(r.Model), r.Local.Where()), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	note := "Representative prompts, each answer free to stop on its own: these numbers are not Kovara records and can never be published."
 	// The headline: why levels were not run, how the answers stopped,
 	// and whether drafting is worth it (results.SpecDecResult.Headline).
