@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,12 +68,17 @@ func (l TuneListen) Disagreement() string {
 	if !l.Differs() {
 		return ""
 	}
-	to := l.Addr
+	return fmt.Sprintf("The endpoint is %s but setting %s's command listens on %s (%s): the runs go to %s.", l.Endpoint, l.Setting, l.Addr, l.Why, l.goesTo())
+}
+
+// goesTo is where the runs go when the command listens elsewhere than
+// the endpoint: its port on the endpoint's host, else its host and port.
+func (l TuneListen) goesTo() string {
 	h1, p1, _ := net.SplitHostPort(l.Addr)
 	if h2, _, _ := net.SplitHostPort(l.Endpoint); sameHost(h1, h2) {
-		to = p1
+		return p1
 	}
-	return fmt.Sprintf("The endpoint is %s but setting %s's command listens on %s (%s): the runs go to %s.", l.Endpoint, l.Setting, l.Addr, l.Why, to)
+	return l.Addr
 }
 
 // Line is what the CLI says of a setting before the first round: its
@@ -472,16 +478,28 @@ func isLoopback(h string) bool {
 // that says so. "" when no setting starts a server.
 func TuneServersNote(settings []TuneSetting, endpointURL string) string {
 	var started, atEndpoint, lines []string
+	// Settings whose commands listen at one address, said so the same
+	// way, are said in one sentence: two lines that differ only in -np
+	// had the same sentence twice.
+	var groups [][]TuneListen
 	for i, l := range TuneListens(settings, endpointURL) {
 		if settings[i].How != setup.ByCommand {
 			continue
 		}
 		started = append(started, l.Setting)
-		if line := l.Line(); line != "" {
-			lines = append(lines, line)
-		} else {
+		if l.Line() == "" {
 			atEndpoint = append(atEndpoint, l.Setting)
+			continue
 		}
+		j := slices.IndexFunc(groups, func(g []TuneListen) bool { return g[0].Addr == l.Addr && g[0].Why == l.Why })
+		if j < 0 {
+			groups = append(groups, []TuneListen{l})
+		} else {
+			groups[j] = append(groups[j], l)
+		}
+	}
+	for _, g := range groups {
+		lines = append(lines, listenLine(g))
 	}
 	if len(started) == 0 {
 		return ""
@@ -494,4 +512,27 @@ func TuneServersNote(settings []TuneSetting, endpointURL string) string {
 		out += fmt.Sprintf(" %s %s at this endpoint's address.", results.JoinAnd(atEndpoint), results.Plural(len(atEndpoint), "listens", "listen"))
 	}
 	return out
+}
+
+// listenLine is TuneListen.Line of settings whose commands listen at one
+// address, said the same way: "The endpoint is 127.0.0.1:8080 but
+// settings A and B listen on 127.0.0.1:8090 (their --port): the runs go
+// to 8090."
+func listenLine(g []TuneListen) string {
+	if len(g) == 1 {
+		return g[0].Line()
+	}
+	names := make([]string, len(g))
+	for i, l := range g {
+		names[i] = l.Setting
+	}
+	l := g[0]
+	why := l.Why
+	if rest, ok := strings.CutPrefix(why, "its "); ok {
+		why = "their " + rest
+	}
+	if !l.Differs() {
+		return fmt.Sprintf("Settings %s listen on %s (%s).", results.JoinAnd(names), l.Addr, why)
+	}
+	return fmt.Sprintf("The endpoint is %s but settings %s listen on %s (%s): the runs go to %s.", l.Endpoint, results.JoinAnd(names), l.Addr, why, l.goesTo())
 }

@@ -145,6 +145,14 @@ func TestTuneServersNote(t *testing.T) {
 		{"one agrees, one listens elsewhere", []TuneSetting{cmd("np2", "llama-server -np 2 --port 8080"), cmd("np8", "llama-server -np 8 --port 8090")},
 			"The app starts and stops the server for np2 and np8; nothing else may answer where it listens when it starts. Setting np2 listens on 127.0.0.1:8080 (its --port). " +
 				"The endpoint is 127.0.0.1:8080 but setting np8's command listens on 127.0.0.1:8090 (its --port): the runs go to 8090."},
+		// The real two lines that differ only in -np (seen in the app
+		// against llama-server): one sentence, not the same one twice.
+		{"two listening elsewhere at one address", []TuneSetting{cmd("A", "llama-server -m tiny.gguf -np 1 --port 18090"), cmd("B", "llama-server -m tiny.gguf -np 2 --port 18090")},
+			"The app starts and stops the server for A and B; nothing else may answer where it listens when it starts. " +
+				"The endpoint is 127.0.0.1:8080 but settings A and B listen on 127.0.0.1:18090 (their --port): the runs go to 18090."},
+		{"two at one address, the endpoint's", []TuneSetting{cmd("A", "llama-server -np 1 --port 8080"), cmd("B", "llama-server -np 2 --port 8080"), cmd("C", "llama-server -np 4 --port 8090")},
+			"The app starts and stops the server for A, B and C; nothing else may answer where it listens when it starts. Settings A and B listen on 127.0.0.1:8080 (their --port). " +
+				"The endpoint is 127.0.0.1:8080 but setting C's command listens on 127.0.0.1:8090 (its --port): the runs go to 8090."},
 		{"with a model and a script", []TuneSetting{cmd("A", "vllm serve m"), model, cmd("C", "./serve.sh")},
 			"The app starts and stops the server for A and C; nothing else may answer where it listens when it starts. " +
 				"The endpoint is 127.0.0.1:8080 but setting A's command listens on 127.0.0.1:8000 (vLLM's default): the runs go to 8000. C listens at this endpoint's address."},
