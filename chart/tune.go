@@ -48,21 +48,35 @@ func TuneCharts(r *results.TuneResult, c int, p Palette) []Spec {
 		if len(series) == 0 {
 			continue
 		}
+		drawn, wide := 0, 0
 		for _, v := range r.Verdicts {
 			if v.Metric != id || v.Concurrency != c || v.Verdict == results.TuneUnknown {
 				continue
 			}
 			a, b := v.Base*(1+v.Low), v.Base*(1+v.High)
 			if span := math.Max(hi-lo, 0.1*hi); a < lo-2*span || b > hi+2*span {
+				wide++
 				continue
 			}
+			drawn++
 			// Beside the setting's dots, not on them: in their colour and
 			// inside their spread it was hidden behind them.
 			x := float64(v.Setting+1) + intervalOffset
 			series = append(series, Series{X: []float64{x, x}, Y: []float64{a, b}, Kind: Line, Color: v.Setting})
 		}
+		// The axis says what is drawn: after two rounds every interval
+		// was left out and the label still promised a line.
+		xLabel := "setting (dots: its rounds)"
+		switch {
+		case drawn > 0 && wide > 0:
+			xLabel = "setting (dots: its rounds; line: its change's interval, the widest only in the table)"
+		case drawn > 0:
+			xLabel = "setting (dots: its rounds; line: its change's interval)"
+		case wide > 0:
+			xLabel = "setting (dots: its rounds; the intervals are too wide to draw: the table has them)"
+		}
 		out = append(out, Spec{
-			Title: fmt.Sprintf("%s at %d %s", label, c, results.Plural(c, "user", "users")), XLabel: "setting (dots: its rounds; line: its change's interval)",
+			Title: fmt.Sprintf("%s at %d %s", label, c, results.Plural(c, "user", "users")), XLabel: xLabel,
 			YLabel: unit, YFromZero: true, XTicks: ticks, XTickLabels: names, XPad: 0.5, Series: series, Palette: p,
 		})
 	}

@@ -38,3 +38,28 @@ func TestTuneChartsIntervalBesideTheDots(t *testing.T) {
 		t.Errorf("interval at x %.2f, the setting's dots at %.2f: want it just right of them, in their colour", l.X[0], x)
 	}
 }
+
+// TestTuneChartsSayWhatIsDrawn: the axis promises the interval's line
+// only where one is drawn; an interval too wide to draw (two rounds give
+// such: -93 % … +856 % against llama-server) leaves it to the table.
+func TestTuneChartsSayWhatIsDrawn(t *testing.T) {
+	t.Parallel()
+	drawn := TuneCharts(planstest.Tune(false), 8, Light())
+	wide := planstest.Tune(false)
+	for i := range wide.Verdicts {
+		wide.Verdicts[i].Low, wide.Verdicts[i].High = -0.936, 8.559
+	}
+	tests := []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{"drawn", drawn[0], "setting (dots: its rounds; line: its change's interval)"},
+		{"too wide", TuneCharts(wide, 8, Light())[0], "setting (dots: its rounds; the intervals are too wide to draw: the table has them)"},
+	}
+	for _, tt := range tests {
+		if got := tt.spec.XLabel; got != tt.want {
+			t.Errorf("%s: axis %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
