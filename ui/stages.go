@@ -153,6 +153,15 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	// under the page were cut off by the window's bottom when there were
 	// many (#35).
 	v.table.allRows = true
+	if len(positions.Series) == 0 {
+		// No chart to draw (the server counts no acceptance by position):
+		// its one sentence under the warnings, not half the page empty
+		// beside warnings cut off at 1024×640.
+		none := widget.NewLabel(v.positions.Text())
+		none.Wrapping = fyne.TextWrapWord
+		v.content = container.NewBorder(top, nil, nil, nil, pageScroll(container.NewBorder(nil, container.NewVBox(warnings, none), nil, nil, v.table)))
+		return v
+	}
 	body := container.NewVSplit(pageScroll(container.NewBorder(nil, warnings, nil, nil, v.table)), savableChart(u, v.positions, positions.Title, &v.saves))
 	body.Offset = 0.45
 	v.content = container.NewBorder(top, nil, nil, nil, body)
