@@ -370,10 +370,21 @@ func CompareCharts(files []*results.File, names []string, p chart.Palette) []cha
 				if len(ids) > 1 {
 					name += " " + strings.TrimPrefix(strings.TrimPrefix(id, "ttft_"), "itl_")
 				}
-				s.Series = append(s.Series, chart.Series{Name: name, X: ticks, Y: byLevel(f, m.Get), Kind: kind, Color: i})
+				ys := byLevel(f, m.Get)
+				if !slices.ContainsFunc(ys, func(y float64) bool { return !math.IsNaN(y) }) {
+					continue // nothing measured: no legend entry for it
+				}
+				s.Series = append(s.Series, chart.Series{Name: name, X: ticks, Y: ys, Kind: kind, Color: i})
 			}
 		}
 		return s
+	}
+	// The TTFT chart promises p95 dots only where some are drawn: runs
+	// of fewer than 20 requests a level have none, and their legend
+	// listed "[1] p95" over no dot.
+	ttft := spec("Time to first token by concurrency (p50 line, p95 dots)", "ms", "ttft_p50", "ttft_p95")
+	if !slices.ContainsFunc(ttft.Series, func(s chart.Series) bool { return s.Kind == chart.Scatter }) {
+		ttft.Title = "Time to first token p50 by concurrency (no p95: fewer than 20 successes a level)"
 	}
 	trade := chart.Spec{Title: "Per-user against total throughput", XLabel: "total tok/s", YLabel: "per-user tok/s", YFromZero: true, Palette: p}
 	for i, f := range files {
@@ -385,7 +396,7 @@ func CompareCharts(files []*results.File, names []string, p chart.Palette) []cha
 	}
 	return []chart.Spec{
 		spec("Output throughput by concurrency", "tok/s", "output_throughput"),
-		spec("Time to first token by concurrency (p50 line, p95 dots)", "ms", "ttft_p50", "ttft_p95"),
+		ttft,
 		spec("Inter-token latency p50 by concurrency", "ms", "itl_p50"),
 		trade,
 	}

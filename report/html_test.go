@@ -467,3 +467,41 @@ func TestHTMLRateTurnsChart(t *testing.T) {
 		t.Errorf("%d charts with turns, %d without; want one more, titled %q", got, plain, chart.RateTurnsTitle)
 	}
 }
+
+// TestCompareChartsPromiseOnlyDrawnDots: the TTFT chart's p95 dots and
+// their legend entries are there only where a p95 was measured; runs of
+// 12 requests a level (none has one) get a title that says why, not a
+// legend of "[1] p95" over no dot (seen in the app with two real
+// llama-server runs).
+func TestCompareChartsPromiseOnlyDrawnDots(t *testing.T) {
+	t.Parallel()
+	small := func() *results.File {
+		f := planstest.LlamaKovara(t)
+		for i := range f.Runs {
+			f.Runs[i].Metrics.TTFTMs.P95, f.Runs[i].Metrics.TTFTMs.P99 = nil, nil
+		}
+		return f
+	}
+	tests := []struct {
+		name      string
+		files     []*results.File
+		title     string
+		dotSeries int
+	}{
+		{"p95 measured", []*results.File{planstest.LlamaKovara(t), planstest.LlamaKovara(t)}, "Time to first token by concurrency (p50 line, p95 dots)", 2},
+		{"no p95", []*results.File{small(), small()}, "Time to first token p50 by concurrency (no p95: fewer than 20 successes a level)", 0},
+	}
+	for _, tt := range tests {
+		specs := CompareCharts(tt.files, []string{"[1] a", "[2] b"}, chart.Light())
+		ttft := specs[1]
+		dots := 0
+		for _, s := range ttft.Series {
+			if s.Kind == chart.Scatter {
+				dots++
+			}
+		}
+		if ttft.Title != tt.title || dots != tt.dotSeries {
+			t.Errorf("%s: %q with %d dot series, want %q with %d", tt.name, ttft.Title, dots, tt.title, tt.dotSeries)
+		}
+	}
+}
