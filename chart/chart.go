@@ -497,6 +497,11 @@ func cleanSeries(spec Spec, width int, pal Palette) ([]plotSeries, bool) {
 		if ps.points >= 2 {
 			enough = true
 		}
+		if ps.points == 0 {
+			// Nothing of it measured (a p95 of levels under 20
+			// successes): no legend entry over nothing drawn.
+			continue
+		}
 		out = append(out, ps)
 	}
 	return out, enough

@@ -89,7 +89,7 @@ func specDec(failed bool) plans.Doc {
 	r := &results.SpecDecResult{PlanHeader: results.PlanHeader{Format: results.FormatSpecDec, FormatVersion: 1, Complete: true, CreatedAt: created, Model: "qwen3-8b"}, Engine: engine()}
 	for _, c := range []int{1, 2} {
 		r.Levels = append(r.Levels, results.SpecDecLevel{Concurrency: c, Requests: 8, OK: 8, DurationS: 4, OutputTPS: ptr(90.0 * float64(c)),
-			Spec: &results.SpecWindow{AcceptanceRate: &rate, MeanAcceptanceLength: &length}})
+			Spec: &results.SpecWindow{AcceptanceRate: &rate, MeanAcceptanceLength: &length, PerPosition: []float64{0.82, 0.61, 0.44}}})
 	}
 	if failed {
 		r.Levels[1] = results.SpecDecLevel{Concurrency: 2, Requests: 8, Errors: 8, DurationS: 1, Failures: []string{"HTTP 503: the server is busy"}}
