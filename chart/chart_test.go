@@ -799,3 +799,24 @@ func TestYAtLeast(t *testing.T) {
 		t.Errorf("without YAtLeast the axis reaches %v, want the data's 0.3", hi)
 	}
 }
+
+// TestNothingMeasuredHasNoLegendEntry: a series with no point (a p95 of
+// levels under 20 successes) is left out of what is drawn, and so of the
+// legend; one with a gap keeps its entry.
+func TestNothingMeasuredHasNoLegendEntry(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	spec := Spec{Series: []Series{
+		{Name: "p50", X: []float64{1, 2}, Y: []float64{300, 450}, Kind: Line},
+		{Name: "p95", X: []float64{1, 2}, Y: []float64{nan, nan}, Kind: Line},
+		{Name: "p99", X: []float64{1, 2}, Y: []float64{nan, 900}, Kind: Line},
+	}}
+	got, _ := cleanSeries(spec, 800, Light())
+	var names []string
+	for _, s := range got {
+		names = append(names, s.name)
+	}
+	if want := []string{"p50", "p99"}; !slices.Equal(names, want) {
+		t.Errorf("drawn series %q, want %q", names, want)
+	}
+}
