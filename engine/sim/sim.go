@@ -140,6 +140,11 @@ type Config struct {
 
 	NoUsage bool // never report usage (clients must count stream chunks)
 
+	// Answers is the llama.cpp personality's next-token model for
+	// /completion with n_probs (answers.go): the answers measurement's
+	// token route.
+	Answers Distribution
+
 	// NaturalStop gives the completion length of request n when ignore_eos
 	// is not honoured; the result is clamped to [1, max_tokens]. It and
 	// Faults are called from concurrent handlers. When nil,
@@ -524,6 +529,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.get(w, r, "application/json; charset=utf-8", s.propsJSON)
 	case path == "/tokenize" && p == LlamaCpp && r.Method == http.MethodPost:
 		s.tokenize(w, r)
+	case path == "/apply-template" && p == LlamaCpp && r.Method == http.MethodPost:
+		s.applyTemplate(w, r)
+	case path == "/completion" && p == LlamaCpp && r.Method == http.MethodPost:
+		s.completion(w, r)
 	case path == "/get_server_info" && p == SGLang:
 		s.get(w, r, "application/json", s.serverInfo())
 	case path == "/health" && (p == VLLM || p == SGLang):

@@ -1,0 +1,338 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/kovara/desktop/engine/drift"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+)
+
+// The answers measurement (docs/method.md §14): the baseline's greedy
+// answers to fixed prompts with their top lists, then the baseline again
+// (its floor) and the other setting read at every position of those
+// answers, through llama-server's token route: /completion with the
+// prompt's text and the answer's token ids so far, one token at a time
+// (the prompt cache makes each a one-token step). Other servers'
+// routes (vLLM's prompt_logprobs, a continued assistant message) are not
+// read yet, and say so.
+
+// AnswerPrompt is one prompt of the answers set, with the kind of use it
+// stands for.
+type AnswerPrompt struct {
+	Kind, Text string
+}
+
+// AnswerPromptsVersion names the fixed prompt set: figures of two sets
+// are not comparable.
+const AnswerPromptsVersion = "kovara-answers-v1"
+
+// AnswerPrompts are the fixed prompts, one for each way people use a
+// model that a setting may treat differently (docs/method.md §14).
+var AnswerPrompts = []AnswerPrompt{
+	{"code", "Write a Python function that returns the n-th Fibonacci number, with a docstring."},
+	{"json", "Give a JSON object with the fields name, age and city for a made-up person, and nothing else."},
+	{"prose", "Explain in three sentences why the sky is blue."},
+	{"reasoning", "A train leaves at 9:40 and arrives at 13:05. How long is the journey? Think step by step."},
+	{"french", "Traduis en français : the cat sleeps on the sofa while the rain falls."},
+}
+
+// AnswersPlan is what the measurement reads.
+type AnswersPlan struct {
+	// Positions is the tokens of each reference answer read (default
+	// 32); TopK the top list asked at each (default 20).
+	Positions, TopK int
+	// Prompts is how many of AnswerPrompts are used, from the first (0:
+	// all).
+	Prompts int
+	// Timeout bounds each request (0: 60 s).
+	Timeout time.Duration
+}
+
+func (p AnswersPlan) withDefaults() AnswersPlan {
+	if p.Positions <= 0 {
+		p.Positions = 32
+	}
+	if p.TopK <= 0 {
+		p.TopK = 20
+	}
+	if p.Prompts <= 0 || p.Prompts > len(AnswerPrompts) {
+		p.Prompts = len(AnswerPrompts)
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = 60 * time.Second
+	}
+	return p
+}
+
+// Requests is how many requests the measurement sends: for each prompt
+// the reference answer and, for the floor and the other setting, one a
+// position.
+func (p AnswersPlan) Requests() int {
+	p = p.withDefaults()
+	return p.Prompts * (1 + 2*p.Positions)
+}
+
+// AnswersSide is one setting: an endpoint and the model asked of it ("":
+// the only one served).
+type AnswersSide struct {
+	Endpoint Endpoint
+	Model    string
+}
+
+// AnswersResult is the measurement.
+type AnswersResult struct {
+	// Floor is the baseline read against its own answers; Other the
+	// other setting.
+	Floor, Other drift.Measured
+	// SameTopBeyond and KLBeyond say which figures drift beyond the
+	// floor (drift.Beyond).
+	SameTopBeyond, KLBeyond bool
+	// TopK is the shortest top list a server gave (asked: the plan's).
+	TopK int
+	// Models are the two models as their servers name them.
+	BaseModel, OtherModel string
+	Notes                 []string
+	// Reference is each prompt's reference answer, token ids (kept
+	// local; never a word of it leaves).
+	Reference [][]int
+}
+
+// Line is the measurement's first line: "same top token 99.2 % (floor
+// 100.0 %), KL divergence 0.0041 nats (floor 0): beyond the floor on
+// KL".
+func (r *AnswersResult) Line() string {
+	line := fmt.Sprintf("same top token %.1f %% (floor %.1f %%), KL divergence %s nats a token (floor %s)",
+		100*r.Other.SameTop, 100*r.Floor.SameTop, nats(r.Other.KLMean), nats(r.Floor.KLMean))
+	switch {
+	case r.SameTopBeyond && r.KLBeyond:
+		return line + ": beyond the floor on both"
+	case r.KLBeyond:
+		return line + ": beyond the floor on KL divergence; the top token as often the same"
+	case r.SameTopBeyond:
+		return line + ": beyond the floor on the top token"
+	}
+	return line + ": within the floor"
+}
+
+// nats says a KL divergence with the digits it needs.
+func nats(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 0.001:
+		return fmt.Sprintf("%.1e", v)
+	}
+	return fmt.Sprintf("%.4f", v)
+}
+
+// ErrAnswersUnsupported says a server has no route the measurement
+// reads.
+var ErrAnswersUnsupported = errors.New("the answers measurement reads llama-server's /completion token route")
+
+// MeasureAnswers reads other against base (docs/method.md §14);
+// progress, when set, is told each request done of the total.
+func MeasureAnswers(ctx context.Context, base, other AnswersSide, plan AnswersPlan, progress func(done, total int)) (*AnswersResult, error) {
+	plan = plan.withDefaults()
+	b, err := answersReader(ctx, base, plan)
+	if err != nil {
+		return nil, fmt.Errorf("the baseline: %w", err)
+	}
+	o, err := answersReader(ctx, other, plan)
+	if err != nil {
+		return nil, fmt.Errorf("the other setting: %w", err)
+	}
+	res := &AnswersResult{TopK: plan.TopK, BaseModel: b.model, OtherModel: o.model}
+	done, total := 0, plan.Requests()
+	step := func() {
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	var refs []int
+	var baseLists, floorLists, otherLists []drift.Position
+	for _, p := range AnswerPrompts[:plan.Prompts] {
+		text, err := b.template(ctx, p.Text)
+		if err != nil {
+			return nil, err
+		}
+		ref, lists, err := b.complete(ctx, []any{text}, plan.Positions)
+		if err != nil {
+			return nil, fmt.Errorf("the baseline's answer to the %s prompt: %w", p.Kind, err)
+		}
+		step()
+		res.noteShort(lists, plan.TopK)
+		for i := range ref {
+			prompt := append([]any{text}, ids(ref[:i])...)
+			_, fl, err := b.complete(ctx, prompt, 1)
+			if err != nil {
+				return nil, fmt.Errorf("the baseline read at token %d of its %s answer: %w", i+1, p.Kind, err)
+			}
+			step()
+			_, ol, err := o.complete(ctx, prompt, 1)
+			if err != nil {
+				return nil, fmt.Errorf("the other setting read at token %d of the %s answer: %w", i+1, p.Kind, err)
+			}
+			step()
+			res.noteShort(fl, plan.TopK)
+			res.noteShort(ol, plan.TopK)
+			floorLists, otherLists = append(floorLists, fl[0]), append(otherLists, ol[0])
+		}
+		refs, baseLists = append(refs, ref...), append(baseLists, lists...)
+		res.Reference = append(res.Reference, ref)
+	}
+	if res.Floor, err = drift.Compare(baseLists, floorLists, refs); err != nil {
+		return nil, err
+	}
+	if res.Other, err = drift.Compare(baseLists, otherLists, refs); err != nil {
+		return nil, err
+	}
+	res.SameTopBeyond, res.KLBeyond = drift.Beyond(res.Other, res.Floor)
+	if res.TopK < plan.TopK {
+		res.Notes = append(res.Notes, fmt.Sprintf("a server listed only %d most likely tokens where %d were asked: the KL divergence is a lower bound from those (docs/method.md §14)", res.TopK, plan.TopK))
+	}
+	return res, nil
+}
+
+// noteShort keeps the shortest top list seen.
+func (r *AnswersResult) noteShort(lists []drift.Position, _ int) {
+	for _, l := range lists {
+		r.TopK = min(r.TopK, len(l))
+	}
+}
+
+func ids(toks []int) []any {
+	out := make([]any, len(toks))
+	for i, t := range toks {
+		out[i] = t
+	}
+	return out
+}
+
+// answerReader reads one setting's server.
+type answerReader struct {
+	c     *http.Client
+	ep    Endpoint
+	b     setup.Base
+	model string
+	plan  AnswersPlan
+}
+
+// answersReader checks side's endpoint (its models, its family) and
+// refuses a server the measurement cannot read.
+func answersReader(ctx context.Context, side AnswersSide, plan AnswersPlan) (*answerReader, error) {
+	sess, err := newSession(side.Endpoint, Observer{})
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{session: sess, plan: setup.DefaultPlan()}
+	r.plan.Model = side.Model
+	if err := r.session.check(ctx, side.Model, true); err != nil {
+		return nil, err
+	}
+	if r.detection == nil || r.detection.Family != results.FamilyLlamaCpp {
+		family := "this server"
+		if r.detection != nil && r.detection.Family != "" {
+			family = r.detection.Family
+		}
+		return nil, fmt.Errorf("%w; %s is not read yet (vLLM's prompt_logprobs and a continued assistant message are the routes to come)", ErrAnswersUnsupported, family)
+	}
+	return &answerReader{c: checkClient(r.ep, r.base), ep: r.ep, b: r.base, model: r.model, plan: plan}, nil
+}
+
+// maxAnswersBody bounds one answer: a top list of 20 at each of a few
+// dozen positions.
+const maxAnswersBody = 8 << 20
+
+// post sends body to path and decodes the answer into out.
+func (a *answerReader) post(ctx context.Context, path string, body, out any) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.plan.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.b.API(path), bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	authorize(a.ep, req)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.c.Do(req)
+	if err != nil {
+		return errors.New(scrub(rootCause(err), a.ep.APIKey))
+	}
+	defer resp.Body.Close()
+	raw, tooBig, err := readBounded(resp.Body, maxAnswersBody)
+	if err != nil {
+		return errors.New(scrub(rootCause(err), a.ep.APIKey))
+	}
+	if tooBig {
+		return fmt.Errorf("POST %s answered with more than %d MiB", path, maxAnswersBody>>20)
+	}
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return fmt.Errorf("POST %s answered HTTP %d", path, resp.StatusCode)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("POST %s answered something that is not the JSON expected: %v", path, err)
+	}
+	return nil
+}
+
+// template is the chat template's text of one user message.
+func (a *answerReader) template(ctx context.Context, text string) (string, error) {
+	var out struct {
+		Prompt *string `json:"prompt"`
+	}
+	err := a.post(ctx, "/apply-template", map[string]any{"messages": []map[string]string{{"role": "user", "content": text}}}, &out)
+	if err != nil {
+		return "", fmt.Errorf("the chat template: %w", err)
+	}
+	if out.Prompt == nil {
+		return "", errors.New("the chat template: /apply-template answered without a prompt")
+	}
+	return *out.Prompt, nil
+}
+
+// complete asks n tokens after prompt (text and token ids) at
+// temperature 0 with the top lists, and returns the tokens chosen and
+// the list at each.
+func (a *answerReader) complete(ctx context.Context, prompt []any, n int) ([]int, []drift.Position, error) {
+	var out struct {
+		Probs *[]struct {
+			ID  int         `json:"id"`
+			Top []drift.Alt `json:"top_logprobs"`
+		} `json:"completion_probabilities"`
+	}
+	body := map[string]any{"prompt": prompt, "n_predict": n, "temperature": 0, "n_probs": a.plan.TopK, "cache_prompt": true}
+	if a.model != "" {
+		body["model"] = a.model
+	}
+	if err := a.post(ctx, "/completion", body, &out); err != nil {
+		return nil, nil, err
+	}
+	if out.Probs == nil {
+		return nil, nil, errors.New("the server returned no token probabilities (completion_probabilities), so the answers cannot be compared")
+	}
+	if len(*out.Probs) != n {
+		return nil, nil, fmt.Errorf("the server answered %d tokens where %d were asked", len(*out.Probs), n)
+	}
+	var toks []int
+	var lists []drift.Position
+	for i, p := range *out.Probs {
+		if len(p.Top) == 0 {
+			return nil, nil, fmt.Errorf("the server listed no likely tokens at token %d", i+1)
+		}
+		toks, lists = append(toks, p.ID), append(lists, drift.Position(p.Top))
+	}
+	return toks, lists, nil
+}

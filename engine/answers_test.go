@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kovara/desktop/engine/sim"
+)
+
+// TestAnswersAgainstAKnownDrift: the simulator's model read against
+// itself on another server is within the floor; its "quantisations"
+// (every logit moved by a normal of known size) drift beyond it, the
+// larger further, and the measured KL divergence is a lower bound of
+// the true one the simulator knows, catching most of it with top lists
+// of 20.
+func TestAnswersAgainstAKnownDrift(t *testing.T) {
+	t.Parallel()
+	base := sim.Config{Personality: sim.LlamaCpp}
+	_, baseURL := startSim(t, base)
+	plan := AnswersPlan{Positions: 12, Prompts: 3}
+	tests := []struct {
+		name   string
+		drift  float64
+		beyond bool
+	}{
+		{"the same model elsewhere", 0, false},
+		{"a light quantisation", 0.2, true},
+		{"a heavy quantisation", 0.8, true},
+	}
+	var kls []float64
+	for _, tt := range tests {
+		cfg := base
+		cfg.Answers = sim.Distribution{Drift: tt.drift, DriftSeed: 7}
+		_, url := startSim(t, cfg)
+		res, err := MeasureAnswers(context.Background(), AnswersSide{Endpoint: Endpoint{URL: baseURL}}, AnswersSide{Endpoint: Endpoint{URL: url}}, plan, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if res.Floor.KLMean != 0 || res.Floor.SameTop != 1 {
+			t.Errorf("%s: the floor of a deterministic server %+v, want 0", tt.name, res.Floor.Figures)
+		}
+		if beyond := res.KLBeyond || res.SameTopBeyond; beyond != tt.beyond {
+			t.Errorf("%s: beyond the floor %v, want %v (%s)", tt.name, beyond, tt.beyond, res.Line())
+		}
+		// The simulator's truth at the same positions.
+		truth, n := 0.0, 0
+		for i, ref := range res.Reference {
+			ctx := cfg.Answers.Tokens(sim.Template(AnswerPrompts[i].Text))
+			for j := range ref {
+				truth += sim.TrueKL(base.Answers, cfg.Answers, append(ctx, ref[:j]...))
+				n++
+			}
+		}
+		truth /= float64(n)
+		if got := res.Other.KLMean; got > truth*(1+1e-9)+1e-12 || got < 0.5*truth {
+			t.Errorf("%s: measured KL %.4g against the true %.4g: want a lower bound catching most of it", tt.name, got, truth)
+		}
+		t.Logf("%s: %s; the true KL %.4g", tt.name, res.Line(), truth)
+		kls = append(kls, res.Other.KLMean)
+	}
+	if !(kls[2] > 4*kls[1]) {
+		t.Errorf("KL of the light quantisation %.4g, of the heavy %.4g: want the heavy far further", kls[1], kls[2])
+	}
+}
+
+// TestAnswersSayWhatTheServerDoesNotAllow: a server without token
+// probabilities, one with shorter lists than asked, and one whose route
+// is not read are each said in one sentence, nothing measured wrongly.
+func TestAnswersSayWhatTheServerDoesNotAllow(t *testing.T) {
+	t.Parallel()
+	_, baseURL := startSim(t, sim.Config{Personality: sim.LlamaCpp})
+	side := func(cfg sim.Config) AnswersSide {
+		_, url := startSim(t, cfg)
+		return AnswersSide{Endpoint: Endpoint{URL: url}}
+	}
+	plan := AnswersPlan{Positions: 4, Prompts: 1}
+	base := AnswersSide{Endpoint: Endpoint{URL: baseURL}}
+
+	_, err := MeasureAnswers(context.Background(), base, side(sim.Config{Personality: sim.LlamaCpp, Answers: sim.Distribution{NoProbs: true}}), plan, nil)
+	if err == nil || !strings.Contains(err.Error(), "returned no token probabilities") {
+		t.Errorf("no probabilities: %v", err)
+	}
+	res, err := MeasureAnswers(context.Background(), base, side(sim.Config{Personality: sim.LlamaCpp, Answers: sim.Distribution{MaxProbs: 5}}), plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TopK != 5 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "listed only 5 most likely tokens where 20 were asked") {
+		t.Errorf("short lists: top %d, notes %q", res.TopK, res.Notes)
+	}
+	_, err = MeasureAnswers(context.Background(), base, side(sim.Config{}), plan, nil)
+	if !errors.Is(err, ErrAnswersUnsupported) || !strings.Contains(err.Error(), "vllm is not read yet") {
+		t.Errorf("a vLLM server: %v", err)
+	}
+}

@@ -1,0 +1,269 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Distribution is the simulator's model of what it would say next, for
+// the answers measurement (engine/drift): llama-server's /apply-template
+// and /completion with n_probs, a prompt as text or as text and token ids
+// mixed. At each context its next-token distribution over Vocab tokens
+// puts Peak (a logit) on one token the context picks and a normal logit
+// of standard deviation 2.5 less 4 on every other, all from a hash of the
+// context: the same context always gets the same distribution. The
+// spread makes a language model's shape, a likely token and a few dozen
+// plausible ones holding nearly all the rest (the top token about 0.9,
+// the next twenty about half the remainder); a flat tail of thousands of
+// near-equal tokens held most of the mass outside any top list, and no
+// server's list would see it. Drift adds to every logit a
+// normal of that standard deviation, drawn from the context and
+// DriftSeed, as a quantised model's weights move its logits: the same
+// Drift and DriftSeed make the same "quantisation", another seed another
+// one, and TrueKL says how far it is from the model without drift.
+type Distribution struct {
+	Vocab     int     // tokens; default 4096
+	Peak      float64 // the favourite's logit; default 10
+	Drift     float64 // the standard deviation added to every logit; 0: the model itself
+	DriftSeed int64
+	// MaxProbs caps the top list a request gets (a server that lists
+	// fewer than asked); 0: as many as asked.
+	MaxProbs int
+	// NoProbs answers without completion_probabilities (a server that
+	// returns no log-probabilities).
+	NoProbs bool
+}
+
+func (d Distribution) vocab() int {
+	if d.Vocab <= 1 {
+		return 4096
+	}
+	return d.Vocab
+}
+
+func (d Distribution) peak() float64 {
+	if d.Peak == 0 {
+		return 10
+	}
+	return d.Peak
+}
+
+// Template is the simulator's chat template of one user message
+// (phi-3's shape), as its /apply-template answers.
+func Template(content string) string {
+	return "<|user|>\n" + content + "<|end|>\n<|assistant|>\n"
+}
+
+// Tokens tokenises text as the simulator's completion route does: a
+// begin-of-text token (1), then each word an id from its hash.
+func (d Distribution) Tokens(text string) []int {
+	out := []int{1}
+	for w := range strings.FieldsSeq(text) {
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		out = append(out, 2+int(h.Sum32()%uint32(d.vocab()-2)))
+	}
+	return out
+}
+
+// Logits is the distribution's logits after context (token ids).
+func (d Distribution) Logits(context []int) []float64 {
+	h := fnv.New64a()
+	var b [8]byte
+	for _, t := range context {
+		for i := range b {
+			b[i] = byte(uint64(t) >> (8 * i))
+		}
+		h.Write(b[:])
+	}
+	sum := h.Sum64()
+	n := d.vocab()
+	r := rand.New(rand.NewPCG(sum, 0x9e3779b97f4a7c15))
+	z := make([]float64, n)
+	for i := range z {
+		z[i] = 2.5*r.NormFloat64() - 4
+	}
+	z[2+int(sum%uint64(n-2))] = d.peak()
+	z[0], z[1] = math.Inf(-1), math.Inf(-1) // never padding or begin-of-text
+	if d.Drift > 0 {
+		dr := rand.New(rand.NewPCG(sum, uint64(d.DriftSeed)))
+		for i := range z {
+			z[i] += d.Drift * dr.NormFloat64()
+		}
+	}
+	return z
+}
+
+// logSoftmax turns logits into natural-log probabilities.
+func logSoftmax(z []float64) []float64 {
+	m := slices.Max(z)
+	s := 0.0
+	for _, v := range z {
+		s += math.Exp(v - m)
+	}
+	ls := m + math.Log(s)
+	out := make([]float64, len(z))
+	for i, v := range z {
+		out[i] = v - ls
+	}
+	return out
+}
+
+// TrueKL is the whole distributions' KL(P‖Q) of b from a after context,
+// in nats: the ground truth a measurement from top lists is held to.
+func TrueKL(a, b Distribution, context []int) float64 {
+	p, q := logSoftmax(a.Logits(context)), logSoftmax(b.Logits(context))
+	kl := 0.0
+	for i := range p {
+		if math.IsInf(p[i], -1) {
+			continue
+		}
+		kl += math.Exp(p[i]) * (p[i] - q[i])
+	}
+	return kl
+}
+
+// applyTemplate is llama-server's POST /apply-template: the chat
+// messages as the prompt text the template makes of them.
+func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.bodyLimit))
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, "the request body could not be read", "invalid_request_error")
+		return
+	}
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
+		s.writeError(w, http.StatusBadRequest, "'messages' is required", "invalid_request_error")
+		return
+	}
+	var text strings.Builder
+	for _, m := range req.Messages {
+		text.WriteString(Template(m.Content))
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(jsonBytes(map[string]string{"prompt": text.String()}))
+}
+
+// completion is llama-server's POST /completion, not streamed: the
+// prompt (text, token ids, or both mixed), n_predict tokens chosen
+// greedily, and with n_probs each one's top list
+// (completion_probabilities, as b4748 sends it).
+func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.bodyLimit))
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, "the request body could not be read", "invalid_request_error")
+		return
+	}
+	var req struct {
+		Prompt   json.RawMessage `json:"prompt"`
+		NPredict int             `json:"n_predict"`
+		NProbs   int             `json:"n_probs"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		s.writeError(w, http.StatusBadRequest, "invalid JSON", "invalid_request_error")
+		return
+	}
+	d := s.cfg.Answers
+	context, err := d.promptTokens(req.Prompt)
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error")
+		return
+	}
+	n := max(req.NPredict, 1)
+	k := req.NProbs
+	if d.MaxProbs > 0 {
+		k = min(k, d.MaxProbs)
+	}
+	type alt struct {
+		ID      int     `json:"id"`
+		Token   string  `json:"token"`
+		LogProb float64 `json:"logprob"`
+	}
+	type prob struct {
+		alt
+		Top []alt `json:"top_logprobs"`
+	}
+	var probs []prob
+	var text strings.Builder
+	for range n {
+		lp := logSoftmax(d.Logits(context))
+		order := make([]int, len(lp))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch {
+			case lp[a] > lp[b]:
+				return -1
+			case lp[a] < lp[b]:
+				return 1
+			}
+			return 0
+		})
+		pick := order[0]
+		p := prob{alt: alt{ID: pick, Token: fmt.Sprintf(" t%d", pick), LogProb: lp[pick]}}
+		for _, id := range order[:min(k, len(order))] {
+			p.Top = append(p.Top, alt{ID: id, Token: fmt.Sprintf(" t%d", id), LogProb: lp[id]})
+		}
+		probs = append(probs, p)
+		text.WriteString(p.Token)
+		context = append(context, pick)
+	}
+	out := map[string]any{
+		"content": text.String(), "stop": true, "stop_type": "limit", "tokens_predicted": n,
+		"tokens_evaluated": len(context) - n, "model": s.cfg.Models[0],
+	}
+	if k > 0 && !d.NoProbs {
+		out["completion_probabilities"] = probs
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(jsonBytes(out))
+}
+
+// promptTokens reads a /completion prompt: a string, or an array of
+// strings and token ids, each string tokenised in its place (a
+// begin-of-text token only at the start).
+func (d Distribution) promptTokens(raw json.RawMessage) ([]int, error) {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return d.Tokens(text), nil
+	}
+	var parts []any
+	if json.Unmarshal(raw, &parts) != nil || len(parts) == 0 {
+		return nil, fmt.Errorf("\"prompt\" must be a string or an array of strings and token ids")
+	}
+	var out []int
+	for i, p := range parts {
+		switch v := p.(type) {
+		case string:
+			toks := d.Tokens(v)
+			if i > 0 {
+				toks = toks[1:]
+			}
+			out = append(out, toks...)
+		case float64:
+			if v < 0 || v >= float64(d.vocab()) || v != math.Trunc(v) {
+				return nil, fmt.Errorf("token id %v is out of the vocabulary", v)
+			}
+			if i == 0 {
+				out = append(out, 1)
+			}
+			out = append(out, int(v))
+		default:
+			return nil, fmt.Errorf("\"prompt\" holds a %T", p)
+		}
+	}
+	return out, nil
+}
