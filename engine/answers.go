@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/kovara/desktop/engine/drift"
@@ -105,11 +106,11 @@ type AnswersResult struct {
 	Reference [][]int
 }
 
-// Line is the measurement's first line: "same top token 99.2 % (floor
-// 100.0 %), KL divergence 0.0041 nats (floor 0): beyond the floor on
-// KL".
+// Line is the measurement's first line: "Same top token 99.2 % (floor
+// 100.0 %), KL divergence 0.0041 nats a token (floor 0): beyond the
+// floor on KL divergence; …".
 func (r *AnswersResult) Line() string {
-	line := fmt.Sprintf("same top token %.1f %% (floor %.1f %%), KL divergence %s nats a token (floor %s)",
+	line := fmt.Sprintf("Same top token %.1f %% (floor %.1f %%), KL divergence %s nats a token (floor %s)",
 		100*r.Other.SameTop, 100*r.Floor.SameTop, nats(r.Other.KLMean), nats(r.Floor.KLMean))
 	switch {
 	case r.SameTopBeyond && r.KLBeyond:
@@ -162,6 +163,9 @@ func MeasureAnswers(ctx context.Context, base, other AnswersSide, plan AnswersPl
 	for _, p := range AnswerPrompts[:plan.Prompts] {
 		text, err := b.template(ctx, p.Text)
 		if err != nil {
+			return nil, err
+		}
+		if err := sameTokens(ctx, b, o, text); err != nil {
 			return nil, err
 		}
 		ref, lists, err := b.complete(ctx, []any{text}, plan.Positions)
@@ -335,4 +339,58 @@ func (a *answerReader) complete(ctx context.Context, prompt []any, n int) ([]int
 		toks, lists = append(toks, p.ID), append(lists, drift.Position(p.Top))
 	}
 	return toks, lists, nil
+}
+
+// ErrOtherTokenizer says the two settings tokenise the prompts
+// differently: another model family, whose distributions are over other
+// tokens, is not a drift.
+var ErrOtherTokenizer = errors.New("the two settings tokenise the prompts differently")
+
+// sameTokens refuses two servers whose tokenisers part on text.
+func sameTokens(ctx context.Context, b, o *answerReader, text string) error {
+	bt, err := b.tokenize(ctx, text)
+	if err != nil {
+		return fmt.Errorf("the baseline: %w", err)
+	}
+	ot, err := o.tokenize(ctx, text)
+	if err != nil {
+		return fmt.Errorf("the other setting: %w", err)
+	}
+	if slices.Equal(bt, ot) {
+		return nil
+	}
+	at := 0
+	for at < min(len(bt), len(ot)) && bt[at] == ot[at] {
+		at++
+	}
+	return fmt.Errorf("%w (%d and %d tokens, parting at token %d): another model family is not a drift, so nothing is compared", ErrOtherTokenizer, len(bt), len(ot), at+1)
+}
+
+// tokenize is text's token ids by the server's tokenizer, special tokens
+// added as a prompt gets them.
+func (a *answerReader) tokenize(ctx context.Context, text string) ([]int, error) {
+	var out struct {
+		Tokens *[]json.RawMessage `json:"tokens"`
+	}
+	if err := a.post(ctx, "/tokenize", map[string]any{"content": text, "add_special": true}, &out); err != nil {
+		return nil, fmt.Errorf("the tokenizer: %w", err)
+	}
+	if out.Tokens == nil {
+		return nil, errors.New("the tokenizer: /tokenize answered without tokens")
+	}
+	ids := make([]int, 0, len(*out.Tokens))
+	for _, raw := range *out.Tokens {
+		var id int
+		if json.Unmarshal(raw, &id) != nil {
+			var piece struct {
+				ID int `json:"id"`
+			}
+			if json.Unmarshal(raw, &piece) != nil {
+				return nil, errors.New("the tokenizer: /tokenize answered something that is not token ids")
+			}
+			id = piece.ID
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

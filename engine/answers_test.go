@@ -66,8 +66,9 @@ func TestAnswersAgainstAKnownDrift(t *testing.T) {
 }
 
 // TestAnswersSayWhatTheServerDoesNotAllow: a server without token
-// probabilities, one with shorter lists than asked, and one whose route
-// is not read are each said in one sentence, nothing measured wrongly.
+// probabilities, one with shorter lists than asked, one whose tokenizer
+// is another and one whose route is not read are each said in one
+// sentence, nothing measured wrongly.
 func TestAnswersSayWhatTheServerDoesNotAllow(t *testing.T) {
 	t.Parallel()
 	_, baseURL := startSim(t, sim.Config{Personality: sim.LlamaCpp})
@@ -88,6 +89,10 @@ func TestAnswersSayWhatTheServerDoesNotAllow(t *testing.T) {
 	}
 	if res.TopK != 5 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "listed only 5 most likely tokens where 20 were asked") {
 		t.Errorf("short lists: top %d, notes %q", res.TopK, res.Notes)
+	}
+	_, err = MeasureAnswers(context.Background(), base, side(sim.Config{Personality: sim.LlamaCpp, TokensPerWord: 2}), plan, nil)
+	if !errors.Is(err, ErrOtherTokenizer) || !strings.Contains(err.Error(), "another model family is not a drift") {
+		t.Errorf("another tokenizer: %v", err)
 	}
 	_, err = MeasureAnswers(context.Background(), base, side(sim.Config{}), plan, nil)
 	if !errors.Is(err, ErrAnswersUnsupported) || !strings.Contains(err.Error(), "vllm is not read yet") {

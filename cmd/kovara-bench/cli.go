@@ -29,6 +29,8 @@ Usage:
   kovara-bench tune [FILE.yaml] --endpoint URL --setting 'NAME=COMMAND' --setting 'NAME=COMMAND' [--model-setting 'NAME=MODEL'] [--rounds R]
                                             is the server faster with this setting? settings compared in interleaved rounds
   kovara-bench check ENDPOINT               test an endpoint, as the app's Test button does
+  kovara-bench answers --endpoint A --against B [--against-model M]
+                                            did it change the answers? one setting's answer distribution against another's
   kovara-bench demo                         a full run against the built-in simulator
   kovara-bench simulate --listen ADDR       serve the built-in simulator
   kovara-bench validate FILE                check a results file for publishing (problems: exit 1 unless --accept-problems)
@@ -59,6 +61,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return cmdTune(rest, stdout, stderr)
 	case "check":
 		return cmdCheck(rest, stdout, stderr)
+	case "answers":
+		return cmdAnswers(rest, stdout, stderr)
 	case "demo":
 		return cmdDemo(rest, stdout, stderr)
 	case "simulate":

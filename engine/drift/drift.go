@@ -78,8 +78,16 @@ func KLLowerBound(p, q Position) float64 {
 		qShared += qp
 		kl += term(pp, qp)
 	}
-	return math.Max(kl+term(1-pShared, 1-qShared), 0)
+	kl += term(1-pShared, 1-qShared)
+	if kl < roundoff {
+		return 0 // the same lists, to the last bits of their sums
+	}
+	return kl
 }
+
+// roundoff is below any KL a setting makes: identical lists summed in
+// another order (a server's ties at the list's end) leave about 1e-14.
+const roundoff = 1e-10
 
 // term is p·ln(p/q), 0 where p is 0 (or rounds below it), and large but
 // finite where q is 0 and p is not (a server's rounding: a token it
