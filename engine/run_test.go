@@ -114,9 +114,11 @@ func TestRunVLLMLike(t *testing.T) {
 		t.Errorf("local endpoint %q models %v", f.Local.EndpointHost, f.Local.ServedModels)
 	}
 	// A small plan leaves the tails out, and says so; nothing else but,
-	// maybe, a queueing judgement: it is drawn from the level's times, and
-	// a loaded machine can make the simulator look as if it queued.
-	if got, want := warningTextsExcept(f, results.WarnQueueing), []string{"p95 and p99 are missing at concurrency 1 and 4 (a percentile needs 20 successes for p95 and 100 for p99; the plan asks 8 a level)"}; !slices.Equal(got, want) {
+	// maybe, a queueing judgement (drawn from the level's times: a loaded
+	// machine can make the simulator look as if it queued) or the note on
+	// chunks read together (a busy machine reads the simulator's 2-ms
+	// tokens late, several at once: CI beside stress-ng showed it).
+	if got, want := warningTextsExcept(f, results.WarnQueueing, results.WarnMerged), []string{"p95 and p99 are missing at concurrency 1 and 4 (a percentile needs 20 successes for p95 and 100 for p99; the plan asks 8 a level)"}; !slices.Equal(got, want) {
 		t.Errorf("warnings %q, want %q", got, want)
 	}
 }

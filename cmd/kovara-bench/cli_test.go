@@ -98,11 +98,13 @@ func TestRunWritesFileAndTable(t *testing.T) {
 	// Eight requests a level are too few for the tails: a note says so.
 	// Nothing else is said but, maybe, a queueing judgement, drawn from
 	// the level's times (a loaded machine can make the simulator look as
-	// if it queued).
+	// if it queued), or the note on chunks read together (a busy machine
+	// reads the simulator's 2-ms tokens late, several at once: CI beside
+	// stress-ng showed it).
 	ws := results.Warnings(f)
 	var said []string
 	for _, w := range ws {
-		if w.Kind != results.WarnQueueing {
+		if w.Kind != results.WarnQueueing && w.Kind != results.WarnMerged {
 			said = append(said, w.Text)
 		}
 	}
