@@ -178,3 +178,30 @@ func TestCompareRefusesMismatchedInput(t *testing.T) {
 		t.Error("an empty top list was compared as a difference")
 	}
 }
+
+// TestRulerWords: a mean KL divergence in the words of the published
+// marks.
+func TestRulerWords(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		kl   float64
+		want string
+	}{
+		{0, "less than BF16 against FP16 costs Llama 3 8B (2.5e-05)"},
+		{1.3e-4, "between what BF16 against FP16 (2.5e-05) and Q8_0 (0.0014) cost Llama 3 8B"},
+		{0.0012, "about what Q8_0 costs Llama 3 8B (0.0014)"},
+		{0.03, "about what Q4_K_M costs Llama 3 8B (0.031)"},
+		{0.1, "between what Q4_K_M (0.031) and Q2_K (0.45) cost Llama 3 8B"},
+		{2, "more than Q2_K costs Llama 3 8B (0.45)"},
+	}
+	for _, tt := range tests {
+		if got := RulerWords(tt.kl); got != tt.want {
+			t.Errorf("RulerWords(%g) = %q, want %q", tt.kl, got, tt.want)
+		}
+	}
+	for i := 1; i < len(Ruler); i++ {
+		if Ruler[i].KL <= Ruler[i-1].KL || Ruler[i].SameTop >= Ruler[i-1].SameTop {
+			t.Errorf("the ruler is out of order at %s", Ruler[i].Name)
+		}
+	}
+}
