@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kovara/desktop/engine/drift"
@@ -106,35 +107,28 @@ type AnswersResult struct {
 	Reference [][]int
 }
 
+// Drift is the measurement as a settings comparison keeps it, the
+// ruler's words with it where the setting is beyond the floor.
+func (r *AnswersResult) Drift() *results.TuneDrift {
+	d := &results.TuneDrift{
+		Prompts: AnswerPromptsVersion, Positions: r.Other.Positions,
+		SameTop: r.Other.SameTop, FloorSameTop: r.Floor.SameTop,
+		KLMean: r.Other.KLMean, FloorKL: r.Floor.KLMean, KLP99: r.Other.KLP99,
+		SameTopBeyond: r.SameTopBeyond, KLBeyond: r.KLBeyond,
+	}
+	if d.SameTopBeyond || d.KLBeyond {
+		d.Ruler = drift.RulerWords(r.Other.KLMean)
+	}
+	return d
+}
+
 // Line is the measurement's first line: "Same top token 99.2 % (floor
 // 100.0 %), KL divergence 0.0041 nats a token (floor 0): beyond the
 // floor on both; between what Q8_0 (0.0014) and Q6_K (0.0055) cost
-// Llama 3 8B" — where it is beyond the floor, the ruler's words
-// (drift.RulerWords).
+// Llama 3 8B" (results.TuneDrift.Words).
 func (r *AnswersResult) Line() string {
-	line := fmt.Sprintf("Same top token %.1f %% (floor %.1f %%), KL divergence %s nats a token (floor %s)",
-		100*r.Other.SameTop, 100*r.Floor.SameTop, nats(r.Other.KLMean), nats(r.Floor.KLMean))
-	ruler := "; " + drift.RulerWords(r.Other.KLMean)
-	switch {
-	case r.SameTopBeyond && r.KLBeyond:
-		return line + ": beyond the floor on both" + ruler
-	case r.KLBeyond:
-		return line + ": beyond the floor on KL divergence, the top token as often the same" + ruler
-	case r.SameTopBeyond:
-		return line + ": beyond the floor on the top token" + ruler
-	}
-	return line + ": within the floor"
-}
-
-// nats says a KL divergence with the digits it needs.
-func nats(v float64) string {
-	switch {
-	case v == 0:
-		return "0"
-	case v < 0.001:
-		return fmt.Sprintf("%.1e", v)
-	}
-	return fmt.Sprintf("%.4f", v)
+	w := r.Drift().Words()
+	return strings.ToUpper(w[:1]) + w[1:]
 }
 
 // ErrAnswersUnsupported says a server has no route the measurement
@@ -145,6 +139,15 @@ var ErrAnswersUnsupported = errors.New("the answers measurement reads llama-serv
 // progress, when set, is told each request done of the total.
 func MeasureAnswers(ctx context.Context, base, other AnswersSide, plan AnswersPlan, progress func(done, total int)) (*AnswersResult, error) {
 	plan = plan.withDefaults()
+	done, total := 0, plan.Requests()
+	step := func() {
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	// Both servers are checked before anything is read: one that cannot
+	// be read is said at once.
 	b, err := answersReader(ctx, base, plan)
 	if err != nil {
 		return nil, fmt.Errorf("the baseline: %w", err)
@@ -153,49 +156,120 @@ func MeasureAnswers(ctx context.Context, base, other AnswersSide, plan AnswersPl
 	if err != nil {
 		return nil, fmt.Errorf("the other setting: %w", err)
 	}
-	res := &AnswersResult{TopK: plan.TopK, BaseModel: b.model, OtherModel: o.model}
-	done, total := 0, plan.Requests()
-	step := func() {
-		done++
-		if progress != nil {
-			progress(done, total)
-		}
+	ref, err := b.reference(ctx, step)
+	if err != nil {
+		return nil, err
 	}
-	var refs []int
-	var baseLists, floorLists, otherLists []drift.Position
-	for _, p := range AnswerPrompts[:plan.Prompts] {
+	return ref.read(ctx, o, step)
+}
+
+// AnswersReference is the baseline's side of the measurement: its
+// answers, its lists and its floor. A settings comparison makes it in
+// the baseline's turn and reads each other setting against it in that
+// setting's own turn, one server up at a time.
+type AnswersReference struct {
+	plan  AnswersPlan
+	model string
+	// For each prompt: the template's text, its tokens by the baseline's
+	// tokenizer, the reference answer's tokens, and the baseline's lists
+	// at each position, generating and read again (the floor).
+	texts  []string
+	tokens [][]int
+	refs   [][]int
+	base   [][]drift.Position
+	floor  [][]drift.Position
+	topK   int
+}
+
+// ReferenceAnswers makes base's reference (AnswersReference); step,
+// when set, is called after each request.
+func ReferenceAnswers(ctx context.Context, base AnswersSide, plan AnswersPlan, step func()) (*AnswersReference, error) {
+	plan = plan.withDefaults()
+	b, err := answersReader(ctx, base, plan)
+	if err != nil {
+		return nil, fmt.Errorf("the baseline: %w", err)
+	}
+	return b.reference(ctx, step)
+}
+
+// reference is ReferenceAnswers on a checked server.
+func (b *answerReader) reference(ctx context.Context, step func()) (*AnswersReference, error) {
+	if step == nil {
+		step = func() {}
+	}
+	ref := &AnswersReference{plan: b.plan, model: b.model, topK: b.plan.TopK}
+	for _, p := range AnswerPrompts[:b.plan.Prompts] {
 		text, err := b.template(ctx, p.Text)
 		if err != nil {
 			return nil, err
 		}
-		if err := sameTokens(ctx, b, o, text); err != nil {
-			return nil, err
+		toks, err := b.tokenize(ctx, text)
+		if err != nil {
+			return nil, fmt.Errorf("the baseline: %w", err)
 		}
-		ref, lists, err := b.complete(ctx, []any{text}, plan.Positions)
+		answer, lists, err := b.complete(ctx, []any{text}, b.plan.Positions)
 		if err != nil {
 			return nil, fmt.Errorf("the baseline's answer to the %s prompt: %w", p.Kind, err)
 		}
 		step()
-		res.noteShort(lists, plan.TopK)
-		for i := range ref {
-			prompt := append([]any{text}, ids(ref[:i])...)
-			_, fl, err := b.complete(ctx, prompt, 1)
+		floor := make([]drift.Position, len(answer))
+		for i := range answer {
+			_, fl, err := b.complete(ctx, append([]any{text}, ids(answer[:i])...), 1)
 			if err != nil {
 				return nil, fmt.Errorf("the baseline read at token %d of its %s answer: %w", i+1, p.Kind, err)
 			}
 			step()
-			_, ol, err := o.complete(ctx, prompt, 1)
+			floor[i] = fl[0]
+		}
+		ref.texts, ref.tokens = append(ref.texts, text), append(ref.tokens, toks)
+		ref.refs, ref.base, ref.floor = append(ref.refs, answer), append(ref.base, lists), append(ref.floor, floor)
+	}
+	return ref, nil
+}
+
+// ReadAnswers reads other against the reference; step as for
+// ReferenceAnswers.
+func (ref *AnswersReference) ReadAnswers(ctx context.Context, other AnswersSide, step func()) (*AnswersResult, error) {
+	o, err := answersReader(ctx, other, ref.plan)
+	if err != nil {
+		return nil, fmt.Errorf("the other setting: %w", err)
+	}
+	return ref.read(ctx, o, step)
+}
+
+// read is ReadAnswers on a checked server.
+func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step func()) (*AnswersResult, error) {
+	if step == nil {
+		step = func() {}
+	}
+	res := &AnswersResult{TopK: ref.topK, BaseModel: ref.model, OtherModel: o.model}
+	var refs []int
+	var baseLists, floorLists, otherLists []drift.Position
+	for pi, text := range ref.texts {
+		kind := AnswerPrompts[pi].Kind
+		toks, err := o.tokenize(ctx, text)
+		if err != nil {
+			return nil, fmt.Errorf("the other setting: %w", err)
+		}
+		if err := sameTokens(ref.tokens[pi], toks); err != nil {
+			return nil, err
+		}
+		answer := ref.refs[pi]
+		for i := range answer {
+			_, ol, err := o.complete(ctx, append([]any{text}, ids(answer[:i])...), 1)
 			if err != nil {
-				return nil, fmt.Errorf("the other setting read at token %d of the %s answer: %w", i+1, p.Kind, err)
+				return nil, fmt.Errorf("the other setting read at token %d of the %s answer: %w", i+1, kind, err)
 			}
 			step()
-			res.noteShort(fl, plan.TopK)
-			res.noteShort(ol, plan.TopK)
-			floorLists, otherLists = append(floorLists, fl[0]), append(otherLists, ol[0])
+			otherLists = append(otherLists, ol[0])
 		}
-		refs, baseLists = append(refs, ref...), append(baseLists, lists...)
-		res.Reference = append(res.Reference, ref)
+		res.noteShort(ref.base[pi])
+		res.noteShort(ref.floor[pi])
+		refs, baseLists, floorLists = append(refs, answer...), append(baseLists, ref.base[pi]...), append(floorLists, ref.floor[pi]...)
+		res.Reference = append(res.Reference, answer)
 	}
+	res.noteShort(otherLists)
+	var err error
 	if res.Floor, err = drift.Compare(baseLists, floorLists, refs); err != nil {
 		return nil, err
 	}
@@ -203,14 +277,14 @@ func MeasureAnswers(ctx context.Context, base, other AnswersSide, plan AnswersPl
 		return nil, err
 	}
 	res.SameTopBeyond, res.KLBeyond = drift.Beyond(res.Other, res.Floor)
-	if res.TopK < plan.TopK {
-		res.Notes = append(res.Notes, fmt.Sprintf("a server listed only %d most likely tokens where %d were asked: the KL divergence is a lower bound from those (docs/method.md §14)", res.TopK, plan.TopK))
+	if res.TopK < ref.plan.TopK {
+		res.Notes = append(res.Notes, fmt.Sprintf("a server listed only %d most likely tokens where %d were asked: the KL divergence is a lower bound from those (docs/method.md §14)", res.TopK, ref.plan.TopK))
 	}
 	return res, nil
 }
 
 // noteShort keeps the shortest top list seen.
-func (r *AnswersResult) noteShort(lists []drift.Position, _ int) {
+func (r *AnswersResult) noteShort(lists []drift.Position) {
 	for _, l := range lists {
 		r.TopK = min(r.TopK, len(l))
 	}
@@ -354,16 +428,9 @@ func (a *answerReader) complete(ctx context.Context, prompt []any, n int) ([]int
 // tokens, is not a drift.
 var ErrOtherTokenizer = errors.New("the two settings tokenise the prompts differently")
 
-// sameTokens refuses two servers whose tokenisers part on text.
-func sameTokens(ctx context.Context, b, o *answerReader, text string) error {
-	bt, err := b.tokenize(ctx, text)
-	if err != nil {
-		return fmt.Errorf("the baseline: %w", err)
-	}
-	ot, err := o.tokenize(ctx, text)
-	if err != nil {
-		return fmt.Errorf("the other setting: %w", err)
-	}
+// sameTokens refuses two settings whose tokenisers part on the same
+// text (bt the baseline's tokens, ot the other's).
+func sameTokens(bt, ot []int) error {
 	if slices.Equal(bt, ot) {
 		return nil
 	}

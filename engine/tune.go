@@ -79,7 +79,14 @@ type tuneRun struct {
 	res     *results.TuneResult
 	ref     string
 	answers [][][]string // the outputs check's, per setting, prompt and piece
-	t0      time.Time
+	// The answers' distributions (docs/method.md §14): the first
+	// setting's reference, made in its turn, and each other setting's
+	// figures against it, read in that setting's turn; driftWhy says why
+	// they are not measured ("" while they may be).
+	driftRef *AnswersReference
+	drifts   []*results.TuneDrift
+	driftWhy string
+	t0       time.Time
 	// listens is where each setting's server listens (ListenOf): its
 	// start is waited for and its runs go there.
 	listens []TuneListen
@@ -102,7 +109,7 @@ func RunTune(ctx context.Context, plan TunePlan, ep Endpoint, obs TuneObserver) 
 			return nil, &PlanError{Err: fmt.Errorf("setting %q is changed by hand, and nothing here can ask you to", s.Name)}
 		}
 	}
-	t := &tuneRun{plan: plan, ep: ep, obs: obs, ref: newRef(), t0: time.Now(), answers: make([][][]string, len(plan.Settings)), listens: TuneListens(plan.Settings, ep.URL)}
+	t := &tuneRun{plan: plan, ep: ep, obs: obs, ref: newRef(), t0: time.Now(), answers: make([][][]string, len(plan.Settings)), drifts: make([]*results.TuneDrift, len(plan.Settings)), listens: TuneListens(plan.Settings, ep.URL)}
 	t.res = t.newResult()
 	for r := range plan.Rounds {
 		for pos, s := range compare.TuneOrder(len(plan.Settings), r) {
@@ -295,6 +302,42 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		}
 		t.answers[si] = ans
 	}
+	if ctx.Err() == nil && !t.plan.NoAnswers && set.Failed == "" && f != nil {
+		t.measureDrift(ctx, si, s, st)
+	}
+}
+
+// tuneDriftPlan is the answers measurement of a settings comparison.
+var tuneDriftPlan = AnswersPlan{}
+
+// measureDrift makes the first setting's reference in its turn, and
+// reads each other setting against it in that setting's first turn
+// after the reference exists (docs/method.md §14). A server it cannot
+// read (not llama-server) is said once, beside the answers' sentence;
+// a setting whose reading fails is said as a note.
+func (t *tuneRun) measureDrift(ctx context.Context, si int, s TuneSetting, st TuneStatus) {
+	if t.driftWhy != "" || (si == 0) == (t.driftRef != nil) || si > 0 && t.drifts[si] != nil {
+		return
+	}
+	st.Doing = "comparing the answers token by token"
+	t.obs.status(st)
+	side := AnswersSide{Endpoint: t.epOf(si), Model: t.modelOf(s)}
+	if si == 0 {
+		ref, err := ReferenceAnswers(ctx, side, tuneDriftPlan, nil)
+		if err != nil && ctx.Err() == nil {
+			t.driftWhy = err.Error()
+		}
+		t.driftRef = ref
+		return
+	}
+	res, err := t.driftRef.ReadAnswers(ctx, side, nil)
+	if err != nil {
+		if ctx.Err() == nil {
+			t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("%s: the answers' distributions could not be compared: %v", s.Name, err))
+		}
+		return
+	}
+	t.drifts[si] = res.Drift()
 }
 
 func logOf(srv *serverproc.Server) []string {
@@ -340,9 +383,12 @@ func (t *tuneRun) finish(complete bool) *results.TuneResult {
 		r.Answers = r.Answers[:0]
 		for s := 1; s < len(r.Settings); s++ {
 			if t.answers[s] != nil {
-				r.Answers = append(r.Answers, compare.AnswersAgainst(s, kinds, t.answers[0], t.answers[s]))
+				a := compare.AnswersAgainst(s, kinds, t.answers[0], t.answers[s])
+				a.Drift = t.drifts[s]
+				r.Answers = append(r.Answers, a)
 			}
 		}
+		r.DriftNote = t.driftWhy
 		r.Local.Answers = make([][]string, len(t.answers))
 		for i, a := range t.answers {
 			for _, ps := range a {

@@ -208,6 +208,58 @@ func TestTuneSameModelAnswersAlike(t *testing.T) {
 	}
 }
 
+// TestTuneAnswersTokenByToken: on a llama.cpp server the answers check
+// says how far each setting's distribution is from the first's, not only
+// whether ten answers read alike: a model of the same weights within the
+// floor, one "quantised" beyond it with the ruler's words; a server whose
+// route is not read says why, once.
+func TestTuneAnswersTokenByToken(t *testing.T) {
+	t.Parallel()
+	cfg := fastSim()
+	cfg.Personality = sim.LlamaCpp
+	cfg.Models = []string{"f16", "copy", "q4"}
+	cfg.Answers = sim.Distribution{ModelDrift: map[string]float64{"q4": 0.6}, DriftSeed: 5}
+	_, url := startSim(t, cfg)
+	var log tuneLog
+	plan := TunePlan{
+		Settings: []TuneSetting{{Name: "f16", How: setup.ByModel, Model: "f16"}, {Name: "copy", How: setup.ByModel, Model: "copy"}, {Name: "q4", How: setup.ByModel, Model: "q4"}},
+		Rounds:   1, Inner: tinyTunePlan(),
+	}
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Answers) != 2 || res.Answers[0].Drift == nil || res.Answers[1].Drift == nil {
+		t.Fatalf("answers %+v, warnings %q, note %q", res.Answers, res.Warnings, res.DriftNote)
+	}
+	same, q4 := res.Answers[0].Drift, res.Answers[1].Drift
+	if same.KLBeyond || same.SameTopBeyond || same.KLMean != 0 || same.Ruler != "" {
+		t.Errorf("the same weights: %+v, want within the floor", same)
+	}
+	if !q4.KLBeyond || q4.KLMean <= 0 || q4.Ruler == "" || q4.Prompts != AnswerPromptsVersion || q4.Positions == 0 {
+		t.Errorf("the drifted model: %+v, want beyond the floor with the ruler's words", q4)
+	}
+	s := res.AnswersSentence()
+	for _, want := range []string{"copy against f16 token by token: same top token 100.0 % (floor 100.0 %), KL divergence 0 nats a token (floor 0): within the floor — ",
+		"q4 against f16 token by token: ", ": beyond the floor on "} {
+		if !strings.Contains(s, want) {
+			t.Errorf("answers sentence %q\nwant %q in it", s, want)
+		}
+	}
+
+	// vLLM: the text check as before, and one sentence of why not token
+	// by token.
+	_, vurl := startSim(t, func() sim.Config { c := fastSim(); c.Models = []string{"a", "b"}; return c }())
+	plan.Settings = []TuneSetting{{Name: "a", How: setup.ByModel, Model: "a"}, {Name: "b", How: setup.ByModel, Model: "b"}}
+	res, err = RunTune(context.Background(), plan, Endpoint{URL: vurl}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.AnswersSentence(); !strings.Contains(s, "Their distributions were not compared token by token: the baseline: the answers measurement reads llama-server's /completion token route; vllm is not read yet") || res.Answers[0].Drift != nil {
+		t.Errorf("vLLM's answers sentence: %q", s)
+	}
+}
+
 // Settings with commands: each turn starts its server and stops it; one
 // whose server cannot load its model fails with the server's own last
 // lines, and the others still run; no server is left when it ends.

@@ -37,6 +37,10 @@ type TuneResult struct {
 	// Answers are each setting's answers to the fixed prompts against the
 	// first setting's; empty when the check was not run.
 	Answers  []TuneAnswers `json:"answers"`
+	// DriftNote says why the answers' distributions were not compared
+	// (the servers' route is not read); "" when they were, or when no
+	// answers were checked.
+	DriftNote string `json:"drift_note,omitempty"`
 	Warnings []string      `json:"warnings"`
 	Local    TuneLocal     `json:"local"`
 }
@@ -206,6 +210,64 @@ type TuneAnswers struct {
 	Differ []TuneAnswerDiff `json:"differ"`
 	// Missing counts prompts one of the two did not answer.
 	Missing int `json:"missing,omitempty"`
+	// Drift is the setting's answer distribution against the first
+	// setting's (docs/method.md §14), where the servers allow reading
+	// it; nil when it was not measured.
+	Drift *TuneDrift `json:"drift,omitempty"`
+}
+
+// TuneDrift is one setting's answer distribution against the first
+// setting's, token by token of the first setting's answers to the fixed
+// prompts, and the first setting read against itself (its floor).
+type TuneDrift struct {
+	Prompts   string `json:"prompts"` // the prompt set, kovara-answers-v1
+	Positions int    `json:"positions"`
+	// SameTop and KLMean are the setting's figures, FloorSameTop and
+	// FloorKL the first setting's against itself; KLP99 the setting's
+	// 99th percentile. KL divergences in nats a token, lower bounds from
+	// the servers' top lists.
+	SameTop      float64 `json:"same_top"`
+	FloorSameTop float64 `json:"floor_same_top"`
+	KLMean       float64 `json:"kl_mean"`
+	FloorKL      float64 `json:"floor_kl_mean"`
+	KLP99        float64 `json:"kl_p99"`
+	// SameTopBeyond and KLBeyond say which figures drift beyond the
+	// floor; Ruler where the KL stands beside the published marks.
+	SameTopBeyond bool   `json:"same_top_beyond"`
+	KLBeyond      bool   `json:"kl_beyond"`
+	Ruler         string `json:"ruler,omitempty"`
+}
+
+// Words says the drift in one clause: "same top token 99.2 % (floor
+// 100.0 %), KL divergence 0.0041 nats a token (floor 0): beyond the floor
+// on both; about what Q8_0 costs Llama 3 8B (0.0014)".
+func (d *TuneDrift) Words() string {
+	line := fmt.Sprintf("same top token %.1f %% (floor %.1f %%), KL divergence %s nats a token (floor %s)",
+		100*d.SameTop, 100*d.FloorSameTop, natsText(d.KLMean), natsText(d.FloorKL))
+	ruler := ""
+	if d.Ruler != "" {
+		ruler = "; " + d.Ruler
+	}
+	switch {
+	case d.SameTopBeyond && d.KLBeyond:
+		return line + ": beyond the floor on both" + ruler
+	case d.KLBeyond:
+		return line + ": beyond the floor on KL divergence, the top token as often the same" + ruler
+	case d.SameTopBeyond:
+		return line + ": beyond the floor on the top token" + ruler
+	}
+	return line + ": within the floor"
+}
+
+// natsText says a KL divergence with the digits it needs.
+func natsText(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 0.001:
+		return fmt.Sprintf("%.1e", v)
+	}
+	return fmt.Sprintf("%.4f", v)
 }
 
 // TuneAnswerDiff is one prompt answered differently.
@@ -585,6 +647,15 @@ func (r *TuneResult) AnswersSentence() string {
 		if a.Missing > 0 {
 			parts[len(parts)-1] += fmt.Sprintf(" (%d %s not answered by both)", a.Missing, Plural(a.Missing, "prompt", "prompts"))
 		}
+		if a.Drift != nil {
+			// The distribution first: how much, not only whether (any
+			// two quantisations part somewhere in ten answers).
+			parts[len(parts)-1] = fmt.Sprintf("%s against %s token by token: %s — %s", name, base, a.Drift.Words(), parts[len(parts)-1])
+		}
 	}
-	return "Answers at temperature 0: " + strings.Join(parts, "; ") + "."
+	out := "Answers at temperature 0: " + strings.Join(parts, "; ") + "."
+	if r.DriftNote != "" {
+		out += " Their distributions were not compared token by token: " + r.DriftNote + "."
+	}
+	return out
 }

@@ -39,6 +39,10 @@ type Distribution struct {
 	// NoProbs answers without completion_probabilities (a server that
 	// returns no log-probabilities).
 	NoProbs bool
+	// ModelDrift is the Drift of each model a request names, for a
+	// server of several models (a settings comparison of two models of
+	// one server); a model not in it has Drift.
+	ModelDrift map[string]float64
 }
 
 func (d Distribution) vocab() int {
@@ -170,12 +174,16 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 		Prompt   json.RawMessage `json:"prompt"`
 		NPredict int             `json:"n_predict"`
 		NProbs   int             `json:"n_probs"`
+		Model    string          `json:"model"`
 	}
 	if json.Unmarshal(body, &req) != nil {
 		s.writeError(w, http.StatusBadRequest, "invalid JSON", "invalid_request_error")
 		return
 	}
 	d := s.cfg.Answers
+	if v, ok := d.ModelDrift[req.Model]; ok {
+		d.Drift = v
+	}
 	context, err := d.promptTokens(req.Prompt)
 	if err != nil {
 		s.writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error")
