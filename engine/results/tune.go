@@ -36,13 +36,13 @@ type TuneResult struct {
 	Verdicts []TuneVerdict `json:"verdicts"`
 	// Answers are each setting's answers to the fixed prompts against the
 	// first setting's; empty when the check was not run.
-	Answers  []TuneAnswers `json:"answers"`
+	Answers []TuneAnswers `json:"answers"`
 	// DriftNote says why the answers' distributions were not compared
 	// (the servers' route is not read); "" when they were, or when no
 	// answers were checked.
-	DriftNote string `json:"drift_note,omitempty"`
-	Warnings []string      `json:"warnings"`
-	Local    TuneLocal     `json:"local"`
+	DriftNote string    `json:"drift_note,omitempty"`
+	Warnings  []string  `json:"warnings"`
+	Local     TuneLocal `json:"local"`
 }
 
 // TunePlan is what every run measured and how the rounds were judged.
