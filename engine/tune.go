@@ -86,7 +86,10 @@ type tuneRun struct {
 	driftRef *AnswersReference
 	drifts   []*results.TuneDrift
 	driftWhy string
-	t0       time.Time
+	// started is the model each command setting's server is asked for,
+	// by setting name (startedModel).
+	started map[string]string
+	t0      time.Time
 	// listens is where each setting's server listens (ListenOf): its
 	// start is waited for and its runs go there.
 	listens []TuneListen
@@ -109,7 +112,7 @@ func RunTune(ctx context.Context, plan TunePlan, ep Endpoint, obs TuneObserver) 
 			return nil, &PlanError{Err: fmt.Errorf("setting %q is changed by hand, and nothing here can ask you to", s.Name)}
 		}
 	}
-	t := &tuneRun{plan: plan, ep: ep, obs: obs, ref: newRef(), t0: time.Now(), answers: make([][][]string, len(plan.Settings)), drifts: make([]*results.TuneDrift, len(plan.Settings)), listens: TuneListens(plan.Settings, ep.URL)}
+	t := &tuneRun{plan: plan, ep: ep, obs: obs, ref: newRef(), t0: time.Now(), answers: make([][][]string, len(plan.Settings)), drifts: make([]*results.TuneDrift, len(plan.Settings)), started: map[string]string{}, listens: TuneListens(plan.Settings, ep.URL)}
 	t.res = t.newResult()
 	for r := range plan.Rounds {
 		for pos, s := range compare.TuneOrder(len(plan.Settings), r) {
@@ -165,7 +168,41 @@ func (t *tuneRun) modelOf(s TuneSetting) string {
 	if s.Model != "" {
 		return s.Model
 	}
+	if m := t.started[s.Name]; m != "" {
+		return m
+	}
 	return t.plan.Inner.Model
+}
+
+// startedModel is the model a setting's started server is asked for:
+// the plan's where it serves it, else the only one it serves. Two
+// llama-servers of two model files, without --alias, each name their
+// model by its own -m path, so the plan's model (chosen from the
+// endpoint's server, or the first setting's) is never the other's: the
+// app's Compare settings of Q4_0 against F32 failed both settings with
+// "the server does not serve …".
+func (t *tuneRun) startedModel(ctx context.Context, si int) string {
+	want := t.plan.Inner.Model
+	ep := t.epOf(si)
+	b, err := setup.ParseBase(ep.URL)
+	if err != nil {
+		return want
+	}
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout(ep))
+	defer cancel()
+	models, _, err := listModels(cctx, checkClient(ep, b), ep, b)
+	if err != nil {
+		return want
+	}
+	for _, m := range models {
+		if m.ID == want {
+			return want
+		}
+	}
+	if len(models) == 1 {
+		return models[0].ID
+	}
+	return want
 }
 
 // turn is one setting's run in one round: the server brought into the
@@ -219,6 +256,9 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		default:
 			fail(err.Error(), nil)
 			return
+		}
+		if s.Model == "" {
+			t.started[s.Name] = t.startedModel(ctx, si)
 		}
 		defer func() {
 			st.Doing, st.Server = "stopping the server", nil
@@ -377,6 +417,9 @@ func (t *tuneRun) finish(complete bool) *results.TuneResult {
 	r := t.res
 	r.Complete = complete
 	r.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
+	for i, s := range t.plan.Settings {
+		r.Settings[i].Model = t.modelOf(s) // a started server's own
+	}
 	r.Verdicts = compare.TuneVerdicts(r.Runs, len(r.Settings))
 	if !t.plan.NoAnswers && t.answers[0] != nil {
 		kinds := answerKinds()

@@ -279,11 +279,18 @@ func TestTuneCommands(t *testing.T) {
 		},
 		Rounds: 2, Inner: tinyTunePlan(), StartTimeout: time.Minute, NoAnswers: true,
 	}
-	plan.Inner.Model = "m"
+	// The plan's model is the one the endpoint's own server named (the
+	// app's Model field): a started server that does not serve it is
+	// asked for the only model it serves, as two llama-servers of two
+	// model files each name theirs by its own path.
+	plan.Inner.Model = "/models/what-the-endpoint-served.gguf"
 	var log tuneLog
 	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Settings[0].Model != "m" || res.Settings[2].Model != "m" {
+		t.Errorf("models asked: %q and %q, want each started server's only one, m", res.Settings[0].Model, res.Settings[2].Model)
 	}
 	broken := res.Settings[1]
 	if !strings.Contains(broken.Failed, "the server exited before it answered") || !strings.Contains(broken.Failed, "failed to open GGUF file '/models/missing.gguf'") {
