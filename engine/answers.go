@@ -82,6 +82,30 @@ func (p AnswersPlan) Requests() int {
 	return p.Prompts * (1 + 2*p.Positions)
 }
 
+// ReferenceRequests and ReadRequests are a settings comparison's share of
+// Requests: the first setting's reference and floor, and each other
+// setting's reading.
+func (p AnswersPlan) ReferenceRequests() int {
+	p = p.withDefaults()
+	return p.Prompts * (1 + p.Positions)
+}
+
+// ReadRequests: see ReferenceRequests.
+func (p AnswersPlan) ReadRequests() int {
+	p = p.withDefaults()
+	return p.Prompts * p.Positions
+}
+
+// TuneAnswersLine says before a settings comparison what its answers
+// check asks: "The answers check asks each setting 10 fixed prompts;
+// where the servers are llama-server it also reads 5 prompts of its own
+// token by token: 165 short requests for f32, 160 for each other
+// setting."
+func TuneAnswersLine(first string) string {
+	return fmt.Sprintf("The answers check asks each setting %d fixed prompts; where the servers are llama-server it also reads %d prompts of its own token by token: %d short requests for %s, %d for each other setting.",
+		len(SpecDecPrompts), len(AnswerPrompts), tuneDriftPlan.ReferenceRequests(), first, tuneDriftPlan.ReadRequests())
+}
+
 // AnswersSide is one setting: an endpoint and the model asked of it ("":
 // the only one served).
 type AnswersSide struct {

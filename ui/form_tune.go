@@ -387,6 +387,9 @@ func (f *tuneForm) summary() string {
 	if len(before) > 0 {
 		out += "Before each turn it runs " + strings.Join(before, "; ") + ". "
 	}
+	if !p.NoAnswers && len(names) > 0 {
+		out += engine.TuneAnswersLine(names[0]) + " "
+	}
 	if p.Rounds < 3 {
 		out += fmt.Sprintf("With %d %s the intervals are too wide to call most changes (they narrow fast with more rounds; the default is %d). ", p.Rounds, results.Plural(p.Rounds, "round", "rounds"), setup.TuneDefaultRounds)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/sim/simtest"
@@ -171,6 +172,15 @@ func TestTuneRowTestWhereItListens(t *testing.T) {
 		r = b.tune.rows[1]
 		r.howSelect.SetSelected("Command")
 		r.whatEntry.SetText(command)
+		// What the answers check costs, said before it runs (#48).
+		if want := engine.TuneAnswersLine("A"); !strings.Contains(b.planNote.Text, want) {
+			t.Errorf("the line under the plan:\n%s\nwant it to say %q", b.planNote.Text, want)
+		}
+		b.tune.answersCheck.SetChecked(false)
+		if strings.Contains(b.planNote.Text, "token by token") {
+			t.Errorf("without the answers check the line still says what it costs:\n%s", b.planNote.Text)
+		}
+		b.tune.answersCheck.SetChecked(true)
 		if !strings.Contains(b.planNote.Text, sentence) {
 			t.Errorf("the line under the plan:\n%s\nwant it to say %q", b.planNote.Text, sentence)
 		}
