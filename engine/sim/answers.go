@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -137,18 +136,16 @@ func TrueKL(a, b Distribution, context []int) float64 {
 // applyTemplate is llama-server's POST /apply-template: the chat
 // messages as the prompt text the template makes of them.
 func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.bodyLimit))
-	if err != nil {
-		s.writeError(w, http.StatusBadRequest, "the request body could not be read", "invalid_request_error")
-		return
-	}
 	var req struct {
 		Messages []struct {
 			Role    string `json:"role"`
 			Content string `json:"content"`
 		} `json:"messages"`
 	}
-	if json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
+	if !s.readJSON(w, r, &req) {
+		return
+	}
+	if len(req.Messages) == 0 {
 		s.writeError(w, http.StatusBadRequest, "'messages' is required", "invalid_request_error")
 		return
 	}
@@ -165,19 +162,13 @@ func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request) {
 // greedily, and with n_probs each one's top list
 // (completion_probabilities, as b4748 sends it).
 func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.bodyLimit))
-	if err != nil {
-		s.writeError(w, http.StatusBadRequest, "the request body could not be read", "invalid_request_error")
-		return
-	}
 	var req struct {
 		Prompt   json.RawMessage `json:"prompt"`
 		NPredict int             `json:"n_predict"`
 		NProbs   int             `json:"n_probs"`
 		Model    string          `json:"model"`
 	}
-	if json.Unmarshal(body, &req) != nil {
-		s.writeError(w, http.StatusBadRequest, "invalid JSON", "invalid_request_error")
+	if !s.readJSON(w, r, &req) {
 		return
 	}
 	d := s.cfg.Answers

@@ -1004,16 +1004,10 @@ func (ru *run) completion(text, finish string, firstAt, lastAt time.Time, grow i
 // counted by WordTokens, else by TokensPerWord over the words. No chat
 // template: that is the chat request's own.
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.bodyLimit))
-	if err != nil {
-		s.writeError(w, http.StatusBadRequest, "the request body could not be read", "invalid_request_error")
-		return
-	}
 	var req struct {
 		Content *string `json:"content"`
 	}
-	if json.Unmarshal(body, &req) != nil {
-		s.writeError(w, http.StatusBadRequest, "invalid JSON", "invalid_request_error")
+	if !s.readJSON(w, r, &req) {
 		return
 	}
 	n := 0
@@ -1029,4 +1023,19 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write(jsonBytes(map[string]any{"tokens": out}))
+}
+
+// readJSON reads a small POST body (llama-server's side routes) into v,
+// answering 400 and false when it cannot.
+func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.bodyLimit))
+	if err != nil {
+		s.writeError(w, http.StatusBadRequest, "the request body could not be read", "invalid_request_error")
+		return false
+	}
+	if json.Unmarshal(body, v) != nil {
+		s.writeError(w, http.StatusBadRequest, "invalid JSON", "invalid_request_error")
+		return false
+	}
+	return true
 }
