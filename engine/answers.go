@@ -129,6 +129,15 @@ type AnswersResult struct {
 	// Reference is each prompt's reference answer, token ids (kept
 	// local; never a word of it leaves).
 	Reference [][]int
+	// Kinds are the other setting's figures prompt by prompt, in the
+	// set's order.
+	Kinds []AnswersKind
+}
+
+// AnswersKind is one prompt kind's figures.
+type AnswersKind struct {
+	Kind string
+	drift.Figures
 }
 
 // Drift is the measurement as a settings comparison keeps it, the
@@ -142,6 +151,9 @@ func (r *AnswersResult) Drift() *results.TuneDrift {
 	}
 	if d.SameTopBeyond || d.KLBeyond {
 		d.Ruler = drift.RulerWords(r.Other.KLMean)
+	}
+	for _, k := range r.Kinds {
+		d.Kinds = append(d.Kinds, results.TuneDriftKind{Kind: k.Kind, Positions: k.Positions, SameTop: k.SameTop, KLMean: k.KLMean})
 	}
 	return d
 }
@@ -279,6 +291,7 @@ func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step fun
 			return nil, err
 		}
 		answer := ref.refs[pi]
+		from := len(otherLists)
 		for i := range answer {
 			_, ol, err := o.complete(ctx, append([]any{text}, ids(answer[:i])...), 1)
 			if err != nil {
@@ -287,6 +300,13 @@ func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step fun
 			step()
 			otherLists = append(otherLists, ol[0])
 		}
+		// The prompt kind's own figures: a setting may keep prose and
+		// lose code.
+		m, err := drift.Compare(ref.base[pi], otherLists[from:], answer)
+		if err != nil {
+			return nil, err
+		}
+		res.Kinds = append(res.Kinds, AnswersKind{Kind: kind, Figures: m.Figures})
 		res.noteShort(ref.base[pi])
 		res.noteShort(ref.floor[pi])
 		refs, baseLists, floorLists = append(refs, answer...), append(baseLists, ref.base[pi]...), append(floorLists, ref.floor[pi]...)

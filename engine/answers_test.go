@@ -58,6 +58,9 @@ func TestAnswersAgainstAKnownDrift(t *testing.T) {
 			t.Errorf("%s: measured KL %.4g against the true %.4g: want a lower bound catching most of it", tt.name, got, truth)
 		}
 		t.Logf("%s: %s; the true KL %.4g", tt.name, res.Line(), truth)
+		if len(res.Kinds) != plan.Prompts || res.Kinds[0].Kind != AnswerPrompts[0].Kind || res.Kinds[0].Positions != plan.Positions {
+			t.Errorf("%s: figures by prompt kind %+v, want one for each of the %d prompts", tt.name, res.Kinds, plan.Prompts)
+		}
 		kls = append(kls, res.Other.KLMean)
 	}
 	if !(kls[2] > 4*kls[1]) {

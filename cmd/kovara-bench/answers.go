@@ -84,6 +84,9 @@ func cmdAnswers(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, res.Line())
 	fmt.Fprintf(stdout, "%s against %s: %d positions; the baseline's token under the other setting %.1f %% on average (%.1f %% against itself); KL p99 %s nats\n",
 		results.ModelName(res.OtherModel), results.ModelName(res.BaseModel), res.Other.Positions, 100*res.Other.RefProb, 100*res.Floor.RefProb, fmt.Sprintf("%.3g", res.Other.KLP99))
+	if k := res.Drift().KindsWords(); k != "" {
+		fmt.Fprintln(stdout, k)
+	}
 	for _, n := range res.Notes {
 		fmt.Fprintln(stdout, "note: "+n)
 	}
