@@ -359,18 +359,33 @@ func (t *tuneRun) measureDrift(ctx context.Context, si int, s TuneSetting, st Tu
 	if t.driftWhy != "" || (si == 0) == (t.driftRef != nil) || si > 0 && t.drifts[si] != nil {
 		return
 	}
-	st.Doing = "comparing the answers token by token"
+	total := tuneDriftPlan.ReadRequests()
+	if si == 0 {
+		total = tuneDriftPlan.ReferenceRequests()
+	}
+	// Its progress, a few times a second: 165 short requests are
+	// seconds on a GPU and may be a minute on a CPU.
+	done, said := 0, time.Time{}
+	step := func() {
+		done++
+		if time.Since(said) >= 500*time.Millisecond || done == total {
+			said = time.Now()
+			st.Doing = fmt.Sprintf("comparing the answers token by token: %d of %d", done, total)
+			t.obs.status(st)
+		}
+	}
+	st.Doing = fmt.Sprintf("comparing the answers token by token: 0 of %d", total)
 	t.obs.status(st)
 	side := AnswersSide{Endpoint: t.epOf(si), Model: t.modelOf(s)}
 	if si == 0 {
-		ref, err := ReferenceAnswers(ctx, side, tuneDriftPlan, nil)
+		ref, err := ReferenceAnswers(ctx, side, tuneDriftPlan, step)
 		if err != nil && ctx.Err() == nil {
 			t.driftWhy = err.Error()
 		}
 		t.driftRef = ref
 		return
 	}
-	res, err := t.driftRef.ReadAnswers(ctx, side, nil)
+	res, err := t.driftRef.ReadAnswers(ctx, side, step)
 	if err != nil {
 		if ctx.Err() == nil {
 			t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("%s: the answers' distributions could not be compared: %v", s.Name, err))

@@ -232,6 +232,16 @@ func TestTuneAnswersTokenByToken(t *testing.T) {
 	if len(res.Answers) != 2 || res.Answers[0].Drift == nil || res.Answers[1].Drift == nil {
 		t.Fatalf("answers %+v, warnings %q, note %q", res.Answers, res.Warnings, res.DriftNote)
 	}
+	// Its progress was said as it went, to the last request.
+	var last string
+	for _, st := range log.status {
+		if st.Setting == "q4" && strings.HasPrefix(st.Doing, "comparing the answers token by token") {
+			last = st.Doing
+		}
+	}
+	if want := fmt.Sprintf("comparing the answers token by token: %d of %d", tuneDriftPlan.ReadRequests(), tuneDriftPlan.ReadRequests()); last != want {
+		t.Errorf("q4's last progress %q, want %q", last, want)
+	}
 	same, q4 := res.Answers[0].Drift, res.Answers[1].Drift
 	if same.KLBeyond || same.SameTopBeyond || same.KLMean != 0 || same.Ruler != "" {
 		t.Errorf("the same weights: %+v, want within the floor", same)
