@@ -1,12 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -384,33 +382,9 @@ const maxAnswersBody = 8 << 20
 
 // post sends body to path and decodes the answer into out.
 func (a *answerReader) post(ctx context.Context, path string, body, out any) error {
-	data, err := json.Marshal(body)
+	raw, err := postBounded(ctx, a.c, a.ep, a.b, path, body, a.plan.Timeout, maxAnswersBody)
 	if err != nil {
 		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, a.plan.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.b.API(path), bytes.NewReader(data))
-	if err != nil {
-		return err
-	}
-	authorize(a.ep, req)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.c.Do(req)
-	if err != nil {
-		return errors.New(scrub(rootCause(err), a.ep.APIKey))
-	}
-	defer resp.Body.Close()
-	raw, tooBig, err := readBounded(resp.Body, maxAnswersBody)
-	if err != nil {
-		return errors.New(scrub(rootCause(err), a.ep.APIKey))
-	}
-	if tooBig {
-		return fmt.Errorf("POST %s answered with more than %d MiB", path, maxAnswersBody>>20)
-	}
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return fmt.Errorf("POST %s answered HTTP %d", path, resp.StatusCode)
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return fmt.Errorf("POST %s answered something that is not the JSON expected: %v", path, err)

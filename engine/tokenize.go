@@ -66,31 +66,9 @@ func (t *tokenCounter) count(ctx context.Context, text string) (int, error) {
 	if t.family != results.FamilyLlamaCpp {
 		body = map[string]any{"model": t.model, "prompt": text, "add_special_tokens": false}
 	}
-	data, err := json.Marshal(body)
+	out, err := postBounded(ctx, t.c, t.ep, t.b, "/tokenize", body, tokenizeTimeout, maxTokenizeBody)
 	if err != nil {
 		return 0, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, tokenizeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.b.API("/tokenize"), bytes.NewReader(data))
-	if err != nil {
-		return 0, err
-	}
-	authorize(t.ep, req)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := t.c.Do(req)
-	if err != nil {
-		return 0, errors.New(scrub(rootCause(err), t.ep.APIKey))
-	}
-	defer resp.Body.Close()
-	out, tooBig, err := readBounded(resp.Body, maxTokenizeBody)
-	switch {
-	case err != nil:
-		return 0, errors.New(scrub(rootCause(err), t.ep.APIKey))
-	case resp.StatusCode != http.StatusOK:
-		return 0, fmt.Errorf("POST /tokenize answered HTTP %d", resp.StatusCode)
-	case tooBig:
-		return 0, fmt.Errorf("POST /tokenize answered with more than %d MiB", maxTokenizeBody>>20)
 	}
 	var got struct {
 		Tokens []json.RawMessage `json:"tokens"`
@@ -143,4 +121,38 @@ func (t *tokenCounter) aim(ctx context.Context, seed, n int64, w, target, overhe
 		w += step
 	}
 	return best, bestMiss >= 0
+}
+
+// postBounded POSTs body as JSON to path within timeout and returns the
+// answer, read up to limit bytes: an error in words for a failed
+// request, another status than 200 or a longer answer. The server's
+// side routes (/tokenize, /apply-template, /completion) share it.
+func postBounded(ctx context.Context, c *http.Client, ep Endpoint, b Base, path string, body any, timeout time.Duration, limit int64) ([]byte, error) {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.API(path), bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	authorize(ep, req)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, errors.New(scrub(rootCause(err), ep.APIKey))
+	}
+	defer resp.Body.Close()
+	out, tooBig, err := readBounded(resp.Body, limit)
+	switch {
+	case err != nil:
+		return nil, errors.New(scrub(rootCause(err), ep.APIKey))
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("POST %s answered HTTP %d", path, resp.StatusCode)
+	case tooBig:
+		return nil, fmt.Errorf("POST %s answered with more than %d MiB", path, limit>>20)
+	}
+	return out, nil
 }
