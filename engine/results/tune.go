@@ -259,7 +259,7 @@ func (d *TuneDrift) KindsWords() string {
 	slices.SortStableFunc(ks, func(a, b TuneDriftKind) int { return cmp.Compare(b.KLMean, a.KLMean) })
 	parts := make([]string, len(ks))
 	for i, k := range ks {
-		parts[i] = k.Kind + " " + natsText(k.KLMean)
+		parts[i] = k.Kind + " " + NatsText(k.KLMean)
 		if k.SameTop < 1 {
 			parts[i] += fmt.Sprintf(" (same top token %.1f %%)", 100*k.SameTop)
 		}
@@ -272,7 +272,7 @@ func (d *TuneDrift) KindsWords() string {
 // on both; about what Q8_0 costs Llama 3 8B (0.0014)".
 func (d *TuneDrift) Words() string {
 	line := fmt.Sprintf("same top token %.1f %% (floor %.1f %%), KL divergence %s nats a token (floor %s)",
-		100*d.SameTop, 100*d.FloorSameTop, natsText(d.KLMean), natsText(d.FloorKL))
+		100*d.SameTop, 100*d.FloorSameTop, NatsText(d.KLMean), NatsText(d.FloorKL))
 	ruler := ""
 	if d.Ruler != "" {
 		ruler = "; " + d.Ruler
@@ -288,8 +288,9 @@ func (d *TuneDrift) Words() string {
 	return line + ": within the floor"
 }
 
-// natsText says a KL divergence with the digits it needs.
-func natsText(v float64) string {
+// NatsText says a KL divergence with the digits it needs, everywhere one
+// is shown (the settings comparison, the answers plan, Compare).
+func NatsText(v float64) string {
 	switch {
 	case v == 0:
 		return "0"
