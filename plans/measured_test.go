@@ -79,6 +79,7 @@ func TestMeasuredEveryPlan(t *testing.T) {
 		results.PlanContext:  plans.NewContext(&results.ContextResult{}),
 		results.PlanRate:     plans.NewRate(&results.RateResult{}),
 		results.PlanTune:     plans.NewTune(&results.TuneResult{}),
+		results.PlanAnswers:  plans.NewAnswers(&results.AnswersResult{}),
 	}
 	for _, k := range plans.All {
 		d, ok := empty[k.ID]

@@ -56,7 +56,7 @@ type Kind struct {
 type RunKind struct{ Kind, Name string }
 
 // All are the plans, in the order the app offers them.
-var All = []*Kind{kovaraKind, stagesKind, specDecKind, capacityKind, contextKind, rateKind, tuneKind}
+var All = []*Kind{kovaraKind, stagesKind, specDecKind, capacityKind, contextKind, rateKind, tuneKind, answersKind}
 
 // KovaraMethod is the Kovara method, the default plan and the only
 // publishable one.

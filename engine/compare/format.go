@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/kovara/desktop/engine/results"
 )
 
 // FormatDelta writes a cell's change against the first run as a signed
@@ -82,6 +84,11 @@ func FormatValue(m Metric, v float64) string {
 		decimals = 0
 	case "tok":
 		decimals = 1
+	case "nats":
+		// KL divergences span orders of magnitude (1e-6 for Q8_0 on a
+		// small model, 0.1 for a bad quantisation): the one rule that
+		// says them everywhere.
+		return results.NatsText(v)
 	case "%":
 		if v == 0 {
 			return "0"

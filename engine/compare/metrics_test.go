@@ -10,7 +10,7 @@ import (
 )
 
 func TestMetricTable(t *testing.T) {
-	units := map[string]bool{"tok/s": true, "req/s": true, "ms": true, "%": true, "tok": true, "": true}
+	units := map[string]bool{"tok/s": true, "req/s": true, "ms": true, "%": true, "tok": true, "nats": true, "": true}
 	seen := map[string]bool{}
 	for _, m := range Metrics {
 		if m.ID == "" || m.Label == "" {

@@ -16,6 +16,7 @@ const (
 	PlanContext  = "context"
 	PlanTune     = "tune"
 	PlanRate     = "rate"
+	PlanAnswers  = "answers"
 )
 
 // DocumentFormat reads a document's top-level "format" and
@@ -52,6 +53,7 @@ var localOnly = map[string]string{
 	FormatContext:  "This is a context plan result (" + FormatContext + "): speed against context depth on one server, kept on this machine; only kovara-benchmark-results files can be published.",
 	FormatTune:     "This is a settings comparison (" + FormatTune + "): it names the commands that started your server and is kept on this machine; its runs are ordinary results files, and those can be published one by one.",
 	FormatRate:     "This is a rate plan result (" + FormatRate + "): open-loop requests at offered rates on one server, not the Kovara method's closed loop, kept on this machine; only kovara-benchmark-results files can be published.",
+	FormatAnswers:  "This is an answers comparison (" + FormatAnswers + "): two of your servers' answer distributions token by token, with the reference answers' tokens kept on this machine; only kovara-benchmark-results files can be published. Its report holds the figures without a word of the answers.",
 	FormatSpecDec:  "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published.",
 }
 

@@ -123,6 +123,9 @@ var (
 	TuneDoc = DocKind[TuneResult]{Format: FormatTune, What: "settings comparison",
 		About: "A settings comparison made by Kovara Desktop: the same Kovara plan on each setting of one server, in " +
 			"interleaved rounds; each setting against the first from the rounds' paired differences."}
+	AnswersDoc = DocKind[AnswersResult]{Format: FormatAnswers, What: "answers comparison",
+		About: "Kovara Desktop's answers comparison: one setting's next-token distributions read along a baseline's " +
+			"greedy answers to fixed prompts, against the baseline read against itself. Not a Kovara benchmark record; never publishable."}
 )
 
 // Simulated: the plan ran against the built-in simulator.
@@ -131,6 +134,7 @@ func (r *SpecDecResult) Simulated() bool  { return r.Local.Simulated }
 func (r *CapacityResult) Simulated() bool { return r.Local.Simulated }
 func (r *ContextResult) Simulated() bool  { return r.Local.Simulated }
 func (r *TuneResult) Simulated() bool     { return r.Local.Simulated }
+func (r *AnswersResult) Simulated() bool  { return r.Local.Simulated }
 
 // PlanCompat records which optional request fields the server accepted.
 type PlanCompat struct {

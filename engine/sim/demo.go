@@ -53,3 +53,16 @@ func CapacityDemo() Config {
 		Seed:          7,
 	}
 }
+
+// AnswersDemo is the simulator behind the answers comparison's demo: a
+// llama.cpp server of two models, the second a "quantisation" whose
+// logits drift (KL 0.014 nats a token: between what Q6_K and Q4_K_M
+// cost Llama 3 8B), so the demo measures a drift beyond the floor of the
+// size a person meets.
+func AnswersDemo() Config {
+	c := Demo()
+	c.Personality = LlamaCpp
+	c.Models = []string{"kovara-sim-8b-f16", "kovara-sim-8b-q4"}
+	c.Answers = Distribution{ModelDrift: map[string]float64{"kovara-sim-8b-q4": 0.35}, DriftSeed: 4}
+	return c
+}

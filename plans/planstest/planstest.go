@@ -49,6 +49,42 @@ var makers = map[string]func(failed bool) plans.Doc{
 	results.PlanContext:  context,
 	results.PlanRate:     rate,
 	results.PlanTune:     func(failed bool) plans.Doc { return plans.NewTune(Tune(failed)) },
+	results.PlanAnswers:  func(failed bool) plans.Doc { return plans.NewAnswers(Answers(failed)) },
+}
+
+// Answers is an answers comparison of two quantisations of one
+// llama-server model, or (failed) one whose other setting returned no
+// token probabilities after the baseline's floor was read. Its figures are of the order the real tiny model's
+// Q4_0 gave against its F32 (engine/drift/testdata).
+func Answers(failed bool) *results.AnswersResult {
+	r := &results.AnswersResult{PlanHeader: results.PlanHeader{Format: results.FormatAnswers, FormatVersion: 1, About: results.AnswersDoc.About, CreatedAt: created, Model: "qwen3-8b"},
+		Settings: results.AnswersSettings{PromptSet: "kovara-answers-v1", Prompts: 2, Positions: 3, TopK: 20, TimeoutS: 120, Client: "kovara-desktop", ClientVersion: "test"},
+		Baseline: results.AnswersSetting{Model: "qwen3-8b", Family: results.FamilyLlamaCpp, Build: "b9749"},
+		Other:    results.AnswersSetting{Model: "qwen3-8b-q4_0", Family: results.FamilyLlamaCpp, Build: "b9749"},
+		Notes:    []string{}, TopK: 20,
+		Local: results.AnswersLocal{PlanLocal: results.PlanLocal{Endpoint: "http://127.0.0.1:8080", EndpointHost: "127.0.0.1:8080", EndpointName: "box",
+			ServedModels: []string{"qwen3-8b", "qwen3-8b-q4_0"}, StartedAt: created}},
+	}
+	r.Complete = true
+	r.Floor = &results.AnswersFigures{Positions: 6, SameTop: 1, RefProb: 0.88}
+	if failed {
+		// The baseline's reference and floor were read; the other
+		// setting's server could not be.
+		r.Failure = "the other setting: the server returned no token probabilities (completion_probabilities), so the answers cannot be compared"
+		return r
+	}
+	r.Figures = &results.AnswersFigures{Positions: 6, SameTop: 5.0 / 6, KLMean: 0.061, KLP99: 0.29, RefProb: 0.81, Unlisted: 0}
+	r.SameTopBeyond, r.KLBeyond = true, true
+	r.Ruler = "about what Q4_K_M costs Llama 3 8B (0.0614)"
+	r.Kinds = []results.AnswersKind{
+		{Kind: "code", AnswersFigures: results.AnswersFigures{Positions: 3, SameTop: 1, KLMean: 0.021, KLP99: 0.03, RefProb: 0.85}},
+		{Kind: "json", AnswersFigures: results.AnswersFigures{Positions: 3, SameTop: 2.0 / 3, KLMean: 0.101, KLP99: 0.29, RefProb: 0.77}},
+	}
+	for i, k := range []string{"code", "code", "code", "json", "json", "json"} {
+		r.Local.Positions = append(r.Local.Positions, results.AnswersPosition{Kind: k, At: i%3 + 1, KL: 0.01 * float64(i+1), Same: i != 4, FloorSame: true})
+	}
+	r.Local.Reference = [][]int{{101, 102, 103}, {201, 202, 203}}
+	return r
 }
 
 const created = "2026-11-30T10:00:00Z"
