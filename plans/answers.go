@@ -46,6 +46,10 @@ func (d Answers) Notes() []string {
 	return notesBeside(d, []string{d.Result.KindsWords(), "Read: " + d.Result.SettingsWords() + "."}, d.Result.Notes)
 }
 
+// Models are the two models compared, both measured: a report names
+// them, where it blanks any other model the endpoint served.
+func (d Answers) Models() []string { return []string{d.Result.Baseline.Model, d.Result.Other.Model} }
+
 func (d Answers) Summary() Summary {
 	r := d.Result
 	s := summaryOf(d, r.Local.EndpointName, engineName(results.Detection{Family: r.Baseline.Family, Version: r.Baseline.Build}))

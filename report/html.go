@@ -176,6 +176,13 @@ var planCharts = map[string]func(d plans.Doc, name string) []chartDrawing{
 		}
 		return specsOf(specs, name)
 	},
+	results.PlanAnswers: func(d plans.Doc, name string) []chartDrawing {
+		r := plans.ResultOf[*results.AnswersResult](d)
+		if r.Figures == nil {
+			return []chartDrawing{{title: "KL divergence by prompt kind", none: "No charts: the answers could not be compared."}}
+		}
+		return specsOf(chart.AnswersCharts(r, chart.Light()), name)
+	},
 	results.PlanTune: func(d plans.Doc, name string) []chartDrawing {
 		r := plans.ResultOf[*results.TuneResult](d)
 		var specs []chart.Spec

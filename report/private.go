@@ -25,7 +25,13 @@ import (
 // a settings comparison's commands, logs and answers, and the path of
 // a prompts file (its hash and counts, outside local, stay).
 var privateLocal = []string{"endpoint", "endpoint_host", "endpoint_name", "served_models", "warnings", "manifest",
-	"server_gone", "commands", "logs", "answers", "shard", "merged", "prompts_file"}
+	"server_gone", "commands", "logs", "answers", "shard", "merged", "prompts_file",
+	"other_endpoint", "other_endpoint_host", "other_endpoint_name"}
+
+// droppedLocal are the keys of local left out of a report altogether:
+// an answers comparison's reference answers are token ids, which the
+// model's tokenizer turns back into the answers' words.
+var droppedLocal = []string{"reference"}
 
 // privateLevel are the same in each of local.levels: the server's error
 // messages by class (the counts by class stay).
@@ -62,6 +68,9 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 	if local, ok := top["local"].(map[string]any); ok {
 		gone, _ := local["server_gone"].(string)
 		private = blankKeys(local, privateLocal, private)
+		for _, k := range droppedLocal {
+			delete(local, k)
+		}
 		if gone != "" {
 			local["server_gone"] = goneSaid
 		}
@@ -88,6 +97,10 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 	// name that is a word of the model or the engine ("llama", "vllm")
 	// says nothing private, as the publish check lets such hosts be.
 	said := strings.ToLower(sd.Model() + " " + sd.Summary().Engine)
+	if m, ok := sd.(interface{ Models() []string }); ok {
+		// A comparison of two models measured both.
+		said += " " + strings.ToLower(strings.Join(m.Models(), " "))
+	}
 	private = slices.DeleteFunc(private, func(s string) bool { return len(s) < 4 || strings.Contains(said, strings.ToLower(s)) })
 	if dir := results.ModelFolder(sd.Model()); dir != "" {
 		private = append(private, dir)

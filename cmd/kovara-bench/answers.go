@@ -1,94 +1,137 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 )
 
-// cmdAnswers compares two settings' answer distributions (docs/method.md
-// §14): two endpoints, or two models of one server. Its first line says
-// the figures against the floor; exit 1 when they could not be
-// measured, 2 for bad input.
+// The answers comparison (docs/method.md §14): `kovara-bench answers`
+// and `run --plan answers`, two endpoints or two models of one server.
+// Its first line says the figures against the floor; exit 1 when they
+// could not be measured, 2 for bad input.
+
+const planAnswers = results.PlanAnswers
+
+// answersFlags are the answers plan's own flags.
+type answersFlags struct {
+	against, againstModel string
+	positions, prompts    int
+	top                   int
+}
+
+func (a *answersFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.against, "against", "", "answers: the other setting's endpoint, a saved endpoint's name or an address (default: the baseline's, with --against-model)")
+	fs.StringVar(&a.againstModel, "against-model", "", "answers: the other setting's model (default: the only model served)")
+	fs.IntVar(&a.positions, "positions", 32, "answers: tokens of each reference answer read")
+	fs.IntVar(&a.prompts, "answer-prompts", len(engine.AnswerPrompts), "answers: how many of the fixed prompts ("+engine.AnswerPromptsVersion+")")
+	fs.IntVar(&a.top, "top", 20, "answers: the most likely tokens asked at each position")
+}
+
+// answersOnly are the flags only the answers plan takes (planOnly).
+var answersOnly = []string{"against", "against-model", "positions", "answer-prompts", "top"}
+
+// cmdAnswers is `kovara-bench answers`: run --plan answers with the
+// baseline's endpoint required.
 func cmdAnswers(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("answers", flag.ContinueOnError)
-	var base, other runFlags
-	var otherModel string
-	var plan engine.AnswersPlan
-	fs.StringVar(&base.endpoint, "endpoint", "", "the baseline: a saved endpoint's name, or the server's address")
-	fs.StringVar(&base.model, "model", "", "the baseline's model (default: the only model served)")
-	fs.StringVar(&other.endpoint, "against", "", "the other setting's endpoint (default: the baseline's, with --against-model)")
-	fs.StringVar(&otherModel, "against-model", "", "the other setting's model (default: the only model served)")
-	fs.StringVar(&base.apiKeyEnv, "api-key-env", "KOVARA_API_KEY", "environment variable that holds the API key (both endpoints)")
-	fs.BoolVar(&base.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
-	fs.IntVar(&plan.Positions, "positions", 32, "tokens of each reference answer read")
-	fs.IntVar(&plan.Prompts, "prompts", len(engine.AnswerPrompts), "how many of the fixed prompts")
-	fs.IntVar(&plan.TopK, "top", 20, "the most likely tokens asked at each position")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	var f runFlags
+	f.register(fs, true)
+	f.planName = planAnswers
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	switch {
-	case base.endpoint == "":
+	case set["plan"] && f.planName != planAnswers:
+		fmt.Fprintln(stderr, "kovara-bench answers: --plan: answers compares two settings' answers; use run --plan for the others")
+		return exitBadInput
+	case f.endpoint == "":
 		fmt.Fprintln(stderr, "kovara-bench answers: give the baseline's --endpoint and the other setting's --against (or --against-model of the same server)")
 		return exitBadInput
-	case other.endpoint == "" && otherModel == "":
-		fmt.Fprintln(stderr, "kovara-bench answers: give the other setting: --against ENDPOINT, --against-model MODEL, or both")
-		return exitBadInput
-	case plan.Positions < 1 || plan.Prompts < 1 || plan.Prompts > len(engine.AnswerPrompts) || plan.TopK < 1:
-		fmt.Fprintf(stderr, "kovara-bench answers: --positions and --top must be at least 1, --prompts from 1 to %d\n", len(engine.AnswerPrompts))
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "kovara-bench answers: unexpected %q\n", fs.Arg(0))
 		return exitBadInput
 	}
-	if other.endpoint == "" {
-		other.endpoint = base.endpoint
+	code, _ := runOtherPlan(f, set, false, stdout, stderr)
+	return code
+}
+
+// answersRun is the comparison the flags ask for; the other endpoint is
+// resolved at the run (a saved endpoint's key from the keyring).
+func (f *runFlags) answersRun(set map[string]bool) (engine.AnswersRun, error) {
+	a := f.answers
+	p := engine.AnswersRun{AnswersPlan: engine.AnswersPlan{Positions: a.positions, Prompts: a.prompts, TopK: a.top},
+		Model: f.model, AgainstModel: a.againstModel}
+	switch {
+	case a.positions < 1 || a.top < 1 || a.prompts < 1 || a.prompts > len(engine.AnswerPrompts):
+		return p, fmt.Errorf("--positions and --top must be at least 1, --answer-prompts from 1 to %d", len(engine.AnswerPrompts))
+	case a.against == "" && a.againstModel == "" && !f.demo:
+		return p, errors.New("give the other setting: --against ENDPOINT, --against-model MODEL, or both")
 	}
-	other.apiKeyEnv, other.insecure = base.apiKeyEnv, base.insecure
-	bep, err := base.resolveEndpoint(stderr)
+	if f.demo && a.against == "" && a.againstModel == "" {
+		// The demo's two models: the drifted one against the first.
+		ms := sim.AnswersDemo().Models
+		p.Model, p.AgainstModel = ms[0], ms[1]
+	}
+	if a.against != "" {
+		// Resolved at the run (its key from the keyring); its address
+		// stands in for the plan's check.
+		p.Against = &engine.Endpoint{URL: a.against}
+	}
+	p.Timeout = plans.ByID(planAnswers).Timeout
+	if err := f.setTimeout(set, &p.Timeout); err != nil {
+		return p, err
+	}
+	return p, p.Validate()
+}
+
+// buildAnswers is the answers plan's builder (planBuilders).
+func buildAnswers(f *runFlags, set map[string]bool) (otherPlan, error) {
+	p, err := f.answersRun(set)
 	if err != nil {
-		fmt.Fprintf(stderr, "kovara-bench answers: %v\n", err)
-		return exitBadInput
+		return nil, err
 	}
-	oep, err := other.resolveEndpoint(stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "kovara-bench answers: --against: %v\n", err)
-		return exitBadInput
-	}
-	ctx, stop := interruptContext()
-	defer stop()
-	fmt.Fprintf(stderr, "reading %d prompts × %d positions: %d requests (%s)\n", plan.Prompts, plan.Positions, plan.Requests(), engine.AnswerPromptsVersion)
-	var last time.Time
-	progress := func(done, total int) {
-		if *quiet || (time.Since(last) < time.Second && done < total) {
-			return
+	return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
+		p.Simulated = simulated
+		if f.answers.against != "" {
+			of := *f
+			of.endpoint = f.answers.against
+			oep, err := of.resolveEndpoint(stderr)
+			if err != nil {
+				fmt.Fprintf(stderr, "kovara-bench: --against: %v\n", err)
+				return exitBadInput
+			}
+			p.Against = &oep
 		}
-		last = time.Now()
-		fmt.Fprintf(stderr, "  %d of %d requests\n", done, total)
+		prog.start()
+		res, err := engine.RunAnswers(ctx, p, ep, obs)
+		prog.stop()
+		return finishAnswers(res, err, *f, stdout, stderr)
+	}, nil
+}
+
+var finishAnswers = finishWith(func(r *results.AnswersResult) planOutput {
+	return planOutput{doc: plans.NewAnswers(r), print: func(w io.Writer) { printAnswers(w, r) }}
+})
+
+// printAnswers writes the comparison: its first line the figures against
+// the floor with the ruler's word, then the table and the notes.
+func printAnswers(w io.Writer, r *results.AnswersResult) {
+	d := plans.NewAnswers(r)
+	fmt.Fprintln(w, r.Headline())
+	printHeading(w, "Compare answers (Kovara Desktop): one setting's answer distribution against a baseline's, token by token", r.Local.Simulated)
+	printProblems(w, d)
+	printTable(w, r.Table())
+	for _, n := range d.Notes() {
+		fmt.Fprintln(w, "note: "+n)
 	}
-	res, err := engine.MeasureAnswers(ctx, engine.AnswersSide{Endpoint: bep, Model: base.model}, engine.AnswersSide{Endpoint: oep, Model: otherModel}, plan, progress)
-	if err != nil {
-		fmt.Fprintf(stderr, "kovara-bench answers: %v\n", err)
-		if ctx.Err() != nil {
-			return exitInterrupted
-		}
-		var ee *engine.EndpointError
-		if errors.As(err, &ee) && ee.Kind != engine.ErrRefused {
-			return exitBadInput
-		}
-		return exitFailed
-	}
-	fmt.Fprintln(stdout, res.Line())
-	fmt.Fprintf(stdout, "%s against %s: %d positions; the baseline's token under the other setting %.1f %% on average (%.1f %% against itself); KL p99 %s nats\n",
-		results.ModelName(res.OtherModel), results.ModelName(res.BaseModel), res.Other.Positions, 100*res.Other.RefProb, 100*res.Floor.RefProb, fmt.Sprintf("%.3g", res.Other.KLP99))
-	if k := res.Drift().KindsWords(); k != "" {
-		fmt.Fprintln(stdout, k)
-	}
-	for _, n := range res.Notes {
-		fmt.Fprintln(stdout, "note: "+n)
-	}
-	return exitOK
 }

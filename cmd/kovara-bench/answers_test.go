@@ -22,14 +22,14 @@ func TestAnswersCommand(t *testing.T) {
 		stdout string // the first line's start
 		stderr string
 	}{
-		{"a drifted setting", []string{"answers", "--endpoint", base, "--against", drifted, "--prompts", "2", "--positions", "6", "--quiet"}, exitOK,
-			"Same top token ", ""},
-		{"a server it cannot read", []string{"answers", "--endpoint", base, "--against", vllm, "--prompts", "1", "--positions", "2", "--quiet"}, exitFailed,
+		{"a drifted setting", []string{"answers", "--endpoint", base, "--against", drifted, "--answer-prompts", "2", "--positions", "6", "--quiet"}, exitOK,
+			"kovara-sim-8b against kovara-sim-8b: same top token ", ""},
+		{"a server it cannot read", []string{"answers", "--endpoint", base, "--against", vllm, "--answer-prompts", "1", "--positions", "2", "--quiet"}, exitFailed,
 			"", "the answers measurement reads llama-server's /completion token route; vllm is not read yet"},
 		{"no other setting", []string{"answers", "--endpoint", base}, exitBadInput,
 			"", "give the other setting: --against ENDPOINT, --against-model MODEL, or both"},
 		{"no positions", []string{"answers", "--endpoint", base, "--against", drifted, "--positions", "0"}, exitBadInput,
-			"", "--positions and --top must be at least 1"},
+			"", "--positions and --top must be at least 1, --answer-prompts from 1 to 5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

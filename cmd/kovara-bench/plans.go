@@ -52,12 +52,13 @@ type planFlags struct {
 	context    contextFlags
 	rate       rateFlags
 	tune       tuneFlags
+	answers    answersFlags
 	// demo: the plan runs against its demo simulator (demo --plan).
 	demo bool
 }
 
 func (f *planFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance), capacity (how many users at once within a service level), context (prefill and decode speed against context depth, cold and cached), rate (latency and goodput at requests a second, open loop) or tune (settings compared in interleaved rounds: kovara-bench tune)")
+	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance), capacity (how many users at once within a service level), context (prefill and decode speed against context depth, cold and cached), rate (latency and goodput at requests a second, open loop) tune (settings compared in interleaved rounds: kovara-bench tune) or answers (one setting's answer distribution against another's: kovara-bench answers)")
 	fs.BoolVar(&f.quick, "quick", false, "stages: a short smoke test (the protocol's quick lengths); its numbers are not the plan's")
 	fs.IntVar(&f.users, "users", engine.DefaultUsers, "stages: users in the many-user stage; context: users at once at each depth (default 1)")
 	fs.StringVar(&f.specDecode, "spec-decode", "", "stages, specdec: how speculative decoding is set up on the server, e.g. \"MTP 3\" or \"none\" (for the wiki block)")
@@ -69,6 +70,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	f.context.register(fs)
 	f.rate.register(fs)
 	f.tune.register(fs)
+	f.answers.register(fs)
 }
 
 // sloFlags are the service level's flags, registered once for every plan
@@ -117,6 +119,9 @@ func init() {
 	for _, n := range tuneOnly {
 		planOnly[n] = []string{planTune}
 	}
+	for _, n := range answersOnly {
+		planOnly[n] = []string{planAnswers}
+	}
 }
 
 // checkPlanFlags refuses the first flag (by name) given with a plan it
@@ -164,7 +169,8 @@ var planBuilders = map[string]func(f *runFlags, set map[string]bool) (otherPlan,
 		p, err := f.ratePlan(set)
 		return planRun(f, p, func(p *engine.RatePlan, sim bool) { p.Simulated = sim }, engine.RunRate, finishRate), err
 	},
-	planTune: buildTune,
+	planTune:    buildTune,
+	planAnswers: buildAnswers,
 }
 
 // otherPlan builds the plan --plan names from the flags.

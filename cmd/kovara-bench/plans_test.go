@@ -78,7 +78,9 @@ func TestPlanFlagsRefusedWhereTheyDoNotApply(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--plan", "nope"}, `--plan "nope": use kovara, stages, specdec, capacity, context, rate or tune`},
+		{[]string{"--plan", "nope"}, `--plan "nope": use kovara, stages, specdec, capacity, context, rate, tune or answers`},
+		{[]string{"--plan", "answers", "--concurrency", "4", "--against-model", "x"}, "--concurrency applies to --plan kovara or specdec or tune, not to --plan answers"},
+		{[]string{"--against", "http://127.0.0.1:1"}, "--against applies to --plan answers, not to --plan kovara"},
 		{[]string{"--quick"}, "--quick applies to --plan stages, not to --plan kovara"},
 		{[]string{"--users", "4"}, "--users applies to --plan stages or context, not to --plan kovara"},
 		{[]string{"--plan", "stages", "--slo-user-tps", "5"}, "--slo-user-tps applies to --plan kovara or capacity or rate, not to --plan stages"},

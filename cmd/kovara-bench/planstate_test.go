@@ -23,6 +23,7 @@ var printers = map[string]func(io.Writer, plans.Doc){
 	results.PlanContext:  func(w io.Writer, d plans.Doc) { printContext(w, d.(plans.Context).Result) },
 	results.PlanRate:     func(w io.Writer, d plans.Doc) { printRate(w, d.(plans.Rate).Result) },
 	results.PlanTune:     func(w io.Writer, d plans.Doc) { printTune(w, d.(plans.Tune).Result) },
+	results.PlanAnswers:  func(w io.Writer, d plans.Doc) { printAnswers(w, d.(plans.Answers).Result) },
 }
 
 // TestExitCodeEveryPlan: the CLI ends a plan's run by the plans' one
