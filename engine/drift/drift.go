@@ -15,6 +15,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/stats"
 )
 
@@ -260,28 +261,20 @@ var Ruler = []Mark{
 func RulerWords(kl float64) string {
 	for _, m := range Ruler {
 		if kl >= m.KL/1.5 && kl <= m.KL*1.5 {
-			return fmt.Sprintf("about what %s costs %s (%s)", m.Name, RulerModel, mark(m.KL))
+			return fmt.Sprintf("about what %s costs %s (%s)", m.Name, RulerModel, results.NatsText(m.KL))
 		}
 	}
 	if first := Ruler[0]; kl < first.KL {
-		return fmt.Sprintf("less than %s costs %s (%s)", first.Name, RulerModel, mark(first.KL))
+		return fmt.Sprintf("less than %s costs %s (%s)", first.Name, RulerModel, results.NatsText(first.KL))
 	}
 	if last := Ruler[len(Ruler)-1]; kl > last.KL {
-		return fmt.Sprintf("more than %s costs %s (%s)", last.Name, RulerModel, mark(last.KL))
+		return fmt.Sprintf("more than %s costs %s (%s)", last.Name, RulerModel, results.NatsText(last.KL))
 	}
 	for i := 1; i < len(Ruler); i++ {
 		lo, hi := Ruler[i-1], Ruler[i]
 		if kl < hi.KL {
-			return fmt.Sprintf("between what %s (%s) and %s (%s) cost %s", lo.Name, mark(lo.KL), hi.Name, mark(hi.KL), RulerModel)
+			return fmt.Sprintf("between what %s (%s) and %s (%s) cost %s", lo.Name, results.NatsText(lo.KL), hi.Name, results.NatsText(hi.KL), RulerModel)
 		}
 	}
 	return ""
-}
-
-// mark says a KL divergence of the ruler with two significant digits.
-func mark(v float64) string {
-	if v < 0.001 {
-		return fmt.Sprintf("%.1e", v)
-	}
-	return fmt.Sprintf("%.2g", v)
 }

@@ -267,37 +267,55 @@ func (d *TuneDrift) KindsWords() string {
 	return "KL divergence by prompt: " + strings.Join(parts, ", ")
 }
 
-// Words says the drift in one clause: "same top token 99.2 % (floor
-// 100.0 %), KL divergence 0.0041 nats a token (floor 0): beyond the floor
-// on both; about what Q8_0 costs Llama 3 8B (0.0014)".
+// Words says the drift in one clause, with the floor: "same top token
+// 99.2 % (floor 100.0 %), KL divergence 0.0041 nats a token (floor 0):
+// beyond the floor on both; about what Q8_0 costs Llama 3 8B (0.0014)".
 func (d *TuneDrift) Words() string {
-	line := fmt.Sprintf("same top token %.1f %% (floor %.1f %%), KL divergence %s nats a token (floor %s)",
-		100*d.SameTop, 100*d.FloorSameTop, NatsText(d.KLMean), NatsText(d.FloorKL))
+	return fmt.Sprintf("same top token %s (floor %s), KL divergence %s nats a token (floor %s): %s",
+		sharePercent(d.SameTop), sharePercent(d.FloorSameTop), NatsText(d.KLMean), NatsText(d.FloorKL), d.judgement())
+}
+
+// Brief says the drift as the verdict's first lines do, the figures
+// without their floor: "same top token 99.2 %, KL divergence 0.0041 —
+// beyond the floor on both; about what Q8_0 costs Llama 3 8B (0.0014)".
+func (d *TuneDrift) Brief() string {
+	return fmt.Sprintf("same top token %s, KL divergence %s — %s", sharePercent(d.SameTop), NatsText(d.KLMean), d.judgement())
+}
+
+// judgement is which figures drift beyond the floor, and where the KL
+// divergence stands on the ruler when it does.
+func (d *TuneDrift) judgement() string {
 	ruler := ""
 	if d.Ruler != "" {
 		ruler = "; " + d.Ruler
 	}
 	switch {
 	case d.SameTopBeyond && d.KLBeyond:
-		return line + ": beyond the floor on both" + ruler
+		return "beyond the floor on both" + ruler
 	case d.KLBeyond:
-		return line + ": beyond the floor on KL divergence, the top token as often the same" + ruler
+		return "beyond the floor on KL divergence, the top token as often the same" + ruler
 	case d.SameTopBeyond:
-		return line + ": beyond the floor on the top token" + ruler
+		return "beyond the floor on the top token" + ruler
 	}
-	return line + ": within the floor"
+	return "within the floor"
 }
 
-// NatsText says a KL divergence with the digits it needs, everywhere one
-// is shown (the settings comparison, the answers plan, Compare).
+// sharePercent is a share as a percentage with one decimal ("99.2 %").
+func sharePercent(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + " %" }
+
+// NatsText says a KL divergence (nats) with two significant digits, the
+// one way every surface writes one: "0", "1.6e-06", "0.0014", "0.031",
+// "0.45", "12".
 func NatsText(v float64) string {
 	switch {
 	case v == 0:
 		return "0"
 	case v < 0.001:
-		return fmt.Sprintf("%.1e", v)
+		return strconv.FormatFloat(v, 'e', 1, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	return fmt.Sprintf("%.4f", v)
+	return strconv.FormatFloat(v, 'g', 2, 64)
 }
 
 // TuneAnswerDiff is one prompt answered differently.
@@ -330,13 +348,19 @@ type TuneCommand struct {
 	Instruction string `json:"instruction,omitempty"`
 }
 
-// TuneColumns are the verdict table's headings.
-var TuneColumns = []string{"Users", "Metric", "Setting", "Value", "Change", "Interval", "Verdict"}
+// TuneColumns are the verdict table's headings: the speed's, then the
+// answers' (each setting's answer distribution against the first's,
+// the same on every row of the setting).
+var TuneColumns = []string{"Users", "Metric", "Setting", "Value", "Change", "Interval", "Verdict", "Same top\ntoken %", "KL divergence\n(nats)"}
 
 // Table is the verdict table: per level and metric, every setting's
 // figure (the geometric mean of its rounds), and for each after the first
 // its change against the first with the interval and the verdict. A
 // setting that could not be measured has its row all the same, saying so.
+// The last two columns are the setting's answers against the first's
+// token by token (TuneDrift): the share of the same top token and the
+// mean KL divergence, the first setting's own row its floor (it read
+// against itself), Missing where they were not measured.
 func (r *TuneResult) Table() Table {
 	t := Table{Columns: TuneColumns}
 	for _, c := range r.Plan.Concurrency {
@@ -345,7 +369,8 @@ func (r *TuneResult) Table() Table {
 				continue
 			}
 			for s := range r.Settings {
-				row := []string{strconv.Itoa(c), m.Label, r.settingName(s), tuneValue(r.MeanOf(s, c, m.ID), m.Unit), "", "", ""}
+				sameTop, kl := r.driftCells(s)
+				row := []string{strconv.Itoa(c), m.Label, r.settingName(s), tuneValue(r.MeanOf(s, c, m.ID), m.Unit), "", "", "", sameTop, kl}
 				switch {
 				case r.Settings[s].Failed != "" && r.Settings[s].Rounds == 0:
 					row[3], row[6] = Missing, "not measured"
@@ -372,6 +397,36 @@ func (r *TuneResult) Table() Table {
 		}
 	}
 	return t
+}
+
+// driftCells are setting s's answers' cells of the table: its share of
+// the same top token and its mean KL divergence against the first
+// setting, or for the first setting its floor, "floor 100.0 %" and
+// "floor 0"; Missing where they were not measured.
+func (r *TuneResult) driftCells(s int) (sameTop, kl string) {
+	if s == 0 {
+		for _, a := range r.Answers {
+			if a.Drift != nil {
+				return "floor " + sharePercent(a.Drift.FloorSameTop), "floor " + NatsText(a.Drift.FloorKL)
+			}
+		}
+		return Missing, Missing
+	}
+	if d := r.driftOf(s); d != nil {
+		return sharePercent(d.SameTop), NatsText(d.KLMean)
+	}
+	return Missing, Missing
+}
+
+// driftOf is setting s's answer distribution against the first
+// setting's, nil where it was not measured.
+func (r *TuneResult) driftOf(s int) *TuneDrift {
+	for _, a := range r.Answers {
+		if a.Setting == s {
+			return a.Drift
+		}
+	}
+	return nil
 }
 
 // TuneMetric names one judged metric.
@@ -463,14 +518,24 @@ func (v TuneVerdict) words() string {
 
 // Headline is the verdict in one sentence or two, as a person says it:
 // what each setting changed beyond noise against the first, or that
-// nothing did and how small a change could have been seen.
+// nothing did and how small a change could have been seen; and, where
+// its answers' distribution was measured, how far it is from the
+// first's ("…; answers: same top token 99.2 %, KL divergence 0.0041 —
+// beyond the floor on both; about what Q8_0 costs Llama 3 8B (0.0014).").
 func (r *TuneResult) Headline() string {
 	if len(r.Settings) < 2 {
 		return "Nothing was compared."
 	}
 	var parts []string
 	for s := 1; s < len(r.Settings); s++ {
-		parts = append(parts, r.settingSentence(s))
+		line := r.settingSentence(s)
+		if d := r.driftOf(s); d != nil {
+			// Speed and answers together: the two things the comparison
+			// was run to find out. Where only the answers' text was
+			// checked, AnswersSentence says it after the verdict.
+			line = strings.TrimSuffix(line, ".") + "; answers: " + d.Brief() + "."
+		}
+		parts = append(parts, line)
 	}
 	return strings.Join(parts, " ")
 }
