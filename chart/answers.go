@@ -30,7 +30,7 @@ func AnswersCharts(r *results.AnswersResult, p Palette) []Spec {
 		if len(floor.X) > 0 {
 			series = append(series, floor)
 		}
-		out = append(out, Spec{Title: "KL divergence by prompt kind", YLabel: "nats a token", YFromZero: true,
+		out = append(out, Spec{Title: "KL divergence by prompt kind", XLabel: "prompt kind", YLabel: "nats a token", YFromZero: true,
 			XTicks: ticks, XTickLabels: names, XPad: 0.5, Series: series, Palette: p})
 	}
 	if len(r.Local.Positions) > 0 {

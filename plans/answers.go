@@ -16,6 +16,8 @@ var answersKind = &Kind{
 	// One request is one token, or a reference answer of a few dozen.
 	Timeout: answersTimeout,
 	Demo:    sim.AnswersDemo,
+	Streamless: "No tokens stream in this plan: each request reads the next token's probabilities at one place of an answer. " +
+		"The bars above say how far it is.",
 	doc:     docsOf(results.AnswersDoc, NewAnswers),
 	compare: compareBy(compare.AnswersVerdict, compare.AnswersTable),
 }

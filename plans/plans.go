@@ -44,6 +44,9 @@ type Kind struct {
 	// Shardable: one run of it can be measured from several client
 	// machines (run --shard, merge).
 	Shardable bool
+	// Streamless, for a plan whose requests stream no tokens, is what
+	// the live view says in place of its token charts.
+	Streamless string
 
 	doc docKind
 	// compare sets two to four documents of the kind side by side; nil

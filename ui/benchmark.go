@@ -57,6 +57,7 @@ var planForms = map[string]func(s *BenchmarkScreen) planForm{
 	results.PlanContext:  func(s *BenchmarkScreen) planForm { s.context = newContextForm(s); return s.context },
 	results.PlanRate:     func(s *BenchmarkScreen) planForm { return newRateForm(s) },
 	results.PlanTune:     func(s *BenchmarkScreen) planForm { s.tune = newTuneForm(s); return s.tune },
+	results.PlanAnswers:  func(s *BenchmarkScreen) planForm { s.answers = newAnswersForm(s); return s.answers },
 }
 
 // BenchmarkScreen is the Benchmark place: the setup form, then the live
@@ -81,6 +82,7 @@ type BenchmarkScreen struct {
 	capacity *capacityForm
 	context  *contextForm
 	tune     *tuneForm
+	answers  *answersForm
 
 	planNote  *widget.Label
 	runButton *widget.Button
@@ -383,6 +385,9 @@ func (s *BenchmarkScreen) refreshEndpoints() {
 	cur := s.endpointSelect.Selected
 	s.endpointSelect.Options = names
 	s.endpointSelect.Refresh()
+	if s.answers != nil {
+		s.answers.againstOptions() // the answers are compared against a saved endpoint too
+	}
 	switch {
 	case slices.Contains(names, cur):
 		s.listModels(cur) // its address or key may have changed

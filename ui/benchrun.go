@@ -60,6 +60,9 @@ func (s *BenchmarkScreen) onRun() {
 		weights = f.stageWeights(s.u.slotsOf(name, s.chosenModel(), cfg))
 	}
 	s.start(saved, simulated, cfg, ep, s.chosenModel(), run, weights)
+	if note := s.kind().Streamless; note != "" {
+		s.live.streamlessRun(note)
+	}
 }
 
 // slotsOf is how many requests the endpoint called name serves at once,

@@ -212,6 +212,10 @@ func (h *harness) seedEveryKind(url string) map[string]string {
 	tr.Local.PlanLocal, tr.Model = local, model
 	id, err = h.u.lib.SaveDoc("", plans.NewTune(tr))
 	save(results.PlanTune, id, err)
+	ar := planstest.Answers(false)
+	ar.Local.PlanLocal, ar.Model, ar.Baseline.Model = local, model, model
+	id, err = h.u.lib.SaveDoc("", plans.NewAnswers(ar))
+	save(results.PlanAnswers, id, err)
 	return ids
 }
 
@@ -239,7 +243,7 @@ func TestHistoryFilterListsEveryKind(t *testing.T) {
 	hs := h.u.historyScreen
 	h.locked(func() {
 		hs.reload()
-		want := []string{kindAll, "hardware", "protocol", "three stages", "spec decoding", "capacity", "context", "rate", "settings"}
+		want := []string{kindAll, "hardware", "protocol", "three stages", "spec decoding", "capacity", "context", "rate", "settings", "answers"}
 		if got := hs.kindSelect.Options; strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("kind filter offers %q, want %q", got, want)
 		}

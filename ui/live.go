@@ -69,6 +69,10 @@ type LiveView struct {
 	simulated bool
 	run       string
 
+	// streamless, when set, is what the token charts say instead: the
+	// plan's requests stream no tokens to draw (plans.Kind.Streamless).
+	streamless string
+
 	// redraws counts live refreshes, for tests.
 	redraws int
 }
@@ -162,6 +166,18 @@ func (v *LiveView) syncSaves(d *liveData) {
 	}
 }
 
+// streamlessRun says note in place of the token charts (throughput,
+// time to first token, gaps between tokens) for a plan whose requests
+// stream none: waiting for tokens that never come would say the run is
+// stuck. The bars and counters say its progress; the server's and the
+// GPU's charts are drawn as for any run.
+func (v *LiveView) streamlessRun(note string) {
+	v.streamless = note
+	for _, c := range []*ChartView{v.tpsChart, v.ttftChart, v.itlChart} {
+		c.SetPlaceholder(note)
+	}
+}
+
 // showTurn says where a settings comparison is, and shows its server's
 // last log lines in their tab (made on the first call); call it on the
 // UI goroutine.
@@ -215,10 +231,15 @@ func (v *LiveView) update(d *liveData, p chart.Palette) {
 	if g := d.snap.GPU; g != nil && g.PowerW != nil {
 		v.counters.SetText(d.counters() + fmt.Sprintf("   GPU %.0f W", *g.PowerW))
 	}
-	v.tpsChart.SetSpec(d.tpsSpec(p))
+	if v.streamless == "" {
+		v.tpsChart.SetSpec(d.tpsSpec(p))
+	}
 	// Only the charts on show are drawn: the others catch up when chosen.
 	switch v.tabs.SelectedIndex() {
 	case 0:
+		if v.streamless != "" {
+			break
+		}
 		v.ttftChart.SetPlaceholder(d.ttftPlaceholder())
 		v.ttftChart.SetSpec(d.ttftSpec(p))
 		v.itlChart.SetPlaceholder(d.itlPlaceholder())

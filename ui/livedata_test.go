@@ -357,11 +357,22 @@ func TestEveryPlanRunsFromItsForm(t *testing.T) {
 			b.tune.lengths.inputEntry.SetText("32")
 			b.tune.lengths.outputEntry.SetText("16")
 		},
+		// A llama.cpp endpoint (the answers are read through its
+		// /completion) against itself, named as another: the one model
+		// it serves on both sides.
+		results.PlanAnswers: func(b *BenchmarkScreen) {
+			b.selectEndpoint("llama box")
+			b.answers.againstSelect.SetSelected("llama box")
+			b.answers.modelEntry.SetText("")
+			b.answers.promptsEntry.SetText("2")
+			b.answers.posEntry.SetText("4")
+		},
 	}
 	h := newHarness(t)
 	b := h.u.bench
 	url := startTestSim(t, sim.Config{TokenInterval: 2 * time.Millisecond, PrefillRate: 1e5, SpecDecode: &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}})
 	h.addEndpoint("every plan", url, "")
+	h.addEndpoint("llama box", startTestSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: 2 * time.Millisecond, PrefillRate: 1e5}), "")
 	for _, k := range plans.All {
 		fill, ok := small[k.ID]
 		if !ok {
@@ -378,7 +389,7 @@ func TestEveryPlanRunsFromItsForm(t *testing.T) {
 				t.Fatalf("%s: %q", k.ID, b.planNote.Text)
 			}
 			test.Tap(b.runButton)
-			if b.live == nil || b.content.Objects[0] != b.live.content || !strings.HasPrefix(b.live.title.Text, "Benchmarking every plan") {
+			if b.live == nil || b.content.Objects[0] != b.live.content || !strings.HasPrefix(b.live.title.Text, "Benchmarking "+b.endpointSelect.Selected) {
 				t.Errorf("%s: Run did not show the live view", k.ID)
 			}
 		})

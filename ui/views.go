@@ -36,6 +36,7 @@ var resultViews = map[string]newView{
 	results.PlanContext:  viewOf(newContextView),
 	results.PlanRate:     viewOf(newRateView),
 	results.PlanTune:     viewOf(newTuneView),
+	results.PlanAnswers:  viewOf(newAnswersView),
 }
 
 // viewOf is the result view of a plan beyond the Kovara method, which
