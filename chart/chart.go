@@ -1044,6 +1044,18 @@ func tickFormatter(ticks []gochart.Tick) func(float64) string {
 	case maxAbs >= 1e4:
 		div, suffix = 1e3, "k"
 	}
+	if step < 1e-4 {
+		// A KL divergence of 1e-10 nats: fixed decimals would read
+		// "0.0000000" on every tick; as many significant digits as tell
+		// the ticks apart ("5e-11", "1e-10", "1.5e-10").
+		prec := max(int(math.Ceil(math.Log10(maxAbs/step)-1e-9))+1, 1)
+		return func(v float64) string {
+			if v == 0 {
+				return "0"
+			}
+			return strconv.FormatFloat(v, 'g', prec, 64)
+		}
+	}
 	decimals := 0
 	if s := step / div; s < 1 {
 		decimals = min(int(math.Ceil(-math.Log10(s)-1e-9)), 6)

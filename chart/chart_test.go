@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -818,5 +819,32 @@ func TestNothingMeasuredHasNoLegendEntry(t *testing.T) {
 	}
 	if want := []string{"p50", "p99"}; !slices.Equal(names, want) {
 		t.Errorf("drawn series %q, want %q", names, want)
+	}
+}
+
+// TestTickLabelsOfTinyValues: an axis of KL divergences of 1e-10 nats
+// (two builds of the same kernels) labels its ticks apart, as
+// significant digits, where fixed decimals read "0.0000000" on each.
+func TestTickLabelsOfTinyValues(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0, 2.1e-10, []string{"0", "1e-10", "2e-10", "3e-10"}},
+		{0, 1.1e-10, []string{"0", "5e-11", "1e-10", "1.5e-10"}},
+		{0, 1.4e-4, []string{"0", "5e-05", "0.0001", "0.00015"}},
+		{0, 0.04, []string{"0", "0.01", "0.02", "0.03", "0.04"}},
+	}
+	for _, tt := range tests {
+		ticks := niceTicks(tt.lo, tt.hi, 4)
+		f := tickFormatter(ticks)
+		var got []string
+		for _, tk := range ticks {
+			got = append(got, f(tk.Value))
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("ticks of [%g, %g]: %q, want %q", tt.lo, tt.hi, got, tt.want)
+		}
 	}
 }

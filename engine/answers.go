@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kovara/desktop/engine/drift"
@@ -20,9 +21,11 @@ import (
 // (its floor) and the other setting read at every position of those
 // answers, through llama-server's token route: /completion with the
 // prompt's text and the answer's token ids so far, one token at a time
-// (the prompt cache makes each a one-token step). Other servers'
-// routes (vLLM's prompt_logprobs, a continued assistant message) are not
-// read yet, and say so.
+// (the prompt cache makes each a one-token step); or Ollama's
+// /api/generate, raw, with the prompt's text and the answer's bytes so
+// far, tokens told apart by their bytes since Ollama says no ids. Other
+// servers' routes (vLLM's prompt_logprobs, a continued assistant
+// message) are not read yet, and say so.
 
 // AnswerPrompt is one prompt of the answers set, with the kind of use it
 // stands for.
@@ -96,11 +99,11 @@ func (p AnswersPlan) ReadRequests() int {
 
 // TuneAnswersLine says before a settings comparison what its answers
 // check asks: "The answers check asks each setting 10 fixed prompts;
-// where the servers are llama-server it also reads 5 prompts of its own
+// where the servers are llama-server or Ollama it also reads 5 prompts of its own
 // token by token: 165 short requests for f32, 160 for each other
 // setting."
 func TuneAnswersLine(first string) string {
-	return fmt.Sprintf("The answers check asks each setting %d fixed prompts; where the servers are llama-server it also reads %d prompts of its own token by token: %d short requests for %s, %d for each other setting.",
+	return fmt.Sprintf("The answers check asks each setting %d fixed prompts; where the servers are llama-server or Ollama it also reads %d prompts of its own token by token: %d short requests for %s, %d for each other setting.",
 		len(SpecDecPrompts), len(AnswerPrompts), tuneDriftPlan.ReferenceRequests(), first, tuneDriftPlan.ReadRequests())
 }
 
@@ -125,8 +128,13 @@ type AnswersResult struct {
 	BaseModel, OtherModel string
 	Notes                 []string
 	// Reference is each prompt's reference answer, token ids (kept
-	// local; never a word of it leaves).
+	// local; never a word of it leaves); none where the baseline's server
+	// says no ids (Ollama).
 	Reference [][]int
+	// Compared is how many positions of each prompt's answer were
+	// compared: all read, unless a tokenizer split the answer's text
+	// otherwise from some token on (a note says where).
+	Compared []int
 	// Kinds are the other setting's figures prompt by prompt, in the
 	// set's order.
 	Kinds []AnswersKind
@@ -167,7 +175,7 @@ func (r *AnswersResult) Line() string {
 
 // ErrAnswersUnsupported says a server has no route the measurement
 // reads.
-var ErrAnswersUnsupported = errors.New("the answers measurement reads llama-server's /completion token route")
+var ErrAnswersUnsupported = errors.New("the answers measurement reads llama-server's /completion or Ollama's /api/generate token by token")
 
 // MeasureAnswers reads other against base (docs/method.md §14);
 // progress, when set, is told each request done of the total.
@@ -205,14 +213,19 @@ type AnswersReference struct {
 	plan  AnswersPlan
 	model string
 	// For each prompt: the template's text, its tokens by the baseline's
-	// tokenizer, the reference answer's tokens, and the baseline's lists
-	// at each position, generating and read again (the floor).
+	// tokenizer (ids where the server says them, else only their
+	// count), the reference answer's tokens, and the baseline's lists at
+	// each position, generating and read again (the floor).
 	texts  []string
-	tokens [][]int
-	refs   [][]int
-	base   [][]drift.Position
-	floor  [][]drift.Position
+	tokens []promptTokens
+	refs   [][]wireAlt
+	base   [][][]wireAlt
+	floor  [][][]wireAlt
+	// byText: the baseline's server says no token ids (Ollama), so
+	// tokens are told apart by their bytes.
+	byText bool
 	topK   int
+	notes  []string
 }
 
 // ReferenceAnswers makes base's reference (AnswersReference); step,
@@ -231,34 +244,48 @@ func (b *answerReader) reference(ctx context.Context, step func()) (*AnswersRefe
 	if step == nil {
 		step = func() {}
 	}
-	ref := &AnswersReference{plan: b.plan, model: b.model, topK: b.plan.TopK}
+	ref := &AnswersReference{plan: b.plan, model: b.model, topK: b.plan.TopK, byText: b.ollama}
 	for _, p := range AnswerPrompts[:b.plan.Prompts] {
 		text, err := b.template(ctx, p.Text)
 		if err != nil {
 			return nil, err
 		}
-		toks, err := b.tokenize(ctx, text)
-		if err != nil {
-			return nil, fmt.Errorf("the baseline: %w", err)
+		var toks promptTokens
+		if !b.ollama {
+			if toks, err = b.tokenize(ctx, text); err != nil {
+				return nil, fmt.Errorf("the baseline: %w", err)
+			}
 		}
-		answer, lists, err := b.complete(ctx, []any{text}, b.plan.Positions)
+		c, err := b.complete(ctx, text, toks, nil, b.plan.Positions)
 		if err != nil {
 			return nil, fmt.Errorf("the baseline's answer to the %s prompt: %w", p.Kind, err)
 		}
 		step()
-		floor := make([]drift.Position, len(answer))
-		for i := range answer {
-			_, fl, err := b.complete(ctx, append([]any{text}, ids(answer[:i])...), 1)
-			if err != nil {
-				return nil, fmt.Errorf("the baseline read at token %d of its %s answer: %w", i+1, p.Kind, err)
-			}
-			step()
-			floor[i] = fl[0]
+		if c.promptN > 0 {
+			// The prompt's tokens as the server counted them generating:
+			// each position read after it counts one more (readPositions).
+			// Ollama says only this count, no ids.
+			toks.n = c.promptN
+		}
+		answer, lists := c.chosen, c.lists
+		floor, cut, err := readPositions(ctx, b, text, toks, answer, step)
+		if err != nil {
+			return nil, fmt.Errorf("the baseline read again along its %s answer: %w", p.Kind, err)
+		}
+		if cut < len(answer) {
+			ref.notes = append(ref.notes, retokenisedNote("the baseline", p.Kind, cut))
+			answer, lists = answer[:cut], lists[:cut]
 		}
 		ref.texts, ref.tokens = append(ref.texts, text), append(ref.tokens, toks)
 		ref.refs, ref.base, ref.floor = append(ref.refs, answer), append(ref.base, lists), append(ref.floor, floor)
 	}
 	return ref, nil
+}
+
+// retokenisedNote says where a server's tokenizer read the answer's text
+// as other tokens, from which on nothing of that answer was compared.
+func retokenisedNote(who, kind string, at int) string {
+	return fmt.Sprintf("%s read the %s answer's text as other tokens from token %d on (its tokenizer splits the text differently from how it was generated): that answer was compared up to there", who, kind, at+1)
 }
 
 // ReadAnswers reads other against the reference; step as for
@@ -276,41 +303,51 @@ func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step fun
 	if step == nil {
 		step = func() {}
 	}
-	res := &AnswersResult{TopK: ref.topK, BaseModel: ref.model, OtherModel: o.model}
+	res := &AnswersResult{TopK: ref.topK, BaseModel: ref.model, OtherModel: o.model, Notes: append([]string{}, ref.notes...)}
+	// Where either server says no token ids, tokens are told apart by
+	// their bytes on both sides: the same GGUF's tokens are the same
+	// bytes whichever server reads it.
+	k := keyer{byText: ref.byText || o.ollama, ids: map[string]int{}}
 	var refs []int
 	var baseLists, floorLists, otherLists []drift.Position
 	for pi, text := range ref.texts {
 		kind := AnswerPrompts[pi].Kind
-		toks, err := o.tokenize(ctx, text)
-		if err != nil {
-			return nil, fmt.Errorf("the other setting: %w", err)
-		}
-		if err := sameTokens(ref.tokens[pi], toks); err != nil {
-			return nil, err
+		if !o.ollama && !ref.byText {
+			toks, err := o.tokenize(ctx, text)
+			if err != nil {
+				return nil, fmt.Errorf("the other setting: %w", err)
+			}
+			if err := sameTokens(ref.tokens[pi], toks); err != nil {
+				return nil, err
+			}
 		}
 		answer := ref.refs[pi]
-		from := len(otherLists)
-		for i := range answer {
-			_, ol, err := o.complete(ctx, append([]any{text}, ids(answer[:i])...), 1)
-			if err != nil {
-				return nil, fmt.Errorf("the other setting read at token %d of the %s answer: %w", i+1, kind, err)
-			}
-			step()
-			otherLists = append(otherLists, ol[0])
+		lists, cut, err := readPositions(ctx, o, text, ref.tokens[pi], answer, step)
+		if err != nil {
+			return nil, fmt.Errorf("the other setting, along the %s answer: %w", kind, err)
 		}
+		base, floor := ref.base[pi], ref.floor[pi]
+		if cut < len(answer) {
+			res.Notes = append(res.Notes, retokenisedNote("the other setting", kind, cut))
+			answer, base, floor = answer[:cut], base[:cut], floor[:cut]
+		}
+		ids, bl, fl, ol := k.refIDs(answer), k.positions(base), k.positions(floor), k.positions(lists)
 		// The prompt kind's own figures: a setting may keep prose and
 		// lose code.
-		m, err := drift.Compare(ref.base[pi], otherLists[from:], answer)
+		m, err := drift.Compare(bl, ol, ids)
 		if err != nil {
 			return nil, err
 		}
 		res.Kinds = append(res.Kinds, AnswersKind{Kind: kind, Figures: m.Figures})
-		res.noteShort(ref.base[pi])
-		res.noteShort(ref.floor[pi])
-		refs, baseLists, floorLists = append(refs, answer...), append(baseLists, ref.base[pi]...), append(floorLists, ref.floor[pi]...)
-		res.Reference = append(res.Reference, answer)
+		res.noteShort(bl)
+		res.noteShort(fl)
+		res.noteShort(ol)
+		refs, baseLists, floorLists, otherLists = append(refs, ids...), append(baseLists, bl...), append(floorLists, fl...), append(otherLists, ol...)
+		res.Compared = append(res.Compared, len(answer))
+		if !ref.byText {
+			res.Reference = append(res.Reference, ids)
+		}
 	}
-	res.noteShort(otherLists)
 	var err error
 	if res.Floor, err = drift.Compare(baseLists, floorLists, refs); err != nil {
 		return nil, err
@@ -322,7 +359,77 @@ func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step fun
 	if res.TopK < ref.plan.TopK {
 		res.Notes = append(res.Notes, fmt.Sprintf("a server listed only %d most likely tokens where %d were asked: the KL divergence is a lower bound from those (docs/method.md §14)", res.TopK, ref.plan.TopK))
 	}
+	if k.byText {
+		res.Notes = append(res.Notes, "Ollama says no token ids: tokens were told apart by their bytes, and the tokenizers checked by the number of tokens of each prompt and of each answer read so far (docs/method.md §14)")
+	}
 	return res, nil
+}
+
+// readPositions reads r's next-token list at every position of answer
+// after the prompt text (toks its tokens), up to r.slots at once, and
+// returns them in order. cut is the first position the server counted
+// other tokens than the prompt's and the answer's so far (its tokenizer
+// read the answer's text otherwise), len(answer) when none: the lists
+// from there on are not of the reference's tokens and are left out. At
+// the first position such a count means the prompt itself is read as
+// other tokens: another tokenizer, refused.
+func readPositions(ctx context.Context, r *answerReader, text string, toks promptTokens, answer []wireAlt, step func()) ([][]wireAlt, int, error) {
+	lists := make([][]wireAlt, len(answer))
+	counted := make([]int, len(answer))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+	)
+	next := make(chan int)
+	for range max(1, min(r.slots, len(answer))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				c, err := r.complete(ctx, text, toks, answer[:i], 1)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = fmt.Errorf("at token %d: %w", i+1, err)
+					cancel()
+				}
+				if err == nil {
+					lists[i], counted[i] = c.lists[0], c.promptN
+					step() // one at a time: the caller's counter is not shared
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range answer {
+		select {
+		case next <- i:
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		return nil, 0, first
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	cut := len(answer)
+	for i, n := range counted {
+		if n != 0 && toks.n != 0 && n != toks.n+i {
+			if i == 0 {
+				return nil, 0, fmt.Errorf("%w (the prompt is %d tokens to one and %d to the other): another model family is not a drift, so nothing is compared", ErrOtherTokenizer, toks.n, n)
+			}
+			cut = i
+			break
+		}
+	}
+	return lists[:cut], cut, nil
 }
 
 // noteShort keeps the shortest top list seen.
@@ -332,12 +439,79 @@ func (r *AnswersResult) noteShort(lists []drift.Position) {
 	}
 }
 
-func ids(toks []int) []any {
-	out := make([]any, len(toks))
-	for i, t := range toks {
-		out[i] = t
+// wireAlt is one token as both servers list it: llama-server's
+// completion_probabilities and Ollama's logprobs entries and their
+// top_logprobs alike, the id only in llama-server's.
+type wireAlt struct {
+	ID      *int    `json:"id"`
+	Token   string  `json:"token"`
+	Bytes   []int   `json:"bytes"`
+	LogProb float64 `json:"logprob"`
+}
+
+// wireToken is one generated token with its top list.
+type wireToken struct {
+	wireAlt
+	Top []wireAlt `json:"top_logprobs"`
+}
+
+// key is the token's bytes (its text where a server gave none).
+func (a wireAlt) key() string {
+	if len(a.Bytes) == 0 {
+		return a.Token
+	}
+	b := make([]byte, len(a.Bytes))
+	for i, v := range a.Bytes {
+		b[i] = byte(v)
+	}
+	return string(b)
+}
+
+// keyer turns the servers' tokens into drift's ids: their own ids, or
+// where a server says none, one number for each distinct token's bytes.
+type keyer struct {
+	byText bool
+	ids    map[string]int
+}
+
+func (k keyer) id(a wireAlt) int {
+	if !k.byText && a.ID != nil {
+		return *a.ID
+	}
+	key := a.key()
+	id, ok := k.ids[key]
+	if !ok {
+		id = len(k.ids)
+		k.ids[key] = id
+	}
+	return id
+}
+
+func (k keyer) refIDs(answer []wireAlt) []int {
+	out := make([]int, len(answer))
+	for i, a := range answer {
+		out[i] = k.id(a)
 	}
 	return out
+}
+
+func (k keyer) positions(lists [][]wireAlt) []drift.Position {
+	out := make([]drift.Position, len(lists))
+	for i, l := range lists {
+		p := make(drift.Position, len(l))
+		for j, a := range l {
+			p[j] = drift.Alt{ID: k.id(a), LogProb: a.LogProb}
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// promptTokens is a prompt's tokens: their ids where the server says
+// them (llama-server's /tokenize), and how many.
+type promptTokens struct {
+	ids []int
+	n   int
 }
 
 // answerReader reads one setting's server.
@@ -347,7 +521,17 @@ type answerReader struct {
 	b     setup.Base
 	model string
 	plan  AnswersPlan
+	// ollama: the server is Ollama, read through /api/generate (raw),
+	// its template from /api/chat; else llama-server's token route.
+	ollama bool
+	// slots is how many positions are read at once: the server's
+	// parallel slots (each a one-token step after its prompt cache).
+	slots int
 }
+
+// maxAnswersSlots bounds the positions read at once, whatever a server
+// says it serves.
+const maxAnswersSlots = 8
 
 // answersReader checks side's endpoint (its models, its family) and
 // refuses a server the measurement cannot read.
@@ -361,10 +545,13 @@ func answersReader(ctx context.Context, side AnswersSide, plan AnswersPlan) (*an
 	if err := r.session.check(ctx, side.Model, true); err != nil {
 		return nil, err
 	}
-	if r.detection == nil || r.detection.Family != results.FamilyLlamaCpp {
-		family := "this server"
-		if r.detection != nil && r.detection.Family != "" {
-			family = r.detection.Family
+	family := ""
+	if r.detection != nil {
+		family = r.detection.Family
+	}
+	if family != results.FamilyLlamaCpp && family != results.FamilyOllama {
+		if family == "" {
+			family = "this server"
 		}
 		return nil, fmt.Errorf("%w; %s is not read yet (vLLM's prompt_logprobs and a continued assistant message are the routes to come)", ErrAnswersUnsupported, family)
 	}
@@ -373,7 +560,8 @@ func answersReader(ctx context.Context, side AnswersSide, plan AnswersPlan) (*an
 	// slow server longer than a check's 15 s: the plan's timeout bounds
 	// each request.
 	c.Timeout = plan.Timeout
-	return &answerReader{c: c, ep: r.ep, b: r.base, model: r.model, plan: plan}, nil
+	slots := min(max(EstimateSlots(r.detection), 1), maxAnswersSlots)
+	return &answerReader{c: c, ep: r.ep, b: r.base, model: r.model, plan: plan, ollama: family == results.FamilyOllama, slots: slots}, nil
 }
 
 // maxAnswersBody bounds one answer: a top list of 20 at each of a few
@@ -392,13 +580,30 @@ func (a *answerReader) post(ctx context.Context, path string, body, out any) err
 	return nil
 }
 
-// template is the chat template's text of one user message.
+// template is the chat template's text of one user message, as the
+// server would send it to the model: llama-server's /apply-template,
+// Ollama's /api/chat rendering only (_debug_render_only).
 func (a *answerReader) template(ctx context.Context, text string) (string, error) {
+	msgs := []map[string]string{{"role": "user", "content": text}}
+	if a.ollama {
+		var out struct {
+			Debug *struct {
+				Rendered string `json:"rendered_template"`
+			} `json:"_debug_info"`
+		}
+		body := map[string]any{"model": a.model, "messages": msgs, "stream": false, "_debug_render_only": true}
+		if err := a.post(ctx, "/api/chat", body, &out); err != nil {
+			return "", fmt.Errorf("the chat template: %w", err)
+		}
+		if out.Debug == nil {
+			return "", errors.New("the chat template: this Ollama does not say its rendered template (/api/chat with _debug_render_only), so its prompts cannot be read token by token; a newer Ollama does")
+		}
+		return out.Debug.Rendered, nil
+	}
 	var out struct {
 		Prompt *string `json:"prompt"`
 	}
-	err := a.post(ctx, "/apply-template", map[string]any{"messages": []map[string]string{{"role": "user", "content": text}}}, &out)
-	if err != nil {
+	if err := a.post(ctx, "/apply-template", map[string]any{"messages": msgs}, &out); err != nil {
 		return "", fmt.Errorf("the chat template: %w", err)
 	}
 	if out.Prompt == nil {
@@ -407,38 +612,91 @@ func (a *answerReader) template(ctx context.Context, text string) (string, error
 	return *out.Prompt, nil
 }
 
-// complete asks n tokens after prompt (text and token ids) at
-// temperature 0 with the top lists, and returns the tokens chosen and
-// the list at each.
-func (a *answerReader) complete(ctx context.Context, prompt []any, n int) ([]int, []drift.Position, error) {
+// completion is what one request read: the tokens chosen, the top list
+// at each, and how many tokens the server counted in the prompt.
+type completion struct {
+	chosen  []wireAlt
+	lists   [][]wireAlt
+	promptN int
+}
+
+// complete asks n tokens at temperature 0 with the top lists after the
+// prompt text (toks its tokens) and the answer's tokens so far: on
+// llama-server the prompt as text and token ids where the ids are known
+// (its prompt cache makes each a one-token step), else the text and the
+// answer's bytes, raw, with Ollama's penalties off, so that its lists
+// and its choice are the model's own.
+func (a *answerReader) complete(ctx context.Context, text string, toks promptTokens, answer []wireAlt, n int) (completion, error) {
 	var out struct {
-		Probs *[]struct {
-			ID  int         `json:"id"`
-			Top []drift.Alt `json:"top_logprobs"`
-		} `json:"completion_probabilities"`
+		Llama  *[]wireToken `json:"completion_probabilities"`
+		Ollama *[]wireToken `json:"logprobs"`
+		// The prompt's tokens as the server counted them.
+		LlamaN  int `json:"tokens_evaluated"`
+		OllamaN int `json:"prompt_eval_count"`
 	}
-	body := map[string]any{"prompt": prompt, "n_predict": n, "temperature": 0, "n_probs": a.plan.TopK, "cache_prompt": true}
-	if a.model != "" {
-		body["model"] = a.model
-	}
-	if err := a.post(ctx, "/completion", body, &out); err != nil {
-		return nil, nil, err
-	}
-	if out.Probs == nil {
-		return nil, nil, errors.New("the server returned no token probabilities (completion_probabilities), so the answers cannot be compared")
-	}
-	if len(*out.Probs) != n {
-		return nil, nil, fmt.Errorf("the server answered %d tokens where %d were asked", len(*out.Probs), n)
-	}
-	var toks []int
-	var lists []drift.Position
-	for i, p := range *out.Probs {
-		if len(p.Top) == 0 {
-			return nil, nil, fmt.Errorf("the server listed no likely tokens at token %d", i+1)
+	var err error
+	var probs *[]wireToken
+	if a.ollama {
+		body := map[string]any{"model": a.model, "prompt": text + joinBytes(answer), "raw": true, "stream": false,
+			"logprobs": true, "top_logprobs": a.plan.TopK,
+			// The lists are the model's before any penalty; a repeat
+			// penalty (Ollama's default 1.1) would choose another token
+			// than the list's first at temperature 0.
+			"options": map[string]any{"temperature": 0, "num_predict": n, "repeat_penalty": 1, "presence_penalty": 0, "frequency_penalty": 0, "seed": 1}}
+		if err = a.post(ctx, "/api/generate", body, &out); err == nil {
+			probs = out.Ollama
 		}
-		toks, lists = append(toks, p.ID), append(lists, drift.Position(p.Top))
+	} else {
+		prompt := []any{text}
+		if withIDs(answer) {
+			for _, t := range answer {
+				prompt = append(prompt, *t.ID)
+			}
+		} else {
+			prompt = []any{text + joinBytes(answer)}
+		}
+		body := map[string]any{"prompt": prompt, "n_predict": n, "temperature": 0, "n_probs": a.plan.TopK, "cache_prompt": true}
+		if a.model != "" {
+			body["model"] = a.model
+		}
+		if err = a.post(ctx, "/completion", body, &out); err == nil {
+			probs = out.Llama
+		}
 	}
-	return toks, lists, nil
+	if err != nil {
+		return completion{}, err
+	}
+	if probs == nil {
+		return completion{}, errors.New("the server returned no token probabilities, so the answers cannot be compared")
+	}
+	if len(*probs) != n {
+		return completion{}, fmt.Errorf("the server answered %d tokens where %d were asked", len(*probs), n)
+	}
+	c := completion{promptN: max(out.LlamaN, out.OllamaN)}
+	for i, p := range *probs {
+		if len(p.Top) == 0 {
+			return completion{}, fmt.Errorf("the server listed no likely tokens at token %d", i+1)
+		}
+		if !a.ollama && (p.ID == nil || slices.ContainsFunc(p.Top, func(t wireAlt) bool { return t.ID == nil })) {
+			return completion{}, errors.New("the server listed tokens without their ids")
+		}
+		c.chosen, c.lists = append(c.chosen, p.wireAlt), append(c.lists, p.Top)
+	}
+	return c, nil
+}
+
+// withIDs: every token has the server's id.
+func withIDs(answer []wireAlt) bool {
+	return !slices.ContainsFunc(answer, func(t wireAlt) bool { return t.ID == nil })
+}
+
+// joinBytes is the answer's text: its tokens' bytes one after another.
+func joinBytes(answer []wireAlt) string {
+	var b strings.Builder
+	for _, t := range answer {
+		b.WriteString(t.key())
+	}
+	return b.String()
 }
 
 // ErrOtherTokenizer says the two settings tokenise the prompts
@@ -448,28 +706,28 @@ var ErrOtherTokenizer = errors.New("the two settings tokenise the prompts differ
 
 // sameTokens refuses two settings whose tokenisers part on the same
 // text (bt the baseline's tokens, ot the other's).
-func sameTokens(bt, ot []int) error {
-	if slices.Equal(bt, ot) {
+func sameTokens(bt, ot promptTokens) error {
+	if slices.Equal(bt.ids, ot.ids) {
 		return nil
 	}
 	at := 0
-	for at < min(len(bt), len(ot)) && bt[at] == ot[at] {
+	for at < min(len(bt.ids), len(ot.ids)) && bt.ids[at] == ot.ids[at] {
 		at++
 	}
-	return fmt.Errorf("%w (%d and %d tokens, parting at token %d): another model family is not a drift, so nothing is compared", ErrOtherTokenizer, len(bt), len(ot), at+1)
+	return fmt.Errorf("%w (%d and %d tokens, parting at token %d): another model family is not a drift, so nothing is compared", ErrOtherTokenizer, len(bt.ids), len(ot.ids), at+1)
 }
 
-// tokenize is text's token ids by the server's tokenizer, special tokens
-// added as a prompt gets them.
-func (a *answerReader) tokenize(ctx context.Context, text string) ([]int, error) {
+// tokenize is text's token ids by llama-server's tokenizer, special
+// tokens added as a prompt gets them.
+func (a *answerReader) tokenize(ctx context.Context, text string) (promptTokens, error) {
 	var out struct {
 		Tokens *[]json.RawMessage `json:"tokens"`
 	}
 	if err := a.post(ctx, "/tokenize", map[string]any{"content": text, "add_special": true}, &out); err != nil {
-		return nil, fmt.Errorf("the tokenizer: %w", err)
+		return promptTokens{}, fmt.Errorf("the tokenizer: %w", err)
 	}
 	if out.Tokens == nil {
-		return nil, errors.New("the tokenizer: /tokenize answered without tokens")
+		return promptTokens{}, errors.New("the tokenizer: /tokenize answered without tokens")
 	}
 	ids := make([]int, 0, len(*out.Tokens))
 	for _, raw := range *out.Tokens {
@@ -479,11 +737,11 @@ func (a *answerReader) tokenize(ctx context.Context, text string) ([]int, error)
 				ID int `json:"id"`
 			}
 			if json.Unmarshal(raw, &piece) != nil {
-				return nil, errors.New("the tokenizer: /tokenize answered something that is not token ids")
+				return promptTokens{}, errors.New("the tokenizer: /tokenize answered something that is not token ids")
 			}
 			id = piece.ID
 		}
 		ids = append(ids, id)
 	}
-	return ids, nil
+	return promptTokens{ids: ids, n: len(ids)}, nil
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,5 +102,76 @@ func TestAnswersSayWhatTheServerDoesNotAllow(t *testing.T) {
 	_, err = MeasureAnswers(context.Background(), base, side(sim.Config{}), plan, nil)
 	if !errors.Is(err, ErrAnswersUnsupported) || !strings.Contains(err.Error(), "vllm is not read yet") {
 		t.Errorf("a vLLM server: %v", err)
+	}
+}
+
+// TestAnswersThroughOllama: Ollama says no token ids, so its side is
+// read through /api/generate (raw, its template from /api/chat's
+// rendering) with tokens told apart by their bytes. The same model on
+// llama-server and on Ollama is within the floor; two models of one
+// Ollama measure exactly what the same two distributions measure
+// through llama-server's ids; a tokenizer that counts the prompt
+// otherwise is refused; one that reads the answer's text as other
+// tokens from some token on has the answer compared up to there, and
+// says so; an Ollama that returns no probabilities is said.
+func TestAnswersThroughOllama(t *testing.T) {
+	t.Parallel()
+	plan := AnswersPlan{Positions: 8, Prompts: 2}
+	heavy := sim.Distribution{Drift: 0.8, DriftSeed: 7}
+	url := func(cfg sim.Config) Endpoint { _, u := startSim(t, cfg); return Endpoint{URL: u} }
+	llama := url(sim.Config{Personality: sim.LlamaCpp})
+	ollamaCfg := sim.Config{Personality: sim.Ollama, Models: []string{"soft", "soft-q4"}, Answers: sim.Distribution{ModelDrift: map[string]float64{"soft-q4": heavy.Drift}, DriftSeed: heavy.DriftSeed}}
+	ollama := url(ollamaCfg)
+	ctx := context.Background()
+
+	same, err := MeasureAnswers(ctx, AnswersSide{Endpoint: llama}, AnswersSide{Endpoint: ollama, Model: "soft"}, plan, nil)
+	if err != nil {
+		t.Fatalf("llama-server against Ollama: %v", err)
+	}
+	if same.KLBeyond || same.SameTopBeyond || same.Other.KLMean != 0 || len(same.Reference) != plan.Prompts {
+		t.Errorf("the same model on both servers: %s (reference answers %d)", same.Line(), len(same.Reference))
+	}
+	if !slices.ContainsFunc(same.Notes, func(n string) bool { return strings.Contains(n, "Ollama says no token ids") }) {
+		t.Errorf("notes %q: want the bytes said", same.Notes)
+	}
+
+	byBytes, err := MeasureAnswers(ctx, AnswersSide{Endpoint: ollama, Model: "soft"}, AnswersSide{Endpoint: ollama, Model: "soft-q4"}, plan, nil)
+	if err != nil {
+		t.Fatalf("two models of one Ollama: %v", err)
+	}
+	byIDs, err := MeasureAnswers(ctx, AnswersSide{Endpoint: llama}, AnswersSide{Endpoint: url(sim.Config{Personality: sim.LlamaCpp, Answers: heavy})}, plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !byBytes.KLBeyond || math.Abs(byBytes.Other.KLMean-byIDs.Other.KLMean) > 1e-12 || byBytes.Other.SameTop != byIDs.Other.SameTop {
+		t.Errorf("two models of one Ollama: %s; through llama-server's ids: %s", byBytes.Line(), byIDs.Line())
+	}
+	if len(byBytes.Reference) != 0 || !slices.Equal(byBytes.Compared, []int{plan.Positions, plan.Positions}) {
+		t.Errorf("Ollama's baseline keeps reference ids %v (it says none), compared %v", byBytes.Reference, byBytes.Compared)
+	}
+
+	other := ollamaCfg
+	other.TokensPerWord = 2
+	if _, err := MeasureAnswers(ctx, AnswersSide{Endpoint: llama}, AnswersSide{Endpoint: url(other), Model: "soft"}, plan, nil); !errors.Is(err, ErrOtherTokenizer) {
+		t.Errorf("another tokenizer on Ollama: %v", err)
+	}
+
+	split := ollamaCfg
+	split.Answers.Retokenise = 5
+	res, err := MeasureAnswers(ctx, AnswersSide{Endpoint: llama}, AnswersSide{Endpoint: url(split), Model: "soft"}, plan, nil)
+	if err != nil {
+		t.Fatalf("an answer read back as other tokens: %v", err)
+	}
+	if !slices.Equal(res.Compared, []int{6, 6}) || res.Other.Positions != 12 || res.Other.KLMean != 0 {
+		t.Errorf("read back as other tokens from token 7: compared %v, %d positions, %s", res.Compared, res.Other.Positions, res.Line())
+	}
+	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, "as other tokens from token 7 on") }) {
+		t.Errorf("notes %q: want where the answer was cut said", res.Notes)
+	}
+
+	none := ollamaCfg
+	none.Answers.NoProbs = true
+	if _, err := MeasureAnswers(ctx, AnswersSide{Endpoint: llama}, AnswersSide{Endpoint: url(none), Model: "soft"}, plan, nil); err == nil || !strings.Contains(err.Error(), "returned no token probabilities") {
+		t.Errorf("an Ollama without probabilities: %v", err)
 	}
 }

@@ -129,8 +129,8 @@ func answersDocument(p AnswersRun, plan AnswersPlan, sess *session, other Endpoi
 	}
 	// Each position's values, along the reference answers in order.
 	at := 0
-	for pi, ref := range m.Reference {
-		for i := range ref {
+	for pi, n := range m.Compared {
+		for i := range n {
 			if at >= len(m.Other.KL) || at >= len(m.Floor.KL) {
 				break
 			}

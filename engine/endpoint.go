@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -398,6 +399,11 @@ func ResolveModel(models []Model, want, hint string) (string, error) {
 			if id == want {
 				return id, nil
 			}
+		}
+		// Ollama's name without a tag is its ":latest", as `ollama run`
+		// takes it; its model list names the tag.
+		if !strings.Contains(want, ":") && slices.Contains(ids, want+":latest") {
+			return want + ":latest", nil
 		}
 		return "", &EndpointError{Kind: ErrModelNotServed, Msg: fmt.Sprintf(
 			"the server does not serve %q; it serves: %s", want, strings.Join(ids, ", "))}

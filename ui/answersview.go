@@ -36,6 +36,7 @@ func newAnswersView(u *App, r *results.AnswersResult, id string, saveErr error, 
 	}
 	v.notes = widget.NewLabel(strings.Join(d.Notes(), "\n"))
 	v.notes.Wrapping = fyne.TextWrapWord
-	v.build(u, id, fmt.Sprintf("Answers: %s", r.Pair()), d, state, v.notes, charts, onBack)
+	// The models alone: the headline under it says their servers too.
+	v.build(u, id, fmt.Sprintf("Answers: %s against %s", results.ModelName(r.Other.Model), results.ModelName(r.Baseline.Model)), d, state, v.notes, charts, onBack)
 	return v
 }

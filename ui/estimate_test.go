@@ -9,7 +9,9 @@ import (
 
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 )
 
 // TestPlanEstimateAndQuickCheck: the endpoint Test's measured speed is
@@ -105,4 +107,35 @@ func TestLiveViewTimesLeft(t *testing.T) {
 			t.Errorf("comparison %v: says %q with the whole-plan bar at %v, want %q at %v", tune, v.phase.Text, v.overallBar.Value, want, bar)
 		}
 	}
+}
+
+// TestAnswersEstimateBeforeRun: Compare answers says under its form how
+// many requests it sends and, from the endpoints' tested speeds, at most
+// how long they take; the other endpoint untested is said to be taken as
+// fast as this one.
+func TestAnswersEstimateBeforeRun(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.addEndpoint("cpu box", "http://127.0.0.1:9", "")
+	h.addEndpoint("other box", "http://127.0.0.1:10", "")
+	h.locked(func() {
+		b.selectEndpoint("cpu box")
+		b.planSelect.SetSelected(plans.ByID(results.PlanAnswers).Title)
+		b.answers.modelEntry.SetText("q4")
+		if note := b.planNote.Text; !strings.Contains(note, "325 short requests") || !strings.Contains(note, "Test the endpoint under Endpoints to learn how long") {
+			t.Errorf("untested: %q", note)
+		}
+		// 1 s to a first token, one request at a time: 5 prompts of 32
+		// reads on each side, about 6 min.
+		h.u.rememberSpeed(engine.Endpoint{Name: "cpu box", URL: "http://127.0.0.1:9"}, "", &engine.TestedSpeed{PromptTokens: 200, TTFT: time.Second, DecodeTPS: 5})
+		b.answers.promptsEntry.SetText("4")
+		b.answers.promptsEntry.SetText("5")
+		if note := b.planNote.Text; !strings.Contains(note, "At most about 6 min at the tested speeds.") {
+			t.Errorf("tested: %q", note)
+		}
+		b.answers.againstSelect.SetSelected("other box")
+		if note := b.planNote.Text; !strings.Contains(note, "(other box untested: taken as fast)") {
+			t.Errorf("against an untested endpoint: %q", note)
+		}
+	})
 }

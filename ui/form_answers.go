@@ -111,8 +111,37 @@ func (f *answersForm) summary() string {
 	if p.AgainstModel != "" {
 		against += " (" + p.AgainstModel + ")"
 	}
-	return fmt.Sprintf("Compare answers: %s read token by token along this endpoint's answers to %d fixed prompts, %d tokens each, and this endpoint against itself as the floor: %d short requests. Kept in the history; never published.",
-		against, p.AnswersPlan.Prompts, p.Positions, p.Requests())
+	return fmt.Sprintf("Compare answers: %s read token by token along this endpoint's answers to %d fixed prompts, %d tokens each, and this endpoint against itself as the floor: %d short requests.%s Kept in the history; never published.",
+		against, p.AnswersPlan.Prompts, p.Positions, p.Requests(), f.estimate(p))
+}
+
+// estimate says how long the plan takes at the endpoints' tested speeds
+// (the other endpoint's, or where it was not tested the baseline's).
+func (f *answersForm) estimate(p engine.AnswersRun) string {
+	s := f.s
+	name, model := s.endpointSelect.Selected, s.chosenModel()
+	if name == "" || name == SimulatorName {
+		return ""
+	}
+	sp := s.u.speedOf(name, model)
+	if sp == nil {
+		return " Test the endpoint under Endpoints to learn how long this plan takes on it."
+	}
+	other, otherSlots := sp, engine.EstimateSlots(s.u.checkedDetection(name, model))
+	if p.Against != nil {
+		other, otherSlots = s.u.speedOf(p.Against.Name, p.AgainstModel), engine.EstimateSlots(s.u.checkedDetection(p.Against.Name, p.AgainstModel))
+	} else if o := s.u.speedOf(name, p.AgainstModel); o != nil {
+		other = o
+	}
+	var os engine.TestedSpeed
+	if other != nil {
+		os = *other
+	}
+	d := engine.EstimateAnswers(p.AnswersPlan, *sp, os, engine.EstimateSlots(s.u.checkedDetection(name, model)), otherSlots)
+	if other == nil {
+		return fmt.Sprintf(" At most %s at this endpoint's tested speed (%s untested: taken as fast).", engine.FormatDuration(d), p.Against.Name)
+	}
+	return fmt.Sprintf(" At most %s at the tested speeds.", engine.FormatDuration(d))
 }
 
 func (f *answersForm) run(model string, simulated bool) (planRun, error) {

@@ -25,7 +25,7 @@ func TestAnswersCommand(t *testing.T) {
 		{"a drifted setting", []string{"answers", "--endpoint", base, "--against", drifted, "--answer-prompts", "2", "--positions", "6", "--quiet"}, exitOK,
 			"kovara-sim-8b against kovara-sim-8b: same top token ", ""},
 		{"a server it cannot read", []string{"answers", "--endpoint", base, "--against", vllm, "--answer-prompts", "1", "--positions", "2", "--quiet"}, exitFailed,
-			"", "the answers measurement reads llama-server's /completion token route; vllm is not read yet"},
+			"", "the answers measurement reads llama-server's /completion or Ollama's /api/generate token by token; vllm is not read yet"},
 		{"no other setting", []string{"answers", "--endpoint", base}, exitBadInput,
 			"", "give the other setting: --against ENDPOINT, --against-model MODEL, or both"},
 		{"no positions", []string{"answers", "--endpoint", base, "--against", drifted, "--positions", "0"}, exitBadInput,

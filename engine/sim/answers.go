@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -38,6 +39,12 @@ type Distribution struct {
 	// NoProbs answers without completion_probabilities (a server that
 	// returns no log-probabilities).
 	NoProbs bool
+	// Retokenise, when set, is how many of its own answer's tokens the
+	// tokenizer reads back as themselves: the next one it reads as part
+	// of the one before (a real tokenizer merges pieces a greedy answer
+	// chose apart), so an answer sent back as text is other tokens from
+	// there on.
+	Retokenise int
 	// ModelDrift is the Drift of each model a request names, for a
 	// server of several models (a settings comparison of two models of
 	// one server); a model not in it has Drift.
@@ -65,10 +72,20 @@ func Template(content string) string {
 }
 
 // Tokens tokenises text as the simulator's completion route does: a
-// begin-of-text token (1), then each word an id from its hash.
+// begin-of-text token (1), then each word an id from its hash, or a
+// token's own text (TokenText) that id.
 func (d Distribution) Tokens(text string) []int {
 	out := []int{1}
+	own := 0
 	for w := range strings.FieldsSeq(text) {
+		if id, err := strconv.Atoi(strings.TrimPrefix(w, "t")); err == nil && strings.HasPrefix(w, "t") && id > 1 && id < d.vocab() {
+			own++
+			if d.Retokenise > 0 && own == d.Retokenise+1 {
+				continue // read as part of the token before
+			}
+			out = append(out, id) // a token of its own answers (TokenText)
+			continue
+		}
 		h := fnv.New32a()
 		h.Write([]byte(w))
 		out = append(out, 2+int(h.Sum32()%uint32(d.vocab()-2)))
@@ -185,16 +202,53 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 	if d.MaxProbs > 0 {
 		k = min(k, d.MaxProbs)
 	}
-	type alt struct {
-		ID      int     `json:"id"`
-		Token   string  `json:"token"`
-		LogProb float64 `json:"logprob"`
+	promptN := len(context)
+	probs, text := d.generate(context, n, k)
+	out := map[string]any{
+		"content": text, "stop": true, "stop_type": "limit", "tokens_predicted": n,
+		"tokens_evaluated": promptN, "model": s.cfg.Models[0],
 	}
-	type prob struct {
-		alt
-		Top []alt `json:"top_logprobs"`
+	if k > 0 && !d.NoProbs {
+		out["completion_probabilities"] = probs
 	}
-	var probs []prob
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(jsonBytes(out))
+}
+
+// tokenAlt is one token of a list as both servers send it: llama-server
+// with its id, Ollama without (and each with the token's bytes).
+type tokenAlt struct {
+	ID      *int    `json:"id,omitempty"`
+	Token   string  `json:"token"`
+	Bytes   []int   `json:"bytes"`
+	LogProb float64 `json:"logprob"`
+}
+
+// tokenProb is a token chosen, with its top list.
+type tokenProb struct {
+	tokenAlt
+	Top []tokenAlt `json:"top_logprobs"`
+}
+
+// TokenText is a token's text: " t" and its id, which Tokens reads back
+// as that id (the simulator's tokenizer is invertible on its answers,
+// as a real one is on most greedy answers).
+func TokenText(id int) string { return fmt.Sprintf(" t%d", id) }
+
+func altOf(id int, lp float64) tokenAlt {
+	text := TokenText(id)
+	b := make([]int, len(text))
+	for i := range len(text) {
+		b[i] = int(text[i])
+	}
+	return tokenAlt{ID: &id, Token: text, Bytes: b, LogProb: lp}
+}
+
+// generate chooses n tokens greedily after context, each with its top
+// list of k, and returns them with the answer's text.
+func (d Distribution) generate(context []int, n, k int) ([]tokenProb, string) {
+	context = slices.Clone(context)
+	var probs []tokenProb
 	var text strings.Builder
 	for range n {
 		lp := logSoftmax(d.Logits(context))
@@ -212,20 +266,92 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 			return 0
 		})
 		pick := order[0]
-		p := prob{alt: alt{ID: pick, Token: fmt.Sprintf(" t%d", pick), LogProb: lp[pick]}}
+		p := tokenProb{tokenAlt: altOf(pick, lp[pick])}
 		for _, id := range order[:min(k, len(order))] {
-			p.Top = append(p.Top, alt{ID: id, Token: fmt.Sprintf(" t%d", id), LogProb: lp[id]})
+			p.Top = append(p.Top, altOf(id, lp[id]))
 		}
 		probs = append(probs, p)
 		text.WriteString(p.Token)
 		context = append(context, pick)
 	}
-	out := map[string]any{
-		"content": text.String(), "stop": true, "stop_type": "limit", "tokens_predicted": n,
-		"tokens_evaluated": len(context) - n, "model": s.cfg.Models[0],
+	return probs, text.String()
+}
+
+// ollamaChat is Ollama's POST /api/chat as far as the answers measurement
+// asks it: with _debug_render_only, the template's text of the messages
+// (rendered_template), nothing generated; the simulator's Ollama chats
+// on /v1 only.
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+		Render bool `json:"_debug_render_only"`
 	}
-	if k > 0 && !d.NoProbs {
-		out["completion_probabilities"] = probs
+	if !s.readJSON(w, r, &req) {
+		return
+	}
+	if !req.Render {
+		s.writeError(w, http.StatusNotImplemented, "the simulator's /api/chat only renders the template (_debug_render_only); chat on /v1/chat/completions", "not_supported_error")
+		return
+	}
+	var text strings.Builder
+	for _, m := range req.Messages {
+		text.WriteString(Template(m.Content))
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(jsonBytes(map[string]any{"model": req.Model, "message": map[string]string{"role": "", "content": ""}, "done": false,
+		"_debug_info": map[string]string{"rendered_template": text.String()}}))
+}
+
+// ollamaGenerate is Ollama's POST /api/generate, not streamed, as
+// Ollama 0.24 answers it: the prompt's text (raw: as given; else in the
+// template), options.num_predict tokens chosen greedily, with logprobs
+// each one's token, bytes and top_logprobs, no ids; prompt_eval_count
+// the prompt's tokens.
+func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string `json:"model"`
+		Prompt   string `json:"prompt"`
+		Raw      bool   `json:"raw"`
+		Logprobs bool   `json:"logprobs"`
+		Top      int    `json:"top_logprobs"`
+		Options  struct {
+			NumPredict int `json:"num_predict"`
+		} `json:"options"`
+	}
+	if !s.readJSON(w, r, &req) {
+		return
+	}
+	d := s.cfg.Answers
+	if v, ok := d.ModelDrift[req.Model]; ok {
+		d.Drift = v
+	}
+	prompt := req.Prompt
+	if !req.Raw {
+		prompt = Template(prompt)
+	}
+	context := d.Tokens(prompt)
+	n := req.Options.NumPredict
+	if n <= 0 {
+		n = 16
+	}
+	k := req.Top
+	if d.MaxProbs > 0 {
+		k = min(k, d.MaxProbs)
+	}
+	probs, text := d.generate(context, n, k)
+	out := map[string]any{"model": req.Model, "response": text, "done": true, "done_reason": "length",
+		"prompt_eval_count": len(context) * max(1, int(s.cfg.TokensPerWord)), "eval_count": n}
+	if req.Logprobs && !d.NoProbs {
+		for i := range probs {
+			probs[i].ID = nil // Ollama says no token ids
+			for j := range probs[i].Top {
+				probs[i].Top[j].ID = nil
+			}
+		}
+		out["logprobs"] = probs
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write(jsonBytes(out))

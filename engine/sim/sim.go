@@ -533,6 +533,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.applyTemplate(w, r)
 	case path == "/completion" && p == LlamaCpp && r.Method == http.MethodPost:
 		s.completion(w, r)
+	case path == "/api/chat" && p == Ollama && r.Method == http.MethodPost:
+		s.ollamaChat(w, r)
+	case path == "/api/generate" && p == Ollama && r.Method == http.MethodPost:
+		s.ollamaGenerate(w, r)
 	case path == "/get_server_info" && p == SGLang:
 		s.get(w, r, "application/json", s.serverInfo())
 	case path == "/health" && (p == VLLM || p == SGLang):
