@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/drift"
+	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 )
@@ -34,17 +35,38 @@ type AnswerPrompt struct {
 }
 
 // AnswerPromptsVersion names the fixed prompt set: figures of two sets
-// are not comparable.
-const AnswerPromptsVersion = "kovara-answers-v1"
+// are not comparable (v1 had no long context).
+const AnswerPromptsVersion = "kovara-answers-v2"
 
 // AnswerPrompts are the fixed prompts, one for each way people use a
-// model that a setting may treat differently (docs/method.md §14).
+// model that a setting may treat differently (docs/method.md §14); the
+// long context last, so that fewer prompts leave it out first.
 var AnswerPrompts = []AnswerPrompt{
 	{"code", "Write a Python function that returns the n-th Fibonacci number, with a docstring."},
 	{"json", "Give a JSON object with the fields name, age and city for a made-up person, and nothing else."},
 	{"prose", "Explain in three sentences why the sky is blue."},
 	{"reasoning", "A train leaves at 9:40 and arrives at 13:05. How long is the journey? Think step by step."},
 	{"french", "Traduis en français : the cat sleeps on the sofa while the rain falls."},
+	{LongContextKind, longContextPrompt()},
+}
+
+// LongContextKind is the prompt kind of the long context.
+const LongContextKind = "long context"
+
+// longContextWords is the long context's filler: about 1,550 tokens on
+// a Llama-family tokenizer, so that the prompt and an answer fit a
+// context of 2,048 (llama-server -c 4096 -np 2 gives each slot that).
+const longContextWords = 1200
+
+// longContextPrompt is a fact, a long text of the synthetic generator's
+// words (kovara-synthetic-v1, a fixed seed and request) and a question
+// about the fact: what is read at its answer has attended across the
+// whole context, where a quantised KV cache, flash attention or a RoPE
+// setting differ most.
+func longContextPrompt() string {
+	_, filler, _ := strings.Cut(prompt.Text(48, 0, longContextWords), ": ")
+	return "Remember this: the locker code is 7291 and the locker is in the west hall.\n\n" + filler +
+		"\n\nWhat is the locker code given at the very start, and where is the locker? Answer in one sentence."
 }
 
 // AnswersPlan is what the measurement reads.
@@ -99,8 +121,8 @@ func (p AnswersPlan) ReadRequests() int {
 
 // TuneAnswersLine says before a settings comparison what its answers
 // check asks: "The answers check asks each setting 10 fixed prompts;
-// where the servers are llama-server or Ollama it also reads 5 prompts of its own
-// token by token: 165 short requests for f32, 160 for each other
+// where the servers are llama-server or Ollama it also reads 6 prompts of its own
+// token by token: 198 short requests for f32, 192 for each other
 // setting."
 func TuneAnswersLine(first string) string {
 	return fmt.Sprintf("The answers check asks each setting %d fixed prompts; where the servers are llama-server or Ollama it also reads %d prompts of its own token by token: %d short requests for %s, %d for each other setting.",
@@ -216,6 +238,7 @@ type AnswersReference struct {
 	// tokenizer (ids where the server says them, else only their
 	// count), the reference answer's tokens, and the baseline's lists at
 	// each position, generating and read again (the floor).
+	kinds  []string
 	texts  []string
 	tokens []promptTokens
 	refs   [][]wireAlt
@@ -255,12 +278,20 @@ func (b *answerReader) reference(ctx context.Context, step func()) (*AnswersRefe
 			if toks, err = b.tokenize(ctx, text); err != nil {
 				return nil, fmt.Errorf("the baseline: %w", err)
 			}
+			if !b.fits(toks.n) {
+				ref.notes = append(ref.notes, b.tooLong("the baseline", p.Kind, toks.n))
+				continue
+			}
 		}
 		c, err := b.complete(ctx, text, toks, nil, b.plan.Positions)
 		if err != nil {
 			return nil, fmt.Errorf("the baseline's answer to the %s prompt: %w", p.Kind, err)
 		}
 		step()
+		if !b.fits(c.promptN) {
+			ref.notes = append(ref.notes, b.tooLong("the baseline", p.Kind, c.promptN))
+			continue
+		}
 		if c.promptN > 0 {
 			// The prompt's tokens as the server counted them generating:
 			// each position read after it counts one more (readPositions).
@@ -276,10 +307,21 @@ func (b *answerReader) reference(ctx context.Context, step func()) (*AnswersRefe
 			ref.notes = append(ref.notes, retokenisedNote("the baseline", p.Kind, cut))
 			answer, lists = answer[:cut], lists[:cut]
 		}
-		ref.texts, ref.tokens = append(ref.texts, text), append(ref.tokens, toks)
+		ref.kinds, ref.texts, ref.tokens = append(ref.kinds, p.Kind), append(ref.texts, text), append(ref.tokens, toks)
 		ref.refs, ref.base, ref.floor = append(ref.refs, answer), append(ref.base, lists), append(ref.floor, floor)
 	}
 	return ref, nil
+}
+
+// fits says whether a prompt of n tokens and the answer's positions fit
+// the server's context a request (unknown: they are taken to).
+func (b *answerReader) fits(n int) bool {
+	return b.context <= 0 || n <= 0 || n+b.plan.Positions <= b.context
+}
+
+// tooLong says a prompt was left out for the server's context.
+func (b *answerReader) tooLong(who, kind string, n int) string {
+	return fmt.Sprintf("the %s prompt was left out: its %d tokens and %d of an answer do not fit %s's context of %d tokens a request (llama-server divides -c among its -np slots)", kind, n, b.plan.Positions, who, b.context)
 }
 
 // retokenisedNote says where a server's tokenizer read the answer's text
@@ -311,7 +353,11 @@ func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step fun
 	var refs []int
 	var baseLists, floorLists, otherLists []drift.Position
 	for pi, text := range ref.texts {
-		kind := AnswerPrompts[pi].Kind
+		kind := ref.kinds[pi]
+		if !o.fits(ref.tokens[pi].n) {
+			res.Notes = append(res.Notes, o.tooLong("the other setting", kind, ref.tokens[pi].n))
+			continue
+		}
 		if !o.ollama && !ref.byText {
 			toks, err := o.tokenize(ctx, text)
 			if err != nil {
@@ -527,6 +573,9 @@ type answerReader struct {
 	// slots is how many positions are read at once: the server's
 	// parallel slots (each a one-token step after its prompt cache).
 	slots int
+	// context is the tokens a request may hold, 0 when the server does
+	// not say (llama-server's a slot's).
+	context int
 }
 
 // maxAnswersSlots bounds the positions read at once, whatever a server
@@ -561,7 +610,7 @@ func answersReader(ctx context.Context, side AnswersSide, plan AnswersPlan) (*an
 	// each request.
 	c.Timeout = plan.Timeout
 	slots := min(max(EstimateSlots(r.detection), 1), maxAnswersSlots)
-	return &answerReader{c: c, ep: r.ep, b: r.base, model: r.model, plan: plan, ollama: family == results.FamilyOllama, slots: slots}, nil
+	return &answerReader{c: c, ep: r.ep, b: r.base, model: r.model, plan: plan, ollama: family == results.FamilyOllama, slots: slots, context: r.detection.ContextLength}, nil
 }
 
 // maxAnswersBody bounds one answer: a top list of 20 at each of a few

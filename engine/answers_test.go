@@ -175,3 +175,52 @@ func TestAnswersThroughOllama(t *testing.T) {
 		t.Errorf("an Ollama without probabilities: %v", err)
 	}
 }
+
+// TestAnswersLongContext: the set's long context (about 1,230 of the
+// simulator's tokens) is read where the server's context holds it and
+// its answer, and left out, said, where it does not — on the baseline,
+// or on the other setting alone (the others compared as before).
+func TestAnswersLongContext(t *testing.T) {
+	t.Parallel()
+	plan := AnswersPlan{Positions: 4}
+	url := func(ctxLen int) Endpoint {
+		_, u := startSim(t, sim.Config{Personality: sim.LlamaCpp, ContextLength: ctxLen})
+		return Endpoint{URL: u}
+	}
+	big, small := url(32768), url(1024)
+	kinds := func(r *AnswersResult) (out []string) {
+		for _, k := range r.Kinds {
+			out = append(out, k.Kind)
+		}
+		return out
+	}
+	ctx := context.Background()
+	res, err := MeasureAnswers(ctx, AnswersSide{Endpoint: big}, AnswersSide{Endpoint: url(32768)}, plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kinds(res); len(got) != len(AnswerPrompts) || got[len(got)-1] != LongContextKind {
+		t.Errorf("a large context: kinds %q, want all %d with the long context last", got, len(AnswerPrompts))
+	}
+	for _, tc := range []struct {
+		name        string
+		base, other Endpoint
+		who         string
+	}{
+		{"the baseline's context too small", small, big, "the baseline's context of 1024"},
+		{"the other setting's context too small", big, small, "the other setting's context of 1024"},
+	} {
+		res, err := MeasureAnswers(ctx, AnswersSide{Endpoint: tc.base}, AnswersSide{Endpoint: tc.other}, plan, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := kinds(res); len(got) != len(AnswerPrompts)-1 || slices.Contains(got, LongContextKind) {
+			t.Errorf("%s: kinds %q, want all but the long context", tc.name, got)
+		}
+		if !slices.ContainsFunc(res.Notes, func(n string) bool {
+			return strings.Contains(n, "the long context prompt was left out") && strings.Contains(n, tc.who)
+		}) {
+			t.Errorf("%s: notes %q, want the long context's leaving out said", tc.name, res.Notes)
+		}
+	}
+}

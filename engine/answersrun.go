@@ -134,7 +134,7 @@ func answersDocument(p AnswersRun, plan AnswersPlan, sess *session, other Endpoi
 			if at >= len(m.Other.KL) || at >= len(m.Floor.KL) {
 				break
 			}
-			r.Local.Positions = append(r.Local.Positions, results.AnswersPosition{Kind: AnswerPrompts[pi].Kind, At: i + 1,
+			r.Local.Positions = append(r.Local.Positions, results.AnswersPosition{Kind: m.Kinds[pi].Kind, At: i + 1,
 				KL: m.Other.KL[at], Same: m.Other.Same[at], FloorKL: m.Floor.KL[at], FloorSame: m.Floor.Same[at]})
 			at++
 		}

@@ -104,7 +104,7 @@ func TestRunAnswersRefuses(t *testing.T) {
 	}{
 		{"no other setting", AnswersRun{Model: "kovara-sim-8b-f16"}, true, "choose the other setting"},
 		{"itself", AnswersRun{Model: "kovara-sim-8b-f16", AgainstModel: "kovara-sim-8b-f16"}, true, "the baseline itself"},
-		{"too many prompts", AnswersRun{AnswersPlan: AnswersPlan{Prompts: 99}, AgainstModel: "x"}, true, "has 5 prompts"},
+		{"too many prompts", AnswersRun{AnswersPlan: AnswersPlan{Prompts: 99}, AgainstModel: "x"}, true, "has 6 prompts"},
 		{"a server without the route", AnswersRun{AnswersPlan: AnswersPlan{Prompts: 1, Positions: 2}, Model: "kovara-sim-8b-f16", Against: &Endpoint{URL: vllm}}, false, "the answers measurement reads"},
 	}
 	for _, tt := range tests {

@@ -363,7 +363,7 @@ func (t *tuneRun) measureDrift(ctx context.Context, si int, s TuneSetting, st Tu
 	if si == 0 {
 		total = tuneDriftPlan.ReferenceRequests()
 	}
-	// Its progress, a few times a second: 165 short requests are
+	// Its progress, a few times a second: 198 short requests are
 	// seconds on a GPU and may be a minute on a CPU.
 	done, said := 0, time.Time{}
 	step := func() {

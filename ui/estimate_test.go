@@ -122,15 +122,15 @@ func TestAnswersEstimateBeforeRun(t *testing.T) {
 		b.selectEndpoint("cpu box")
 		b.planSelect.SetSelected(plans.ByID(results.PlanAnswers).Title)
 		b.answers.modelEntry.SetText("q4")
-		if note := b.planNote.Text; !strings.Contains(note, "325 short requests") || !strings.Contains(note, "Test the endpoint under Endpoints to learn how long") {
+		if note := b.planNote.Text; !strings.Contains(note, "390 short requests") || !strings.Contains(note, "Test the endpoint under Endpoints to learn how long") {
 			t.Errorf("untested: %q", note)
 		}
-		// 1 s to a first token, one request at a time: 5 prompts of 32
-		// reads on each side, about 6 min.
+		// 1 s to a first token, one request at a time: 6 prompts of 32
+		// reads on each side, about 7 min.
 		h.u.rememberSpeed(engine.Endpoint{Name: "cpu box", URL: "http://127.0.0.1:9"}, "", &engine.TestedSpeed{PromptTokens: 200, TTFT: time.Second, DecodeTPS: 5})
-		b.answers.promptsEntry.SetText("4")
 		b.answers.promptsEntry.SetText("5")
-		if note := b.planNote.Text; !strings.Contains(note, "At most about 6 min at the tested speeds.") {
+		b.answers.promptsEntry.SetText("6")
+		if note := b.planNote.Text; !strings.Contains(note, "At most about 7 min at the tested speeds.") {
 			t.Errorf("tested: %q", note)
 		}
 		b.answers.againstSelect.SetSelected("other box")

@@ -29,7 +29,7 @@ func TestAnswersCommand(t *testing.T) {
 		{"no other setting", []string{"answers", "--endpoint", base}, exitBadInput,
 			"", "give the other setting: --against ENDPOINT, --against-model MODEL, or both"},
 		{"no positions", []string{"answers", "--endpoint", base, "--against", drifted, "--positions", "0"}, exitBadInput,
-			"", "--positions and --top must be at least 1, --answer-prompts from 1 to 5"},
+			"", "--positions and --top must be at least 1, --answer-prompts from 1 to 6"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

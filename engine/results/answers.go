@@ -51,7 +51,7 @@ type AnswersResult struct {
 
 // AnswersSettings are the choices the plan ran with.
 type AnswersSettings struct {
-	// PromptSet names the fixed prompts (kovara-answers-v1): figures of
+	// PromptSet names the fixed prompts (kovara-answers-v2): figures of
 	// two sets are not comparable.
 	PromptSet     string  `json:"prompt_set"`
 	Prompts       int     `json:"prompts"`
@@ -213,7 +213,7 @@ func (r *AnswersResult) KindsWords() string {
 }
 
 // SettingsWords says the plan's settings, for the report's Conditions and the
-// CLI: "5 prompts (kovara-answers-v1) × 32 positions, top 20 tokens asked
+// CLI: "6 prompts (kovara-answers-v2) × 32 positions, top 20 tokens asked
 // (20 given)".
 func (r *AnswersResult) SettingsWords() string {
 	s := r.Settings

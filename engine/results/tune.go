@@ -221,7 +221,7 @@ type TuneAnswers struct {
 // setting's, token by token of the first setting's answers to the fixed
 // prompts, and the first setting read against itself (its floor).
 type TuneDrift struct {
-	Prompts   string `json:"prompts"` // the prompt set, kovara-answers-v1
+	Prompts   string `json:"prompts"` // the prompt set, kovara-answers-v2
 	Positions int    `json:"positions"`
 	// SameTop and KLMean are the setting's figures, FloorSameTop and
 	// FloorKL the first setting's against itself; KLP99 the setting's
