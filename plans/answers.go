@@ -14,8 +14,9 @@ var answersKind = &Kind{
 	Results:  "answers comparisons",
 	RunKinds: []RunKind{{results.PlanAnswers, "answers"}},
 	// One request is one token, or a reference answer of a few dozen.
-	Timeout: answersTimeout,
-	Demo:    sim.AnswersDemo,
+	Timeout:   answersTimeout,
+	Demo:      sim.AnswersDemo,
+	StopKeeps: "nothing of the comparison is kept: figures from part of the answers would say less than they seem",
 	Streamless: "No tokens stream in this plan: each request reads the next token's probabilities at one place of an answer. " +
 		"The bars above say how far it is.",
 	doc:     docsOf(results.AnswersDoc, NewAnswers),
@@ -55,6 +56,11 @@ func (d Answers) Models() []string { return []string{d.Result.Baseline.Model, d.
 func (d Answers) Summary() Summary {
 	r := d.Result
 	s := summaryOf(d, r.Local.EndpointName, engineName(results.Detection{Family: r.Baseline.Family, Version: r.Baseline.Build}))
+	// Both models: History and Compare tell answers comparisons of one
+	// baseline apart by what was set against it.
+	if r.Other.Model != "" && r.Baseline.Model != "" {
+		s.Model = results.ModelName(r.Other.Model) + " against " + results.ModelName(r.Baseline.Model)
+	}
 	return s
 }
 

@@ -2,6 +2,7 @@ package plans_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kovara/desktop/engine/results"
@@ -90,5 +91,28 @@ func TestMeasuredEveryPlan(t *testing.T) {
 		if d.Measured() {
 			t.Errorf("%s: a document with nothing in it is measured", k.ID)
 		}
+	}
+}
+
+// TestStopSaysWhatIsKept: Stop's question says what a run of each kind
+// keeps; the answers comparison keeps nothing (RunAnswers returns no
+// document from part of the positions), never "the level in progress".
+func TestStopSaysWhatIsKept(t *testing.T) {
+	for _, k := range plans.All {
+		got := k.Stopped()
+		switch {
+		case k.ID == results.PlanAnswers && !strings.HasPrefix(got, "nothing of the comparison is kept"):
+			t.Errorf("%s: Stop says %q", k.ID, got)
+		case k.ID != results.PlanAnswers && got != plans.StopKeepsLevels:
+			t.Errorf("%s: Stop says %q, want the levels' rule", k.ID, got)
+		}
+	}
+}
+
+// TestAnswersSummaryNamesBothModels: History and Compare name an answers
+// comparison by both models, so that two of one baseline are told apart.
+func TestAnswersSummaryNamesBothModels(t *testing.T) {
+	if got, want := plans.NewAnswers(planstest.Answers(false)).Summary().Model, "qwen3-8b-q4_0 against qwen3-8b"; got != want {
+		t.Errorf("summary model %q, want %q", got, want)
 	}
 }

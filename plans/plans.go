@@ -47,12 +47,26 @@ type Kind struct {
 	// Streamless, for a plan whose requests stream no tokens, is what
 	// the live view says in place of its token charts.
 	Streamless string
+	// StopKeeps says what Stop keeps of a run of the kind, as a clause
+	// ("" for the levels' rule, StopKeepsLevels).
+	StopKeeps string
 
 	doc docKind
 	// compare sets two to four documents of the kind side by side; nil
 	// for the Kovara method, whose comparison judges noise from raw
 	// samples (engine/compare.Compared) and has its own screen.
 	compare func(docs []Doc, labels []string) Comparison
+}
+
+// StopKeepsLevels is what Stop keeps of a plan run level by level.
+const StopKeepsLevels = "finished levels are kept in the history, the level in progress is kept as a partial measurement"
+
+// Stopped says what Stop keeps of a run of k, as a clause.
+func (k *Kind) Stopped() string {
+	if k.StopKeeps != "" {
+		return k.StopKeeps
+	}
+	return StopKeepsLevels
 }
 
 // RunKind is one kind of run History lists and filters by.

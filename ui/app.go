@@ -165,7 +165,7 @@ func (u *App) requestClose() {
 		return // already asking
 	}
 	d := dialog.NewConfirm("Stop the benchmark and close?",
-		"The benchmark is still running. Closing stops it as Stop does: finished levels are kept in the history, the level in progress is kept as a partial measurement, and a server the app started is stopped.",
+		"The benchmark is still running. Closing stops it as Stop does: "+u.bench.kind().Stopped()+"; and a server the app started is stopped.",
 		func(ok bool) {
 			u.closeConfirm = nil
 			if !ok {

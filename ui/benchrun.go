@@ -184,8 +184,7 @@ func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, sim
 
 // confirmStop asks before stopping: the level in progress is cut short.
 func (s *BenchmarkScreen) confirmStop(st *runState) {
-	d := dialog.NewConfirm("Stop the benchmark?",
-		"Finished levels are kept in the history; the level in progress is kept as a partial measurement.",
+	d := dialog.NewConfirm("Stop the benchmark?", capitalize(s.kind().Stopped())+".",
 		func(ok bool) {
 			if ok {
 				s.stopRun(st)

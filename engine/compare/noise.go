@@ -354,9 +354,14 @@ func DocLegends(rows []Row) []string {
 }
 
 // SingleFigureLegend says how a plan document's comparison marks its
-// one-measurement figures; "" when it has none with a change.
+// one-measurement figures; "" when it has none with a change. A Neutral
+// metric's change is never marked, whatever its size (an answers
+// comparison's drifts, each judged against its own floor).
 func SingleFigureLegend(rows []Row) string {
 	for _, r := range rows {
+		if r.Metric.Dir == Neutral {
+			continue
+		}
 		for _, c := range r.Cells {
 			if c.HasDelta && c.Noise == NoiseUnknown {
 				return "Each figure here is one measurement, without a spread of its own: a change under " +
