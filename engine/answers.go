@@ -162,10 +162,26 @@ type AnswersResult struct {
 	Kinds []AnswersKind
 }
 
-// AnswersKind is one prompt kind's figures.
+// AnswersKind is one prompt kind's figures, and the token (from 1) of
+// the baseline's answer where the other setting's greedy answer would
+// part from it, 0 where it did not in the positions read.
 type AnswersKind struct {
 	Kind string
 	drift.Figures
+	PartsAt int
+}
+
+// partsAt is where a greedy answer of the lists' setting parts from ref:
+// the first position whose most likely token is not ref's. Up to there
+// the two answers are the same tokens, so the lists read along ref are
+// the ones its own greedy answer would have met.
+func partsAt(lists []drift.Position, ref []int) int {
+	for i, l := range lists {
+		if top, ok := l.Top(); ok && top.ID != ref[i] {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // Drift is the measurement as a settings comparison keeps it, the
@@ -384,7 +400,7 @@ func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step fun
 		if err != nil {
 			return nil, err
 		}
-		res.Kinds = append(res.Kinds, AnswersKind{Kind: kind, Figures: m.Figures})
+		res.Kinds = append(res.Kinds, AnswersKind{Kind: kind, Figures: m.Figures, PartsAt: partsAt(ol, ids)})
 		res.noteShort(bl)
 		res.noteShort(fl)
 		res.noteShort(ol)

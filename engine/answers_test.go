@@ -224,3 +224,38 @@ func TestAnswersLongContext(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersWhereGreedyAnswersPart: a setting whose top token changes
+// somewhere parts from the baseline's greedy answer at the first such
+// position of each prompt, and nowhere in a prompt whose top tokens all
+// agree; the document says where.
+func TestAnswersWhereGreedyAnswersPart(t *testing.T) {
+	t.Parallel()
+	_, base := startSim(t, sim.Config{Personality: sim.LlamaCpp})
+	_, far := startSim(t, sim.Config{Personality: sim.LlamaCpp, Answers: sim.Distribution{Drift: 4, DriftSeed: 3}})
+	plan := AnswersPlan{Positions: 10, Prompts: 4}
+	res, err := MeasureAnswers(context.Background(), AnswersSide{Endpoint: Endpoint{URL: base}}, AnswersSide{Endpoint: Endpoint{URL: far}}, plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, parted := 0, 0
+	for pi, n := range res.Compared {
+		want := 0
+		for i, same := range res.Other.Same[at : at+n] {
+			if !same {
+				want = i + 1
+				break
+			}
+		}
+		at += n
+		if got := res.Kinds[pi].PartsAt; got != want {
+			t.Errorf("%s: parts at %d, want %d (the first top token not the baseline's)", res.Kinds[pi].Kind, got, want)
+		}
+		if want > 0 {
+			parted++
+		}
+	}
+	if parted == 0 {
+		t.Fatalf("a drift of 4 changed no top token: %s", res.Line())
+	}
+}

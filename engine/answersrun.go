@@ -125,7 +125,7 @@ func answersDocument(p AnswersRun, plan AnswersPlan, sess *session, other Endpoi
 		r.Local.OtherEndpointName = other.Name
 	}
 	for _, k := range m.Kinds {
-		r.Kinds = append(r.Kinds, results.AnswersKind{Kind: k.Kind, AnswersFigures: results.AnswersFigures(k.Figures)})
+		r.Kinds = append(r.Kinds, results.AnswersKind{Kind: k.Kind, AnswersFigures: results.AnswersFigures(k.Figures), PartsAt: k.PartsAt})
 	}
 	// Each position's values, along the reference answers in order.
 	at := 0

@@ -46,7 +46,7 @@ func (d Answers) Problems() []string { return d.Result.Problems() }
 // Notes are the figures prompt kind by prompt kind, then what the
 // measurement noted (a short top list, the route a server was read by).
 func (d Answers) Notes() []string {
-	return notesBeside(d, []string{d.Result.KindsWords(), "Read: " + d.Result.SettingsWords() + "."}, d.Result.Notes)
+	return notesBeside(d, []string{d.Result.KindsWords(), d.Result.PartsWords(), "Read: " + d.Result.SettingsWords() + "."}, d.Result.Notes)
 }
 
 // Models are the two models compared, both measured: a report names

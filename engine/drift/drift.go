@@ -30,8 +30,8 @@ type Alt struct {
 // likely first as the server sent it (Top re-sorts where it did not).
 type Position []Alt
 
-// top is the most likely token of p; ok is false for an empty list.
-func (p Position) top() (Alt, bool) {
+// Top is the most likely token of p; ok is false for an empty list.
+func (p Position) Top() (Alt, bool) {
 	if len(p) == 0 {
 		return Alt{}, false
 	}
@@ -149,8 +149,8 @@ func Compare(base, other []Position, ref []int) (Measured, error) {
 	m.Positions = len(base)
 	same, refSum := 0, 0.0
 	for i := range base {
-		bt, ok1 := base[i].top()
-		ot, ok2 := other[i].top()
+		bt, ok1 := base[i].Top()
+		ot, ok2 := other[i].Top()
 		if !ok1 || !ok2 {
 			return Measured{}, fmt.Errorf("position %d has no top list from the %s", i+1, map[bool]string{true: "other setting", false: "baseline"}[ok1])
 		}

@@ -90,6 +90,11 @@ type AnswersFigures struct {
 type AnswersKind struct {
 	Kind string `json:"kind"`
 	AnswersFigures
+	// PartsAt is the token of the baseline's answer where the other
+	// setting's greedy answer would part from it (its most likely token
+	// another, after the same answer so far), 0 where it never did in
+	// the positions read.
+	PartsAt int `json:"parts_at,omitempty"`
 }
 
 // AnswersLocal names the two endpoints and keeps the raw values; like a
@@ -201,6 +206,26 @@ func (r *AnswersResult) Problems() []string {
 		why = "nothing was read"
 	}
 	return []string{"The answers could not be compared: " + why}
+}
+
+// PartsWords says where the other setting's greedy answers part from
+// the baseline's, prompt kind by prompt kind: "Greedy answers at
+// temperature 0 part from the baseline's in 2 of 6 prompts: code at
+// token 12, json at token 3."; "" when nothing was compared.
+func (r *AnswersResult) PartsWords() string {
+	var parts []string
+	for _, k := range r.Kinds {
+		if k.PartsAt > 0 {
+			parts = append(parts, fmt.Sprintf("%s at token %d", k.Kind, k.PartsAt))
+		}
+	}
+	if len(r.Kinds) == 0 {
+		return ""
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("Greedy answers at temperature 0: the same as the baseline's in all %d prompts, as far as they were read (%d tokens).", len(r.Kinds), r.Settings.Positions)
+	}
+	return fmt.Sprintf("Greedy answers at temperature 0 part from the baseline's in %d of %d prompts: %s.", len(parts), len(r.Kinds), strings.Join(parts, ", "))
 }
 
 // KindsWords says the prompt kinds' KL divergences, the furthest first

@@ -78,7 +78,7 @@ func Answers(failed bool) *results.AnswersResult {
 	r.Ruler = "about what Q4_K_M costs Llama 3 8B (0.0614)"
 	r.Kinds = []results.AnswersKind{
 		{Kind: "code", AnswersFigures: results.AnswersFigures{Positions: 3, SameTop: 1, KLMean: 0.021, KLP99: 0.03, RefProb: 0.85}},
-		{Kind: "json", AnswersFigures: results.AnswersFigures{Positions: 3, SameTop: 2.0 / 3, KLMean: 0.101, KLP99: 0.29, RefProb: 0.77}},
+		{Kind: "json", AnswersFigures: results.AnswersFigures{Positions: 3, SameTop: 2.0 / 3, KLMean: 0.101, KLP99: 0.29, RefProb: 0.77}, PartsAt: 2},
 	}
 	for i, k := range []string{"code", "code", "code", "json", "json", "json"} {
 		r.Local.Positions = append(r.Local.Positions, results.AnswersPosition{Kind: k, At: i%3 + 1, KL: 0.01 * float64(i+1), Same: i != 4, FloorSame: true})
