@@ -154,10 +154,7 @@ func TrueKL(a, b Distribution, context []int) float64 {
 // messages as the prompt text the template makes of them.
 func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
+		Messages []templateMessage `json:"messages"`
 	}
 	if !s.readJSON(w, r, &req) {
 		return
@@ -166,12 +163,25 @@ func (s *Server) applyTemplate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusBadRequest, "'messages' is required", "invalid_request_error")
 		return
 	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(jsonBytes(map[string]string{"prompt": rendered(req.Messages)}))
+}
+
+// templateMessage is one message of a chat the template renders (the
+// side routes' plain text; the chat route's chatMessage takes parts).
+type templateMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// rendered is the messages in the simulator's template, one after
+// another.
+func rendered(msgs []templateMessage) string {
 	var text strings.Builder
-	for _, m := range req.Messages {
+	for _, m := range msgs {
 		text.WriteString(Template(m.Content))
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Write(jsonBytes(map[string]string{"prompt": text.String()}))
+	return text.String()
 }
 
 // completion is llama-server's POST /completion, not streamed: the
@@ -283,11 +293,9 @@ func (d Distribution) generate(context []int, n, k int) ([]tokenProb, string) {
 // on /v1 only.
 func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Model    string `json:"model"`
-		Messages []struct {
-			Content string `json:"content"`
-		} `json:"messages"`
-		Render bool `json:"_debug_render_only"`
+		Model    string            `json:"model"`
+		Messages []templateMessage `json:"messages"`
+		Render   bool              `json:"_debug_render_only"`
 	}
 	if !s.readJSON(w, r, &req) {
 		return
@@ -296,13 +304,9 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusNotImplemented, "the simulator's /api/chat only renders the template (_debug_render_only); chat on /v1/chat/completions", "not_supported_error")
 		return
 	}
-	var text strings.Builder
-	for _, m := range req.Messages {
-		text.WriteString(Template(m.Content))
-	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write(jsonBytes(map[string]any{"model": req.Model, "message": map[string]string{"role": "", "content": ""}, "done": false,
-		"_debug_info": map[string]string{"rendered_template": text.String()}}))
+		"_debug_info": map[string]string{"rendered_template": rendered(req.Messages)}}))
 }
 
 // ollamaGenerate is Ollama's POST /api/generate, not streamed, as
