@@ -30,8 +30,9 @@ func TestAnswersAgainstAKnownDrift(t *testing.T) {
 		{"the same model elsewhere", 0, false},
 		{"a light quantisation", 0.2, true},
 		{"a heavy quantisation", 0.8, true},
+		{"a ruinous one", 3, true},
 	}
-	var kls []float64
+	var kls, sameTops []float64
 	for _, tt := range tests {
 		cfg := base
 		cfg.Answers = sim.Distribution{Drift: tt.drift, DriftSeed: 7}
@@ -63,10 +64,15 @@ func TestAnswersAgainstAKnownDrift(t *testing.T) {
 		if len(res.Kinds) != plan.Prompts || res.Kinds[0].Kind != AnswerPrompts[0].Kind || res.Kinds[0].Positions != plan.Positions {
 			t.Errorf("%s: figures by prompt kind %+v, want one for each of the %d prompts", tt.name, res.Kinds, plan.Prompts)
 		}
-		kls = append(kls, res.Other.KLMean)
+		kls, sameTops = append(kls, res.Other.KLMean), append(sameTops, res.Other.SameTop)
 	}
-	if !(kls[2] > 4*kls[1]) {
-		t.Errorf("KL of the light quantisation %.4g, of the heavy %.4g: want the heavy far further", kls[1], kls[2])
+	if !(kls[2] > 4*kls[1]) || !(kls[3] > 4*kls[2]) {
+		t.Errorf("KL of the light quantisation %.4g, the heavy %.4g, the ruinous %.4g: want each far further", kls[1], kls[2], kls[3])
+	}
+	// Both figures: the ruinous one changes top tokens the lighter ones
+	// keep.
+	if !(sameTops[3] < sameTops[2]) {
+		t.Errorf("same top token: heavy %.3f, ruinous %.3f: want the ruinous lower", sameTops[2], sameTops[3])
 	}
 }
 
