@@ -179,7 +179,24 @@ func TestEndpointReport(ctx context.Context, ep Endpoint) ([]string, *EndpointRe
 	if ep.GPU != "" {
 		lines = append(lines, gpuLine(ctx, ep.GPU))
 	}
+	if ep.Wall != "" {
+		lines = append(lines, wallLine(ctx, ep.Wall, ep.WallToken))
+	}
 	return lines, rep, err
+}
+
+// wallLine says what the endpoint's wall plug reads now, its family
+// found from what it answers: "Wall power: Shelly (Gen2 or later) at
+// 192.168.1.40: 84.2 W now (switch:0)".
+func wallLine(ctx context.Context, wall, token string) string {
+	w, err := hw.ParseWall(wall, token)
+	if err == nil {
+		var r hw.WallReading
+		if r, err = w.DetectWall(ctx); err == nil {
+			return "Wall power: " + r.String(w.Family, w.Host())
+		}
+	}
+	return "Wall power: " + scrub(err.Error(), token)
 }
 
 // metricsLine says whether the server publishes the queue gauges the live

@@ -22,6 +22,7 @@ type SavedEndpoint struct {
 	VerifyTLS bool
 	Timeout   time.Duration // for checks; 0 means the default
 	GPU       string        // telemetry source: "", "local", "ssh://user@host", "http://host:9400/metrics"
+	Wall      string        // the smart plug on the server's power lead (hw.ParseWall); "" for none
 	// NoKey: saved without an API key, so the keyring need not be asked
 	// (a desktop without one would be told at every run that it cannot
 	// keep a key nobody gave). Endpoints saved before this was kept
@@ -45,6 +46,7 @@ type endpointYAML struct {
 	VerifyTLS *bool    `yaml:"verify_tls,omitempty"`
 	TimeoutS  *float64 `yaml:"timeout_s,omitempty"`
 	GPU       string   `yaml:"gpu,omitempty"`
+	Wall      string   `yaml:"wall,omitempty"`
 	NoKey     bool     `yaml:"no_key,omitempty"`
 }
 
@@ -69,12 +71,17 @@ func (e SavedEndpoint) Validate() error {
 	if _, err := hw.ParseSource(e.GPU); err != nil {
 		errs = append(errs, fmt.Errorf("GPU telemetry: %w", err))
 	}
+	if e.Wall != "" {
+		if _, err := hw.ParseWall(e.Wall, ""); err != nil {
+			errs = append(errs, fmt.Errorf("wall power: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
 // WithKey is the saved endpoint as a run takes it, with its key.
 func (e SavedEndpoint) WithKey(key string) setup.Endpoint {
-	return setup.Endpoint{Name: e.Name, URL: e.URL, APIKey: key, InsecureTLS: !e.VerifyTLS, Timeout: e.Timeout, GPU: e.GPU}
+	return setup.Endpoint{Name: e.Name, URL: e.URL, APIKey: key, InsecureTLS: !e.VerifyTLS, Timeout: e.Timeout, GPU: e.GPU, Wall: e.Wall}
 }
 
 // EndpointStore keeps the saved endpoints in endpoints.yaml in the config
@@ -168,7 +175,7 @@ func (s *EndpointStore) read() ([]SavedEndpoint, error) {
 	}
 	out := make([]SavedEndpoint, 0, len(f.Endpoints))
 	for _, y := range f.Endpoints {
-		e := SavedEndpoint{Name: y.Name, URL: y.URL, VerifyTLS: y.VerifyTLS == nil || *y.VerifyTLS, GPU: y.GPU, NoKey: y.NoKey}
+		e := SavedEndpoint{Name: y.Name, URL: y.URL, VerifyTLS: y.VerifyTLS == nil || *y.VerifyTLS, GPU: y.GPU, Wall: y.Wall, NoKey: y.NoKey}
 		if y.TimeoutS != nil {
 			e.Timeout = time.Duration(*y.TimeoutS * float64(time.Second))
 		}
@@ -183,7 +190,7 @@ func (s *EndpointStore) write(list []SavedEndpoint) error {
 	var f endpointsFile
 	f.Endpoints = []endpointYAML{}
 	for _, e := range list {
-		y := endpointYAML{Name: e.Name, URL: e.URL, GPU: e.GPU, NoKey: e.NoKey}
+		y := endpointYAML{Name: e.Name, URL: e.URL, GPU: e.GPU, Wall: e.Wall, NoKey: e.NoKey}
 		if !e.VerifyTLS {
 			no := false
 			y.VerifyTLS = &no

@@ -14,7 +14,7 @@ func TestEndpointStore(t *testing.T) {
 	if list, err := s.List(); err != nil || len(list) != 0 {
 		t.Fatalf("empty store: %v %v", list, err)
 	}
-	a := SavedEndpoint{Name: "4090 box", URL: "http://10.0.0.5:8000/v1", VerifyTLS: true, Timeout: 30 * time.Second, GPU: "ssh://me@10.0.0.5"}
+	a := SavedEndpoint{Name: "4090 box", URL: "http://10.0.0.5:8000/v1", VerifyTLS: true, Timeout: 30 * time.Second, GPU: "ssh://me@10.0.0.5", Wall: "http://192.168.1.40"}
 	b := SavedEndpoint{Name: "lab", URL: "https://lab.home:8443", VerifyTLS: false}
 	for _, e := range []SavedEndpoint{a, b} {
 		if err := s.Put(e, ""); err != nil {
@@ -64,6 +64,7 @@ func TestEndpointValidateAndBadFile(t *testing.T) {
 		{SavedEndpoint{URL: "http://h"}, "name"},
 		{SavedEndpoint{Name: "x", URL: "ftp://h"}, "only http"},
 		{SavedEndpoint{Name: "x", URL: "http://h", GPU: "nvidia"}, "GPU telemetry"},
+		{SavedEndpoint{Name: "x", URL: "http://h", Wall: "mqtt://broker/plug"}, "wall power"},
 	}
 	for _, tc := range tests {
 		if err := tc.e.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {

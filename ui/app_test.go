@@ -307,3 +307,43 @@ func TestEndpointTestShowsGPUs(t *testing.T) {
 		}
 	})
 }
+
+// TestEndpointWallPlug: the endpoint form's Wall power is saved with the
+// endpoint, comes back when it is chosen again, and its Test reads the
+// plug in the CLI's words (a stand-in answering a real Shelly Plus 1PM's
+// status).
+func TestEndpointWallPlug(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	status, err := os.ReadFile(filepath.Join("..", "hw", "testdata", "captured", "shelly_gen2_plus1pm_shelly_getstatus_telekatz1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plug := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/rpc/Shelly.GetStatus" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(status)
+	}))
+	defer plug.Close()
+	s := h.u.endpointS
+	h.locked(func() {
+		test.Tap(s.addButton)
+		test.Type(s.nameEntry, "plugged box")
+		test.Type(s.urlEntry, url)
+		test.Type(s.wallEntry, plug.URL)
+		test.Tap(s.saveButton)
+		test.Tap(s.testButton)
+	})
+	h.waitFor("the wall line", 20*time.Second, func() bool { return strings.Contains(s.testResult.Text, "Wall power: ") })
+	h.locked(func() {
+		if want := "Wall power: Shelly (Gen2 or later) at " + strings.TrimPrefix(plug.URL, "http://") + ": 28.2 W now (switch:0)"; !strings.Contains(s.testResult.Text, want) {
+			t.Errorf("Test result:\n%s\nwant %q", s.testResult.Text, want)
+		}
+		saved, ok, err := h.u.endpoints.Get("plugged box")
+		if err != nil || !ok || saved.Wall != plug.URL {
+			t.Errorf("saved %+v %v %v, want the plug kept", saved, ok, err)
+		}
+	})
+}

@@ -47,6 +47,7 @@ type EndpointsScreen struct {
 	verifyCheck  *widget.Check
 	timeoutEntry *formEntry
 	gpuEntry     *formEntry
+	wallEntry    *formEntry
 	formNote     *widget.Label
 	saveButton   *widget.Button
 	deleteButton *widget.Button
@@ -126,6 +127,8 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s.timeoutEntry.SetPlaceHolder("120")
 	s.gpuEntry = newFormEntry(s.u)
 	s.gpuEntry.SetPlaceHolder("local, ssh://user@host or http://host:9400/metrics")
+	s.wallEntry = newFormEntry(s.u)
+	s.wallEntry.SetPlaceHolder("a smart plug on the server's lead: http://plug-address (Shelly or Tasmota)")
 	s.formNote = widget.NewLabel("")
 	s.formNote.Wrapping = fyne.TextWrapWord
 	s.form = widget.NewForm(
@@ -135,6 +138,7 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 		widget.NewFormItem("", s.verifyCheck),
 		widget.NewFormItem("Timeout (s)", s.timeoutEntry),
 		widget.NewFormItem("GPU telemetry", s.gpuEntry),
+		widget.NewFormItem("Wall power", s.wallEntry),
 	)
 	s.saveButton = widget.NewButton("Save", s.onSave)
 	s.deleteButton = widget.NewButton("Delete", s.onDelete)
@@ -235,13 +239,14 @@ func (s *EndpointsScreen) fill(e storage.SavedEndpoint, key string) {
 		s.timeoutEntry.SetText("")
 	}
 	s.gpuEntry.SetText(e.GPU)
+	s.wallEntry.SetText(e.Wall)
 }
 
 func (s *EndpointsScreen) setEditable(on bool) {
 	// Through setEnabled: the labels stayed grey after the simulator's
 	// read-only entry (the first one selected), however editable the form
 	// had become.
-	setEnabled(s.form, on, s.nameEntry, s.urlEntry, s.keyEntry, s.verifyCheck, s.timeoutEntry, s.gpuEntry, s.saveButton, s.deleteButton)
+	setEnabled(s.form, on, s.nameEntry, s.urlEntry, s.keyEntry, s.verifyCheck, s.timeoutEntry, s.gpuEntry, s.wallEntry, s.saveButton, s.deleteButton)
 }
 
 // formEndpoint reads the form into a saved endpoint and its key.
@@ -251,6 +256,7 @@ func (s *EndpointsScreen) formEndpoint() (storage.SavedEndpoint, string, error) 
 		URL:       strings.TrimSpace(s.urlEntry.Text),
 		VerifyTLS: s.verifyCheck.Checked,
 		GPU:       strings.TrimSpace(s.gpuEntry.Text),
+		Wall:      strings.TrimSpace(s.wallEntry.Text),
 	}
 	if t := strings.TrimSpace(s.timeoutEntry.Text); t != "" {
 		d, err := engine.ParseTimeout(t)

@@ -3,7 +3,9 @@ package main
 import (
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -58,5 +60,37 @@ func TestCheckSaysTheOtherScheme(t *testing.T) {
 	const want = `kovara-bench check: "htp:/x" is not a saved endpoint, and as an address: "htp:/x" is not a server address: it should start with http:// or https://, like http://192.168.1.10:8000`
 	if got := strings.TrimSpace(stderr); code != exitBadInput || got != want || stdout != "" {
 		t.Errorf("htp:/x: exit %d, stdout %q, stderr\n%q\nwant exit %d and\n%q", code, stdout, got, exitBadInput, want)
+	}
+}
+
+// TestCheckReadsTheWallPlug: --wall reads the plug once beside the
+// server's check, its family found from what it answers (a stand-in
+// answering a real Shelly Plus 1PM's status), in the Test's words; an
+// address that is not a plug's form is refused before anything runs.
+func TestCheckReadsTheWallPlug(t *testing.T) {
+	t.Parallel()
+	target := sim.New(fast())
+	t.Cleanup(func() { target.Close() })
+	srv := httptest.NewServer(target)
+	t.Cleanup(srv.Close)
+	status, err := os.ReadFile("../../hw/testdata/captured/shelly_gen2_plus1pm_shelly_getstatus_telekatz1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plug := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/rpc/Shelly.GetStatus" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(status)
+	}))
+	t.Cleanup(plug.Close)
+	code, stdout, stderr := runCLI("check", "--wall", plug.URL, srv.URL)
+	want := "Wall power: Shelly (Gen2 or later) at " + strings.TrimPrefix(plug.URL, "http://") + ": 28.2 W now (switch:0)"
+	if code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, stdout\n%s\nwant the line %q\n%s", code, stdout, want, stderr)
+	}
+	if code, _, stderr := runCLI("check", "--wall", "mqtt://broker/plug", srv.URL); code != exitBadInput || !strings.Contains(stderr, "--wall: the wall plug's scheme") {
+		t.Errorf("a plug address of another form: exit %d, %s", code, stderr)
 	}
 }

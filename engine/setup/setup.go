@@ -23,6 +23,10 @@ type Endpoint struct {
 	InsecureTLS bool          // accept self-signed certificates
 	Timeout     time.Duration // for checks (models, probe); 0 means 15 s
 	GPU         string        // GPU telemetry source (hw.ParseSource); "" for none
+	// Wall is the smart plug on the server's power lead (hw.ParseWall);
+	// "" for none. WallToken is a Home Assistant sensor's token, from the
+	// keyring or the environment, never saved with the endpoint.
+	Wall, WallToken string
 	// Silence is how long requests in flight may go without a byte from
 	// the server before the run asks whether the server is still there,
 	// and ends when it is not (engine's watchdog); 0 is 10 s, and below 0
