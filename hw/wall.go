@@ -156,7 +156,7 @@ func parseTasmota(body []byte) (WallReading, error) {
 	}
 	var each []float64
 	if json.Unmarshal(st.SNS.Energy.Power, &each) != nil || len(each) == 0 {
-		return WallReading{}, errors.New("Tasmota's ENERGY.Power is neither a number nor one a channel")
+		return WallReading{}, errors.New("the Tasmota's ENERGY.Power is neither a number nor one a channel")
 	}
 	sum := 0.0
 	for _, w := range each {
@@ -176,7 +176,7 @@ func parseHomeAssistant(body []byte) (WallReading, error) {
 		} `json:"attributes"`
 	}
 	if err := json.Unmarshal(body, &st); err != nil {
-		return WallReading{}, fmt.Errorf("Home Assistant's answer is not a sensor's state: %w", err)
+		return WallReading{}, fmt.Errorf("the Home Assistant's answer is not a sensor's state: %w", err)
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(st.State), 64)
 	if err != nil {
@@ -372,11 +372,11 @@ func (w *Wall) Read(ctx context.Context) (WallReading, error) {
 		case err != nil:
 			return WallReading{}, err
 		case status == http.StatusUnauthorized:
-			return WallReading{}, fmt.Errorf("Home Assistant at %s refused the token (HTTP 401): make a long-lived access token under your profile and give it to the endpoint", w.base.Host)
+			return WallReading{}, fmt.Errorf("the Home Assistant at %s refused the token (HTTP 401): make a long-lived access token under your profile and give it to the endpoint", w.base.Host)
 		case status == http.StatusNotFound:
-			return WallReading{}, fmt.Errorf("Home Assistant at %s has no entity %s", w.base.Host, w.entity)
+			return WallReading{}, fmt.Errorf("the Home Assistant at %s has no entity %s", w.base.Host, w.entity)
 		case status != http.StatusOK:
-			return WallReading{}, fmt.Errorf("Home Assistant at %s answered HTTP %d", w.base.Host, status)
+			return WallReading{}, fmt.Errorf("the Home Assistant at %s answered HTTP %d", w.base.Host, status)
 		}
 		return parseHomeAssistant(body)
 	}
