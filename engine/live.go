@@ -21,6 +21,7 @@ type Phase string
 const (
 	PhasePrompts   Phase = "reading your prompts file"
 	PhaseCheck     Phase = "checking endpoint"
+	PhaseWallIdle  Phase = "reading the wall plug at idle, before anything is sent"
 	PhaseProbe     Phase = "probing"
 	PhaseCalibrate Phase = "calibrating"
 	PhaseWarmup    Phase = "warmup"

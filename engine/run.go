@@ -276,7 +276,9 @@ func (r *runner) fetchPrefix(ctx context.Context) (PrefixCounters, bool) {
 }
 
 // attachTelemetry stops the GPU sampler and files what it saw.
-func (r *runner) attachTelemetry() { r.file.Local.Telemetry = r.telemetry() }
+func (r *runner) attachTelemetry() {
+	r.file.Local.Telemetry, r.file.Local.Wall = r.telemetry(), r.wallTelemetry()
+}
 
 // outputTokens is a level's total output tokens, from its record.
 func outputTokens(run results.Run) int64 {

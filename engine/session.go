@@ -31,6 +31,7 @@ type session struct {
 	warnings  []string
 	metrics   *metricsScraper // nil until started
 	gpu       *gpuWatch       // nil without a GPU source
+	wall      *wallWatch      // nil without a wall plug
 	// closes counts connections the server closed right after an answer
 	// (see conn.ready).
 	closes atomic.Int64
@@ -138,6 +139,9 @@ func (s *session) startup(ctx context.Context, want string, input, output int, m
 	// first measured request; it never holds the benchmark up.
 	s.gpu = watchGPUs(ctx, s.ep.GPU)
 	s.obs.Live.setGPU(s.gpu.latest)
+	// The wall plug is read idle before anything is sent: the load's
+	// own cost is what it draws above that.
+	s.wall = watchWall(ctx, s.ep, s.obs)
 	return nil
 }
 
@@ -175,6 +179,7 @@ func (s *session) release() {
 		s.metrics.stop()
 	}
 	s.gpu.stop()
+	s.wall.stop()
 }
 
 // gpuWindow records one measured stage's window for its energy: key names
@@ -182,6 +187,7 @@ func (s *session) release() {
 // level's concurrency, a three-stage plan's stage number).
 func (s *session) gpuWindow(key, concurrency int, start, end time.Duration, outputTokens int64) {
 	s.gpu.level(key, concurrency, s.t0.Add(start), s.t0.Add(end), outputTokens)
+	s.wall.level(key, concurrency, s.t0.Add(start), s.t0.Add(end), outputTokens)
 }
 
 // telemetry stops the GPU sampler and returns what it saw for the
@@ -207,7 +213,23 @@ func (s *session) settle(local *results.PlanLocal) []string {
 	local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	local.ServerMetrics = s.metrics.snapshot()
 	local.Telemetry = s.telemetry()
+	local.Wall = s.wallTelemetry()
 	return slices.Clone(s.warnings)
+}
+
+// wallTelemetry stops the wall plug's readings and returns what it saw
+// for the document's local.wall (nil without a plug); its warnings are
+// logged and kept in it, or, without it, become the run's.
+func (s *session) wallTelemetry() *results.WallTelemetry {
+	t, warns := s.wall.finish()
+	for _, w := range warns {
+		if t != nil {
+			s.obs.logf("warning: %s", w)
+			continue
+		}
+		s.warn("%s", w)
+	}
+	return t
 }
 
 // newConn is a slot's client for this session.

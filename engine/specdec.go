@@ -131,7 +131,7 @@ func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer
 		res.Complete = complete
 		res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 		res.Local.ServerMetrics = r.metrics.snapshot()
-		res.Local.Telemetry = r.telemetry()
+		res.Local.Telemetry, res.Local.Wall = r.telemetry(), r.wallTelemetry()
 		res.Warnings = slices.Clone(r.warnings)
 		return res
 	}

@@ -331,7 +331,7 @@ func (s *stagesRun) finish(complete bool) *results.StagesResult {
 	res.Complete = complete
 	res.Local.FinishedAt = time.Now().UTC().Format(time.RFC3339)
 	res.Local.ServerMetrics = s.metrics.snapshot()
-	res.Local.Telemetry = s.telemetry()
+	res.Local.Telemetry, res.Local.Wall = s.telemetry(), s.wallTelemetry()
 	res.GPUs = s.cards(res.Local.Telemetry)
 	src := ""
 	for _, d := range res.Decode {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -23,8 +22,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.apiKeyEnv, "api-key-env", "KOVARA_API_KEY", "environment variable that holds the API key")
 	fs.BoolVar(&f.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU telemetry: local, ssh://user@host or http://host:9400/metrics (a saved endpoint's own source otherwise)")
-	var wall string
-	fs.StringVar(&wall, "wall", "", "the smart plug on the server's power lead: http://plug for a Shelly or Tasmota, ha://host:8123/sensor.name for Home Assistant (its token in $KOVARA_WALL_TOKEN)")
+	fs.StringVar(&f.wall, "wall", "", wallUsage)
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -42,17 +40,14 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench check: --gpu: %v\n", err)
 		return exitBadInput
 	}
-	if _, err := hw.ParseWall(wall, ""); wall != "" && err != nil {
-		fmt.Fprintf(stderr, "kovara-bench check: --wall: %v\n", err)
+	if err := f.checkWall(); err != nil {
+		fmt.Fprintf(stderr, "kovara-bench check: %v\n", err)
 		return exitBadInput
 	}
 	ep, err := f.resolveEndpoint(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench check: %v\n", err)
 		return exitBadInput
-	}
-	if wall != "" {
-		ep.Wall, ep.WallToken = wall, os.Getenv("KOVARA_WALL_TOKEN")
 	}
 	ctx, stop := interruptContext()
 	defer stop()

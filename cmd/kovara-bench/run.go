@@ -39,6 +39,7 @@ type runFlags struct {
 	manifest     string
 	profile      string
 	gpu          string
+	wall         string
 	png          string
 	repeat       int
 	like         string
@@ -55,6 +56,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 		fs.BoolVar(&f.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
 		fs.StringVar(&f.silence, "silence", "10", "seconds requests in flight may go without a byte from the server before the run asks whether it is still there; one that is not ends the run, finished levels kept (0: say it, never end)")
 		fs.StringVar(&f.gpu, "gpu", "", "GPU telemetry: local, ssh://user@host or http://host:9400/metrics (a saved endpoint's own source otherwise)")
+		fs.StringVar(&f.wall, "wall", "", wallUsage)
 		fs.StringVar(&f.manifest, "manifest", "", "kovara.yaml describing what the endpoint runs (makes a hardware run)")
 		fs.StringVar(&f.profile, "profile", "", "the manifest profile to run (default: its only one, or 'default')")
 		fs.IntVar(&f.repeat, "repeat", 1, "run the plan this many times in a row, fresh prompts each time, kept as one group (the way to A/B a setting: the spread between the runs is the noise)")
@@ -177,6 +179,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench run: --gpu: %v\n", err)
 		return exitBadInput
 	}
+	if err := f.checkWall(); err != nil {
+		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
+		return exitBadInput
+	}
 	ep, err := f.resolveEndpoint(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
@@ -283,14 +289,40 @@ func (f *runFlags) savedOrAddress(stderr io.Writer) (engine.Endpoint, error) {
 			if f.gpu != "" {
 				ep.GPU = f.gpu
 			}
+			f.withWall(&ep)
 			return ep, nil
 		}
 	}
 	if _, err := setup.ParseBase(f.endpoint); err != nil {
 		return engine.Endpoint{}, fmt.Errorf("%q is not a saved endpoint, and as an address: %w", f.endpoint, err)
 	}
-	return engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu, ModelHint: cliModelHint,
-		KeyHint: fmt.Sprintf("in the environment variable %s (--api-key-env names another)", f.apiKeyEnv)}, nil
+	ep := engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu, ModelHint: cliModelHint,
+		KeyHint: fmt.Sprintf("in the environment variable %s (--api-key-env names another)", f.apiKeyEnv)}
+	f.withWall(&ep)
+	return ep, nil
+}
+
+// wallUsage is --wall's help, the same for run and check.
+const wallUsage = "the smart plug on the server's power lead: http://plug for a Shelly or Tasmota, ha://host:8123/sensor.name for Home Assistant (its token in $KOVARA_WALL_TOKEN); a saved endpoint's own otherwise"
+
+// checkWall refuses a --wall that is not a plug's address.
+func (f *runFlags) checkWall() error {
+	if f.wall == "" {
+		return nil
+	}
+	if _, err := hw.ParseWall(f.wall, ""); err != nil {
+		return fmt.Errorf("--wall: %w", err)
+	}
+	return nil
+}
+
+// withWall gives ep the --wall plug (over a saved endpoint's own), and a
+// Home Assistant sensor's token from the environment.
+func (f *runFlags) withWall(ep *engine.Endpoint) {
+	if f.wall != "" {
+		ep.Wall = f.wall
+	}
+	ep.WallToken = os.Getenv("KOVARA_WALL_TOKEN")
 }
 
 // benchmark runs a plan with Ctrl-C handling, progress and a summary, and

@@ -161,9 +161,11 @@ type PlanLocal struct {
 	// Telemetry is the GPUs' power and energy per stage or level, when
 	// the endpoint has a GPU source, as in a results file's
 	// local.telemetry.
-	Telemetry  *Telemetry `json:"telemetry,omitempty"`
-	StartedAt  string     `json:"started_at"`
-	FinishedAt string     `json:"finished_at,omitempty"`
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// Wall is what the wall plug saw, as in a results file's local.wall.
+	Wall       *WallTelemetry `json:"wall,omitempty"`
+	StartedAt  string         `json:"started_at"`
+	FinishedAt string         `json:"finished_at,omitempty"`
 	// PromptsFile is the prompts file's path as given (--prompts): it
 	// may name the person, so it stays here.
 	PromptsFile string `json:"prompts_file,omitempty"`

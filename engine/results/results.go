@@ -196,6 +196,9 @@ type Local struct {
 	// Telemetry is the GPUs' inventory, power and energy per level, when
 	// the endpoint has a GPU source. Never published.
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// Wall is what the smart plug on the server's lead saw, when the
+	// endpoint has one: its idle power and each level's. Never published.
+	Wall *WallTelemetry `json:"wall,omitempty"`
 	// Group ties together the runs of one repeated plan (--repeat, the
 	// app's Repeat): the same plan run several times in a row.
 	Group *RunGroup `json:"group,omitempty"`

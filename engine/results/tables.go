@@ -242,6 +242,10 @@ var (
 	ResultColumns = []string{"Concurrency", "OK / err", "Output\ntok/s", "Req/s",
 		"TTFT p50\nms", "TTFT p95\nms", "TTFT p99\nms", "ITL p50\nms", "ITL p95\nms", "ITL p99\nms", "Latency\np50 ms", "Latency\np99 ms"}
 	EnergyColumns = []string{"Power\nW", "Peak\nW", "Tokens\nper J"}
+	// WallColumns are the wall plug's, when the run had one: the whole
+	// machine's mean power, its part above idle, and output tokens per
+	// joule at the wall.
+	WallColumns = []string{"Wall\nW", "Above\nidle W", "Wall\ntok/J"}
 )
 
 // ResultTable is a Kovara run's table: a row per finished level, then the
@@ -252,6 +256,10 @@ func ResultTable(f *File) Table {
 	tel := f.Local.Telemetry
 	if tel != nil {
 		t.Columns = append(append([]string(nil), ResultColumns...), EnergyColumns...)
+	}
+	wall := f.Local.Wall
+	if wall != nil {
+		t.Columns = append(append([]string(nil), t.Columns...), WallColumns...)
 	}
 	if f.Local.SLO != nil {
 		t.Columns = append(append([]string(nil), t.Columns...), GoodputColumns...)
@@ -271,6 +279,10 @@ func ResultTable(f *File) Table {
 		if tel != nil {
 			lv := tel.Levels[r.Concurrency]
 			row = append(row, Num(lv.MeanPowerW, 0), Num(lv.PeakPowerW, 0), Num(lv.TokensPerJoule, 2))
+		}
+		if wall != nil {
+			lv := wall.Levels[r.Concurrency]
+			row = append(row, Num(lv.MeanPowerW, 1), Num(lv.AboveIdleW, 1), Num(lv.TokensPerJoule, 3))
 		}
 		if f.Local.SLO != nil {
 			row = append(row, goodputCells(f.GoodputAt(r.Concurrency, partial))...)

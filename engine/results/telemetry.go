@@ -170,3 +170,38 @@ type Series struct {
 	TempC      []*float64 `json:"temp_c"`
 	SMClockMHz []*float64 `json:"sm_clock_mhz"`
 }
+
+// WallTelemetry is what the smart plug on the server's lead saw during a
+// run (hw.Wall): what the electricity bill sees, the whole machine.
+type WallTelemetry struct {
+	Family     string `json:"family"` // hw.WallFamily
+	Host       string `json:"host"`
+	IntervalMS int64  `json:"interval_ms"`
+	// IdleW is the plug's mean power over IdleS seconds read before
+	// anything was sent; nil when it read nothing then.
+	IdleS float64  `json:"idle_s"`
+	IdleW *float64 `json:"idle_w"`
+	// Levels by the same key as Telemetry.Levels.
+	Levels   map[int]WallLevel `json:"levels"`
+	Warnings []string          `json:"warnings"`
+}
+
+// WallLevel is one level's wall power and energy, whole (the bill) and
+// above idle (the load's own cost), with output tokens per joule of
+// each. Pointers are nil where the readings could not support them.
+type WallLevel struct {
+	DurationS  float64  `json:"duration_s"`
+	Samples    int      `json:"samples"`
+	MeanPowerW *float64 `json:"mean_power_w"`
+	EnergyJ    *float64 `json:"energy_j"`
+	AboveIdleW *float64 `json:"above_idle_w"`
+	AboveIdleJ *float64 `json:"above_idle_j"`
+	// TokensPerJoule is output tokens per joule at the wall;
+	// TokensPerJouleAboveIdle per joule above idle (nil where the level
+	// drew nothing above it).
+	TokensPerJoule          *float64 `json:"tokens_per_joule"`
+	TokensPerJouleAboveIdle *float64 `json:"tokens_per_joule_above_idle"`
+	// Short: fewer than three of the plug's readings fell in the level,
+	// so its figure leans on the line between them.
+	Short bool `json:"short,omitempty"`
+}
