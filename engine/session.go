@@ -195,14 +195,20 @@ func (s *session) gpuWindow(key, concurrency int, start, end time.Duration, outp
 // logged now and kept in it, or, without telemetry, become the run's.
 func (s *session) telemetry() *results.Telemetry {
 	t, warns := s.gpu.finish()
+	s.sourceWarnings(warns, t != nil)
+	return t
+}
+
+// sourceWarnings says a telemetry source's warnings: logged when its
+// record keeps them (kept), else the run's own.
+func (s *session) sourceWarnings(warns []string, kept bool) {
 	for _, w := range warns {
-		if t != nil {
+		if kept {
 			s.obs.logf("warning: %s", w)
 			continue
 		}
 		s.warn("%s", w)
 	}
-	return t
 }
 
 // settle stamps what every plan's result records as its run ends: the
@@ -222,13 +228,7 @@ func (s *session) settle(local *results.PlanLocal) []string {
 // logged and kept in it, or, without it, become the run's.
 func (s *session) wallTelemetry() *results.WallTelemetry {
 	t, warns := s.wall.finish()
-	for _, w := range warns {
-		if t != nil {
-			s.obs.logf("warning: %s", w)
-			continue
-		}
-		s.warn("%s", w)
-	}
+	s.sourceWarnings(warns, t != nil)
 	return t
 }
 
