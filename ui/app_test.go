@@ -16,6 +16,7 @@ import (
 
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/sim/simtest"
+	"github.com/kovara/desktop/hw/hwtest"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -315,34 +316,23 @@ func TestEndpointTestShowsGPUs(t *testing.T) {
 func TestEndpointWallPlug(t *testing.T) {
 	h := newHarness(t)
 	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
-	status, err := os.ReadFile(filepath.Join("..", "hw", "testdata", "captured", "shelly_gen2_plus1pm_shelly_getstatus_telekatz1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plug := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/rpc/Shelly.GetStatus" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(status)
-	}))
-	defer plug.Close()
+	plug := hwtest.StandInShelly(t)
 	s := h.u.endpointS
 	h.locked(func() {
 		test.Tap(s.addButton)
 		test.Type(s.nameEntry, "plugged box")
 		test.Type(s.urlEntry, url)
-		test.Type(s.wallEntry, plug.URL)
+		test.Type(s.wallEntry, plug)
 		test.Tap(s.saveButton)
 		test.Tap(s.testButton)
 	})
 	h.waitFor("the wall line", 20*time.Second, func() bool { return strings.Contains(s.testResult.Text, "Wall power: ") })
 	h.locked(func() {
-		if want := "Wall power: Shelly (Gen2 or later) at " + strings.TrimPrefix(plug.URL, "http://") + ": 28.2 W now (switch:0)"; !strings.Contains(s.testResult.Text, want) {
+		if want := "Wall power: Shelly (Gen2 or later) at " + strings.TrimPrefix(plug, "http://") + ": 28.2 W now (switch:0)"; !strings.Contains(s.testResult.Text, want) {
 			t.Errorf("Test result:\n%s\nwant %q", s.testResult.Text, want)
 		}
 		saved, ok, err := h.u.endpoints.Get("plugged box")
-		if err != nil || !ok || saved.Wall != plug.URL {
+		if err != nil || !ok || saved.Wall != plug {
 			t.Errorf("saved %+v %v %v, want the plug kept", saved, ok, err)
 		}
 	})

@@ -127,7 +127,8 @@ func (f *answersForm) estimate(p engine.AnswersRun) string {
 	if sp == nil {
 		return " Test the endpoint under Endpoints to learn how long this plan takes on it."
 	}
-	other, otherSlots := sp, engine.EstimateSlots(s.u.checkedDetection(name, model))
+	slots := engine.EstimateSlots(s.u.checkedDetection(name, model))
+	other, otherSlots := sp, slots
 	if p.Against != nil {
 		other, otherSlots = s.u.speedOf(p.Against.Name, p.AgainstModel), engine.EstimateSlots(s.u.checkedDetection(p.Against.Name, p.AgainstModel))
 	} else if o := s.u.speedOf(name, p.AgainstModel); o != nil {
@@ -137,7 +138,7 @@ func (f *answersForm) estimate(p engine.AnswersRun) string {
 	if other != nil {
 		os = *other
 	}
-	d := engine.EstimateAnswers(p.AnswersPlan, *sp, os, engine.EstimateSlots(s.u.checkedDetection(name, model)), otherSlots)
+	d := engine.EstimateAnswers(p.AnswersPlan, *sp, os, slots, otherSlots)
 	if other == nil {
 		return fmt.Sprintf(" At most %s at this endpoint's tested speed (%s untested: taken as fast).", engine.FormatDuration(d), p.Against.Name)
 	}

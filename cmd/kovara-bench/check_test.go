@@ -3,13 +3,12 @@ package main
 import (
 	"io"
 	"log"
-	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/hw/hwtest"
 )
 
 // TestCheckSaysTheOtherScheme: kovara-bench check says a scheme mix-up in
@@ -73,20 +72,9 @@ func TestCheckReadsTheWallPlug(t *testing.T) {
 	t.Cleanup(func() { target.Close() })
 	srv := httptest.NewServer(target)
 	t.Cleanup(srv.Close)
-	status, err := os.ReadFile("../../hw/testdata/captured/shelly_gen2_plus1pm_shelly_getstatus_telekatz1.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	plug := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/rpc/Shelly.GetStatus" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write(status)
-	}))
-	t.Cleanup(plug.Close)
-	code, stdout, stderr := runCLI("check", "--wall", plug.URL, srv.URL)
-	want := "Wall power: Shelly (Gen2 or later) at " + strings.TrimPrefix(plug.URL, "http://") + ": 28.2 W now (switch:0)"
+	plug := hwtest.StandInShelly(t)
+	code, stdout, stderr := runCLI("check", "--wall", plug, srv.URL)
+	want := "Wall power: Shelly (Gen2 or later) at " + strings.TrimPrefix(plug, "http://") + ": 28.2 W now (switch:0)"
 	if code != exitOK || !strings.Contains(stdout, want) {
 		t.Errorf("exit %d, stdout\n%s\nwant the line %q\n%s", code, stdout, want, stderr)
 	}
