@@ -144,7 +144,7 @@ func truthWithRetries(t *testing.T, url string, c int) *results.File {
 }
 
 // truthLevel measures one level — 20 requests at concurrency 1 (about
-// 10 s), else two per stream and at least 256 — compares each request with
+// 10 s), else sixteen per stream and at least 256 — compares each request with
 // the simulator's truth (fetched right after, as every run reuses the same
 // request numbers), and says how it missed the bar, if it did.
 func truthLevel(t *testing.T, url string, c int) (string, *results.File) {
@@ -154,7 +154,15 @@ func truthLevel(t *testing.T, url string, c int) (string, *results.File) {
 	p.Warmup = 4
 	p.Timeout = 30 * time.Second
 	p.Concurrency = []int{c}
-	p.Requests = max(256, 2*c)
+	// Sixteen answers per stream, not two: a client stalled for a token
+	// interval (a busy VM, the 256-stream opening burst) reads two chunks
+	// of a stream in one go, with one receive stamp, so the gaps either
+	// side of the first are a token interval off — up to 512 gaps at 256
+	// streams. At two per stream that was 4.3 % of the level's gaps, and
+	// one such stall failed its p99 (CI, twice in one test: ITL p99
+	// 19.6 ms, then TTFT 2.6 ms); at sixteen it is 0.5 %, and the p99
+	// holds what the level measures in steady state.
+	p.Requests = max(256, 16*c)
 	if c == 1 {
 		p.Requests = 20
 	}
