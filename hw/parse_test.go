@@ -320,13 +320,20 @@ func TestParseSource(t *testing.T) {
 	}{
 		{in: ""},
 		{in: "  none "},
-		{in: "local", want: &want{KindLocal, "localhost", nil, "nvidia-smi on this machine", ""}},
-		{in: "LOCAL?gpus=2,0,2", want: &want{KindLocal, "localhost", []int{0, 2}, "nvidia-smi on this machine (GPUs 0, 2)", ""}},
-		{in: "local?gpus=all", want: &want{KindLocal, "localhost", nil, "nvidia-smi on this machine", ""}},
-		{in: "ssh://alice@lab-box", want: &want{KindSSH, "lab-box", nil, "nvidia-smi on lab-box through ssh", "alice@lab-box"}},
-		{in: "ssh://lab-box", want: &want{KindSSH, "lab-box", nil, "nvidia-smi on lab-box through ssh", "lab-box"}},
-		{in: "ssh://alice@lab-box:2222?gpus=1", want: &want{KindSSH, "lab-box:2222", []int{1}, "nvidia-smi on lab-box:2222 through ssh (GPU 1)", "alice@lab-box"}},
-		{in: "ssh://bob@[fd00::7]:22", want: &want{KindSSH, "[fd00::7]:22", nil, "nvidia-smi on [fd00::7]:22 through ssh", "bob@fd00::7"}},
+		{in: "local", want: &want{KindLocal, "localhost", nil, "the first GPU tool found on this machine", ""}},
+		{in: "LOCAL?gpus=2,0,2", want: &want{KindLocal, "localhost", []int{0, 2}, "the first GPU tool found on this machine (GPUs 0, 2)", ""}},
+		{in: "local?gpus=all", want: &want{KindLocal, "localhost", nil, "the first GPU tool found on this machine", ""}},
+		{in: "ssh://alice@lab-box", want: &want{KindSSH, "lab-box", nil, "the first GPU tool found on lab-box through ssh", "alice@lab-box"}},
+		{in: "ssh://lab-box", want: &want{KindSSH, "lab-box", nil, "the first GPU tool found on lab-box through ssh", "lab-box"}},
+		{in: "ssh://alice@lab-box:2222?gpus=1", want: &want{KindSSH, "lab-box:2222", []int{1}, "the first GPU tool found on lab-box:2222 through ssh (GPU 1)", "alice@lab-box"}},
+		{in: "ssh://bob@[fd00::7]:22", want: &want{KindSSH, "[fd00::7]:22", nil, "the first GPU tool found on [fd00::7]:22 through ssh", "bob@fd00::7"}},
+		{in: "local?tool=nvidia-smi", want: &want{KindLocal, "localhost", nil, "nvidia-smi on this machine", ""}},
+		{in: "local?tool=amd-smi&gpus=1", want: &want{KindLocal, "localhost", []int{1}, "amd-smi on this machine (GPU 1)", ""}},
+		{in: "ssh://alice@lab-box?tool=AMD-SMI", want: &want{KindSSH, "lab-box", nil, "amd-smi on lab-box through ssh", "alice@lab-box"}},
+		{in: "ssh://lab-box:2222?gpus=0&tool=amdgpu", want: &want{KindSSH, "lab-box:2222", []int{0}, "amdgpu sysfs on lab-box:2222 through ssh (GPU 0)", "lab-box"}},
+		{in: "local?tool=macmon", want: &want{KindLocal, "localhost", nil, "macmon on this machine", ""}},
+		{in: "ssh://me@mac-mini?tool=macmon", want: &want{KindSSH, "mac-mini", nil, "macmon on mac-mini through ssh", "me@mac-mini"}},
+		{in: "local?tool=xpu-smi", want: &want{KindLocal, "localhost", nil, "xpu-smi on this machine", ""}},
 		{in: "http://10.0.0.5:9400/metrics", want: &want{KindExporter, "10.0.0.5:9400", nil, "the GPU exporter at 10.0.0.5:9400", "http://10.0.0.5:9400/metrics"}},
 		{in: "http://10.0.0.5:9400", want: &want{KindExporter, "10.0.0.5:9400", nil, "the GPU exporter at 10.0.0.5:9400", "http://10.0.0.5:9400/metrics"}},
 		{in: "HTTPS://scrape:hunter2@gpu.example:9835/metrics?gpus=0,1&job=x#top", want: &want{KindExporter, "gpu.example:9835", []int{0, 1}, "the GPU exporter at gpu.example:9835 (GPUs 0, 1)", "https://scrape:hunter2@gpu.example:9835/metrics?job=x"}},
@@ -344,6 +351,9 @@ func TestParseSource(t *testing.T) {
 		{in: "local?gpus=-1", err: "not readable"},
 		{in: "local?gpus=0&gpus=1", err: "once"},
 		{in: "local?verbose=1", err: "takes only ?gpus="},
+		{in: "local?tool=rocm-smi", err: `the GPU tool "rocm-smi" is not one we read: give nvidia-smi, amd-smi, amdgpu, macmon or xpu-smi`},
+		{in: "ssh://lab-box?tool=", err: "is not one we read"},
+		{in: "local?tool=macmon&tool=amd-smi", err: "give ?tool= once"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -369,7 +379,17 @@ func TestParseSource(t *testing.T) {
 			}
 			got := want{src.Kind(), src.Host(), src.GPUs(), src.String(), ""}
 			switch s := src.(type) {
+			case *autoSource:
+				got.detail = s.sh.sshDest
 			case *smiSource:
+				got.detail = s.sh.sshDest
+			case *amdSMISource:
+				got.detail = s.sh.sshDest
+			case *amdgpuSource:
+				got.detail = s.sh.sshDest
+			case *macmonSource:
+				got.detail = s.sh.sshDest
+			case *xpuSMISource:
 				got.detail = s.sh.sshDest
 			case *exporterSource:
 				got.detail = s.url

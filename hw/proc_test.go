@@ -132,7 +132,11 @@ func smiSourceFor(t *testing.T, spec string) *smiSource {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := src.(*smiSource)
+	a, ok := src.(*autoSource)
+	if !ok {
+		t.Fatalf("%s gave a %T, not a source that finds its tool", spec, src)
+	}
+	s := newToolSource(toolNvidiaSMI, a.sh, a.gpus).(*smiSource)
 	s.startGrace = 100 * time.Millisecond
 	return s
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // Field names one reading of a Sample.
-type Field uint8
+type Field uint16
 
 // The readings a Sample may carry.
 const (
@@ -22,6 +22,13 @@ const (
 	FieldTemp
 	FieldPCIeGen
 	FieldPCIeWidth
+	// The parts of PowerW where a source's PowerW is more than one chip's:
+	// on an Apple Silicon Mac PowerW is CPU + GPU + Neural Engine (see
+	// macmonSource), and these are each alone. Nothing sums or stores them
+	// yet; results has no place for them.
+	FieldGPUPower
+	FieldCPUPower
+	FieldANEPower
 )
 
 // Sample is one GPU's readings at one moment. A reading whose Field bit is
@@ -41,6 +48,9 @@ type Sample struct {
 	TempC      float64       `json:"temp_c"`
 	PCIeGen    int           `json:"pcie_gen"`
 	PCIeWidth  int           `json:"pcie_width"`
+	GPUPowerW  float64       `json:"gpu_power_w,omitempty"`
+	CPUPowerW  float64       `json:"cpu_power_w,omitempty"`
+	ANEPowerW  float64       `json:"ane_power_w,omitempty"`
 }
 
 // Has reports whether the reading f is present.

@@ -2,6 +2,7 @@ package hw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,6 +30,10 @@ type Sampler struct {
 	interval time.Duration
 	gpus     []int
 	what     string // "nvidia-smi on lab-box", for sentences
+	// parse reads one line of the source's output into zero or more
+	// readings (a header gives none); nil means nvidia-smi's query line.
+	// Only the goroutine that copies the child's output calls it.
+	parse func(line string) ([]Sample, error)
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -138,10 +143,19 @@ func (s *Sampler) finish() {
 	close(s.done)
 }
 
-// handleLine takes one line of nvidia-smi output as it arrives.
+// handleLine takes one line of a tool's output as it arrives.
 func (s *Sampler) handleLine(line string) {
 	now := time.Now()
-	smp, err := parseSampleLine(line)
+	var got []Sample
+	var err error
+	if s.parse != nil {
+		got, err = s.parse(line)
+	} else {
+		var smp Sample
+		if smp, err = parseSampleLine(line); err == nil {
+			got = []Sample{smp}
+		}
+	}
 	blank := strings.TrimSpace(line) == ""
 	var stop string
 	s.mu.Lock()
@@ -151,24 +165,47 @@ func (s *Sampler) handleLine(line string) {
 	}
 	s.lastData, s.gotData = now, true
 	switch {
-	case blank:
+	case blank && err == nil:
 	case err != nil:
 		s.badLines++
 		s.badRun++
 		if s.firstBad == "" {
-			s.firstBad = clip.Line(line, 160)
+			s.firstBad = clip.Line(shownLine(line, err), 160)
 		}
 		if s.badRun >= maxBadRun {
 			stop = fmt.Sprintf("%s printed lines we could not read, such as %q", s.what, s.firstBad)
 		}
 	default:
-		s.badRun = 0
-		s.addLineLocked(smp, now.Sub(s.start))
+		if len(got) > 0 {
+			s.badRun = 0
+		}
+		for _, smp := range got {
+			s.addLineLocked(smp, now.Sub(s.start))
+		}
 	}
 	s.mu.Unlock()
 	if stop != "" {
 		s.fail(stop)
 	}
+}
+
+// blockError is a parse failure of several lines at once (one JSON
+// document, one pass of a shell loop): shown is what a warning quotes.
+type blockError struct {
+	shown string
+	err   error
+}
+
+func (e *blockError) Error() string { return e.err.Error() }
+func (e *blockError) Unwrap() error { return e.err }
+
+// shownLine is what a warning quotes of an unreadable line.
+func shownLine(line string, err error) string {
+	var be *blockError
+	if errors.As(err, &be) {
+		return be.shown
+	}
+	return line
 }
 
 // lineTooLong is called when nvidia-smi prints a line far longer than ours.

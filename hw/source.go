@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kovara/desktop/clip"
 )
 
 // Source is one place GPU readings come from.
@@ -41,6 +43,9 @@ const MinInterval = 20 * time.Millisecond
 
 const sourceForms = "use local, ssh://user@host[:port] or an exporter's http://host:9400/metrics, optionally followed by ?gpus=0,2"
 
+// toolWords lists what ?tool= takes.
+const toolWords = "nvidia-smi, amd-smi, amdgpu, macmon or xpu-smi"
+
 // ParseSource reads a GPU source string (see the package documentation).
 // "" and "none" mean no telemetry and give a nil Source and a nil error.
 // Errors are sentences that never repeat a password.
@@ -55,10 +60,14 @@ func ParseSource(s string) (Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		if rest != "" {
-			return nil, fmt.Errorf("the local GPU source takes only ?gpus=…, not ?%s", rest)
+		tool, rest, err := splitToolQuery(rest)
+		if err != nil {
+			return nil, err
 		}
-		return newSMISource(shell{}, gpus), nil
+		if rest != "" {
+			return nil, fmt.Errorf("the local GPU source takes only ?gpus=… and ?tool=…, not ?%s", rest)
+		}
+		return machineSource(shell{}, gpus, tool), nil
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" {
@@ -99,8 +108,12 @@ func parseSSH(u *url.URL) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	tool, rest, err := splitToolQuery(rest)
+	if err != nil {
+		return nil, err
+	}
 	if rest != "" {
-		return nil, fmt.Errorf("the SSH GPU source takes only ?gpus=…, not ?%s", rest)
+		return nil, fmt.Errorf("the SSH GPU source takes only ?gpus=… and ?tool=…, not ?%s", rest)
 	}
 	dest := host
 	if user != "" {
@@ -110,7 +123,41 @@ func parseSSH(u *url.URL) (Source, error) {
 	if port != "" {
 		label = net.JoinHostPort(host, port)
 	}
-	return newSMISource(shell{sshDest: dest, sshPort: port, host: label}, gpus), nil
+	return machineSource(shell{sshDest: dest, sshPort: port, host: label}, gpus, tool), nil
+}
+
+// machineSource reads tool on sh's machine, or, with no tool named, the
+// first one that machine turns out to have (autoSource).
+func machineSource(sh shell, gpus []int, tool string) Source {
+	if tool == "" {
+		return newAutoSource(sh, gpus)
+	}
+	return newToolSource(tool, sh, gpus)
+}
+
+// splitToolQuery takes the tool parameter out of a raw query.
+func splitToolQuery(raw string) (tool, rest string, err error) {
+	var keep []string
+	for _, part := range strings.Split(raw, "&") {
+		if part == "" {
+			continue
+		}
+		key, val, _ := strings.Cut(part, "=")
+		if k, _ := url.QueryUnescape(key); k != "tool" {
+			keep = append(keep, part)
+			continue
+		}
+		if tool != "" {
+			return "", "", errors.New("give ?tool= once, like ?tool=amd-smi")
+		}
+		v, _ := url.QueryUnescape(val)
+		v = strings.ToLower(strings.TrimSpace(v))
+		if !slices.Contains(detectOrder, v) {
+			return "", "", fmt.Errorf("the GPU tool %q is not one we read: give %s, or leave ?tool= out to find it", clip.Line(v, 40), toolWords)
+		}
+		tool = v
+	}
+	return tool, strings.Join(keep, "&"), nil
 }
 
 // safeSSHWord refuses what ssh could take for an option or what a shell
