@@ -188,7 +188,8 @@ func netProblem(ctx context.Context, err error, timeout time.Duration) string {
 	return "could not be reached (" + clip.Line(err.Error(), 160) + ")"
 }
 
-// parseExporterPage reads a dcgm-exporter or nvidia_gpu_exporter page.
+// parseExporterPage reads a dcgm-exporter, nvidia_gpu_exporter, AMD
+// device-metrics-exporter or macmon serve page, chosen by its families.
 // Its errors finish a sentence that starts with "the GPU exporter at host".
 func parseExporterPage(body []byte) ([]exporterGPU, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
@@ -202,8 +203,12 @@ func parseExporterPage(body []byte) ([]exporterGPU, error) {
 		gs = parseDCGM(fams)
 	case hasFamilyPrefix(fams, "nvidia_smi_"):
 		gs = parseNvidiaSMIExporter(fams)
+	case hasFamilyPrefix(fams, "macmon_"):
+		gs = parseMacmonExporter(fams)
+	case isAMDExporter(fams):
+		gs = parseAMDExporter(fams)
 	default:
-		return nil, errors.New("shows no GPU metrics we know (DCGM_FI_DEV_* from dcgm-exporter or nvidia_smi_* from nvidia_gpu_exporter)")
+		return nil, errors.New("shows no GPU metrics we know (DCGM_FI_DEV_* from dcgm-exporter, nvidia_smi_* from nvidia_gpu_exporter, gpu_* from AMD's device-metrics-exporter or macmon_* from macmon serve)")
 	}
 	if len(gs) == 0 {
 		return nil, errors.New("lists no GPUs")

@@ -2,11 +2,13 @@ package hw
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -416,6 +418,130 @@ func TestXPUDump(t *testing.T) {
 			for i := range got {
 				if !sameSample(got[i], tt.want[i]) {
 					t.Errorf("row %d: got %+v, want %+v", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// renameLabels turns the captured AMD exporter page's old uppercase labels
+// into the lowercase ones current docs show, with a gpu_id and a
+// card_model, for a second card: a stand-in in the captured format.
+func amdExporterNewLabels(t *testing.T) string {
+	page := capturedText(t, "amd_device_metrics_exporter_metrics_mini.prom")
+	var b strings.Builder
+	for _, l := range strings.Split(page, "\n") {
+		if strings.HasPrefix(l, "gpu_") && strings.Contains(l, "GPU_UUID") {
+			for i, id := range []string{"0", "1"} {
+				n := strings.Replace(l, `GPU_UUID="6699c0a8-4200-4242-037f-f97e6cae0f09",SERIAL_NUMBER="692247001282"`,
+					`card_model="AMD Instinct MI210",gpu_id="`+id+`",hostname="node-a",serial_number="692247001282"`, 1)
+				if i == 1 {
+					n = strings.Replace(n, "} 41", "} 57", 1)
+				}
+				b.WriteString(n + "\n")
+			}
+			continue
+		}
+		b.WriteString(l + "\n")
+	}
+	// Current names, in the page's own form (stand-in values).
+	b.WriteString("# HELP gpu_used_vram Total VRAM memory used in MB\n# TYPE gpu_used_vram gauge\n")
+	b.WriteString(`gpu_used_vram{card_model="AMD Instinct MI210",gpu_id="0",hostname="node-a",serial_number="692247001282"} 1048.576` + "\n")
+	b.WriteString("# HELP gpu_clock Clock measure of the GPU in Mhz\n# TYPE gpu_clock gauge\n")
+	b.WriteString(`gpu_clock{card_model="AMD Instinct MI210",clock_type="system",gpu_id="0",hostname="node-a",serial_number="692247001282"} 1700` + "\n")
+	b.WriteString(`gpu_clock{card_model="AMD Instinct MI210",clock_type="memory",gpu_id="0",hostname="node-a",serial_number="692247001282"} 1600` + "\n")
+	return b.String()
+}
+
+// macmonServeWithGPU is the captured (partial) macmon serve page with the
+// GPU's lines added in the same form under the names macmon's serve.rs
+// writes (stand-in values; GPU temperature 0: no sensor).
+func macmonServeWithGPU(t *testing.T) string {
+	return capturedText(t, "macmon_serve_metrics_readme_m3pro.prom") + `
+# HELP macmon_gpu_power_watts GPU power consumption in Watts
+# TYPE macmon_gpu_power_watts gauge
+macmon_gpu_power_watts{chip="Apple M3 Pro"} 11.5
+
+# HELP macmon_ane_power_watts Apple Neural Engine power consumption in Watts
+# TYPE macmon_ane_power_watts gauge
+macmon_ane_power_watts{chip="Apple M3 Pro"} 0
+
+# HELP macmon_all_power_watts Combined CPU+GPU+ANE power consumption in Watts
+# TYPE macmon_all_power_watts gauge
+macmon_all_power_watts{chip="Apple M3 Pro"} 19.92
+
+# HELP macmon_gpu_active_ratio GPU active residency ratio (not frequency-scaled, 0–1)
+# TYPE macmon_gpu_active_ratio gauge
+macmon_gpu_active_ratio{chip="Apple M3 Pro"} 0.93
+
+# HELP macmon_gpu_temp_celsius Average GPU temperature in Celsius
+# TYPE macmon_gpu_temp_celsius gauge
+macmon_gpu_temp_celsius{chip="Apple M3 Pro"} 0
+
+# HELP macmon_memory_ram_used_bytes Used RAM in bytes
+# TYPE macmon_memory_ram_used_bytes gauge
+macmon_memory_ram_used_bytes{chip="Apple M3 Pro"} 20985479168
+
+# HELP macmon_memory_ram_total_bytes Total RAM in bytes
+# TYPE macmon_memory_ram_total_bytes gauge
+macmon_memory_ram_total_bytes{chip="Apple M3 Pro"} 38654705664
+`
+}
+
+func TestMoreExporterPages(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		page string
+		info []string // "index name total"
+		want []Sample
+	}{
+		{name: "AMD device-metrics-exporter, captured (old labels, UUID only)",
+			page: capturedText(t, "amd_device_metrics_exporter_metrics_mini.prom"),
+			info: []string{"0 AMD GPU 65519.3"},
+			want: []Sample{{GPU: 0, Valid: FieldPower | FieldUtil, PowerW: 41, UtilPct: 0}}},
+		{name: "AMD device-metrics-exporter, current labels",
+			page: amdExporterNewLabels(t),
+			info: []string{"0 AMD Instinct MI210 65519.3", "1 AMD Instinct MI210 65519.3"},
+			want: []Sample{
+				{GPU: 0, Valid: FieldPower | FieldUtil | FieldMemUsed | FieldSMClock, PowerW: 41, MemUsedMiB: 1000, SMClockMHz: 1700},
+				{GPU: 1, Valid: FieldPower | FieldUtil, PowerW: 57},
+			}},
+		{name: "macmon serve, captured (no GPU lines): no power, never 0",
+			page: capturedText(t, "macmon_serve_metrics_readme_m3pro.prom"),
+			info: []string{"0 Apple M3 Pro GPU (unified memory) -"},
+			want: []Sample{{GPU: 0, Valid: FieldCPUPower, CPUPowerW: 8.42}}},
+		{name: "macmon serve with its GPU lines",
+			page: macmonServeWithGPU(t),
+			info: []string{"0 Apple M3 Pro GPU (unified memory) 36864"},
+			want: []Sample{{GPU: 0, Valid: FieldPower | FieldGPUPower | FieldCPUPower | FieldANEPower | FieldUtil | FieldMemUsed,
+				PowerW: 19.92, GPUPowerW: 11.5, CPUPowerW: 8.42, UtilPct: 93, MemUsedMiB: 20985479168.0 / (1 << 20)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gs, err := parseExporterPage([]byte(tt.page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gs) != len(tt.want) {
+				t.Fatalf("got %d GPUs, want %d", len(gs), len(tt.want))
+			}
+			for i, g := range gs {
+				total := "-"
+				if g.info.MemoryTotalMiB != nil {
+					total = strconv.FormatFloat(roundTo(*g.info.MemoryTotalMiB, 1), 'f', -1, 64)
+				}
+				if got := fmt.Sprintf("%d %s %s", g.info.Index, g.info.Name, total); got != tt.info[i] {
+					t.Errorf("inventory %q, want %q", got, tt.info[i])
+				}
+				if !sameSample(g.reading, tt.want[i]) {
+					t.Errorf("got  %+v\nwant %+v", g.reading, tt.want[i])
+				}
+				all := fmt.Sprintf("%+v %+v", g.info, g.reading)
+				for _, never := range []string{"692247001282", "6699c0a8", "node-a"} {
+					if strings.Contains(all, never) {
+						t.Errorf("%s left the parser: %s", never, all)
+					}
 				}
 			}
 		})
