@@ -30,7 +30,7 @@ type amdgpuSource struct {
 }
 
 func newAMDGPUSource(sh shell, gpus []int) *amdgpuSource {
-	return &amdgpuSource{toolBase: newToolBase(sh, gpus, "amdgpu sysfs"), root: "/sys"}
+	return &amdgpuSource{toolBase: newToolBase(sh, gpus, toolAMDGPU, "amdgpu sysfs"), root: "/sys"}
 }
 
 // amdCard is one card's files: name → content, only those read.

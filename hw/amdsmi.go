@@ -18,7 +18,7 @@ import (
 type amdSMISource struct{ toolBase }
 
 func newAMDSMISource(sh shell, gpus []int) *amdSMISource {
-	return &amdSMISource{newToolBase(sh, gpus, toolAMDSMI)}
+	return &amdSMISource{newToolBase(sh, gpus, toolAMDSMI, toolAMDSMI)}
 }
 
 // amdSMIArgs asks for the sections read here only (the whole of `metric`

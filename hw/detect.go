@@ -72,6 +72,15 @@ func (a *autoSource) Host() string {
 
 func (a *autoSource) GPUs() []int { return append([]int(nil), a.gpus...) }
 
+func (a *autoSource) toolName() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.chosen == nil {
+		return ""
+	}
+	return Tool(a.chosen)
+}
+
 // String names the tool once it is known: "amd-smi on lab-box through ssh".
 func (a *autoSource) String() string {
 	a.mu.Lock()
@@ -80,7 +89,7 @@ func (a *autoSource) String() string {
 	if chosen != nil {
 		return chosen.String()
 	}
-	return describe("the first GPU tool found", a.sh, a.gpus)
+	return describe("the GPU tool", a.sh, a.gpus)
 }
 
 func (a *autoSource) Inventory(ctx context.Context) ([]GPU, error) {

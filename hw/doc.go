@@ -6,37 +6,74 @@
 // A GPU source is chosen per endpoint from one string (see ParseSource):
 //
 //	""                                  no telemetry (ParseSource returns nil, nil)
-//	"local"                             nvidia-smi on this machine
-//	"ssh://user@host[:port]"            nvidia-smi on host, through the system ssh
-//	"http://host:9400/metrics"          a Prometheus GPU exporter (dcgm-exporter or
-//	"https://host:9400/metrics"         utkuozdemir/nvidia_gpu_exporter)
+//	"local"                             the GPU tool found on this machine
+//	"ssh://user@host[:port]"            the GPU tool found on host, through the system ssh
+//	"http://host:9400/metrics"          a Prometheus GPU exporter (dcgm-exporter,
+//	"https://host:9400/metrics"         utkuozdemir/nvidia_gpu_exporter, AMD's
+//	                                    device-metrics-exporter or macmon serve)
 //
-// Any of them may end in "?gpus=0,2" to keep only those GPUs, by nvidia-smi
-// index (PCI bus order, which is not always CUDA's order). On an exporter
-// address the gpus parameter is removed before the page is fetched; other
-// query parameters are kept. Without it every GPU is kept.
+// Any of them may end in "?gpus=0,2" to keep only those GPUs, by the tool's
+// index (nvidia-smi's is PCI bus order, which is not always CUDA's order).
+// On an exporter address the gpus parameter is removed before the page is
+// fetched; other query parameters are kept. Without it every GPU is kept.
+//
+// # Which tool
+//
+// ParseSource runs nothing (storage and the CLI call it to check a
+// string). A local or ssh source finds its tool at its first Inventory or
+// Start, in this order, and keeps it: nvidia-smi, amd-smi, the amdgpu
+// driver's sysfs files (/sys/class/drm/card*/device with vendor 0x1002),
+// macmon, xpu-smi. Through ssh that search is one `sh -c` listing what is
+// on the PATH ssh commands get there. "?tool=nvidia-smi|amd-smi|amdgpu|
+// macmon|xpu-smi" skips the search. Source.String names the tool once it
+// is known ("amd-smi on lab-box through ssh"); Tool gives its name. When
+// the machine has none, Inventory and Start say so in one sentence naming
+// what was looked for.
+//
+// Each tool is one small type behind Source, read as follows (units as the
+// tool gives them; Sample's are W, %, MiB, MHz, °C):
+//
+//	nvidia-smi  --query-gpu=… -lms N, one long-lived process (smiSource)
+//	amd-smi     metric --usage --power --clock --temperature --mem-usage --json,
+//	            once a tick from one shell loop on the machine (amdSMISource)
+//	amdgpu      gpu_busy_percent, mem_info_*, hwmon power1_average|power1_input,
+//	            temp1_input, freq1_input: read directly here, or one shell loop
+//	            printing each file's name and value through ssh (amdgpuSource)
+//	macmon      pipe -i MS, one JSON line a tick (macmonSource)
+//	xpu-smi     dump -d -1 -m 0,1,2,3,18 -i S, CSV rows by column label (xpuSMISource)
+//
+// On an Apple Silicon Mac the one GPU's PowerW is macmon's all_power, CPU +
+// GPU + Neural Engine: the model's work runs on all three, so it is what
+// energy per token is worth reading from; the GPU's own figure, the CPU's
+// and the ANE's are kept in the Sample beside it (GPUPowerW, CPUPowerW,
+// ANEPowerW). Memory used there is the unified memory in use. powermetrics
+// is not read (no real output of it was found to test against), nor is
+// all-smi's exporter page. docs/gpu-sources.md says more.
 //
 // SSH runs `ssh -o BatchMode=yes -o ConnectTimeout=5 [-p port] [user@]host
-// nvidia-smi …`, so the user's keys, agent and ~/.ssh/config apply and ssh
+// <command>`, so the user's keys, agent and ~/.ssh/config apply and ssh
 // never stops to ask for a password. A password in the address is refused.
 //
 // # What is never read
 //
-// Serial numbers and UUIDs are never queried from nvidia-smi. Exporter pages
-// carry them as labels; they are used only to join series of one page
-// together and are dropped before anything leaves the parser.
+// Serial numbers and UUIDs are never queried from nvidia-smi, amd-smi,
+// macmon or xpu-smi. Exporter pages carry them as labels; they are used
+// only to join series of one page together and are dropped before
+// anything leaves the parser.
 //
 // # Sampling
 //
-// Source.Start runs one long-lived `nvidia-smi --query-gpu=… -lms N` per
-// source and reads its lines as they arrive (an exporter is fetched once per
-// interval instead). Lines printed for one loop of nvidia-smi share one time
-// offset (a "tick"). Readings nvidia-smi cannot give ([N/A], [Not
-// Supported], …) are missing, never zero. Every failure — tool missing, SSH
-// refused, nvidia-smi silent for 5 intervals (plus a grace period before its
-// first line, for the SSH handshake), an exporter without a good answer for
-// 5 intervals plus one fetch timeout, garbage, an early exit — becomes one
-// sentence in Sampler.Warnings and sampling stops for good; the benchmark is
+// Source.Start runs one long-lived process per source (the tool, or our
+// shell loop around it) and reads its lines as they arrive (an exporter is
+// fetched, and local amdgpu files read, once per interval instead). Lines
+// printed for one loop share one time offset (a "tick"). Readings a tool
+// cannot give ([N/A], "N/A", [Not Supported], a sysfs file that fails to
+// read, macmon's 0.0 GPU temperature) are missing, never zero. Every
+// failure — tool missing, SSH refused, the tool silent for 5 intervals
+// (plus a grace period before its first line, for the SSH handshake, and
+// a few seconds more for amd-smi, a Python program), an exporter without a
+// good answer for 5 intervals plus one fetch timeout, garbage, an early
+// exit — becomes one sentence in Sampler.Warnings and sampling stops for good; the benchmark is
 // never held up. Stop, or cancelling the context, kills the child's whole
 // process group and waits for it. A few unreadable lines among good ones
 // are skipped and reported once.

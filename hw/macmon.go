@@ -31,7 +31,7 @@ import (
 type macmonSource struct{ toolBase }
 
 func newMacmonSource(sh shell, gpus []int) *macmonSource {
-	return &macmonSource{newToolBase(sh, gpus, toolMacmon)}
+	return &macmonSource{newToolBase(sh, gpus, toolMacmon, toolMacmon)}
 }
 
 // macmonLine is one line of `macmon pipe`. Pointers are nil where the

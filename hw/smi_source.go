@@ -42,6 +42,8 @@ func (s *smiSource) Host() string {
 
 func (s *smiSource) GPUs() []int { return append([]int(nil), s.gpus...) }
 
+func (s *smiSource) toolName() string { return toolNvidiaSMI }
+
 func (s *smiSource) String() string {
 	str := "nvidia-smi on " + s.sh.where()
 	if s.sh.remote() {

@@ -27,14 +27,15 @@ var detectOrder = []string{toolNvidiaSMI, toolAMDSMI, toolAMDGPU, toolMacmon, to
 type toolBase struct {
 	sh   shell
 	gpus []int
-	tool string // the name in sentences: "amd-smi", "the amdgpu driver's files"
+	name string // as ?tool= takes it: "amd-smi", "amdgpu"
+	tool string // in sentences: "amd-smi", "amdgpu sysfs"
 	// Time limits; tests shorten them.
 	runTimeout time.Duration // one inventory command
 	startGrace time.Duration // extra wait for the first reading (SSH handshake, a slow tool)
 }
 
-func newToolBase(sh shell, gpus []int, tool string) toolBase {
-	b := toolBase{sh: sh, gpus: gpus, tool: tool, runTimeout: 10 * time.Second, startGrace: 5 * time.Second}
+func newToolBase(sh shell, gpus []int, name, tool string) toolBase {
+	b := toolBase{sh: sh, gpus: gpus, name: name, tool: tool, runTimeout: 10 * time.Second, startGrace: 5 * time.Second}
 	if sh.remote() {
 		b.runTimeout, b.startGrace = 20*time.Second, 10*time.Second
 	}
@@ -56,6 +57,19 @@ func (b *toolBase) Host() string {
 }
 
 func (b *toolBase) GPUs() []int { return append([]int(nil), b.gpus...) }
+
+func (b *toolBase) toolName() string { return b.name }
+
+// Tool names what a local or ssh source reads, as ?tool= takes it:
+// "nvidia-smi", "amd-smi", "amdgpu" (the driver's sysfs files), "macmon" or
+// "xpu-smi". It is "" for an exporter, and for a source that finds its
+// tool until its Inventory or Start has found it.
+func Tool(src Source) string {
+	if t, ok := src.(interface{ toolName() string }); ok {
+		return t.toolName()
+	}
+	return ""
+}
 
 func (b *toolBase) String() string {
 	return describe(b.tool, b.sh, b.gpus)
@@ -98,7 +112,7 @@ func (b *toolBase) startLines(ctx context.Context, interval, slack time.Duration
 	cmd.Stdout = &lineWriter{max: maxLine, line: smp.handleLine, tooLong: smp.lineTooLong}
 	stderr := &capWriter{limit: 4096}
 	cmd.Stderr = stderr
-	name := strings.Fields(b.tool)[0]
+	name := b.name
 	if err := cmd.Start(); err != nil {
 		cancel()
 		killGroup(cmd)

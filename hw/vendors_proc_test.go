@@ -143,9 +143,15 @@ func TestDetectionPicksTheFirstTool(t *testing.T) {
 					root = standardTree(t).root
 				}
 				src := autoFor(t, route, root)
+				if got := Tool(src); got != "" {
+					t.Errorf("Tool before detection = %q", got)
+				}
 				inv, err := src.Inventory(context.Background())
 				if err != nil {
 					t.Fatal(err)
+				}
+				if got, want := Tool(src), strings.Fields(tt.tool)[0]; got != want {
+					t.Errorf("Tool = %q, want %q", got, want)
 				}
 				want := tt.tool + " on this machine"
 				if route != "local" {
@@ -217,7 +223,7 @@ func TestDetectionThroughSSHFailsInWords(t *testing.T) {
 	if _, err := src.Inventory(context.Background()); err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
-	if got := src.String(); got != "the first GPU tool found on lab-box through ssh" {
+	if got := src.String(); got != "the GPU tool on lab-box through ssh" {
 		t.Errorf("String() = %q", got)
 	}
 }

@@ -20,7 +20,7 @@ import (
 type xpuSMISource struct{ toolBase }
 
 func newXPUSMISource(sh shell, gpus []int) *xpuSMISource {
-	return &xpuSMISource{newToolBase(sh, gpus, toolXPUSMI)}
+	return &xpuSMISource{newToolBase(sh, gpus, toolXPUSMI, toolXPUSMI)}
 }
 
 // xpuMetrics are the dump's metric ids: 0 GPU utilization, 1 GPU power,
