@@ -504,7 +504,7 @@ func (cr *contextRun) depth(ctx context.Context, index, depth, depths int) (stop
 		c.details = true
 	}
 	var w stageWindow
-	defer func() { w.record(cr.session, index+1, p.Users) }()
+	defer func() { w.record(cr.session, depth, p.Users) }() // keyed by depth: results.ContextResult.EnergyKeys
 	var firstMsgs []string
 	for rep := range p.Repeats {
 		cr.obs.Live.setLine(depthLine(index, depths, depth, rep+1, p.Repeats, false))

@@ -129,7 +129,27 @@ type Live struct {
 	// watchdog last saw (every half second); 0 when none or no loop.
 	inFlight int
 
-	gpu func() (hw.Point, bool) // the GPU sampler's newest reading; nil without one
+	gpu  func() (hw.Point, bool) // the GPU sampler's newest reading; nil without one
+	wall func() (WallReading, bool)
+}
+
+// WallReading is the wall plug's newest reading: the whole machine's
+// power, and its idle read before the run (nil until then, or when
+// the plug gave none while idle).
+type WallReading struct {
+	At     time.Duration // since the run started
+	PowerW float64
+	IdleW  *float64
+}
+
+// setWall lets Snapshot read the wall plug's sampler.
+func (l *Live) setWall(latest func() (WallReading, bool)) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.wall = latest
+	l.mu.Unlock()
 }
 
 // setGPU lets Snapshot read the GPU sampler (which has its own lock).
@@ -235,6 +255,8 @@ type Snapshot struct {
 	// GPU is the newest GPU reading (total power, mean utilisation), when
 	// the endpoint has a GPU source.
 	GPU *hw.Point
+	// Wall is the wall plug's newest reading, when the endpoint has one.
+	Wall *WallReading
 
 	ServerFamily string
 	Server       *results.ServerMetricsSample
@@ -497,6 +519,11 @@ func (l *Live) Snapshot() Snapshot {
 	if l.gpu != nil {
 		if p, ok := l.gpu(); ok {
 			s.GPU = &p
+		}
+	}
+	if l.wall != nil {
+		if w, ok := l.wall(); ok {
+			s.Wall = &w
 		}
 	}
 	return s

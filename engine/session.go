@@ -137,11 +137,11 @@ func (s *session) startup(ctx context.Context, want string, input, output int, m
 	s.metrics = startMetricsScraper(ctx, s.ep, s.base, metricsEvery, s.clock, s.obs.Live, fl)
 	// GPU telemetry starts before the probe so the sampler is warm by the
 	// first measured request; it never holds the benchmark up.
-	s.gpu = watchGPUs(ctx, s.ep.GPU)
+	s.gpu = watchGPUs(ctx, s.ep.GPU, s.t0)
 	s.obs.Live.setGPU(s.gpu.latest)
 	// The wall plug is read idle before anything is sent: the load's
 	// own cost is what it draws above that.
-	s.wall = watchWall(ctx, s.ep, s.obs)
+	s.wall = watchWall(ctx, s.ep, s.obs, s.t0)
 	return nil
 }
 

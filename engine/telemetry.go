@@ -19,11 +19,12 @@ type gpuWatch struct {
 	smp     *hw.Sampler
 	windows []hw.LevelWindow
 	warns   []string
+	t0      time.Time // the run's start, which the series is placed against
 }
 
 // watchGPUs starts telemetry from source ("" for none). It returns nil
 // when there is no source.
-func watchGPUs(ctx context.Context, source string) *gpuWatch {
+func watchGPUs(ctx context.Context, source string, t0 time.Time) *gpuWatch {
 	src, err := hw.ParseSource(source)
 	if src == nil {
 		if err != nil {
@@ -31,7 +32,7 @@ func watchGPUs(ctx context.Context, source string) *gpuWatch {
 		}
 		return nil
 	}
-	g := &gpuWatch{src: src}
+	g := &gpuWatch{src: src, t0: t0}
 	ictx, cancel := context.WithTimeout(ctx, inventoryTimeout)
 	inv, err := src.Inventory(ictx)
 	cancel()
@@ -84,5 +85,16 @@ func (g *gpuWatch) finish() (*hw.Telemetry, []string) {
 	}
 	g.stop()
 	t := hw.NewTelemetry(g.src, g.inv, g.smp, g.windows, g.warns...)
+	if g.smp != nil {
+		// The series counts from the sampler's start, which came after
+		// the inventory: the chart places it on the run's time.
+		t.Series.ZeroS = roundS(-g.smp.Offset(g.t0))
+	}
+	for _, w := range g.windows {
+		if lv, ok := t.Levels[w.Key]; ok {
+			lv.StartS, lv.EndS = roundS(w.Start.Sub(g.t0)), roundS(w.End.Sub(g.t0))
+			t.Levels[w.Key] = lv
+		}
+	}
 	return &t, t.Warnings
 }

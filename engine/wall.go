@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
@@ -25,13 +26,15 @@ type wallWatch struct {
 	smp              *hw.WallSampler
 	idleFrom, idleTo time.Duration
 	windows          []hw.LevelWindow
+	t0               time.Time               // the run's start: the zero of the series and windows kept
+	idle             atomic.Pointer[float64] // the idle mean, once read (the live view reads it)
 	warns            []string
 }
 
 // watchWall finds the endpoint's plug, starts reading it, and reads it
 // idle for wallIdle (said in the log) before returning; nil without a
 // plug.
-func watchWall(ctx context.Context, ep Endpoint, obs Observer) *wallWatch {
+func watchWall(ctx context.Context, ep Endpoint, obs Observer, t0 time.Time) *wallWatch {
 	if ep.Wall == "" {
 		return nil
 	}
@@ -45,8 +48,9 @@ func watchWall(ctx context.Context, ep Endpoint, obs Observer) *wallWatch {
 	if err != nil {
 		return &wallWatch{warns: []string{"wall power unavailable: " + scrub(err.Error(), ep.WallToken)}}
 	}
-	g := &wallWatch{w: w, smp: w.StartSampling(ctx, wallEvery)}
+	g := &wallWatch{w: w, smp: w.StartSampling(ctx, wallEvery), t0: t0}
 	obs.logf("reading the wall plug (%s at %s) at idle for %s", w.Family.Name(), w.Host(), wallIdle)
+	obs.Live.setWall(g.latest)
 	obs.Live.setPhase(PhaseWallIdle)
 	g.idleFrom = g.smp.Offset(time.Now())
 	select {
@@ -54,7 +58,20 @@ func watchWall(ctx context.Context, ep Endpoint, obs Observer) *wallWatch {
 	case <-time.After(wallIdle):
 	}
 	g.idleTo = g.smp.Offset(time.Now())
+	if idle, ok := hw.WallIdle(g.smp.Samples(), g.idleFrom, g.idleTo); ok {
+		g.idle.Store(&idle)
+	}
 	return g
+}
+
+// latest is the plug's newest reading for the live view, from the run's
+// start, with the idle once it is known.
+func (g *wallWatch) latest() (WallReading, bool) {
+	s, ok := g.smp.Latest()
+	if !ok {
+		return WallReading{}, false
+	}
+	return WallReading{At: s.T - g.smp.Offset(g.t0), PowerW: s.PowerW, IdleW: g.idle.Load()}, true
 }
 
 // level records a finished stage's window and output tokens under key,
@@ -92,9 +109,18 @@ func (g *wallWatch) finish() (*results.WallTelemetry, []string) {
 	} else {
 		t.Warnings = append(t.Warnings, "the wall plug gave no reading while idle, so nothing is taken out as idle power")
 	}
+	// The series and the windows are kept from the run's start, as the
+	// live view and the charts count time.
+	shift := -g.smp.Offset(g.t0)
+	t.Series = &results.WallSeries{TS: make([]float64, 0, len(samples)), PowerW: make([]float64, 0, len(samples))}
+	for _, s := range samples {
+		t.Series.TS = append(t.Series.TS, roundS(s.T+shift))
+		t.Series.PowerW = append(t.Series.PowerW, s.PowerW)
+	}
 	for _, win := range g.windows {
 		l := hw.WallEnergy(samples, g.smp.Offset(win.Start), g.smp.Offset(win.End), idle)
-		lv := results.WallLevel{DurationS: l.DurationS, Samples: l.Samples, Short: l.Short}
+		lv := results.WallLevel{StartS: roundS(win.Start.Sub(g.t0)), EndS: roundS(win.End.Sub(g.t0)),
+			DurationS: l.DurationS, Samples: l.Samples, Short: l.Short, OutputTokens: win.OutputTokens}
 		if l.OK {
 			lv.MeanPowerW, lv.EnergyJ = ptr(l.MeanPowerW), ptr(l.EnergyJ)
 			if l.EnergyJ > 0 {
@@ -111,3 +137,6 @@ func (g *wallWatch) finish() (*results.WallTelemetry, []string) {
 	}
 	return t, t.Warnings
 }
+
+// roundS is d in seconds to the millisecond, as the series keeps it.
+func roundS(d time.Duration) float64 { return d.Round(time.Millisecond).Seconds() }

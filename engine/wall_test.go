@@ -6,7 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,43 +21,15 @@ import (
 // draws 100 W until the server's first chat request and 250 W after it
 // gives an idle of 100 W, each level 250 W with 150 W above idle, its
 // energy the level's length times that, and its output tokens per joule
-// at the wall and above idle from those; the table shows them; nothing
-// of the plug is published.
+// at the wall and above idle from those; the energy table prices them;
+// the series and the windows are kept for the chart; nothing of the plug
+// is published.
 func TestRunWithWallPlug(t *testing.T) {
-	// Not parallel: it reads the stand-in faster than a real plug
-	// updates (wallIdle, wallEvery).
-	idle, every := wallIdle, wallEvery
-	wallIdle, wallEvery = 300*time.Millisecond, 25*time.Millisecond
-	t.Cleanup(func() { wallIdle, wallEvery = idle, every })
-
-	var busy atomic.Bool
-	target := sim.New(fastSim())
-	t.Cleanup(func() { target.Close() })
-	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
-			busy.Store(true)
-		}
-		target.ServeHTTP(w, r)
-	}))
-	t.Cleanup(server.Close)
-	plug := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/rpc/Shelly.GetStatus" {
-			http.NotFound(w, r)
-			return
-		}
-		power := 100.0
-		if busy.Load() {
-			power = 250
-		}
-		// A Gen2 Shelly's status, its shape as the captured Plus 1PM's
-		// (hw/testdata/captured).
-		fmt.Fprintf(w, `{"switch:0":{"id":0, "source":"init", "output":true, "apower":%.1f, "voltage":230.1},"sys":{"mac":"3C6105799168"}}`, power)
-	}))
-	t.Cleanup(plug.Close)
-
+	fastWall(t)
+	server, plug := busyPlug(t)
 	p := smallPlan()
 	p.OutputTokens = 80 // levels long enough for several of the plug's readings
-	f, err := Run(context.Background(), p, Endpoint{URL: server.URL, Wall: plug.URL}, Observer{})
+	f, err := Run(context.Background(), p, Endpoint{URL: server, Wall: plug}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,9 +65,31 @@ func TestRunWithWallPlug(t *testing.T) {
 	if measured == 0 {
 		t.Fatal("no level has a wall figure")
 	}
-	table := results.ResultTable(f)
-	if got := strings.Join(table.Columns[len(table.Columns)-3:], "|"); got != strings.Join(results.WallColumns, "|") || !slices.Contains([]string{"250.0", results.Missing}, table.Rows[0][len(table.Columns)-3]) {
-		t.Errorf("table columns %q, first row %q", table.Columns, table.Rows[0])
+	// The energy table prices the bill: 250 W over each level's time, its
+	// output tokens, at 0.30 EUR a kWh.
+	price := &results.Price{PerKWh: 0.30, Currency: "EUR"}
+	rows := results.EnergyRows(keysOf(f), nil, wall, price)
+	for _, row := range rows {
+		if row.Whole {
+			continue
+		}
+		lv := wall.Levels[atoi(t, row.Label)]
+		if lv.EnergyJ == nil {
+			continue
+		}
+		want := 0.30 * 250 * lv.DurationS / float64(lv.OutputTokens) * 1e6 / 3.6e6
+		if row.CostPerMillion == nil || math.Abs(*row.CostPerMillion-want) > 0.02*want {
+			t.Errorf("level %s: cost per million %v, want %.6f EUR (250 W, %.3f s, %d tokens)", row.Label, row.CostPerMillion, want, lv.DurationS, lv.OutputTokens)
+		}
+	}
+	if s := wall.Series; s == nil || len(s.TS) < 3 || len(s.TS) != len(s.PowerW) {
+		t.Errorf("the power series: %+v", s)
+	} else {
+		for c, lv := range wall.Levels {
+			if lv.StartS <= s.TS[0] || lv.EndS <= lv.StartS || lv.EndS > s.TS[len(s.TS)-1]+1 {
+				t.Errorf("level %d: window %.3f–%.3f s, the series %.3f–%.3f s", c, lv.StartS, lv.EndS, s.TS[0], s.TS[len(s.TS)-1])
+			}
+		}
 	}
 	data, err := results.Marshal(f)
 	if err != nil {
@@ -105,7 +99,104 @@ func TestRunWithWallPlug(t *testing.T) {
 	if payload == nil {
 		t.Fatalf("not publishable: %q", reasons)
 	}
-	if host := strings.TrimPrefix(plug.URL, "http://"); strings.Contains(string(payload), host) || strings.Contains(string(payload), "idle_w") {
+	if host := strings.TrimPrefix(plug, "http://"); strings.Contains(string(payload), host) || strings.Contains(string(payload), "idle_w") {
 		t.Errorf("the published payload holds the plug: %s", payload)
+	}
+}
+
+// busyPlug is a simulator and a stand-in Shelly that draws 100 W until
+// the server's first chat request and 250 W from then on; it returns
+// both addresses. Tests that use it shorten wallIdle and wallEvery.
+func busyPlug(t *testing.T) (server, plug string) {
+	t.Helper()
+	var busy atomic.Bool
+	target := sim.New(fastSim())
+	t.Cleanup(func() { target.Close() })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			busy.Store(true)
+		}
+		target.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	pl := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/rpc/Shelly.GetStatus" {
+			http.NotFound(w, r)
+			return
+		}
+		power := 100.0
+		if busy.Load() {
+			power = 250
+		}
+		// A Gen2 Shelly's status, its shape as the captured Plus 1PM's
+		// (hw/testdata/captured).
+		fmt.Fprintf(w, `{"switch:0":{"id":0, "source":"init", "output":true, "apower":%.1f, "voltage":230.1},"sys":{"mac":"3C6105799168"}}`, power)
+	}))
+	t.Cleanup(pl.Close)
+	return srv.URL, pl.URL
+}
+
+// fastWall reads the stand-in plug faster than a real plug updates, for
+// the rest of the test (not parallel: the settings are the package's).
+func fastWall(t *testing.T) {
+	idle, every := wallIdle, wallEvery
+	wallIdle, wallEvery = 300*time.Millisecond, 25*time.Millisecond
+	t.Cleanup(func() { wallIdle, wallEvery = idle, every })
+}
+
+func keysOf(p results.Powered) []results.EnergyKey { _, k := p.EnergyKeys(); return k }
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRateRunWithWallPlug: a rate run reads the plug as a Kovara run
+// does: each rate's window at 250 W, its tokens per joule its output
+// tokens over 250 W × its time, the cost per million at 0.30 EUR a kWh
+// from those (within 2 %), and its energy table names the rates.
+func TestRateRunWithWallPlug(t *testing.T) {
+	fastWall(t)
+	server, plug := busyPlug(t)
+	p := ratePlan(4, 8)
+	p.OutputTokens = 60
+	res, err := RunRate(context.Background(), p, Endpoint{URL: server, Wall: plug}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := res.Local.Wall
+	if wall == nil || wall.IdleW == nil || *wall.IdleW != 100 {
+		t.Fatalf("wall %+v", wall)
+	}
+	price := &results.Price{PerKWh: 0.30, Currency: "EUR"}
+	table := results.EnergyTable(res, price)
+	if table == nil {
+		t.Fatal("no energy table")
+	}
+	measured := 0
+	for i, row := range results.EnergyRows(keysOf(res), nil, wall, price) {
+		if row.Whole {
+			continue
+		}
+		lv := wall.Levels[i+1]
+		if got, want := table.Rows[i][0], results.RateNumber(res.Levels[i].Rate); !strings.HasPrefix(got, want) {
+			t.Errorf("row %d names %q, want rate %q", i, got, want)
+		}
+		if lv.EnergyJ == nil {
+			continue
+		}
+		measured++
+		tpj := float64(lv.OutputTokens) / (250 * lv.DurationS)
+		cost := 0.30 / tpj * 1e6 / 3.6e6
+		if row.WallTokensPerJ == nil || math.Abs(*row.WallTokensPerJ-tpj) > 0.02*tpj || row.CostPerMillion == nil || math.Abs(*row.CostPerMillion-cost) > 0.02*cost {
+			t.Errorf("rate %s: %v tok/J, %v EUR per million; want %.4f, %.6f", row.Label, row.WallTokensPerJ, row.CostPerMillion, tpj, cost)
+		}
+	}
+	if measured == 0 {
+		t.Fatal("no rate has a wall figure")
 	}
 }

@@ -152,3 +152,13 @@ func WallIdle(samples []WallSample, from, to time.Duration) (float64, bool) {
 	}
 	return sum / float64(n), true
 }
+
+// Latest is the newest reading, for the live view.
+func (s *WallSampler) Latest() (WallSample, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.samples) == 0 {
+		return WallSample{}, false
+	}
+	return s.samples[len(s.samples)-1], true
+}

@@ -50,10 +50,29 @@ func CSV(w io.Writer, r Report) error {
 }
 
 func tablesCSV(cw *csv.Writer, tables []Table) error {
-	titled := len(tables) > 1
+	titled := len(tables)-joined(tables) > 1
 	var prev []string
-	for _, t := range tables {
-		head, rows := plainTable(t.Table)
+	for i := 0; i < len(tables); i++ {
+		t := tables[i]
+		var head []string
+		var rows [][]string
+		if i+1 < len(tables) && tables[i+1].Join {
+			// The columns a joined table's figures share keep its
+			// names, so a spreadsheet finds each figure once.
+			own := t.Table
+			own.Columns = slices.Clone(own.Columns)
+			for k, c := range own.Columns {
+				if n := results.EnergyCSVName(c); n != "" {
+					own.Columns[k] = n
+				}
+			}
+			head, rows = plainTable(own)
+			for ; i+1 < len(tables) && tables[i+1].Join; i++ {
+				head, rows = joinCSV(head, rows, tables[i+1].Table)
+			}
+		} else {
+			head, rows = plainTable(t.Table)
+		}
 		if titled {
 			head = append([]string{"Table"}, head...)
 			for j := range rows {
@@ -71,6 +90,55 @@ func tablesCSV(cw *csv.Writer, tables []Table) error {
 		}
 	}
 	return nil
+}
+
+// joined counts the tables that carry on the one before (Table.Join).
+func joined(tables []Table) int {
+	n := 0
+	for _, t := range tables {
+		if t.Join {
+			n++
+		}
+	}
+	return n
+}
+
+// joinCSV adds the columns of j, by their CSV names, to head and rows:
+// each of j's rows onto the row whose first cell names the same level,
+// or as a row of its own (the whole run's) with only its own figures. A
+// column head already has is left out.
+func joinCSV(head []string, rows [][]string, j results.Table) ([]string, [][]string) {
+	var take []int
+	for k, c := range j.Columns[1:] {
+		name := results.EnergyCSVName(c)
+		if name == "" {
+			name = Heading(c)
+		}
+		if !slices.Contains(head, name) {
+			head = append(head, name)
+			take = append(take, k+1)
+		}
+	}
+	width := len(head)
+	for r := range rows {
+		rows[r] = append(rows[r], make([]string, width-len(rows[r]))...)
+	}
+	for _, jr := range j.Rows {
+		at := slices.IndexFunc(rows, func(r []string) bool { return len(r) > 0 && len(jr) > 0 && r[0] == jr[0] })
+		if at < 0 {
+			rows = append(rows, make([]string, width))
+			at = len(rows) - 1
+			rows[at][0] = jr[0]
+		}
+		for n, k := range take {
+			v := ""
+			if k < len(jr) && jr[k] != results.Missing {
+				v = jr[k]
+			}
+			rows[at][width-len(take)+n] = v
+		}
+	}
+	return head, rows
 }
 
 // splitParts is t with each column whose cells are several figures in

@@ -45,13 +45,13 @@ const (
 // comparison's verdict, every table — and then the charts the app shows
 // for the plan, drawn by the chart package from the shareable documents
 // only (Shareable), each run named by its label, model and engine.
-func HTML(w io.Writer, docs []plans.Doc, labels []string) error {
-	return writeHTML(w, docs, labels, chartDrawing.draw)
+func HTML(w io.Writer, docs []plans.Doc, labels []string, opts ...Option) error {
+	return writeHTML(w, docs, labels, chartDrawing.draw, opts...)
 }
 
 // writeHTML is HTML with its charts drawn by draw (the tests' drawing
 // stands in for the PNGs where the page's text is what they read).
-func writeHTML(w io.Writer, docs []plans.Doc, labels []string, draw func(chartDrawing, string) (template.HTML, error)) error {
+func writeHTML(w io.Writer, docs []plans.Doc, labels []string, draw func(chartDrawing, string) (template.HTML, error), opts ...Option) error {
 	var (
 		r       Report
 		err     error
@@ -61,7 +61,7 @@ func writeHTML(w io.Writer, docs []plans.Doc, labels []string, draw func(chartDr
 	case 0:
 		return errors.New("no result to report")
 	case 1:
-		r, err = Of(docs[0])
+		r, err = Of(docs[0], opts...)
 	default:
 		r, err = Compared(docs, labels)
 	}
@@ -90,6 +90,7 @@ func drawingsOf(docs []plans.Doc, labels []string) ([]chartDrawing, error) {
 	ds := comparisonCharts(shared, labels)
 	if len(shared) == 1 {
 		ds = docCharts(shared[0], labelOf(labels, 0))
+		ds = append(ds, powerCharts(shared[0], labelOf(labels, 0))...)
 	}
 	slices.SortFunc(private, func(a, b string) int { return len(b) - len(a) }) // longest first, as redact
 	clean := cleaner(private)
@@ -191,6 +192,20 @@ var planCharts = map[string]func(d plans.Doc, name string) []chartDrawing{
 		}
 		return specsOf(specs, name)
 	},
+}
+
+// powerCharts are one document's power over its run (chart.PowerOverTime),
+// when it read power over time: none otherwise.
+func powerCharts(d plans.Doc, label string) []chartDrawing {
+	p, ok := plans.Powered(d)
+	if !ok {
+		return nil
+	}
+	spec, ok := chart.PowerOverTime(p, chart.Light())
+	if !ok {
+		return nil
+	}
+	return specsOf([]chart.Spec{spec}, chart.RunName(label, d.Model(), chart.EngineName(d.Summary().Engine)))
 }
 
 // docCharts are one document's charts, subtitled with its name.

@@ -37,7 +37,8 @@ var droppedLocal = []string{"reference"}
 // messages by class (the counts by class stay).
 var privateLevel = []string{"messages"}
 
-// privateTelemetry: the GPU source's host and what it said went wrong.
+// privateTelemetry: the GPU source's (and the wall plug's) host and what
+// it said went wrong.
 var privateTelemetry = []string{"host", "warnings"}
 
 // goneSaid stands for local.server_gone, whose reason may quote a
@@ -83,6 +84,10 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 		}
 		if tel, ok := local["telemetry"].(map[string]any); ok {
 			private = blankKeys(tel, privateTelemetry, private)
+		}
+		if wall, ok := local["wall"].(map[string]any); ok {
+			// The plug's address and what it said, as the GPU source's.
+			private = blankKeys(wall, privateTelemetry, private)
 		}
 	}
 	out, err := json.Marshal(top)

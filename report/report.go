@@ -67,11 +67,34 @@ type Rows struct {
 type Table struct {
 	Title string
 	results.Table
+	// Join: its rows carry on the previous table's, row by row where
+	// their first cells name the same level, its columns by their CSV
+	// names (results.EnergyCSVName). The CSV writes the two as one; the
+	// other formats show two tables.
+	Join bool
+}
+
+// Option changes what a report says.
+type Option func(*options)
+
+type options struct{ price *results.Price }
+
+// WithPrice prices the energy a result drew at p (nil: no cost).
+func WithPrice(p *results.Price) Option { return func(o *options) { o.price = p } }
+
+func optionsOf(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
 }
 
 // Of is the report of one document, built from Shareable(d): nothing of
-// its endpoint, served models, server messages, commands or logs.
-func Of(d plans.Doc) (Report, error) {
+// its endpoint, served models, server messages, commands or logs. Its
+// energy and cost table, when its run read power, follows its own.
+func Of(d plans.Doc, opts ...Option) (Report, error) {
+	o := optionsOf(opts)
 	sd, private, err := shareable(d)
 	if err != nil {
 		return Report{}, err
@@ -88,6 +111,10 @@ func Of(d plans.Doc) (Report, error) {
 		// A plan's own headline is its answer; its state follows when
 		// the answer is not the whole story.
 		r.Headline += " " + s
+	}
+	if t, notes := plans.Energy(sd, o.price); t != nil {
+		r.Tables = append(r.Tables, Table{Title: results.EnergyTitle, Table: *t, Join: true})
+		r.Notes = append(r.Notes, notes...)
 	}
 	return redact(r, private), nil
 }

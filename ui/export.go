@@ -251,7 +251,7 @@ func resultShare(u *App, d plans.Doc, id string) *shareBar {
 // comparison.
 func (s *shareBar) report() (report.Report, error) {
 	if len(s.docs) == 1 {
-		return report.Of(s.docs[0])
+		return report.Of(s.docs[0], report.WithPrice(s.u.price()))
 	}
 	return report.Compared(s.docs, s.labels)
 }
@@ -287,7 +287,7 @@ func (s *shareBar) onSaveCSV() {
 
 func (s *shareBar) onSaveReport() {
 	s.u.askSave(s.name+".html", "the report", func(w fyne.URIWriteCloser) error {
-		return writeClose(w, func(w io.Writer) error { return report.HTML(w, s.docs, s.labels) })
+		return writeClose(w, func(w io.Writer) error { return report.HTML(w, s.docs, s.labels, report.WithPrice(s.u.price())) })
 	})
 }
 

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -44,7 +43,7 @@ type LiveView struct {
 	kvChart    *ChartView
 	powerChart *ChartView
 	utilChart  *ChartView
-	tabs       *container.AppTabs // Requests | Server | GPU (| Server log)
+	tabs       *container.AppTabs // Requests | Server | Power (| Server log)
 	stopButton *widget.Button
 	// turn says where a settings comparison is (round, setting, what the
 	// server is doing), hidden for the other plans; serverLog is the
@@ -90,7 +89,7 @@ func newLiveView(title string, onStop func()) *LiveView {
 		itlChart:   NewChartView("Waiting for token gaps…"),
 		srvChart:   NewChartView("Waiting for the server's /metrics (vLLM, SGLang and llama.cpp publish one)…"),
 		kvChart:    NewChartView("Waiting for the server's /metrics…"),
-		powerChart: NewChartView("No GPU readings: set a GPU telemetry source for this endpoint under Endpoints."),
+		powerChart: NewChartView("No power readings: give this endpoint a GPU telemetry source or a wall plug under Endpoints."),
 		utilChart:  NewChartView("No GPU readings yet."),
 	}
 	v.lastError.Wrapping = fyne.TextWrapWord
@@ -122,7 +121,7 @@ func newLiveView(title string, onStop func()) *LiveView {
 	v.tabs = container.NewAppTabs(
 		container.NewTabItem("Requests", container.NewGridWithColumns(2, v.savable(v.ttftChart), v.savable(v.itlChart))),
 		container.NewTabItem("Server", container.NewGridWithColumns(2, v.savable(v.srvChart), v.savable(v.kvChart))),
-		container.NewTabItem("GPU", container.NewGridWithColumns(2, v.savable(v.powerChart), v.savable(v.utilChart))),
+		container.NewTabItem("Power", container.NewGridWithColumns(2, v.savable(v.powerChart), v.savable(v.utilChart))),
 	)
 	charts := container.NewGridWithRows(2, v.savable(v.tpsChart), v.tabs)
 	v.content = container.NewBorder(top, nil, nil, nil, container.NewVScroll(charts))
@@ -224,12 +223,9 @@ func (v *LiveView) update(d *liveData, p chart.Palette) {
 	} else {
 		v.overallBar.SetValue(d.overallProgress())
 	}
-	v.counters.SetText(d.counters())
+	v.counters.SetText(d.counters() + d.powerCounters())
 	if e := d.snap.LastError; e != "" {
 		v.lastError.SetText("Last error: " + e)
-	}
-	if g := d.snap.GPU; g != nil && g.PowerW != nil {
-		v.counters.SetText(d.counters() + fmt.Sprintf("   GPU %.0f W", *g.PowerW))
 	}
 	if v.streamless == "" {
 		v.tpsChart.SetSpec(d.tpsSpec(p))

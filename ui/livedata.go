@@ -39,6 +39,10 @@ type liveData struct {
 	srvX, srvRunning, srvWaiting, srvKV []float64
 	gpuX, gpuPower, gpuUtil             []float64
 	lastGPU                             time.Duration
+	// The wall plug's readings, and its idle once read (NaN before).
+	wallX, wallPower []float64
+	lastWall         time.Duration
+	wallIdle         float64
 
 	itl     []float64 // a uniform sample of the current level's gaps, ms
 	itlSeen int       // gaps of the current level so far
@@ -109,6 +113,18 @@ func (d *liveData) add(s engine.Snapshot) {
 		d.gpuUtil = append(d.gpuUtil, valueOr(g.UtilPct))
 		keepLast(maxGaugePoints, &d.gpuX, &d.gpuPower, &d.gpuUtil)
 	}
+	d.wallIdle = math.NaN()
+	if w := s.Wall; w != nil {
+		if w.IdleW != nil {
+			d.wallIdle = *w.IdleW
+		}
+		if len(d.wallX) == 0 || w.At != d.lastWall {
+			d.lastWall = w.At
+			d.wallX = append(d.wallX, w.At.Seconds())
+			d.wallPower = append(d.wallPower, w.PowerW)
+			keepLast(maxGaugePoints, &d.wallX, &d.wallPower)
+		}
+	}
 	d.snap = s
 }
 
@@ -134,7 +150,7 @@ func keepLast(n int, series ...*[]float64) {
 func (d *liveData) clone() liveData {
 	c := *d
 	for _, sl := range []*[]float64{&c.tpsX, &c.tpsY, &c.warmX, &c.warmY, &c.ttftX, &c.ttftY, &c.itl,
-		&c.srvX, &c.srvRunning, &c.srvWaiting, &c.srvKV, &c.gpuX, &c.gpuPower, &c.gpuUtil} {
+		&c.srvX, &c.srvRunning, &c.srvWaiting, &c.srvKV, &c.gpuX, &c.gpuPower, &c.gpuUtil, &c.wallX, &c.wallPower} {
 		*sl = append([]float64(nil), (*sl)...)
 	}
 	return c
@@ -342,11 +358,42 @@ func (d *liveData) kvSpec(p chart.Palette) chart.Spec {
 	}
 }
 
+// powerSpec is the GPUs' power and the wall plug's, whichever the
+// endpoint has, and the wall's idle as a flat line once read: the space
+// between the wall and its idle is the load's own power.
 func (d *liveData) powerSpec(p chart.Palette) chart.Spec {
-	return chart.Spec{
-		Title: "GPU power (all GPUs)", XLabel: "seconds since the start", YLabel: "W", YFromZero: true, Palette: p,
-		Series: []chart.Series{{Name: "", X: d.gpuX, Y: d.gpuPower, Kind: chart.Line, Color: 3}},
+	spec := chart.Spec{Title: "GPU power (all GPUs)", XLabel: "seconds since the start", YLabel: "W", YFromZero: true, Palette: p}
+	if len(d.wallX) == 0 {
+		spec.Series = []chart.Series{{Name: "", X: d.gpuX, Y: d.gpuPower, Kind: chart.Line, Color: 3}}
+		return spec
 	}
+	spec.Title = "Power at the wall"
+	if len(d.gpuX) > 0 {
+		spec.Title = "Power: the wall and the GPUs"
+		spec.Series = append(spec.Series, chart.Series{Name: "GPUs", X: d.gpuX, Y: d.gpuPower, Kind: chart.Line, Color: 3})
+	}
+	spec.Series = append(spec.Series, chart.Series{Name: "wall", X: d.wallX, Y: d.wallPower, Kind: chart.Line, Color: 0})
+	if !math.IsNaN(d.wallIdle) {
+		x := []float64{d.wallX[0], d.wallX[len(d.wallX)-1]}
+		spec.Series = append(spec.Series, chart.Series{Name: "idle", X: x, Y: []float64{d.wallIdle, d.wallIdle}, Kind: chart.Line, Color: 5})
+	}
+	return spec
+}
+
+// powerCounters is what the counters line adds for the power readings:
+// "   GPU 212 W   wall 310 W (idle 95 W)".
+func (d *liveData) powerCounters() string {
+	s := ""
+	if g := d.snap.GPU; g != nil && g.PowerW != nil {
+		s += fmt.Sprintf("   GPU %.0f W", *g.PowerW)
+	}
+	if w := d.snap.Wall; w != nil {
+		s += fmt.Sprintf("   wall %.0f W", w.PowerW)
+		if w.IdleW != nil {
+			s += fmt.Sprintf(" (idle %.0f W)", *w.IdleW)
+		}
+	}
+	return s
 }
 
 func (d *liveData) utilSpec(p chart.Palette) chart.Spec {

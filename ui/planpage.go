@@ -63,6 +63,7 @@ type chartPage struct {
 	rows     [][]string       // the table's cells, for the tests
 	back     *widget.Button   // New benchmark
 	saveAll  []*widget.Button // Save PNG… under each chart (savableChart)
+	energy   *energyPane      // under the notes; nil when the run read no power
 }
 
 // frame is the page's content and its back button (viewOf).
@@ -89,7 +90,11 @@ func (p *chartPage) build(u *App, id, title string, d plans.Doc, state, notes *w
 		top.Add(p.problems)
 	}
 	top.Add(state)
-	body := container.NewVSplit(charts, pageScroll(container.NewBorder(nil, notes, nil, nil, table)))
+	under := fyne.CanvasObject(notes)
+	if p.energy = newEnergyPane(u, d, u.postName(id, d)); p.energy != nil {
+		under = container.NewVBox(notes, p.energy.content)
+	}
+	body := container.NewVSplit(charts, pageScroll(container.NewBorder(nil, under, nil, nil, table)))
 	body.Offset = 0.55
 	p.content = container.NewBorder(top, nil, nil, nil, body)
 }

@@ -34,6 +34,7 @@ type ResultView struct {
 	// views holds the charts and the request timeline, a tab each.
 	views    *container.AppTabs
 	timeline *TimelinePane
+	energy   *energyPane // the Power and cost tab; nil when the run read no power
 	// problems are what makes the figures not describe the run asked
 	// for (results.Warnings), above the table in the warning colour; nil
 	// when there are none. warnings holds the notes, below.
@@ -148,6 +149,9 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 		container.NewTabItem("Charts", charts),
 		container.NewTabItem("Timeline", v.timeline.content),
 	)
+	if v.energy = newEnergyPane(u, plans.Kovara{File: f}, name); v.energy != nil {
+		v.views.Append(container.NewTabItem("Power and cost", v.energy.content))
+	}
 	if len(f.Runs) < 2 && len(v.timeline.views) > 0 {
 		// One level draws no curve: its timeline is what there is to see.
 		v.views.SelectIndex(1)

@@ -1,11 +1,13 @@
 package ui
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/hw/hwtest"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -138,8 +141,14 @@ func TestStopKeepsPartialRun(t *testing.T) {
 	}
 }
 
+// TestLiveServerAndGPUCharts: a run on an endpoint with a GPU exporter
+// and a wall plug (a stand-in answering a real Shelly Plus 1PM's status)
+// draws the server's and the power charts live, the counters say both
+// powers, and the result's Power and cost tab prices the run at the
+// price typed there, which the app keeps for the next result.
 func TestLiveServerAndGPUCharts(t *testing.T) {
 	h := newHarness(t)
+	plug := hwtest.StandInShelly(t)
 	metrics, err := os.ReadFile(filepath.Join("..", "hw", "testdata", "nvidia_gpu_exporter_3090_x2.metrics"))
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +156,7 @@ func TestLiveServerAndGPUCharts(t *testing.T) {
 	exp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(metrics) }))
 	defer exp.Close()
 	url := startTestSim(t, sim.Config{TokenInterval: 2 * time.Millisecond, PrefillRate: 1e6})
-	if err := h.u.endpoints.Put(storage.SavedEndpoint{Name: "rig", URL: url, VerifyTLS: true, GPU: exp.URL + "/metrics"}, ""); err != nil {
+	if err := h.u.endpoints.Put(storage.SavedEndpoint{Name: "rig", URL: url, VerifyTLS: true, GPU: exp.URL + "/metrics", Wall: plug}, ""); err != nil {
 		t.Fatal(err)
 	}
 	b := h.u.bench
@@ -162,8 +171,12 @@ func TestLiveServerAndGPUCharts(t *testing.T) {
 	h.locked(func() { b.live.tabs.SelectIndex(2) })
 	h.waitFor("the GPU power chart", 30*time.Second, func() bool { return b.live.powerChart.ShowingChart() })
 	h.locked(func() {
-		if !strings.Contains(b.live.counters.Text, " W") {
-			t.Errorf("counters %q should show the GPU power", b.live.counters.Text)
+		want := fmt.Sprintf("wall %.0f W", hwtest.StandInShellyW)
+		if !strings.Contains(b.live.counters.Text, "GPU ") || !strings.Contains(b.live.counters.Text, want) {
+			t.Errorf("counters %q should show the GPU power and %q", b.live.counters.Text, want)
+		}
+		if title := b.live.powerChart.Title(); title != "Power: the wall and the GPUs" {
+			t.Errorf("the live power chart is %q", title)
 		}
 	})
 	h.waitFor("the result", 60*time.Second, func() bool { return b.result != nil })
@@ -171,6 +184,25 @@ func TestLiveServerAndGPUCharts(t *testing.T) {
 		r := b.result
 		if len(r.columns) != len(results.ResultColumns)+len(results.EnergyColumns) || r.rows[0][len(r.columns)-1] == results.Missing {
 			t.Errorf("energy columns: %v / %v", r.columns, r.rows)
+		}
+		e := r.energy
+		if e == nil {
+			t.Fatal("no Power and cost tab")
+		}
+		if slices.ContainsFunc(e.columns, func(c string) bool { return strings.HasPrefix(c, "Cost") }) {
+			t.Errorf("a cost before any price was given: %q", e.columns)
+		}
+		test.Type(e.price, "0,30")
+		test.Type(e.currency, "EUR")
+		if last := e.columns[len(e.columns)-1]; last != "Cost per\n1M tok EUR" {
+			t.Errorf("the last column is %q, want the cost", last)
+		}
+		if p := h.u.price(); p == nil || p.PerKWh != 0.30 || p.Currency != "EUR" {
+			t.Errorf("the price kept is %+v", p)
+		}
+		e.price.SetText("thirty")
+		if !e.problem.Visible() || h.u.price() == nil {
+			t.Errorf("a price that is no number: problem %q shown %v, kept %+v", e.problem.Text, e.problem.Visible(), h.u.price())
 		}
 	})
 }

@@ -33,6 +33,7 @@ type StagesView struct {
 	back     *widget.Button
 	state    *widget.Label
 	problems *widget.Label // the state and the stages that failed; nil when none
+	energy   *energyPane   // under the warnings; nil when the run read no power
 }
 
 // frame is the view's content and its back button (viewOf).
@@ -87,6 +88,9 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	// The notes scroll with the tables: under the wiki block they were
 	// cut off by the window's bottom when there were many (#35).
 	tables.Add(warnings)
+	if v.energy = newEnergyPane(u, d, u.postName(id, d)); v.energy != nil {
+		tables.Add(v.energy.content)
+	}
 	body := container.NewVSplit(pageScroll(tables), container.NewBorder(widget.NewLabel("Wiki block"), nil, nil, nil, container.NewScroll(v.wiki)))
 	body.Offset = 0.5
 	v.content = container.NewBorder(top, nil, nil, nil, body)
@@ -112,6 +116,7 @@ type SpecDecView struct {
 	back      *widget.Button
 	positions *ChartView
 	saves     []*widget.Button // Save PNG… under the chart
+	energy    *energyPane      // under the warnings; nil when the run read no power
 }
 
 // frame is the view's content and its back button (viewOf).
@@ -153,16 +158,25 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	// under the page were cut off by the window's bottom when there were
 	// many (#35).
 	v.table.allRows = true
+	v.energy = newEnergyPane(u, d, u.postName(id, d))
+	// What goes under the table: the warnings, then what it cost.
+	under := func(more ...fyne.CanvasObject) fyne.CanvasObject {
+		objs := append([]fyne.CanvasObject{warnings}, more...)
+		if v.energy != nil {
+			objs = append(objs, v.energy.content)
+		}
+		return container.NewVBox(objs...)
+	}
 	if len(positions.Series) == 0 {
 		// No chart to draw (the server counts no acceptance by position):
 		// its one sentence under the warnings, not half the page empty
 		// beside warnings cut off at 1024×640.
 		none := widget.NewLabel(v.positions.Text())
 		none.Wrapping = fyne.TextWrapWord
-		v.content = container.NewBorder(top, nil, nil, nil, pageScroll(container.NewBorder(nil, container.NewVBox(warnings, none), nil, nil, v.table)))
+		v.content = container.NewBorder(top, nil, nil, nil, pageScroll(container.NewBorder(nil, under(none), nil, nil, v.table)))
 		return v
 	}
-	body := container.NewVSplit(pageScroll(container.NewBorder(nil, warnings, nil, nil, v.table)), savableChart(u, v.positions, positions.Title, &v.saves))
+	body := container.NewVSplit(pageScroll(container.NewBorder(nil, under(), nil, nil, v.table)), savableChart(u, v.positions, positions.Title, &v.saves))
 	body.Offset = 0.45
 	v.content = container.NewBorder(top, nil, nil, nil, body)
 	return v

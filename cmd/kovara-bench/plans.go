@@ -442,6 +442,8 @@ func finishPlan(o planOutput, err error, f runFlags, stdout, stderr io.Writer) i
 		return code
 	}
 	o.print(stdout)
+	price, _ := f.price() // checked before the run
+	printEnergy(stdout, o.doc, price)
 	if line := serverLine(o.server); line != "" {
 		fmt.Fprintln(stderr, line)
 	}

@@ -29,6 +29,8 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "md", "md (a Markdown table to paste), csv (for a spreadsheet), html (one self-contained page) "+
 		"or jsonl (every request of one run, one JSON object a line: local and private, for your own analysis, not to share)")
 	out := fs.String("o", "", "write to this file instead of standard output")
+	var pf priceFlags
+	pf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: kovara-bench report RUN... [--format md|csv|html|jsonl] [-o FILE]")
 		fmt.Fprintln(fs.Output(), "  RUN is a results file or an id from kovara-bench history; several runs of one plan are compared.")
@@ -37,6 +39,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	runs, code, ok := runsAndFlags(fs, args, stderr)
 	if !ok {
 		return code
+	}
+	price, err := pf.price()
+	if err != nil {
+		fmt.Fprintf(stderr, "kovara-bench report: %v\n", err)
+		return exitBadInput
 	}
 	if !slices.Contains(reportFormats, *format) {
 		fmt.Fprintf(stderr, "kovara-bench report: --format %q is not one of %s\n", *format, strings.Join(reportFormats, ", "))
@@ -73,7 +80,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		docs = compare.Arrange(docs, storage.CompareOrder(docs, compare.OldestBaseline))
 	}
 	var b bytes.Buffer
-	if err := writeReport(&b, *format, docs); err != nil {
+	if err := writeReport(&b, *format, docs, report.WithPrice(price)); err != nil {
 		fmt.Fprintf(stderr, "kovara-bench report: %v\n", err)
 		return exitBadInput
 	}
@@ -90,17 +97,17 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 }
 
 // writeReport writes docs (one, or several to compare) in format.
-func writeReport(w io.Writer, format string, docs []plans.Doc) error {
+func writeReport(w io.Writer, format string, docs []plans.Doc, opts ...report.Option) error {
 	switch format {
 	case "jsonl":
 		return report.JSONL(w, docs[0])
 	case "html":
-		return report.HTML(w, docs, nil)
+		return report.HTML(w, docs, nil, opts...)
 	}
 	var r report.Report
 	var err error
 	if len(docs) == 1 {
-		r, err = report.Of(docs[0])
+		r, err = report.Of(docs[0], opts...)
 	} else {
 		r, err = report.Compared(docs, nil)
 	}

@@ -44,6 +44,7 @@ type runFlags struct {
 	repeat       int
 	like         string
 	planFlags    // --plan, --quick, --users and the other plans' settings (plans.go)
+	priceFlags   // --price-kwh, --currency (price.go)
 	shardFlags   // --shard, --start-at, --level-every (shard.go)
 }
 
@@ -57,6 +58,7 @@ func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
 		fs.StringVar(&f.silence, "silence", "10", "seconds requests in flight may go without a byte from the server before the run asks whether it is still there; one that is not ends the run, finished levels kept (0: say it, never end)")
 		fs.StringVar(&f.gpu, "gpu", "", "GPU telemetry: local, ssh://user@host or http://host:9400/metrics (a saved endpoint's own source otherwise)")
 		fs.StringVar(&f.wall, "wall", "", wallUsage)
+		f.priceFlags.register(fs)
 		fs.StringVar(&f.manifest, "manifest", "", "kovara.yaml describing what the endpoint runs (makes a hardware run)")
 		fs.StringVar(&f.profile, "profile", "", "the manifest profile to run (default: its only one, or 'default')")
 		fs.IntVar(&f.repeat, "repeat", 1, "run the plan this many times in a row, fresh prompts each time, kept as one group (the way to A/B a setting: the spread between the runs is the noise)")
@@ -177,6 +179,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if _, err := hw.ParseSource(f.gpu); err != nil {
 		fmt.Fprintf(stderr, "kovara-bench run: --gpu: %v\n", err)
+		return exitBadInput
+	}
+	if _, err := f.price(); err != nil {
+		fmt.Fprintf(stderr, "kovara-bench run: %v\n", err)
 		return exitBadInput
 	}
 	if err := f.checkWall(); err != nil {
@@ -382,6 +388,8 @@ func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, mark runMarks, 
 	}
 	mark.apply(file)
 	printSummary(stdout, file)
+	price, _ := f.price() // checked before the run
+	printEnergy(stdout, plans.Kovara{File: file}, price)
 	if line := serverLine(file.Local.ServerMetrics); line != "" {
 		fmt.Fprintln(stderr, line)
 	}

@@ -237,15 +237,12 @@ func (r *StagesResult) PrefillWords() string {
 
 // ResultColumns are a Kovara run's per-level headings, each on two lines
 // (what, then its unit) so the table fits a window; EnergyColumns follow
-// when the run had a GPU telemetry source.
+// when the run had a GPU telemetry source. The wall plug's figures, the
+// idle and the cost are the energy table's (EnergyTable), under it.
 var (
 	ResultColumns = []string{"Concurrency", "OK / err", "Output\ntok/s", "Req/s",
 		"TTFT p50\nms", "TTFT p95\nms", "TTFT p99\nms", "ITL p50\nms", "ITL p95\nms", "ITL p99\nms", "Latency\np50 ms", "Latency\np99 ms"}
 	EnergyColumns = []string{"Power\nW", "Peak\nW", "Tokens\nper J"}
-	// WallColumns are the wall plug's, when the run had one: the whole
-	// machine's mean power, its part above idle, and output tokens per
-	// joule at the wall.
-	WallColumns = []string{"Wall\nW", "Above\nidle W", "Wall\ntok/J"}
 )
 
 // ResultTable is a Kovara run's table: a row per finished level, then the
@@ -256,10 +253,6 @@ func ResultTable(f *File) Table {
 	tel := f.Local.Telemetry
 	if tel != nil {
 		t.Columns = append(append([]string(nil), ResultColumns...), EnergyColumns...)
-	}
-	wall := f.Local.Wall
-	if wall != nil {
-		t.Columns = append(append([]string(nil), t.Columns...), WallColumns...)
 	}
 	if f.Local.SLO != nil {
 		t.Columns = append(append([]string(nil), t.Columns...), GoodputColumns...)
@@ -279,10 +272,6 @@ func ResultTable(f *File) Table {
 		if tel != nil {
 			lv := tel.Levels[r.Concurrency]
 			row = append(row, Num(lv.MeanPowerW, 0), Num(lv.PeakPowerW, 0), Num(lv.TokensPerJoule, 2))
-		}
-		if wall != nil {
-			lv := wall.Levels[r.Concurrency]
-			row = append(row, Num(lv.MeanPowerW, 1), Num(lv.AboveIdleW, 1), Num(lv.TokensPerJoule, 3))
 		}
 		if f.Local.SLO != nil {
 			row = append(row, goodputCells(f.GoodputAt(r.Concurrency, partial))...)

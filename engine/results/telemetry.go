@@ -137,6 +137,10 @@ func (e LevelEnergy) JoulesPerToken(outputTokens int64) float64 {
 // LevelTelemetry is one level's entry in Telemetry.Levels.
 type LevelTelemetry struct {
 	Concurrency int `json:"concurrency"`
+	// StartS and EndS are the level's window in seconds from the run's
+	// start, where the power chart marks it; 0 in older files.
+	StartS float64 `json:"start_s,omitempty"`
+	EndS   float64 `json:"end_s,omitempty"`
 	LevelEnergy
 	OutputTokens   int64    `json:"output_tokens"`
 	TokensPerJoule *float64 `json:"tokens_per_joule"`
@@ -162,7 +166,10 @@ type Telemetry struct {
 // over the chosen GPUs, utilisation and SM clock their mean, memory their
 // sum, temperature the hottest.
 type Series struct {
-	BucketS    float64    `json:"bucket_s"`
+	BucketS float64 `json:"bucket_s"`
+	// ZeroS is where t_s 0 falls in seconds from the run's start (the
+	// sampler starts after the inventory is read); 0 in older files.
+	ZeroS      float64    `json:"zero_s,omitempty"`
 	TS         []float64  `json:"t_s"` // mean time of the bucket's ticks, since the sampler started
 	PowerW     []*float64 `json:"power_w"`
 	UtilPct    []*float64 `json:"util_pct"`
@@ -184,18 +191,35 @@ type WallTelemetry struct {
 	// Levels by the same key as Telemetry.Levels.
 	Levels   map[int]WallLevel `json:"levels"`
 	Warnings []string          `json:"warnings"`
+	// Series is every reading, for the power-over-time chart; nil in
+	// files written before it was kept.
+	Series *WallSeries `json:"series,omitempty"`
+}
+
+// WallSeries is the plug's readings over the run: times in seconds from
+// the run's start (the same zero as each level's start_s and end_s).
+type WallSeries struct {
+	TS     []float64 `json:"t_s"`
+	PowerW []float64 `json:"power_w"`
 }
 
 // WallLevel is one level's wall power and energy, whole (the bill) and
 // above idle (the load's own cost), with output tokens per joule of
 // each. Pointers are nil where the readings could not support them.
 type WallLevel struct {
-	DurationS  float64  `json:"duration_s"`
-	Samples    int      `json:"samples"`
-	MeanPowerW *float64 `json:"mean_power_w"`
-	EnergyJ    *float64 `json:"energy_j"`
-	AboveIdleW *float64 `json:"above_idle_w"`
-	AboveIdleJ *float64 `json:"above_idle_j"`
+	// StartS and EndS are the level's window in seconds from the run's
+	// start, where the power chart marks it.
+	StartS    float64 `json:"start_s,omitempty"`
+	EndS      float64 `json:"end_s,omitempty"`
+	DurationS float64 `json:"duration_s"`
+	// OutputTokens are the window's output tokens, what tokens per joule
+	// divides.
+	OutputTokens int64    `json:"output_tokens,omitempty"`
+	Samples      int      `json:"samples"`
+	MeanPowerW   *float64 `json:"mean_power_w"`
+	EnergyJ      *float64 `json:"energy_j"`
+	AboveIdleW   *float64 `json:"above_idle_w"`
+	AboveIdleJ   *float64 `json:"above_idle_j"`
 	// TokensPerJoule is output tokens per joule at the wall;
 	// TokensPerJouleAboveIdle per joule above idle (nil where the level
 	// drew nothing above it).
