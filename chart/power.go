@@ -69,7 +69,9 @@ func PowerOverTime(p results.Powered, pal Palette) (Spec, bool) {
 		if !ok {
 			continue
 		}
-		bx = append(bx, from, to, to)
+		// A little short of each end, so windows that touch read apart.
+		in := (to - from) * 0.02
+		bx = append(bx, from+in, to-in, to-in)
 		by = append(by, bar, bar, math.NaN())
 		spec.XTicks = append(spec.XTicks, (from+to)/2)
 		spec.XTickLabels = append(spec.XTickLabels, k.Label)

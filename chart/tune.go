@@ -9,7 +9,7 @@ import (
 
 // TuneChartMetrics are the metrics a settings comparison draws, one chart
 // each (those its runs have).
-var TuneChartMetrics = []string{"output_throughput", "ttft_p50", "ttft_p95", "itl_p50", "latency_p50", "tokens_per_joule"}
+var TuneChartMetrics = []string{"output_throughput", "ttft_p50", "ttft_p95", "itl_p50", "latency_p50", "tokens_per_joule", "wall_tokens_per_joule"}
 
 // intervalOffset is how far right of its setting's dots, in settings, an
 // interval's line stands.
@@ -80,5 +80,52 @@ func TuneCharts(r *results.TuneResult, c int, p Palette) []Spec {
 			YLabel: unit, YFromZero: true, XTicks: ticks, XTickLabels: names, XPad: 0.5, Series: series, Palette: p,
 		})
 	}
+	if spec, ok := TuneTradeOff(r, c, p); ok {
+		out = append(out, spec)
+	}
 	return out
+}
+
+// TuneTradeOff is throughput against energy per output token at
+// concurrency c, one dot per setting and round (issue #49): a power
+// limit's trade reads at a glance — right is dearer per token, up is
+// faster. The energy is the wall's where the runs read a plug (the
+// bill), else the GPUs'. ok is false when no run has both figures.
+func TuneTradeOff(r *results.TuneResult, c int, p Palette) (Spec, bool) {
+	energy, where := "wall_tokens_per_joule", "at the wall"
+	if !tuneHas(r, c, energy) {
+		energy, where = "tokens_per_joule", "of the GPUs"
+	}
+	var series []Series
+	for s := range r.Settings {
+		dots := Series{Name: r.Settings[s].Name, Kind: Scatter, Color: s}
+		for _, run := range r.Runs {
+			tpj, ok1 := run.Value(c, energy)
+			tps, ok2 := run.Value(c, "output_throughput")
+			if run.Setting == s && ok1 && ok2 && tpj > 0 {
+				dots.X, dots.Y = append(dots.X, 1/tpj), append(dots.Y, tps)
+			}
+		}
+		if len(dots.X) > 0 {
+			series = append(series, dots)
+		}
+	}
+	if len(series) == 0 {
+		return Spec{}, false
+	}
+	return Spec{
+		Title:  fmt.Sprintf("Throughput against energy per token at %d %s", c, results.Plural(c, "user", "users")),
+		XLabel: "joules per output token " + where + " (dots: each setting's rounds)", YLabel: "tok/s",
+		YFromZero: true, Series: series, Palette: p,
+	}, true
+}
+
+// tuneHas says some run has metric id at concurrency c.
+func tuneHas(r *results.TuneResult, c int, id string) bool {
+	for _, run := range r.Runs {
+		if _, ok := run.Value(c, id); ok {
+			return true
+		}
+	}
+	return false
 }

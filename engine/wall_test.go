@@ -6,14 +6,20 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/shellwords"
 )
 
 // TestRunWithWallPlug: a Kovara run with a wall plug reads it idle
@@ -198,5 +204,75 @@ func TestRateRunWithWallPlug(t *testing.T) {
 	}
 	if measured == 0 {
 		t.Fatal("no rate has a wall figure")
+	}
+}
+
+// TestTuneWithWallPlug: a settings comparison whose two settings differ
+// only in a power limit their command before each turn sets (written to
+// a file a stand-in Shelly reads: it draws the limit while a request is
+// in flight, 100 W otherwise). The server's speed is the same, so the
+// 200 W setting gets 300/200 = 1.5 times the tokens per joule at the
+// wall: the verdict judges it better beyond noise and names it the
+// cheaper per token (and not faster: the speed's verdict is its own),
+// and the trade-off chart puts its rounds left of the 300 W setting's.
+func TestTuneWithWallPlug(t *testing.T) {
+	fastWall(t)
+	cfg := fastSim()
+	cfg.Models = []string{"m"}
+	target := sim.New(cfg)
+	t.Cleanup(func() { target.Close() })
+	var inFlight atomic.Int64
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			inFlight.Add(1)
+			defer inFlight.Add(-1)
+		}
+		target.ServeHTTP(w, r)
+	}))
+	t.Cleanup(server.Close)
+	limit := filepath.Join(t.TempDir(), "power-limit")
+	plug := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		power := 100.0
+		if inFlight.Load() > 0 {
+			b, _ := os.ReadFile(limit)
+			if v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil {
+				power = v
+			}
+		}
+		fmt.Fprintf(w, `{"switch:0":{"id":0, "source":"init", "output":true, "apower":%.1f, "voltage":230.1},"sys":{"mac":"3C6105799168"}}`, power)
+	}))
+	t.Cleanup(plug.Close)
+	inner := tinyTunePlan()
+	inner.OutputTokens = 120 // levels long enough for tens of the plug's readings
+	plan := TunePlan{
+		Settings: []TuneSetting{
+			{Name: "300 W", How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo 300 > "+limit)},
+			{Name: "200 W", How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo 200 > "+limit)},
+		},
+		// Four rounds: three left a t interval on a busy machine up to
+		// ±20 % of a 50 % change.
+		Rounds: 4, Inner: inner, NoAnswers: true,
+	}
+	var log tuneLog
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: server.URL, Wall: plug.URL}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(res.Verdicts, func(v results.TuneVerdict) bool { return v.Concurrency == 2 && v.Metric == "wall_tokens_per_joule" })
+	if i < 0 {
+		t.Fatalf("no verdict on tokens per joule at the wall: %+v", res.Verdicts)
+	}
+	if v := res.Verdicts[i]; v.Verdict != results.TuneBetter || math.Abs(v.Change-0.5) > 0.1 {
+		t.Errorf("200 W against 300 W: %+v, want better by about 50 %%", v)
+	}
+	if h := res.Headline(); !strings.Contains(h, "Per token, 200 W is cheaper to run than 300 W: tokens per joule at the wall +") || strings.Contains(h, "faster") {
+		t.Errorf("headline %q should name the cheaper setting", h)
+	}
+	spec, ok := chart.TuneTradeOff(res, 2, chart.Light())
+	if !ok || len(spec.Series) != 2 || len(spec.Series[0].X) != 4 || len(spec.Series[1].X) != 4 {
+		t.Fatalf("trade-off chart %+v", spec.Series)
+	}
+	if slices.Max(spec.Series[1].X) >= slices.Min(spec.Series[0].X) {
+		t.Errorf("joules per token: 200 W %v, 300 W %v; want 200 W's all lower", spec.Series[1].X, spec.Series[0].X)
 	}
 }

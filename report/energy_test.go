@@ -103,7 +103,7 @@ func TestEnergyInReports(t *testing.T) {
 			t.Errorf("the %s says a private address", name)
 		}
 	}
-	if !strings.Contains(md, results.EnergyTitle) || !strings.Contains(md, "Cost per 1M tok EUR") {
+	if !strings.Contains(md, results.EnergyTitle) || !strings.Contains(md, "EUR per 1M tok") {
 		t.Errorf("the Markdown has no energy table:\n%s", md)
 	}
 	if !strings.Contains(page.String(), "Power over the run") {

@@ -189,12 +189,12 @@ func TestLiveServerAndGPUCharts(t *testing.T) {
 		if e == nil {
 			t.Fatal("no Power and cost tab")
 		}
-		if slices.ContainsFunc(e.columns, func(c string) bool { return strings.HasPrefix(c, "Cost") }) {
+		if slices.ContainsFunc(e.columns, func(c string) bool { return strings.HasSuffix(c, "1M tok") }) {
 			t.Errorf("a cost before any price was given: %q", e.columns)
 		}
 		test.Type(e.price, "0,30")
 		test.Type(e.currency, "EUR")
-		if last := e.columns[len(e.columns)-1]; last != "Cost per\n1M tok EUR" {
+		if last := e.columns[len(e.columns)-1]; last != "EUR per\n1M tok" {
 			t.Errorf("the last column is %q, want the cost", last)
 		}
 		if p := h.u.price(); p == nil || p.PerKWh != 0.30 || p.Currency != "EUR" {

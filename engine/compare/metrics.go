@@ -68,6 +68,32 @@ var EnergyMetrics = []Metric{
 		}},
 }
 
+// WallMetrics are shown when some run of a comparison read a wall plug:
+// output tokens per joule of the whole machine (the bill) and its mean
+// power. Each is one figure per level, compared as a value, not judged
+// against noise (a level's energy has no spread of its own); a settings
+// comparison judges tokens per joule over its rounds.
+var WallMetrics = []Metric{
+	{ID: "wall_tokens_per_joule", Label: "tokens per joule at the wall", Unit: "tok/J", Dir: HigherBetter,
+		GetLocal: func(f *results.File, r results.Run) (float64, bool) {
+			if w := f.Local.Wall; w != nil {
+				if lv, ok := w.Levels[r.Concurrency]; ok && lv.TokensPerJoule != nil {
+					return *lv.TokensPerJoule, true
+				}
+			}
+			return 0, false
+		}},
+	{ID: "wall_power_mean", Label: "wall power (mean)", Unit: "W", Dir: Neutral,
+		GetLocal: func(f *results.File, r results.Run) (float64, bool) {
+			if w := f.Local.Wall; w != nil {
+				if lv, ok := w.Levels[r.Concurrency]; ok && lv.MeanPowerW != nil {
+					return *lv.MeanPowerW, true
+				}
+			}
+			return 0, false
+		}},
+}
+
 // GoodputMetrics are shown when the runs compared had one service level
 // (local.slo, the same in every run that had one): the share and rate of
 // each level's requests that met it.
@@ -318,11 +344,11 @@ func table(files []*results.File, labels []string) ([]Row, noiseReport) {
 	}
 
 	metrics := Metrics
-	for _, f := range files {
-		if f != nil && f.Local.Telemetry != nil {
-			metrics = append(append([]Metric(nil), Metrics...), EnergyMetrics...)
-			break
-		}
+	if slices.ContainsFunc(files, func(f *results.File) bool { return f != nil && f.Local.Telemetry != nil }) {
+		metrics = append(slices.Clone(metrics), EnergyMetrics...)
+	}
+	if slices.ContainsFunc(files, func(f *results.File) bool { return f != nil && f.Local.Wall != nil }) {
+		metrics = append(slices.Clone(metrics), WallMetrics...)
 	}
 	if sameSLO(files) {
 		metrics = append(append([]Metric(nil), metrics...), GoodputMetrics...)

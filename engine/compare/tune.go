@@ -17,22 +17,23 @@ import (
 // in the ratio; what is left is the noise the interval holds.
 
 // TuneMetrics are the headline metrics a settings comparison judges, in
-// the order its table shows them; tokens per joule joins them when the
-// runs have GPU telemetry.
-var TuneMetrics = []string{"output_throughput", "per_user_throughput", "ttft_p50", "ttft_p95", "itl_p50", "latency_p50", "tokens_per_joule"}
+// the order its table shows them; tokens per joule of the GPUs and at
+// the wall join them when the runs read them.
+var TuneMetrics = []string{"output_throughput", "per_user_throughput", "ttft_p50", "ttft_p95", "itl_p50", "latency_p50", "tokens_per_joule", "wall_tokens_per_joule"}
 
 // TuneLeastChange is the smallest change a settings comparison calls,
 // however narrow its interval: a guard against calling one of a dozen
 // judged figures by chance, and against differences too small to matter.
 // Tail latencies move most between runs, so theirs is widest.
 var TuneLeastChange = map[string]float64{
-	"output_throughput":   0.03,
-	"per_user_throughput": 0.03,
-	"ttft_p50":            0.05,
-	"ttft_p95":            0.10,
-	"itl_p50":             0.03,
-	"latency_p50":         0.03,
-	"tokens_per_joule":    0.03,
+	"output_throughput":     0.03,
+	"per_user_throughput":   0.03,
+	"ttft_p50":              0.05,
+	"ttft_p95":              0.10,
+	"itl_p50":               0.03,
+	"latency_p50":           0.03,
+	"tokens_per_joule":      0.03,
+	"wall_tokens_per_joule": 0.03,
 }
 
 // TuneMetricList names the judged metrics for a comparison's document, in
@@ -46,9 +47,10 @@ func TuneMetricList() []results.TuneMetric {
 	return out
 }
 
-// tuneMetric is the metric of this id among Metrics and EnergyMetrics.
+// tuneMetric is the metric of this id among Metrics, EnergyMetrics and
+// WallMetrics.
 func tuneMetric(id string) (Metric, bool) {
-	for _, ms := range [][]Metric{Metrics, EnergyMetrics} {
+	for _, ms := range [][]Metric{Metrics, EnergyMetrics, WallMetrics} {
 		if i := slices.IndexFunc(ms, func(m Metric) bool { return m.ID == id }); i >= 0 {
 			return ms[i], true
 		}

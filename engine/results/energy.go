@@ -210,11 +210,15 @@ var energyColumns = []energyColumn{
 	{heading: "Wall\nenergy J", csv: "wall_energy_j", wall: true, cell: func(r EnergyRow) string { return Num(r.WallEnergyJ, 0) }},
 	{heading: "Wall\ntok/J", csv: "wall_tokens_per_joule", wall: true, cell: func(r EnergyRow) string { return Num(r.WallTokensPerJ, 3) }},
 	{heading: "Above idle\ntok/J", csv: "wall_tokens_per_joule_above_idle", wall: true, cell: func(r EnergyRow) string { return Num(r.WallTokensPerJAboveIdle, 3) }},
-	{heading: "Cost per\n1M tok", csv: "cost_per_million_tokens", cost: true, cell: func(r EnergyRow) string { return Num(r.CostPerMillion, 4) }},
+	// The cost's heading begins with the currency: "EUR per\n1M tok".
+	{heading: costHeading, csv: "cost_per_million_tokens", cost: true, cell: func(r EnergyRow) string { return Num(r.CostPerMillion, 4) }},
 }
 
+// costHeading is the cost column's heading after its currency.
+const costHeading = " per\n1M tok"
+
 // EnergyCSVName is the CSV column name of an energy table's heading
-// (either line form; the cost's with its currency after it) or of the
+// (either line form; the cost's after its currency) or of the
 // Kovara table's GPU power and tokens per joule, or "" for any other.
 func EnergyCSVName(heading string) string {
 	flat := Flat(heading)
@@ -226,7 +230,7 @@ func EnergyCSVName(heading string) string {
 		return "gpu_tokens_per_joule"
 	}
 	for _, c := range energyColumns {
-		if Flat(c.heading) == flat || strings.HasPrefix(flat, Flat(c.heading)+" ") {
+		if c.cost && strings.HasSuffix(flat, Flat(costHeading)) || Flat(c.heading) == flat {
 			return c.csv
 		}
 	}
@@ -255,7 +259,7 @@ func EnergyTable(p Powered, price *Price) *Table {
 		}
 		h := c.heading
 		if c.cost {
-			h += " " + price.Currency
+			h = price.Currency + h
 		}
 		t.Columns = append(t.Columns, h)
 		cols = append(cols, c)

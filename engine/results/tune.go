@@ -529,6 +529,9 @@ func (r *TuneResult) Headline() string {
 	var parts []string
 	for s := 1; s < len(r.Settings); s++ {
 		line := r.settingSentence(s)
+		if e := r.energySentence(s); e != "" {
+			line += " " + e
+		}
 		if d := r.driftOf(s); d != nil {
 			// Speed and answers together: the two things the comparison
 			// was run to find out. Where only the answers' text was
@@ -567,7 +570,8 @@ func (r *TuneResult) settingSentence(s int) string {
 	var rows []TuneVerdict
 	levels := map[int]bool{}
 	for _, v := range r.Verdicts {
-		if v.Setting == s {
+		// Speed only: what it costs per token is energySentence's.
+		if v.Setting == s && !energyMetric(v.Metric) {
 			rows = append(rows, v)
 			levels[v.Concurrency] = true
 		}
@@ -655,6 +659,41 @@ func (r *TuneResult) settingSentence(s int) string {
 		out += "; no difference beyond noise at " + strings.Join(quiet, " or ")
 	}
 	return out + "."
+}
+
+// energyMetric: tokens per joule, of the GPUs or at the wall.
+func energyMetric(id string) bool { return id == "tokens_per_joule" || id == "wall_tokens_per_joule" }
+
+// energySentence says which of setting s and the first costs less per
+// output token (issue #49), from tokens per joule at the wall where the
+// runs read a plug (the bill), else the GPUs', at the most users both
+// were judged at; "" when neither was measured.
+func (r *TuneResult) energySentence(s int) string {
+	name, base := r.Settings[s].Name, r.Settings[0].Name
+	for _, id := range []string{"wall_tokens_per_joule", "tokens_per_joule"} {
+		var at *TuneVerdict
+		for i, v := range r.Verdicts {
+			if v.Setting == s && v.Metric == id && v.Verdict != TuneUnknown && (at == nil || v.Concurrency > at.Concurrency) {
+				at = &r.Verdicts[i]
+			}
+		}
+		if at == nil {
+			continue
+		}
+		where := "at the wall"
+		if id == "tokens_per_joule" {
+			where = "of the GPUs"
+		}
+		change := fmt.Sprintf("tokens per joule %s %s (±%s) at %s", where, signedPercent(at.Change), percentWords(at.HalfWidth()), usersWords(at.Concurrency))
+		switch {
+		case at.Called() && at.Verdict == TuneBetter:
+			return fmt.Sprintf("Per token, %s is cheaper to run than %s: %s.", name, base, change)
+		case at.Called():
+			return fmt.Sprintf("Per token, %s costs more to run than %s: %s.", name, base, change)
+		}
+		return fmt.Sprintf("Per token, %s and %s cost the same to run within noise (%s).", name, base, change)
+	}
+	return ""
 }
 
 // fewOf lists up to three items and says how many more there are.
