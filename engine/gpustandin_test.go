@@ -28,8 +28,12 @@ func TestStagesRecordGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	tel := res.Local.Telemetry
-	if tel == nil || len(tel.Inventory) != 2 {
+	if tel == nil || len(tel.Inventory) != 2 || tel.Tool != "nvidia-smi" {
 		t.Fatalf("telemetry %+v (warnings %v)", tel, res.Warnings)
+	}
+	// The energy table names the stages as the plan does.
+	if et := results.EnergyTable(res, nil); et == nil || et.Rows[0][0] != "1 user (every prompt)" || !strings.HasPrefix(et.Rows[len(et.Rows)-2][0], "3 users at once") {
+		t.Errorf("energy table %+v", et)
 	}
 	for stage, name := range map[int]string{1: "decode", 3: "many users"} {
 		lv, ok := tel.Levels[stage]

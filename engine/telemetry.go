@@ -7,8 +7,9 @@ import (
 	"github.com/kovara/desktop/hw"
 )
 
-// inventoryTimeout bounds the GPU inventory at the start of a run.
-const inventoryTimeout = 20 * time.Second
+// inventoryTimeout bounds the GPU inventory at the start of a run: over
+// ssh it also finds which tool the machine has (hw's detection).
+const inventoryTimeout = 30 * time.Second
 
 // gpuWatch is the GPU telemetry of one run: a sampler started before the
 // first measured request, the window of every level, and what went wrong.
@@ -85,6 +86,7 @@ func (g *gpuWatch) finish() (*hw.Telemetry, []string) {
 	}
 	g.stop()
 	t := hw.NewTelemetry(g.src, g.inv, g.smp, g.windows, g.warns...)
+	t.Tool = hw.Tool(g.src)
 	if g.smp != nil {
 		// The series counts from the sampler's start, which came after
 		// the inventory: the chart places it on the run's time.

@@ -126,7 +126,7 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s.timeoutEntry = newFormEntry(s.u)
 	s.timeoutEntry.SetPlaceHolder("120")
 	s.gpuEntry = newFormEntry(s.u)
-	s.gpuEntry.SetPlaceHolder("local, ssh://user@host or http://host:9400/metrics")
+	s.gpuEntry.SetPlaceHolder("local or ssh://user@host (NVIDIA, AMD, Apple, Intel), or http://host:9400/metrics")
 	s.wallEntry = newFormEntry(s.u)
 	s.wallEntry.SetPlaceHolder("a smart plug on the server's lead: http://plug-address (Shelly or Tasmota)")
 	s.formNote = widget.NewLabel("")

@@ -20,7 +20,11 @@ func printSummary(w io.Writer, f *results.File) {
 	tel := f.Local.Telemetry
 	fmt.Fprintln(w, "times in ms; tokens counted by", tokenMethod(f))
 	if tel != nil {
-		fmt.Fprintf(w, "GPU power from %s: %d GPUs; energy per level integrated over its wall time\n", tel.Host, len(tel.Inventory))
+		from := tel.Host
+		if tel.Tool != "" {
+			from = tel.Tool + " on " + tel.Host
+		}
+		fmt.Fprintf(w, "GPU power from %s: %d GPUs; energy per level integrated over its wall time\n", from, len(tel.Inventory))
 	}
 	if f.Local.PartialRun != nil {
 		fmt.Fprintln(w, "(partial): the interrupted level, kept in local.partial_run, not publishable")

@@ -151,8 +151,11 @@ type LevelTelemetry struct {
 // from (never with credentials), the cards, energy per level keyed by
 // concurrency, what went wrong, and a thinned series for charts.
 type Telemetry struct {
-	Source     GPUSourceKind          `json:"source"` // local, ssh or exporter
-	Host       string                 `json:"host"`   // no user, password or path
+	Source GPUSourceKind `json:"source"` // local, ssh or exporter
+	// Tool is what a local or ssh source found and read: nvidia-smi,
+	// amd-smi, amdgpu (the driver's sysfs files), macmon or xpu-smi.
+	Tool       string                 `json:"tool,omitempty"`
+	Host       string                 `json:"host"` // no user, password or path
 	GPUs       []int                  `json:"gpus,omitempty"`
 	IntervalMS int64                  `json:"interval_ms"`
 	Inventory  []GPU                  `json:"inventory"`
