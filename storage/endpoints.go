@@ -39,6 +39,26 @@ func (e SavedEndpoint) Key(keys Keys) (string, error) {
 	return keys.Get(e.Name)
 }
 
+// WallAccount is the keyring account of an endpoint's wall plug token
+// (a Home Assistant sensor's long-lived token): beside its API key,
+// never in endpoints.yaml.
+func WallAccount(name string) string { return name + " (wall plug token)" }
+
+// NeedsWallToken says the endpoint's plug is a Home Assistant sensor,
+// which answers only with a token.
+func (e SavedEndpoint) NeedsWallToken() bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(e.Wall)), "ha://")
+}
+
+// WallToken is the endpoint's wall plug token from keys: "" with
+// ErrNoKey when its plug needs none or none was kept.
+func (e SavedEndpoint) WallToken(keys Keys) (string, error) {
+	if !e.NeedsWallToken() {
+		return "", ErrNoKey
+	}
+	return keys.Get(WallAccount(e.Name))
+}
+
 // endpointYAML is the file form of a SavedEndpoint.
 type endpointYAML struct {
 	Name      string   `yaml:"name"`

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -336,4 +338,74 @@ func TestEndpointWallPlug(t *testing.T) {
 			t.Errorf("saved %+v %v %v, want the plug kept", saved, ok, err)
 		}
 	})
+}
+
+// TestEndpointHomeAssistantToken: a Home Assistant sensor as the wall
+// plug asks for its token beside the address; Save keeps the token in
+// the keyring (never in endpoints.yaml), Test reads the sensor with it
+// (typed, or from the keyring once saved), and deleting the endpoint
+// forgets it. A stand-in answers as Home Assistant's REST API does: the
+// sensor's state with the token, 401 without.
+func TestEndpointHomeAssistantToken(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6})
+	const token = "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.test"
+	ha := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token || r.URL.Path != "/api/states/sensor.rack_power" {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, "401: Unauthorized")
+			return
+		}
+		fmt.Fprint(w, `{"entity_id":"sensor.rack_power","state":"84.2","attributes":{"unit_of_measurement":"W","device_class":"power"}}`)
+	}))
+	t.Cleanup(ha.Close)
+	plug := "ha://" + strings.TrimPrefix(ha.URL, "http://") + "/sensor.rack_power"
+	s := h.u.endpointS
+	h.locked(func() {
+		test.Tap(s.addButton)
+		if s.wallToken.Visible() {
+			t.Error("the token's entry shows before the plug is a Home Assistant sensor")
+		}
+		test.Type(s.nameEntry, "ha box")
+		test.Type(s.urlEntry, url)
+		test.Type(s.wallEntry, plug)
+		if !s.wallToken.Visible() {
+			t.Fatal("no entry for the sensor's token")
+		}
+		test.Type(s.wallToken, token)
+		test.Tap(s.saveButton)
+	})
+	if got, err := h.u.keys.Get(storage.WallAccount("ha box")); err != nil || got != token {
+		t.Fatalf("the keyring holds %q (%v), want the token", got, err)
+	}
+	yaml, err := os.ReadFile(filepath.Join(h.u.opts.Dirs.Config, "endpoints.yaml"))
+	if err != nil || strings.Contains(string(yaml), token) {
+		t.Fatalf("endpoints.yaml holds the token (or cannot be read: %v)", err)
+	}
+	// Selected again, the form holds no token: Test reads the keyring's.
+	h.locked(func() {
+		s.list.Select(0)
+		s.list.Select(1)
+	})
+	h.waitFor("the endpoint's form", 10*time.Second, func() bool { return s.nameEntry.Text == "ha box" })
+	h.locked(func() {
+		if s.wallToken.Text != "" {
+			t.Errorf("the form shows the token %q", s.wallToken.Text)
+		}
+		test.Tap(s.testButton)
+	})
+	h.waitFor("the wall line", 20*time.Second, func() bool { return strings.Contains(s.testResult.Text, "Wall power: ") })
+	h.locked(func() {
+		if !strings.Contains(s.testResult.Text, "84.2 W now") {
+			t.Errorf("Test result:\n%s\nwant the sensor's 84.2 W", s.testResult.Text)
+		}
+		if strings.Contains(s.testResult.Text, token) {
+			t.Error("Test says the token")
+		}
+		test.Tap(s.deleteButton)
+		h.tapInOverlay("Yes")
+	})
+	if _, err := h.u.keys.Get(storage.WallAccount("ha box")); !errors.Is(err, storage.ErrNoKey) {
+		t.Errorf("after Delete the keyring still answers %v", err)
+	}
 }

@@ -164,6 +164,10 @@ func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, sim
 				s.u.do(func() { s.live.lastError.SetText(problem) })
 			}
 			ep.APIKey = key
+			if saved.NeedsWallToken() {
+				// Without it the plug refuses, and the run says so.
+				ep.WallToken, _ = saved.WallToken(s.u.keys)
+			}
 		}
 		show := run(ctx, ep, engine.Observer{Live: live})
 		if stopSim != nil {

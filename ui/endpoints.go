@@ -48,6 +48,7 @@ type EndpointsScreen struct {
 	timeoutEntry *formEntry
 	gpuEntry     *formEntry
 	wallEntry    *formEntry
+	wallToken    *formEntry // a Home Assistant sensor's token, beside the plug's address
 	formNote     *widget.Label
 	saveButton   *widget.Button
 	deleteButton *widget.Button
@@ -128,7 +129,14 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s.gpuEntry = newFormEntry(s.u)
 	s.gpuEntry.SetPlaceHolder("local or ssh://user@host (NVIDIA, AMD, Apple, Intel), or http://host:9400/metrics")
 	s.wallEntry = newFormEntry(s.u)
-	s.wallEntry.SetPlaceHolder("a smart plug on the server's lead: http://plug-address (Shelly or Tasmota)")
+	s.wallEntry.SetPlaceHolder("a smart plug on the server's lead: http://plug-address (Shelly, Tasmota) or ha://host:8123/sensor.name")
+	// A Home Assistant sensor answers only with its long-lived token,
+	// kept in the keyring like the API key: its entry shows beside the
+	// plug's address once that is an ha:// one.
+	s.wallToken = newPasswordFormEntry(s.u)
+	s.wallToken.SetPlaceHolder("its token (keyring)")
+	s.wallToken.Hide()
+	s.wallEntry.OnChanged = func(string) { s.showWallToken() }
 	s.formNote = widget.NewLabel("")
 	s.formNote.Wrapping = fyne.TextWrapWord
 	s.form = widget.NewForm(
@@ -138,7 +146,7 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 		widget.NewFormItem("", s.verifyCheck),
 		widget.NewFormItem("Timeout (s)", s.timeoutEntry),
 		widget.NewFormItem("GPU telemetry", s.gpuEntry),
-		widget.NewFormItem("Wall power", s.wallEntry),
+		widget.NewFormItem("Wall power", container.NewBorder(nil, nil, nil, container.NewGridWrap(fyne.NewSize(190, s.wallToken.MinSize().Height), s.wallToken), s.wallEntry)),
 	)
 	s.saveButton = widget.NewButton("Save", s.onSave)
 	s.deleteButton = widget.NewButton("Delete", s.onDelete)
@@ -240,13 +248,25 @@ func (s *EndpointsScreen) fill(e storage.SavedEndpoint, key string) {
 	}
 	s.gpuEntry.SetText(e.GPU)
 	s.wallEntry.SetText(e.Wall)
+	s.wallToken.SetText("")
+	s.showWallToken()
+}
+
+// showWallToken shows the token's entry while the plug is a Home
+// Assistant sensor.
+func (s *EndpointsScreen) showWallToken() {
+	if (storage.SavedEndpoint{Wall: s.wallEntry.Text}).NeedsWallToken() {
+		s.wallToken.Show()
+	} else {
+		s.wallToken.Hide()
+	}
 }
 
 func (s *EndpointsScreen) setEditable(on bool) {
 	// Through setEnabled: the labels stayed grey after the simulator's
 	// read-only entry (the first one selected), however editable the form
 	// had become.
-	setEnabled(s.form, on, s.nameEntry, s.urlEntry, s.keyEntry, s.verifyCheck, s.timeoutEntry, s.gpuEntry, s.wallEntry, s.saveButton, s.deleteButton)
+	setEnabled(s.form, on, s.nameEntry, s.urlEntry, s.keyEntry, s.verifyCheck, s.timeoutEntry, s.gpuEntry, s.wallEntry, s.wallToken, s.saveButton, s.deleteButton)
 }
 
 // formEndpoint reads the form into a saved endpoint and its key.
@@ -299,6 +319,18 @@ func (s *EndpointsScreen) onSave() {
 		}
 	} else {
 		_ = s.u.keys.Delete(e.Name)
+	}
+	if old != "" && old != e.Name {
+		_ = s.u.keys.Delete(storage.WallAccount(old))
+	}
+	switch token := s.wallToken.Text; {
+	case !e.NeedsWallToken():
+		_ = s.u.keys.Delete(storage.WallAccount(e.Name))
+	case token != "":
+		// Left empty, the token kept before stays.
+		if err := s.u.keys.Set(storage.WallAccount(e.Name), token); err != nil && !problem {
+			note, problem = "Saved, but the wall plug's token was not: "+err.Error(), true
+		}
 	}
 	// The form already shows what was saved: selecting its new row
 	// leaves the form, the key typed and the Test report as they are
@@ -358,6 +390,7 @@ func (s *EndpointsScreen) onDelete() {
 			return
 		}
 		_ = s.u.keys.Delete(name)
+		_ = s.u.keys.Delete(storage.WallAccount(name))
 		s.u.forgetCheck(name)
 		s.u.forgetStatus(name)
 		s.reload()
@@ -371,6 +404,7 @@ func (s *EndpointsScreen) onTest() {
 	s.cancelTest()
 	url := strings.TrimSpace(s.urlEntry.Text)
 	var ep engine.Endpoint
+	var wallFrom storage.SavedEndpoint // whose plug token the Test reads from the keyring
 	var stop func()
 	if s.selected == SimulatorName {
 		srv, simURL, err := sim.Start(sim.Demo(), "127.0.0.1:0")
@@ -388,6 +422,11 @@ func (s *EndpointsScreen) onTest() {
 		}
 		ep = e.WithKey(key)
 		ep.KeyHint = appKeyHint
+		ep.WallToken = s.wallToken.Text
+		if ep.WallToken == "" {
+			// Read with the rest of the Test, off the UI goroutine.
+			wallFrom = e
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	s.testing = cancel
@@ -396,6 +435,9 @@ func (s *EndpointsScreen) onTest() {
 	s.setReport("Testing "+ep.Name+"…", testRunning, url)
 	go func() {
 		defer cancel()
+		if wallFrom.NeedsWallToken() {
+			ep.WallToken, _ = wallFrom.WallToken(s.u.keys)
+		}
 		if stop != nil {
 			defer stop()
 		}

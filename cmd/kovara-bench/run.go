@@ -296,6 +296,10 @@ func (f *runFlags) savedOrAddress(stderr io.Writer) (engine.Endpoint, error) {
 				ep.GPU = f.gpu
 			}
 			f.withWall(&ep)
+			if ep.WallToken == "" && f.wall == "" && saved.NeedsWallToken() {
+				// The saved plug's token, kept in the keyring by the app.
+				ep.WallToken, _ = saved.WallToken(storage.NewKeyring(5 * time.Second))
+			}
 			return ep, nil
 		}
 	}
@@ -323,7 +327,8 @@ func (f *runFlags) checkWall() error {
 }
 
 // withWall gives ep the --wall plug (over a saved endpoint's own), and a
-// Home Assistant sensor's token from the environment.
+// Home Assistant sensor's token from the environment (a saved
+// endpoint's own plug's otherwise comes from the keyring).
 func (f *runFlags) withWall(ep *engine.Endpoint) {
 	if f.wall != "" {
 		ep.Wall = f.wall
