@@ -127,3 +127,28 @@ func containsAll(s string, parts []string) bool {
 	}
 	return true
 }
+
+// TestTuneReadsPowerLimitBack: a settings comparison on an endpoint with
+// a GPU source says beside each setting the power limit its runs read
+// back from the cards (two RTX 3090s capped at 350 W each), where a
+// power-limit comparison shows what its commands really applied.
+func TestTuneReadsPowerLimitBack(t *testing.T) {
+	hwtest.StandInSMI(t, 250)
+	cfg := fastSim()
+	cfg.Models = []string{"m"}
+	_, url := startSim(t, cfg)
+	plan := TunePlan{
+		Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
+		Rounds:   2, Inner: tinyTunePlan(), NoAnswers: true,
+	}
+	var log tuneLog
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url, GPU: "local"}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Settings {
+		if s.Server == nil || s.Server.PowerLimitW == nil || *s.Server.PowerLimitW != 700 || !strings.Contains(s.Server.Describe(), "GPU power limit 700 W") {
+			t.Errorf("%s: server %+v (%q), want the 700 W read back", s.Name, s.Server, s.Server.Describe())
+		}
+	}
+}

@@ -405,19 +405,50 @@ func logOf(srv *serverproc.Server) []string {
 // noteServer keeps what the server said of itself in a setting (its
 // first run's detection), and warns when its build changed since.
 func (t *tuneRun) noteServer(si int, f *results.File) {
+	set := &t.res.Settings[si]
+	if limit := powerLimitOf(f.Local.Telemetry); limit != nil {
+		// Read back at every turn: the command before it may not have
+		// applied what it asked (no sudo, a cap out of range).
+		if set.Server == nil {
+			set.Server = &results.TuneServer{}
+		}
+		if was := set.Server.PowerLimitW; was != nil && *was != *limit {
+			t.warnOnce(fmt.Sprintf("%s: the GPUs' power limit changed between rounds (%.0f W, then %.0f W): the rounds measured different settings", set.Name, *was, *limit))
+		}
+		set.Server.PowerLimitW = limit
+	}
 	d := f.Local.Detection
 	if d == nil {
 		return
 	}
 	now := &results.TuneServer{Family: d.Family, Build: d.Version, Slots: d.ParallelSlots, Context: d.ContextLength}
-	set := &t.res.Settings[si]
-	if set.Server == nil {
+	if set.Server == nil || set.Server.Family == "" && set.Server.Build == "" {
+		// The first detection (beside a power limit already read).
+		if set.Server != nil {
+			now.PowerLimitW = set.Server.PowerLimitW
+		}
 		set.Server = now
 		return
 	}
 	if now.Build != set.Server.Build {
 		t.warnOnce(fmt.Sprintf("%s: the server's build changed between rounds (%s, then %s): the rounds measured different servers", set.Name, set.Server.Build, now.Build))
 	}
+}
+
+// powerLimitOf is the GPUs' power limits summed, as the inventory read
+// them; nil when some card did not say its limit, or without telemetry.
+func powerLimitOf(tel *results.Telemetry) *float64 {
+	if tel == nil || len(tel.Inventory) == 0 {
+		return nil
+	}
+	var sum float64
+	for _, g := range tel.Inventory {
+		if g.PowerLimitW == nil {
+			return nil
+		}
+		sum += *g.PowerLimitW
+	}
+	return &sum
 }
 
 func (t *tuneRun) warnOnce(w string) {

@@ -117,6 +117,10 @@ type TuneServer struct {
 	Build   string `json:"build,omitempty"`
 	Slots   int    `json:"slots,omitempty"`
 	Context int    `json:"context,omitempty"`
+	// PowerLimitW is the GPUs' power limits summed, as the GPU source
+	// read them back at the setting's latest run: what a command before
+	// the turn ("sudo nvidia-smi -pl 250") really applied.
+	PowerLimitW *float64 `json:"power_limit_w,omitempty"`
 }
 
 // Describe is the report in a few words ("llama.cpp b9749, 8 slots,
@@ -132,10 +136,14 @@ func (s *TuneServer) Describe() string {
 			context += " a slot"
 		}
 	}
+	limit := ""
+	if s.PowerLimitW != nil {
+		limit = fmt.Sprintf("GPU power limit %.0f W", *s.PowerLimitW)
+	}
 	return listed(
 		when(s.Family != "", strings.TrimSpace(FamilyName(s.Family)+" "+s.Build)),
 		when(s.Slots > 0, fmt.Sprintf("%d %s", s.Slots, Plural(s.Slots, "slot", "slots"))),
-		context)
+		context, limit)
 }
 
 // TuneRun is one measured run of one setting.
