@@ -70,6 +70,11 @@ type WallReading struct {
 	// Where names the reading's component ("switch:0", "ENERGY", the
 	// Home Assistant entity), for the Test's sentence.
 	Where string
+	// Updated is when the plug itself last measured, where it says
+	// (Home Assistant's last_reported, else last_updated), as it wrote
+	// it; "" where it does not. Two readings with the same stamp are one
+	// measurement read twice (WallSampler keeps the first).
+	Updated string
 }
 
 // parseShellyGen2 reads Shelly.GetStatus (or one component's
@@ -174,6 +179,11 @@ func parseHomeAssistant(body []byte) (WallReading, error) {
 		Attrs  struct {
 			Unit string `json:"unit_of_measurement"`
 		} `json:"attributes"`
+		// last_reported moves with every report of the sensor, an
+		// unchanged value too (Home Assistant 2024.3 on); last_updated
+		// only when the value or its attributes change.
+		Reported string `json:"last_reported"`
+		Updated  string `json:"last_updated"`
 	}
 	if err := json.Unmarshal(body, &st); err != nil {
 		return WallReading{}, fmt.Errorf("the Home Assistant's answer is not a sensor's state: %w", err)
@@ -191,7 +201,11 @@ func parseHomeAssistant(body []byte) (WallReading, error) {
 	default:
 		return WallReading{}, fmt.Errorf("%s is in %q, not a power (W or kW): choose the plug's power sensor", st.Entity, st.Attrs.Unit)
 	}
-	return checked(WallReading{PowerW: v, Where: st.Entity})
+	stamp := st.Reported
+	if stamp == "" {
+		stamp = st.Updated
+	}
+	return checked(WallReading{PowerW: v, Where: st.Entity, Updated: stamp})
 }
 
 // checked refuses a reading no plug on a homelab's lead can give.
@@ -365,7 +379,7 @@ func looksLike(f WallFamily, body []byte) bool {
 func (w *Wall) Read(ctx context.Context) (WallReading, error) {
 	if w.Family == WallHomeAssistant {
 		if w.token == "" {
-			return WallReading{}, errors.New("a Home Assistant sensor is read with a long-lived access token (your profile in Home Assistant): kovara-bench takes it from $KOVARA_WALL_TOKEN; the app does not keep one yet, so use a Shelly or Tasmota address there")
+			return WallReading{}, errors.New("a Home Assistant sensor is read with a long-lived access token (your profile in Home Assistant): give it beside the endpoint's Wall power field in the app, or in $KOVARA_WALL_TOKEN to kovara-bench")
 		}
 		status, body, err := w.get(ctx, "/api/states/"+w.entity)
 		switch {

@@ -27,6 +27,11 @@ type WallSampler struct {
 	samples []WallSample
 	warns   []string
 	failed  int
+	// lastStamp is the plug's own stamp of the latest sample (""
+	// where it gives none); repeats counts readings of a measurement
+	// already kept.
+	lastStamp string
+	repeats   int
 }
 
 // StartSampling reads w (its family known: DetectWall first) every
@@ -47,7 +52,14 @@ func (w *Wall) StartSampling(ctx context.Context, interval time.Duration) *WallS
 			r, err := w.Read(ctx)
 			s.mu.Lock()
 			switch {
+			case err == nil && r.Updated != "" && r.Updated == s.lastStamp:
+				// The same measurement read again: a sensor that
+				// updates slower than it is read (Home Assistant's, at
+				// its own pace) gives one sample per update, so a level
+				// it updated too seldom in is said to be short.
+				s.repeats++
 			case err == nil:
+				s.lastStamp = r.Updated
 				s.samples = append(s.samples, WallSample{T: at, PowerW: r.PowerW})
 			case ctx.Err() == nil:
 				s.failed++
@@ -161,4 +173,12 @@ func (s *WallSampler) Latest() (WallSample, bool) {
 		return WallSample{}, false
 	}
 	return s.samples[len(s.samples)-1], true
+}
+
+// Repeats is how many readings were the plug's previous measurement
+// read again, and left out.
+func (s *WallSampler) Repeats() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repeats
 }

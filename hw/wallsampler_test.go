@@ -2,6 +2,7 @@ package hw
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
@@ -83,5 +84,45 @@ func TestWallSampler(t *testing.T) {
 	}
 	if warns := s.Warnings(); len(warns) != 1 || !strings.Contains(warns[0], "missed a reading") {
 		t.Errorf("warnings %q, want the lost reading said once", warns)
+	}
+}
+
+// TestWallSamplerOnePerUpdate: a Home Assistant sensor read faster than
+// it reports gives one sample per report (its last_reported moves), not
+// one per reading: the same measurement read again is left out and
+// counted.
+func TestWallSamplerOnePerUpdate(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	url := standIn(t, map[string]func(w http.ResponseWriter){"/api/states/sensor.rack_power": func(w http.ResponseWriter) {
+		// A new report every third reading, as a sensor that updates
+		// every few seconds reads when polled each second.
+		k := (n.Add(1) - 1) / 3
+		fmt.Fprintf(w, `{"entity_id":"sensor.rack_power","state":"%d","attributes":{"unit_of_measurement":"W","device_class":"power"},"last_changed":"2026-12-07T10:00:00+00:00","last_reported":"2026-12-07T10:00:%02d+00:00","last_updated":"2026-12-07T10:00:00+00:00"}`, 100+k, k)
+	}})
+	w, err := ParseWall("ha://"+strings.TrimPrefix(url, "http://")+"/sensor.rack_power", "token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.DetectWall(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := w.StartSampling(context.Background(), MinInterval)
+	deadline := time.Now().Add(20 * time.Second)
+	for n.Load() < 12 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.Stop()
+	got := s.Samples()
+	if len(got) < 4 {
+		t.Fatalf("%d samples from %d readings", len(got), n.Load())
+	}
+	for i, r := range got {
+		if r.PowerW != float64(100+i) {
+			t.Errorf("sample %d is %.0f W, want %d W: one per report", i, r.PowerW, 100+i)
+		}
+	}
+	if s.Repeats() < 2*(len(got)-1) {
+		t.Errorf("%d repeats left out for %d samples, want two per report", s.Repeats(), len(got))
 	}
 }
