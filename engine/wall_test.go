@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -267,6 +268,37 @@ func TestTuneWithWallPlug(t *testing.T) {
 	}
 	if h := res.Headline(); !strings.Contains(h, "Per token, 200 W is cheaper to run than 300 W: tokens per joule at the wall +") || strings.Contains(h, "faster") {
 		t.Errorf("headline %q should name the cheaper setting", h)
+	}
+	// The runs' levels drew their setting's limit at the wall: the
+	// median level within 2 % (a level's edges, where no request is out
+	// for a moment, read 100 W and pull a few down by a percent or two),
+	// and its cost per million tokens at 0.30 EUR a kWh the limit's over
+	// its tokens per second, within 2 % too.
+	price := &results.Price{PerKWh: 0.30, Currency: "EUR"}
+	for setting, limit := range map[string]float64{"300 W": 300, "200 W": 200} {
+		type level struct{ power, cost, want float64 }
+		var levels []level
+		for _, f := range log.saved {
+			if f.Local.Tune.Setting != setting {
+				continue
+			}
+			for _, row := range results.EnergyRows(keysOf(f), nil, f.Local.Wall, price) {
+				if row.Whole || row.WallPowerW == nil || row.CostPerMillion == nil {
+					continue
+				}
+				lv := f.Local.Wall.Levels[atoi(t, row.Label)]
+				want := 0.30 * limit * lv.DurationS / float64(lv.OutputTokens) * 1e6 / 3.6e6
+				levels = append(levels, level{*row.WallPowerW, *row.CostPerMillion, want})
+			}
+		}
+		if len(levels) == 0 {
+			t.Fatalf("%s: no level read the plug", setting)
+		}
+		slices.SortFunc(levels, func(a, b level) int { return cmp.Compare(a.power, b.power) })
+		m := levels[len(levels)/2]
+		if math.Abs(m.power-limit) > 0.02*limit || math.Abs(m.cost-m.want) > 0.02*m.want {
+			t.Errorf("%s: the median level drew %.1f W at %.6f EUR per million tokens, want %.0f W and %.6f EUR", setting, m.power, m.cost, limit, m.want)
+		}
 	}
 	spec, ok := chart.TuneTradeOff(res, 2, chart.Light())
 	if !ok || len(spec.Series) != 2 || len(spec.Series[0].X) != 4 || len(spec.Series[1].X) != 4 {
