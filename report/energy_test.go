@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,5 +109,55 @@ func TestEnergyInReports(t *testing.T) {
 	}
 	if !strings.Contains(page.String(), "Power over the run") {
 		t.Error("the HTML page has no power chart")
+	}
+}
+
+// TestEnergyOfCapturedRun: a real llama-server run read by a plug
+// (planstest.LlamaKovaraWall) reports its wall figures on each level's
+// CSV row, under the names promised, as a spreadsheet reads them, and its
+// HTML page draws the power over the run; neither says the plug's
+// address.
+func TestEnergyOfCapturedRun(t *testing.T) {
+	t.Parallel()
+	f := planstest.LlamaKovaraWall(t)
+	d := plans.Kovara{File: f}
+	price := &results.Price{PerKWh: 0.32, Currency: "EUR"}
+	r, err := Of(d, WithPrice(price))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := CSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(f.Runs)+2 {
+		t.Fatalf("%d records, want a header, a row a level and the whole run's:\n%s", len(recs), b.String())
+	}
+	for _, name := range []string{"wall_power_w", "wall_idle_w", "wall_energy_j", "wall_tokens_per_joule", "cost_per_million_tokens"} {
+		i := slices.Index(recs[0], name)
+		if i < 0 {
+			t.Fatalf("no %s among %q", name, recs[0])
+		}
+		for _, rec := range recs[1:] {
+			if _, err := strconv.ParseFloat(rec[i], 64); err != nil {
+				t.Errorf("%s of %q is %q, not a figure", name, rec[0], rec[i])
+			}
+		}
+	}
+	var page bytes.Buffer
+	if err := HTML(&page, []plans.Doc{d}, nil, WithPrice(price)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `alt="Power over the run"`) {
+		t.Error("the page draws no power over the run")
+	}
+	for name, text := range map[string]string{"csv": b.String(), "html": page.String()} {
+		if strings.Contains(text, "127.0.0.1:8099") {
+			t.Errorf("the %s says the plug's address", name)
+		}
 	}
 }

@@ -64,6 +64,13 @@ func LlamaKovara(t testing.TB) *results.File {
 	return captureIn(t, capturesB4748(), "kovara.json", results.Decode)
 }
 
+// LlamaKovaraWall is a Kovara run on a real llama-server b4748 with a
+// wall plug (a stand-in Shelly Gen2 whose power follows the server's
+// CPU): 1 and 2 users, 8 requests each, read idle at 40 W first.
+func LlamaKovaraWall(t testing.TB) *results.File {
+	return captureIn(t, capturesB4748(), "kovara-wall.json", results.Decode)
+}
+
 // LlamaStages is a quick three-stage run (4 users) on llama-server b4748,
 // whose 2,048-token slots cut the cold prefill to 1,878 tokens.
 func LlamaStages(t testing.TB) *results.StagesResult {
