@@ -96,6 +96,10 @@ func FormatValue(m Metric, v float64) string {
 		decimals = pick(a, 1, 2, 1)
 	case "tok/s":
 		decimals = pick(a, 10, 2, 1)
+	case "tok/J":
+		// A small model's or a starved machine's 0.016 tok/J keeps its
+		// figures, as a GPU's 4.2 does.
+		decimals = pick(a, 1, 3, 2)
 	case "req/s":
 		decimals = pick(a, 10, 3, 2)
 		if a >= 100 {

@@ -74,7 +74,7 @@ var EnergyMetrics = []Metric{
 // against noise (a level's energy has no spread of its own); a settings
 // comparison judges tokens per joule over its rounds.
 var WallMetrics = []Metric{
-	{ID: "wall_tokens_per_joule", Label: "tokens per joule at the wall", Unit: "tok/J", Dir: HigherBetter,
+	{ID: "wall_tokens_per_joule", Label: "tok/J at the wall", Unit: "tok/J", Dir: HigherBetter,
 		GetLocal: func(f *results.File, r results.Run) (float64, bool) {
 			if w := f.Local.Wall; w != nil {
 				if lv, ok := w.Levels[r.Concurrency]; ok && lv.TokensPerJoule != nil {
