@@ -1,8 +1,10 @@
 package compare
 
 import (
+	"math/rand/v2"
 	"testing"
 
+	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/hw"
 )
@@ -27,12 +29,80 @@ func TestEnergyRowsOnlyWithTelemetry(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("tokens per joule rows: %d, want one per level", len(got))
 	}
-	// Energy has no interval: the change is shown, never called, so
-	// never coloured.
+	// Energy without its readings over time has no interval: the change
+	// is shown, never called, so never coloured.
 	if c := got[0].Cells[1]; !c.Present || c.Better != 0 || c.Delta < 0.249 || c.Delta > 0.251 {
 		t.Errorf("level 1: %+v, want +25 %%, not coloured", c)
 	}
 	if c := got[1].Cells[1]; c.Present {
 		t.Errorf("level 8 of run 2 has no energy: want a gap, got %+v", c)
+	}
+}
+
+// withWall gives f's levels a wall plug's readings: n a level, around
+// watts with the given relative spread (a seeded draw), and tokens per
+// joule from the level's output throughput.
+func withWall(f *results.File, seed uint64, watts, spread float64, n int) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	w := &results.WallTelemetry{Levels: map[int]results.WallLevel{}, Series: &results.WallSeries{}}
+	t := 0.0
+	for _, r := range f.Runs {
+		from := t
+		sum := 0.0
+		for range n {
+			p := watts * (1 + spread*rng.NormFloat64())
+			w.Series.TS, w.Series.PowerW = append(w.Series.TS, t), append(w.Series.PowerW, p)
+			sum += p
+			t++
+		}
+		mean := sum / float64(n)
+		w.Levels[r.Concurrency] = results.WallLevel{StartS: from, EndS: t - 1, MeanPowerW: ptr(mean), TokensPerJoule: ptr(r.Metrics.OutputThroughput / mean)}
+		t += 5
+	}
+	f.Local.Wall = w
+}
+
+// Tokens per joule at the wall is judged like any figure: the run's
+// throughput spread (resampled requests) and its power readings' spread
+// together. A server drawing 300 W where the baseline drew 200 W at the
+// same speed is a third worse per joule, beyond noise; the same 200 W
+// is within noise; a level read too seldom (4 readings) is not judged.
+func TestWallTokensPerJouleJudged(t *testing.T) {
+	t.Parallel()
+	synth := comparetest.Typical(1, 100, 64)
+	for _, c := range []struct {
+		name   string
+		watts  float64
+		n      int
+		noise  Noise
+		better int
+	}{
+		{"a third more power", 300, 30, BeyondNoise, -1},
+		{"the same power", 200, 30, WithinNoise, 0},
+		{"too few readings", 300, 4, NoiseUnknown, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := comparetest.SynthFile(41, []int{1, 8}, synth), comparetest.SynthFile(42, []int{1, 8}, synth)
+			withWall(a, 1, 200, 0.02, 30)
+			withWall(b, 2, c.watts, 0.02, c.n)
+			_, rows := Compared([]*results.File{a, b}, nil)
+			found := false
+			for _, r := range rows {
+				if r.Metric.ID != "wall_tokens_per_joule" || r.Concurrency != 8 {
+					continue
+				}
+				found = true
+				cell := r.Cells[1]
+				if cell.Noise != c.noise || cell.Better != c.better {
+					t.Errorf("%+v, want %v, better %d", cell, c.noise, c.better)
+				}
+				if c.noise == BeyondNoise && !(cell.Low <= cell.Delta && cell.Delta <= cell.High && cell.High < 0) {
+					t.Errorf("interval %+.3f … %+.3f around %+.3f", cell.Low, cell.High, cell.Delta)
+				}
+			}
+			if !found {
+				t.Fatal("no tokens per joule at the wall at 8")
+			}
+		})
 	}
 }

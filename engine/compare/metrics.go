@@ -70,9 +70,9 @@ var EnergyMetrics = []Metric{
 
 // WallMetrics are shown when some run of a comparison read a wall plug:
 // output tokens per joule of the whole machine (the bill) and its mean
-// power. Each is one figure per level, compared as a value, not judged
-// against noise (a level's energy has no spread of its own); a settings
-// comparison judges tokens per joule over its rounds.
+// power. Tokens per joule is judged against noise like any figure, from
+// the throughput's spread and the plug's readings in the level's window
+// (noise.go); the power is shown, never called.
 var WallMetrics = []Metric{
 	{ID: "wall_tokens_per_joule", Label: "tok/J at the wall", Unit: "tok/J", Dir: HigherBetter,
 		GetLocal: func(f *results.File, r results.Run) (float64, bool) {

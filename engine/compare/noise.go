@@ -17,7 +17,7 @@ const (
 	// NoiseUnknown: not judged. A run has no raw samples at the level
 	// (saved before they were kept, or imported from a published file),
 	// its samples cannot be read, or the metric has no interval (counts,
-	// error rate, output length, energy).
+	// error rate, output length, energy without its readings over time).
 	NoiseUnknown Noise = iota
 	// WithinNoise: the interval of the change holds no change at all, or
 	// the change is smaller than NoiseMargin; the difference is not
@@ -166,6 +166,33 @@ func judgeNoise(rows []Row, files []*results.File) noiseReport {
 			va, vb := a.sd[st]*a.sd[st], b.sd[st]*b.sd[st]
 			perRun[i]++
 			todo = append(todo, judged{c, i, row.Concurrency, row.Metric.ID, row.Metric.Dir, math.Log(b.value[st] / a.value[st]), math.Sqrt(va + vb), welch(va, a.df[st], vb, b.df[st])})
+		}
+	}
+	// Tokens per joule is output tokens over the energy: the throughput
+	// (its resampled spread, as above) over the mean power (the spread
+	// of the readings in the level's window). Judged where both runs
+	// kept their readings over time; else shown, never called.
+	for r := range rows {
+		row := &rows[r]
+		readings := powerReadingsOf[row.Metric.ID]
+		if readings == nil {
+			continue
+		}
+		for i := 1; i < len(row.Cells); i++ {
+			c := &row.Cells[i]
+			if !c.HasDelta || sameGroup(files, 0, i) {
+				continue
+			}
+			a, b := spreadAt(0, row.Concurrency), spreadAt(i, row.Concurrency)
+			pa, oka := powerSE(readings(files[0], row.Concurrency))
+			pb, okb := powerSE(readings(files[i], row.Concurrency))
+			if a == nil || b == nil || !a.has[statOutput] || !b.has[statOutput] || !oka || !okb {
+				continue
+			}
+			va, vb := a.sd[statOutput]*a.sd[statOutput]+pa*pa, b.sd[statOutput]*b.sd[statOutput]+pb*pb
+			perRun[i]++
+			todo = append(todo, judged{c, i, row.Concurrency, row.Metric.ID, row.Metric.Dir, math.Log(c.Value / row.Cells[0].Value), math.Sqrt(va + vb),
+				welch(va, a.df[statOutput], vb, b.df[statOutput])})
 		}
 	}
 
@@ -486,4 +513,76 @@ func NoiseLegend(rows []Row) string {
 			TooWide, strconv.FormatFloat(MaxWidth, 'f', -1, 64))
 	}
 	return s
+}
+
+// powerReadingsOf reads, for each tokens-per-joule metric, the power
+// readings inside a level's window: the wall plug's series, or the GPUs'
+// total.
+var powerReadingsOf = map[string]func(f *results.File, c int) []float64{
+	"wall_tokens_per_joule": func(f *results.File, c int) []float64 {
+		w := f.Local.Wall
+		if w == nil || w.Series == nil {
+			return nil
+		}
+		lv, ok := w.Levels[c]
+		if !ok {
+			return nil
+		}
+		return within(w.Series.TS, w.Series.PowerW, 0, lv.StartS, lv.EndS)
+	},
+	"tokens_per_joule": func(f *results.File, c int) []float64 {
+		t := f.Local.Telemetry
+		if t == nil {
+			return nil
+		}
+		lv, ok := t.Levels[c]
+		if !ok {
+			return nil
+		}
+		ys := make([]float64, len(t.Series.PowerW))
+		for k, p := range t.Series.PowerW {
+			ys[k] = math.NaN()
+			if p != nil {
+				ys[k] = *p
+			}
+		}
+		return within(t.Series.TS, ys, t.Series.ZeroS, lv.StartS, lv.EndS)
+	},
+}
+
+// within is the readings ys whose times ts (shifted by zero) fall in
+// [from, to]; nil for a window never recorded (from = to: an older
+// file).
+func within(ts, ys []float64, zero, from, to float64) []float64 {
+	if to <= from {
+		return nil
+	}
+	var out []float64
+	for k, t := range ts {
+		if t+zero >= from && t+zero <= to && k < len(ys) && !math.IsNaN(ys[k]) {
+			out = append(out, ys[k])
+		}
+	}
+	return out
+}
+
+// powerSE is the standard error of the logarithm of a window's mean
+// power from its readings: their spread over the mean, over √n. Five
+// readings at least, as fewer say little of their spread; the readings
+// of one window lean on each other, so this is the least the mean moves.
+func powerSE(ys []float64) (float64, bool) {
+	if len(ys) < 5 {
+		return 0, false
+	}
+	var mean, m2 float64
+	for k, y := range ys {
+		d := y - mean
+		mean += d / float64(k+1)
+		m2 += d * (y - mean)
+	}
+	if mean <= 0 {
+		return 0, false
+	}
+	sd := math.Sqrt(m2 / float64(len(ys)-1))
+	return sd / mean / math.Sqrt(float64(len(ys))), true
 }

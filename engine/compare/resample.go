@@ -35,8 +35,9 @@ const (
 )
 
 // statOf names the statistic behind each metric of Metrics that has an
-// interval. The others (counts, error rate, output length, energy) have
-// none and are compared as before (SameWithin).
+// interval. The others (counts, error rate, output length) have none and
+// are compared as before (SameWithin); tokens per joule is judged from
+// the throughput's and the power readings' spread (noise.go).
 var statOf = map[string]stat{
 	"output_throughput":   statOutput,
 	"per_user_throughput": statPerUser,
