@@ -35,8 +35,12 @@ type powerPoint struct {
 //     limit of either window edge — a sampler that died mid-level would
 //     otherwise be held flat to the end. Gaps inside the window are bridged
 //     linearly; MaxGapS reports the longest unread stretch.
-//   - Utilisation, link, temperature and memory figures use only the
-//     readings inside the window; utilisation is their plain mean.
+//   - Utilisation, SM clock, link, temperature and memory figures use only
+//     the readings inside the window; utilisation and the SM clock are
+//     their plain mean.
+//   - Clock event (throttle) reasons are a step function: each reading's
+//     reasons hold until that GPU's next reading, held flat at the edges
+//     like power, under the same gap limit (see clockEvents).
 func Energy(samples []Sample, from, to time.Duration, gpus []int) LevelEnergy {
 	le := LevelEnergy{DurationS: (to - from).Seconds()}
 	if to <= from {
@@ -115,8 +119,13 @@ func Energy(samples []Sample, from, to time.Duration, gpus []int) LevelEnergy {
 			known = false
 		}
 		fillInside(&ge, samples, g, from, to)
+		if ge.PeakTempC != nil && (le.PeakTempC == nil || *ge.PeakTempC > *le.PeakTempC) {
+			v := *ge.PeakTempC
+			le.PeakTempC = &v
+		}
 		le.GPUs = append(le.GPUs, ge)
 	}
+	clockEvents(&le, samples, chosen, from, to, gap)
 	if known {
 		var e float64
 		for i := 1; i < len(at); i++ {
@@ -210,8 +219,8 @@ func longestGap(pts []powerPoint, from, to time.Duration) time.Duration {
 
 // fillInside sets the figures that only use readings inside the window.
 func fillInside(ge *GPUEnergy, samples []Sample, gpu int, from, to time.Duration) {
-	var util float64
-	var nUtil int
+	var util, clock float64
+	var nUtil, nClock int
 	var peakW, temp, mem float64
 	var gen, width int
 	var hasW, hasT, hasM, hasG, hasWd bool
@@ -222,6 +231,10 @@ func fillInside(ge *GPUEnergy, samples []Sample, gpu int, from, to time.Duration
 		if s.Has(FieldUtil) {
 			util += s.UtilPct
 			nUtil++
+		}
+		if s.Has(FieldSMClock) {
+			clock += s.SMClockMHz
+			nClock++
 		}
 		if s.Has(FieldPower) && (!hasW || s.PowerW > peakW) {
 			peakW, hasW = s.PowerW, true
@@ -242,6 +255,10 @@ func fillInside(ge *GPUEnergy, samples []Sample, gpu int, from, to time.Duration
 	if nUtil > 0 {
 		u := util / float64(nUtil)
 		ge.MeanUtilPct = &u
+	}
+	if nClock > 0 {
+		c := clock / float64(nClock)
+		ge.MeanSMClockMHz = &c
 	}
 	if hasW {
 		ge.PeakPowerW = &peakW

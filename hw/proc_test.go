@@ -317,7 +317,7 @@ func TestSamplerAgainstFakeNvidiaSMI(t *testing.T) {
 					t.Errorf("Latest = %+v, want %v W", p, tt.power)
 				}
 			}
-			if strings.HasPrefix(tt.source, "ssh://") && !strings.Contains(box.read("ssh.args"), "-o BatchMode=yes -o ConnectTimeout=5 alice@lab-box nvidia-smi --query-gpu=index,power.draw,utilization.gpu,memory.used,clocks.sm,temperature.gpu,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader,nounits -lms "+strconv.FormatInt(tt.interval.Milliseconds(), 10)) {
+			if strings.HasPrefix(tt.source, "ssh://") && !strings.Contains(box.read("ssh.args"), "-o BatchMode=yes -o ConnectTimeout=5 alice@lab-box nvidia-smi --query-gpu=index,power.draw,utilization.gpu,memory.used,clocks.sm,temperature.gpu,pcie.link.gen.current,pcie.link.width.current,clocks_event_reasons.active --format=csv,noheader,nounits -lms "+strconv.FormatInt(tt.interval.Milliseconds(), 10)) {
 				t.Errorf("ssh arguments: %s", box.read("ssh.args"))
 			}
 		})

@@ -3,6 +3,7 @@ package hw
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,10 @@ const (
 	FieldGPUPower
 	FieldCPUPower
 	FieldANEPower
+	// FieldClockEvents: ClockEvents holds nvidia-smi's
+	// clocks_event_reasons.active (clocks_throttle_reasons.active on older
+	// drivers), NVML's bitmask of why the clocks are below their maximum.
+	FieldClockEvents
 )
 
 // Sample is one GPU's readings at one moment. A reading whose Field bit is
@@ -51,21 +56,42 @@ type Sample struct {
 	GPUPowerW  float64       `json:"gpu_power_w,omitempty"`
 	CPUPowerW  float64       `json:"cpu_power_w,omitempty"`
 	ANEPowerW  float64       `json:"ane_power_w,omitempty"`
+	// ClockEvents is NVML's clock event (throttle) reasons bitmask: see
+	// ClockEventNames for its bits.
+	ClockEvents uint64 `json:"clock_events,omitempty"`
 }
 
 // Has reports whether the reading f is present.
 func (s Sample) Has(f Field) bool { return s.Valid&f != 0 }
 
-// sampleFields is the per-loop query, in the order parseSampleLine reads it.
-var sampleFields = []string{"index", "power.draw", "utilization.gpu", "memory.used", "clocks.sm", "temperature.gpu", "pcie.link.gen.current", "pcie.link.width.current"}
+// baseSampleFields is the per-loop query every driver answers, in the
+// order parseSampleLine reads it; sampleFields adds the clock event
+// reasons under their current name, and throttleSampleFields under the
+// name drivers before R535 use (see smiSource.sampleQuery).
+var (
+	baseSampleFields     = []string{"index", "power.draw", "utilization.gpu", "memory.used", "clocks.sm", "temperature.gpu", "pcie.link.gen.current", "pcie.link.width.current"}
+	sampleFields         = append(slices.Clip(baseSampleFields), fieldClockEvents)
+	throttleSampleFields = append(slices.Clip(baseSampleFields), fieldClockThrottle)
+)
+
+// The clock event reasons field under its two names: NVIDIA renamed
+// clocks_throttle_reasons.* to clocks_event_reasons.* (driver R535); a
+// driver that does not know a name refuses the whole query with "is not a
+// valid field to query".
+const (
+	fieldClockEvents   = "clocks_event_reasons.active"
+	fieldClockThrottle = "clocks_throttle_reasons.active"
+)
 
 var errBadIndex = errors.New("the GPU index is not a number")
 
 // parseSampleLine reads one line of
 //
-//	nvidia-smi --query-gpu=index,power.draw,utilization.gpu,memory.used,clocks.sm,temperature.gpu,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader,nounits
+//	nvidia-smi --query-gpu=index,power.draw,utilization.gpu,memory.used,clocks.sm,temperature.gpu,pcie.link.gen.current,pcie.link.width.current[,clocks_event_reasons.active] --format=csv,noheader,nounits
 //
-// such as "0, 312.45, 98, 22816, 2520, 64, 4, 16". Readings nvidia-smi
+// such as "0, 312.45, 98, 22816, 2520, 64, 4, 16" or, with the clock event
+// reasons, "0, 435.39, 100, 22980, 2475, 47, 4, 16, 0x0000000000000004"
+// (either name of the field gives the same bitmask). Readings nvidia-smi
 // could not give ([N/A], [Not Supported], [Unknown Error], …) are left out
 // of Valid. A line with the wrong number of fields, an unreadable index, or a
 // field that is neither a number nor such a marker is an error: it is not a
@@ -74,7 +100,7 @@ func parseSampleLine(line string) (Sample, error) {
 	var s Sample
 	line = strings.TrimRight(line, "\r\n")
 	vals, ok := splitCSV(line, len(sampleFields), -1)
-	if !ok {
+	if !ok && len(vals) != len(baseSampleFields) {
 		return s, fmt.Errorf("%d fields instead of %d", len(vals), len(sampleFields))
 	}
 	idx, ok := smiInt(vals[0])
@@ -116,7 +142,36 @@ func parseSampleLine(line string) (Sample, error) {
 			s.Valid |= in.f
 		}
 	}
+	if len(vals) == len(sampleFields) {
+		mask, ok, err := smiBitmask(vals[len(baseSampleFields)])
+		if err != nil {
+			return Sample{}, fmt.Errorf("%s: %w", fieldClockEvents, err)
+		}
+		if ok {
+			s.ClockEvents = mask
+			s.Valid |= FieldClockEvents
+		}
+	}
 	return s, nil
+}
+
+// smiBitmask reads nvidia-smi's hexadecimal bitmask ("0x0000000000000004"):
+// ok=false for a missing-value marker ([N/A], [Not Supported]), an error for
+// anything else that is not 0x and 1 to 16 hex digits.
+func smiBitmask(v string) (uint64, bool, error) {
+	v = strings.TrimSpace(v)
+	if missingMark(v) {
+		return 0, false, nil
+	}
+	digits, found := strings.CutPrefix(strings.ToLower(v), "0x")
+	if !found || len(digits) == 0 || len(digits) > 16 {
+		return 0, false, fmt.Errorf("%q is not a bitmask", clip.Line(v, 160))
+	}
+	n, err := strconv.ParseUint(digits, 16, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("%q is not a bitmask", clip.Line(v, 160))
+	}
+	return n, true, nil
 }
 
 // missingMark reports nvidia-smi's ways of saying it has no value:

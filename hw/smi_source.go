@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -16,6 +17,10 @@ type smiSource struct {
 	// Time limits; tests shorten them.
 	runTimeout time.Duration // one inventory command
 	startGrace time.Duration // extra wait for the first line (SSH handshake)
+
+	mu    sync.Mutex
+	query []string        // the per-loop query this driver takes; nil until found
+	maxSM map[int]float64 // clocks.max.sm by GPU index, from the same probe
 }
 
 func newSMISource(sh shell, gpus []int) *smiSource {
@@ -71,6 +76,12 @@ func (s *smiSource) Inventory(ctx context.Context) ([]GPU, error) {
 		return nil, err
 	}
 	gpus = keepSelected(s.gpus, gpus)
+	_, maxSM := s.sampleQuery(ctx)
+	for i := range gpus {
+		if v, ok := maxSM[gpus[i].Index]; ok {
+			gpus[i].SMClockMaxMHz = &v
+		}
+	}
 	if out, err := s.sh.run(ctx, s.runTimeout, 64<<10, "lspci", "-D", "-nn", "-d", "10de:"); err == nil {
 		ids := parseLspci(string(out))
 		for i := range gpus {
@@ -102,10 +113,11 @@ func (s *smiSource) Start(ctx context.Context, interval time.Duration) (*Sampler
 	if err != nil {
 		return nil, err
 	}
+	fields, _ := s.sampleQuery(ctx)
 	sctx, cancel := context.WithCancel(ctx)
 	smp := newSampler(interval, s.gpus, "nvidia-smi on "+s.sh.where(), cancel)
 	ms := max(interval.Milliseconds(), 1)
-	cmd := s.sh.command(sctx, "nvidia-smi", "--query-gpu="+strings.Join(sampleFields, ","), "--format=csv,noheader,nounits", "-lms", strconv.FormatInt(ms, 10))
+	cmd := s.sh.command(sctx, "nvidia-smi", "--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits", "-lms", strconv.FormatInt(ms, 10))
 	cmd.Stdout = &lineWriter{max: 4 << 10, line: smp.handleLine, tooLong: smp.lineTooLong}
 	stderr := &capWriter{limit: 4096}
 	cmd.Stderr = stderr
@@ -130,4 +142,61 @@ func (s *smiSource) Start(ctx context.Context, interval time.Duration) (*Sampler
 		smp.finish()
 	}()
 	return smp, nil
+}
+
+// sampleQuery finds, once, which per-loop query this driver takes and each
+// card's SM clock maximum. It asks nvidia-smi for
+// index,clocks.max.sm,clocks_event_reasons.active; a driver that says the
+// field "is not a valid field to query" (before R535) is asked again with
+// clocks_throttle_reasons.active, then without either (the query stays
+// baseSampleFields, and no level has clock event reasons). Any other
+// failure — the tool absent, ssh refused — keeps sampleFields without
+// deciding: Start's own command then says what is wrong. The maximum is
+// left out for a card whose line does not read.
+func (s *smiSource) sampleQuery(ctx context.Context) ([]string, map[int]float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.query != nil {
+		return s.query, s.maxSM
+	}
+	for _, try := range []struct {
+		probe, query []string
+	}{
+		{[]string{"index", "clocks.max.sm", fieldClockEvents}, sampleFields},
+		{[]string{"index", "clocks.max.sm", fieldClockThrottle}, throttleSampleFields},
+		{[]string{"index", "clocks.max.sm"}, baseSampleFields},
+	} {
+		out, err := s.sh.run(ctx, s.runTimeout, 1<<20, "nvidia-smi", "--query-gpu="+strings.Join(try.probe, ","), "--format=csv,noheader,nounits")
+		var re *runError
+		if err != nil && errors.As(err, &re) && re.code > 0 && strings.Contains(strings.ToLower(re.msg), "not a valid field") {
+			continue
+		}
+		if err != nil {
+			return sampleFields, nil
+		}
+		s.query, s.maxSM = try.query, parseMaxClocks(string(out), len(try.probe))
+		return s.query, s.maxSM
+	}
+	s.query = baseSampleFields
+	return s.query, nil
+}
+
+// parseMaxClocks reads the probe's "index, clocks.max.sm[, reasons]" lines
+// into index → MHz; lines that do not read are skipped.
+func parseMaxClocks(text string, fields int) map[int]float64 {
+	out := map[int]float64{}
+	for _, line := range strings.Split(text, "\n") {
+		vals, ok := splitCSV(strings.TrimRight(line, "\r"), fields, -1)
+		if !ok {
+			continue
+		}
+		idx, ok := smiInt(vals[0])
+		if !ok {
+			continue
+		}
+		if v, ok, err := smiNumber(vals[1]); err == nil && ok && v > 0 {
+			out[idx] = v
+		}
+	}
+	return out
 }

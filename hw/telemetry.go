@@ -50,6 +50,7 @@ func NewTelemetry(src Source, inventory []GPU, s *Sampler, levels []LevelWindow,
 	samples := s.Samples()
 	for _, lv := range levels {
 		le := Energy(samples, s.Offset(lv.Start), s.Offset(lv.End), nil)
+		clockShares(&le, inventory)
 		lt := LevelTelemetry{Concurrency: lv.Concurrency, LevelEnergy: le, OutputTokens: lv.OutputTokens}
 		if v := le.TokensPerJoule(lv.OutputTokens); v > 0 {
 			lt.TokensPerJoule = &v

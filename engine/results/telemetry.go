@@ -37,6 +37,10 @@ type GPU struct {
 	PCIeWidthMax     *int     `json:"pcie_width_max"`
 	PowerLimitW      *float64 `json:"power_limit_w"`
 	DriverVersion    string   `json:"driver_version,omitempty"`
+	// SMClockMaxMHz is the SM clock's maximum (nvidia-smi's
+	// clocks.max.sm), what each level's sm_clock_share divides by; absent
+	// where the source does not say.
+	SMClockMaxMHz *float64 `json:"sm_clock_max_mhz,omitempty"`
 }
 
 // String is one line for the UI: "GPU 0: NVIDIA GeForce RTX 4090, 24564 MiB,
@@ -100,6 +104,29 @@ type LevelEnergy struct {
 	// MeanUtilPct is the mean of the GPUs' mean utilisation.
 	MeanUtilPct *float64    `json:"mean_util_pct"`
 	GPUs        []GPUEnergy `json:"gpus"`
+
+	// What the cards did beside drawing power (issue #50). Absent where the
+	// source does not say: only nvidia-smi gives clock event reasons.
+	//
+	// ClockEventS is, by reason (ClockEventReasons' names: "sw_power_cap",
+	// "hw_thermal_slowdown", "gpu_idle", …), the seconds of the window in
+	// which any chosen GPU reported it. Each GPU's reading holds from its
+	// time to its next reading, the first held back to the window's start
+	// and the last on to its end (the rule Energy uses at the edges); a
+	// level whose readings stop more than five intervals short of either
+	// edge has none. Reasons never active are left out; an empty map (or
+	// none) with ThrottledShare 0 means no reason was reported.
+	ClockEventS map[string]float64 `json:"clock_event_s,omitempty"`
+	// ThrottledShare is the share of the window (0 to 1) in which any
+	// chosen GPU reported a slowdown reason: its power cap, a thermal
+	// slowdown, a hardware slowdown or a power brake (ClockEventReason.
+	// Slowdown). Idle, application clocks, sync boost and display clocks
+	// are not throttling. nil where the source gives no reasons.
+	ThrottledShare *float64 `json:"throttled_share,omitempty"`
+	// SMClockShare is the mean over the GPUs of their SMClockShare.
+	SMClockShare *float64 `json:"sm_clock_share,omitempty"`
+	// PeakTempC is the hottest reading of any chosen GPU in the window.
+	PeakTempC *float64 `json:"peak_temp_c,omitempty"`
 }
 
 // GPUEnergy is one GPU's share of a level.
@@ -115,6 +142,17 @@ type GPUEnergy struct {
 	PCIeWidthPeak *int     `json:"pcie_width_peak"`
 	PeakTempC     *float64 `json:"peak_temp_c"`
 	PeakMemMiB    *float64 `json:"peak_mem_used_mib"`
+
+	// ClockEventS and ThrottledShare are LevelEnergy's, for this GPU
+	// alone.
+	ClockEventS    map[string]float64 `json:"clock_event_s,omitempty"`
+	ThrottledShare *float64           `json:"throttled_share,omitempty"`
+	// MeanSMClockMHz is the plain mean of the SM clock readings inside the
+	// window; SMClockShare is it against the card's maximum
+	// (GPU.SMClockMaxMHz), 0 to 1 — below 1 while busy means the card ran
+	// slower than it can, for a reason in ClockEventS or one not reported.
+	MeanSMClockMHz *float64 `json:"mean_sm_clock_mhz,omitempty"`
+	SMClockShare   *float64 `json:"sm_clock_share,omitempty"`
 }
 
 // TokensPerJoule is output tokens per joule of GPU energy; 0 when the

@@ -10,13 +10,25 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // StandInSMI puts a stand-in nvidia-smi first on the PATH for the rest of
 // the test: two RTX 3090s (hw/testdata's captured inventory), each drawing
-// watts at Gen4 x16 whenever sampled. The test cannot run in parallel
+// watts at Gen4 x16 and 1800 MHz of its 2100 MHz SM clock whenever
+// sampled, no clock event reason active. The test cannot run in parallel
 // (t.Setenv).
 func StandInSMI(t testing.TB, watts float64) {
+	t.Helper()
+	StandInSMIThrottled(t, watts, 0, 0)
+}
+
+// StandInSMIThrottled is StandInSMI whose cards report the clock event
+// reasons mask (nvidia-smi's clocks_event_reasons.active, 0x4 its power
+// cap: results.ClockEventReasons) from after the sampler started on; 0
+// reasons: none ever. The stand-in prints a tick every 0.2 s and counts
+// them, so after is rounded to its ticks.
+func StandInSMIThrottled(t testing.TB, watts float64, after time.Duration, reasons uint64) {
 	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
 	inv := filepath.Join(filepath.Dir(here), "..", "testdata", "smi_inventory_2x3090.csv")
@@ -24,10 +36,16 @@ func StandInSMI(t testing.TB, watts float64) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	line := fmt.Sprintf("%%d, %.2f, 90, 20000, 1800, 60, 4, 16\\n", watts)
+	line := fmt.Sprintf("%%d, %.2f, 90, 20000, 1800, 60, 4, 16, $m\\n", watts)
+	ticks := int(after / (200 * time.Millisecond))
 	script := `#!/bin/sh
 case "$*" in
-*-lms*) while :; do printf '` + fmt.Sprintf(line, 0) + fmt.Sprintf(line, 1) + `'; sleep 0.2; done ;;
+*-lms*) i=0; while :; do
+  m=0x0000000000000000
+  if [ ` + fmt.Sprint(reasons) + ` -ne 0 ] && [ $i -ge ` + fmt.Sprint(ticks) + ` ]; then m=` + fmt.Sprintf("0x%016X", reasons) + `; fi
+  printf "` + fmt.Sprintf(line, 0) + fmt.Sprintf(line, 1) + `"; i=$((i+1)); sleep 0.2
+done ;;
+*--query-gpu=index,clocks.max.sm*) printf '0, 2100, 0x0000000000000001\n1, 2100, 0x0000000000000001\n' ;;
 *--query-gpu=index*) cat "` + inv + `" ;;
 *) echo "unexpected arguments: $*" >&2; exit 64 ;;
 esac
