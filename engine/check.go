@@ -143,6 +143,9 @@ func (r *EndpointReport) Lines(err error) []string {
 	if r.ServerModel != "" && r.ServerModel != r.Model {
 		out = append(out, "The server answers as "+r.ServerModel)
 	}
+	if t, _ := r.Detection.PlacementWords(); t != "" {
+		out = append(out, "Where the model runs: "+t)
+	}
 	return append(out, r.speedLine())
 }
 

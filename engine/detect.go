@@ -188,20 +188,54 @@ const ollamaContextSource = "/api/ps context_length"
 // small machine), not the model's trained length, and a longer prompt is
 // cut to it without an error.
 func ollamaContext(ctx context.Context, c *http.Client, e Endpoint, b Base, model string) (int, bool) {
-	var ps struct {
-		Models []struct {
-			Name          string `json:"name"`
-			Model         string `json:"model"`
-			ContextLength int    `json:"context_length"`
-		} `json:"models"`
-	}
-	if !getJSON(ctx, c, e, b, "/api/ps", &ps) {
+	m, ok := ollamaLoaded(ctx, c, e, b, model)
+	if !ok || m.ContextLength <= 0 {
 		return 0, false
 	}
+	return m.ContextLength, true
+}
+
+// ollamaModel is one loaded model of Ollama's /api/ps.
+type ollamaModel struct {
+	Name          string `json:"name"`
+	Model         string `json:"model"`
+	ContextLength int    `json:"context_length"`
+	// Size is the loaded model's memory, SizeVRAM the part in the GPUs'
+	// memory (left out by some versions when it is 0: nil).
+	Size     int64  `json:"size"`
+	SizeVRAM *int64 `json:"size_vram"`
+}
+
+// ollamaLoaded is model's entry in /api/ps, while it is loaded.
+func ollamaLoaded(ctx context.Context, c *http.Client, e Endpoint, b Base, model string) (ollamaModel, bool) {
+	var ps struct {
+		Models []ollamaModel `json:"models"`
+	}
+	if !getJSON(ctx, c, e, b, "/api/ps", &ps) {
+		return ollamaModel{}, false
+	}
 	for _, m := range ps.Models {
-		if (m.Name == model || m.Model == model) && m.ContextLength > 0 {
-			return m.ContextLength, true
+		if m.Name == model || m.Model == model {
+			return m, true
 		}
 	}
-	return 0, false
+	return ollamaModel{}, false
+}
+
+// ollamaPlacement is where Ollama put model (size_vram against size),
+// once it is loaded.
+func ollamaPlacement(ctx context.Context, c *http.Client, e Endpoint, b Base, model string) (*results.Placement, bool) {
+	m, ok := ollamaLoaded(ctx, c, e, b, model)
+	if !ok {
+		return nil, false
+	}
+	var vram int64
+	if m.SizeVRAM != nil {
+		vram = *m.SizeVRAM
+	}
+	p, ok := results.PlacementOf(m.Size, vram)
+	if !ok {
+		return nil, false
+	}
+	return &p, true
 }

@@ -68,7 +68,8 @@ func replayOllama(t *testing.T, which *atomic.Value) string {
 
 // TestOllamaReplay: the endpoint check detects Ollama 0.24.0 with no
 // context before the model is loaded, learns 4096 from /api/ps once a
-// request loaded it, and reads its streams: role in every delta, the last
+// request loaded it (and where the model ran: all on the CPU here), and
+// reads its streams: role in every delta, the last
 // content chunk empty with the finish_reason, usage with "choices": []
 // only with stream_options; a stream cut by the repeat limit is
 // ended_early.
@@ -98,6 +99,13 @@ func TestOllamaReplay(t *testing.T) {
 	}
 	if err := r.learnContext(ctx, 0, 0, out.ttft); err != nil || d.ContextLength != 4096 || d.ContextSource != "/api/ps context_length" {
 		t.Fatalf("after the first request: context %d from %q (%v)", d.ContextLength, d.ContextSource, err)
+	}
+	// The real Ollama here has no GPU: all of the model on the CPU
+	// (size_vram 0), said plainly and not as a problem.
+	if p := d.Placement; p == nil || p.CPUShare != 1 || p.GPUBytes != 0 || p.ModelBytes != 63251456 {
+		t.Errorf("placement %+v, want all 63251456 bytes on the CPU", p)
+	} else if words, problem := d.PlacementWords(); problem || !strings.HasPrefix(words, "Ollama ran the whole model on the CPU") {
+		t.Errorf("placement said %q (problem %v)", words, problem)
 	}
 	if err := r.learnContext(ctx, 6000, 256, 0); err != nil {
 		t.Fatalf("a second look: %v", err)

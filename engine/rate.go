@@ -336,6 +336,10 @@ func (r *rateRun) level(ctx context.Context, index, n int, rate float64) (*resul
 		}
 		r.gpuWindow(index+1, p.MaxInFlight, lr.start, lr.end, tokens)
 	}
+	if index == 0 {
+		// The model is loaded now: where the server put it.
+		r.learnPlacement(ctx)
+	}
 	lv.Sustained, lv.Verdict = judgeRate(&lv, r.base)
 	if n := lv.Requests - lv.OK; n > 0 && len(lv.Failures) > 0 {
 		r.obs.logf("at %s, %d of %d requests failed (first: %s)", results.RateName(rate), n, lv.Requests, lv.Failures[0])

@@ -152,6 +152,7 @@ func (s *session) startup(ctx context.Context, want string, input, output int, m
 // the first request took to its first token: a model loaded then is said,
 // since its wait was before anything measured.
 func (s *session) learnContext(ctx context.Context, input, output int, first time.Duration) error {
+	s.learnPlacement(ctx)
 	d := s.detection
 	if d == nil || d.ContextLength > 0 || d.Family != results.FamilyOllama {
 		return nil
@@ -171,6 +172,24 @@ func (s *session) learnContext(ctx context.Context, input, output int, first tim
 		}
 	}
 	return nil
+}
+
+// learnPlacement reads where the server put the model, once it is
+// loaded (after the first request): Ollama's /api/ps (issue #50). A
+// server that does not say leaves it unknown, said nowhere.
+func (s *session) learnPlacement(ctx context.Context) {
+	d := s.detection
+	if d == nil || d.Placement != nil || d.Family != results.FamilyOllama || s.model == "" {
+		return
+	}
+	c := checkClient(s.ep, s.base)
+	defer c.CloseIdleConnections()
+	if p, ok := ollamaPlacement(ctx, c, s.ep, s.base, s.model); ok {
+		d.Placement = p
+		if t, _ := d.PlacementWords(); t != "" {
+			s.obs.logf("%s", t)
+		}
+	}
 }
 
 // release stops the /metrics scraper and the GPU sampler.

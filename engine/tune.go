@@ -233,6 +233,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		}
 	}
 	var srv *serverproc.Server
+	var placed *results.Placement // where a started server put the model, from its log
 	switch s.How {
 	case setup.ByCommand:
 		st.Doing = "starting the server"
@@ -259,6 +260,12 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		}
 		if s.Model == "" {
 			t.started[s.Name] = t.startedModel(ctx, si)
+		}
+		// Where the server put the model, from its own start-up log
+		// (llama.cpp's "offloaded N/M layers to GPU"): it answers only
+		// once the model is loaded, so the lines are there now.
+		if p, ok := results.PlacementFromLog(srv.Log()); ok {
+			placed = &p
 		}
 		defer func() {
 			st.Doing, st.Server = "stopping the server", nil
@@ -305,6 +312,10 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		}
 	}
 	if f != nil {
+		if d := f.Local.Detection; d != nil && d.Placement == nil && placed != nil {
+			// The run's own result says it too (History, Compare).
+			d.Placement = placed
+		}
 		f.Local.Tune = &results.TuneRef{ID: t.ref, Setting: s.Name, Round: round, Rounds: t.plan.Rounds}
 		f.Local.Group = &results.RunGroup{ID: t.ref + "-" + fmt.Sprint(si+1), Index: round, Of: t.plan.Rounds}
 		if len(f.Runs) > 0 {
@@ -421,7 +432,7 @@ func (t *tuneRun) noteServer(si int, f *results.File) {
 	if d == nil {
 		return
 	}
-	now := &results.TuneServer{Family: d.Family, Build: d.Version, Slots: d.ParallelSlots, Context: d.ContextLength}
+	now := &results.TuneServer{Family: d.Family, Build: d.Version, Slots: d.ParallelSlots, Context: d.ContextLength, Placement: d.Placement}
 	if set.Server == nil || set.Server.Family == "" && set.Server.Build == "" {
 		// The first detection (beside a power limit already read).
 		if set.Server != nil {

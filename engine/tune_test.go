@@ -28,7 +28,7 @@ import (
 // as a simulator (tuneSimEnv) or as one that cannot load its model, under
 // serverproc's supervisor (Supervise).
 const (
-	tuneSimEnv = "KOVARA_TEST_TUNE_SIM" // ADDR[,pidfile]: serve a fast simulator (ADDR "flags": on its --port); "broken": fail to load
+	tuneSimEnv = "KOVARA_TEST_TUNE_SIM" // [log:FILE|]ADDR[,pidfile]: serve a fast simulator (ADDR "flags": on its --port), first printing FILE as its start-up log (then as llama.cpp); "broken": fail to load
 )
 
 func TestMain(m *testing.M) {
@@ -46,6 +46,18 @@ func tuneStandIn(mode string) {
 		fmt.Fprintln(os.Stderr, "gguf_init_from_file: failed to open GGUF file '/models/missing.gguf' (No such file or directory)")
 		os.Exit(1)
 	}
+	cfg := fastSim()
+	if rest, ok := strings.CutPrefix(mode, "log:"); ok {
+		// A llama-server's start-up: its log, then it answers.
+		file, m, _ := strings.Cut(rest, "|")
+		b, err := os.ReadFile(file)
+		if err != nil {
+			fmt.Println("cannot read the log:", err)
+			os.Exit(1)
+		}
+		os.Stdout.Write(b)
+		mode, cfg.Personality = m, sim.LlamaCpp
+	}
 	addr, pidfile, _ := strings.Cut(mode, ",")
 	if addr == "flags" {
 		// Where its command line says, as llama-server listens.
@@ -54,7 +66,6 @@ func tuneStandIn(mode string) {
 	if pidfile != "" {
 		_ = os.WriteFile(pidfile, []byte(strconv.Itoa(os.Getpid())), 0o600)
 	}
-	cfg := fastSim()
 	cfg.Models = []string{"m"}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -588,5 +599,50 @@ func TestTuneCommandPortTaken(t *testing.T) {
 				t.Errorf("got %q\nwant it to begin %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestTuneSaysWhereTheModelRan: a started llama-server's start-up log
+// says where it put the model (real logs, testdata/serverlogs): one
+// setting's partial offload (1 of 35 layers on the GPU) is a problem of
+// the comparison and of each of its runs; a CPU build's is said beside
+// the setting, no problem.
+func TestTuneSaysWhereTheModelRan(t *testing.T) {
+	port := serverproctest.FreePort(t)
+	url := "http://127.0.0.1:" + port
+	self := shellwords.Join([]string{os.Args[0], "-test.run=^$"})
+	logs, err := filepath.Abs(filepath.Join("testdata", "serverlogs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting := func(name, log string) TuneSetting {
+		return TuneSetting{Name: name, How: setup.ByCommand, Command: self, Env: []string{tuneSimEnv + "=log:" + filepath.Join(logs, log) + "|127.0.0.1:" + port}}
+	}
+	plan := TunePlan{
+		Settings: []TuneSetting{setting("cpu", "llamacpp-b4748-cpu.log"), setting("split", "llamacpp-partial-offload.log")},
+		Rounds:   2, Inner: tinyTunePlan(), StartTimeout: time.Minute, NoAnswers: true,
+	}
+	var log tuneLog
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu, split := res.Settings[0].Server, res.Settings[1].Server
+	if cpu == nil || cpu.Placement == nil || !cpu.Placement.NoGPU || !strings.Contains(cpu.Describe(), "no GPU (a CPU build)") {
+		t.Errorf("the CPU build: %+v", cpu)
+	}
+	if split == nil || split.Placement == nil || split.Placement.LayersGPU != 1 || !strings.Contains(split.Describe(), "1 of 35 layers on the GPU") {
+		t.Errorf("the split model: %+v", split)
+	}
+	want := "setting split: llama.cpp ran 34 of this model's 35 layers on the CPU"
+	if ps := res.Problems(); !slices.ContainsFunc(ps, func(p string) bool { return strings.HasPrefix(p, want) }) || len(ps) != 1 {
+		t.Errorf("problems %q, want only %q…", ps, want)
+	}
+	for _, f := range log.saved {
+		problems, _ := results.Split(results.Warnings(f))
+		splitRun := f.Local.Tune.Setting == "split"
+		if has := slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "split model") }); has != splitRun {
+			t.Errorf("%s's run: problems %q", f.Local.Tune.Setting, problems)
+		}
 	}
 }

@@ -39,10 +39,14 @@ func (d Context) Failed() bool {
 // Problems are the depths with failed conversations (each with its first
 // error), and a plan that measured no depth at all.
 func (d Context) Problems() []string {
-	return append(d.Result.Problems(), noneMeasured(d, "depth")...)
+	placed, _ := placementSaid(&d.Result.Engine)
+	return append(append(d.Result.Problems(), placed...), noneMeasured(d, "depth")...)
 }
 
-func (d Context) Notes() []string { return notesBeside(d, d.Result.Warnings) }
+func (d Context) Notes() []string {
+	_, placed := placementSaid(&d.Result.Engine)
+	return notesBeside(d, placed, d.Result.Warnings)
+}
 
 func (d Context) Summary() Summary {
 	r := d.Result

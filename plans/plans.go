@@ -422,6 +422,20 @@ func noneMeasured(d Doc, what string) []string {
 
 // notesBeside is notes without the document's problems and without
 // repeats, in order.
+// placementSaid is where the server ran the model, as every plan's result
+// says it (results.Placement.Words): a split model among the problems,
+// a model wholly on the CPU among the notes.
+func placementSaid(det *results.Detection) (problems, notes []string) {
+	switch t, problem := det.PlacementWords(); {
+	case t == "":
+	case problem:
+		problems = []string{t}
+	default:
+		notes = []string{t}
+	}
+	return problems, notes
+}
+
 func notesBeside(d Doc, notes ...[]string) []string {
 	seen := map[string]bool{}
 	for _, p := range d.Problems() {

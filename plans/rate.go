@@ -42,7 +42,8 @@ func (d Rate) Failed() bool {
 // Problems are the rates with failed requests (each with its first
 // error), a rate where none succeeded, and a plan that measured none.
 func (d Rate) Problems() []string {
-	out := d.Result.Problems()
+	out, _ := placementSaid(&d.Result.Engine)
+	out = append(out, d.Result.Problems()...)
 	for _, l := range d.Result.Sorted() {
 		if !l.Partial && l.OK == 0 && len(l.Failures) == 0 {
 			out = append(out, "at "+results.RateName(l.Rate)+" no request succeeded")
@@ -51,7 +52,10 @@ func (d Rate) Problems() []string {
 	return append(out, noneMeasured(d, "rate")...)
 }
 
-func (d Rate) Notes() []string { return notesBeside(d, d.Result.Warnings, d.Result.Notes()) }
+func (d Rate) Notes() []string {
+	_, placed := placementSaid(&d.Result.Engine)
+	return notesBeside(d, placed, d.Result.Warnings, d.Result.Notes())
+}
 
 func (d Rate) Summary() Summary {
 	r := d.Result

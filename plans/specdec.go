@@ -50,7 +50,8 @@ func (d SpecDec) Failed() bool {
 // Problems are the levels with failed requests, each with its first
 // error.
 func (d SpecDec) Notes() []string {
-	return notesBeside(d, d.Result.LevelNotes(), d.Result.Warnings)
+	_, placed := placementSaid(&d.Result.Engine)
+	return notesBeside(d, placed, d.Result.LevelNotes(), d.Result.Warnings)
 }
 
 func (d SpecDec) Problems() []string {
@@ -65,7 +66,8 @@ func (d SpecDec) Problems() []string {
 		}
 		out = append(out, p)
 	}
-	return append(out, results.ForeignLoadProblems(d.Result.Local.ServerMetrics)...)
+	placed, _ := placementSaid(&d.Result.Engine)
+	return append(append(out, placed...), results.ForeignLoadProblems(d.Result.Local.ServerMetrics)...)
 }
 
 func (d SpecDec) Summary() Summary {

@@ -42,7 +42,10 @@ func (d Stages) Measured() bool { return len(d.Result.Decode) > 0 }
 func (d Stages) Failed() bool { return len(d.Result.Failed()) > 0 }
 
 // Problems are the stages that could not be measured, each with why.
-func (d Stages) Notes() []string { return notesBeside(d, d.Result.Warnings) }
+func (d Stages) Notes() []string {
+	_, placed := placementSaid(&d.Result.Engine)
+	return notesBeside(d, placed, d.Result.Warnings)
+}
 
 func (d Stages) Problems() []string {
 	r := d.Result
@@ -58,7 +61,8 @@ func (d Stages) Problems() []string {
 	if r.Users != nil && r.Users.Error != "" {
 		out = append(out, "the many-user stage could not be measured: "+r.Users.Error)
 	}
-	return append(out, results.ForeignLoadProblems(r.Local.ServerMetrics)...)
+	placed, _ := placementSaid(&r.Engine)
+	return append(append(out, placed...), results.ForeignLoadProblems(r.Local.ServerMetrics)...)
 }
 
 func (d Stages) Summary() Summary {

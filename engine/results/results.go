@@ -339,6 +339,18 @@ type Detection struct {
 	// ParallelSource names where it was read.
 	ParallelSlots  int    `json:"parallel_slots,omitempty"`
 	ParallelSource string `json:"parallel_source,omitempty"`
+	// Placement is where the server put the model (its GPU, the CPU or
+	// both), where it says; nil where it does not (placement.go).
+	Placement *Placement `json:"placement,omitempty"`
+}
+
+// PlacementWords is where the model ran, in words, and whether that is a
+// problem (Placement.Words); "" where the server did not say.
+func (d *Detection) PlacementWords() (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	return d.Placement.Words(d.Family)
 }
 
 // Compat records what the compat probe found the server accepts.

@@ -121,6 +121,9 @@ type TuneServer struct {
 	// read them back at the setting's latest run: what a command before
 	// the turn ("sudo nvidia-smi -pl 250") really applied.
 	PowerLimitW *float64 `json:"power_limit_w,omitempty"`
+	// Placement is where the server put the model (its start-up log, or
+	// Ollama's /api/ps), as its runs found it.
+	Placement *Placement `json:"placement,omitempty"`
 }
 
 // Describe is the report in a few words ("llama.cpp b9749, 8 slots,
@@ -136,6 +139,17 @@ func (s *TuneServer) Describe() string {
 			context += " a slot"
 		}
 	}
+	placed := ""
+	if p := s.Placement; p != nil {
+		switch {
+		case p.LayersTotal > 0:
+			placed = fmt.Sprintf("%d of %d layers on the GPU", p.LayersGPU, p.LayersTotal)
+		case p.NoGPU:
+			placed = "no GPU (a CPU build)"
+		default:
+			placed = fmt.Sprintf("%.0f %% of the model on the CPU", p.CPUShare*100)
+		}
+	}
 	limit := ""
 	if s.PowerLimitW != nil {
 		limit = fmt.Sprintf("GPU power limit %.0f W", *s.PowerLimitW)
@@ -143,7 +157,7 @@ func (s *TuneServer) Describe() string {
 	return listed(
 		when(s.Family != "", strings.TrimSpace(FamilyName(s.Family)+" "+s.Build)),
 		when(s.Slots > 0, fmt.Sprintf("%d %s", s.Slots, Plural(s.Slots, "slot", "slots"))),
-		context, limit)
+		context, placed, limit)
 }
 
 // TuneRun is one measured run of one setting.
@@ -755,6 +769,15 @@ func (r *TuneResult) Problems() []string {
 	for _, run := range r.Runs {
 		if run.Error != "" && r.Settings[run.Setting].Failed == "" {
 			out = append(out, fmt.Sprintf("%s, round %d: %s", r.settingName(run.Setting), run.Round, run.Error))
+		}
+	}
+	for _, s := range r.Settings {
+		if s.Server == nil {
+			continue
+		}
+		if words, problem := s.Server.Placement.Words(s.Server.Family); problem {
+			// A split model's speed is the split's, not the setting's.
+			out = append(out, fmt.Sprintf("setting %s: %s", s.Name, words))
 		}
 	}
 	return out

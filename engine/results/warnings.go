@@ -38,6 +38,9 @@ const (
 	// WarnForeignLoad: another client used the server during a level
 	// (local.server_metrics.foreign_load).
 	WarnForeignLoad = "foreign_load"
+	// WarnPlacement: where the server ran the model (a split model is a
+	// problem; a model wholly on the CPU a note).
+	WarnPlacement = "placement"
 )
 
 // Warning is one thing a reader of a result must know, in the words every
@@ -82,6 +85,13 @@ func Warnings(f *File) []Warning {
 	}
 	for _, t := range ForeignLoadProblems(f.Local.ServerMetrics) {
 		add(SeverityProblem, WarnForeignLoad, "%s", t)
+	}
+	if t, problem := f.Local.Detection.PlacementWords(); t != "" {
+		sev := SeverityNote
+		if problem {
+			sev = SeverityProblem
+		}
+		add(sev, WarnPlacement, "%s", t)
 	}
 	if t := queueingText(f, runs); t != "" {
 		// A capacity search goes past the server's slots on purpose:

@@ -559,6 +559,9 @@ func (ru *run) interval() time.Duration {
 	if m, ok := ru.s.cfg.ModelSlowdown[ru.model()]; ok && m > 0 {
 		f *= m
 	}
+	if c := ru.s.cfg.CPUShare; c > 0 && c < 1 {
+		f *= 1 + 9*c // a split model: part of it in system memory
+	}
 	if ru.cold && ru.s.cfg.ColdSlowdown > 0 {
 		f *= ru.s.cfg.ColdSlowdown
 	}

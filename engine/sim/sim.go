@@ -20,6 +20,7 @@ import (
 	"io"
 	"log"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -92,6 +93,14 @@ type Config struct {
 
 	PrefillRate   float64       // prompt tokens per second; default 40000
 	TokenInterval time.Duration // decode interval of one sequence at batch size 1; default 20ms
+	// CPUShare is the share of the model an Ollama ran on the CPU, as its
+	// /api/ps says it (size_vram = size × (1 − CPUShare)): 0 all in GPU
+	// memory, 1 all on the CPU (a machine without a GPU, as the real
+	// Ollama 0.24.0 here reports). A split model (between 0 and 1) is
+	// slower for it: every decode interval is 1 + 9 × CPUShare times as
+	// long, as a model partly in system memory runs three to ten times
+	// slower (issue #50).
+	CPUShare float64
 	// ModelSlowdown multiplies the decode interval of the models it names
 	// (1.2: a fifth slower), so two models of one simulator differ as a
 	// smaller and a larger quantisation would.
@@ -656,7 +665,9 @@ func (s *Server) psJSON() []byte {
 			until = time.Now().Add(s.cfg.ModelKeepAlive)
 		}
 		for _, m := range s.cfg.Models {
-			out.Models = append(out.Models, model{Name: m, Model: m, Size: 80036000, ExpiresAt: until.UTC(), ContextLength: s.cfg.ContextLength})
+			const size = 80036000
+			vram := int64(math.Round(size * (1 - min(max(s.cfg.CPUShare, 0), 1))))
+			out.Models = append(out.Models, model{Name: m, Model: m, Size: size, SizeVRAM: vram, ExpiresAt: until.UTC(), ContextLength: s.cfg.ContextLength})
 		}
 	}
 	return jsonBytes(out)
