@@ -4,6 +4,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +152,35 @@ func TestTuneReadsPowerLimitBack(t *testing.T) {
 		if s.Server == nil || s.Server.PowerLimitW == nil || *s.Server.PowerLimitW != 700 || !strings.Contains(s.Server.Describe(), "GPU power limit 700 W") {
 			t.Errorf("%s: server %+v (%q), want the 700 W read back", s.Name, s.Server, s.Server.Describe())
 		}
+	}
+}
+
+// TestThrottleSaid: a GPU that reports its power cap throughout (a
+// stand-in nvidia-smi answering clocks_event_reasons.active 0x4) makes
+// every measured level's figures a throttled card's: a problem of the
+// run, named by its level; the same cards unthrottled say nothing of it.
+func TestThrottleSaid(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		reasons uint64
+	}{{"power cap", 0x4}, {"none", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			hwtest.StandInSMIThrottled(t, 250, 0, c.reasons)
+			_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000})
+			p := smallPlan()
+			p.OutputTokens = 120 // levels of several of the stand-in's 0.2 s ticks
+			f, err := Run(context.Background(), p, Endpoint{URL: url, GPU: "local"}, Observer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			problems, _ := results.Split(results.Warnings(f))
+			for _, r := range f.Runs {
+				want := fmt.Sprintf("concurrency %d: GPU", r.Concurrency)
+				has := slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, want) && strings.Contains(p, "power cap") })
+				if has != (c.reasons != 0) {
+					t.Errorf("level %d: problems %q", r.Concurrency, problems)
+				}
+			}
+		})
 	}
 }

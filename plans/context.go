@@ -40,12 +40,14 @@ func (d Context) Failed() bool {
 // error), and a plan that measured no depth at all.
 func (d Context) Problems() []string {
 	placed, _ := placementSaid(&d.Result.Engine)
-	return append(append(d.Result.Problems(), placed...), noneMeasured(d, "depth")...)
+	hot, _ := throttleSaid(d)
+	return append(append(append(d.Result.Problems(), placed...), hot...), noneMeasured(d, "depth")...)
 }
 
 func (d Context) Notes() []string {
 	_, placed := placementSaid(&d.Result.Engine)
-	return notesBeside(d, placed, d.Result.Warnings)
+	_, hot := throttleSaid(d)
+	return notesBeside(d, placed, hot, d.Result.Warnings)
 }
 
 func (d Context) Summary() Summary {

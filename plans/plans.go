@@ -436,6 +436,17 @@ func placementSaid(det *results.Detection) (problems, notes []string) {
 	return problems, notes
 }
 
+// throttleSaid is what the GPUs did in a plan's measured windows
+// (results.HardwareSaid): a GPU that slowed itself for long enough to
+// move a window's figures among the problems, briefer ones among the
+// notes. The Kovara method's are among its warnings already.
+func throttleSaid(d Doc) (problems, notes []string) {
+	if p, ok := Powered(d); ok {
+		return results.HardwareSaid(p)
+	}
+	return nil, nil
+}
+
 func notesBeside(d Doc, notes ...[]string) []string {
 	seen := map[string]bool{}
 	for _, p := range d.Problems() {

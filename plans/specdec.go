@@ -51,7 +51,8 @@ func (d SpecDec) Failed() bool {
 // error.
 func (d SpecDec) Notes() []string {
 	_, placed := placementSaid(&d.Result.Engine)
-	return notesBeside(d, placed, d.Result.LevelNotes(), d.Result.Warnings)
+	_, hot := throttleSaid(d)
+	return notesBeside(d, placed, hot, d.Result.LevelNotes(), d.Result.Warnings)
 }
 
 func (d SpecDec) Problems() []string {
@@ -67,7 +68,8 @@ func (d SpecDec) Problems() []string {
 		out = append(out, p)
 	}
 	placed, _ := placementSaid(&d.Result.Engine)
-	return append(append(out, placed...), results.ForeignLoadProblems(d.Result.Local.ServerMetrics)...)
+	hot, _ := throttleSaid(d)
+	return append(append(append(out, placed...), hot...), results.ForeignLoadProblems(d.Result.Local.ServerMetrics)...)
 }
 
 func (d SpecDec) Summary() Summary {

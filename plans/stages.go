@@ -44,7 +44,8 @@ func (d Stages) Failed() bool { return len(d.Result.Failed()) > 0 }
 // Problems are the stages that could not be measured, each with why.
 func (d Stages) Notes() []string {
 	_, placed := placementSaid(&d.Result.Engine)
-	return notesBeside(d, placed, d.Result.Warnings)
+	_, hot := throttleSaid(d)
+	return notesBeside(d, placed, hot, d.Result.Warnings)
 }
 
 func (d Stages) Problems() []string {
@@ -62,7 +63,8 @@ func (d Stages) Problems() []string {
 		out = append(out, "the many-user stage could not be measured: "+r.Users.Error)
 	}
 	placed, _ := placementSaid(&r.Engine)
-	return append(append(out, placed...), results.ForeignLoadProblems(r.Local.ServerMetrics)...)
+	hot, _ := throttleSaid(d)
+	return append(append(append(out, placed...), hot...), results.ForeignLoadProblems(r.Local.ServerMetrics)...)
 }
 
 func (d Stages) Summary() Summary {

@@ -401,3 +401,30 @@ func (r *ContextResult) EnergyKeys() (string, []EnergyKey) {
 
 // Power is local.telemetry and local.wall.
 func (r *ContextResult) Power() (*Telemetry, *WallTelemetry) { return r.Local.Telemetry, r.Local.Wall }
+
+// WarnThrottle: a GPU slowed itself during a measured window (its
+// telemetry's clock event reasons; hardware.go).
+const WarnThrottle = "throttle"
+
+// HardwareSaid is what p's GPUs did in each measured window that a
+// reader must know (Telemetry.HardwareFindings): each finding named by
+// its window ("concurrency 8: GPU 0 slowed itself…"), the problems and
+// the notes apart.
+func HardwareSaid(p Powered) (problems, notes []string) {
+	tel, _ := p.Power()
+	if tel == nil {
+		return nil, nil
+	}
+	heading, keys := p.EnergyKeys()
+	for _, k := range keys {
+		for _, f := range tel.HardwareFindings(k.Key) {
+			text := strings.ToLower(heading[:1]) + heading[1:] + " " + k.Label + ": " + f.Text
+			if f.Severity == SeverityProblem {
+				problems = append(problems, text)
+			} else {
+				notes = append(notes, text)
+			}
+		}
+	}
+	return problems, notes
+}

@@ -86,6 +86,13 @@ func Warnings(f *File) []Warning {
 	for _, t := range ForeignLoadProblems(f.Local.ServerMetrics) {
 		add(SeverityProblem, WarnForeignLoad, "%s", t)
 	}
+	hwProblems, hwNotes := HardwareSaid(f)
+	for _, t := range hwProblems {
+		add(SeverityProblem, WarnThrottle, "%s", t)
+	}
+	for _, t := range hwNotes {
+		add(SeverityNote, WarnThrottle, "%s", t)
+	}
 	if t, problem := f.Local.Detection.PlacementWords(); t != "" {
 		sev := SeverityNote
 		if problem {
