@@ -5,6 +5,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/hw/hwtest"
+	"github.com/kovara/desktop/shellwords"
 )
 
 // TestStagesRecordGPUs: the three-stage plan starts like every plan, so a
@@ -182,5 +184,35 @@ func TestThrottleSaid(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTuneSaysThrottlingApart: in a settings comparison where one
+// setting's GPU slowed itself for its power cap (its command before each
+// turn sets the stand-in's reasons) and the other's did not, the result
+// warns before any speed is weighed.
+func TestTuneSaysThrottlingApart(t *testing.T) {
+	reasons := filepath.Join(t.TempDir(), "reasons")
+	hwtest.StandInSMIReasonsFrom(t, 250, reasons)
+	cfg := fastSim()
+	cfg.Models = []string{"m"}
+	_, url := startSim(t, cfg)
+	set := func(name, mask string) TuneSetting {
+		return TuneSetting{Name: name, How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo "+mask+" > "+reasons)}
+	}
+	inner := tinyTunePlan()
+	inner.OutputTokens = 120 // levels of several of the stand-in's 0.2 s ticks
+	plan := TunePlan{
+		Settings: []TuneSetting{set("steady", "0x0000000000000000"), set("capped", "0x0000000000000004")},
+		Rounds:   2, Inner: inner, NoAnswers: true,
+	}
+	var log tuneLog
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url, GPU: "local"}, log.observer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the GPUs did not run alike: capped's GPU slowed itself for"
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) && strings.Contains(w, "steady's did not") }) {
+		t.Errorf("warnings %q, want %q…", res.Warnings, want)
 	}
 }

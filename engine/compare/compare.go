@@ -351,6 +351,7 @@ func cautions(files []*results.File, usable []int) []string {
 	if s := spread(files, usable, func(r results.Run) int { return r.Warmup }, "sent %s warmup requests"); s != "" {
 		out = append(out, s+": a shorter warmup can leave the server's cold start in the first level")
 	}
+	out = append(out, hardwareCautions(files, usable)...)
 	for _, i := range usable {
 		problems, _ := results.Split(results.Warnings(files[i]))
 		switch n := len(problems); {
@@ -606,4 +607,78 @@ func verb(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// hardwareCautions say where the runs' hardware did different things
+// (issue #50), before any speed is compared: a model split onto the CPU
+// in one run and not in another, a GPU that slowed itself in one run
+// only. Runs whose server or telemetry did not say are left out.
+func hardwareCautions(files []*results.File, usable []int) []string {
+	var out []string
+	for _, c := range []struct {
+		state func(*results.File) (string, bool)
+		why   string
+	}{
+		{placementState, "where the server ran the model differs: %s — a speed difference may be the split's, not the setting's"},
+		{ThrottleState, "the GPUs did not run alike: %s — a speed difference may be the card slowing itself, not the setting"},
+	} {
+		var said []string
+		seen := map[string]bool{}
+		for _, i := range usable {
+			if s, ok := c.state(files[i]); ok {
+				said = append(said, runName(i)+" "+s)
+				seen[s] = true
+			}
+		}
+		if len(seen) > 1 {
+			out = append(out, fmt.Sprintf(c.why, strings.Join(said, ", ")))
+		}
+	}
+	return out
+}
+
+// placementState is where a run's server put the model, in a few words.
+func placementState(f *results.File) (string, bool) {
+	d := f.Local.Detection
+	if d == nil || d.Placement == nil {
+		return "", false
+	}
+	p := d.Placement
+	switch {
+	case p.Split() && p.LayersTotal > 0:
+		return fmt.Sprintf("ran %d of %d layers on the CPU", p.LayersTotal-p.LayersGPU, p.LayersTotal), true
+	case p.Split():
+		return fmt.Sprintf("ran %.0f %% of the model on the CPU", p.CPUShare*100), true
+	case p.CPUShare >= 1:
+		return "ran it all on the CPU", true
+	}
+	return "ran it all in GPU memory", true
+}
+
+// ThrottleState is the longest a run's GPUs slowed themselves in a
+// level, in a few words: "slowed itself for 40 % of concurrency 32", or
+// "did not slow itself"; ok is false where its telemetry did not say.
+func ThrottleState(f *results.File) (string, bool) {
+	t := f.Local.Telemetry
+	if t == nil {
+		return "", false
+	}
+	known, worst, at := false, 0.0, 0
+	for _, r := range f.Runs {
+		lv, ok := t.Levels[r.Concurrency]
+		if !ok || lv.ThrottledShare == nil {
+			continue
+		}
+		known = true
+		if *lv.ThrottledShare > worst {
+			worst, at = *lv.ThrottledShare, r.Concurrency
+		}
+	}
+	switch {
+	case !known:
+		return "", false
+	case worst > results.ThrottleProblemShare:
+		return fmt.Sprintf("slowed itself for %.0f %% of concurrency %d", worst*100, at), true
+	}
+	return "did not slow itself", true
 }

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kovara/desktop/engine/compare/comparetest"
@@ -104,5 +105,46 @@ func TestWallTokensPerJouleJudged(t *testing.T) {
 				t.Fatal("no tokens per joule at the wall at 8")
 			}
 		})
+	}
+}
+
+// Runs whose hardware did different things say so among the cautions
+// before their speeds: a model split onto the CPU in one, a GPU that
+// slowed itself in one; runs alike, or whose server did not say, say
+// nothing of it.
+func TestHardwareCautions(t *testing.T) {
+	t.Parallel()
+	split := func(f *results.File) {
+		f.Local.Detection = &results.Detection{Family: results.FamilyOllama, Placement: &results.Placement{Source: results.PlacementOllamaPS, CPUShare: 0.38}}
+	}
+	onGPU := func(f *results.File) {
+		f.Local.Detection = &results.Detection{Family: results.FamilyOllama, Placement: &results.Placement{Source: results.PlacementOllamaPS}}
+	}
+	throttled := func(share float64) func(*results.File) {
+		return func(f *results.File) {
+			f.Local.Telemetry = &hw.Telemetry{Levels: map[int]hw.LevelTelemetry{}}
+			for _, r := range f.Runs {
+				f.Local.Telemetry.Levels[r.Concurrency] = hw.LevelTelemetry{LevelEnergy: hw.LevelEnergy{ThrottledShare: ptr(share)}}
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		a, b func(*results.File)
+		want string
+	}{
+		{"split against whole", onGPU, split, "where the server ran the model differs: run 1 ran it all in GPU memory, run 2 ran 38 % of the model on the CPU"},
+		{"throttled against not", throttled(0), throttled(0.4), "the GPUs did not run alike: run 1 did not slow itself, run 2 slowed itself for 40 % of concurrency 1"},
+		{"alike", onGPU, onGPU, ""},
+		{"unknown", func(*results.File) {}, split, ""},
+	} {
+		a, b := session(std), session(std)
+		c.a(a)
+		c.b(b)
+		v := VerdictOf(a, b)
+		got := strings.Join(v.Cautions, "\n")
+		if c.want == "" && (strings.Contains(got, "differs") || strings.Contains(got, "alike")) || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: cautions %q, want %q", c.name, v.Cautions, c.want)
+		}
 	}
 }

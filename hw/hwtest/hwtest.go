@@ -55,3 +55,33 @@ esac
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
+
+// StandInSMIReasonsFrom is StandInSMI whose cards report, at each tick,
+// the clock event reasons mask written in file ("0x0000000000000004" its
+// power cap; none while the file is missing): a test changes what the
+// cards do between runs by writing it.
+func StandInSMIReasonsFrom(t testing.TB, watts float64, file string) {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	inv := filepath.Join(filepath.Dir(here), "..", "testdata", "smi_inventory_2x3090.csv")
+	if _, err := os.Stat(inv); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	line := fmt.Sprintf("%%d, %.2f, 90, 20000, 1800, 60, 4, 16, $m\\n", watts)
+	script := `#!/bin/sh
+case "$*" in
+*-lms*) while :; do
+  m=$(cat "` + file + `" 2>/dev/null); [ -n "$m" ] || m=0x0000000000000000
+  printf "` + fmt.Sprintf(line, 0) + fmt.Sprintf(line, 1) + `"; sleep 0.2
+done ;;
+*--query-gpu=index,clocks.max.sm*) printf '0, 2100, 0x0000000000000001\n1, 2100, 0x0000000000000001\n' ;;
+*--query-gpu=index*) cat "` + inv + `" ;;
+*) echo "unexpected arguments: $*" >&2; exit 64 ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
