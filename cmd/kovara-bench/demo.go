@@ -63,6 +63,7 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 	specP := fs.Float64("spec-acceptance", 0.7, "with --spec-draft-tokens: the chance each draft token is accepted")
 	fs.BoolVar(&cfg.RefuseTemplateKwargs, "refuse-template-kwargs", false, "answer 400 to requests that carry chat_template_kwargs")
 	fs.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", 0, "begin every answer with this many reasoning tokens unless thinking is turned off")
+	fs.Float64Var(&cfg.CPUShare, "cpu-share", 0, "with --personality ollama: the share of the model run on the CPU (0 to 1), as /api/ps says it; a split model decodes slower")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -71,6 +72,10 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 		cfg.Personality = p
 	default:
 		fmt.Fprintf(stderr, "kovara-bench simulate: unknown personality %q: use vllm, sglang, llamacpp, ollama or strict\n", *personality)
+		return exitBadInput
+	}
+	if cfg.CPUShare < 0 || cfg.CPUShare > 1 {
+		fmt.Fprintln(stderr, "kovara-bench simulate: --cpu-share is a share from 0 to 1, like 0.38")
 		return exitBadInput
 	}
 	cfg.Models = []string{*model}
