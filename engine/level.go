@@ -356,6 +356,7 @@ func (lv *loadRun) samples() *results.LevelSamples {
 				continue
 			}
 			rs := results.RequestSample{Slot: si, ChunkCount: o.chunks, Error: o.class, Turn: o.turn}
+			rs.CutShort = o.cutShort()
 			rs.StartUs, rs.EndUs, rs.TTFTUs = sampleTimes(o.start, o.end, o.ttft)
 			// The level's end, rounded on its own, may fall a microsecond
 			// before its last request's.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
@@ -50,5 +51,27 @@ func TestPlacementSaid(t *testing.T) {
 				t.Errorf("a model all in GPU memory is said: %q %q", problems, notes)
 			}
 		})
+	}
+}
+
+// TestCutShortSaid: answers a server ends with finish_reason "length"
+// before the max_tokens asked (its context full) are kept as such in the
+// raw samples and said in the result's notes, with how many per level;
+// answers of the length asked say nothing.
+func TestCutShortSaid(t *testing.T) {
+	for _, c := range []struct {
+		cutAt int
+		want  string
+	}{{8, "answers the server ended at its length limit before the 12 tokens asked (8 of 8 at concurrency 1, 8 of 8 at concurrency 4)"}, {0, ""}} {
+		_, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, CutAt: c.cutAt})
+		f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url}, Observer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, notes := results.Split(results.Warnings(f))
+		got := slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, "answers the server ended at its length limit") })
+		if c.want != "" && !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, c.want) }) || c.want == "" && got {
+			t.Errorf("cut at %d: notes %q, want %q", c.cutAt, notes, c.want)
+		}
 	}
 }

@@ -79,6 +79,10 @@ type outcome struct {
 	interrupted bool // the run was stopped while this request was in flight
 	// turn is its turn in its slot's conversation, from 1 (0: none).
 	turn int
+	// asked is the answer's max_tokens; lengthStop: the server ended it
+	// with finish_reason "length" (a limit: max_tokens, or its context).
+	asked      int
+	lengthStop bool
 	// due is when the loop's pacer let it go, an offset from the run's
 	// start like start (0 without a pacer: a closed loop's request is
 	// due the moment its slot is free).
@@ -522,7 +526,7 @@ func (c *conn) reopen(ctx context.Context) {
 // failure on a connection that had already carried an answer, before any
 // byte of this answer arrived: the server closed it as the request left.
 func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout time.Duration) (out outcome, unanswered bool) {
-	out = outcome{n: n, ttft: -1, ttfa: -1, firstEvent: -1, itlFrom: len(c.itl)}
+	out = outcome{n: n, ttft: -1, ttfa: -1, firstEvent: -1, itlFrom: len(c.itl), asked: o.maxTokens}
 	c.answer, c.pieces = c.answer[:0], c.pieces[:0]
 	ctx, cancel := context.WithTimeout(runCtx, timeout)
 	defer cancel()
@@ -690,6 +694,7 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 		}
 		if ch.FinishReason {
 			finished = true
+			out.lengthStop = out.lengthStop || ch.FinishLength
 		}
 		if ch.HasTimings {
 			out.hasTimings = true
@@ -752,4 +757,18 @@ func chunkModel(data []byte) string {
 		return ""
 	}
 	return clip.Text(m.Model, 200)
+}
+
+// cutShort: the server ended the answer at a length limit before the
+// max_tokens it was asked: its context (or a slot's share of it) was
+// full, so the answer is short for the server's sake, not the model's.
+func (o *outcome) cutShort() bool {
+	if !o.lengthStop || o.asked <= 0 {
+		return false
+	}
+	got := o.chunks
+	if o.hasUsage {
+		got = o.complTok
+	}
+	return got < o.asked
 }

@@ -50,6 +50,10 @@ type RequestSample struct {
 	// Turn is the request's turn in its user's conversation, from 1; 0
 	// when the plan held no conversations.
 	Turn int `json:"turn,omitempty"`
+	// CutShort: the server ended the answer with finish_reason "length"
+	// before the max_tokens it was asked (its context, or a slot's share
+	// of it, was full: issue #50).
+	CutShort bool `json:"cut_short,omitempty"`
 }
 
 // OK is true for a request that succeeded.

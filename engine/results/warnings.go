@@ -41,6 +41,9 @@ const (
 	// WarnPlacement: where the server ran the model (a split model is a
 	// problem; a model wholly on the CPU a note).
 	WarnPlacement = "placement"
+	// WarnCutShort: answers the server ended at its length limit before
+	// the max_tokens asked (its context full).
+	WarnCutShort = "cut_short"
 )
 
 // Warning is one thing a reader of a result must know, in the words every
@@ -111,6 +114,9 @@ func Warnings(f *File) []Warning {
 	}
 	if t := ignoreEOSText(f, runs); t != "" {
 		add(SeverityNote, WarnIgnoreEOS, "%s", t)
+	}
+	if t := cutShortText(f, runs); t != "" {
+		add(SeverityNote, WarnCutShort, "%s", t)
 	}
 	if chunkCounted(runs) {
 		add(SeverityNote, WarnChunkCounts, "the server did not report token usage: tokens were counted as stream chunks, and a chunk may hold more than one token")
@@ -541,4 +547,35 @@ func ErrorDetails(f *File) []string {
 		}
 	}
 	return out
+}
+
+// cutShortText says which levels' answers the server ended at a length
+// limit before the max_tokens asked (finish_reason "length", from the
+// raw samples): its context, or a slot's share of it, filled first, so
+// those answers are shorter than the plan's for the server's sake.
+func cutShortText(f *File, runs []Run) string {
+	var parts []string
+	for i, r := range runs {
+		loc := levelLocal(f, i, r.Concurrency)
+		if loc == nil || loc.Samples == nil {
+			continue
+		}
+		cut, all := 0, 0
+		for _, q := range loc.Samples.Requests {
+			if q.OK() {
+				all++
+				if q.CutShort {
+					cut++
+				}
+			}
+		}
+		if cut > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d at concurrency %d", cut, all, r.Concurrency))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("answers the server ended at its length limit before the %d tokens asked (%s): its context, or each slot's share of it (-c over -np on llama-server, num_ctx on Ollama), filled first — give it more context per slot, or ask for shorter answers",
+		runs[0].OutputTokens, strings.Join(parts, ", "))
 }

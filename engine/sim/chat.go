@@ -284,6 +284,10 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 			j.total, j.finish = nat, "stop"
 		}
 	}
+	if c := s.cfg.CutAt; c > 0 && j.total > c {
+		// The context filled before the answer did.
+		j.total, j.finish = c, "length"
+	}
 	if s.cfg.ReasoningTokens > 0 && !thinkingOff(req.ChatTemplateKwargs) {
 		j.reasoning = s.cfg.ReasoningTokens
 	}

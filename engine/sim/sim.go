@@ -93,6 +93,11 @@ type Config struct {
 
 	PrefillRate   float64       // prompt tokens per second; default 40000
 	TokenInterval time.Duration // decode interval of one sequence at batch size 1; default 20ms
+	// CutAt, when set, ends every answer longer than it after that many
+	// tokens with finish_reason "length", as a server does whose context
+	// (or a slot's share of it) fills before the max_tokens asked (vLLM
+	// at max_model_len; the OpenAI API's meaning of "length").
+	CutAt int
 	// CPUShare is the share of the model an Ollama ran on the CPU, as its
 	// /api/ps says it (size_vram = size × (1 − CPUShare)): 0 all in GPU
 	// memory, 1 all on the CPU (a machine without a GPU, as the real

@@ -39,6 +39,9 @@ type Chunk struct {
 	// FinishReason: some choice has a finish_reason that is neither null
 	// nor the empty string.
 	FinishReason bool
+	// FinishLength: some choice's finish_reason is "length": the server
+	// stopped the answer at a length limit (max_tokens, or its context).
+	FinishLength bool
 
 	// HasUsage: a usage object with a non-null completion_tokens.
 	HasUsage         bool
@@ -181,6 +184,7 @@ type scanner struct {
 	b        []byte
 	i        int
 	depth    int
+	length   bool  // a choice's finish_reason was "length"
 	badCount error // first bad token count; syntax errors take precedence
 	keyBuf   [24]byte
 }
@@ -233,7 +237,9 @@ func (s *scanner) document(c *Chunk) error {
 	for ; more; k, more, err = s.member(false) {
 		switch k {
 		case keyChoices:
+			s.length = false // the last choices member counts, as encoding/json's
 			c.Content, c.Reasoning, c.FinishReason, err = s.choices()
+			c.FinishLength = s.length
 		case keyUsage:
 			err = s.usage(c)
 		case keyTimings:
@@ -292,6 +298,7 @@ func (s *scanner) choices() (content, reasoning, finish bool, err error) {
 
 func (s *scanner) choice() (content, reasoning, finish bool, err error) {
 	var deltaContent, text bool
+	isLength := false // this choice's last finish_reason is "length"
 	k, more, err := s.member(true)
 	for ; more; k, more, err = s.member(false) {
 		switch k {
@@ -304,11 +311,22 @@ func (s *scanner) choice() (content, reasoning, finish bool, err error) {
 		case keyText:
 			text, err = s.nonEmptyString()
 		case keyFinishReason:
+			isLength = false
 			switch s.peek() {
 			case 'n':
 				finish, err = false, s.skip()
 			case '"':
-				finish, err = s.nonEmptyString()
+				var start, end int
+				var esc bool
+				start, end, esc, err = s.str()
+				finish = err == nil && end > start
+				// Compared in place: the hot path allocates nothing.
+				if !esc {
+					isLength = finish && string(s.b[start:end]) == "length"
+				} else {
+					n, ok := unescapeASCII(s.keyBuf[:], s.b[start:end])
+					isLength = ok && string(s.keyBuf[:n]) == "length"
+				}
 			default:
 				finish, err = true, s.skip()
 			}
@@ -319,6 +337,7 @@ func (s *scanner) choice() (content, reasoning, finish bool, err error) {
 			return false, false, false, err
 		}
 	}
+	s.length = s.length || isLength
 	return deltaContent || text, reasoning, finish, err
 }
 

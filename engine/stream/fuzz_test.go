@@ -186,6 +186,7 @@ func expectedChunk(obj map[string]any) Chunk {
 			if fr, ok := ch["finish_reason"]; ok && fr != nil && fr != "" {
 				c.FinishReason = true
 			}
+			c.FinishLength = c.FinishLength || ch["finish_reason"] == "length"
 		}
 	}
 	if usage, ok := obj["usage"].(map[string]any); ok {
