@@ -48,8 +48,13 @@ func (w *Wall) StartSampling(ctx context.Context, interval time.Duration) *WallS
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			at := time.Since(s.start)
+			// A reading is stamped when its answer came: the plug
+			// measured before that, so a reading stamped inside the idle
+			// window was taken before anything was sent (stamped when the
+			// request left, a slow answer could carry the first request's
+			// power into the idle).
 			r, err := w.Read(ctx)
+			at := time.Since(s.start)
 			s.mu.Lock()
 			switch {
 			case err == nil && r.Updated != "" && r.Updated == s.lastStamp:
