@@ -301,6 +301,9 @@ func (s *EndpointsScreen) onSave() {
 		return
 	}
 	old := s.selected
+	// The plug it had: its token is the keyring's only while the plug
+	// is a Home Assistant sensor (the keyring is never asked otherwise).
+	prev, _, _ := s.u.endpoints.Get(old)
 	if err := s.u.endpoints.Put(e, old); err != nil {
 		setLabel(s.formNote, "Not saved: "+err.Error(), true)
 		return
@@ -320,13 +323,15 @@ func (s *EndpointsScreen) onSave() {
 	} else {
 		_ = s.u.keys.Delete(e.Name)
 	}
-	if old != "" && old != e.Name {
+	token := s.wallToken.Text
+	if token == "" && e.NeedsWallToken() && prev.NeedsWallToken() && old != e.Name {
+		// Renamed: the token kept under the old name goes with it.
+		token, _ = prev.WallToken(s.u.keys)
+	}
+	if prev.NeedsWallToken() && (old != e.Name || !e.NeedsWallToken()) {
 		_ = s.u.keys.Delete(storage.WallAccount(old))
 	}
-	switch token := s.wallToken.Text; {
-	case !e.NeedsWallToken():
-		_ = s.u.keys.Delete(storage.WallAccount(e.Name))
-	case token != "":
+	if e.NeedsWallToken() && token != "" {
 		// Left empty, the token kept before stays.
 		if err := s.u.keys.Set(storage.WallAccount(e.Name), token); err != nil && !problem {
 			note, problem = "Saved, but the wall plug's token was not: "+err.Error(), true
@@ -385,12 +390,15 @@ func (s *EndpointsScreen) onDelete() {
 		if !ok {
 			return
 		}
+		gone, _, _ := s.u.endpoints.Get(name)
 		if err := s.u.endpoints.Delete(name); err != nil {
 			setLabel(s.formNote, "Not deleted: "+err.Error(), true)
 			return
 		}
 		_ = s.u.keys.Delete(name)
-		_ = s.u.keys.Delete(storage.WallAccount(name))
+		if gone.NeedsWallToken() {
+			_ = s.u.keys.Delete(storage.WallAccount(name))
+		}
 		s.u.forgetCheck(name)
 		s.u.forgetStatus(name)
 		s.reload()
