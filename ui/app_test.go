@@ -343,8 +343,8 @@ func TestEndpointWallPlug(t *testing.T) {
 // TestEndpointHomeAssistantToken: a Home Assistant sensor as the wall
 // plug asks for its token beside the address; Save keeps the token in
 // the keyring (never in endpoints.yaml), Test reads the sensor with it
-// (typed, or from the keyring once saved), and deleting the endpoint
-// forgets it. A stand-in answers as Home Assistant's REST API does: the
+// (typed, or from the keyring once saved), a rename takes it along, and
+// deleting the endpoint forgets it. A stand-in answers as Home Assistant's REST API does: the
 // sensor's state with the token, 401 without.
 func TestEndpointHomeAssistantToken(t *testing.T) {
 	h := newHarness(t)
@@ -402,10 +402,21 @@ func TestEndpointHomeAssistantToken(t *testing.T) {
 		if strings.Contains(s.testResult.Text, token) {
 			t.Error("Test says the token")
 		}
+		// Renamed with the token left empty: it goes with the name.
+		s.nameEntry.SetText("ha rack")
+		test.Tap(s.saveButton)
+	})
+	if got, err := h.u.keys.Get(storage.WallAccount("ha rack")); err != nil || got != token {
+		t.Errorf("after the rename the keyring holds %q (%v) under the new name", got, err)
+	}
+	if _, err := h.u.keys.Get(storage.WallAccount("ha box")); !errors.Is(err, storage.ErrNoKey) {
+		t.Errorf("after the rename the old name's token is still there (%v)", err)
+	}
+	h.locked(func() {
 		test.Tap(s.deleteButton)
 		h.tapInOverlay("Yes")
 	})
-	if _, err := h.u.keys.Get(storage.WallAccount("ha box")); !errors.Is(err, storage.ErrNoKey) {
+	if _, err := h.u.keys.Get(storage.WallAccount("ha rack")); !errors.Is(err, storage.ErrNoKey) {
 		t.Errorf("after Delete the keyring still answers %v", err)
 	}
 }
