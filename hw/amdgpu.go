@@ -290,7 +290,7 @@ func (a *amdgpuSource) Start(ctx context.Context, interval time.Duration) (*Samp
 		return nil, err
 	}
 	if !a.sh.remote() {
-		return startPolling(ctx, interval, 0, a.gpus, a.what(), func(context.Context) ([]Sample, error) {
+		return startPolling(ctx, interval, 0, a.gpus, a.what(), a.hostRoot, func(context.Context) ([]Sample, error) {
 			cards, err := a.readLocal()
 			if err == nil && len(cards) == 0 {
 				err = a.noCards()

@@ -4,6 +4,7 @@ package hw
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,51 @@ func TestStandInThrottlesAfter(t *testing.T) {
 	f := tel.HardwareFindings(4)
 	if len(f) != 2 || f[0].Severity != results.SeverityProblem || f[0].Reason != "sw_power_cap" || !strings.HasPrefix(f[0].Text, "GPU 0 slowed itself for its power cap for ") {
 		t.Errorf("findings %+v", f)
+	}
+}
+
+// TestStandInPrograms runs hwtest's stand-ins through a source ParseSource
+// gives: their server alone on each card says nothing; another program
+// on GPU 0 is the run's finding, a problem above a tenth of the card.
+func TestStandInPrograms(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		setup func(t *testing.T)
+		want  string
+	}{
+		{"the server alone", func(t *testing.T) { hwtest.StandInSMI(t, 300) }, "[]"},
+		{"another model", func(t *testing.T) { hwtest.StandInSMIOtherProgram(t, 300, "python3", 6200) },
+			"[problem: another program holds 6.1 GiB of GPU 0's 24.0 GiB beside the largest, presumably the server (llama-server, 19.5 GiB): python3 6.1 GiB — memory the server could not have, and work that may have shared the card: stop them for a measurement of the server alone]"},
+		{"a desktop", func(t *testing.T) { hwtest.StandInSMIOtherProgram(t, 300, "Xorg", 300) },
+			"[note: another program holds 300 MiB of GPU 0's 24.0 GiB beside the largest, presumably the server (llama-server, 19.5 GiB): Xorg 300 MiB, too little to move the figures much]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.setup(t)
+			src, err := ParseSource("local")
+			if err != nil {
+				t.Fatal(err)
+			}
+			inv, err := src.Inventory(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			smp, err := src.Start(context.Background(), 200*time.Millisecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitForSamples(t, smp, 4)
+			smp.Stop()
+			tel := NewTelemetry(src, inv, smp, nil)
+			if tel.GPUProcesses == nil || len(tel.GPUProcesses.Start) == 0 || len(tel.GPUProcesses.End) == 0 {
+				t.Fatalf("programs %+v", tel.GPUProcesses)
+			}
+			got := []string{}
+			for _, f := range tel.RunFindings() {
+				got = append(got, string(f.Severity)+": "+f.Text)
+			}
+			if fmt.Sprint(got) != tt.want {
+				t.Errorf("got %s\nwant %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -31,13 +31,24 @@ type autoSource struct {
 func newAutoSource(sh shell, gpus []int) *autoSource {
 	a := &autoSource{sh: sh, gpus: gpus, timeout: 20 * time.Second, sysRoot: "/sys"}
 	a.newFor = func(tool string) Source {
-		src := newToolSource(tool, sh, gpus)
+		src := watchingHost(newToolSource(tool, sh, gpus))
 		if g, ok := src.(*amdgpuSource); ok {
 			g.root = a.sysRoot
 		}
 		return src
 	}
 	return a
+}
+
+// watchingHost makes src read its machine's memory beside the GPU tool,
+// and, for nvidia-smi, the programs on its cards (hostmem.go,
+// gpuprocs.go): every source ParseSource gives does; tests build theirs
+// without it unless they ask.
+func watchingHost(src Source) Source {
+	if h, ok := src.(interface{ setHostRoot(string) }); ok {
+		h.setHostRoot("/")
+	}
+	return src
 }
 
 // newToolSource is the source that reads tool on sh's machine.

@@ -57,7 +57,10 @@
 // # What is never read
 //
 // Serial numbers and UUIDs are never queried from nvidia-smi, amd-smi,
-// macmon or xpu-smi. Exporter pages carry them as labels; they are used
+// macmon or xpu-smi. The programs on an NVIDIA card are joined to their
+// GPU by PCI bus id (--query-compute-apps=gpu_bus_id,…), not gpu_uuid.
+// Their names and pids are kept in local.telemetry.gpu_processes, which
+// is never published; a shared report must blank the names. Exporter pages carry them as labels; they are used
 // only to join series of one page together and are dropped before
 // anything leaves the parser.
 //
@@ -77,6 +80,19 @@
 // never held up. Stop, or cancelling the context, kills the child's whole
 // process group and waits for it. A few unreadable lines among good ones
 // are skipped and reported once.
+//
+// # The server's machine
+//
+// Beside its GPU tool, a local or ssh source reads the machine's
+// /proc/vmstat (pswpin, pswpout: 4 KiB pages) and /proc/meminfo
+// (MemTotal, MemAvailable, SwapTotal, SwapFree) once per interval —
+// locally from the files, through ssh from one `sh -c` loop ended with
+// the sampler (hostmem.go) — into each level's LevelTelemetry.Host and
+// Telemetry.HostMemory. A machine without /proc (a Mac) gives nothing and
+// says nothing. nvidia-smi's source also lists the programs on the cards
+// (--query-compute-apps) when sampling starts and when it stops
+// (gpuprocs.go), into Telemetry.GPUProcesses; results judges both
+// (HardwareFindings per level, RunFindings for the run).
 //
 // # Wiring
 //

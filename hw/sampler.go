@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/engine/results"
 )
 
 // hangIntervals is how many intervals without a line (or without a good
@@ -59,6 +60,14 @@ type Sampler struct {
 	widest    int // most chosen GPUs seen in one tick
 	latest    Point
 	hasLatest bool
+
+	// The server machine's memory readings (hostmem.go) and the programs
+	// on its cards (gpuprocs.go); beforeStop, when set, runs once at Stop
+	// while sampling still goes on (the end-of-run process list).
+	host       []hostReading
+	procs      results.GPUProcesses
+	procsRead  bool
+	beforeStop func()
 }
 
 func newSampler(interval time.Duration, gpus []int, what string, cancel context.CancelFunc) *Sampler {
@@ -105,7 +114,16 @@ func (s *Sampler) Done() <-chan struct{} { return s.done }
 
 // Stop ends sampling, kills the child process group and waits for it.
 // Readings and warnings stay available. Stop may be called more than once.
+// An nvidia-smi source first lists the programs on its cards once more
+// (gpuprocs.go), which holds Stop up for that command (at most 5 s).
 func (s *Sampler) Stop() {
+	s.mu.Lock()
+	hook, live := s.beforeStop, !s.ended
+	s.beforeStop = nil
+	s.mu.Unlock()
+	if hook != nil && live {
+		hook()
+	}
 	s.mu.Lock()
 	s.ended = true
 	s.mu.Unlock()

@@ -18,10 +18,18 @@ type smiSource struct {
 	runTimeout time.Duration // one inventory command
 	startGrace time.Duration // extra wait for the first line (SSH handshake)
 
+	// hostRoot is where the machine's /proc is read beside nvidia-smi
+	// ("/"), and, when set, its programs are listed at the start and the
+	// end; "" reads neither (tests that do not ask).
+	hostRoot string
+
 	mu    sync.Mutex
 	query []string        // the per-loop query this driver takes; nil until found
 	maxSM map[int]float64 // clocks.max.sm by GPU index, from the same probe
+	bus   map[string]int  // GPU index by normalised PCI bus id (gpuprocs.go)
 }
+
+func (s *smiSource) setHostRoot(root string) { s.hostRoot = root }
 
 func newSMISource(sh shell, gpus []int) *smiSource {
 	s := &smiSource{sh: sh, gpus: gpus, runTimeout: 10 * time.Second, startGrace: 5 * time.Second}
@@ -76,6 +84,15 @@ func (s *smiSource) Inventory(ctx context.Context) ([]GPU, error) {
 		return nil, err
 	}
 	gpus = keepSelected(s.gpus, gpus)
+	bus := map[string]int{}
+	for _, g := range gpus {
+		if g.PCIBusID != "" {
+			bus[normBus(g.PCIBusID)] = g.Index
+		}
+	}
+	s.mu.Lock()
+	s.bus = bus
+	s.mu.Unlock()
 	_, maxSM := s.sampleQuery(ctx)
 	for i := range gpus {
 		if v, ok := maxSM[gpus[i].Index]; ok {
@@ -125,6 +142,10 @@ func (s *smiSource) Start(ctx context.Context, interval time.Duration) (*Sampler
 		cancel()
 		killGroup(cmd)
 		return nil, s.sh.explain("nvidia-smi", err, "", "")
+	}
+	if s.hostRoot != "" {
+		smp.watchHost(sctx, s.sh, interval, s.hostRoot)
+		s.watchProcs(sctx, smp)
 	}
 	smp.wg.Add(1)
 	go smp.watch(sctx, hangIntervals*interval, hangIntervals*interval+s.startGrace, func(waited time.Duration, started bool, _ string) string {

@@ -132,7 +132,7 @@ func machineSource(sh shell, gpus []int, tool string) Source {
 	if tool == "" {
 		return newAutoSource(sh, gpus)
 	}
-	return newToolSource(tool, sh, gpus)
+	return watchingHost(newToolSource(tool, sh, gpus))
 }
 
 // splitToolQuery takes the tool parameter out of a raw query.

@@ -48,10 +48,14 @@ func NewTelemetry(src Source, inventory []GPU, s *Sampler, levels []LevelWindow,
 	}
 	t.IntervalMS = s.Interval().Milliseconds()
 	samples := s.Samples()
+	host := s.hostReadings()
+	t.HostMemory = hostMemory(host)
+	t.GPUProcesses = s.gpuProcesses()
 	for _, lv := range levels {
 		le := Energy(samples, s.Offset(lv.Start), s.Offset(lv.End), nil)
 		clockShares(&le, inventory)
-		lt := LevelTelemetry{Concurrency: lv.Concurrency, LevelEnergy: le, OutputTokens: lv.OutputTokens}
+		lt := LevelTelemetry{Concurrency: lv.Concurrency, LevelEnergy: le, OutputTokens: lv.OutputTokens,
+			Host: hostLevel(host, s.Offset(lv.Start), s.Offset(lv.End), hangIntervals*s.Interval())}
 		if v := le.TokensPerJoule(lv.OutputTokens); v > 0 {
 			lt.TokensPerJoule = &v
 		}

@@ -32,7 +32,12 @@ type toolBase struct {
 	// Time limits; tests shorten them.
 	runTimeout time.Duration // one inventory command
 	startGrace time.Duration // extra wait for the first reading (SSH handshake, a slow tool)
+	// hostRoot is where the machine's /proc is read from beside the tool
+	// ("/"; hostmem.go); "" reads no memory (tests that do not ask).
+	hostRoot string
 }
+
+func (b *toolBase) setHostRoot(root string) { b.hostRoot = root }
 
 func newToolBase(sh shell, gpus []int, name, tool string) toolBase {
 	b := toolBase{sh: sh, gpus: gpus, name: name, tool: tool, runTimeout: 10 * time.Second, startGrace: 5 * time.Second}
@@ -118,6 +123,9 @@ func (b *toolBase) startLines(ctx context.Context, interval, slack time.Duration
 		killGroup(cmd)
 		return nil, b.sh.explain(name, err, "", "")
 	}
+	if b.hostRoot != "" {
+		smp.watchHost(sctx, b.sh, interval, b.hostRoot)
+	}
 	limit := hangIntervals*interval + slack
 	smp.wg.Add(1)
 	go smp.watch(sctx, limit, limit+b.startGrace, func(waited time.Duration, started bool, _ string) string {
@@ -143,10 +151,14 @@ func (b *toolBase) startLines(ctx context.Context, interval, slack time.Duration
 
 // startPolling calls read every interval until Stop, each call's readings
 // one tick; a read that fails is remembered for the warning given when no
-// reading has come for hangIntervals intervals plus slack.
-func startPolling(ctx context.Context, interval, slack time.Duration, gpus []int, what string, read func(context.Context) ([]Sample, error)) *Sampler {
+// reading has come for hangIntervals intervals plus slack. hostRoot, when
+// not "", is where this machine's /proc is read beside it (hostmem.go).
+func startPolling(ctx context.Context, interval, slack time.Duration, gpus []int, what, hostRoot string, read func(context.Context) ([]Sample, error)) *Sampler {
 	sctx, cancel := context.WithCancel(ctx)
 	smp := newSampler(interval, gpus, what, cancel)
+	if hostRoot != "" {
+		smp.watchHost(sctx, shell{}, interval, hostRoot)
+	}
 	limit := hangIntervals*interval + slack
 	smp.wg.Add(1)
 	go smp.watch(sctx, limit, limit, func(waited time.Duration, _ bool, problem string) string {

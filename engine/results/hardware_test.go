@@ -77,3 +77,110 @@ func TestHardwareFindings(t *testing.T) {
 		})
 	}
 }
+
+func TestHostFindings(t *testing.T) {
+	t.Parallel()
+	i64 := func(v int64) *int64 { return &v }
+	f64 := func(v float64) *float64 { return &v }
+	const mib = 1 << 20
+	mem := &HostMemory{MemTotalMiB: f64(32768)}
+	level := func(h *HostLevel, m *HostMemory) *Telemetry {
+		return &Telemetry{HostMemory: m, Levels: map[int]LevelTelemetry{8: {Concurrency: 8, LevelEnergy: LevelEnergy{DurationS: 60}, Host: h}}}
+	}
+	tests := []struct {
+		name string
+		tel  *Telemetry
+		want []string // "severity reason MiB: text"
+	}{
+		{name: "no memory readings", tel: level(nil, mem)},
+		{name: "no swap, plenty available", tel: level(&HostLevel{SwapInBytes: i64(0), SwapOutBytes: i64(0), MinMemAvailableMiB: f64(20000)}, mem)},
+		{name: "under a MiB is housekeeping", tel: level(&HostLevel{SwapInBytes: i64(mib - 1), SwapOutBytes: i64(512 << 10)}, mem)},
+		{name: "12 MiB out is a note", tel: level(&HostLevel{SwapInBytes: i64(0), SwapOutBytes: i64(12 * mib)}, mem),
+			want: []string{"note swap 12: the server's machine swapped 12 MiB out during this level, too little to move its figures much"}},
+		{name: "exactly 64 MiB is a note", tel: level(&HostLevel{SwapInBytes: i64(64 * mib)}, mem),
+			want: []string{"note swap 64: the server's machine swapped 64 MiB in during this level, too little to move its figures much"}},
+		{name: "1.2 GiB in is a problem", tel: level(&HostLevel{SwapInBytes: i64(1288 * mib), SwapOutBytes: i64(300 * mib), MinMemAvailableMiB: f64(900)}, mem),
+			want: []string{
+				"problem swap 1588: the server's machine swapped 1.3 GiB in and 300 MiB out during this level: its memory is short, and the figures include waiting on the disk — give the server less to hold (a smaller context or model) or close other programs",
+				"note low_memory 900: the server's machine had as little as 900 MiB of its 32.0 GiB of memory available during this level: close to swapping, and a memory-mapped model may have been read from disk again",
+			}},
+		{name: "65 MiB out is a problem", tel: level(&HostLevel{SwapOutBytes: i64(65 * mib)}, mem),
+			want: []string{"problem swap 65: the server's machine swapped 65 MiB out during this level: its memory is short, and the figures include waiting on the disk — give the server less to hold (a smaller context or model) or close other programs"}},
+		{name: "5 % available is not low", tel: level(&HostLevel{MinMemAvailableMiB: f64(32768 * 0.05)}, mem)},
+		{name: "low without the machine's total says nothing", tel: level(&HostLevel{MinMemAvailableMiB: f64(10)}, nil)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, f := range tt.tel.HardwareFindings(8) {
+				if f.Level != 8 || f.GPU != -1 {
+					t.Errorf("level %d GPU %d", f.Level, f.GPU)
+				}
+				got = append(got, fmt.Sprintf("%s %s %.0f: %s", f.Severity, f.Reason, f.MiB, f.Text))
+			}
+			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tt.want) {
+				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHardwareFindingsThrottleBeforeSwap(t *testing.T) {
+	t.Parallel()
+	share, swapped := 0.5, int64(100<<20)
+	tel := &Telemetry{Levels: map[int]LevelTelemetry{2: {LevelEnergy: LevelEnergy{DurationS: 10, ThrottledShare: &share, ClockEventS: map[string]float64{"sw_power_cap": 5}},
+		Host: &HostLevel{SwapInBytes: &swapped}}}}
+	var got []string
+	for _, f := range tel.HardwareFindings(2) {
+		got = append(got, string(f.Severity)+" "+f.Reason)
+	}
+	if want := "[problem sw_power_cap problem swap]"; fmt.Sprint(got) != want {
+		t.Errorf("got %v, want %s", got, want)
+	}
+}
+
+func TestRunFindings(t *testing.T) {
+	t.Parallel()
+	f64 := func(v float64) *float64 { return &v }
+	inv := []GPU{{Index: 0, MemoryTotalMiB: f64(24576)}, {Index: 1, MemoryTotalMiB: f64(24576)}}
+	proc := func(gpu, pid int, name string, mib float64) GPUProcess {
+		return GPUProcess{GPU: gpu, PID: pid, Name: name, UsedMiB: f64(mib)}
+	}
+	tests := []struct {
+		name string
+		tel  *Telemetry
+		want []string // "severity GPU share: text"
+	}{
+		{name: "nil telemetry"},
+		{name: "no lists (not nvidia-smi)", tel: &Telemetry{Inventory: inv}},
+		{name: "the server alone on each card", tel: &Telemetry{Inventory: inv, GPUProcesses: &GPUProcesses{
+			Start: []GPUProcess{proc(0, 10, "/app/llama-server", 20000), proc(1, 10, "/app/llama-server", 20000)}, End: []GPUProcess{proc(0, 10, "/app/llama-server", 20480)}}}},
+		{name: "a desktop beside the server is a note", tel: &Telemetry{Inventory: inv, GPUProcesses: &GPUProcesses{
+			Start: []GPUProcess{proc(0, 10, "/app/llama-server", 20000), proc(0, 3, "/usr/lib/xorg/Xorg", 312)}, End: []GPUProcess{}}}},
+		{name: "another model is a problem, the lists together", tel: &Telemetry{Inventory: inv, GPUProcesses: &GPUProcesses{
+			Start: []GPUProcess{proc(0, 10, "/app/llama-server", 17612), proc(0, 3, "/usr/lib/xorg/Xorg", 312)},
+			End:   []GPUProcess{proc(0, 10, "/app/llama-server", 17612), proc(0, 77, "/usr/bin/python3", 6246), proc(1, 10, "llama-server", 17000)}}}},
+		{name: "names blanked (a shared report)", tel: &Telemetry{Inventory: inv, GPUProcesses: &GPUProcesses{
+			Start: []GPUProcess{proc(0, 10, "", 17612), proc(0, 77, "", 6246), proc(0, 3, "", 312)}}}},
+		{name: "a card of unknown size: a note", tel: &Telemetry{GPUProcesses: &GPUProcesses{
+			End: []GPUProcess{proc(0, 10, `C:\Ollama\ollama.exe`, 9000), {GPU: 0, PID: 11, Name: "python.exe"}}}}},
+	}
+	tests[3].want = []string{"note 0 0.01: another program holds 312 MiB of GPU 0's 24.0 GiB beside the largest, presumably the server (llama-server, 19.5 GiB): Xorg 312 MiB, too little to move the figures much"}
+	tests[4].want = []string{"problem 0 0.27: 2 other programs hold 6.4 GiB of GPU 0's 24.0 GiB beside the largest, presumably the server (llama-server, 17.2 GiB): python3 6.1 GiB, Xorg 312 MiB — memory the server could not have, and work that may have shared the card: stop them for a measurement of the server alone"}
+	tests[5].want = []string{"problem 0 0.27: 2 other programs hold 6.4 GiB of GPU 0's 24.0 GiB beside the largest, presumably the server (17.2 GiB) — memory the server could not have, and work that may have shared the card: stop them for a measurement of the server alone"}
+	tests[6].want = []string{"note 0 0.00: another program is on GPU 0 beside the largest, presumably the server (ollama.exe, 8.8 GiB): python.exe; nvidia-smi did not say how much memory they hold"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, f := range tt.tel.RunFindings() {
+				if f.Reason != FindingOtherPrograms {
+					t.Errorf("reason %s", f.Reason)
+				}
+				got = append(got, fmt.Sprintf("%s %d %.2f: %s", f.Severity, f.GPU, f.Share, f.Text))
+			}
+			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tt.want) {
+				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}

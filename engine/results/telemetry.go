@@ -183,6 +183,63 @@ type LevelTelemetry struct {
 	OutputTokens   int64    `json:"output_tokens"`
 	TokensPerJoule *float64 `json:"tokens_per_joule"`
 	JoulesPerToken *float64 `json:"joules_per_token"`
+	// Host is what the server's machine's memory did during the level
+	// (issue #50): read from its /proc by a local or ssh source; absent
+	// for an exporter, a machine without /proc (a Mac) or a level the
+	// readings do not cover.
+	Host *HostLevel `json:"host,omitempty"`
+}
+
+// HostLevel is the server machine's memory over one level's window, from
+// /proc/vmstat's pswpin and pswpout and /proc/meminfo, read once per
+// sampling interval.
+type HostLevel struct {
+	// Samples is the number of readings inside the window.
+	Samples int `json:"samples"`
+	// SwapInBytes and SwapOutBytes are the bytes the kernel swapped in
+	// (read back from swap) and out during the window: the counters
+	// interpolated at the window's edges, held flat before the first
+	// reading and after the last. nil where the machine's vmstat has no
+	// such counter.
+	SwapInBytes  *int64 `json:"swap_in_bytes,omitempty"`
+	SwapOutBytes *int64 `json:"swap_out_bytes,omitempty"`
+	// MinMemAvailableMiB is the least MemAvailable read inside the window
+	// (the kernel's estimate of what can be had without swapping).
+	MinMemAvailableMiB *float64 `json:"min_mem_available_mib,omitempty"`
+	// PeakSwapUsedMiB is the most swap in use (SwapTotal − SwapFree) read
+	// inside the window; nil without swap.
+	PeakSwapUsedMiB *float64 `json:"peak_swap_used_mib,omitempty"`
+}
+
+// HostMemory is the server machine's memory as first read in a run.
+type HostMemory struct {
+	MemTotalMiB  *float64 `json:"mem_total_mib,omitempty"`
+	SwapTotalMiB *float64 `json:"swap_total_mib,omitempty"`
+}
+
+// GPUProcesses are the programs holding memory on the chosen GPUs, as
+// nvidia-smi --query-compute-apps listed them at the start and at the end
+// of a run (compute programs only: a desktop's Xorg is listed where it
+// uses CUDA, not for drawing). nil Start or End: that reading failed; an
+// empty list: none. Local only: the names are the person's programs, and
+// a shared report must blank them (the findings then say "programs"
+// without names).
+type GPUProcesses struct {
+	Start []GPUProcess `json:"start"`
+	End   []GPUProcess `json:"end"`
+}
+
+// GPUProcess is one program on one GPU.
+type GPUProcess struct {
+	GPU int `json:"gpu"`
+	PID int `json:"pid"`
+	// Name is the program as nvidia-smi names it ("/usr/bin/python3",
+	// "ollama.exe"); "" where it could not say ([Not Found]: a program in
+	// another PID namespace, such as a container).
+	Name string `json:"name"`
+	// UsedMiB is its memory on the card; nil where nvidia-smi gives
+	// [N/A] (Windows' WDDM driver model).
+	UsedMiB *float64 `json:"used_mib"`
 }
 
 // Telemetry is the results file's local.telemetry: where the readings came
@@ -200,6 +257,11 @@ type Telemetry struct {
 	Levels     map[int]LevelTelemetry `json:"levels"`
 	Warnings   []string               `json:"warnings"`
 	Series     Series                 `json:"series"`
+	// HostMemory is the server machine's memory and swap (local and ssh
+	// sources on a machine with /proc); GPUProcesses the programs on its
+	// cards (nvidia-smi). Both absent where the source cannot say.
+	HostMemory   *HostMemory   `json:"host_memory,omitempty"`
+	GPUProcesses *GPUProcesses `json:"gpu_processes,omitempty"`
 }
 
 // Series is a compact, chart-ready record: one column per reading, one row

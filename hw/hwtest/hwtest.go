@@ -30,6 +30,26 @@ func StandInSMI(t testing.TB, watts float64) {
 // them, so after is rounded to its ticks.
 func StandInSMIThrottled(t testing.TB, watts float64, after time.Duration, reasons uint64) {
 	t.Helper()
+	standIn(t, watts, after, reasons, "")
+}
+
+// serverPrograms is what the stand-ins list as the programs on their
+// cards (nvidia-smi --query-compute-apps=gpu_bus_id,pid,process_name,
+// used_memory, nounits): one server across both cards, as llama-server
+// splitting a model over two GPUs shows — no other program, so no
+// finding.
+const serverPrograms = `00000000:01:00.0, 4242, /app/llama-server, 20000\n00000000:08:00.0, 4242, /app/llama-server, 20000\n`
+
+// StandInSMIOtherProgram is StandInSMI with another program beside the
+// server on GPU 0: name holding mib MiB (6200 of the 3090s' 24576 is a
+// problem of the run, results.OtherProgramsProblemShare; 300 a note).
+func StandInSMIOtherProgram(t testing.TB, watts float64, name string, mib float64) {
+	t.Helper()
+	standIn(t, watts, 0, 0, fmt.Sprintf("00000000:01:00.0, 977, %s, %.0f\\n", name, mib))
+}
+
+func standIn(t testing.TB, watts float64, after time.Duration, reasons uint64, extra string) {
+	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
 	inv := filepath.Join(filepath.Dir(here), "..", "testdata", "smi_inventory_2x3090.csv")
 	if _, err := os.Stat(inv); err != nil {
@@ -37,6 +57,10 @@ func StandInSMIThrottled(t testing.TB, watts float64, after time.Duration, reaso
 	}
 	dir := t.TempDir()
 	line := fmt.Sprintf("%%d, %.2f, 90, 20000, 1800, 60, 4, 16, $m\\n", watts)
+	programs := serverPrograms
+	if extra != "" {
+		programs += extra
+	}
 	ticks := int(after / (200 * time.Millisecond))
 	script := `#!/bin/sh
 case "$*" in
@@ -46,6 +70,7 @@ case "$*" in
   printf "` + fmt.Sprintf(line, 0) + fmt.Sprintf(line, 1) + `"; i=$((i+1)); sleep 0.2
 done ;;
 *--query-gpu=index,clocks.max.sm*) printf '0, 2100, 0x0000000000000001\n1, 2100, 0x0000000000000001\n' ;;
+*--query-compute-apps=*) printf '` + programs + `' ;;
 *--query-gpu=index*) cat "` + inv + `" ;;
 *) echo "unexpected arguments: $*" >&2; exit 64 ;;
 esac
@@ -69,6 +94,7 @@ func StandInSMIReasonsFrom(t testing.TB, watts float64, file string) {
 	}
 	dir := t.TempDir()
 	line := fmt.Sprintf("%%d, %.2f, 90, 20000, 1800, 60, 4, 16, $m\\n", watts)
+	programs := serverPrograms
 	script := `#!/bin/sh
 case "$*" in
 *-lms*) while :; do
@@ -76,6 +102,7 @@ case "$*" in
   printf "` + fmt.Sprintf(line, 0) + fmt.Sprintf(line, 1) + `"; sleep 0.2
 done ;;
 *--query-gpu=index,clocks.max.sm*) printf '0, 2100, 0x0000000000000001\n1, 2100, 0x0000000000000001\n' ;;
+*--query-compute-apps=*) printf '` + programs + `' ;;
 *--query-gpu=index*) cat "` + inv + `" ;;
 *) echo "unexpected arguments: $*" >&2; exit 64 ;;
 esac
