@@ -216,3 +216,28 @@ func TestTuneSaysThrottlingApart(t *testing.T) {
 		t.Errorf("warnings %q, want %q…", res.Warnings, want)
 	}
 }
+
+// TestOtherProgramSaid: another program holding a quarter of a card's
+// memory beside the server is a problem of the run, naming it; a small
+// one a note; and a shared report never names it.
+func TestOtherProgramSaid(t *testing.T) {
+	for _, c := range []struct {
+		mib     float64
+		problem bool
+	}{{6200, true}, {300, false}} {
+		hwtest.StandInSMIOtherProgram(t, 250, "trainer.py", c.mib)
+		_, url := startSim(t, sim.Config{TokenInterval: 2 * time.Millisecond, PrefillRate: 100000})
+		f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url, GPU: "local"}, Observer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		problems, notes := results.Split(results.Warnings(f))
+		said := problems
+		if !c.problem {
+			said = notes
+		}
+		if !slices.ContainsFunc(said, func(s string) bool { return strings.Contains(s, "trainer.py") }) {
+			t.Errorf("%.0f MiB: problems %q, notes %q; want trainer.py among the %s", c.mib, problems, notes, map[bool]string{true: "problems", false: "notes"}[c.problem])
+		}
+	}
+}

@@ -28,6 +28,9 @@ func powerFile(t *testing.T) *results.File {
 		a: {Concurrency: 1, LevelEnergy: results.LevelEnergy{DurationS: 10, EnergyJ: v(2000), MeanPowerW: v(200)}, OutputTokens: 1000, TokensPerJoule: v(0.5)},
 		b: {Concurrency: 8, LevelEnergy: results.LevelEnergy{DurationS: 10, EnergyJ: v(3000), MeanPowerW: v(300)}, OutputTokens: 6000, TokensPerJoule: v(2)},
 	}}
+	// Another program on the card: its name is the person's own.
+	procs := []results.GPUProcess{{GPU: 0, PID: 4242, Name: "/home/me/secret-trainer.py", UsedMiB: v(6000)}}
+	f.Local.Telemetry.GPUProcesses = &results.GPUProcesses{Start: procs, End: procs}
 	f.Local.Wall = &results.WallTelemetry{Family: "shelly-gen2", Host: "plug-under-the-desk.lan", IdleW: v(100), IdleS: 5,
 		Warnings: []string{"the wall plug at plug-under-the-desk.lan missed a reading"},
 		Series:   &results.WallSeries{TS: []float64{0, 6, 12, 18, 24}, PowerW: []float64{100, 300, 300, 500, 500}},
@@ -41,7 +44,8 @@ func powerFile(t *testing.T) *results.File {
 // The CSV of a run that read power carries the energy table's figures
 // on each level's row under the names a spreadsheet looks for, the
 // whole run on a row of its own; the Markdown and the HTML have the
-// table; none says the plug's or the GPU host's address.
+// table; none says the plug's or the GPU host's address, or the name of
+// another program on the card.
 func TestEnergyInReports(t *testing.T) {
 	t.Parallel()
 	d := plans.Kovara{File: powerFile(t)}
@@ -102,6 +106,9 @@ func TestEnergyInReports(t *testing.T) {
 	for name, text := range map[string]string{"csv": b.String(), "markdown": md, "html": page.String(), "shareable document": string(shared)} {
 		if strings.Contains(text, "plug-under-the-desk") || strings.Contains(text, "gpubox") {
 			t.Errorf("the %s says a private address", name)
+		}
+		if strings.Contains(text, "secret-trainer") {
+			t.Errorf("the %s names another program on the card", name)
 		}
 	}
 	if !strings.Contains(md, results.EnergyTitle) || !strings.Contains(md, "EUR per 1M tok") {

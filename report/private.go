@@ -84,6 +84,19 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 		}
 		if tel, ok := local["telemetry"].(map[string]any); ok {
 			private = blankKeys(tel, privateTelemetry, private)
+			// The other programs on the cards are the person's own:
+			// their names never leave (a finding then counts them).
+			if procs, ok := tel["gpu_processes"].(map[string]any); ok {
+				for _, when := range []string{"start", "end"} {
+					if list, ok := procs[when].([]any); ok {
+						for _, p := range list {
+							if m, ok := p.(map[string]any); ok {
+								private = blankKeys(m, []string{"name"}, private)
+							}
+						}
+					}
+				}
+			}
 		}
 		if wall, ok := local["wall"].(map[string]any); ok {
 			// The plug's address and what it said, as the GPU source's.

@@ -416,15 +416,21 @@ func HardwareSaid(p Powered) (problems, notes []string) {
 		return nil, nil
 	}
 	heading, keys := p.EnergyKeys()
+	say := func(f HardwareFinding, text string) {
+		if f.Severity == SeverityProblem {
+			problems = append(problems, text)
+		} else {
+			notes = append(notes, text)
+		}
+	}
 	for _, k := range keys {
 		for _, f := range tel.HardwareFindings(k.Key) {
-			text := strings.ToLower(heading[:1]) + heading[1:] + " " + k.Label + ": " + f.Text
-			if f.Severity == SeverityProblem {
-				problems = append(problems, text)
-			} else {
-				notes = append(notes, text)
-			}
+			say(f, strings.ToLower(heading[:1])+heading[1:]+" "+k.Label+": "+f.Text)
 		}
+	}
+	// What held for the whole run: other programs on the cards.
+	for _, f := range tel.RunFindings() {
+		say(f, f.Text)
 	}
 	return problems, notes
 }
