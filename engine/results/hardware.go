@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -164,6 +165,7 @@ func (t *Telemetry) HardwareFindings(level int) []HardwareFinding {
 		for _, g := range lt.GPUs {
 			add(g.Index, g.ClockEventS)
 		}
+		out = mergeAlike(out)
 	} else if lt.ThrottledShare != nil {
 		add(-1, lt.ClockEventS)
 	}
@@ -183,6 +185,42 @@ func sortFindings(out []HardwareFinding) {
 	})
 }
 
+// mergeAlike says cards that slowed alike once — the same reason, for the
+// same share as said, with the same weight: "GPUs 0 and 1 slowed
+// themselves for their power cap for 82 % of this level", not a line per
+// card.
+func mergeAlike(fs []HardwareFinding) []HardwareFinding {
+	type key struct {
+		reason, share string
+		sev           Severity
+	}
+	var order []key
+	gpus := map[key][]int{}
+	first := map[key]HardwareFinding{}
+	for _, f := range fs {
+		k := key{f.Reason, shareWords(f.Share), f.Severity}
+		if _, seen := first[k]; !seen {
+			order = append(order, k)
+			first[k] = f
+		}
+		gpus[k] = append(gpus[k], f.GPU)
+	}
+	out := make([]HardwareFinding, 0, len(order))
+	for _, k := range order {
+		f := first[k]
+		if g := gpus[k]; len(g) > 1 {
+			r, _ := clockEventReason(f.Reason)
+			names := make([]string, len(g))
+			for i, n := range g {
+				names[i] = strconv.Itoa(n)
+			}
+			f.Text = throttleWordsOf("GPUs "+JoinAnd(names), true, r, f.Share, f.Severity)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // throttleWords: "the GPU slowed itself for its power cap for 42 % of this
 // level: later levels may read slower for that, not for the load".
 func throttleWords(gpu int, r ClockEventReason, share float64, sev Severity) string {
@@ -190,7 +228,18 @@ func throttleWords(gpu int, r ClockEventReason, share float64, sev Severity) str
 	if gpu >= 0 {
 		who = fmt.Sprintf("GPU %d", gpu)
 	}
-	s := fmt.Sprintf("%s slowed itself for %s for %s of this level", who, r.Words, shareWords(share))
+	return throttleWordsOf(who, false, r, share, sev)
+}
+
+// throttleWordsOf is throttleWords of who, one card or several.
+func throttleWordsOf(who string, several bool, r ClockEventReason, share float64, sev Severity) string {
+	words := r.Words
+	slowed := "slowed itself"
+	if several {
+		slowed = "slowed themselves"
+		words = strings.Replace(words, "its ", "their ", 1)
+	}
+	s := fmt.Sprintf("%s %s for %s for %s of this level", who, slowed, words, shareWords(share))
 	if sev == SeverityProblem {
 		return s + ": this level and later ones may read slower for that, not for the load"
 	}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -182,5 +183,30 @@ func TestRunFindings(t *testing.T) {
 				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
 			}
 		})
+	}
+}
+
+// Cards that slowed alike are said once, and cards that did not alike
+// each: two GPUs capped for 82 % of a level are one problem, a third
+// capped for 30 % its own.
+func TestCardsSlowedAlikeSaidOnce(t *testing.T) {
+	share := func(s float64) *float64 { return &s }
+	lv := LevelTelemetry{LevelEnergy: LevelEnergy{DurationS: 10, ThrottledShare: share(0.82), ClockEventS: map[string]float64{"sw_power_cap": 8.2},
+		GPUs: []GPUEnergy{
+			{Index: 0, ThrottledShare: share(0.82), ClockEventS: map[string]float64{"sw_power_cap": 8.2}},
+			{Index: 1, ThrottledShare: share(0.82), ClockEventS: map[string]float64{"sw_power_cap": 8.2}},
+			{Index: 2, ThrottledShare: share(0.3), ClockEventS: map[string]float64{"sw_power_cap": 3}},
+		}}}
+	tel := &Telemetry{Levels: map[int]LevelTelemetry{8: lv}}
+	var got []string
+	for _, f := range tel.HardwareFindings(8) {
+		got = append(got, f.Text)
+	}
+	want := []string{
+		"GPUs 0 and 1 slowed themselves for their power cap for 82 % of this level: this level and later ones may read slower for that, not for the load",
+		"GPU 2 slowed itself for its power cap for 30 % of this level: this level and later ones may read slower for that, not for the load",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
