@@ -122,7 +122,10 @@ func TestWallSamplerOnePerUpdate(t *testing.T) {
 			t.Errorf("sample %d is %.0f W, want %d W: one per report", i, r.PowerW, 100+i)
 		}
 	}
-	if s.Repeats() < 2*(len(got)-1) {
-		t.Errorf("%d repeats left out for %d samples, want two per report", s.Repeats(), len(got))
+	// Two repeats of every report the sampler read whole: all but its
+	// first (DetectWall read part of it) and its last (the stop may cut
+	// it).
+	if s.Repeats() < 2*(len(got)-2) {
+		t.Errorf("%d repeats left out for %d samples, want two per report read whole", s.Repeats(), len(got))
 	}
 }
