@@ -1,12 +1,7 @@
 package storage
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/kovara/desktop/engine/results"
 )
@@ -124,45 +119,25 @@ func (st *FormState) upgrade() {
 const maxFormState = 1 << 20
 
 // FormStore keeps the form's state in form.json in the config folder.
-type FormStore struct {
-	path string
-	mu   sync.Mutex
-}
+type FormStore struct{ file jsonFile[FormState] }
 
 // OpenFormState opens the store in configDir (the file appears on the
 // first save).
 func OpenFormState(configDir string) *FormStore {
-	return &FormStore{path: filepath.Join(configDir, "form.json")}
+	return &FormStore{file: jsonFile[FormState]{path: filepath.Join(configDir, "form.json"), max: maxFormState,
+		what: "the form's state", readWhat: "the form's last state"}}
 }
 
 // Load reads the form's last state: the zero state when there is none. An
 // older app's file reads as this one's (upgrade).
 func (s *FormStore) Load() (FormState, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var st FormState
-	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
-		return st, nil
+	st, err := s.file.load()
+	if err == nil {
+		st.upgrade()
 	}
-	data, err := ReadBounded(s.path, maxFormState, "the form's state")
-	if err != nil {
-		return st, fmt.Errorf("the form's last state: %w", err)
-	}
-	if err := json.Unmarshal(data, &st); err != nil {
-		return FormState{}, fmt.Errorf("%s is not the form's state: %w", s.path, err)
-	}
-	st.upgrade()
-	return st, nil
+	return st, err
 }
 
 // Save replaces the form's state; only this user may read it (the rows
 // hold the person's own commands).
-func (s *FormStore) Save(st FormState) error {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return fmt.Errorf("the form's state: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return WriteFileAtomic(s.path, append(data, '\n'), 0o600)
-}
+func (s *FormStore) Save(st FormState) error { return s.file.save(st) }

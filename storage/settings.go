@@ -1,12 +1,7 @@
 package storage
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/kovara/desktop/engine/results"
 )
@@ -37,45 +32,17 @@ func (s Settings) Price() *results.Price {
 const maxSettings = 64 << 10
 
 // SettingsStore keeps Settings in settings.json in the config folder.
-type SettingsStore struct {
-	path string
-	mu   sync.Mutex
-}
+type SettingsStore struct{ file jsonFile[Settings] }
 
 // OpenSettings opens the store in configDir (the file appears on the
 // first save).
 func OpenSettings(configDir string) *SettingsStore {
-	return &SettingsStore{path: filepath.Join(configDir, "settings.json")}
+	return &SettingsStore{file: jsonFile[Settings]{path: filepath.Join(configDir, "settings.json"), max: maxSettings,
+		what: "the app's settings", readWhat: "the app's settings"}}
 }
 
 // Load reads the settings: the zero settings when there are none.
-func (s *SettingsStore) Load() (Settings, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var st Settings
-	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
-		return st, nil
-	}
-	data, err := ReadBounded(s.path, maxSettings, "the app's settings")
-	if err != nil {
-		return st, fmt.Errorf("the app's settings: %w", err)
-	}
-	if err := json.Unmarshal(data, &st); err != nil {
-		return Settings{}, fmt.Errorf("%s is not the app's settings: %w", s.path, err)
-	}
-	return st, nil
-}
+func (s *SettingsStore) Load() (Settings, error) { return s.file.load() }
 
-// Save replaces the settings.
-func (s *SettingsStore) Save(st Settings) error {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return fmt.Errorf("the app's settings: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return diskError("save the app's settings", err)
-	}
-	return WriteFileAtomic(s.path, append(data, '\n'), 0o600)
-}
+// Save replaces the settings (WriteFileAtomic makes the folder).
+func (s *SettingsStore) Save(st Settings) error { return s.file.save(st) }
