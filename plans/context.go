@@ -39,15 +39,13 @@ func (d Context) Failed() bool {
 // Problems are the depths with failed conversations (each with its first
 // error), and a plan that measured no depth at all.
 func (d Context) Problems() []string {
-	placed, _ := placementSaid(&d.Result.Engine)
-	hot, _ := throttleSaid(d)
-	return append(append(append(d.Result.Problems(), placed...), hot...), noneMeasured(d, "depth")...)
+	hw, _ := hardwareSaid(d, &d.Result.Engine)
+	return append(append(d.Result.Problems(), hw...), noneMeasured(d, "depth")...)
 }
 
 func (d Context) Notes() []string {
-	_, placed := placementSaid(&d.Result.Engine)
-	_, hot := throttleSaid(d)
-	return notesBeside(d, placed, hot, d.Result.Warnings)
+	_, hw := hardwareSaid(d, &d.Result.Engine)
+	return notesBeside(d, hw, d.Result.Warnings)
 }
 
 func (d Context) Summary() Summary {

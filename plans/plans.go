@@ -436,15 +436,18 @@ func placementSaid(det *results.Detection) (problems, notes []string) {
 	return problems, notes
 }
 
-// throttleSaid is what the GPUs did in a plan's measured windows
-// (results.HardwareSaid): a GPU that slowed itself for long enough to
-// move a window's figures among the problems, briefer ones among the
-// notes. The Kovara method's are among its warnings already.
-func throttleSaid(d Doc) (problems, notes []string) {
+// hardwareSaid is what a plan's result says of its hardware, problems
+// and notes apart: where the server ran the model (placementSaid, from
+// det) and what the GPUs and their machine did in its measured windows
+// (results.HardwareSaid). The Kovara method's are among its warnings
+// already.
+func hardwareSaid(d Doc, det *results.Detection) (problems, notes []string) {
+	problems, notes = placementSaid(det)
 	if p, ok := Powered(d); ok {
-		return results.HardwareSaid(p)
+		hp, hn := results.HardwareSaid(p)
+		problems, notes = append(problems, hp...), append(notes, hn...)
 	}
-	return nil, nil
+	return problems, notes
 }
 
 func notesBeside(d Doc, notes ...[]string) []string {

@@ -42,9 +42,8 @@ func (d Rate) Failed() bool {
 // Problems are the rates with failed requests (each with its first
 // error), a rate where none succeeded, and a plan that measured none.
 func (d Rate) Problems() []string {
-	out, _ := placementSaid(&d.Result.Engine)
-	hot, _ := throttleSaid(d)
-	out = append(append(out, hot...), d.Result.Problems()...)
+	out, _ := hardwareSaid(d, &d.Result.Engine)
+	out = append(out, d.Result.Problems()...)
 	for _, l := range d.Result.Sorted() {
 		if !l.Partial && l.OK == 0 && len(l.Failures) == 0 {
 			out = append(out, "at "+results.RateName(l.Rate)+" no request succeeded")
@@ -54,9 +53,8 @@ func (d Rate) Problems() []string {
 }
 
 func (d Rate) Notes() []string {
-	_, placed := placementSaid(&d.Result.Engine)
-	_, hot := throttleSaid(d)
-	return notesBeside(d, placed, hot, d.Result.Warnings, d.Result.Notes())
+	_, hw := hardwareSaid(d, &d.Result.Engine)
+	return notesBeside(d, hw, d.Result.Warnings, d.Result.Notes())
 }
 
 func (d Rate) Summary() Summary {

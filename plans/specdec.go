@@ -50,9 +50,8 @@ func (d SpecDec) Failed() bool {
 // Problems are the levels with failed requests, each with its first
 // error.
 func (d SpecDec) Notes() []string {
-	_, placed := placementSaid(&d.Result.Engine)
-	_, hot := throttleSaid(d)
-	return notesBeside(d, placed, hot, d.Result.LevelNotes(), d.Result.Warnings)
+	_, hw := hardwareSaid(d, &d.Result.Engine)
+	return notesBeside(d, hw, d.Result.LevelNotes(), d.Result.Warnings)
 }
 
 func (d SpecDec) Problems() []string {
@@ -67,9 +66,8 @@ func (d SpecDec) Problems() []string {
 		}
 		out = append(out, p)
 	}
-	placed, _ := placementSaid(&d.Result.Engine)
-	hot, _ := throttleSaid(d)
-	return append(append(append(out, placed...), hot...), results.ForeignLoadProblems(d.Result.Local.ServerMetrics)...)
+	hw, _ := hardwareSaid(d, &d.Result.Engine)
+	return append(append(out, hw...), results.ForeignLoadProblems(d.Result.Local.ServerMetrics)...)
 }
 
 func (d SpecDec) Summary() Summary {

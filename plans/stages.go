@@ -43,9 +43,8 @@ func (d Stages) Failed() bool { return len(d.Result.Failed()) > 0 }
 
 // Problems are the stages that could not be measured, each with why.
 func (d Stages) Notes() []string {
-	_, placed := placementSaid(&d.Result.Engine)
-	_, hot := throttleSaid(d)
-	return notesBeside(d, placed, hot, d.Result.Warnings)
+	_, hw := hardwareSaid(d, &d.Result.Engine)
+	return notesBeside(d, hw, d.Result.Warnings)
 }
 
 func (d Stages) Problems() []string {
@@ -62,9 +61,8 @@ func (d Stages) Problems() []string {
 	if r.Users != nil && r.Users.Error != "" {
 		out = append(out, "the many-user stage could not be measured: "+r.Users.Error)
 	}
-	placed, _ := placementSaid(&r.Engine)
-	hot, _ := throttleSaid(d)
-	return append(append(append(out, placed...), hot...), results.ForeignLoadProblems(r.Local.ServerMetrics)...)
+	hw, _ := hardwareSaid(d, &r.Engine)
+	return append(append(out, hw...), results.ForeignLoadProblems(r.Local.ServerMetrics)...)
 }
 
 func (d Stages) Summary() Summary {
