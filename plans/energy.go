@@ -18,6 +18,18 @@ func Energy(d Doc, price *results.Price) (*results.Table, []string) {
 	return t, results.EnergyNotes(p, price)
 }
 
+// Hardware is what d's GPUs and server machine did in each measured
+// window (issue #50; results.HardwareTable), the same for the app's
+// result view, the CLI and every report: nil when its run read no GPU
+// source, or one that said none of it.
+func Hardware(d Doc) *results.Table {
+	p, ok := Powered(d)
+	if !ok {
+		return nil
+	}
+	return results.HardwareTable(p)
+}
+
 // Powered is d's result as one whose windows a source may have read.
 func Powered(d Doc) (results.Powered, bool) {
 	if k, ok := d.(Kovara); ok {

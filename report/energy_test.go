@@ -26,7 +26,8 @@ func powerFile(t *testing.T) *results.File {
 	a, b := f.Runs[0].Concurrency, f.Runs[1].Concurrency
 	f.Local.Telemetry = &results.Telemetry{Host: "gpubox.lan", Levels: map[int]results.LevelTelemetry{
 		a: {Concurrency: 1, LevelEnergy: results.LevelEnergy{DurationS: 10, EnergyJ: v(2000), MeanPowerW: v(200)}, OutputTokens: 1000, TokensPerJoule: v(0.5)},
-		b: {Concurrency: 8, LevelEnergy: results.LevelEnergy{DurationS: 10, EnergyJ: v(3000), MeanPowerW: v(300)}, OutputTokens: 6000, TokensPerJoule: v(2)},
+		b: {Concurrency: 8, LevelEnergy: results.LevelEnergy{DurationS: 10, EnergyJ: v(3000), MeanPowerW: v(300),
+			ThrottledShare: v(0.4), ClockEventS: map[string]float64{"sw_power_cap": 4}, SMClockShare: v(0.88), PeakTempC: v(79)}, OutputTokens: 6000, TokensPerJoule: v(2)},
 	}}
 	// Another program on the card: its name is the person's own.
 	procs := []results.GPUProcess{{GPU: 0, PID: 4242, Name: "/home/me/secret-trainer.py", UsedMiB: v(6000)}}
@@ -79,6 +80,7 @@ func TestEnergyInReports(t *testing.T) {
 		{1, "wall_power_w", "300.0"}, {1, "wall_idle_w", "100.0"}, {1, "wall_energy_j", "3000"}, {2, "wall_tokens_per_joule", "1.200"},
 		{2, "cost_per_million_tokens", "0.0694"}, // 0.30 EUR × 1e6 / 1.2 tok/J / 3.6e6 J
 		{3, "wall_energy_j", "8000"},             // the whole run
+		{2, "Slowed % of time", "40.0"}, {2, "Slowed for", "power cap"}, {1, "Slowed % of time", ""},
 	} {
 		if got := recs[c.row][col(c.name)]; got != c.value {
 			t.Errorf("row %d %s = %q, want %q (%q)", c.row, c.name, got, c.value, recs[c.row])
@@ -116,6 +118,14 @@ func TestEnergyInReports(t *testing.T) {
 	}
 	if !strings.Contains(page.String(), "Power over the run") {
 		t.Error("the HTML page has no power chart")
+	}
+	// What the card did: its table in the Markdown and the HTML, its
+	// chart in the HTML.
+	if !strings.Contains(md, results.HardwareTitle) || !strings.Contains(md, "power cap") || !strings.Contains(md, "40.0") {
+		t.Errorf("the Markdown does not say the card was capped for 40 %% of level 8:\n%s", md)
+	}
+	if !strings.Contains(page.String(), results.HardwareTitle) || !strings.Contains(page.String(), "What the cards did") {
+		t.Error("the HTML page has no hardware table or chart")
 	}
 }
 

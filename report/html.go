@@ -194,18 +194,25 @@ var planCharts = map[string]func(d plans.Doc, name string) []chartDrawing{
 	},
 }
 
-// powerCharts are one document's power over its run (chart.PowerOverTime),
-// when it read power over time: none otherwise.
+// powerCharts are one document's power over its run (chart.PowerOverTime)
+// and what its cards did per window (chart.HardwareOverLevels), each when
+// its source read it.
 func powerCharts(d plans.Doc, label string) []chartDrawing {
 	p, ok := plans.Powered(d)
 	if !ok {
 		return nil
 	}
-	spec, ok := chart.PowerOverTime(p, chart.Light())
-	if !ok {
+	var specs []chart.Spec
+	if spec, ok := chart.PowerOverTime(p, chart.Light()); ok {
+		specs = append(specs, spec)
+	}
+	if spec, ok := chart.HardwareOverLevels(p, chart.Light()); ok {
+		specs = append(specs, spec)
+	}
+	if len(specs) == 0 {
 		return nil
 	}
-	return specsOf([]chart.Spec{spec}, chart.RunName(label, d.Model(), chart.EngineName(d.Summary().Engine)))
+	return specsOf(specs, chart.RunName(label, d.Model(), chart.EngineName(d.Summary().Engine)))
 }
 
 // docCharts are one document's charts, subtitled with its name.

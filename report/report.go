@@ -116,6 +116,9 @@ func Of(d plans.Doc, opts ...Option) (Report, error) {
 		r.Tables = append(r.Tables, Table{Title: results.EnergyTitle, Table: *t, Join: true})
 		r.Notes = append(r.Notes, notes...)
 	}
+	if t := plans.Hardware(sd); t != nil {
+		r.Tables = append(r.Tables, Table{Title: results.HardwareTitle, Table: *t, Join: true})
+	}
 	return redact(r, private), nil
 }
 

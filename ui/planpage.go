@@ -64,6 +64,7 @@ type chartPage struct {
 	back     *widget.Button   // New benchmark
 	saveAll  []*widget.Button // Save PNG… under each chart (savableChart)
 	energy   *energyPane      // under the notes; nil when the run read no power
+	hardware *hardwarePane    // under the energy; nil when its source said none of it
 }
 
 // frame is the page's content and its back button (viewOf).
@@ -91,8 +92,16 @@ func (p *chartPage) build(u *App, id, title string, d plans.Doc, state, notes *w
 	}
 	top.Add(state)
 	under := fyne.CanvasObject(notes)
-	if p.energy = newEnergyPane(u, d, u.postName(id, d)); p.energy != nil {
-		under = container.NewVBox(notes, p.energy.content)
+	p.energy, p.hardware = newEnergyPane(u, d, u.postName(id, d)), newHardwarePane(u, d, u.postName(id, d))
+	if p.energy != nil || p.hardware != nil {
+		box := container.NewVBox(notes)
+		if p.energy != nil {
+			box.Add(p.energy.content)
+		}
+		if p.hardware != nil {
+			box.Add(p.hardware.content)
+		}
+		under = box
 	}
 	body := container.NewVSplit(charts, pageScroll(container.NewBorder(nil, under, nil, nil, table)))
 	body.Offset = 0.55

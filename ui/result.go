@@ -34,7 +34,8 @@ type ResultView struct {
 	// views holds the charts and the request timeline, a tab each.
 	views    *container.AppTabs
 	timeline *TimelinePane
-	energy   *energyPane // the Power and cost tab; nil when the run read no power
+	energy   *energyPane   // the Power and cost tab; nil when the run read no power
+	hardware *hardwarePane // the Hardware tab; nil when its source said none of it
 	// problems are what makes the figures not describe the run asked
 	// for (results.Warnings), above the table in the warning colour; nil
 	// when there are none. warnings holds the notes, below.
@@ -151,6 +152,9 @@ func newResultView(u *App, f *results.File, id string, onNew func()) *ResultView
 	)
 	if v.energy = newEnergyPane(u, plans.Kovara{File: f}, name); v.energy != nil {
 		v.views.Append(container.NewTabItem("Power and cost", v.energy.content))
+	}
+	if v.hardware = newHardwarePane(u, plans.Kovara{File: f}, name); v.hardware != nil {
+		v.views.Append(container.NewTabItem("Hardware", v.hardware.content))
 	}
 	if len(f.Runs) < 2 && len(v.timeline.views) > 0 {
 		// One level draws no curve: its timeline is what there is to see.

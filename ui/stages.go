@@ -34,6 +34,7 @@ type StagesView struct {
 	state    *widget.Label
 	problems *widget.Label // the state and the stages that failed; nil when none
 	energy   *energyPane   // under the warnings; nil when the run read no power
+	hardware *hardwarePane // under the energy; nil when its source said none of it
 }
 
 // frame is the view's content and its back button (viewOf).
@@ -91,6 +92,9 @@ func newStagesView(u *App, r *results.StagesResult, id string, saveErr error, on
 	if v.energy = newEnergyPane(u, d, u.postName(id, d)); v.energy != nil {
 		tables.Add(v.energy.content)
 	}
+	if v.hardware = newHardwarePane(u, d, u.postName(id, d)); v.hardware != nil {
+		tables.Add(v.hardware.content)
+	}
 	body := container.NewVSplit(pageScroll(tables), container.NewBorder(widget.NewLabel("Wiki block"), nil, nil, nil, container.NewScroll(v.wiki)))
 	body.Offset = 0.5
 	v.content = container.NewBorder(top, nil, nil, nil, body)
@@ -117,6 +121,7 @@ type SpecDecView struct {
 	positions *ChartView
 	saves     []*widget.Button // Save PNG… under the chart
 	energy    *energyPane      // under the warnings; nil when the run read no power
+	hardware  *hardwarePane    // under the energy; nil when its source said none of it
 }
 
 // frame is the view's content and its back button (viewOf).
@@ -158,12 +163,16 @@ func newSpecDecView(u *App, r *results.SpecDecResult, id string, saveErr error, 
 	// under the page were cut off by the window's bottom when there were
 	// many (#35).
 	v.table.allRows = true
-	v.energy = newEnergyPane(u, d, u.postName(id, d))
-	// What goes under the table: the warnings, then what it cost.
+	v.energy, v.hardware = newEnergyPane(u, d, u.postName(id, d)), newHardwarePane(u, d, u.postName(id, d))
+	// What goes under the table: the warnings, then what it cost and
+	// what the hardware did.
 	under := func(more ...fyne.CanvasObject) fyne.CanvasObject {
 		objs := append([]fyne.CanvasObject{warnings}, more...)
 		if v.energy != nil {
 			objs = append(objs, v.energy.content)
+		}
+		if v.hardware != nil {
+			objs = append(objs, v.hardware.content)
 		}
 		return container.NewVBox(objs...)
 	}

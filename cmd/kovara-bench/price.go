@@ -39,17 +39,20 @@ func (p priceFlags) price() (*results.Price, error) {
 }
 
 // printEnergy writes d's energy and cost table and its notes under its
-// own table (plans.Energy: what the app and the reports show); nothing
-// when its run read no power.
+// own table (plans.Energy: what the app and the reports show), then what
+// its hardware did (plans.Hardware); nothing when its run read no power.
 func printEnergy(w io.Writer, d plans.Doc, price *results.Price) {
-	t, notes := plans.Energy(d, price)
-	if t == nil {
-		return
+	if t, notes := plans.Energy(d, price); t != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, results.EnergyTitle+":")
+		printTable(w, *t)
+		for _, n := range notes {
+			fmt.Fprintln(w, "  "+strings.TrimSpace(n))
+		}
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, results.EnergyTitle+":")
-	printTable(w, *t)
-	for _, n := range notes {
-		fmt.Fprintln(w, "  "+strings.TrimSpace(n))
+	if t := plans.Hardware(d); t != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, results.HardwareTitle+":")
+		printTable(w, *t)
 	}
 }

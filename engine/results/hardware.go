@@ -27,6 +27,8 @@ type ClockEventReason struct {
 	Slowdown bool
 	// Words finish "the GPU slowed itself for …".
 	Words string
+	// Short names it in a table's cell and a chart's legend ("power cap").
+	Short string
 }
 
 // ClockEventReasons are NVML's documented bits (nvml.h,
@@ -34,15 +36,15 @@ type ClockEventReason struct {
 // reasons were named "throttle"). Bits outside them count under
 // ClockEventOther.
 var ClockEventReasons = []ClockEventReason{
-	{0x1, "gpu_idle", false, "having nothing to run"},
-	{0x2, "applications_clocks_setting", false, "its application clocks setting"},
-	{0x4, "sw_power_cap", true, "its power cap"},
-	{0x8, "hw_slowdown", true, "a hardware slowdown (heat or the power supply)"},
-	{0x10, "sync_boost", false, "its sync boost group"},
-	{0x20, "sw_thermal_slowdown", true, "heat"},
-	{0x40, "hw_thermal_slowdown", true, "heat at its hardware limit"},
-	{0x80, "hw_power_brake_slowdown", true, "the power supply's brake"},
-	{0x100, "display_clock_setting", false, "its display clocks setting"},
+	{0x1, "gpu_idle", false, "having nothing to run", "idle"},
+	{0x2, "applications_clocks_setting", false, "its application clocks setting", "application clocks"},
+	{0x4, "sw_power_cap", true, "its power cap", "power cap"},
+	{0x8, "hw_slowdown", true, "a hardware slowdown (heat or the power supply)", "hardware slowdown"},
+	{0x10, "sync_boost", false, "its sync boost group", "sync boost"},
+	{0x20, "sw_thermal_slowdown", true, "heat", "heat"},
+	{0x40, "hw_thermal_slowdown", true, "heat at its hardware limit", "heat (hardware limit)"},
+	{0x80, "hw_power_brake_slowdown", true, "the power supply's brake", "power brake"},
+	{0x100, "display_clock_setting", false, "its display clocks setting", "display clocks"},
 }
 
 // ClockEventOther is the key of bits ClockEventReasons does not name
