@@ -62,6 +62,8 @@ func newToolSource(tool string, sh shell, gpus []int) Source {
 		return newMacmonSource(sh, gpus)
 	case toolXPUSMI:
 		return newXPUSMISource(sh, gpus)
+	case toolPowermetrics:
+		return newPowermetricsSource(sh, gpus)
 	default:
 		return newSMISource(sh, gpus)
 	}

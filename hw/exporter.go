@@ -189,11 +189,20 @@ func netProblem(ctx context.Context, err error, timeout time.Duration) string {
 }
 
 // parseExporterPage reads a dcgm-exporter, nvidia_gpu_exporter, AMD
-// device-metrics-exporter or macmon serve page, chosen by its families.
+// device-metrics-exporter, macmon serve or all-smi api page, chosen by its
+// families.
 // Its errors finish a sentence that starts with "the GPU exporter at host".
 func parseExporterPage(body []byte) ([]exporterGPU, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		// all-smi writes HELP and TYPE again before each series of a
+		// family, which the strict parser refuses: read it without them.
+		if once, changed := withoutHelpAndType(body); changed {
+			p = expfmt.NewTextParser(model.UTF8Validation)
+			fams, err = p.TextToMetricFamilies(bytes.NewReader(once))
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sent a page that is not Prometheus metrics text (%s)", clip.Line(err.Error(), 160))
 	}
@@ -205,10 +214,12 @@ func parseExporterPage(body []byte) ([]exporterGPU, error) {
 		gs = parseNvidiaSMIExporter(fams)
 	case hasFamilyPrefix(fams, "macmon_"):
 		gs = parseMacmonExporter(fams)
+	case hasFamilyPrefix(fams, "all_smi_"):
+		gs = parseAllSMIExporter(fams)
 	case isAMDExporter(fams):
 		gs = parseAMDExporter(fams)
 	default:
-		return nil, errors.New("shows no GPU metrics we know (DCGM_FI_DEV_* from dcgm-exporter, nvidia_smi_* from nvidia_gpu_exporter, gpu_* from AMD's device-metrics-exporter or macmon_* from macmon serve)")
+		return nil, errors.New("shows no GPU metrics we know (DCGM_FI_DEV_* from dcgm-exporter, nvidia_smi_* from nvidia_gpu_exporter, gpu_* from AMD's device-metrics-exporter, macmon_* from macmon serve or all_smi_* from all-smi api)")
 	}
 	if len(gs) == 0 {
 		return nil, errors.New("lists no GPUs")

@@ -351,9 +351,11 @@ func TestParseSource(t *testing.T) {
 		{in: "local?gpus=-1", err: "not readable"},
 		{in: "local?gpus=0&gpus=1", err: "once"},
 		{in: "local?verbose=1", err: "takes only ?gpus="},
-		{in: "local?tool=rocm-smi", err: `the GPU tool "rocm-smi" is not one we read: give nvidia-smi, amd-smi, amdgpu, macmon or xpu-smi`},
+		{in: "local?tool=rocm-smi", err: `the GPU tool "rocm-smi" is not one we read: give nvidia-smi, amd-smi, amdgpu, macmon, xpu-smi or powermetrics`},
 		{in: "ssh://lab-box?tool=", err: "is not one we read"},
 		{in: "local?tool=macmon&tool=amd-smi", err: "give ?tool= once"},
+		{in: "local?tool=powermetrics", want: &want{KindLocal, "localhost", nil, "powermetrics on this machine", ""}},
+		{in: "ssh://me@mac-mini?tool=powermetrics", want: &want{KindSSH, "mac-mini", nil, "powermetrics on mac-mini through ssh", "me@mac-mini"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -390,6 +392,8 @@ func TestParseSource(t *testing.T) {
 			case *macmonSource:
 				got.detail = s.sh.sshDest
 			case *xpuSMISource:
+				got.detail = s.sh.sshDest
+			case *powermetricsSource:
 				got.detail = s.sh.sshDest
 			case *exporterSource:
 				got.detail = s.url

@@ -44,7 +44,7 @@ const MinInterval = 20 * time.Millisecond
 const sourceForms = "use local, ssh://user@host[:port] or an exporter's http://host:9400/metrics, optionally followed by ?gpus=0,2"
 
 // toolWords lists what ?tool= takes.
-const toolWords = "nvidia-smi, amd-smi, amdgpu, macmon or xpu-smi"
+const toolWords = "nvidia-smi, amd-smi, amdgpu, macmon, xpu-smi or powermetrics"
 
 // ParseSource reads a GPU source string (see the package documentation).
 // "" and "none" mean no telemetry and give a nil Source and a nil error.
@@ -152,7 +152,7 @@ func splitToolQuery(raw string) (tool, rest string, err error) {
 		}
 		v, _ := url.QueryUnescape(val)
 		v = strings.ToLower(strings.TrimSpace(v))
-		if !slices.Contains(detectOrder, v) {
+		if !slices.Contains(toolChoices, v) {
 			return "", "", fmt.Errorf("the GPU tool %q is not one we read: give %s, or leave ?tool= out to find it", clip.Line(v, 40), toolWords)
 		}
 		tool = v

@@ -2,7 +2,9 @@ package hw
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,9 +20,16 @@ const (
 	toolAMDGPU    = "amdgpu" // the amdgpu kernel driver's sysfs files
 	toolMacmon    = "macmon"
 	toolXPUSMI    = "xpu-smi"
+	// toolPowermetrics is Apple's powermetrics, run through sudo: only
+	// where the person chose it, never found by the search.
+	toolPowermetrics = "powermetrics"
 )
 
 var detectOrder = []string{toolNvidiaSMI, toolAMDSMI, toolAMDGPU, toolMacmon, toolXPUSMI}
+
+// toolChoices is what ?tool= takes: the searched tools and those that run
+// only when chosen.
+var toolChoices = append(slices.Clip(detectOrder), toolPowermetrics)
 
 // toolBase is what every source on this machine or through ssh shares:
 // where it runs, the chosen GPUs, its tool's name and its time limits.
@@ -35,6 +44,9 @@ type toolBase struct {
 	// hostRoot is where the machine's /proc is read from beside the tool
 	// ("/"; hostmem.go); "" reads no memory (tests that do not ask).
 	hostRoot string
+	// hint, when not nil, may add what to do to the sentence that says
+	// why the tool failed (powermetrics: how to let sudo run it).
+	hint func(string) string
 }
 
 func (b *toolBase) setHostRoot(root string) { b.hostRoot = root }
@@ -66,9 +78,9 @@ func (b *toolBase) GPUs() []int { return append([]int(nil), b.gpus...) }
 func (b *toolBase) toolName() string { return b.name }
 
 // Tool names what a local or ssh source reads, as ?tool= takes it:
-// "nvidia-smi", "amd-smi", "amdgpu" (the driver's sysfs files), "macmon" or
-// "xpu-smi". It is "" for an exporter, and for a source that finds its
-// tool until its Inventory or Start has found it.
+// "nvidia-smi", "amd-smi", "amdgpu" (the driver's sysfs files), "macmon",
+// "xpu-smi" or "powermetrics". It is "" for an exporter, and for a source
+// that finds its tool until its Inventory or Start has found it.
 func Tool(src Source) string {
 	if t, ok := src.(interface{ toolName() string }); ok {
 		return t.toolName()
@@ -121,7 +133,11 @@ func (b *toolBase) startLines(ctx context.Context, interval, slack time.Duration
 	if err := cmd.Start(); err != nil {
 		cancel()
 		killGroup(cmd)
-		return nil, b.sh.explain(name, err, "", "")
+		err = b.sh.explain(name, err, "", "")
+		if b.hint != nil {
+			err = errors.New(b.hint(err.Error()))
+		}
+		return nil, err
 	}
 	if b.hostRoot != "" {
 		smp.watchHost(sctx, b.sh, interval, b.hostRoot)
@@ -142,7 +158,11 @@ func (b *toolBase) startLines(ctx context.Context, interval, slack time.Duration
 			if detail == "" && pending != nil {
 				detail = pending()
 			}
-			smp.fail(b.sh.explain(name, err, detail, stderr.String()).Error())
+			msg := b.sh.explain(name, err, detail, stderr.String()).Error()
+			if b.hint != nil {
+				msg = b.hint(msg)
+			}
+			smp.fail(msg)
 		}
 		smp.finish()
 	}()
