@@ -10,7 +10,8 @@
 //	"ssh://user@host[:port]"            the GPU tool found on host, through the system ssh
 //	"http://host:9400/metrics"          a Prometheus GPU exporter (dcgm-exporter,
 //	"https://host:9400/metrics"         utkuozdemir/nvidia_gpu_exporter, AMD's
-//	                                    device-metrics-exporter or macmon serve)
+//	                                    device-metrics-exporter, macmon serve or
+//	                                    all-smi api)
 //
 // Any of them may end in "?gpus=0,2" to keep only those GPUs, by the tool's
 // index (nvidia-smi's is PCI bus order, which is not always CUDA's order).
@@ -25,7 +26,10 @@
 // driver's sysfs files (/sys/class/drm/card*/device with vendor 0x1002),
 // macmon, xpu-smi. Through ssh that search is one `sh -c` listing what is
 // on the PATH ssh commands get there. "?tool=nvidia-smi|amd-smi|amdgpu|
-// macmon|xpu-smi" skips the search. Source.String names the tool once it
+// macmon|xpu-smi" skips the search; "?tool=powermetrics" is the only way
+// to Apple's powermetrics, which needs root and is never searched for (it
+// runs as `sudo -n powermetrics …`, so sudo never asks for a password and
+// fails at once without a sudoers rule). Source.String names the tool once it
 // is known ("amd-smi on lab-box through ssh"); Tool gives its name. When
 // the machine has none, Inventory and Start say so in one sentence naming
 // what was looked for.
@@ -41,14 +45,18 @@
 //	            printing each file's name and value through ssh (amdgpuSource)
 //	macmon      pipe -i MS, one JSON line a tick (macmonSource)
 //	xpu-smi     dump -d -1 -m 0,1,2,3,18 -i S, CSV rows by column label (xpuSMISource)
+//	powermetrics --samplers cpu_power,gpu_power,ane_power,thermal -f plist -i MS -b 1
+//	            through sudo -n, one NUL-separated XML plist a tick (powermetricsSource)
 //
 // On an Apple Silicon Mac the one GPU's PowerW is macmon's all_power, CPU +
 // GPU + Neural Engine: the model's work runs on all three, so it is what
 // energy per token is worth reading from; the GPU's own figure, the CPU's
 // and the ANE's are kept in the Sample beside it (GPUPowerW, CPUPowerW,
 // ANEPowerW). Memory used there is the unified memory in use. powermetrics
-// is not read (no real output of it was found to test against), nor is
-// all-smi's exporter page. docs/gpu-sources.md says more.
+// reads the same (combined_power, mW), with no memory or temperature, and
+// its thermal_pressure above Nominal sets the sw_thermal_slowdown clock
+// event bit, so a Mac's levels get throttle figures as a card's do.
+// docs/gpu-sources.md says more.
 //
 // SSH runs `ssh -o BatchMode=yes -o ConnectTimeout=5 [-p port] [user@]host
 // <command>`, so the user's keys, agent and ~/.ssh/config apply and ssh
@@ -57,7 +65,7 @@
 // # What is never read
 //
 // Serial numbers and UUIDs are never queried from nvidia-smi, amd-smi,
-// macmon or xpu-smi. The programs on an NVIDIA card are joined to their
+// macmon, xpu-smi or powermetrics. The programs on an NVIDIA card are joined to their
 // GPU by PCI bus id (--query-compute-apps=gpu_bus_id,…), not gpu_uuid.
 // Their names and pids are kept in local.telemetry.gpu_processes, which
 // is never published; a shared report must blank the names. Exporter pages carry them as labels; they are used
