@@ -33,6 +33,8 @@ Usage:
                                             did it change the answers? one setting's answer distribution against another's
   kovara-bench demo                         a full run against the built-in simulator
   kovara-bench simulate --listen ADDR       serve the built-in simulator
+  kovara-bench record --upstream URL [--listen ADDR] [-o FILE]
+                                            record your own traffic: a proxy your clients use, writing a trace with no text in it
   kovara-bench validate FILE                check a results file for publishing (problems: exit 1 unless --accept-problems)
   kovara-bench export RUN -o FILE           write what would be published (never the endpoint's details)
   kovara-bench history [--model M]          list the runs in the local library
@@ -65,6 +67,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return cmdAnswers(rest, stdout, stderr)
 	case "demo":
 		return cmdDemo(rest, stdout, stderr)
+	case "record":
+		return cmdRecord(rest, stdout, stderr)
 	case "simulate":
 		return cmdSimulate(rest, stdout, stderr)
 	case "validate":

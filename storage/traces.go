@@ -1,0 +1,108 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kovara/desktop/engine/trace"
+)
+
+// tracesSub is the folder, beside the results, of the traces recorded
+// (kovara-bench record, the app's Record my traffic).
+const tracesSub = "traces"
+
+// MaxTraceRequests bounds a trace read whole: a week of a busy household
+// or an agent's day is some tens of thousands.
+const MaxTraceRequests = 2_000_000
+
+// TracesDir is the folder of the traces under dataDir.
+func TracesDir(dataDir string) string { return filepath.Join(dataDir, tracesSub) }
+
+// NewTracePath is where a recording started at t is written, the folder
+// made (readable by this user only).
+func NewTracePath(dataDir string, t time.Time) (string, error) {
+	dir := TracesDir(dataDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("make the traces folder: %w", err)
+	}
+	return filepath.Join(dir, "trace-"+t.Format("20060102-150405")+".jsonl"), nil
+}
+
+// TraceSummary is what History says of a trace.
+type TraceSummary struct {
+	Name     string // the file's name
+	Path     string
+	Modified time.Time
+	Requests int
+	// Cut is 1 where the trace's last line was cut (a recorder killed
+	// mid-write): it is passed over.
+	Cut int
+	// SpanS is the time from the first request to the last, in seconds.
+	SpanS        float64
+	InputTokens  int64
+	OutputTokens int64
+	Models       []string
+	Failed       int // requests with an error
+	Err          error
+}
+
+// ListTraces summarises every trace under dataDir, the newest first; one
+// that cannot be read is listed with its error.
+func ListTraces(dataDir string) ([]TraceSummary, error) {
+	entries, err := os.ReadDir(TracesDir(dataDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the traces folder: %w", err)
+	}
+	var out []TraceSummary
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		out = append(out, SummariseTrace(filepath.Join(TracesDir(dataDir), e.Name())))
+	}
+	slices.SortFunc(out, func(a, b TraceSummary) int { return b.Modified.Compare(a.Modified) })
+	return out, nil
+}
+
+// SummariseTrace reads the trace at path.
+func SummariseTrace(path string) TraceSummary {
+	s := TraceSummary{Name: filepath.Base(path), Path: path}
+	f, err := os.Open(path)
+	if err != nil {
+		s.Err = fmt.Errorf("open the trace: %w", err)
+		return s
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil {
+		s.Modified = st.ModTime()
+	}
+	reqs, cut, err := trace.Read(f, MaxTraceRequests)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	s.Requests, s.Cut = len(reqs), cut
+	for i, q := range reqs {
+		s.InputTokens += int64(q.InputLength)
+		s.OutputTokens += int64(q.OutputLength)
+		if q.Model != "" && !slices.Contains(s.Models, q.Model) {
+			s.Models = append(s.Models, q.Model)
+		}
+		if q.Error != "" {
+			s.Failed++
+		}
+		if i > 0 {
+			s.SpanS = max(s.SpanS, float64(q.Timestamp-reqs[0].Timestamp)/1000)
+		}
+	}
+	return s
+}
