@@ -19,7 +19,7 @@ import (
 )
 
 // chat is a chat request of the given messages, streamed.
-func chat(t *testing.T, msgs ...string) []byte {
+func chat(t testing.TB, msgs ...string) []byte {
 	t.Helper()
 	type m struct {
 		Role    string `json:"role"`

@@ -68,7 +68,7 @@ func replay(t *testing.T, c captured) (*httptest.Server, *[][]byte) {
 }
 
 // proxyTo is a recording proxy in front of upstream, its trace in a file.
-func proxyTo(t *testing.T, upstream string) (*httptest.Server, *Proxy, string) {
+func proxyTo(t testing.TB, upstream string) (*httptest.Server, *Proxy, string) {
 	t.Helper()
 	u, err := url.Parse(upstream)
 	if err != nil {

@@ -384,6 +384,9 @@ func (rec *recording) line2() trace.Request {
 		Time:      rec.arrived.Format(time.RFC3339Nano),
 		API:       rec.api, Path: rec.path, Model: req.model, Stream: req.stream, MaxTokens: req.maxTokens,
 		Status: rec.status,
+		// An empty list, not null, where the prompt could not be read:
+		// Mooncake's readers take a list.
+		HashIDs: []int64{},
 	}
 	if req.ok {
 		q.HashIDs = trace.Blocks(rec.p.salt, req.prompt, trace.BlockBytes)

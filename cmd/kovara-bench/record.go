@@ -25,10 +25,6 @@ func cmdRecord(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "kovara-bench record: unexpected %q: the flags are --listen, --upstream and -o\n", fs.Arg(0))
-		return exitBadInput
-	}
 	if *upstream == "" {
 		fmt.Fprintln(stderr, "kovara-bench record: --upstream is the server to record, like --upstream http://127.0.0.1:8080")
 		return exitBadInput

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/trace"
+	"github.com/kovara/desktop/serverproc/serverproctest"
+	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/storage"
+)
+
+// kovara-bench record killed outright (SIGKILL) in the middle of an
+// answer: the client's stream ends (an error, not a hang), and the trace
+// reads back with every request that had ended before the kill.
+func TestRecordKilledMidStream(t *testing.T) {
+	cfg := fast()
+	cfg.TokenInterval, cfg.Models = 20*time.Millisecond, []string{"m"}
+	cfg.Personality = sim.VLLM
+	up := startSim(t, cfg)
+	port := serverproctest.FreePort(t)
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), cliArgsEnv+"="+shellwords.Join([]string{"record", "--upstream", up, "--listen", "127.0.0.1:" + port, "-o", path}))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "Recording: point your clients at http://127.0.0.1:"+port) {
+		t.Fatalf("the recorder said %q, %v", line, err)
+	}
+	base := "http://127.0.0.1:" + port
+	body := func(max int) io.Reader {
+		b, _ := json.Marshal(map[string]any{"model": "m", "stream": true, "max_tokens": max,
+			"messages": []map[string]string{{"role": "user", "content": "tell me a long story"}}})
+		return bytes.NewReader(b)
+	}
+	for range 3 { // whole answers before the kill
+		resp, err := http.Post(base+"/v1/chat/completions", "application/json", body(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", body(2000)) // 40 s of answer
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	if _, err := br.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, br)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Error("the stream ended as if whole, not cut")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client's stream hangs after the recorder was killed")
+	}
+	resp.Body.Close()
+	cmd.Wait()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reqs, _, err := trace.Read(f, 0)
+	if err != nil || len(reqs) != 3 {
+		t.Fatalf("the trace after the kill: %d requests, %v; want the 3 that ended", len(reqs), err)
+	}
+	if s := storage.SummariseTrace(path); s.Requests != 3 || s.Err != nil || s.Models[0] != "m" {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+// record's bad input is said, and nothing listens.
+func TestRecordBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"record"}, "--upstream is the server to record"},
+		{[]string{"record", "--upstream", "127.0.0.1:8080"}, "should be the server's address"},
+		{[]string{"record", "--upstream", "http://127.0.0.1:8080", "extra"}, "unexpected argument \"extra"},
+		{[]string{"record", "--upstream", "http://127.0.0.1:8080", "--listen", "nonsense"}, "could not listen on nonsense"},
+	} {
+		code, _, stderr := runCLI(append(c.args, "-o", filepath.Join(t.TempDir(), "t.jsonl"))...)
+		if code != exitBadInput || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, %q; want %q", c.args, code, stderr, c.want)
+		}
+	}
+}
