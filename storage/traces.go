@@ -25,14 +25,31 @@ const MaxTraceRequests = 2_000_000
 func TracesDir(dataDir string) string { return filepath.Join(dataDir, tracesSub) }
 
 // NewTracePath is where a recording started at t is written, the folder
-// made (readable by this user only).
+// made (readable by this user only): a file not there yet, so a second
+// recording started in the same second (Stop, then Record again) gets a
+// file of its own ("trace-20250102-150405-2.jsonl") instead of adding its
+// lines, with another salt and another start, to the first one's.
 func NewTracePath(dataDir string, t time.Time) (string, error) {
 	dir := TracesDir(dataDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("make the traces folder: %w", err)
 	}
-	return filepath.Join(dir, "trace-"+t.Format("20060102-150405")+".jsonl"), nil
+	base := "trace-" + t.Format("20060102-150405")
+	for i := 1; i <= maxSameSecond; i++ {
+		name := base + ".jsonl"
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d.jsonl", base, i)
+		}
+		path := filepath.Join(dir, name)
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("the traces folder %s already has %d traces started at %s", dir, maxSameSecond, t.Format("15:04:05"))
 }
+
+// maxSameSecond bounds the traces NewTracePath names for one second.
+const maxSameSecond = 100
 
 // TraceSummary is what History says of a trace.
 type TraceSummary struct {
