@@ -7,6 +7,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -132,6 +133,9 @@ func New(a fyne.App, opts Options) (*App, error) {
 	u.win.SetContent(container.NewBorder(nil, u.notice.content, nil, nil, u.tabs))
 	u.win.SetOnDropped(u.historyScreen.onDropped)
 	u.win.SetCloseIntercept(u.requestClose)
+	// However the app ends (the window closed, or the desktop ending
+	// the session), a recording in progress stops with its trace closed.
+	a.Lifecycle().SetOnStopped(u.endpointS.rec.close)
 	u.addShortcuts()
 	if opts.Demo {
 		u.bench.runDemo()
@@ -158,7 +162,7 @@ func (u *App) savedSize() fyne.Size {
 func (u *App) requestClose() {
 	st := u.bench.running
 	if st == nil {
-		u.closeWindow()
+		u.closeRecording()
 		return
 	}
 	if u.closeConfirm != nil {
@@ -183,6 +187,33 @@ func (u *App) requestClose() {
 	d.Show()
 }
 
+// closeRecording closes the window, asking first while Record my
+// traffic runs: the person's clients go through it, and a day's
+// recording should not end by a slip of the hand.
+func (u *App) closeRecording() {
+	rec := u.endpointS.rec.active
+	if rec == nil {
+		u.closeWindow()
+		return
+	}
+	if u.closeConfirm != nil {
+		return // already asking
+	}
+	msg := widget.NewLabel(fmt.Sprintf("Your clients reach %s through http://%s. Closing stops the recording: the trace keeps the %s so far, and the clients get no answer at that address until it records again.",
+		rec.endpoint, rec.addr, requestsWords(rec.n.Load(), rec.failed.Load())))
+	msg.Wrapping = fyne.TextWrapWord
+	scroll := container.NewVScroll(msg)
+	scroll.SetMinSize(fyne.NewSize(520, 110))
+	d := dialog.NewCustomConfirm("Stop recording and close?", "Stop and close", "Keep recording", scroll, func(ok bool) {
+		u.closeConfirm = nil
+		if ok {
+			u.closeWindow()
+		}
+	}, u.win)
+	u.closeConfirm = d
+	d.Show()
+}
+
 // closeWindow remembers the window's size and closes it.
 func (u *App) closeWindow() {
 	if s := u.win.Canvas().Size(); s.Width > 0 && s.Height > 0 {
@@ -190,7 +221,8 @@ func (u *App) closeWindow() {
 		p.SetFloat(prefWindowWidth, float64(s.Width))
 		p.SetFloat(prefWindowHeight, float64(s.Height))
 	}
-	u.bench.closeForm() // the form as it is, for the next start
+	u.bench.closeForm()     // the form as it is, for the next start
+	u.endpointS.rec.close() // a recording stops, its trace closed
 	u.closed = true
 	u.win.Close()
 }

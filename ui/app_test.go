@@ -42,7 +42,14 @@ func newHarness(t testing.TB) *harness {
 // the same dir is the app started again. set changes its options.
 func newHarnessAt(t testing.TB, dir string, set ...func(*Options)) *harness {
 	t.Helper()
-	a := test.NewTempApp(t)
+	return newHarnessOn(t, test.NewTempApp(t), dir, set...)
+}
+
+// newHarnessOn is newHarnessAt on the Fyne app a: a second one on the
+// same app is the app started again with its preferences as it left
+// them (a test app's are in memory only).
+func newHarnessOn(t testing.TB, a fyne.App, dir string, set ...func(*Options)) *harness {
+	t.Helper()
 	h := &harness{t: t, dir: dir}
 	opts := Options{
 		Dirs: storage.Dirs{Data: h.dir + "/data", Config: h.dir + "/config"},
@@ -72,8 +79,10 @@ func newHarnessAt(t testing.TB, dir string, set ...func(*Options)) *harness {
 			}
 			u.bench.stopListing()
 		})
-		// The form's last write lands before the folder is removed.
+		// The form's last write lands before the folder is removed, and
+		// a recording's trace is closed.
 		h.locked(u.bench.closeForm)
+		h.locked(u.endpointS.rec.close)
 		// A listing's goroutine may still be on its way to the UI lock:
 		// the next test's widgets share Fyne's font caches with this one's.
 		u.bench.models.wg.Wait()

@@ -56,6 +56,8 @@ type EndpointsScreen struct {
 	addButton    *widget.Button
 	testResult   *widget.Label
 	form         *widget.Form
+	// rec is Record my traffic, under the endpoint's form.
+	rec *recorder
 
 	// testing is the cancel of the Test in flight, if any; testGen counts
 	// the Tests started and cancelled, so a cancelled one's answer, which
@@ -155,6 +157,8 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s.testResult = widget.NewLabel("Test checks the server: its models, its engine, and what it accepts.")
 	s.testResult.Wrapping = fyne.TextWrapWord
 
+	s.rec = newRecorder(s)
+
 	left := container.NewBorder(nil, s.addButton, nil, nil, s.list)
 	right := pageScroll(container.NewVBox(
 		s.form,
@@ -162,6 +166,8 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 		container.NewHBox(s.saveButton, s.testButton, s.deleteButton),
 		widget.NewSeparator(),
 		s.testResult,
+		widget.NewSeparator(),
+		s.rec.content,
 	))
 	split := container.NewHSplit(left, right)
 	split.Offset = 0.28
@@ -188,6 +194,7 @@ func (s *EndpointsScreen) onSelect(name string) {
 	s.cancelTest()
 	s.selected = name
 	s.clearReport()
+	s.rec.refresh()
 	if name == SimulatorName {
 		s.fill(storage.SavedEndpoint{Name: SimulatorName, URL: "(inside the app)", VerifyTLS: true}, "")
 		s.setEditable(false)
@@ -233,6 +240,7 @@ func (s *EndpointsScreen) onAdd() {
 	setLabel(s.formNote, "Give the server's address and a name; the API key is optional.", false)
 	s.cancelTest()
 	s.clearReport()
+	s.rec.refresh()
 	s.u.win.Canvas().Focus(s.nameEntry)
 }
 
@@ -349,6 +357,7 @@ func (s *EndpointsScreen) onSave() {
 	}
 	s.saved = savedNote{base: note, problem: problem, url: e.URL}
 	s.sayTested()
+	s.rec.refresh()
 	s.u.endpointsChanged()
 }
 
