@@ -51,6 +51,8 @@ type rateForm struct {
 	sharedLoadFields
 	ownLoad       *widget.Accordion
 	ownLoadFields *widget.Form
+	// Replay a trace (form_replay.go), in place of the rates.
+	replayFields
 }
 
 // rateArrivalLabels say each arrival pattern in the form's list.
@@ -99,9 +101,12 @@ func newRateForm(s *BenchmarkScreen) *rateForm {
 		widget.NewFormItem("Goodput: TPOT at most (ms)", f.sloTPOTEntry),
 	)
 	f.ownLoad = f.newOwnLoad()
+	replay := f.newReplayFields()
+	f.onTraceFile()
 	f.box = container.NewVBox(
 		s.aligned(f.fields),
 		f.ownLoad,
+		replay,
 		s.advanced(widget.NewFormItem("Sweep up to (req/s)", f.sweepMaxEntry), widget.NewFormItem("Warmup requests", f.warmupEntry), seed, timeout),
 	)
 	return f
@@ -243,7 +248,7 @@ func (f *rateForm) kept() []keptField {
 			}
 		}
 	}
-	return append(fields, own...)
+	return append(append(fields, own...), f.keptReplay()...)
 }
 
 // rateFormOf is the screen's rate form.
@@ -253,9 +258,9 @@ func (s *BenchmarkScreen) rateFormOf() *rateForm {
 }
 
 // onArrival lets burstiness be typed only for gamma arrivals, the only
-// ones it shapes.
+// ones it shapes, and not while a trace gives the arrivals.
 func (f *rateForm) onArrival() {
-	if f.arrival() == setup.ArrivalGamma {
+	if f.arrival() == setup.ArrivalGamma && !f.replaying() {
 		f.burstEntry.Enable()
 	} else {
 		f.burstEntry.Disable()
@@ -289,7 +294,11 @@ func (f *rateForm) plan() (setup.RatePlan, error) {
 	p := setup.DefaultRatePlan()
 	var errs []error
 	var err error
-	if p.Rates, p.Sweep, err = setup.ParseRates(f.ratesEntry.Text); err != nil {
+	// A trace's requests come at their recorded times, in place of the
+	// rates (which the form keeps, greyed, for when it is taken away).
+	if p.Replay, errs = f.replay(errs); p.Replay != nil {
+		p.Rates, p.Sweep = nil, false
+	} else if p.Rates, p.Sweep, err = setup.ParseRates(f.ratesEntry.Text); err != nil {
 		errs = append(errs, fmt.Errorf("rates: %w", err))
 	}
 	if p.Rates != nil {
@@ -335,7 +344,7 @@ func (f *rateForm) plan() (setup.RatePlan, error) {
 func (f *rateForm) check() (int, int, error) {
 	p, err := f.plan()
 	w := p.Workload
-	if w.PromptsFile != "" {
+	if w.PromptsFile != "" || p.Replay != nil { // a trace's lengths are its own too
 		return 0, 0, err
 	}
 	return p.InputTokens + w.ExtraTokens(p.InputTokens, p.OutputTokens), p.OutputTokens, err
@@ -343,6 +352,9 @@ func (f *rateForm) check() (int, int, error) {
 
 func (f *rateForm) summary() string {
 	p, _ := f.plan()
+	if p.Replay != nil {
+		return f.replaySummary(p)
+	}
 	rates := fmt.Sprintf("a sweep from half the rate one request alone keeps up with, doubling up to %s until the server does not keep up, then %d bisections",
 		results.RateName(p.SweepMax), setup.RateSweepRefine)
 	if !p.Sweep {
