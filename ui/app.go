@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -79,6 +80,9 @@ type App struct {
 	contextView *ContextView
 	// tuneView is the settings comparison's result view last made.
 	tuneView *TuneView
+	// bg counts the goroutines of History's traces and Record my traffic
+	// still to hand the screen what they found (the tests wait for them).
+	bg sync.WaitGroup
 }
 
 // New builds the main window on a (real or test) Fyne app.
@@ -125,8 +129,8 @@ func New(a fyne.App, opts Options) (*App, error) {
 		container.NewTabItem("Endpoints", u.endpointS.content),
 	)
 	u.tabs.OnSelected = func(t *container.TabItem) {
-		if t == historyTab && u.historyScreen.opened == nil && !u.historyScreen.openedOther {
-			u.historyScreen.reload()
+		if t == historyTab {
+			u.historyScreen.onShown()
 		}
 	}
 	u.notice = newNoticeBar(u)
@@ -275,7 +279,7 @@ func (u *App) showProblem(title, text string) {
 // compareWith opens History with run id selected, to pick the others.
 func (u *App) compareWith(id string) {
 	u.tabs.SelectIndex(1)
-	if u.historyScreen.opened != nil || u.historyScreen.openedOther {
+	if u.historyScreen.opened != nil || u.historyScreen.openedOther || u.historyScreen.tracesShown {
 		u.historyScreen.closeRun()
 	}
 	u.historyScreen.preselect(id)

@@ -83,6 +83,7 @@ func newHarnessOn(t testing.TB, a fyne.App, dir string, set ...func(*Options)) *
 		// a recording's trace is closed.
 		h.locked(u.bench.closeForm)
 		h.locked(u.endpointS.rec.close)
+		u.bg.Wait()
 		// A listing's goroutine may still be on its way to the UI lock:
 		// the next test's widgets share Fyne's font caches with this one's.
 		u.bench.models.wg.Wait()

@@ -21,6 +21,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/trace"
+	"github.com/kovara/desktop/plans"
 )
 
 // replayFields are the rate form's "Replay a trace" (issue #51): a trace
@@ -276,4 +277,17 @@ func (f *rateForm) keptReplay() []keptField {
 		}
 	}
 	return fields
+}
+
+// replayTrace fills the rate plan's form with the trace at path (History's
+// Replay…) and shows it; Run then replays it.
+func (s *BenchmarkScreen) replayTrace(path string) error {
+	if s.running != nil {
+		return errors.New("a benchmark is running; replay the trace once it ends")
+	}
+	s.backToSetup()
+	s.planSelect.SetSelected(plans.ByID(results.PlanRate).Title)
+	s.rateFormOf().fillTrace(path)
+	s.revalidate()
+	return nil
 }

@@ -49,6 +49,11 @@ type HistoryScreen struct {
 	likeButton    *widget.Button
 	opened        *ResultView
 	openedOther   bool // a three-stage or speculative-decoding view is open
+	// traces is the list of recorded traces (historytraces.go), shown in
+	// place of the runs while tracesShown.
+	traces       *tracesPane
+	tracesButton *widget.Button
+	tracesShown  bool
 }
 
 // historyColumns are the table's headings; column 0 is the selection box.
@@ -113,7 +118,9 @@ func newHistoryScreen(u *App) *HistoryScreen {
 	h.deleteButton = widget.NewButton("Delete…", h.onDelete)
 	h.importButton = widget.NewButton("Import…", h.onImport)
 	h.folderButton = widget.NewButton("Import folder…", h.onImportFolder)
-	filters := container.NewBorder(nil, nil, nil, container.NewHBox(h.kindSelect, h.sortSelect), h.search)
+	h.traces = newTracesPane(h)
+	h.tracesButton = widget.NewButton("Recorded traces", h.openTraces)
+	filters := container.NewBorder(nil, nil, nil, container.NewHBox(h.kindSelect, h.sortSelect, h.tracesButton), h.search)
 	buttons := container.NewHBox(h.openButton, h.compareButton, h.likeButton, h.labelButton, h.deleteButton, widget.NewSeparator(), h.importButton, h.folderButton)
 	h.list = container.NewBorder(container.NewVBox(filters, buttons, h.status, h.importBar), nil, nil, nil, h.table)
 	h.content = container.NewStack(h.list)
@@ -394,15 +401,36 @@ func (h *HistoryScreen) open(id string) {
 	}
 	v := h.u.resultView(d, id, nil, h.closeRun)
 	v.back.SetText("Back to history")
-	h.opened, h.openedOther = nil, true
+	h.opened, h.openedOther, h.tracesShown = nil, true, false
 	if r, ok := v.view.(*ResultView); ok {
 		h.opened, h.openedOther = r, false
 	}
 	h.showOpened(v.content)
 }
 
+// onShown is the History place chosen: the runs read again (unless one is
+// open), or the traces, which a recording may have added to.
+func (h *HistoryScreen) onShown() {
+	switch {
+	case h.tracesShown:
+		h.traces.reload()
+	case h.opened == nil && !h.openedOther:
+		h.reload()
+	}
+}
+
+// openTraces shows the recorded traces in place of the runs.
+func (h *HistoryScreen) openTraces() {
+	h.opened, h.openedOther, h.tracesShown = nil, false, true
+	h.showOpened(h.traces.content)
+	h.traces.reload()
+}
+
+// closeTraces goes back to the runs.
+func (h *HistoryScreen) closeTraces() { h.closeRun() }
+
 func (h *HistoryScreen) closeRun() {
-	h.opened, h.openedOther = nil, false
+	h.opened, h.openedOther, h.tracesShown = nil, false, false
 	h.content.Objects = []fyne.CanvasObject{h.list}
 	h.content.Refresh()
 	h.reload()

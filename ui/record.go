@@ -353,7 +353,9 @@ func (r *recorder) start(addr string) {
 	rec.cancel = cancel
 	r.active = rec
 	r.s.u.fyne.Preferences().SetString(prefRecordListen, strings.TrimSpace(r.listenEntry.Text))
+	r.s.u.bg.Add(1)
 	go func() {
+		defer r.s.u.bg.Done()
 		err := record.Serve(ctx, ln, p, recordGrace)
 		if cerr := w.Close(); err == nil {
 			err = cerr
@@ -404,7 +406,9 @@ func (r *recorder) counted(rec *recording, q trace.Request) {
 	if !rec.pending.CompareAndSwap(false, true) {
 		return // a count is on its way to the page
 	}
+	r.s.u.bg.Add(1)
 	time.AfterFunc(recordCountEvery, func() {
+		defer r.s.u.bg.Done()
 		rec.pending.Store(false)
 		r.s.u.do(func() {
 			rec.show()
