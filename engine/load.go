@@ -157,6 +157,12 @@ type loadSpec struct {
 	// shape gives each request its workload on its slot (workload.go);
 	// nil: the request as given.
 	shape *shaper
+	// ended, when set, is told of request k's outcome and its answer's
+	// text (the body of a JSON string; valid only during the call) as
+	// soon as they are known, from its slot's goroutine (a trace's
+	// replay sends a conversation's next turn after it, with that
+	// answer in its history: replay.go).
+	ended func(k int, o *outcome, answer []byte)
 }
 
 // slotRun is what one slot did during a loop.
@@ -250,6 +256,9 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 					spec.shape.after(i, opts, &o, n, c.answer)
 				}
 				wd.outcome(ctx, &o)
+				if spec.ended != nil {
+					spec.ended(k, &o, c.answer)
+				}
 				c.gate = nil
 				sr.outs = append(sr.outs, o)
 				if c.live != nil {

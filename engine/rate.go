@@ -34,11 +34,12 @@ const rateFailShare = 0.05
 // rateRun carries one rate plan run.
 type rateRun struct {
 	*runner
-	rp   RatePlan
-	wl   *workload
-	res  *results.RateResult
-	used int64 // measured requests so far, for the prompt numbers
-	base *results.RateLevel
+	rp     RatePlan
+	wl     *workload
+	replay *replay // the trace sent, when the plan replays one
+	res    *results.RateResult
+	used   int64 // measured requests so far, for the prompt numbers
+	base   *results.RateLevel
 }
 
 // RunRate runs the rate plan against ep. Like the other plans, it returns
@@ -51,6 +52,18 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	}
 	plan = plan.WithDefaults()
 	schedSeed := plan.Seed
+	// A trace is read before the server is touched, like a prompts file:
+	// its requests are the plan's one level, the median prompt what
+	// calibration sizes and the longest prompt and answer what the
+	// context must hold.
+	var rp *replay
+	if plan.Replay != nil {
+		if rp, err = loadReplay(*plan.Replay); err != nil {
+			return nil, err
+		}
+		plan.Requests, plan.InputTokens, plan.OutputTokens = len(rp.reqs), rp.medianIn, max(rp.maxOut, 2)
+		plan.Rates = []float64{rp.rate}
+	}
 	// A prompts file is read and sampled before the server is touched:
 	// the same seed samples the same prompts.
 	levels := len(plan.Rates)
@@ -71,8 +84,11 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 		return nil, err
 	}
 	defer done(&err)
-	r := &rateRun{runner: rn, rp: plan, wl: wl}
+	r := &rateRun{runner: rn, rp: plan, wl: wl, replay: rp}
 	r.extra = plan.Workload.ExtraTokens(plan.InputTokens, plan.OutputTokens)
+	if rp != nil {
+		r.extra = rp.maxIn - plan.InputTokens
+	}
 	r.warmUsers = 1 // warmup one by one: the rates are the load
 	if plan.Sweep {
 		obs.Live.start(r.clock, 0, 0)
@@ -89,6 +105,14 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	// an earlier run.
 	wl.seed = r.plan.Seed
 	wl.prepare(r.tokensPerWord())
+	if rp != nil {
+		tpw, overhead, turn, ok := r.replayProbe(ctx)
+		if !ok {
+			tpw, overhead, turn = r.tokensPerWord(), 0, 0
+		}
+		rp.prepare(r.plan.Seed, tpw, overhead, turn)
+		r.obs.logf("replaying %d requests of the trace over %s: its prompts made at %.2f tokens a word, with %d tokens of chat template and %d more a turn", len(rp.reqs), results.Seconds(rp.spanS*1000/rp.r.SpeedOr1()), tpw, overhead, turn)
+	}
 	r.res = r.newResult(schedSeed)
 	if checks > 0 {
 		first := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + r.used
@@ -139,6 +163,11 @@ func (r *rateRun) newResult(schedSeed int64) *results.RateResult {
 	s.Workload = r.wl.settings()
 	local := r.planLocal(p.Simulated)
 	local.PromptsFile = p.Workload.PromptsFile
+	if r.replay != nil {
+		// A trace's own times, not a drawn schedule.
+		s.Arrival, s.Burstiness = results.ArrivalTrace, 0
+		local.TraceFile = p.Replay.File
+	}
 	return &results.RateResult{
 		PlanHeader: results.RateDoc.Header(r.t0, r.model),
 		Settings:   s,
@@ -291,6 +320,9 @@ func rateStage(index, n int, rate float64, p RatePlan) Stage {
 		where = fmt.Sprintf("Sweep, rate %d", index+1)
 	}
 	head := fmt.Sprintf("%s — %s offered, %s, up to %d in flight", where, results.RateName(rate), p.Arrival, p.MaxInFlight)
+	if p.Replay != nil {
+		head = fmt.Sprintf("Replaying a trace — %s offered on average, at its recorded times, up to %d in flight", results.RateName(rate), p.MaxInFlight)
+	}
 	return Stage{Measured: true, Index: index + 1, Users: p.MaxInFlight, Requests: p.Requests, TokensEach: p.OutputTokens,
 		Name: results.RateName(rate), Line: func(done, total int) string { return fmt.Sprintf("%s — %d of %d requests", head, done, total) }}
 }
@@ -301,6 +333,11 @@ func (r *rateRun) level(ctx context.Context, index, n int, rate float64) (*resul
 	p := r.rp
 	r.obs.logf("rate %s: %d requests, %s arrivals, up to %d in flight", results.RateName(rate), p.Requests, p.Arrival, p.MaxInFlight)
 	sched := NewSchedule(p.Arrival, rate, p.Burstiness, p.Requests, r.res.Settings.ScheduleSeed)
+	var pace Pacer = sched
+	var ended func(int, *outcome, []byte)
+	if r.replay != nil {
+		pace, ended = r.replay.pacer(ctx), r.replay.ended
+	}
 	// Slots connect on their first request, as an open-loop client's
 	// users do (vLLM's bench serve, guidellm): opened ahead, the cap's
 	// 64 idle connections each held one of llama-server's few HTTP
@@ -309,13 +346,24 @@ func (r *rateRun) level(ctx context.Context, index, n int, rate float64) (*resul
 	// intended send and said apart (ConnectMs).
 	set := r.openSlots(ctx, r.obs.Live.beginStage(rateStage(index, n, rate, p)), false)
 	defer set.close()
+	if r.replay != nil {
+		for _, c := range set.conns {
+			c.details = true // a turn's answer is the next turn's history
+		}
+	}
 	first := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + r.used
 	r.used += int64(p.Requests)
 	opts := r.opts
 	before, _ := r.readPrefix(ctx)
-	lr := set.run(ctx, loadSpec{total: p.Requests, timeout: p.Timeout, pace: sched, shape: r.wl.loop(set), request: func(k int) (requestOpts, int64) {
+	lr := set.run(ctx, loadSpec{total: p.Requests, timeout: p.Timeout, pace: pace, ended: ended, shape: r.wl.loop(set), request: func(k int) (requestOpts, int64) {
+		if r.replay != nil {
+			return r.replay.opts(opts, k), first + int64(k)
+		}
 		return opts, first + int64(k)
 	}})
+	if r.replay != nil {
+		r.res.Replay = r.replay.match(&lr, first)
+	}
 	lv := rateLevel(rate, &lr, p.Requests, r.res.Settings.SLO)
 	if lv.Cache == nil {
 		lv.Cache = r.counterCache(ctx, before, lv.Requests)

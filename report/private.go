@@ -23,9 +23,10 @@ import (
 // models it served, the engine's own sentences (they may quote the
 // server), the manifest's path and name, why the server went (its error),
 // a settings comparison's commands, logs and answers, and the path of
-// a prompts file (its hash and counts, outside local, stay).
+// a prompts file or a replayed trace (its hash and counts, outside
+// local, stay).
 var privateLocal = []string{"endpoint", "endpoint_host", "endpoint_name", "served_models", "warnings", "manifest",
-	"server_gone", "commands", "logs", "answers", "shard", "merged", "prompts_file",
+	"server_gone", "commands", "logs", "answers", "shard", "merged", "prompts_file", "trace_file",
 	"other_endpoint", "other_endpoint_host", "other_endpoint_name"}
 
 // droppedLocal are the keys of local left out of a report altogether:

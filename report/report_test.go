@@ -149,6 +149,7 @@ func planted(t *testing.T, d plans.Doc) plans.Doc {
 	local["served_models"] = []any{d.Model(), plantServed}
 	if top["format"] != results.Format {
 		local["prompts_file"] = "/home/" + plantName + "/my-prompts.jsonl" // a plan document's --prompts path
+		local["trace_file"] = "/home/" + plantName + "/my-day.jsonl"       // a rate plan's --trace path
 	}
 	if _, ok := local["warnings"]; ok {
 		local["warnings"] = []any{"the server said: " + plantMessage + " (key " + plantKey + ")"}

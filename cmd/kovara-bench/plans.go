@@ -113,6 +113,7 @@ var planOnly = map[string][]string{
 	"max-concurrency": {planCapacity}, "depths": {planContext}, "repeats": {planContext},
 	"prompts": {planRate}, "prompts-skip-bad": {planRate}, "shared-prefix": {planKovara, planRate}, "prefix-groups": {planKovara, planRate}, "turns": {planKovara, planRate},
 	"rate": {planRate}, "arrival": {planRate}, "burstiness": {planRate}, "max-in-flight": {planRate}, "sweep-max": {planRate},
+	"trace": {planRate}, "speed": {planRate}, "from": {planRate}, "to": {planRate},
 }
 
 func init() {

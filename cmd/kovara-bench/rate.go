@@ -23,6 +23,9 @@ type rateFlags struct {
 	burstiness  float64
 	maxInFlight int
 	sweepMax    float64
+	// A trace replayed (--trace, --speed, --from, --to).
+	trace, from, to string
+	speed           float64
 }
 
 func (c *rateFlags) register(fs *flag.FlagSet) {
@@ -31,6 +34,10 @@ func (c *rateFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.burstiness, "burstiness", 1, "rate: the gamma shape of --arrival gamma: 1 is Poisson, below 1 burstier, above 1 more even")
 	fs.IntVar(&c.maxInFlight, "max-in-flight", setup.RateDefaultMaxInFlight, "rate: the most requests in flight at once; a request due while all are busy waits, and the wait counts in its latency")
 	fs.Float64Var(&c.sweepMax, "sweep-max", setup.RateSweepMax, "rate: the highest rate a sweep tries, requests a second")
+	fs.StringVar(&c.trace, "trace", "", "rate: replay a trace (kovara-bench record's, or Mooncake's or BurstGPT's) in place of --rate: each request at its recorded time, with a prompt of its recorded length and prefix sharing and an answer as long as it was")
+	fs.Float64Var(&c.speed, "speed", 1, "rate, with --trace: how many times faster than recorded (2: a day's traffic in half a day)")
+	fs.StringVar(&c.from, "from", "", "rate, with --trace: replay only the requests recorded from this time of day, like 09:00")
+	fs.StringVar(&c.to, "to", "", "rate, with --trace: replay only the requests recorded before this time of day, like 12:00")
 }
 
 // workloadFlags are what the requests ask beyond the synthetic prompt
@@ -69,6 +76,14 @@ func (f *runFlags) ratePlan(set map[string]bool) (setup.RatePlan, error) {
 		return p, fmt.Errorf("--rate %q: %w", f.rate.rates, err)
 	}
 	p.Rates, p.Sweep = rates, sweep
+	if f.rate.trace != "" {
+		p.Replay = &setup.Replay{File: f.rate.trace, Speed: f.rate.speed, From: f.rate.from, To: f.rate.to}
+		if !set["rate"] {
+			p.Rates, p.Sweep = nil, false // the default sweep is not asked for
+		}
+	} else if set["speed"] || set["from"] || set["to"] {
+		return p, fmt.Errorf("--speed, --from and --to apply to --trace")
+	}
 	p.Arrival, p.Burstiness, p.MaxInFlight = f.rate.arrival, f.rate.burstiness, f.rate.maxInFlight
 	if set["sweep-max"] {
 		if !sweep {

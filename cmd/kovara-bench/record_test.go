@@ -114,3 +114,45 @@ func TestRecordBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A trace replayed by the rate plan: every request with an answer sent,
+// the result says how it matched the recording, and its report never
+// names the trace's path; --speed without --trace is refused.
+func TestRunReplaysATrace(t *testing.T) {
+	cfg := fast()
+	cfg.Models = []string{"m"}
+	url := startSim(t, cfg)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "my-secret-day.jsonl")
+	w, err := trace.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		w.Add(trace.Request{Timestamp: int64(i * 50), InputLength: 300 + 40*i, OutputLength: 8, HashIDs: []int64{int64(100 + i)}, API: trace.APIChat, Stream: true})
+	}
+	w.Add(trace.Request{Timestamp: 400, InputLength: 50, OutputLength: 0, Error: "the server answered 500"})
+	w.Close()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := runCLI("run", "--plan", "rate", "--endpoint", url, "--trace", path, "--speed", "2", "-o", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "The replay sent 6 of the trace's 7 requests (kovara-bench) at their recorded times divided by 2") ||
+		!strings.Contains(stdout, "1 the recording had no answer to were not sent") || !strings.Contains(stdout, "Prompt tokens:") {
+		t.Errorf("the result does not say how the replay matched:\n%s", stdout)
+	}
+	code, md, stderr := runCLI("report", out)
+	if code != exitOK || strings.Contains(md, "my-secret-day") || !strings.Contains(md, "The replay sent") {
+		t.Errorf("report exit %d, %s:\n%s", code, stderr, md)
+	}
+	for _, format := range []string{"html", "csv", "jsonl"} {
+		code, text, stderr := runCLI("report", out, "--format", format)
+		if code != exitOK || strings.Contains(text, "my-secret-day") {
+			t.Errorf("report --format %s: exit %d, %s; names the trace's path: %v", format, code, stderr, strings.Contains(text, "my-secret-day"))
+		}
+	}
+	if code, _, stderr := runCLI("run", "--plan", "rate", "--endpoint", url, "--speed", "2"); code != exitBadInput || !strings.Contains(stderr, "apply to --trace") {
+		t.Errorf("--speed alone: exit %d, %q", code, stderr)
+	}
+}

@@ -169,6 +169,9 @@ type PlanLocal struct {
 	// PromptsFile is the prompts file's path as given (--prompts): it
 	// may name the person, so it stays here.
 	PromptsFile string `json:"prompts_file,omitempty"`
+	// TraceFile is a replayed trace's path as given (--trace): a path on
+	// the person's disk, so it stays here.
+	TraceFile string `json:"trace_file,omitempty"`
 }
 
 // Engine families the detection can name.

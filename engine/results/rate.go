@@ -38,13 +38,20 @@ type RateResult struct {
 	Sweep *RateSweep `json:"sweep,omitempty"`
 	// Prefix is a shared prefix's warm and cold time to first token,
 	// measured before the rates; nil without a shared prefix.
-	Prefix   *PrefixCheck `json:"prefix_check,omitempty"`
+	Prefix *PrefixCheck `json:"prefix_check,omitempty"`
+	// Replay is how a trace's replay matched its recording; nil when the
+	// plan sent rates (docs/plans.md, "Your own traffic, replayed").
+	Replay   *ReplayMatch `json:"replay,omitempty"`
 	Warnings []string     `json:"warnings"`
 	Local    PlanLocal    `json:"local"`
 }
 
 // Simulated: the plan ran against the built-in simulator.
 func (r *RateResult) Simulated() bool { return r.Local.Simulated }
+
+// ArrivalTrace is RateSettings.Arrival of a trace's replay: each request
+// at its recorded time.
+const ArrivalTrace = "trace"
 
 // RateSettings are the choices the plan ran with.
 type RateSettings struct {
@@ -755,7 +762,7 @@ func (r *RateResult) highestSustained() *RateLevel {
 // rate first: what the table's "Waited to be sent" and "Client late"
 // columns mean for each.
 func (r *RateResult) Notes() []string {
-	var out []string
+	out := r.Replay.Words()
 	if w := r.Settings.Workload.Words(); w != "" {
 		out = append(out, "The requests: "+w+".")
 	}
@@ -791,11 +798,18 @@ func (r *RateResult) Problems() []string {
 			out = append(out, fmt.Sprintf("at %s, %d of %d requests failed (first: %s)", RateName(l.Rate), n, l.Requests, l.Failures[0]))
 		}
 	}
+	if s := r.Replay.Problem(); s != "" {
+		out = append(out, s)
+	}
 	return append(out, ForeignLoadProblems(r.Local.ServerMetrics)...)
 }
 
 // Method says how the table's figures are made.
 func (r *RateResult) Method() string {
+	if r.Settings.Arrival == ArrivalTrace {
+		return fmt.Sprintf("a trace's requests sent open loop at their recorded times, at most %d in flight, each prompt made to its recorded length with the recorded prefix sharing (blocks with one hash share one text) and each answer asked for its recorded length; latency and TTFT are taken from each request's intended send time, so a wait for a slot counts; TPOT = (last token − first token) / (tokens − 1)",
+			r.Settings.MaxInFlight)
+	}
 	arr := r.Settings.Arrival
 	if arr == "gamma" {
 		arr += " (burstiness " + num(r.Settings.Burstiness) + ")"

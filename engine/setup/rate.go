@@ -98,7 +98,11 @@ type RatePlan struct {
 	SLO       RateSLO
 	// Workload is what each request asks: the synthetic prompt unless it
 	// says a prompts file, a shared prefix or turns.
-	Workload  Workload
+	Workload Workload
+	// Replay, when set, sends a recorded trace as the plan's one level
+	// in place of Rates or Sweep (its requests, their times, prompts and
+	// answers the trace's).
+	Replay    *Replay
 	Timeout   time.Duration // per request; 0: PlanTimeout
 	Simulated bool
 	// MetricsInterval: how often /metrics is read (0: 1 s; negative: never).
@@ -148,10 +152,21 @@ func (p RatePlan) WithDefaults() RatePlan {
 // Validate refuses a plan that cannot run, one sentence per problem.
 func (p RatePlan) Validate() error {
 	var errs []error
+	if p.Replay != nil {
+		if err := p.Replay.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if p.Sweep || len(p.Rates) > 0 {
+			errs = append(errs, errors.New("a trace sends its requests at their recorded times: give the trace or rates, not both"))
+		}
+		if p.Workload.Set() {
+			errs = append(errs, errors.New("a trace makes its own prompts: it cannot be given with a prompts file, a shared prefix or turns"))
+		}
+	}
 	if p.Sweep && len(p.Rates) > 0 {
 		errs = append(errs, errors.New("give rates or a sweep, not both"))
 	}
-	if !p.Sweep && len(p.Rates) == 0 {
+	if p.Replay == nil && !p.Sweep && len(p.Rates) == 0 {
 		errs = append(errs, errors.New("give at least one rate in requests a second, like 1,2,4, or sweep"))
 	}
 	for _, r := range p.Rates {

@@ -1,0 +1,449 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/trace"
+)
+
+// A trace replayed (issue #51): the rate plan's one level, its requests
+// sent at their recorded times (divided by the speed), each with a prompt
+// made to its recorded length and prefix structure — the blocks that
+// share a hash id share one text, so what the server could take from its
+// cache when it was recorded it can take again — and an answer as long
+// as the recorded one.
+
+// maxTraceBytes bounds a trace file read for a replay.
+const maxTraceBytes = 1 << 30
+
+// replay is a trace read and cut to what is sent.
+type replay struct {
+	r        setup.Replay
+	format   trace.Format
+	inTrace  int
+	skipped  int
+	reqs     []trace.Request // those sent, in time order
+	sched    Schedule
+	spanS    float64
+	rate     float64 // the requests over the recorded span, as sent
+	maxIn    int
+	maxOut   int
+	medianIn int
+	// blocks are each request's prompt blocks, set by prepare: a block's
+	// seed (from its hash id) and its words.
+	blocks [][]block
+	// parent is the request each carries on from (-1: none), found by
+	// follows, and think the recorded time between that one's end and
+	// its arrival, divided by the speed.
+	parent []int
+	think  []time.Duration
+	// Set for each level (pacer): each request's end, closed when it is
+	// known, the time it ended and the time the pacer let it go, both
+	// from the loop's release.
+	ends   []chan struct{}
+	endRel []time.Duration
+	dueRel []time.Duration
+	ctx    context.Context
+	// A request another carries on from keeps the messages it sent and
+	// its answer, so the next turn sends them as its history — as the
+	// person's client did, and as the server's cache holds them — then
+	// a new user message of tail words (prepare).
+	isParent []bool
+	sent     [][]byte
+	answers  [][]byte
+	tail     []block
+}
+
+type block struct {
+	seed  int64
+	words int
+}
+
+// loadReplay reads r's trace and keeps what is sent: the requests in the
+// part of the day asked for that had an answer when recorded.
+func loadReplay(r setup.Replay) (*replay, error) {
+	f, err := os.Open(r.File)
+	if err != nil {
+		return nil, &PlanError{Err: fmt.Errorf("the trace: %w", err)}
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > maxTraceBytes {
+		return nil, &PlanError{Err: fmt.Errorf("the trace is %d MiB: replays read traces of up to %d MiB", st.Size()>>20, maxTraceBytes>>20)}
+	}
+	im, err := trace.Import(f, 0)
+	if err != nil {
+		return nil, &PlanError{Err: fmt.Errorf("the trace %s: %w", r.File, err)}
+	}
+	rp := &replay{r: r, format: im.Format, inTrace: len(im.Requests)}
+	var from, to time.Duration
+	window := r.From != "" || r.To != ""
+	if window && im.Format != trace.FormatKovara {
+		return nil, &PlanError{Err: fmt.Errorf("a %s trace has no time of day for each request: a part of the day (from, to) needs a trace recorded by kovara-bench record", im.Format)}
+	}
+	if r.From != "" {
+		from, _ = setup.ParseClock(r.From)
+	}
+	to = 24 * time.Hour
+	if r.To != "" {
+		to, _ = setup.ParseClock(r.To)
+	}
+	for _, q := range im.Requests {
+		if window {
+			at, err := time.Parse(time.RFC3339Nano, q.Time)
+			if err != nil {
+				continue
+			}
+			h, m, s := at.Clock()
+			day := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(s)*time.Second
+			if day < from || day >= to {
+				continue
+			}
+		}
+		if q.OutputLength <= 0 {
+			rp.skipped++ // no answer recorded: a failure, not load to send
+			continue
+		}
+		rp.reqs = append(rp.reqs, q)
+	}
+	if len(rp.reqs) == 0 {
+		return nil, &PlanError{Err: errors.New("the trace has no request with an answer to replay in the part of the day asked for")}
+	}
+	if len(rp.reqs) > setup.RateMaxRequests {
+		return nil, &PlanError{Err: fmt.Errorf("the trace has %d requests to replay: a replay sends at most %d (give a part of the day with from and to)", len(rp.reqs), setup.RateMaxRequests)}
+	}
+	speed := r.SpeedOr1()
+	t0 := rp.reqs[0].Timestamp
+	var ins []int
+	for _, q := range rp.reqs {
+		rp.sched = append(rp.sched, time.Duration(float64(q.Timestamp-t0)*float64(time.Millisecond)/speed))
+		rp.maxIn, rp.maxOut = max(rp.maxIn, q.InputLength), max(rp.maxOut, q.OutputLength)
+		ins = append(ins, q.InputLength)
+	}
+	slices.Sort(ins)
+	rp.medianIn = max(ins[len(ins)/2], 1)
+	rp.follows(speed)
+	rp.spanS = float64(rp.reqs[len(rp.reqs)-1].Timestamp-t0) / 1000
+	// The level's offered rate: its requests over the time they took to
+	// arrive, as sent (one request a second when they all came at once).
+	if sent := rp.spanS / speed; sent > 0 && len(rp.reqs) > 1 {
+		rp.rate = float64(len(rp.reqs)-1) / sent
+	} else {
+		rp.rate = 1
+	}
+	return rp, nil
+}
+
+// followsWindow is how many requests before one are looked at for the
+// one it carries on from.
+const followsWindow = 256
+
+// follows finds the request each one carries on from: a conversation's
+// next turn, or an agent's next step, holds the whole prompt of the one
+// before (all its blocks but its last, which the answer and the new turn
+// fill), and arrived after that one's answer ended. A replay cannot send
+// such a request before the one it carries on from has its answer — its
+// prompt holds that answer — however the open-loop times fall: it is
+// sent at its recorded time or, later, when that one ended plus the
+// recorded time between them (a person reading, a tool running). Another
+// conversation that shares only a system prompt arrived while the first
+// was still answering, or shares less than all of its prompt, and is not
+// held back.
+func (rp *replay) follows(speed float64) {
+	rp.parent = make([]int, len(rp.reqs))
+	rp.think = make([]time.Duration, len(rp.reqs))
+	for i, q := range rp.reqs {
+		rp.parent[i] = -1
+		best := 0
+		for j := i - 1; j >= max(0, i-followsWindow); j-- {
+			p := rp.reqs[j]
+			// Timestamps are whole ms: a turn sent the moment the one
+			// before ended may read up to 2 ms before that end.
+			end := p.Timestamp + int64(p.DurationMs)
+			// and the turn holds that one's prompt and its answer.
+			if len(p.HashIDs) == 0 || q.Timestamp+2 < end || q.InputLength < p.InputLength+p.OutputLength {
+				continue
+			}
+			n := 0
+			for n < min(len(p.HashIDs), len(q.HashIDs)) && p.HashIDs[n] == q.HashIDs[n] {
+				n++
+			}
+			if n >= max(len(p.HashIDs)-1, 1) && n > best {
+				best, rp.parent[i] = n, j
+				rp.think[i] = time.Duration(float64(max(q.Timestamp-end, 0)) * float64(time.Millisecond) / speed)
+			}
+		}
+	}
+}
+
+// pacer is the level's Pacer: request k at its recorded time, or, where
+// it carries on from another, no sooner than that one's end and the
+// recorded time after it. It waits, in the slot about to send k, for
+// that end; ctx ending the run ends the wait.
+func (rp *replay) pacer(ctx context.Context) Pacer {
+	rp.ctx = ctx
+	rp.ends = make([]chan struct{}, len(rp.reqs))
+	for i := range rp.ends {
+		rp.ends[i] = make(chan struct{})
+	}
+	rp.endRel = make([]time.Duration, len(rp.reqs))
+	rp.dueRel = make([]time.Duration, len(rp.reqs))
+	rp.sent = make([][]byte, len(rp.reqs))
+	rp.answers = make([][]byte, len(rp.reqs))
+	return rp
+}
+
+// Due is Pacer's.
+func (rp *replay) Due(k int) (time.Duration, bool) {
+	if k < 0 || k >= len(rp.sched) {
+		return 0, false
+	}
+	at := rp.sched[k]
+	if j := rp.parent[k]; j >= 0 {
+		select {
+		case <-rp.ends[j]:
+		case <-rp.ctx.Done():
+			return 0, false
+		}
+		at = max(at, rp.endRel[j]+rp.think[k])
+	}
+	rp.dueRel[k] = at
+	return at, true
+}
+
+// ended is loadSpec.ended: request k's end, from the loop's release,
+// and, where another carries on from it, its answer.
+func (rp *replay) ended(k int, o *outcome, answer []byte) {
+	if k < 0 || k >= len(rp.ends) {
+		return
+	}
+	rp.endRel[k] = o.end - o.due + rp.dueRel[k]
+	if rp.isParent[k] && o.ok() {
+		rp.answers[k] = bytes.Clone(answer)
+	}
+	close(rp.ends[k])
+}
+
+// prepare sizes each request's blocks once the server's tokens per word
+// of the synthetic text is known, less overhead tokens of chat template
+// each request carries. A block's length is fixed by its first sight, so
+// every request holding a hash id sends the same text for it.
+func (rp *replay) prepare(seed int64, tokensPerWord float64, overhead, turnOverhead int) {
+	if tokensPerWord <= 0 {
+		tokensPerWord = 1.3
+	}
+	// A turn that carries a conversation on sends the one before it and
+	// its answer, then its own words: what its recorded length leaves.
+	rp.isParent = make([]bool, len(rp.reqs))
+	rp.tail = make([]block, len(rp.reqs))
+	for i, p := range rp.parent {
+		if p < 0 {
+			continue
+		}
+		rp.isParent[p] = true
+		q, pq := rp.reqs[i], rp.reqs[p]
+		own := float64(q.InputLength - pq.InputLength - pq.OutputLength - turnOverhead)
+		rp.tail[i] = block{seed: mixSeed(seed, -int64(i)-1_000_000_000), words: max(int(math.Round(own/tokensPerWord)), 1)}
+	}
+	// This app's traces hash blocks of bytes: the trace's tokens per byte
+	// turns a block's bytes into its tokens, the same for every request.
+	var in, bytesAll int64
+	for _, q := range rp.reqs {
+		if q.PromptBytes > 0 && q.InputLength > 0 {
+			in += int64(max(q.InputLength-overhead, 1))
+			bytesAll += int64(q.PromptBytes)
+		}
+	}
+	perByte := 0.0
+	if bytesAll > 0 {
+		perByte = float64(in) / float64(bytesAll)
+	}
+	words := func(tokens float64) int { return max(int(math.Round(tokens/tokensPerWord)), 1) }
+	seen := map[int64]int{}
+	rp.blocks = make([][]block, len(rp.reqs))
+	for i, q := range rp.reqs {
+		want := float64(max(q.InputLength-overhead, 1))
+		if len(q.HashIDs) == 0 {
+			// No prefix structure (BurstGPT): a text of its own.
+			rp.blocks[i] = []block{{seed: mixSeed(seed, -int64(i)-1), words: words(want)}}
+			continue
+		}
+		bs := make([]block, len(q.HashIDs))
+		sofar := 0.0 // the tokens of the blocks before
+		for j, id := range q.HashIDs {
+			w, ok := seen[id]
+			if !ok {
+				tokens := float64(trace.MooncakeBlockTokens) // Mooncake's block
+				if q.PromptBytes > 0 && q.BlockBytes > 0 {
+					tokens = float64(max(min(q.BlockBytes, q.PromptBytes-j*q.BlockBytes), 1)) * perByte
+				}
+				if j == len(q.HashIDs)-1 {
+					// The last block, first seen here, is what the request's
+					// recorded length leaves: the prompt's own tail, where a
+					// trace-wide tokens per byte would miss a short prompt
+					// of template-heavy chat (27 tokens of 58 bytes).
+					tokens = max(want-sofar, 1)
+				}
+				w = words(tokens)
+				seen[id] = w
+			}
+			sofar += float64(w) * tokensPerWord
+			bs[j] = block{seed: mixSeed(seed, id), words: w}
+		}
+		rp.blocks[i] = bs
+	}
+}
+
+// mixSeed is a block's seed: the run's with the block's id, so a replay
+// with a fresh seed sends texts the server's cache has not seen.
+func mixSeed(seed, id int64) int64 {
+	z := uint64(seed) ^ uint64(id)*0x9E3779B97F4A7C15
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return int64(z ^ (z >> 31))
+}
+
+// messagesFor is request k's messages: the conversation it carries on,
+// with its own words after, where the one before it answered; else its
+// blocks as one user message.
+func (rp *replay) messagesFor(k int) []byte {
+	p := -1
+	if rp.parent != nil {
+		p = rp.parent[k]
+	}
+	if p < 0 || rp.sent == nil || rp.sent[p] == nil || rp.answers[p] == nil {
+		return rp.messages(k)
+	}
+	b := slices.Clip(rp.sent[p])
+	b = append(b, `,{"role":"assistant","content":"`...)
+	b = append(b, rp.answers[p]...)
+	b = append(b, `"},{"role":"user","content":"`...)
+	b = prompt.AppendText(b, rp.tail[k].seed, 0, rp.tail[k].words)
+	return append(b, `"}`...)
+}
+
+// messages is request i's one user message: its blocks' texts in turn.
+func (rp *replay) messages(i int) []byte {
+	b := make([]byte, 0, 64)
+	b = append(b, `{"role":"user","content":"`...)
+	for j, bl := range rp.blocks[i] {
+		if j > 0 {
+			b = append(b, ' ')
+		}
+		b = prompt.AppendText(b, bl.seed, 0, bl.words)
+	}
+	return append(b, `"}`...)
+}
+
+// replayProbe measures what the replay's own messages cost in the
+// server's tokens: three unmeasured requests answered with one token —
+// one user message of one synthetic word, one of a thousand, and a
+// conversation of three one-word messages — give the tokens per word,
+// the chat template's own tokens and what each further turn adds.
+// ok is false where one failed or gave no usage (the caller falls back
+// on calibration's tokens per word and no template).
+func (r *rateRun) replayProbe(ctx context.Context) (tokensPerWord float64, overhead, turnOverhead int, ok bool) {
+	cn := r.newConn()
+	defer cn.close()
+	text := func(i, words int) []byte {
+		return prompt.AppendText(nil, mixSeed(r.plan.Seed, -2_000_000_000-int64(i)), 0, words)
+	}
+	msg := func(role string, t []byte) []byte {
+		return append(append([]byte(`{"role":"`+role+`","content":"`), t...), `"}`...)
+	}
+	// One word alone is the template's own tokens, near enough; a
+	// thousand words the tokens a word, over enough words that the
+	// words' own spread evens out; three one-word turns what a turn adds.
+	conv := slices.Concat(msg("user", text(0, 1)), []byte(","), msg("assistant", text(3, 1)), []byte(","), msg("user", text(4, 1)))
+	var got [3]int
+	for i, m := range [][]byte{msg("user", text(0, 1)), msg("user", text(1, 1000)), conv} {
+		n := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + r.used
+		r.used++
+		o := r.opts
+		o.maxTokens, o.messages = 1, m
+		out := cn.do(ctx, o, n, r.rp.Timeout)
+		if !out.ok() || !out.hasUsage || out.promptTok <= 0 {
+			return 0, 0, 0, false
+		}
+		got[i] = out.promptTok
+	}
+	tpw := float64(got[1]-got[0]) / 999
+	if tpw < 0.2 || tpw > 5 {
+		return 0, 0, 0, false
+	}
+	overhead = max(int(math.Round(float64(got[0])-tpw)), 0)
+	turnOverhead = max(int(math.Round(float64(got[2]-got[0])/2-tpw)), 0)
+	return tpw, overhead, turnOverhead, true
+}
+
+// match is how the level's requests, first numbered first, matched the
+// recording.
+func (rp *replay) match(lr *loadRun, first int64) *results.ReplayMatch {
+	m := &results.ReplayMatch{Format: string(rp.format), InTrace: rp.inTrace, Sent: len(rp.reqs), Skipped: rp.skipped,
+		Speed: rp.r.SpeedOr1(), From: rp.r.From, To: rp.r.To, SpanS: rp.spanS, APIs: map[string]int{}}
+	for _, q := range rp.reqs {
+		api := q.API
+		if api == "" {
+			api = trace.APIChat // a public trace's: chat, as far as it says
+		}
+		m.APIs[api]++
+		if api != trace.APIChat {
+			m.AsChat++
+		}
+	}
+	var prompts, answers [][2]int
+	var cachedRec, cachedRep, recIn, repIn int64
+	var cachedN int
+	var ttftRec, ttftRep []float64
+	for _, o := range lr.outcomes() {
+		k := int(o.n - first)
+		if k < 0 || k >= len(rp.reqs) || o.interrupted || !o.ok() {
+			continue
+		}
+		q := rp.reqs[k]
+		if o.hasUsage {
+			prompts = append(prompts, [2]int{q.InputLength, o.promptTok})
+			answers = append(answers, [2]int{q.OutputLength, o.complTok})
+		}
+		// The cached share over the requests both counts are known for.
+		if got, ok := sharedTokens(*o); ok && q.CachedTokens != nil && q.InputLength > 0 && o.promptTok > 0 {
+			cachedN++
+			cachedRec, recIn = cachedRec+int64(*q.CachedTokens), recIn+int64(q.InputLength)
+			cachedRep, repIn = cachedRep+int64(got), repIn+int64(o.promptTok)
+		}
+		if q.TTFTMs != nil && o.ttft >= 0 {
+			ttftRec = append(ttftRec, *q.TTFTMs)
+			ttftRep = append(ttftRep, ms(o.start+o.ttft-o.due))
+		}
+	}
+	m.Prompt, m.Answer = results.NewTokenMatch(prompts), results.NewTokenMatch(answers)
+	if cachedN > 0 {
+		m.CachedShare = &results.ShareMatch{Requests: cachedN, Recorded: float64(cachedRec) / float64(recIn), Replayed: float64(cachedRep) / float64(repIn)}
+	}
+	if len(ttftRep) > 0 {
+		rec, rep := results.Quantiles(ttftRec, 0.5, 0.9), results.Quantiles(ttftRep, 0.5, 0.9)
+		m.TTFTMs = &results.TTFTMatch{Requests: len(ttftRep), RecordedP50: rec[0], RecordedP90: rec[1], ReplayedP50: rep[0], ReplayedP90: rep[1]}
+	}
+	return m
+}
+
+// replayOpts is request k's options: the plan's, with k's prompt and
+// answer length.
+func (rp *replay) opts(base requestOpts, k int) requestOpts {
+	o := base
+	o.messages = rp.messagesFor(k)
+	if rp.isParent != nil && rp.isParent[k] && rp.sent != nil {
+		rp.sent[k] = o.messages // read by its next turn, after its end
+	}
+	o.maxTokens = rp.reqs[k].OutputLength
+	return o
+}

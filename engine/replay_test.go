@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/stream"
+	"github.com/kovara/desktop/engine/trace"
+	"github.com/kovara/desktop/record"
+)
+
+// writeTrace writes reqs as a trace file.
+func writeTrace(t *testing.T, reqs []trace.Request) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	w, err := trace.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range reqs {
+		if err := w.Add(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	return path
+}
+
+// What a replay sends: the requests in the part of the day asked for
+// with an answer recorded, at their times over the speed; a turn that
+// carries a conversation on follows the turn before it (not another
+// conversation that only shares its system prompt, nor one that came
+// while it was answering).
+func TestLoadReplay(t *testing.T) {
+	at := func(clock string) string { return "2026-12-07T" + clock + "+01:00" }
+	reqs := []trace.Request{
+		{Timestamp: 0, Time: at("08:59:00"), InputLength: 100, OutputLength: 10, HashIDs: []int64{1, 2, 3}, DurationMs: 500},
+		{Timestamp: 60_000, Time: at("09:00:00"), InputLength: 900, OutputLength: 10, HashIDs: []int64{1, 2, 3}, DurationMs: 1000},         // A
+		{Timestamp: 60_500, Time: at("09:00:00"), InputLength: 900, OutputLength: 10, HashIDs: []int64{1, 9, 10}, DurationMs: 1000},        // B: A's system prompt only, while A answered
+		{Timestamp: 63_000, Time: at("09:00:03"), InputLength: 950, OutputLength: 10, HashIDs: []int64{1, 2, 4, 5}, DurationMs: 1000},      // A's next turn: 2 s after A ended
+		{Timestamp: 64_000, Time: at("09:00:04"), InputLength: 10, OutputLength: 0, HashIDs: []int64{7}, Error: "the server answered 500"}, // failed: not sent
+		{Timestamp: 66_000, Time: at("09:00:06"), InputLength: 990, OutputLength: 10, HashIDs: []int64{1, 2, 4, 5, 6}, DurationMs: 1000},   // A's third turn
+		{Timestamp: 70_000, Time: at("12:00:00"), InputLength: 10, OutputLength: 5, HashIDs: []int64{8}},                                   // after noon
+	}
+	path := writeTrace(t, reqs)
+	rp, err := loadReplay(setup.Replay{File: path, Speed: 2, From: "09:00", To: "12:00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rp.reqs) != 4 || rp.skipped != 1 || rp.inTrace != 7 {
+		t.Fatalf("%d sent, %d skipped of %d; want 4, 1 of 7", len(rp.reqs), rp.skipped, rp.inTrace)
+	}
+	wantSched := Schedule{0, 250 * time.Millisecond, 1500 * time.Millisecond, 3000 * time.Millisecond}
+	for k, want := range wantSched {
+		if rp.sched[k] != want {
+			t.Errorf("request %d due at %v, want %v (recorded over speed 2)", k, rp.sched[k], want)
+		}
+	}
+	if got, want := rp.parent, []int{-1, -1, 0, 2}; !equalInts(got, want) {
+		t.Errorf("parents %v, want %v", got, want)
+	}
+	if rp.think[2] != time.Second || rp.think[3] != time.Second {
+		t.Errorf("think %v, want the recorded 2 s after each end over speed 2", rp.think)
+	}
+	// A window on a public trace, which has no time of day, is refused.
+	mc := filepath.Join(t.TempDir(), "m.jsonl")
+	os.WriteFile(mc, []byte(`{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}`+"\n"), 0o600)
+	if _, err := loadReplay(setup.Replay{File: mc, From: "09:00"}); err == nil || !strings.Contains(err.Error(), "needs a trace recorded by kovara-bench record") {
+		t.Errorf("a window on Mooncake: %v", err)
+	}
+	if _, err := loadReplay(setup.Replay{File: path, From: "13:00"}); err == nil || !strings.Contains(err.Error(), "no request with an answer") {
+		t.Errorf("an empty window: %v", err)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Blocks with one hash id are one text wherever they come: a later turn's
+// prompt begins with the earlier turn's whole blocks, word for word; a
+// Mooncake block is 512 tokens.
+func TestReplayPromptsShareTheirBlocks(t *testing.T) {
+	rp := &replay{reqs: []trace.Request{
+		{InputLength: 1200, OutputLength: 5, HashIDs: []int64{1, 2, 3}, PromptBytes: 5000, BlockBytes: 2048},
+		{InputLength: 1500, OutputLength: 5, HashIDs: []int64{1, 2, 4}, PromptBytes: 6000, BlockBytes: 2048},
+		{InputLength: 1200, OutputLength: 5, HashIDs: []int64{10, 11, 12}}, // Mooncake
+	}}
+	rp.prepare(7, 1.25, 10, 0)
+	a, b := string(rp.messages(0)), string(rp.messages(1))
+	shared := 0
+	for shared < min(len(a), len(b)) && a[shared] == b[shared] {
+		shared++
+	}
+	first2 := rp.blocks[0][0].words + rp.blocks[0][1].words
+	if words := len(strings.Fields(a[:shared])); words < first2 {
+		t.Errorf("the turns share %d words, want the two shared blocks' %d", words, first2)
+	}
+	if rp.blocks[1][0] != rp.blocks[0][0] || rp.blocks[1][1] != rp.blocks[0][1] || rp.blocks[1][2] == rp.blocks[0][2] {
+		t.Errorf("blocks %v and %v", rp.blocks[0], rp.blocks[1])
+	}
+	for i, q := range rp.reqs {
+		var words int
+		for _, bl := range rp.blocks[i] {
+			words += bl.words
+		}
+		if got, want := float64(words)*1.25+10, float64(q.InputLength); math.Abs(got-want) > 0.05*want {
+			t.Errorf("request %d: %.0f tokens made, want %.0f", i, got, want)
+		}
+	}
+	if got := float64(rp.blocks[2][0].words) * 1.25; math.Abs(got-512) > 2 {
+		t.Errorf("a Mooncake block of %.0f tokens, want 512", got)
+	}
+}
+
+// chatThrough is a chat client: each conversation's turns in turn, every
+// turn with the history and the answers, streamed through base.
+func chatThrough(t *testing.T, base string, system string, conversations int, turns int) {
+	t.Helper()
+	for c := range conversations {
+		msgs := []map[string]string{{"role": "system", "content": system}}
+		for k := range turns {
+			msgs = append(msgs, map[string]string{"role": "user", "content": strings.Repeat("question ", 20) + string(rune('a'+c)) + string(rune('a'+k))})
+			body, _ := json.Marshal(map[string]any{"model": "m", "messages": msgs, "max_tokens": 24, "stream": true, "stream_options": map[string]bool{"include_usage": true}})
+			resp, err := http.Post(base+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var answer []byte
+			r := stream.NewReader(resp.Body, nil, 0)
+			for r.Next() {
+				answer = stream.AppendContent(answer, r.Data())
+			}
+			resp.Body.Close()
+			msgs = append(msgs, map[string]string{"role": "assistant", "content": string(answer)})
+		}
+	}
+}
+
+// The simulator recorded and replayed: a chat client's conversations
+// through the recording proxy, then the trace sent to a fresh simulator
+// of the same kind. The replay's prompts are the recorded lengths, its
+// answers the recorded ones, and the server takes from its cache what it
+// took when it was recorded.
+func TestRecordThenReplay(t *testing.T) {
+	cfg := sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 400000, Models: []string{"m"}}
+	_, upstream := startSim(t, cfg)
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	w, err := trace.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(upstream)
+	p, err := record.New(record.Options{Upstream: u, Trace: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := httptest.NewServer(p)
+	system := strings.Repeat("You answer questions about rivers and their deltas with care and at length. ", 120) // 9 kB: 4 blocks and a part
+	chatThrough(t, px.URL, system, 2, 3)
+	px.Close()
+	p.Close()
+	w.Close()
+
+	_, fresh := startSim(t, cfg)
+	plan := RatePlan{Replay: &setup.Replay{File: path}, MaxInFlight: 8, Seed: 5, Timeout: 30 * time.Second, MetricsInterval: -1}
+	res, err := RunRate(context.Background(), plan, Endpoint{URL: fresh}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Replay
+	if m == nil || m.Sent != 6 || m.InTrace != 6 {
+		t.Fatalf("replay %+v, want the 6 recorded requests sent", m)
+	}
+	if m.Prompt == nil || m.Prompt.Requests != 6 || m.Prompt.MedianErrPct > 5 || m.Prompt.P90ErrPct > 10 {
+		t.Errorf("prompt tokens %+v: want each within 5 %% at the median", m.Prompt)
+	}
+	if m.Answer == nil || m.Answer.Replayed != m.Answer.Recorded {
+		t.Errorf("answer tokens %+v: want the recorded", m.Answer)
+	}
+	if c := m.CachedShare; c == nil || c.Recorded < 0.3 || math.Abs(c.Replayed-c.Recorded) > 0.10 {
+		t.Errorf("cached share %+v: want the recorded within 10 points", c)
+	}
+	if len(res.Levels) != 1 || res.Levels[0].OK != 6 || res.Settings.Arrival != "trace" || res.Local.TraceFile != path {
+		t.Errorf("levels %+v, arrival %q, trace %q", res.Levels, res.Settings.Arrival, res.Local.TraceFile)
+	}
+	raw, _ := io.ReadAll(mustOpen(t, path))
+	if bytes.Contains(raw, []byte("rivers")) || bytes.Contains(raw, []byte("question")) {
+		t.Error("the trace holds words of the prompts")
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
