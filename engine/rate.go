@@ -331,7 +331,11 @@ func rateStage(index, n int, rate float64, p RatePlan) Stage {
 // ErrInterrupted on a stop (the level kept as partial).
 func (r *rateRun) level(ctx context.Context, index, n int, rate float64) (*results.RateLevel, error) {
 	p := r.rp
-	r.obs.logf("rate %s: %d requests, %s arrivals, up to %d in flight", results.RateName(rate), p.Requests, p.Arrival, p.MaxInFlight)
+	if r.replay != nil {
+		r.obs.logf("the trace: %d requests at their recorded times, %s on average, up to %d in flight", p.Requests, results.RateName(rate), p.MaxInFlight)
+	} else {
+		r.obs.logf("rate %s: %d requests, %s arrivals, up to %d in flight", results.RateName(rate), p.Requests, p.Arrival, p.MaxInFlight)
+	}
 	sched := NewSchedule(p.Arrival, rate, p.Burstiness, p.Requests, r.res.Settings.ScheduleSeed)
 	var pace Pacer = sched
 	var ended func(int, *outcome, []byte)

@@ -402,6 +402,7 @@ func (rp *replay) match(lr *loadRun, first int64) *results.ReplayMatch {
 	}
 	var prompts, answers [][2]int
 	var cachedRec, cachedRep, recIn, repIn int64
+	var onlyCached, onlyIn int64 // the replay's, where the trace says none
 	var cachedN int
 	var ttftRec, ttftRep []float64
 	for _, o := range lr.outcomes() {
@@ -415,10 +416,14 @@ func (rp *replay) match(lr *loadRun, first int64) *results.ReplayMatch {
 			answers = append(answers, [2]int{q.OutputLength, o.complTok})
 		}
 		// The cached share over the requests both counts are known for.
-		if got, ok := sharedTokens(*o); ok && q.CachedTokens != nil && q.InputLength > 0 && o.promptTok > 0 {
-			cachedN++
-			cachedRec, recIn = cachedRec+int64(*q.CachedTokens), recIn+int64(q.InputLength)
-			cachedRep, repIn = cachedRep+int64(got), repIn+int64(o.promptTok)
+		if got, ok := sharedTokens(*o); ok && o.promptTok > 0 {
+			if q.CachedTokens != nil && q.InputLength > 0 {
+				cachedN++
+				cachedRec, recIn = cachedRec+int64(*q.CachedTokens), recIn+int64(q.InputLength)
+				cachedRep, repIn = cachedRep+int64(got), repIn+int64(o.promptTok)
+			} else {
+				onlyCached, onlyIn = onlyCached+int64(got), onlyIn+int64(o.promptTok)
+			}
 		}
 		if q.TTFTMs != nil && o.ttft >= 0 {
 			ttftRec = append(ttftRec, *q.TTFTMs)
@@ -428,6 +433,9 @@ func (rp *replay) match(lr *loadRun, first int64) *results.ReplayMatch {
 	m.Prompt, m.Answer = results.NewTokenMatch(prompts), results.NewTokenMatch(answers)
 	if cachedN > 0 {
 		m.CachedShare = &results.ShareMatch{Requests: cachedN, Recorded: float64(cachedRec) / float64(recIn), Replayed: float64(cachedRep) / float64(repIn)}
+	} else if onlyIn > 0 {
+		v := float64(onlyCached) / float64(onlyIn)
+		m.ReplayCachedShare = &v
 	}
 	if len(ttftRep) > 0 {
 		rec, rep := results.Quantiles(ttftRec, 0.5, 0.9), results.Quantiles(ttftRep, 0.5, 0.9)

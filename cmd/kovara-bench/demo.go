@@ -63,6 +63,7 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 	specP := fs.Float64("spec-acceptance", 0.7, "with --spec-draft-tokens: the chance each draft token is accepted")
 	fs.BoolVar(&cfg.RefuseTemplateKwargs, "refuse-template-kwargs", false, "answer 400 to requests that carry chat_template_kwargs")
 	fs.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", 0, "begin every answer with this many reasoning tokens unless thinking is turned off")
+	fs.IntVar(&cfg.ContextLength, "context-length", 0, "the context it serves, tokens (0: 32768, 4096 as Ollama)")
 	fs.Float64Var(&cfg.CPUShare, "cpu-share", 0, "with --personality ollama: the share of the model run on the CPU (0 to 1), as /api/ps says it; a split model decodes slower")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code

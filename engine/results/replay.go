@@ -42,6 +42,10 @@ type ReplayMatch struct {
 	// CachedShare is the share of the prompt tokens the server took from
 	// its cache, over the requests both counts are known for.
 	CachedShare *ShareMatch `json:"cached_share,omitempty"`
+	// ReplayCachedShare is the share the server took from its cache in
+	// the replay where the trace does not say what it took when
+	// recorded (a public trace); nil where CachedShare says both.
+	ReplayCachedShare *float64 `json:"replay_cached_share,omitempty"`
 	// TTFTMs is time to first token: what the clients saw when it was
 	// recorded (the proxy's) and what the replay saw, at p50 and p90.
 	TTFTMs *TTFTMatch `json:"ttft_ms,omitempty"`
@@ -156,6 +160,9 @@ func (m *ReplayMatch) Words() []string {
 	}
 	if c := m.CachedShare; c != nil {
 		out = append(out, fmt.Sprintf("The server took %.0f %% of the prompt tokens from its cache in the replay, %.0f %% when it was recorded (%d requests with both counts).", c.Replayed*100, c.Recorded*100, c.Requests))
+	}
+	if c := m.ReplayCachedShare; c != nil {
+		out = append(out, fmt.Sprintf("The server took %.0f %% of the prompt tokens from its cache in the replay (the trace does not say what it took when recorded).", *c*100))
 	}
 	if t := m.TTFTMs; t != nil {
 		out = append(out, fmt.Sprintf("Time to first token: %s at the median and %s at the 90th percentile in the replay; the clients saw %s and %s when it was recorded.",
