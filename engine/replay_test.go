@@ -199,6 +199,9 @@ func TestRecordThenReplay(t *testing.T) {
 	if m.Answer == nil || m.Answer.Replayed != m.Answer.Recorded {
 		t.Errorf("answer tokens %+v: want the recorded", m.Answer)
 	}
+	if c := m.CachedShare; c != nil {
+		t.Logf("cached share: %.3f replayed, %.3f recorded; prompts %+v", c.Replayed, c.Recorded, *m.Prompt)
+	}
 	if c := m.CachedShare; c == nil || c.Recorded < 0.3 || math.Abs(c.Replayed-c.Recorded) > 0.10 {
 		t.Errorf("cached share %+v: want the recorded within 10 points", c)
 	}
