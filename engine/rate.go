@@ -111,6 +111,9 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 			tpw, overhead, turn = r.tokensPerWord(), 0, 0
 		}
 		rp.prepare(r.plan.Seed, tpw, overhead, turn)
+		if rp.wantsAnthropic() {
+			rp.anthropic, rp.noAnthropic = r.anthropicProbe(ctx)
+		}
 		r.obs.logf("replaying %d requests of the trace over %s: its prompts made at %.2f tokens a word, with %d tokens of chat template and %d more a turn", len(rp.reqs), results.Seconds(rp.spanS*1000/rp.r.SpeedOr1()), tpw, overhead, turn)
 	}
 	r.res = r.newResult(schedSeed)

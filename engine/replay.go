@@ -62,6 +62,11 @@ type replay struct {
 	sent     [][]byte
 	answers  [][]byte
 	tail     []block
+	// anthropic: the server serves the Anthropic Messages API, so the
+	// requests recorded on it are sent on it; else as chat completions,
+	// and noAnthropic says why.
+	anthropic   bool
+	noAnthropic string
 }
 
 type block struct {
@@ -327,7 +332,7 @@ func (rp *replay) messagesFor(k int) []byte {
 	b = append(b, `,{"role":"assistant","content":"`...)
 	b = append(b, rp.answers[p]...)
 	b = append(b, `"},{"role":"user","content":"`...)
-	b = prompt.AppendText(b, rp.tail[k].seed, 0, rp.tail[k].words)
+	b = prompt.AppendWords(b, rp.tail[k].seed, 0, rp.tail[k].words)
 	return append(b, `"}`...)
 }
 
@@ -339,7 +344,7 @@ func (rp *replay) messages(i int) []byte {
 		if j > 0 {
 			b = append(b, ' ')
 		}
-		b = prompt.AppendText(b, bl.seed, 0, bl.words)
+		b = prompt.AppendWords(b, bl.seed, 0, bl.words)
 	}
 	return append(b, `"}`...)
 }
@@ -355,7 +360,7 @@ func (r *rateRun) replayProbe(ctx context.Context) (tokensPerWord float64, overh
 	cn := r.newConn()
 	defer cn.close()
 	text := func(i, words int) []byte {
-		return prompt.AppendText(nil, mixSeed(r.plan.Seed, -2_000_000_000-int64(i)), 0, words)
+		return prompt.AppendWords(nil, mixSeed(r.plan.Seed, -2_000_000_000-int64(i)), 0, words)
 	}
 	msg := func(role string, t []byte) []byte {
 		return append(append([]byte(`{"role":"`+role+`","content":"`), t...), `"}`...)
@@ -389,14 +394,17 @@ func (r *rateRun) replayProbe(ctx context.Context) (tokensPerWord float64, overh
 // recording.
 func (rp *replay) match(lr *loadRun, first int64) *results.ReplayMatch {
 	m := &results.ReplayMatch{Format: string(rp.format), InTrace: rp.inTrace, Sent: len(rp.reqs), Skipped: rp.skipped,
-		Speed: rp.r.SpeedOr1(), From: rp.r.From, To: rp.r.To, SpanS: rp.spanS, APIs: map[string]int{}}
+		Speed: rp.r.SpeedOr1(), From: rp.r.From, To: rp.r.To, SpanS: rp.spanS, APIs: map[string]int{}, NoAnthropic: rp.noAnthropic}
 	for _, q := range rp.reqs {
 		api := q.API
 		if api == "" {
 			api = trace.APIChat // a public trace's: chat, as far as it says
 		}
 		m.APIs[api]++
-		if api != trace.APIChat {
+		switch {
+		case api == trace.APIAnthropic && rp.anthropic:
+			m.Anthropic++
+		case api != trace.APIChat:
 			m.AsChat++
 		}
 	}
@@ -453,5 +461,29 @@ func (rp *replay) opts(base requestOpts, k int) requestOpts {
 		rp.sent[k] = o.messages // read by its next turn, after its end
 	}
 	o.maxTokens = rp.reqs[k].OutputLength
+	o.anthropic = rp.anthropic && rp.reqs[k].API == trace.APIAnthropic
 	return o
+}
+
+// wantsAnthropic: some request was recorded on the Anthropic Messages API.
+func (rp *replay) wantsAnthropic() bool {
+	return slices.ContainsFunc(rp.reqs, func(q trace.Request) bool { return q.API == trace.APIAnthropic })
+}
+
+// anthropicProbe asks the server, with one unmeasured Messages request
+// answered with one token, whether it serves the Anthropic Messages API
+// (Ollama 0.24 does; llama-server b4748 answers 404).
+func (r *rateRun) anthropicProbe(ctx context.Context) (ok bool, why string) {
+	cn := r.newConn()
+	defer cn.close()
+	n := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + r.used
+	r.used++
+	o := r.opts
+	o.maxTokens, o.anthropic = 1, true
+	o.messages = append(append([]byte(`{"role":"user","content":"`), prompt.AppendWords(nil, mixSeed(r.plan.Seed, -3_000_000_000), 0, 8)...), `"}`...)
+	out := cn.do(ctx, o, n, r.rp.Timeout)
+	if out.ok() {
+		return true, ""
+	}
+	return false, failure(&out)
 }

@@ -58,6 +58,10 @@ type requestOpts struct {
 	// history a conversation's earlier turns before the question, and
 	// messages a prompts file's whole request in place of the question.
 	prefix, history, messages []byte
+	// anthropic sends the request to the Anthropic Messages API
+	// (/v1/messages) in its shape, and reads its stream (a replayed
+	// trace's requests recorded on it: replay.go).
+	anthropic bool
 }
 
 // outcome is one request's measurement. Times are offsets from the run's
@@ -134,7 +138,10 @@ type conn struct {
 	body   []byte
 	itl    []float32 // inter-token gaps in ms, appended per chunk
 	url    string
-	live   *liveSlot // nil outside levels and warmup
+	// anthropic: the request in flight is an Anthropic Messages one,
+	// its stream read as such (readStream).
+	anthropic bool
+	live      *liveSlot // nil outside levels and warmup
 
 	// sock is the slot's current connection, set from the transport's dial
 	// goroutine.
@@ -378,6 +385,17 @@ func (c *conn) buildBody(o requestOpts, n int64) []byte {
 	b := c.body[:0]
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, o.model)
+	if o.anthropic {
+		// The Messages API: max_tokens required, no stream_options,
+		// ignore_eos or template options.
+		b = append(b, `,"max_tokens":`...)
+		b = strconv.AppendInt(b, int64(o.maxTokens), 10)
+		b = append(b, `,"temperature":0,"stream":true,"messages":[`...)
+		b = append(b, o.messages...)
+		b = append(b, `]}`...)
+		c.body = b
+		return b
+	}
 	b = append(b, `,"messages":[`...)
 	for _, m := range [][]byte{o.prefix, o.history} {
 		if len(m) > 0 {
@@ -537,13 +555,21 @@ func (c *conn) attempt(runCtx context.Context, o requestOpts, n int64, timeout t
 		rctx = httptrace.WithClientTrace(ctx, c.trace)
 	}
 	body := c.buildBody(o, n)
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url, bytes.NewReader(body))
+	url := c.url
+	if o.anthropic {
+		url = c.base.API("/v1/messages")
+	}
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		out.class, out.msg = ClassConnection, err.Error()
 		return out, false
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	if o.anthropic {
+		req.Header.Set("anthropic-version", "2023-06-01")
+	}
+	c.anthropic = o.anthropic
 	authorize(c.ep, req)
 
 	used := c.sock.Load()
@@ -653,7 +679,22 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 			out.class, out.msg = ClassErrorEvent, "error event: "+clip.Text(scrub(string(data), c.ep.APIKey), 200)
 			return
 		}
-		if err := stream.Decode(data, &c.chunk); err != nil {
+		if c.anthropic {
+			stop, err := stream.DecodeAnthropic(data, &c.chunk)
+			if err != nil {
+				out.class, out.msg = ClassMalformedStream, "a stream event is not valid JSON: "+err.Error()
+				return
+			}
+			if stop {
+				done = true
+				break
+			}
+			if ch := &c.chunk; ch.HasUsage && ch.PromptTokens == 0 && out.promptTok > 0 {
+				// message_delta said only the answer's count: the prompt's
+				// came with message_start.
+				ch.PromptTokens, ch.HasCached, ch.CachedTokens = out.promptTok, out.hasCached, out.cachedTok
+			}
+		} else if err := stream.Decode(data, &c.chunk); err != nil {
 			out.class, out.msg = ClassMalformedStream, "a stream chunk is not valid JSON: "+err.Error()
 			return
 		}
@@ -682,7 +723,11 @@ func (c *conn) readStream(out *outcome, body io.Reader) {
 			out.lastTok = at
 			out.chunks++
 			if c.details && ch.Content {
-				c.answer = stream.AppendContent(c.answer, data)
+				if c.anthropic {
+					c.answer = stream.AppendAnthropicText(c.answer, data)
+				} else {
+					c.answer = stream.AppendContent(c.answer, data)
+				}
 				c.pieces = append(c.pieces, len(c.answer))
 			}
 			if c.live != nil {

@@ -223,6 +223,21 @@ func AppendText(dst []byte, seed int64, n int64, words int) []byte {
 	return dst
 }
 
+// AppendWords appends words synthetic words drawn from (seed, n), each
+// after a space, without the prompt's header: the text of a block of a
+// replayed trace's prompt, which makes its own length and must carry
+// nothing else (engine/replay.go). The words are AppendText's for the
+// same seed and n.
+func AppendWords(dst []byte, seed int64, n int64, words int) []byte {
+	checkArgs(n, words)
+	s := newStream(seed, n)
+	for range words {
+		dst = append(dst, ' ')
+		dst = append(dst, list[s.next()>>(64-indexBits)]...)
+	}
+	return dst
+}
+
 // Text returns the prompt for (seed, n, words); see AppendText.
 func Text(seed int64, n int64, words int) string {
 	checkArgs(n, words)

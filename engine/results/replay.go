@@ -35,6 +35,11 @@ type ReplayMatch struct {
 	// other than their own.
 	APIs   map[string]int `json:"apis,omitempty"`
 	AsChat int            `json:"as_chat,omitempty"`
+	// Anthropic counts the requests sent on the Anthropic Messages API as
+	// recorded; NoAnthropic is why none could be, where the server does
+	// not serve it (its answer to the probe, in words).
+	Anthropic   int    `json:"anthropic,omitempty"`
+	NoAnthropic string `json:"no_anthropic,omitempty"`
 	// Prompt and Answer are the tokens per request, replayed against
 	// recorded.
 	Prompt *TokenMatch `json:"prompt_tokens,omitempty"`
@@ -148,8 +153,15 @@ func (m *ReplayMatch) Words() []string {
 		s += fmt.Sprintf("; %d the recording had no answer to were not sent", m.Skipped)
 	}
 	out = append(out, s+".")
+	if m.Anthropic > 0 {
+		out = append(out, fmt.Sprintf("%d of them were sent on the Anthropic Messages API, as they were recorded; the rest as chat completions.", m.Anthropic))
+	}
 	if m.AsChat > 0 {
-		out = append(out, fmt.Sprintf("%d of them were recorded on another API (%s) and were sent as chat completions: the server's own work is the same, its API layer is not.", m.AsChat, apiWords(m.APIs)))
+		s := fmt.Sprintf("%d of them were recorded on another API (%s) and were sent as chat completions: the server's own work is the same, its API layer is not", m.AsChat, apiWords(m.APIs, m.Anthropic > 0))
+		if m.NoAnthropic != "" {
+			s += " (the server did not take an Anthropic Messages request: " + m.NoAnthropic + ")"
+		}
+		out = append(out, s+".")
 	}
 	if p := m.Prompt; p != nil {
 		out = append(out, fmt.Sprintf("Prompt tokens: %s replayed against %s recorded; each request within %s %% of its recorded length at the median, %s %% at the 90th percentile.",
@@ -197,11 +209,15 @@ func pctWords(p float64) string {
 }
 
 // apiWords is "12 Anthropic Messages, 3 Ollama chat" of the APIs other
-// than chat completions.
-func apiWords(apis map[string]int) string {
+// than chat completions (and Anthropic Messages where those were sent on
+// it).
+func apiWords(apis map[string]int, anthropicSent bool) string {
 	names := map[string]string{"anthropic-messages": "Anthropic Messages", "ollama-chat": "Ollama chat", "ollama-generate": "Ollama generate", "openai-completions": "completions"}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(apis)) {
+		if k == "anthropic-messages" && anthropicSent {
+			continue
+		}
 		if n, ok := names[k]; ok && apis[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", apis[k], n))
 		}
