@@ -56,6 +56,7 @@ type EndpointsScreen struct {
 	addButton    *widget.Button
 	testResult   *widget.Label
 	form         *widget.Form
+	labels       labelColumn // the form's and Record my traffic's
 	// rec is Record my traffic, under the endpoint's form.
 	rec *recorder
 
@@ -161,12 +162,11 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 
 	left := container.NewBorder(nil, s.addButton, nil, nil, s.list)
 	right := pageScroll(container.NewVBox(
-		s.form,
+		alignedWith(&s.labels, s.form),
 		s.formNote,
 		container.NewHBox(s.saveButton, s.testButton, s.deleteButton),
 		widget.NewSeparator(),
 		s.testResult,
-		widget.NewSeparator(),
 		s.rec.content,
 	))
 	split := container.NewHSplit(left, right)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strings"
@@ -97,7 +98,6 @@ func newRecorder(s *EndpointsScreen) *recorder {
 	r.listenEntry = newFormEntry(s.u)
 	r.listenEntry.SetPlaceHolder(defaultRecordListen)
 	r.listenEntry.SetText(s.u.fyne.Preferences().StringWithFallback(prefRecordListen, defaultRecordListen))
-	r.listenEntry.Validator = func(v string) error { _, err := listenAddr(v); return err }
 	r.listenEntry.OnChanged = func(string) { r.problem = ""; r.refresh() }
 	r.reachNote = widget.NewLabel("")
 	r.reachNote.Wrapping = fyne.TextWrapWord
@@ -119,15 +119,16 @@ func newRecorder(s *EndpointsScreen) *recorder {
 		"and keep the traffic as a trace to replay against any setting (Benchmark, rate plan, Replay a trace). " +
 		"The trace holds when each request came, its lengths, timing and prefix structure as hashes: never the words.")
 	about.Wrapping = fyne.TextWrapWord
-	r.form = widget.NewForm(widget.NewFormItem("Listen on", r.listenEntry))
+	r.form = widget.NewForm(widget.NewFormItem("Listen on", container.NewBorder(nil, nil, nil,
+		container.NewHBox(r.recordButton, r.stopButton), r.listenEntry)))
 	r.content = container.NewVBox(
 		widget.NewLabelWithStyle("Record my traffic", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		about,
-		r.form,
+		// Its field starts where the endpoint's fields do.
+		alignedWith(&s.labels, r.form),
 		r.reachNote,
-		container.NewHBox(r.recordButton, r.stopButton, r.folderButton),
 		r.status,
-		r.pathLabel,
+		container.NewBorder(nil, nil, nil, r.folderButton, r.pathLabel),
 	)
 	r.refresh()
 	return r
@@ -256,7 +257,7 @@ func (r *recorder) stoppedWords(rec *recording) string {
 	if rec.err != nil {
 		return fmt.Sprintf("The recording of %s stopped after %s: %v. %s are in the trace.", rec.endpoint, took, rec.err, capitalize(requestsWords(rec.shown, rec.shownFailed)))
 	}
-	return fmt.Sprintf("Recorded %s from %s in %s. History lists the trace under Traces; the rate plan replays it.", requestsWords(rec.shown, rec.shownFailed), rec.endpoint, took)
+	return fmt.Sprintf("Recorded %s from %s in %s. History lists it under Recorded traces, and the rate plan's Replay a trace sends it again.", requestsWords(rec.shown, rec.shownFailed), rec.endpoint, took)
 }
 
 // requestsWords is "12 requests" with how many failed, if any.
@@ -464,8 +465,11 @@ func (r *recorder) close() {
 }
 
 // spanWords says a length of time in seconds as a person reads it:
-// "45 s", "3 min 20 s", "2 h 5 min", "3 d 4 h".
+// "0.4 s", "45 s", "3 min 20 s", "2 h 5 min", "3 d 4 h".
 func spanWords(secs float64) string {
+	if secs < 9.95 { // a few requests a moment apart: "0 s" said nothing
+		return trimFloat(math.Round(secs*10)/10) + " s"
+	}
 	d := time.Duration(secs * float64(time.Second)).Round(time.Second)
 	switch {
 	case d < time.Minute:
@@ -488,4 +492,13 @@ func spanWords(secs float64) string {
 		return fmt.Sprintf("%d d", days)
 	}
 	return fmt.Sprintf("%d d %d h", days, h)
+}
+
+// alignedWith puts f on the label column of the forms in column (the
+// Endpoints page's form and Record my traffic's), as the Benchmark page
+// does its forms (BenchmarkScreen.aligned).
+func alignedWith(column *labelColumn, f *widget.Form) fyne.CanvasObject {
+	a := &alignedForm{column: column, form: f}
+	*column = append(*column, a)
+	return container.New(a, f)
 }

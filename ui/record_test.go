@@ -257,3 +257,17 @@ func TestRecordStopsWhenTheAppCloses(t *testing.T) {
 		t.Errorf("the trace after closing: %+v", s)
 	}
 }
+
+func TestSpanWords(t *testing.T) {
+	for _, tc := range []struct {
+		secs float64
+		want string
+	}{
+		{0, "0 s"}, {0.43, "0.4 s"}, {9.94, "9.9 s"}, {9.96, "10 s"}, {45.4, "45 s"}, {60, "1 min"}, {200, "3 min 20 s"},
+		{3599.6, "1 h"}, {7500, "2 h 5 min"}, {47 * 3600, "47 h"}, {3*86400 + 4*3600 + 100, "3 d 4 h"}, {2 * 86400, "2 d"},
+	} {
+		if got := spanWords(tc.secs); got != tc.want {
+			t.Errorf("spanWords(%g) = %q, want %q", tc.secs, got, tc.want)
+		}
+	}
+}
