@@ -259,3 +259,31 @@ func TestReplayMooncakeExcerpt(t *testing.T) {
 		t.Errorf("the replay's cache share %v: the trace's shared hash ids should be served from cache", m.ReplayCachedShare)
 	}
 }
+
+// Requests recorded on the Anthropic Messages API, replayed against a
+// server that does not serve it (the simulator, as llama-server b4748):
+// sent as chat completions, and the result says so and why.
+func TestReplayAnthropicWhereNotServed(t *testing.T) {
+	var reqs []trace.Request
+	for i := range 4 {
+		api := trace.APIChat
+		if i%2 == 0 {
+			api = trace.APIAnthropic
+		}
+		reqs = append(reqs, trace.Request{Timestamp: int64(i * 20), InputLength: 200, OutputLength: 6, HashIDs: []int64{int64(i + 1)}, API: api, Stream: true})
+	}
+	path := writeTrace(t, reqs)
+	_, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, Models: []string{"m"}})
+	res, err := RunRate(context.Background(), RatePlan{Replay: &setup.Replay{File: path}, Seed: 5, Timeout: 30 * time.Second, MetricsInterval: -1}, Endpoint{URL: url}, Observer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Replay
+	if m == nil || res.Levels[0].OK != 4 || m.Anthropic != 0 || m.AsChat != 2 || m.NoAnthropic == "" {
+		t.Fatalf("replay %+v, %d ok", m, res.Levels[0].OK)
+	}
+	if w := strings.Join(m.Words(), " "); !strings.Contains(w, "2 of them were recorded on another API (2 Anthropic Messages) and were sent as chat completions") ||
+		!strings.Contains(w, "the server did not take an Anthropic Messages request") {
+		t.Errorf("the notes: %s", w)
+	}
+}
