@@ -207,7 +207,7 @@ func (u *App) closeRecording() {
 		rec.endpoint, rec.addr, requestsWords(rec.n.Load(), rec.failed.Load())))
 	msg.Wrapping = fyne.TextWrapWord
 	scroll := container.NewVScroll(msg)
-	scroll.SetMinSize(fyne.NewSize(520, 110))
+	scroll.SetMinSize(fyne.NewSize(520, 80))
 	d := dialog.NewCustomConfirm("Stop recording and close?", "Stop and close", "Keep recording", scroll, func(ok bool) {
 		u.closeConfirm = nil
 		if ok {

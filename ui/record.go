@@ -74,7 +74,11 @@ type recorder struct {
 type recording struct {
 	endpoint string // the saved endpoint's name
 	upstream string // where the requests go on to, as the page says it
-	addr     string // where it listens (the port a ":0" was given)
+	// listen is where it listens as the person gave it, with the port
+	// a ":0" was given; addr is where their clients reach it (this
+	// machine's address on the network for 0.0.0.0, which no client
+	// can connect to).
+	listen, addr string
 	path     string // the trace
 	started  time.Time
 	cancel   context.CancelFunc
@@ -188,7 +192,7 @@ func (r *recorder) refresh() {
 		reach = record.ReachWords(addr)
 	}
 	if rec != nil {
-		reach = record.ReachWords(rec.addr)
+		reach = record.ReachWords(rec.listen)
 	}
 	r.reachNote.SetText(reach)
 	if reach == "" {
@@ -342,7 +346,10 @@ func (r *recorder) start(addr string) {
 		fail("The trace could not be made: " + err.Error() + ".")
 		return
 	}
-	rec := &recording{endpoint: e.Name, upstream: up.Redacted(), addr: ln.Addr().String(), path: path, started: now, done: make(chan struct{})}
+	host, _, _ := net.SplitHostPort(addr)
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	rec := &recording{endpoint: e.Name, upstream: up.Redacted(), listen: net.JoinHostPort(host, port), addr: clientAddr(host, port),
+		path: path, started: now, done: make(chan struct{})}
 	p, err := record.New(record.Options{Upstream: up, Trace: w, OnRequest: func(q trace.Request) { r.counted(rec, q) }})
 	if err != nil {
 		ln.Close()
@@ -366,6 +373,24 @@ func (r *recorder) start(addr string) {
 		r.s.u.do(func() { r.ended(rec) })
 	}()
 	r.refresh()
+}
+
+// clientAddr is where clients reach a proxy listening on host and port:
+// host itself, unless it is every address of the machine (0.0.0.0, ::,
+// none), where it is the machine's first address on a network, or
+// 127.0.0.1 on a machine with none.
+func clientAddr(host, port string) string {
+	ip := net.ParseIP(host)
+	if host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return net.JoinHostPort(host, port)
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return net.JoinHostPort(n.IP.String(), port)
+		}
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 // listenProblem says why the proxy could not listen on addr, in words.

@@ -271,3 +271,50 @@ func TestSpanWords(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordOnEveryNetwork: a recording on 0.0.0.0, once asked, tells
+// the clients an address they can connect to (this machine's on its
+// network), never 0.0.0.0 or [::], and warns while it runs.
+func TestRecordOnEveryNetwork(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, Models: []string{"llama-3.1-8b"}})
+	r := recordEndpoint(t, h, url)
+	var rec *recording
+	h.locked(func() {
+		r.listenEntry.SetText("0.0.0.0:0")
+		test.Tap(r.recordButton)
+		h.tapInOverlay("Listen on 0.0.0.0:0")
+		rec = r.active
+		if rec == nil {
+			t.Fatalf("not recording: %q", r.status.Text)
+		}
+		_, port, _ := net.SplitHostPort(rec.addr)
+		if want := "point your clients at http://" + clientAddr("0.0.0.0", port) + " "; !strings.Contains(r.status.Text, want) ||
+			strings.Contains(r.status.Text, "[::]") || strings.Contains(r.status.Text, "http://0.0.0.0") {
+			t.Errorf("status %q, want %q", r.status.Text, want)
+		}
+		if !r.reachNote.Visible() || !strings.HasPrefix(r.reachNote.Text, "The proxy listens on 0.0.0.0:"+port+":") {
+			t.Errorf("while recording on every network the warning says %q", r.reachNote.Text)
+		}
+	})
+	_, port, _ := net.SplitHostPort(rec.addr)
+	chatThrough(t, "127.0.0.1:"+port, false)
+	h.waitFor("the request counted", 10*time.Second, func() bool { return strings.Contains(r.status.Text, "— 1 request so far") })
+}
+
+func TestClientAddr(t *testing.T) {
+	for _, tc := range []struct{ host, want string }{
+		{"127.0.0.1", "127.0.0.1:8099"}, {"localhost", "localhost:8099"}, {"::1", "[::1]:8099"}, {"192.168.1.20", "192.168.1.20:8099"},
+	} {
+		if got := clientAddr(tc.host, "8099"); got != tc.want {
+			t.Errorf("clientAddr(%q) = %q, want %q", tc.host, got, tc.want)
+		}
+	}
+	for _, host := range []string{"0.0.0.0", "::", ""} {
+		got := clientAddr(host, "8099")
+		h, _, err := net.SplitHostPort(got)
+		if ip := net.ParseIP(h); err != nil || ip == nil || ip.IsUnspecified() {
+			t.Errorf("clientAddr(%q) = %q, want an address a client can connect to", host, got)
+		}
+	}
+}
