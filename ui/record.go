@@ -79,9 +79,9 @@ type recording struct {
 	// machine's address on the network for 0.0.0.0, which no client
 	// can connect to).
 	listen, addr string
-	path     string // the trace
-	started  time.Time
-	cancel   context.CancelFunc
+	path         string // the trace
+	started      time.Time
+	cancel       context.CancelFunc
 	// done is closed once the proxy has stopped and the trace is closed
 	// (before the page is told, so closing the window may wait on it).
 	done chan struct{}
