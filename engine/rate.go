@@ -195,7 +195,7 @@ func (r *rateRun) finish(complete bool) *results.RateResult {
 		if s := l.QueueWords(res.Settings.MaxInFlight); s != "" && l.QueueGrew {
 			res.Warnings = append(res.Warnings, s)
 		}
-		if s := l.ServerQueueWords(res.Engine.Family); s != "" {
+		if s := l.ServerQueueWords(res.Engine); s != "" {
 			res.Warnings = append(res.Warnings, s)
 		}
 		if s := l.LateWords(); s != "" {

@@ -470,8 +470,13 @@ func (l *RateLevel) QueueWords(maxInFlight int) string {
 // latency kept growing through the level, so requests waited in the
 // server's own queue for the few it serves at once. It names the setting
 // of the server's family that serves more (ParallelFix), sized for the
-// offered rate times the time an answer took once begun.
-func (l *RateLevel) ServerQueueWords(family string) string {
+// offered rate times the time an answer took once begun — unless the
+// server says it has that many slots already (det), where more would not
+// help: its answers waited for one another (seen on llama-server b4748
+// -np 2 replaying a trace: one 9,000-token prompt's prefill held the
+// other slot, and the advice was "start it with -np 2").
+func (l *RateLevel) ServerQueueWords(det Detection) string {
+	family := det.Family
 	if !l.LatencyGrew || l.QueueGrew {
 		return ""
 	}
@@ -489,6 +494,9 @@ func (l *RateLevel) ServerQueueWords(family string) string {
 	want := int(math.Ceil(l.Rate * l.decodeMedianMs() / 1000))
 	at := l.AnsweringAtOnce()
 	switch {
+	case at < want && det.ParallelSlots >= max(want, 2) || at <= 1 && det.ParallelSlots >= 2:
+		s += fmt.Sprintf("; it answered about %d at once though it has %d %s (%s), so more would not help: its answers waited for one another — a long prompt's prefill holds the other slots on many builds — or it was short of compute",
+			max(at, 1), det.ParallelSlots, Plural(det.ParallelSlots, "slot", "slots"), det.ParallelSource)
 	case at <= 1:
 		s += "; it answered one request at a time; " + ParallelFix(family, max(want, 2))
 	case at < want:
@@ -779,7 +787,7 @@ func (r *RateResult) Notes() []string {
 		if s := l.QueueWords(r.Settings.MaxInFlight); s != "" {
 			out = append(out, s)
 		}
-		if s := l.ServerQueueWords(r.Engine.Family); s != "" {
+		if s := l.ServerQueueWords(r.Engine); s != "" {
 			out = append(out, s)
 		}
 		if s := l.LateWords(); s != "" {

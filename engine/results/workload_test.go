@@ -125,7 +125,7 @@ func TestServerQueueWords(t *testing.T) {
 	if got := late.AnsweringAtOnce(); got != 1 {
 		t.Errorf("one at a time, ends stamped late: %d at once", got)
 	}
-	if w := one.ServerQueueWords(FamilyOllama); !strings.Contains(w, "requests queued inside the server and the queue kept growing") ||
+	if w := one.ServerQueueWords(Detection{Family: FamilyOllama}); !strings.Contains(w, "requests queued inside the server and the queue kept growing") ||
 		!strings.Contains(w, "it answered one request at a time; Ollama serves OLLAMA_NUM_PARALLEL") || !strings.Contains(w, "OLLAMA_NUM_PARALLEL=4") {
 		t.Errorf("one at a time: %q", w)
 	}
@@ -133,16 +133,23 @@ func TestServerQueueWords(t *testing.T) {
 	if got := two.AnsweringAtOnce(); got != 2 {
 		t.Errorf("two at a time: %d at once", got)
 	}
-	if w := two.ServerQueueWords(FamilyLlamaCpp); !strings.Contains(w, "it answered about 2 at once; llama-server serves as many requests at once as it has slots: start it with -np 4") {
+	if w := two.ServerQueueWords(Detection{Family: FamilyLlamaCpp}); !strings.Contains(w, "it answered about 2 at once; llama-server serves as many requests at once as it has slots: start it with -np 4") {
 		t.Errorf("two at a time, four needed: %q", w)
+	}
+	// The server says it has the slots already: no -np advice.
+	if w := two.ServerQueueWords(Detection{Family: FamilyLlamaCpp, ParallelSlots: 4, ParallelSource: "/props total_slots"}); !strings.Contains(w, "it answered about 2 at once though it has 4 slots (/props total_slots), so more would not help") || strings.Contains(w, "-np") {
+		t.Errorf("two at a time of four slots: %q", w)
+	}
+	if w := one.ServerQueueWords(Detection{Family: FamilyLlamaCpp, ParallelSlots: 2, ParallelSource: "/props total_slots"}); !strings.Contains(w, "it answered about 1 at once though it has 2 slots") {
+		t.Errorf("one at a time of two slots: %q", w)
 	}
 	four := level(4)
 	four.Rate = 1.5 // 1.5 × 2 s: 3 needed; 4 slots, staggered: 3.35 answering on average
-	if w := four.ServerQueueWords(FamilyOllama); !strings.Contains(w, "it answered about 3 at once and still fell behind") || strings.Contains(w, "OLLAMA_NUM_PARALLEL") {
+	if w := four.ServerQueueWords(Detection{Family: FamilyOllama}); !strings.Contains(w, "it answered about 3 at once and still fell behind") || strings.Contains(w, "OLLAMA_NUM_PARALLEL") {
 		t.Errorf("four at a time: %q", w)
 	}
 	four.LatencyGrew = false
-	if w := four.ServerQueueWords(FamilyOllama); w != "" {
+	if w := four.ServerQueueWords(Detection{Family: FamilyOllama}); w != "" {
 		t.Errorf("no growth: %q", w)
 	}
 }
