@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -95,6 +96,7 @@ type recording struct {
 	// when (both set before done is closed).
 	err   error
 	ended time.Time
+	empty bool // nothing came through: its empty trace was removed
 }
 
 func newRecorder(s *EndpointsScreen) *recorder {
@@ -235,7 +237,7 @@ func (r *recorder) refresh() {
 			setLabel(r.status, "Not recording.", false)
 		}
 	}
-	if shown := r.shownRecording(); shown != nil {
+	if shown := r.shownRecording(); shown != nil && (shown == r.active || !shown.empty) { // empty is the goroutine's until it ends
 		r.pathLabel.SetText("Trace: " + shown.path)
 		r.pathLabel.Show()
 		r.folderButton.Show()
@@ -258,6 +260,9 @@ func (r *recorder) recordingWords(rec *recording) string {
 // stoppedWords says how the last recording ended.
 func (r *recorder) stoppedWords(rec *recording) string {
 	took := spanWords(rec.ended.Sub(rec.started).Seconds())
+	if rec.empty {
+		return fmt.Sprintf("No requests came through in %s, so no trace was kept: point your clients at http://%s while it records.", took, rec.addr)
+	}
 	if rec.err != nil {
 		return fmt.Sprintf("The recording of %s stopped after %s: %v. %s are in the trace.", rec.endpoint, took, rec.err, capitalize(requestsWords(rec.shown, rec.shownFailed)))
 	}
@@ -367,6 +372,11 @@ func (r *recorder) start(addr string) {
 		err := record.Serve(ctx, ln, p, recordGrace)
 		if cerr := w.Close(); err == nil {
 			err = cerr
+		}
+		// A recording nothing came through keeps no empty trace for
+		// History to list.
+		if st, serr := os.Stat(path); err == nil && w.Count() == 0 && serr == nil && st.Size() == 0 {
+			rec.empty = os.Remove(path) == nil
 		}
 		rec.err, rec.ended = err, time.Now()
 		close(rec.done)

@@ -318,3 +318,25 @@ func TestClientAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordNothingKeepsNoTrace: a recording nothing came through leaves
+// no empty trace for History to list, and says so.
+func TestRecordNothingKeepsNoTrace(t *testing.T) {
+	h := newHarness(t)
+	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, Models: []string{"llama-3.1-8b"}})
+	r := recordEndpoint(t, h, url)
+	h.locked(func() {
+		r.listenEntry.SetText("127.0.0.1:0")
+		test.Tap(r.recordButton)
+		test.Tap(r.stopButton)
+	})
+	h.waitFor("the recording to stop", 15*time.Second, func() bool { return r.active == nil })
+	h.locked(func() {
+		if !strings.HasPrefix(r.status.Text, "No requests came through in ") || r.pathLabel.Visible() {
+			t.Errorf("after an empty recording: %q, the trace named %v", r.status.Text, r.pathLabel.Visible())
+		}
+	})
+	if list, err := storage.ListTraces(h.u.opts.Dirs.Data); err != nil || len(list) != 0 {
+		t.Errorf("an empty recording left %+v (%v)", list, err)
+	}
+}
