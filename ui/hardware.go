@@ -43,6 +43,10 @@ func newHardwarePane(u *App, d plans.Doc, name string) *hardwarePane {
 	tbl := textTable(t.Rows, t.Columns)
 	tbl.allRows = true
 	title := widget.NewLabelWithStyle(results.HardwareTitle, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	h.content = container.NewGridWithColumns(2, h.chart, container.NewBorder(title, nil, nil, nil, tbl))
+	// The table has more columns than the energy table: it takes three
+	// fifths of the width, so a 1024-pixel window shows every one.
+	split := container.NewHSplit(h.chart, container.NewBorder(title, nil, nil, nil, tbl))
+	split.Offset = 0.4
+	h.content = split
 	return h
 }

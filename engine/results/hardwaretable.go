@@ -43,7 +43,7 @@ var hardwareColumns = []hardwareColumn{
 		}
 		return Num(lt.PeakTempC, 0)
 	}},
-	{"Card memory\npeak MiB", func(lt LevelTelemetry) string {
+	{"GPU memory\npeak MiB", func(lt LevelTelemetry) string {
 		sum, any := 0.0, false
 		for _, g := range lt.GPUs {
 			if g.PeakMemMiB != nil {
@@ -55,7 +55,7 @@ var hardwareColumns = []hardwareColumn{
 		}
 		return strconv.FormatFloat(sum, 'f', 0, 64)
 	}},
-	{"Swapped\nMiB", func(lt LevelTelemetry) string {
+	{"Swap\nMiB", func(lt LevelTelemetry) string {
 		if lt.Host == nil || lt.Host.SwapInBytes == nil || lt.Host.SwapOutBytes == nil {
 			return ""
 		}
