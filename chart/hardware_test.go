@@ -40,3 +40,31 @@ func TestHardwareOverLevels(t *testing.T) {
 		t.Error("a chart for a source that said nothing the chart shows")
 	}
 }
+
+// A trace's replay draws, in place of the charts against the offered
+// rate, each request's time to first token replayed and recorded over the
+// replay's time, and its prompt tokens replayed against recorded.
+func TestReplayCharts(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	r := &results.RateResult{Replay: &results.ReplayMatch{Requests: []results.ReplayPoint{
+		{AtS: 0, RecordedIn: 100, ReplayedIn: 104, RecordedTTFTMs: v(40), ReplayedTTFTMs: v(55)},
+		{AtS: 1.5, RecordedIn: 900, ReplayedIn: 880, RecordedTTFTMs: v(400), ReplayedTTFTMs: v(610)},
+		{AtS: 2, RecordedIn: 300}, // not answered in the replay
+	}}}
+	specs := RateCharts(r, Light())
+	if len(specs) != 2 || specs[0].Title != ReplayTTFTTitle || specs[1].Title != ReplayPromptTitle {
+		t.Fatalf("charts %q", []string{specs[0].Title, specs[1].Title})
+	}
+	ttft := specs[0]
+	if len(ttft.Series) != 2 || len(ttft.Series[0].X) != 2 || len(ttft.Series[1].X) != 2 || ttft.Series[0].Y[1] != 610 || ttft.Series[1].Y[1] != 400 {
+		t.Errorf("time to first token series %+v", ttft.Series)
+	}
+	if p := specs[1].Series[0]; len(p.X) != 2 || p.X[1] != 900 || p.Y[1] != 880 {
+		t.Errorf("prompt series %+v", p)
+	}
+	for _, s := range specs {
+		if _, err := Render(s); err != nil {
+			t.Errorf("%s: %v", s.Title, err)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package chart
 
 import (
+	"slices"
+
 	"github.com/kovara/desktop/engine/results"
 )
 
@@ -23,6 +25,9 @@ const RateOfferedName = "offered req/s (all served)"
 // falls away from it; goodput is drawn as dots. The two are apart because their units are: on one
 // axis seconds of latency would flatten the rates.
 func RateCharts(r *results.RateResult, p Palette) []Spec {
+	if r.Replay != nil {
+		return replayCharts(r.Replay, p)
+	}
 	series := func(s results.RateSeries, color int) Series {
 		out := Series{Name: s.String(), Kind: Line, Color: color}
 		for _, pt := range r.Points(s) {
@@ -87,4 +92,44 @@ func RateTurnsChart(r *results.RateResult, p Palette) (Spec, bool) {
 		spec.XTicks = append(spec.XTicks, float64(t))
 	}
 	return spec, len(spec.Series) > 0
+}
+
+// Titles of a trace's replay's two charts.
+const (
+	ReplayTTFTTitle   = "Time to first token over the replay"
+	ReplayPromptTitle = "Prompt tokens, replayed against recorded"
+)
+
+// replayCharts are what a trace's replay shows in place of the charts
+// against the offered rate (it has one level): each request's time to
+// first token at the time it was due, replayed beside what the client saw
+// when it was recorded, so a queue or a cold cache shows where it came;
+// and each request's prompt tokens replayed against recorded, on the line
+// where they are equal, so a prompt made too long or short shows apart.
+func replayCharts(m *results.ReplayMatch, p Palette) []Spec {
+	var at, rec, rep, in, out []float64
+	var atRec []float64
+	for _, q := range m.Requests {
+		if q.ReplayedTTFTMs != nil {
+			at, rep = append(at, q.AtS), append(rep, *q.ReplayedTTFTMs)
+		}
+		if q.RecordedTTFTMs != nil {
+			atRec, rec = append(atRec, q.AtS), append(rec, *q.RecordedTTFTMs)
+		}
+		if q.RecordedIn > 0 && q.ReplayedIn > 0 {
+			in, out = append(in, float64(q.RecordedIn)), append(out, float64(q.ReplayedIn))
+		}
+	}
+	ttft := Spec{Title: ReplayTTFTTitle, XLabel: "seconds into the replay (when each request was due)", YLabel: "ms", YFromZero: true, Palette: p,
+		Series: []Series{{Name: "replayed", X: at, Y: rep, Kind: Scatter, Color: 0}}}
+	if len(rec) > 0 {
+		ttft.Series = append(ttft.Series, Series{Name: "when recorded", X: atRec, Y: rec, Kind: Scatter, Color: 1})
+	}
+	prompts := Spec{Title: ReplayPromptTitle, XLabel: "recorded prompt tokens", YLabel: "replayed prompt tokens", YFromZero: true, Palette: p,
+		Series: []Series{{Name: "a request", X: in, Y: out, Kind: Scatter, Color: 0}}}
+	if len(in) > 0 {
+		top := slices.Max(in)
+		prompts.Series = append(prompts.Series, Series{Name: "equal", X: []float64{0, top}, Y: []float64{0, top}, Kind: Line, Color: 3})
+	}
+	return []Spec{ttft, prompts}
 }

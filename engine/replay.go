@@ -141,7 +141,7 @@ func loadReplay(r setup.Replay) (*replay, error) {
 	// The level's offered rate: its requests over the time they took to
 	// arrive, as sent (one request a second when they all came at once).
 	if sent := rp.spanS / speed; sent > 0 && len(rp.reqs) > 1 {
-		rp.rate = float64(len(rp.reqs)-1) / sent
+		rp.rate = max(roundRate(float64(len(rp.reqs)-1)/sent), 0.001)
 	} else {
 		rp.rate = 1
 	}
@@ -413,12 +413,28 @@ func (rp *replay) match(lr *loadRun, first int64) *results.ReplayMatch {
 	var onlyCached, onlyIn int64 // the replay's, where the trace says none
 	var cachedN int
 	var ttftRec, ttftRep []float64
+	points := make([]results.ReplayPoint, len(rp.reqs))
+	for k, q := range rp.reqs {
+		points[k] = results.ReplayPoint{AtS: rp.sched[k].Seconds(), RecordedIn: q.InputLength, RecordedTTFTMs: q.TTFTMs}
+	}
 	for _, o := range lr.outcomes() {
 		k := int(o.n - first)
-		if k < 0 || k >= len(rp.reqs) || o.interrupted || !o.ok() {
+		if k < 0 || k >= len(rp.reqs) || o.interrupted {
+			continue
+		}
+		// When it was due in fact: a turn waits for the one before it.
+		points[k].AtS = (rp.dueRel[k]).Seconds()
+		if !o.ok() {
 			continue
 		}
 		q := rp.reqs[k]
+		if o.hasUsage {
+			points[k].ReplayedIn = o.promptTok
+		}
+		if o.ttft >= 0 {
+			v := ms(o.start + o.ttft - o.due)
+			points[k].ReplayedTTFTMs = &v
+		}
 		if o.hasUsage {
 			prompts = append(prompts, [2]int{q.InputLength, o.promptTok})
 			answers = append(answers, [2]int{q.OutputLength, o.complTok})
@@ -438,6 +454,7 @@ func (rp *replay) match(lr *loadRun, first int64) *results.ReplayMatch {
 			ttftRep = append(ttftRep, ms(o.start+o.ttft-o.due))
 		}
 	}
+	m.Requests = points
 	m.Prompt, m.Answer = results.NewTokenMatch(prompts), results.NewTokenMatch(answers)
 	if cachedN > 0 {
 		m.CachedShare = &results.ShareMatch{Requests: cachedN, Recorded: float64(cachedRec) / float64(recIn), Replayed: float64(cachedRep) / float64(repIn)}

@@ -205,6 +205,14 @@ func TestRecordThenReplay(t *testing.T) {
 	if c := m.CachedShare; c == nil || c.Recorded < 0.3 || math.Abs(c.Replayed-c.Recorded) > 0.10 {
 		t.Errorf("cached share %+v: want the recorded within 10 points", c)
 	}
+	if h := res.Headline(); !strings.HasPrefix(h, "The trace's 6 requests replayed at their recorded times") || !strings.Contains(h, "when it was recorded") {
+		t.Errorf("headline %q", h)
+	}
+	for k, q := range m.Requests {
+		if q.ReplayedIn == 0 || q.RecordedIn == 0 || q.ReplayedTTFTMs == nil || q.RecordedTTFTMs == nil || k > 0 && q.AtS < m.Requests[k-1].AtS {
+			t.Errorf("request %d as charted: %+v", k, q)
+		}
+	}
 	if len(res.Levels) != 1 || res.Levels[0].OK != 6 || res.Settings.Arrival != "trace" || res.Local.TraceFile != path {
 		t.Errorf("levels %+v, arrival %q, trace %q", res.Levels, res.Settings.Arrival, res.Local.TraceFile)
 	}

@@ -56,6 +56,10 @@ type TraceSummary struct {
 	Name     string // the file's name
 	Path     string
 	Modified time.Time
+	// Last is the last request's arrival where the trace says it (this
+	// app's), else Modified: a trace copied or imported keeps its own
+	// time, not the copy's.
+	Last time.Time
 	Requests int
 	// Cut is 1 where the trace's last line was cut (a recorder killed
 	// mid-write): it is passed over.
@@ -120,6 +124,12 @@ func SummariseTrace(path string) TraceSummary {
 		if i > 0 {
 			s.SpanS = max(s.SpanS, float64(q.Timestamp-reqs[0].Timestamp)/1000)
 		}
+		if at, err := time.Parse(time.RFC3339Nano, q.Time); err == nil && at.After(s.Last) {
+			s.Last = at
+		}
+	}
+	if s.Last.IsZero() {
+		s.Last = s.Modified
 	}
 	return s
 }

@@ -49,7 +49,7 @@ func TestListTraces(t *testing.T) {
 	ttft := 120.5
 	writeTrace(t, filepath.Join(dir, "trace-good.jsonl"), now.Add(-3*time.Hour),
 		trace.Request{Timestamp: 0, InputLength: 1200, OutputLength: 300, HashIDs: []int64{1, 2}, Model: "qwen3-8b", API: trace.APIChat, TTFTMs: &ttft},
-		trace.Request{Timestamp: 90_500, InputLength: 4000, OutputLength: 0, Model: "qwen3-8b", Error: "the client hung up"},
+		trace.Request{Timestamp: 90_500, InputLength: 4000, OutputLength: 0, Model: "qwen3-8b", Error: "the client hung up", Time: "2026-12-07T09:01:30.5+01:00"},
 		trace.Request{Timestamp: 45_000, InputLength: 800, OutputLength: 200, Model: "llama-3.1-8b", API: trace.APIAnthropic},
 	)
 	cut := filepath.Join(dir, "trace-cut.jsonl")
@@ -112,7 +112,15 @@ func TestListTraces(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, got.Err)
 			continue
 		}
-		got.Name, got.Path, got.Modified = "", "", time.Time{}
+		// The last request's time where the trace says it, else the file's.
+		wantLast := got.Modified
+		if tc.name == "trace-good.jsonl" {
+			wantLast, _ = time.Parse(time.RFC3339, "2026-12-07T09:01:30.5+01:00")
+		}
+		if !got.Last.Equal(wantLast) {
+			t.Errorf("%s: last request %v, want %v", tc.name, got.Last, wantLast)
+		}
+		got.Name, got.Path, got.Modified, got.Last = "", "", time.Time{}, time.Time{}
 		if !slices.Equal(got.Models, tc.want.Models) {
 			t.Errorf("%s: models %q, want %q", tc.name, got.Models, tc.want.Models)
 		}

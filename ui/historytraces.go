@@ -83,10 +83,10 @@ func traceCell(s storage.TraceSummary, col int, selected string) string {
 	case 1:
 		return s.Name
 	case 2:
-		if s.Modified.IsZero() {
+		if s.Last.IsZero() {
 			return ""
 		}
-		return s.Modified.Local().Format("2006-01-02 15:04")
+		return s.Last.Local().Format("2006-01-02 15:04")
 	case 9:
 		return traceNote(s)
 	}

@@ -36,7 +36,11 @@ func newRateView(u *App, r *results.RateResult, id string, saveErr error, onBack
 
 	palette := PaletteFor(u.fyne.Settings().Theme(), u.fyne.Settings().ThemeVariant())
 	run := u.postName(id, d)
-	views, cells := resultCharts(u, chart.RateCharts(r, palette), "Two measured rates are needed for a chart.", run, &v.saveAll)
+	none := "Two measured rates are needed for a chart."
+	if r.Replay != nil {
+		none = "No request of the replay was answered: there is nothing to draw."
+	}
+	views, cells := resultCharts(u, chart.RateCharts(r, palette), none, run, &v.saveAll)
 	v.latency, v.rates = views[0], views[1]
 	if spec, ok := chart.RateTurnsChart(r, palette); ok {
 		turns, cell := resultCharts(u, []chart.Spec{spec}, "Two turns are needed for a chart.", run, &v.saveAll)
@@ -55,6 +59,13 @@ func newRateView(u *App, r *results.RateResult, id string, saveErr error, onBack
 // question's and the answer's: the notes say the rest).
 func rateRanLine(r *results.RateResult) string {
 	s := r.Settings
+	if m := r.Replay; m != nil {
+		line := fmt.Sprintf("A trace replayed: %d of its %d requests at their recorded times", m.Sent, m.InTrace)
+		if m.Speed != 1 {
+			line += " divided by " + trimFloat(m.Speed)
+		}
+		return line + fmt.Sprintf(", at most %d in flight, each prompt and answer as long as recorded.", s.MaxInFlight)
+	}
 	what := "Given rates"
 	if s.Sweep {
 		what = fmt.Sprintf("A sweep from %s up to %s", results.RateName(s.SweepFrom), results.RateName(s.SweepMax))

@@ -718,6 +718,14 @@ func (r *RateResult) Headline() string {
 	if first != last && first.LatencyMs != nil && last.LatencyMs != nil {
 		parts = append(parts, fmt.Sprintf("Median latency from the intended send went from %s at %s to %s at %s.",
 			Seconds(first.LatencyMs.P50), RateName(first.Rate), Seconds(last.LatencyMs.P50), RateName(last.Rate)))
+	} else if m := r.Replay; m != nil && last.LatencyMs != nil {
+		// A trace's one level: said as the traffic it replays, not as a
+		// rate someone chose.
+		s := fmt.Sprintf("The trace's %d requests replayed at their recorded times (%s on average): median latency %s from the intended send", m.Sent, RateName(last.Rate), Seconds(last.LatencyMs.P50))
+		if t := m.TTFTMs; t != nil {
+			s += fmt.Sprintf(", time to first token %s against %s when it was recorded", Seconds(t.ReplayedP50), Seconds(t.RecordedP50))
+		}
+		parts = append(parts, s+".")
 	} else if last.LatencyMs != nil {
 		parts = append(parts, fmt.Sprintf("At %s the median latency from the intended send was %s.", RateName(last.Rate), Seconds(last.LatencyMs.P50)))
 	}

@@ -54,6 +54,22 @@ type ReplayMatch struct {
 	// TTFTMs is time to first token: what the clients saw when it was
 	// recorded (the proxy's) and what the replay saw, at p50 and p90.
 	TTFTMs *TTFTMatch `json:"ttft_ms,omitempty"`
+	// Requests are the sent requests, in the order they were due, as the
+	// replay's charts draw them.
+	Requests []ReplayPoint `json:"requests,omitempty"`
+}
+
+// ReplayPoint is one replayed request against its recording.
+type ReplayPoint struct {
+	// AtS is when it was due, seconds from the replay's start.
+	AtS float64 `json:"at_s"`
+	// Prompt tokens recorded and replayed (0: not known).
+	RecordedIn int `json:"recorded_in,omitempty"`
+	ReplayedIn int `json:"replayed_in,omitempty"`
+	// Time to first token when it was recorded (the proxy's) and in the
+	// replay (from when it was due), ms; nil where not known.
+	RecordedTTFTMs *float64 `json:"recorded_ttft_ms,omitempty"`
+	ReplayedTTFTMs *float64 `json:"replayed_ttft_ms,omitempty"`
 }
 
 // TokenMatch is one count per request, replayed against recorded.
