@@ -59,7 +59,7 @@ type TraceSummary struct {
 	// Last is the last request's arrival where the trace says it (this
 	// app's), else Modified: a trace copied or imported keeps its own
 	// time, not the copy's.
-	Last time.Time
+	Last     time.Time
 	Requests int
 	// Cut is 1 where the trace's last line was cut (a recorder killed
 	// mid-write): it is passed over.
