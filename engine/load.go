@@ -25,6 +25,13 @@ type Pacer interface {
 	Due(k int) (at time.Duration, ok bool)
 }
 
+// loopBound is a Pacer whose Due may wait for more than the clock: it is
+// given the loop's context before the loop starts, and gives up when it
+// ends.
+type loopBound interface {
+	bind(ctx context.Context)
+}
+
 // ClosedLoop is the loop's pacer unless a plan gives another: every
 // request is due at once, so each slot sends its next request the moment
 // its last one ends.
@@ -211,6 +218,11 @@ func (s *slotSet) run(ctx context.Context, spec loadSpec) loadRun {
 	// when the server is gone (watchdog.go).
 	ctx, endLoop := context.WithCancel(ctx)
 	defer endLoop()
+	if b, ok := spec.pace.(loopBound); ok {
+		// A pacer that waits (a replay's turn for the one before it)
+		// waits on the loop itself, which the watchdog may end alone.
+		b.bind(ctx)
+	}
 	var wd *watchdog
 	var wg sync.WaitGroup
 	for i, c := range s.conns {

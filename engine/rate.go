@@ -343,7 +343,7 @@ func (r *rateRun) level(ctx context.Context, index, n int, rate float64) (*resul
 	var pace Pacer = sched
 	var ended func(int, *outcome, []byte)
 	if r.replay != nil {
-		pace, ended = r.replay.pacer(ctx), r.replay.ended
+		pace, ended = r.replay.pacer(), r.replay.ended
 	}
 	// Slots connect on their first request, as an open-loop client's
 	// users do (vLLM's bench serve, guidellm): opened ahead, the cap's

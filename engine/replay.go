@@ -193,9 +193,8 @@ func (rp *replay) follows(speed float64) {
 // pacer is the level's Pacer: request k at its recorded time, or, where
 // it carries on from another, no sooner than that one's end and the
 // recorded time after it. It waits, in the slot about to send k, for
-// that end; ctx ending the run ends the wait.
-func (rp *replay) pacer(ctx context.Context) Pacer {
-	rp.ctx = ctx
+// that end; the loop's end ends the wait (bind).
+func (rp *replay) pacer() Pacer {
 	rp.ends = make([]chan struct{}, len(rp.reqs))
 	for i := range rp.ends {
 		rp.ends[i] = make(chan struct{})
@@ -206,6 +205,10 @@ func (rp *replay) pacer(ctx context.Context) Pacer {
 	rp.answers = make([][]byte, len(rp.reqs))
 	return rp
 }
+
+// bind is loopBound's: Due gives up waiting when the loop ends, as the
+// watchdog ends it alone when the server is gone.
+func (rp *replay) bind(ctx context.Context) { rp.ctx = ctx }
 
 // Due is Pacer's.
 func (rp *replay) Due(k int) (time.Duration, bool) {

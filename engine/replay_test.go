@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -293,5 +294,51 @@ func TestReplayAnthropicWhereNotServed(t *testing.T) {
 	if w := strings.Join(m.Words(), " "); !strings.Contains(w, "2 of them were recorded on another API (2 Anthropic Messages) and were sent as chat completions") ||
 		!strings.Contains(w, "the server did not take an Anthropic Messages request") {
 		t.Errorf("the notes: %s", w)
+	}
+}
+
+// A turn waiting for the one before it gives up when the loop ends: a
+// stop in the middle of a conversation ends the replay, it does not hang
+// on a turn that will never be sent.
+func TestReplayStopsWhileATurnWaits(t *testing.T) {
+	rp := &replay{sched: Schedule{0, 0}, parent: []int{-1, 0}, think: make([]time.Duration, 2), reqs: make([]trace.Request, 2)}
+	rp.pacer()
+	ctx, cancel := context.WithCancel(context.Background())
+	rp.bind(ctx)
+	if at, ok := rp.Due(0); !ok || at != 0 {
+		t.Fatalf("the first: %v %v", at, ok)
+	}
+	done := make(chan bool)
+	go func() {
+		_, ok := rp.Due(1)
+		done <- ok
+	}()
+	cancel()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Error("the turn was let go after the loop ended")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn still waits for the one before it after the loop ended")
+	}
+
+	// The same through a run: stopped while the second turn waits for
+	// the first's long answer.
+	reqs := []trace.Request{
+		{Timestamp: 0, InputLength: 600, OutputLength: 3000, HashIDs: []int64{1, 2}, DurationMs: 10},
+		{Timestamp: 20, InputLength: 3700, OutputLength: 5, HashIDs: []int64{1, 2, 3}},
+	}
+	path := writeTrace(t, reqs)
+	_, url := startSim(t, sim.Config{TokenInterval: 2 * time.Millisecond, PrefillRate: 1e6, Models: []string{"m"}})
+	rctx, stop := context.WithCancel(context.Background())
+	obs := Observer{Log: func(s string) {
+		if strings.HasPrefix(s, "the trace: ") {
+			time.AfterFunc(300*time.Millisecond, stop)
+		}
+	}}
+	_, err := RunRate(rctx, RatePlan{Replay: &setup.Replay{File: path}, Seed: 5, Timeout: 30 * time.Second, MetricsInterval: -1}, Endpoint{URL: url}, obs)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Errorf("stopped mid-replay: %v, want an interruption", err)
 	}
 }
