@@ -249,68 +249,28 @@ func (rec *recording) openAIUsage(c *stream.Chunk) {
 	}
 }
 
-// anthropicEvent reads one event of a Messages stream: message_start
-// says the input, message_delta the output so far, content_block_delta
-// is a token.
+// anthropicEvent reads one event of a Messages stream (or a whole
+// Messages answer) as the engine's replay reads it
+// (stream.DecodeAnthropic): whether it carried a token, and the usage —
+// the prompt's count where the event says one (Ollama 0.24 says an early
+// guess in message_start, 12 against 27, and the true count in
+// message_delta: the later one wins), the answer's as it grows.
 func (rec *recording) anthropicEvent(b []byte) bool {
-	var e struct {
-		Type    string `json:"type"`
-		Message struct {
-			Usage *anthropicUsage `json:"usage"`
-		} `json:"message"`
-		Usage *anthropicUsage `json:"usage"`
-		Delta struct {
-			Text     string `json:"text"`
-			Thinking string `json:"thinking"`
-			JSON     string `json:"partial_json"`
-		} `json:"delta"`
-	}
-	if json.Unmarshal(b, &e) != nil {
+	var c stream.Chunk
+	if _, err := stream.DecodeAnthropic(b, &c); err != nil {
 		return false
 	}
-	switch e.Type {
-	case "message_start":
-		rec.anthropicUsage(e.Message.Usage)
-	case "message_delta":
-		// Ollama (0.24) says the prompt's count here, where its
-		// message_start had an early guess (12 against 27): a count
-		// here wins.
-		if u := e.Usage; u != nil && u.Input != nil {
-			rec.anthropicUsage(u)
-		} else if u != nil && u.Output != nil {
-			rec.usage.has, rec.usage.output = true, *u.Output
+	if c.HasUsage {
+		rec.usage.has = true
+		if c.PromptTokens > 0 {
+			rec.usage.input = c.PromptTokens
+			if c.HasCached {
+				rec.usage.hasCached, rec.usage.cached = true, c.CachedTokens
+			}
 		}
-	case "content_block_delta":
-		return e.Delta.Text != "" || e.Delta.Thinking != "" || e.Delta.JSON != ""
+		rec.usage.output = max(rec.usage.output, c.CompletionTokens)
 	}
-	return false
-}
-
-type anthropicUsage struct {
-	Input       *int `json:"input_tokens"`
-	Output      *int `json:"output_tokens"`
-	CacheRead   *int `json:"cache_read_input_tokens"`
-	CacheCreate *int `json:"cache_creation_input_tokens"`
-}
-
-// anthropicUsage takes a Messages usage: the prompt is input_tokens plus
-// what was read from and written to the cache (Anthropic counts them
-// apart).
-func (rec *recording) anthropicUsage(u *anthropicUsage) {
-	if u == nil || u.Input == nil {
-		return
-	}
-	rec.usage.has, rec.usage.input = true, *u.Input
-	if u.CacheRead != nil {
-		rec.usage.input += *u.CacheRead
-		rec.usage.hasCached, rec.usage.cached = true, *u.CacheRead
-	}
-	if u.CacheCreate != nil {
-		rec.usage.input += *u.CacheCreate
-	}
-	if u.Output != nil {
-		rec.usage.output = *u.Output
-	}
+	return c.Content || c.Reasoning
 }
 
 // ollamaLine reads one object of Ollama's stream: a token where its
@@ -346,12 +306,7 @@ func (rec *recording) wholeAnswer() {
 	}
 	switch rec.api {
 	case trace.APIAnthropic:
-		var a struct {
-			Usage *anthropicUsage `json:"usage"`
-		}
-		if json.Unmarshal(b, &a) == nil {
-			rec.anthropicUsage(a.Usage)
-		}
+		rec.anthropicEvent(b)
 	case trace.APIOllamaChat, trace.APIOllamaGen:
 		rec.ollamaLine(b)
 	default:

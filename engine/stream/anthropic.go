@@ -9,7 +9,8 @@ import (
 // DecodeAnthropic parses one event of an Anthropic Messages stream (as
 // llama-server and Ollama serve /v1/messages) into c, as Decode does a
 // chat.completion.chunk: a content_block_delta with text is Content (a
-// thinking delta Reasoning), message_start says the prompt's tokens in
+// thinking delta Reasoning), a whole answer ("type": "message") its
+// usage, message_start says the prompt's tokens in
 // its usage, message_delta the answer's and its stop_reason (a finish;
 // "max_tokens" a length stop), an error event its message. Anthropic
 // counts the prompt's tokens read from and written to its cache apart
@@ -41,6 +42,9 @@ func DecodeAnthropic(data []byte, c *Chunk) (done bool, err error) {
 		return false, fmt.Errorf("%w: %v", ErrMalformedChunk, err)
 	}
 	switch e.Type {
+	case "message": // a whole (not streamed) answer
+		usageOf(e.Usage, c)
+		c.Content = true
 	case "message_start":
 		usageOf(e.Message.Usage, c)
 	case "content_block_delta":
