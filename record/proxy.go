@@ -11,8 +11,8 @@ package record
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"net"
@@ -107,11 +107,7 @@ func New(opt Options) (*Proxy, error) {
 	up.RawPath = ""
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(&up)
-			r.Out.Host = r.In.Host
-			if up.Host != "" {
-				r.Out.Host = up.Host
-			}
+			r.SetURL(&up) // the server's host in the Host header too
 		},
 		Transport: retryStale{p.tr},
 		// Every write goes to the client at once: a token is never held
@@ -137,9 +133,10 @@ func New(opt Options) (*Proxy, error) {
 			if rec != nil {
 				rec.fail("the server could not be reached")
 			}
+			body, _ := json.Marshal(map[string]map[string]string{"error": {"message": msg, "type": "proxy_error"}})
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadGateway)
-			fmt.Fprintf(w, `{"error":{"message":%q,"type":"proxy_error"}}`, msg)
+			w.Write(body)
 		},
 		// What went wrong is in the trace, in words; the reverse proxy's
 		// own log lines would only repeat it on the terminal.
