@@ -45,7 +45,9 @@ func TestHistoryListsTraces(t *testing.T) {
 		if len(p.list) != 2 {
 			t.Fatalf("%d traces listed, want 2", len(p.list))
 		}
-		want := []string{"☐", filepath.Base(path), old.Local().Format("2006-01-02 15:04"), "3", "2 min", "9,700", "430", "qwen3-8b, llama-3.1-8b", "1", ""}
+		// Last request is the trace's own last arrival (09:32 that
+		// morning), not the file's time.
+		want := []string{"☐", filepath.Base(path), "2025-05-06 09:32", "3", "2 min", "9,700", "430", "qwen3-8b, llama-3.1-8b", "1", ""}
 		for col, w := range want {
 			if got := traceCell(p.list[0], col, ""); got != w {
 				t.Errorf("the trace's %q column says %q, want %q", tracesColumns[col], got, w)
