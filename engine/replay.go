@@ -168,6 +168,13 @@ func (rp *replay) follows(speed float64) {
 	rp.think = make([]time.Duration, len(rp.reqs))
 	for i, q := range rp.reqs {
 		rp.parent[i] = -1
+		// This app's traces say it by message: the turn before's whole
+		// prompt is one of this one's message ids, however short both
+		// are (a chat turn is shorter than a block).
+		if j, think, ok := rp.followsByMessage(i, speed); ok {
+			rp.parent[i], rp.think[i] = j, think
+			continue
+		}
 		best := 0
 		for j := i - 1; j >= max(0, i-followsWindow); j-- {
 			p := rp.reqs[j]
@@ -188,6 +195,26 @@ func (rp *replay) follows(speed float64) {
 			}
 		}
 	}
+}
+
+// followsByMessage is the request i carries on from by their message
+// ids: the latest before it, ended by its arrival, whose last id (its
+// whole prompt) is among i's and whose answer i's length holds.
+func (rp *replay) followsByMessage(i int, speed float64) (int, time.Duration, bool) {
+	q := rp.reqs[i]
+	if len(q.MessageIDs) < 2 {
+		return -1, 0, false
+	}
+	for j := i - 1; j >= max(0, i-followsWindow); j-- {
+		p := rp.reqs[j]
+		end := p.Timestamp + int64(p.DurationMs)
+		if len(p.MessageIDs) == 0 || q.Timestamp+2 < end || q.InputLength < p.InputLength+p.OutputLength ||
+			!slices.Contains(q.MessageIDs[:len(q.MessageIDs)-1], p.MessageIDs[len(p.MessageIDs)-1]) {
+			continue
+		}
+		return j, time.Duration(float64(max(q.Timestamp-end, 0)) * float64(time.Millisecond) / speed), true
+	}
+	return -1, 0, false
 }
 
 // pacer is the level's Pacer: request k at its recorded time, or, where

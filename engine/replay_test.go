@@ -76,6 +76,16 @@ func TestLoadReplay(t *testing.T) {
 	if rp.think[2] != time.Second || rp.think[3] != time.Second {
 		t.Errorf("think %v, want the recorded 2 s after each end over speed 2", rp.think)
 	}
+	// Short turns, one partial block each, are linked by their message
+	// ids: the second holds the first's whole prompt.
+	short := writeTrace(t, []trace.Request{
+		{Timestamp: 0, InputLength: 30, OutputLength: 10, HashIDs: []int64{1}, MessageIDs: []int64{100, 101}, DurationMs: 100},
+		{Timestamp: 50, InputLength: 30, OutputLength: 10, HashIDs: []int64{2}, MessageIDs: []int64{100, 201}, DurationMs: 100}, // another conversation, same system prompt
+		{Timestamp: 400, InputLength: 60, OutputLength: 10, HashIDs: []int64{3}, MessageIDs: []int64{100, 101, 102, 103}},       // the first one's next turn
+	})
+	if rs, err := loadReplay(setup.Replay{File: short}); err != nil || !equalInts(rs.parent, []int{-1, -1, 0}) || rs.think[2] != 300*time.Millisecond {
+		t.Errorf("short turns: parents %v, think %v, %v; want [-1 -1 0] and 300ms", rs.parent, rs.think, err)
+	}
 	// A window on a public trace, which has no time of day, is refused.
 	mc := filepath.Join(t.TempDir(), "m.jsonl")
 	os.WriteFile(mc, []byte(`{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}`+"\n"), 0o600)

@@ -82,6 +82,15 @@ func TestPrefixStructureWithoutWords(t *testing.T) {
 	if got, want := shared(first, other), len(system)/trace.BlockBytes; got != want {
 		t.Errorf("another conversation shares %d blocks, want the system prompt's whole ones (%d)", got, want)
 	}
+	// By message, however short: the second turn holds the first's whole
+	// prompt (its last message id), the other conversation does not.
+	lastOf := func(ids []int64) int64 { return ids[len(ids)-1] }
+	if !slices.Contains(reqs[1].MessageIDs, lastOf(reqs[0].MessageIDs)) || slices.Contains(reqs[2].MessageIDs, lastOf(reqs[0].MessageIDs)) {
+		t.Errorf("message ids %v, %v, %v: want the second turn to hold the first's whole prompt, the other conversation not", reqs[0].MessageIDs, reqs[1].MessageIDs, reqs[2].MessageIDs)
+	}
+	if reqs[0].MessageIDs[0] != reqs[2].MessageIDs[0] || len(reqs[1].MessageIDs) != 4 {
+		t.Errorf("message ids %v, %v: want the shared system prompt's first, and four for four messages", reqs[0].MessageIDs, reqs[1].MessageIDs)
+	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

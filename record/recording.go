@@ -345,6 +345,7 @@ func (rec *recording) line2() trace.Request {
 	}
 	if req.ok {
 		q.HashIDs = trace.Blocks(rec.p.salt, req.prompt, trace.BlockBytes)
+		q.MessageIDs = trace.Prefixes(rec.p.salt, req.prompt, req.ends)
 		q.PromptBytes, q.BlockBytes = len(req.prompt), trace.BlockBytes
 	}
 	if rec.tapped.Load() {

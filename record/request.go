@@ -18,6 +18,9 @@ type request struct {
 	stream    bool
 	maxTokens int
 	prompt    []byte
+	// ends are where each part of the prompt ends in it — the tools, the
+	// system prompt, each message — for the trace's message ids.
+	ends []int
 }
 
 // message is a chat message of any of the three APIs.
@@ -73,8 +76,15 @@ func parseRequest(api string, b []byte) request {
 		p.Write(textOf(raw))
 		p.WriteByte(0)
 	}
+	end := func() {
+		if n := p.Len(); n > 0 && (len(r.ends) == 0 || r.ends[len(r.ends)-1] != n) {
+			r.ends = append(r.ends, n)
+		}
+	}
 	part("tools", in.Tools)
+	end()
 	part("system", in.System)
+	end()
 	for _, m := range in.Messages {
 		part(m.Role, m.Content)
 		part("tool_calls", m.ToolCalls)
@@ -82,8 +92,10 @@ func parseRequest(api string, b []byte) request {
 		if m.ToolCallID != "" {
 			part("tool_call_id", []byte(m.ToolCallID))
 		}
+		end()
 	}
 	part("prompt", in.Prompt)
+	end()
 	r.prompt = p.Bytes()
 	return r
 }

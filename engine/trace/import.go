@@ -147,7 +147,7 @@ func (c *recorder) Read(p []byte) (int, error) {
 }
 
 // ownFields are the fields only this app's traces write.
-var ownFields = []string{"time", "api", "path", "model", "stream", "max_tokens", "prompt_bytes", "block_bytes", "cached_tokens", "ttft_ms", "duration_ms", "status", "error", "usage"}
+var ownFields = []string{"time", "api", "path", "model", "stream", "max_tokens", "prompt_bytes", "block_bytes", "cached_tokens", "ttft_ms", "duration_ms", "status", "error", "usage", "message_ids"}
 
 // detect says which format a file whose first non-blank line is line
 // is, or "" for none.

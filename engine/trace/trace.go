@@ -60,6 +60,15 @@ type Request struct {
 	// ids exactly when their prompts share their first n blocks.
 	HashIDs []int64 `json:"hash_ids"`
 
+	// MessageIDs are the prompt up to the end of each of its parts —
+	// the tools, the system prompt, each message — each the salted hash
+	// of all of it to there (Prefixes): a conversation's next turn holds
+	// the whole prompt of the turn before, so the last id of that one is
+	// among its ids, however short both are (a block of 2,048 bytes is
+	// longer than most chat turns). Absent where the request has no
+	// messages (an imported trace).
+	MessageIDs []int64 `json:"message_ids,omitempty"`
+
 	// Time is the arrival's wall-clock time (RFC 3339, the recording
 	// machine's zone), for replaying a part of a day (--from, --to).
 	Time string `json:"time,omitempty"`
@@ -136,6 +145,29 @@ func Blocks(salt Salt, prompt []byte, size int) []int64 {
 		h.Write(prompt[at:min(at+size, len(prompt))])
 		h.Sum(prev[:0])
 		ids = append(ids, int64(binary.BigEndian.Uint64(prev[:8])>>(64-idBits)))
+	}
+	return ids
+}
+
+// Prefixes are prompt's message ids: for each end in ends (ascending
+// offsets into prompt), the first 53 bits of SHA-256 over the salt, a
+// byte apart from Blocks' and prompt up to that end. One hash runs over
+// the prompt once; each id is its state at an end.
+func Prefixes(salt Salt, prompt []byte, ends []int) []int64 {
+	h := sha256.New()
+	h.Write(salt[:])
+	h.Write([]byte{'m'})
+	ids := make([]int64, 0, len(ends))
+	at := 0
+	var sum [sha256.Size]byte
+	for _, e := range ends {
+		if e < at || e > len(prompt) {
+			break
+		}
+		h.Write(prompt[at:e])
+		at = e
+		h.Sum(sum[:0])
+		ids = append(ids, int64(binary.BigEndian.Uint64(sum[:8])>>(64-idBits)))
 	}
 	return ids
 }
