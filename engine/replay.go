@@ -13,6 +13,7 @@ import (
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/engine/stats"
 	"github.com/kovara/desktop/engine/trace"
 )
 
@@ -361,19 +362,23 @@ func (rp *replay) messagesFor(k int) []byte {
 	b := slices.Clip(rp.sent[p])
 	b = append(b, `,{"role":"assistant","content":"`...)
 	b = append(b, rp.answers[p]...)
-	b = append(b, `"},{"role":"user","content":"`...)
-	b = prompt.AppendWords(b, rp.tail[k].seed, 0, rp.tail[k].words)
-	return append(b, `"}`...)
+	b = append(b, `"},`...)
+	return appendWordsMessage(b, "user", rp.tail[k])
 }
 
 // messages is request i's one user message: its blocks' texts in turn.
 func (rp *replay) messages(i int) []byte {
-	b := make([]byte, 0, 64)
-	b = append(b, `{"role":"user","content":"`...)
-	for j, bl := range rp.blocks[i] {
-		if j > 0 {
-			b = append(b, ' ')
-		}
+	return appendWordsMessage(nil, "user", rp.blocks[i]...)
+}
+
+// appendWordsMessage appends a message element of role whose content is
+// each block's synthetic words in turn (every word after a space, so the
+// blocks join as they are).
+func appendWordsMessage(b []byte, role string, blocks ...block) []byte {
+	b = append(b, `{"role":"`...)
+	b = append(b, role...)
+	b = append(b, `","content":"`...)
+	for _, bl := range blocks {
 		b = prompt.AppendWords(b, bl.seed, 0, bl.words)
 	}
 	return append(b, `"}`...)
@@ -389,18 +394,15 @@ func (rp *replay) messages(i int) []byte {
 func (r *rateRun) replayProbe(ctx context.Context) (tokensPerWord float64, overhead, turnOverhead int, ok bool) {
 	cn := r.newConn()
 	defer cn.close()
-	text := func(i, words int) []byte {
-		return prompt.AppendWords(nil, mixSeed(r.plan.Seed, -2_000_000_000-int64(i)), 0, words)
-	}
-	msg := func(role string, t []byte) []byte {
-		return append(append([]byte(`{"role":"`+role+`","content":"`), t...), `"}`...)
+	msg := func(role string, i, words int) []byte {
+		return appendWordsMessage(nil, role, block{seed: mixSeed(r.plan.Seed, -2_000_000_000-int64(i)), words: words})
 	}
 	// One word alone is the template's own tokens, near enough; a
 	// thousand words the tokens a word, over enough words that the
 	// words' own spread evens out; three one-word turns what a turn adds.
-	conv := slices.Concat(msg("user", text(0, 1)), []byte(","), msg("assistant", text(3, 1)), []byte(","), msg("user", text(4, 1)))
+	conv := slices.Concat(msg("user", 0, 1), []byte(","), msg("assistant", 3, 1), []byte(","), msg("user", 4, 1))
 	var got [3]int
-	for i, m := range [][]byte{msg("user", text(0, 1)), msg("user", text(1, 1000)), conv} {
+	for i, m := range [][]byte{msg("user", 0, 1), msg("user", 1, 1000), conv} {
 		n := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + r.used
 		r.used++
 		o := r.opts
@@ -485,7 +487,7 @@ func (rp *replay) match(lr *loadRun, first int64) *results.ReplayMatch {
 		}
 	}
 	m.Requests = points
-	m.Prompt, m.Answer = results.NewTokenMatch(prompts), results.NewTokenMatch(answers)
+	m.Prompt, m.Answer = tokenMatch(prompts), tokenMatch(answers)
 	if cachedN > 0 {
 		m.CachedShare = &results.ShareMatch{Requests: cachedN, Recorded: float64(cachedRec) / float64(recIn), Replayed: float64(cachedRep) / float64(repIn)}
 	} else if onlyIn > 0 {
@@ -493,9 +495,33 @@ func (rp *replay) match(lr *loadRun, first int64) *results.ReplayMatch {
 		m.ReplayCachedShare = &v
 	}
 	if len(ttftRep) > 0 {
-		rec, rep := results.Quantiles(ttftRec, 0.5, 0.9), results.Quantiles(ttftRep, 0.5, 0.9)
-		m.TTFTMs = &results.TTFTMatch{Requests: len(ttftRep), RecordedP50: rec[0], RecordedP90: rec[1], ReplayedP50: rep[0], ReplayedP90: rep[1]}
+		slices.Sort(ttftRec)
+		slices.Sort(ttftRep)
+		m.TTFTMs = &results.TTFTMatch{Requests: len(ttftRep), RecordedP50: stats.Quantile(ttftRec, 0.5), RecordedP90: stats.Quantile(ttftRec, 0.9),
+			ReplayedP50: stats.Quantile(ttftRep, 0.5), ReplayedP90: stats.Quantile(ttftRep, 0.9)}
 	}
+	return m
+}
+
+// tokenMatch is the match of pairs of (recorded, replayed) counts; nil
+// without a pair whose recorded count is above 0.
+func tokenMatch(pairs [][2]int) *results.TokenMatch {
+	m := &results.TokenMatch{}
+	var errs []float64
+	for _, p := range pairs {
+		if p[0] <= 0 || p[1] < 0 {
+			continue
+		}
+		m.Requests++
+		m.Recorded += int64(p[0])
+		m.Replayed += int64(p[1])
+		errs = append(errs, math.Abs(float64(p[1]-p[0]))/float64(p[0])*100)
+	}
+	if m.Requests == 0 {
+		return nil
+	}
+	slices.Sort(errs)
+	m.MedianErrPct, m.P90ErrPct = stats.Quantile(errs, 0.5), stats.Quantile(errs, 0.9)
 	return m
 }
 
@@ -527,7 +553,7 @@ func (r *rateRun) anthropicProbe(ctx context.Context) (ok bool, why string) {
 	r.used++
 	o := r.opts
 	o.maxTokens, o.anthropic = 1, true
-	o.messages = append(append([]byte(`{"role":"user","content":"`), prompt.AppendWords(nil, mixSeed(r.plan.Seed, -3_000_000_000), 0, 8)...), `"}`...)
+	o.messages = appendWordsMessage(nil, "user", block{seed: mixSeed(r.plan.Seed, -3_000_000_000), words: 8})
 	out := cn.do(ctx, o, n, r.rp.Timeout)
 	if out.ok() {
 		return true, ""

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func TestLoadReplay(t *testing.T) {
 			t.Errorf("request %d due at %v, want %v (recorded over speed 2)", k, rp.sched[k], want)
 		}
 	}
-	if got, want := rp.parent, []int{-1, -1, 0, 2}; !equalInts(got, want) {
+	if got, want := rp.parent, []int{-1, -1, 0, 2}; !slices.Equal(got, want) {
 		t.Errorf("parents %v, want %v", got, want)
 	}
 	if rp.think[2] != time.Second || rp.think[3] != time.Second {
@@ -83,7 +84,7 @@ func TestLoadReplay(t *testing.T) {
 		{Timestamp: 50, InputLength: 30, OutputLength: 10, HashIDs: []int64{2}, MessageIDs: []int64{100, 201}, DurationMs: 100}, // another conversation, same system prompt
 		{Timestamp: 400, InputLength: 60, OutputLength: 10, HashIDs: []int64{3}, MessageIDs: []int64{100, 101, 102, 103}},       // the first one's next turn
 	})
-	if rs, err := loadReplay(setup.Replay{File: short}); err != nil || !equalInts(rs.parent, []int{-1, -1, 0}) || rs.think[2] != 300*time.Millisecond {
+	if rs, err := loadReplay(setup.Replay{File: short}); err != nil || !slices.Equal(rs.parent, []int{-1, -1, 0}) || rs.think[2] != 300*time.Millisecond {
 		t.Errorf("short turns: parents %v, think %v, %v; want [-1 -1 0] and 300ms", rs.parent, rs.think, err)
 	}
 	// A window on a public trace, which has no time of day, is refused.
@@ -95,18 +96,6 @@ func TestLoadReplay(t *testing.T) {
 	if _, err := loadReplay(setup.Replay{File: path, From: "13:00"}); err == nil || !strings.Contains(err.Error(), "no request with an answer") {
 		t.Errorf("an empty window: %v", err)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Blocks with one hash id are one text wherever they come: a later turn's

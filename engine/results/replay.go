@@ -3,7 +3,6 @@ package results
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,49 +104,6 @@ type TTFTMatch struct {
 // recorded load: a problem past it (the synthetic words tokenise unlike
 // the person's, or the trace's lengths could not be met).
 const ReplayPromptOffPct = 10
-
-// NewTokenMatch is the match of pairs of (recorded, replayed) counts;
-// nil without a pair whose recorded count is above 0.
-func NewTokenMatch(pairs [][2]int) *TokenMatch {
-	m := &TokenMatch{}
-	var errs []float64
-	for _, p := range pairs {
-		if p[0] <= 0 || p[1] < 0 {
-			continue
-		}
-		m.Requests++
-		m.Recorded += int64(p[0])
-		m.Replayed += int64(p[1])
-		errs = append(errs, math.Abs(float64(p[1]-p[0]))/float64(p[0])*100)
-	}
-	if m.Requests == 0 {
-		return nil
-	}
-	slices.Sort(errs)
-	m.MedianErrPct, m.P90ErrPct = quantile(errs, 0.5), quantile(errs, 0.9)
-	return m
-}
-
-// quantile is the type-7 quantile of sorted xs.
-func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	h := q * float64(len(xs)-1)
-	lo := int(math.Floor(h))
-	hi := min(lo+1, len(xs)-1)
-	return xs[lo] + (h-float64(lo))*(xs[hi]-xs[lo])
-}
-
-// Quantiles are the type-7 quantiles qs of xs (sorted here, in place).
-func Quantiles(xs []float64, qs ...float64) []float64 {
-	slices.Sort(xs)
-	out := make([]float64, len(qs))
-	for i, q := range qs {
-		out[i] = quantile(xs, q)
-	}
-	return out
-}
 
 // Words say how the replay matched the recording, one sentence each:
 // what was sent, the prompts, the answers, the cache, the time to first
