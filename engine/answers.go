@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,9 +25,12 @@ import (
 // prompt's text and the answer's token ids so far, one token at a time
 // (the prompt cache makes each a one-token step); or Ollama's
 // /api/generate, raw, with the prompt's text and the answer's bytes so
-// far, tokens told apart by their bytes since Ollama says no ids. Other
-// servers' routes (vLLM's prompt_logprobs, a continued assistant
-// message) are not read yet, and say so.
+// far, tokens told apart by their bytes since Ollama says no ids; any
+// other server (vLLM, SGLang, LM Studio, …) through its chat route: the
+// answer so far as a final assistant message the server continues
+// (vLLM's and SGLang's continue_final_message), with logprobs and
+// top_logprobs, tokens told apart by their bytes. A server that answers
+// that message again from its start is said, not measured.
 
 // AnswerPrompt is one prompt of the answers set, with the kind of use it
 // stands for.
@@ -120,12 +124,11 @@ func (p AnswersPlan) ReadRequests() int {
 }
 
 // TuneAnswersLine says before a settings comparison what its answers
-// check asks: "The answers check asks each setting 10 fixed prompts;
-// where the servers are llama-server or Ollama it also reads 6 prompts of its own
-// token by token: 198 short requests for f32, 192 for each other
-// setting."
+// check asks: "The answers check asks each setting 10 fixed prompts and
+// reads 6 prompts of its own token by token: 198 short requests for
+// f32, 192 for each other setting."
 func TuneAnswersLine(first string) string {
-	return fmt.Sprintf("The answers check asks each setting %d fixed prompts; where the servers are llama-server or Ollama it also reads %d prompts of its own token by token: %d short requests for %s, %d for each other setting.",
+	return fmt.Sprintf("The answers check asks each setting %d fixed prompts and reads %d prompts of its own token by token: %d short requests for %s, %d for each other setting.",
 		len(SpecDecPrompts), len(AnswerPrompts), tuneDriftPlan.ReferenceRequests(), first, tuneDriftPlan.ReadRequests())
 }
 
@@ -211,10 +214,6 @@ func (r *AnswersResult) Line() string {
 	return strings.ToUpper(w[:1]) + w[1:]
 }
 
-// ErrAnswersUnsupported says a server has no route the measurement
-// reads.
-var ErrAnswersUnsupported = errors.New("the answers measurement reads llama-server's /completion or Ollama's /api/generate token by token")
-
 // MeasureAnswers reads other against base (docs/method.md §14);
 // progress, when set, is told each request done of the total.
 func MeasureAnswers(ctx context.Context, base, other AnswersSide, plan AnswersPlan, progress func(done, total int)) (*AnswersResult, error) {
@@ -254,17 +253,22 @@ type AnswersReference struct {
 	// tokenizer (ids where the server says them, else only their
 	// count), the reference answer's tokens, and the baseline's lists at
 	// each position, generating and read again (the floor).
-	kinds  []string
-	texts  []string
-	tokens []promptTokens
-	refs   [][]wireAlt
-	base   [][][]wireAlt
-	floor  [][][]wireAlt
+	kinds   []string
+	prompts []string
+	texts   []string
+	tokens  []promptTokens
+	refs    [][]wireAlt
+	base    [][][]wireAlt
+	floor   [][][]wireAlt
 	// byText: the baseline's server says no token ids (Ollama), so
 	// tokens are told apart by their bytes.
 	byText bool
-	topK   int
-	notes  []string
+	// chat: the baseline was read through its chat route, so texts are
+	// the prompts themselves, not a template's.
+	chat  bool
+	who   string
+	topK  int
+	notes []string
 }
 
 // ReferenceAnswers makes base's reference (AnswersReference); step,
@@ -283,14 +287,14 @@ func (b *answerReader) reference(ctx context.Context, step func()) (*AnswersRefe
 	if step == nil {
 		step = func() {}
 	}
-	ref := &AnswersReference{plan: b.plan, model: b.model, topK: b.plan.TopK, byText: b.ollama}
+	ref := &AnswersReference{plan: b.plan, model: b.model, topK: b.plan.TopK, byText: b.byText(), chat: b.route == routeChat, who: b.who()}
 	for _, p := range AnswerPrompts[:b.plan.Prompts] {
 		text, err := b.template(ctx, p.Text)
 		if err != nil {
 			return nil, err
 		}
 		var toks promptTokens
-		if !b.ollama {
+		if b.route == routeTokens {
 			if toks, err = b.tokenize(ctx, text); err != nil {
 				return nil, fmt.Errorf("the baseline: %w", err)
 			}
@@ -319,11 +323,17 @@ func (b *answerReader) reference(ctx context.Context, step func()) (*AnswersRefe
 		if err != nil {
 			return nil, fmt.Errorf("the baseline read again along its %s answer: %w", p.Kind, err)
 		}
+		if b.route == routeChat && !continued(answer[:cut], floor) {
+			// Where a server does not count the prompt, its own greedy
+			// answer tells: continuing it, its most likely token at each
+			// position is the one it chose there.
+			return nil, fmt.Errorf("the baseline: %w", errRestarted(0))
+		}
 		if cut < len(answer) {
 			ref.notes = append(ref.notes, retokenisedNote("the baseline", p.Kind, cut))
 			answer, lists = answer[:cut], lists[:cut]
 		}
-		ref.kinds, ref.texts, ref.tokens = append(ref.kinds, p.Kind), append(ref.texts, text), append(ref.tokens, toks)
+		ref.kinds, ref.prompts, ref.texts, ref.tokens = append(ref.kinds, p.Kind), append(ref.prompts, p.Text), append(ref.texts, text), append(ref.tokens, toks)
 		ref.refs, ref.base, ref.floor = append(ref.refs, answer), append(ref.base, lists), append(ref.floor, floor)
 	}
 	return ref, nil
@@ -365,7 +375,7 @@ func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step fun
 	// Where either server says no token ids, tokens are told apart by
 	// their bytes on both sides: the same GGUF's tokens are the same
 	// bytes whichever server reads it.
-	k := keyer{byText: ref.byText || o.ollama, ids: map[string]int{}}
+	k := keyer{byText: ref.byText || o.byText(), ids: map[string]int{}}
 	var refs []int
 	var baseLists, floorLists, otherLists []drift.Position
 	for pi, text := range ref.texts {
@@ -374,13 +384,25 @@ func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step fun
 			res.Notes = append(res.Notes, o.tooLong("the other setting", kind, ref.tokens[pi].n))
 			continue
 		}
-		if !o.ollama && !ref.byText {
+		if o.route == routeTokens && !ref.byText {
 			toks, err := o.tokenize(ctx, text)
 			if err != nil {
 				return nil, fmt.Errorf("the other setting: %w", err)
 			}
 			if err := sameTokens(ref.tokens[pi], toks); err != nil {
 				return nil, err
+			}
+		}
+		// A chat route is sent the prompt and applies its own template;
+		// a token route after a chat route's baseline, its own template's
+		// text (the prompt counts say whether the two agree).
+		switch {
+		case o.route == routeChat:
+			text = ref.prompts[pi]
+		case ref.chat:
+			var err error
+			if text, err = o.template(ctx, ref.prompts[pi]); err != nil {
+				return nil, fmt.Errorf("the other setting: %w", err)
 			}
 		}
 		answer := ref.refs[pi]
@@ -422,7 +444,11 @@ func (ref *AnswersReference) read(ctx context.Context, o *answerReader, step fun
 		res.Notes = append(res.Notes, fmt.Sprintf("a server listed only %d most likely tokens where %d were asked: the KL divergence is a lower bound from those (docs/method.md §14)", res.TopK, ref.plan.TopK))
 	}
 	if k.byText {
-		res.Notes = append(res.Notes, "Ollama says no token ids: tokens were told apart by their bytes, and the tokenizers checked by the number of tokens of each prompt and of each answer read so far (docs/method.md §14)")
+		who := ref.who
+		if !ref.byText {
+			who = o.who()
+		}
+		res.Notes = append(res.Notes, who+" says no token ids: tokens were told apart by their bytes, and the tokenizers checked by the number of tokens of each prompt and of each answer read so far (docs/method.md §14)")
 	}
 	return res, nil
 }
@@ -481,6 +507,9 @@ func readPositions(ctx context.Context, r *answerReader, text string, toks promp
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
+	if e := restartedBy(counted, toks.n); e > 0 {
+		return nil, 0, errRestarted(e)
+	}
 	cut := len(answer)
 	for i, n := range counted {
 		if n != 0 && toks.n != 0 && n != toks.n+i {
@@ -492,6 +521,61 @@ func readPositions(ctx context.Context, r *answerReader, text string, toks promp
 		}
 	}
 	return lists[:cut], cut, nil
+}
+
+// ErrNoContinuation says a server answered the final assistant message
+// of the chat route again from its start instead of continuing it: what
+// it lists there is not the next token of the answer, so nothing is
+// measured.
+var ErrNoContinuation = errors.New("the server does not continue a final assistant message (it answers it again from its start), so its chat route cannot be read token by token")
+
+// errRestarted is ErrNoContinuation with what showed it: the prompt
+// counted e tokens more than the answer so far (the template closed the
+// message and opened another), or, e 0, the server's own greedy answer
+// not followed.
+func errRestarted(e int) error {
+	how := "given its own answer so far, its most likely next token was mostly not the one it had chosen there"
+	if e > 0 {
+		how = fmt.Sprintf("given the answer so far, it counted %d prompt tokens more than the answer's, as where its template closes the message and begins another", e)
+	}
+	return fmt.Errorf("%w: %s, though asked to continue it (continue_final_message, which vLLM and SGLang follow)", ErrNoContinuation, how)
+}
+
+// restartedBy is how many tokens more than the prompt n0 and the answer
+// so far a chat route counted at every position after the first, where
+// that is the same positive number throughout (a template that closes
+// the final message and opens a new one adds the same tokens each
+// time); 0 otherwise. A tokenizer reading an answer's text otherwise
+// merges its pieces (fewer tokens), from some position on, not from the
+// first.
+func restartedBy(counted []int, n0 int) int {
+	if n0 <= 0 || len(counted) < 2 || counted[1] == 0 {
+		return 0
+	}
+	e := counted[1] - (n0 + 1)
+	if e <= 0 {
+		return 0
+	}
+	for i, n := range counted[1:] {
+		if n != 0 && n-(n0+i+1) != e {
+			return 0
+		}
+	}
+	return e
+}
+
+// continued says a server's lists read along its own greedy answer
+// mostly have that answer's token first, as a server continuing the
+// answer's text must (a GPU's nondeterminism moves a few); one that
+// starts the answer again lists its first tokens instead.
+func continued(answer []wireAlt, lists [][]wireAlt) bool {
+	same := 0
+	for i, l := range lists {
+		if len(l) > 0 && slices.MaxFunc(l, func(a, b wireAlt) int { return cmp.Compare(a.LogProb, b.LogProb) }).key() == answer[i].key() {
+			same++
+		}
+	}
+	return 2*same > len(lists)
 }
 
 // noteShort keeps the shortest top list seen.
@@ -583,15 +667,45 @@ type answerReader struct {
 	b     setup.Base
 	model string
 	plan  AnswersPlan
-	// ollama: the server is Ollama, read through /api/generate (raw),
-	// its template from /api/chat; else llama-server's token route.
-	ollama bool
+	// route is how the server is read.
+	route answersRoute
 	// slots is how many positions are read at once: the server's
 	// parallel slots (each a one-token step after its prompt cache).
 	slots int
 	// context is the tokens a request may hold, 0 when the server does
 	// not say (llama-server's a slot's).
 	context int
+	// family is the server's (results.Family*), "" unknown.
+	family string
+}
+
+// answersRoute is a server's way to its next-token lists.
+type answersRoute int
+
+const (
+	// routeTokens is llama-server's /completion with token ids.
+	routeTokens answersRoute = iota
+	// routeOllama is Ollama's /api/generate, raw, its template from
+	// /api/chat.
+	routeOllama
+	// routeChat is any server's chat completions with logprobs, the
+	// answer so far a final assistant message it continues.
+	routeChat
+)
+
+// byText: the route says no token ids, so tokens are told apart by
+// their bytes.
+func (a *answerReader) byText() bool { return a.route != routeTokens }
+
+// who names the route's server in a note.
+func (a *answerReader) who() string {
+	switch a.route {
+	case routeOllama:
+		return "Ollama"
+	case routeChat:
+		return "the chat route"
+	}
+	return "llama-server"
 }
 
 // maxAnswersSlots bounds the positions read at once, whatever a server
@@ -614,11 +728,12 @@ func answersReader(ctx context.Context, side AnswersSide, plan AnswersPlan) (*an
 	if r.detection != nil {
 		family = r.detection.Family
 	}
-	if family != results.FamilyLlamaCpp && family != results.FamilyOllama {
-		if family == "" {
-			family = "this server"
-		}
-		return nil, fmt.Errorf("%w; %s is not read yet (vLLM's prompt_logprobs and a continued assistant message are the routes to come)", ErrAnswersUnsupported, family)
+	route := routeChat
+	switch family {
+	case results.FamilyLlamaCpp:
+		route = routeTokens
+	case results.FamilyOllama:
+		route = routeOllama
 	}
 	c := checkClient(r.ep, r.base)
 	// A reference answer of a few dozen tokens with its lists takes a
@@ -626,7 +741,7 @@ func answersReader(ctx context.Context, side AnswersSide, plan AnswersPlan) (*an
 	// each request.
 	c.Timeout = plan.Timeout
 	slots := min(max(EstimateSlots(r.detection), 1), maxAnswersSlots)
-	return &answerReader{c: c, ep: r.ep, b: r.base, model: r.model, plan: plan, ollama: family == results.FamilyOllama, slots: slots, context: r.detection.ContextLength}, nil
+	return &answerReader{c: c, ep: r.ep, b: r.base, model: r.model, plan: plan, route: route, family: family, slots: slots, context: r.detection.ContextLength}, nil
 }
 
 // maxAnswersBody bounds one answer: a top list of 20 at each of a few
@@ -649,8 +764,11 @@ func (a *answerReader) post(ctx context.Context, path string, body, out any) err
 // server would send it to the model: llama-server's /apply-template,
 // Ollama's /api/chat rendering only (_debug_render_only).
 func (a *answerReader) template(ctx context.Context, text string) (string, error) {
+	if a.route == routeChat {
+		return text, nil // the server applies its template itself
+	}
 	msgs := []map[string]string{{"role": "user", "content": text}}
-	if a.ollama {
+	if a.route == routeOllama {
 		var out struct {
 			Debug *struct {
 				Rendered string `json:"rendered_template"`
@@ -695,13 +813,27 @@ func (a *answerReader) complete(ctx context.Context, text string, toks promptTok
 	var out struct {
 		Llama  *[]wireToken `json:"completion_probabilities"`
 		Ollama *[]wireToken `json:"logprobs"`
+		Chat   []struct {
+			Logprobs *struct {
+				Content *[]wireToken `json:"content"`
+			} `json:"logprobs"`
+		} `json:"choices"`
 		// The prompt's tokens as the server counted them.
 		LlamaN  int `json:"tokens_evaluated"`
 		OllamaN int `json:"prompt_eval_count"`
+		Usage   struct {
+			N int `json:"prompt_tokens"`
+		} `json:"usage"`
 	}
 	var err error
 	var probs *[]wireToken
-	if a.ollama {
+	switch a.route {
+	case routeChat:
+		if err = a.post(ctx, "/v1/chat/completions", a.chatBody(text, answer, n), &out); err == nil && len(out.Chat) > 0 && out.Chat[0].Logprobs != nil {
+			probs = out.Chat[0].Logprobs.Content
+		}
+		out.LlamaN = out.Usage.N
+	case routeOllama:
 		body := map[string]any{"model": a.model, "prompt": text + joinBytes(answer), "raw": true, "stream": false,
 			"logprobs": true, "top_logprobs": a.plan.TopK,
 			// The lists are the model's before any penalty; a repeat
@@ -711,7 +843,7 @@ func (a *answerReader) complete(ctx context.Context, text string, toks promptTok
 		if err = a.post(ctx, "/api/generate", body, &out); err == nil {
 			probs = out.Ollama
 		}
-	} else {
+	default:
 		prompt := []any{text}
 		if withIDs(answer) {
 			for _, t := range answer {
@@ -742,12 +874,37 @@ func (a *answerReader) complete(ctx context.Context, text string, toks promptTok
 		if len(p.Top) == 0 {
 			return completion{}, fmt.Errorf("the server listed no likely tokens at token %d", i+1)
 		}
-		if !a.ollama && (p.ID == nil || slices.ContainsFunc(p.Top, func(t wireAlt) bool { return t.ID == nil })) {
+		if a.route == routeTokens && (p.ID == nil || slices.ContainsFunc(p.Top, func(t wireAlt) bool { return t.ID == nil })) {
 			return completion{}, errors.New("the server listed tokens without their ids")
 		}
 		c.chosen, c.lists = append(c.chosen, p.wireAlt), append(c.lists, p.Top)
 	}
 	return c, nil
+}
+
+// chatBody is the chat route's request: the prompt as the user's
+// message and the answer so far as the assistant's, continued (vLLM's
+// and SGLang's continue_final_message; llama-server and Ollama continue
+// a final assistant message of themselves, or not at all), greedy, with
+// every penalty a server may apply by default off so that its choice is
+// its list's first.
+func (a *answerReader) chatBody(text string, answer []wireAlt, n int) map[string]any {
+	msgs := []map[string]string{{"role": "user", "content": text}}
+	body := map[string]any{"messages": msgs, "max_tokens": n, "temperature": 0, "seed": 1, "stream": false,
+		"logprobs": true, "top_logprobs": a.plan.TopK, "presence_penalty": 0, "frequency_penalty": 0}
+	if a.model != "" {
+		body["model"] = a.model
+	}
+	if len(answer) > 0 {
+		body["messages"] = append(msgs, map[string]string{"role": "assistant", "content": joinBytes(answer)})
+		body["continue_final_message"], body["add_generation_prompt"] = true, false
+	}
+	if a.family == results.FamilyVLLM || a.family == results.FamilySGLang {
+		// Their defaults come from the model's generation_config.json,
+		// which may set a repetition penalty.
+		body["repetition_penalty"] = 1
+	}
+	return body
 }
 
 // withIDs: every token has the server's id.

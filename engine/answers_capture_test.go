@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,7 +48,11 @@ func TestAnswersReadCapturedServers(t *testing.T) {
 	}
 	plan := AnswersPlan{TopK: 20, Timeout: 10 * time.Second}
 	reader := func(ollama bool) *answerReader {
-		return &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, model: "soft", plan: plan, ollama: ollama, slots: 1}
+		route := routeTokens
+		if ollama {
+			route = routeOllama
+		}
+		return &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, model: "soft", plan: plan, route: route, slots: 1}
 	}
 	ctx := context.Background()
 	const prompt = "Explain in three sentences why the sky is blue."
@@ -78,6 +84,72 @@ func TestAnswersReadCapturedServers(t *testing.T) {
 			if ll[j].key() != ol[j].key() || math.Abs(ll[j].LogProb-ol[j].LogProb) > 1e-3 {
 				t.Errorf("token %d, alternative %d: %q %.6f against %q %.6f", i+1, j+1, ll[j].key(), ll[j].LogProb, ol[j].key(), ol[j].LogProb)
 			}
+		}
+	}
+}
+
+// TestAnswersChatRouteCaptured: the chat route as the real servers
+// answered it (testdata/answers), replayed by a stand-in: llama-server
+// b4748 answers a final assistant message again from its start — its
+// prompt counted 6 tokens more than the answer so far — and is said,
+// not measured; Ollama 0.24 continues it, its list at the answer's
+// second token read with the count one more.
+func TestAnswersChatRouteCaptured(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		server string
+		want   string // "" read; else the error
+	}{
+		{"llama-b4748", "given the answer so far, it counted 6 prompt tokens more than the answer's"},
+		{"ollama-0.24", ""},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var req struct {
+				Messages []json.RawMessage `json:"messages"`
+				Continue bool              `json:"continue_final_message"`
+			}
+			if r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil {
+				http.NotFound(w, r)
+				return
+			}
+			name := tc.server + "-chat.json"
+			if len(req.Messages) > 1 && req.Continue {
+				name = tc.server + "-chat-assistant.json"
+			}
+			data, err := os.ReadFile(filepath.Join("testdata", "answers", name))
+			if err != nil {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(data)
+		}))
+		t.Cleanup(srv.Close)
+		b, err := setup.ParseBase(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, model: "soft", plan: AnswersPlan{TopK: 20, Timeout: 10 * time.Second}, route: routeChat, slots: 1}
+		ctx := context.Background()
+		first, err := r.complete(ctx, "Explain in three sentences why the sky is blue.", promptTokens{}, nil, 1)
+		if err != nil || first.promptN != 21 || first.chosen[0].key() != " intitulé" || len(first.lists[0]) != 20 {
+			t.Fatalf("%s: the first token %+v, %v", tc.server, first, err)
+		}
+		// The answer's second token, as the model chose it (the
+		// /completion capture's).
+		answer := []wireAlt{first.chosen[0], {Token: "Mouse", Bytes: []int{'M', 'o', 'u', 's', 'e'}}}
+		lists, cut, err := readPositions(ctx, r, "Explain in three sentences why the sky is blue.", promptTokens{n: first.promptN}, answer, func() {})
+		if tc.want != "" {
+			if !errors.Is(err, ErrNoContinuation) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want %q", tc.server, err, tc.want)
+			}
+			continue
+		}
+		if err != nil || cut != 2 {
+			t.Fatalf("%s: cut %d, %v", tc.server, cut, err)
+		}
+		if !continued(answer, lists) {
+			t.Errorf("%s: its lists along its own answer do not have the answer's tokens first", tc.server)
 		}
 	}
 }

@@ -105,9 +105,84 @@ func TestAnswersSayWhatTheServerDoesNotAllow(t *testing.T) {
 	if !errors.Is(err, ErrOtherTokenizer) || !strings.Contains(err.Error(), "another model family is not a drift") {
 		t.Errorf("another tokenizer: %v", err)
 	}
-	_, err = MeasureAnswers(context.Background(), base, side(sim.Config{}), plan, nil)
-	if !errors.Is(err, ErrAnswersUnsupported) || !strings.Contains(err.Error(), "vllm is not read yet") {
-		t.Errorf("a vLLM server: %v", err)
+	// The chat route: a server that answers a final assistant message
+	// again is said, by what its counts show, or where it counts
+	// nothing by its own answer not followed; the OpenAI API itself
+	// refuses the continuation's field, and says so.
+	for _, tc := range []struct {
+		name      string
+		base, cfg sim.Config
+		want      string
+	}{
+		{"vLLM not asked to continue", sim.Config{Personality: sim.LlamaCpp}, sim.Config{Personality: sim.VLLM, Answers: sim.Distribution{ChatRestarts: true}},
+			"the other setting, along the code answer: the server does not continue a final assistant message (it answers it again from its start), so its chat route cannot be read token by token: given the answer so far, it counted 2 prompt tokens more than the answer's"},
+		{"a restarting baseline without counts", sim.Config{Personality: sim.VLLM, NoUsage: true, Answers: sim.Distribution{ChatRestarts: true}}, sim.Config{Personality: sim.LlamaCpp},
+			"the baseline: the server does not continue a final assistant message (it answers it again from its start), so its chat route cannot be read token by token: given its own answer so far, its most likely next token was mostly not the one it had chosen there"},
+		{"the OpenAI API", sim.Config{Personality: sim.LlamaCpp}, sim.Config{Personality: sim.Strict, Models: []string{"m"}}, "continue_final_message"},
+	} {
+		_, b := startSim(t, tc.base)
+		other := side(tc.cfg)
+		if tc.cfg.Personality == sim.Strict {
+			other.Model = "m"
+		}
+		_, err = MeasureAnswers(context.Background(), AnswersSide{Endpoint: Endpoint{URL: b}}, other, plan, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v\nwant %q", tc.name, err, tc.want)
+		}
+		if tc.cfg.Personality != sim.Strict && !errors.Is(err, ErrNoContinuation) {
+			t.Errorf("%s: %v is not ErrNoContinuation", tc.name, err)
+		}
+	}
+}
+
+// TestAnswersThroughTheChatRoute: a server with neither llama-server's
+// nor Ollama's route (vLLM, SGLang) is read through chat completions
+// with logprobs, the answer so far a final assistant message it
+// continues (continue_final_message): the same model is within the
+// floor against llama-server's ids, and a known drift between two
+// models of one vLLM measures exactly what the same two distributions
+// measure through llama-server's ids; the note says how tokens were
+// told apart. A chat route that lists fewer tokens than asked is said.
+func TestAnswersThroughTheChatRoute(t *testing.T) {
+	t.Parallel()
+	plan := AnswersPlan{Positions: 8, Prompts: 2}
+	heavy := sim.Distribution{Drift: 0.8, DriftSeed: 7}
+	url := func(cfg sim.Config) Endpoint { _, u := startSim(t, cfg); return Endpoint{URL: u} }
+	llama := url(sim.Config{Personality: sim.LlamaCpp})
+	ctx := context.Background()
+	for _, p := range []sim.Personality{sim.VLLM, sim.SGLang} {
+		chat := url(sim.Config{Personality: p, Models: []string{"m", "m-q4"}, Answers: sim.Distribution{ModelDrift: map[string]float64{"m-q4": heavy.Drift}, DriftSeed: heavy.DriftSeed}})
+		same, err := MeasureAnswers(ctx, AnswersSide{Endpoint: llama}, AnswersSide{Endpoint: chat, Model: "m"}, plan, nil)
+		if err != nil {
+			t.Fatalf("%s: llama-server against the chat route: %v", p, err)
+		}
+		if same.KLBeyond || same.SameTopBeyond || same.Other.KLMean != 0 || same.Other.Positions != plan.Prompts*plan.Positions {
+			t.Errorf("%s: the same model: %s (%d positions)", p, same.Line(), same.Other.Positions)
+		}
+		if !slices.ContainsFunc(same.Notes, func(n string) bool { return strings.HasPrefix(n, "the chat route says no token ids") }) {
+			t.Errorf("%s: notes %q: want the bytes said", p, same.Notes)
+		}
+		byChat, err := MeasureAnswers(ctx, AnswersSide{Endpoint: chat, Model: "m"}, AnswersSide{Endpoint: chat, Model: "m-q4"}, plan, nil)
+		if err != nil {
+			t.Fatalf("%s: two models of one server: %v", p, err)
+		}
+		byIDs, err := MeasureAnswers(ctx, AnswersSide{Endpoint: llama}, AnswersSide{Endpoint: url(sim.Config{Personality: sim.LlamaCpp, Answers: heavy})}, plan, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !byChat.KLBeyond || math.Abs(byChat.Other.KLMean-byIDs.Other.KLMean) > 1e-12 || byChat.Other.SameTop != byIDs.Other.SameTop {
+			t.Errorf("%s: two models through the chat route: %s; through llama-server's ids: %s", p, byChat.Line(), byIDs.Line())
+		}
+	}
+	short, err := MeasureAnswers(ctx, AnswersSide{Endpoint: llama}, AnswersSide{Endpoint: url(sim.Config{Personality: sim.VLLM, Answers: sim.Distribution{MaxProbs: 5}})}, plan, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if short.TopK != 5 {
+		t.Errorf("a chat route listing 5: top %d, notes %q", short.TopK, short.Notes)
+	}
+	if _, err := MeasureAnswers(ctx, AnswersSide{Endpoint: llama}, AnswersSide{Endpoint: url(sim.Config{Personality: sim.VLLM, Answers: sim.Distribution{NoProbs: true}})}, plan, nil); err == nil || !strings.Contains(err.Error(), "returned no token probabilities") {
+		t.Errorf("a chat route without probabilities: %v", err)
 	}
 }
 

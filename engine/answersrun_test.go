@@ -95,7 +95,7 @@ func TestRunAnswersDocument(t *testing.T) {
 func TestRunAnswersRefuses(t *testing.T) {
 	t.Parallel()
 	_, url := startSim(t, sim.AnswersDemo())
-	_, vllm := startSim(t, sim.Config{Personality: sim.VLLM, Models: []string{"m"}})
+	_, vllm := startSim(t, sim.Config{Personality: sim.VLLM, Models: []string{"m"}, Answers: sim.Distribution{ChatRestarts: true}})
 	tests := []struct {
 		name string
 		run  AnswersRun
@@ -105,7 +105,7 @@ func TestRunAnswersRefuses(t *testing.T) {
 		{"no other setting", AnswersRun{Model: "kovara-sim-8b-f16"}, true, "choose the other setting"},
 		{"itself", AnswersRun{Model: "kovara-sim-8b-f16", AgainstModel: "kovara-sim-8b-f16"}, true, "the baseline itself"},
 		{"too many prompts", AnswersRun{AnswersPlan: AnswersPlan{Prompts: 99}, AgainstModel: "x"}, true, "has 6 prompts"},
-		{"a server without the route", AnswersRun{AnswersPlan: AnswersPlan{Prompts: 1, Positions: 2}, Model: "kovara-sim-8b-f16", Against: &Endpoint{URL: vllm}}, false, "the answers measurement reads"},
+		{"a server that does not continue", AnswersRun{AnswersPlan: AnswersPlan{Prompts: 1, Positions: 2}, Model: "kovara-sim-8b-f16", Against: &Endpoint{URL: vllm}}, false, "does not continue a final assistant message"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -150,6 +150,9 @@ func postBounded(ctx context.Context, c *http.Client, ep Endpoint, b Base, path 
 	case err != nil:
 		return nil, errors.New(scrub(rootCause(err), ep.APIKey))
 	case resp.StatusCode != http.StatusOK:
+		if said := serverMessage(out, ep.APIKey); said != "" {
+			return nil, fmt.Errorf("POST %s answered HTTP %d (the server said: %s)", path, resp.StatusCode, said)
+		}
 		return nil, fmt.Errorf("POST %s answered HTTP %d", path, resp.StatusCode)
 	case tooBig:
 		return nil, fmt.Errorf("POST %s answered with more than %d MiB", path, limit>>20)

@@ -370,8 +370,9 @@ var tuneDriftPlan = AnswersPlan{}
 // measureDrift makes the first setting's reference in its turn, and
 // reads each other setting against it in that setting's first turn
 // after the reference exists (docs/method.md §14). A server it cannot
-// read (neither llama-server nor Ollama) is said once, beside the answers' sentence;
-// a setting whose reading fails is said as a note.
+// read (no log-probabilities, a chat route that does not continue the
+// answer) is said once, beside the answers' sentence; a setting whose
+// reading fails is said as a note.
 func (t *tuneRun) measureDrift(ctx context.Context, si int, s TuneSetting, st TuneStatus) {
 	if t.driftWhy != "" || (si == 0) == (t.driftRef != nil) || si > 0 && t.drifts[si] != nil {
 		return

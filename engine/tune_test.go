@@ -223,7 +223,7 @@ func TestTuneSameModelAnswersAlike(t *testing.T) {
 // says how far each setting's distribution is from the first's, not only
 // whether ten answers read alike: a model of the same weights within the
 // floor, one "quantised" beyond it with the ruler's words; a server whose
-// route is not read says why, once.
+// chat route cannot be read (it restarts the answer) says why, once.
 func TestTuneAnswersTokenByToken(t *testing.T) {
 	t.Parallel()
 	cfg := fastSim()
@@ -268,15 +268,19 @@ func TestTuneAnswersTokenByToken(t *testing.T) {
 		}
 	}
 
-	// vLLM: the text check as before, and one sentence of why not token
-	// by token.
-	_, vurl := startSim(t, func() sim.Config { c := fastSim(); c.Models = []string{"a", "b"}; return c }())
+	// A vLLM that answers a final assistant message again: the text
+	// check as before, and one sentence of why not token by token.
+	_, vurl := startSim(t, func() sim.Config {
+		c := fastSim()
+		c.Models, c.Answers.ChatRestarts = []string{"a", "b"}, true
+		return c
+	}())
 	plan.Settings = []TuneSetting{{Name: "a", How: setup.ByModel, Model: "a"}, {Name: "b", How: setup.ByModel, Model: "b"}}
 	res, err = RunTune(context.Background(), plan, Endpoint{URL: vurl}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := res.AnswersSentence(); !strings.Contains(s, "Their distributions were not compared token by token: the baseline: the answers measurement reads llama-server's /completion or Ollama's /api/generate token by token; vllm is not read yet") || res.Answers[0].Drift != nil {
+	if s := res.AnswersSentence(); !strings.Contains(s, "Their distributions were not compared token by token: the baseline read again along its code answer: the server does not continue a final assistant message") || res.Answers[0].Drift != nil {
 		t.Errorf("vLLM's answers sentence: %q", s)
 	}
 }

@@ -14,7 +14,9 @@ func TestAnswersCommand(t *testing.T) {
 	t.Parallel()
 	base := startSim(t, sim.Config{Personality: sim.LlamaCpp})
 	drifted := startSim(t, sim.Config{Personality: sim.LlamaCpp, Answers: sim.Distribution{Drift: 0.8, DriftSeed: 3}})
-	vllm := startSim(t, fast())
+	restarts := fast()
+	restarts.Answers.ChatRestarts = true
+	vllm := startSim(t, restarts)
 	tests := []struct {
 		name   string
 		args   []string
@@ -24,8 +26,8 @@ func TestAnswersCommand(t *testing.T) {
 	}{
 		{"a drifted setting", []string{"answers", "--endpoint", base, "--against", drifted, "--answer-prompts", "2", "--positions", "6", "--quiet"}, exitOK,
 			"kovara-sim-8b against kovara-sim-8b: same top token ", ""},
-		{"a server it cannot read", []string{"answers", "--endpoint", base, "--against", vllm, "--answer-prompts", "1", "--positions", "2", "--quiet"}, exitFailed,
-			"", "the answers measurement reads llama-server's /completion or Ollama's /api/generate token by token; vllm is not read yet"},
+		{"a vLLM that does not continue", []string{"answers", "--endpoint", base, "--against", vllm, "--answer-prompts", "1", "--positions", "2", "--quiet"}, exitFailed,
+			"", "the other setting, along the code answer: the server does not continue a final assistant message (it answers it again from its start)"},
 		{"no other setting", []string{"answers", "--endpoint", base}, exitBadInput,
 			"", "give the other setting: --against ENDPOINT, --against-model MODEL, or both"},
 		{"no positions", []string{"answers", "--endpoint", base, "--against", drifted, "--positions", "0"}, exitBadInput,

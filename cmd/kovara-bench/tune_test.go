@@ -31,7 +31,7 @@ func TestTuneDemo(t *testing.T) {
 	if !strings.HasPrefix(first, "q8 ") || !strings.Contains(first, "than q4") && !strings.Contains(first, "beyond noise") {
 		t.Errorf("first line %q, want the verdict on q8 against q4", first)
 	}
-	if !strings.Contains(stdout, "Answers at temperature 0: q8's answers differ from q4's in 10 of 10 prompts") {
+	if !strings.Contains(stdout, "Answers at temperature 0: q8 against q4 token by token: same top token ") || !strings.Contains(stdout, "beyond the floor on KL divergence") || !strings.Contains(stdout, "q8's answers differ from q4's in 10 of 10 prompts") {
 		t.Errorf("no answers check in:\n%s", stdout)
 	}
 	data, err := os.ReadFile(out)

@@ -49,6 +49,11 @@ type Distribution struct {
 	// server of several models (a settings comparison of two models of
 	// one server); a model not in it has Drift.
 	ModelDrift map[string]float64
+	// ChatRestarts answers a chat's final assistant message again from
+	// its start, as llama-server b4748 does (testdata/answers): the
+	// template closes the message and opens another. vLLM and SGLang
+	// do so unless asked continue_final_message; Ollama 0.24 continues.
+	ChatRestarts bool
 }
 
 func (d Distribution) vocab() int {
@@ -358,6 +363,65 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 		out["logprobs"] = probs
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(jsonBytes(out))
+}
+
+// chatText is a chat's messages as the template makes them for the
+// model: a final assistant message continued, or (ChatRestarts, or vLLM
+// and SGLang not asked to continue it) closed and another begun.
+func (d Distribution) chatText(msgs []chatMessage, p Personality, cont bool) string {
+	var text strings.Builder
+	for i, m := range msgs {
+		content := strings.Join(m.Content, "")
+		switch {
+		case m.Role != "assistant":
+			text.WriteString(Template(content))
+		case i < len(msgs)-1 || d.ChatRestarts || (p == VLLM || p == SGLang) && !cont:
+			text.WriteString(content + " <|end|>\n<|assistant|>\n")
+		default:
+			text.WriteString(content)
+		}
+	}
+	return text.String()
+}
+
+// chatLogprobs answers a chat completion asked with logprobs, not
+// streamed, from the answers model: max_tokens tokens chosen greedily
+// after the rendered messages, each with its top list (OpenAI's
+// choices[].logprobs.content; ids as llama-server gives them, none from
+// the others), usage counting the rendered prompt.
+func (s *Server) chatLogprobs(w http.ResponseWriter, j *job) {
+	d := s.cfg.Answers
+	if v, ok := d.ModelDrift[j.model]; ok {
+		d.Drift = v
+	}
+	context := d.Tokens(j.rendered)
+	k := j.probs
+	if d.MaxProbs > 0 {
+		k = min(k, d.MaxProbs)
+	}
+	probs, text := d.generate(context, j.maxTokens, k)
+	if s.cfg.Personality != LlamaCpp {
+		for i := range probs {
+			probs[i].ID = nil
+			for a := range probs[i].Top {
+				probs[i].Top[a].ID = nil
+			}
+		}
+	}
+	var logprobs any
+	if !d.NoProbs {
+		logprobs = map[string]any{"content": probs}
+	}
+	out := map[string]any{
+		"id": fmt.Sprintf("chatcmpl-%016x", mix64(j.seq)), "object": "chat.completion", "model": j.model,
+		"choices": []map[string]any{{"index": 0, "message": map[string]string{"role": "assistant", "content": text}, "logprobs": logprobs, "finish_reason": "length"}},
+	}
+	if !s.cfg.NoUsage {
+		promptN := len(context) * max(1, int(s.cfg.TokensPerWord))
+		out["usage"] = map[string]int{"prompt_tokens": promptN, "completion_tokens": j.maxTokens, "total_tokens": promptN + j.maxTokens}
+	}
+	w.Header().Set("Content-Type", "application/json")
 	w.Write(jsonBytes(out))
 }
 

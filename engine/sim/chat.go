@@ -50,6 +50,10 @@ type chatRequest struct {
 	} `json:"stream_options"`
 	IgnoreEOS          *bool           `json:"ignore_eos"`
 	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
+	// The answers measurement's chat route (answers.go).
+	Logprobs             bool `json:"logprobs"`
+	TopLogprobs          int  `json:"top_logprobs"`
+	ContinueFinalMessage bool `json:"continue_final_message"`
 }
 
 type chatMessage struct {
@@ -154,6 +158,11 @@ type job struct {
 	fault     Fault
 	key       uint64 // n, or a hash of the last user message when unnumbered
 	reasoning int    // leading tokens sent as reasoning
+	// probs is the top list asked with logprobs (-1: none), and
+	// rendered the messages as the template makes them for the answers
+	// model (chatLogprobs).
+	probs    int
+	rendered string
 	// keys goes on hashing the answer's words after the prompt's (with
 	// the prompt cache on), so the next turn finds them.
 	keys    keyHasher
@@ -207,7 +216,10 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 		return nil, &apiError{http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", model), "not_found_error"}
 	}
 
-	j := &job{n: -1, model: model, stream: req.Stream}
+	j := &job{n: -1, model: model, stream: req.Stream, probs: -1}
+	if req.Logprobs {
+		j.probs, j.rendered = req.TopLogprobs, s.cfg.Answers.chatText(req.Messages, p, req.ContinueFinalMessage)
+	}
 	words, tokens := 0, 0
 	for _, m := range req.Messages {
 		for _, t := range m.Content {
@@ -367,6 +379,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request, arrived time
 		return
 	}
 
+	if j.probs >= 0 && !j.stream {
+		s.chatLogprobs(w, j)
+		return
+	}
 	ctx := r.Context()
 	if d := s.cfg.RequestOverhead; d > 0 {
 		t := time.NewTimer(d)

@@ -28,11 +28,13 @@ func Demo() Config {
 
 // TuneDemo is the simulator behind the settings comparison's demo: two
 // quantisations of one model, the larger decoding a fifth slower, so the
-// comparison finds a difference beyond noise and their answers differ.
+// comparison finds a difference beyond noise and their answers differ,
+// read token by token through the chat route by a small drift.
 func TuneDemo() Config {
 	c := Demo()
 	c.Models = []string{"kovara-sim-8b-q4", "kovara-sim-8b-q8"}
 	c.ModelSlowdown = map[string]float64{"kovara-sim-8b-q8": 1.2}
+	c.Answers = Distribution{ModelDrift: map[string]float64{"kovara-sim-8b-q8": 0.15}, DriftSeed: 4}
 	return c
 }
 
