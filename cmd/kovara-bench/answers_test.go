@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -44,5 +46,45 @@ func TestAnswersCommand(t *testing.T) {
 				t.Errorf("a drift of 0.8 is not called beyond the floor:\n%s", stdout)
 			}
 		})
+	}
+}
+
+// TestSimulateAnswersFlags: "kovara-bench simulate --answers-drift"
+// serves a model whose distributions are that far from another
+// simulator's, read through the chat route, and "--chat-restarts" one
+// the answers measurement refuses in one sentence; a negative drift is
+// bad input.
+func TestSimulateAnswersFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	bin := buildBinary(t)
+	serve := func(extra ...string) string {
+		cmd := exec.Command(bin, append([]string{"simulate", "--listen", "127.0.0.1:0"}, extra...)...)
+		out, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		url, err := sim.ReadServingURL(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url
+	}
+	base, drifted, restarts := serve("--model", "q8"), serve("--model", "q4", "--answers-drift", "0.5"), serve("--chat-restarts")
+	small := []string{"--answer-prompts", "1", "--positions", "16", "--quiet"}
+	code, stdout, stderr := runCLI(append([]string{"answers", "--endpoint", base, "--against", drifted}, small...)...)
+	if code != exitOK || !strings.HasPrefix(stdout, "q4 against q8: ") || !strings.Contains(stdout, "beyond the floor on KL divergence") {
+		t.Errorf("a drifted simulator: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI(append([]string{"answers", "--endpoint", base, "--against", restarts}, small...)...)
+	if code != exitFailed || !strings.Contains(stderr, "does not continue a final assistant message") {
+		t.Errorf("a simulator that restarts: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := runCLI("simulate", "--answers-drift", "-1"); code != exitBadInput || !strings.Contains(stderr, "--answers-drift is a standard deviation") {
+		t.Errorf("a negative drift: exit %d, %s", code, stderr)
 	}
 }

@@ -65,6 +65,8 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.ReasoningTokens, "reasoning-tokens", 0, "begin every answer with this many reasoning tokens unless thinking is turned off")
 	fs.IntVar(&cfg.ContextLength, "context-length", 0, "the context it serves, tokens (0: 32768, 4096 as Ollama)")
 	fs.Float64Var(&cfg.CPUShare, "cpu-share", 0, "with --personality ollama: the share of the model run on the CPU (0 to 1), as /api/ps says it; a split model decodes slower")
+	fs.Float64Var(&cfg.Answers.Drift, "answers-drift", 0, "move the next-token logits the answers measurement reads by this standard deviation, as a quantisation does (0.15: about Q8_0 on Llama 3 8B; 0: the model itself)")
+	fs.BoolVar(&cfg.Answers.ChatRestarts, "chat-restarts", false, "answer a chat's final assistant message again from its start instead of continuing it (as llama-server b4748 does)")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -75,6 +77,11 @@ func cmdSimulate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench simulate: unknown personality %q: use vllm, sglang, llamacpp, ollama or strict\n", *personality)
 		return exitBadInput
 	}
+	if cfg.Answers.Drift < 0 {
+		fmt.Fprintln(stderr, "kovara-bench simulate: --answers-drift is a standard deviation of 0 or more, like 0.15")
+		return exitBadInput
+	}
+	cfg.Answers.DriftSeed = 4
 	if cfg.CPUShare < 0 || cfg.CPUShare > 1 {
 		fmt.Fprintln(stderr, "kovara-bench simulate: --cpu-share is a share from 0 to 1, like 0.38")
 		return exitBadInput

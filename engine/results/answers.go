@@ -223,7 +223,11 @@ func (r *AnswersResult) PartsWords() string {
 		return ""
 	}
 	if len(parts) == 0 {
-		return fmt.Sprintf("Greedy answers at temperature 0: the same as the baseline's in all %d prompts, as far as they were read (%d tokens).", len(r.Kinds), r.Settings.Positions)
+		in := fmt.Sprintf("all %d prompts", len(r.Kinds))
+		if len(r.Kinds) == 1 {
+			in = "its one prompt"
+		}
+		return fmt.Sprintf("Greedy answers at temperature 0: the same as the baseline's in %s, as far as they were read (%d tokens).", in, r.Settings.Positions)
 	}
 	return fmt.Sprintf("Greedy answers at temperature 0 part from the baseline's in %d of %d prompts: %s.", len(parts), len(r.Kinds), strings.Join(parts, ", "))
 }
