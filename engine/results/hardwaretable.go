@@ -55,7 +55,7 @@ var hardwareColumns = []hardwareColumn{
 		}
 		return strconv.FormatFloat(sum, 'f', 0, 64)
 	}},
-	{"Swap\nMiB", func(lt LevelTelemetry) string {
+	{"Swapped in\n+ out MiB", func(lt LevelTelemetry) string {
 		if lt.Host == nil || lt.Host.SwapInBytes == nil || lt.Host.SwapOutBytes == nil {
 			return ""
 		}

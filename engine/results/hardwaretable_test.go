@@ -28,7 +28,7 @@ func throttledDoc() *File {
 func TestHardwareTable(t *testing.T) {
 	got := HardwareTable(throttledDoc())
 	want := &Table{
-		Columns: []string{"Concurrency", "Slowed\n% of time", "Slowed\nfor", "Clock\n% of max", "Hottest\n°C", "GPU memory\npeak MiB", "Swap\nMiB"},
+		Columns: []string{"Concurrency", "Slowed\n% of time", "Slowed\nfor", "Clock\n% of max", "Hottest\n°C", "GPU memory\npeak MiB", "Swapped in\n+ out MiB"},
 		Rows: [][]string{
 			{"1", "0.0", "none", "98.0", "61", "17500", "0.0"},
 			{"8", "45.0", "power cap, heat", "86.0", "83", "18000", "3.5"},
