@@ -211,8 +211,10 @@ func TestTuneSaysThrottlingApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "the GPUs did not run alike: capped's GPU slowed itself for"
-	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.HasPrefix(w, want) && strings.Contains(w, "steady's did not") }) {
+	want := "the GPUs did not run alike: capped slowed itself for"
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, want) && strings.Contains(w, "; steady did not slow itself — ")
+	}) {
 		t.Errorf("warnings %q, want %q…", res.Warnings, want)
 	}
 }

@@ -79,9 +79,9 @@ type tuneRun struct {
 	res     *results.TuneResult
 	ref     string
 	answers [][][]string // the outputs check's, per setting, prompt and piece
-	// hot is each setting's runs' GPU throttling, in words
-	// (compare.ThrottleState), where its telemetry said.
-	hot map[int][]string
+	// hw is, for each of compare.HardwareStates, each setting's runs'
+	// state in words ("… (round 2)"), where its telemetry said.
+	hw []map[int][]string
 	// The answers' distributions (docs/method.md §14): the first
 	// setting's reference, made in its turn, and each other setting's
 	// figures against it, read in that setting's turn; driftWhy says why
@@ -115,7 +115,7 @@ func RunTune(ctx context.Context, plan TunePlan, ep Endpoint, obs TuneObserver) 
 			return nil, &PlanError{Err: fmt.Errorf("setting %q is changed by hand, and nothing here can ask you to", s.Name)}
 		}
 	}
-	t := &tuneRun{plan: plan, ep: ep, obs: obs, ref: newRef(), t0: time.Now(), answers: make([][][]string, len(plan.Settings)), drifts: make([]*results.TuneDrift, len(plan.Settings)), started: map[string]string{}, hot: map[int][]string{}, listens: TuneListens(plan.Settings, ep.URL)}
+	t := &tuneRun{plan: plan, ep: ep, obs: obs, ref: newRef(), t0: time.Now(), answers: make([][][]string, len(plan.Settings)), drifts: make([]*results.TuneDrift, len(plan.Settings)), started: map[string]string{}, hw: make([]map[int][]string, len(compare.HardwareStates)), listens: TuneListens(plan.Settings, ep.URL)}
 	t.res = t.newResult()
 	for r := range plan.Rounds {
 		for pos, s := range compare.TuneOrder(len(plan.Settings), r) {
@@ -333,8 +333,13 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 			}
 		}
 		run.Levels = compare.TuneFigures(f)
-		if s, ok := compare.ThrottleState(f); ok {
-			t.hot[si] = append(t.hot[si], fmt.Sprintf("%s (round %d)", s, round))
+		for i, st := range compare.HardwareStates {
+			if s, ok := st.Of(f); ok {
+				if t.hw[i] == nil {
+					t.hw[i] = map[int][]string{}
+				}
+				t.hw[i][si] = append(t.hw[i][si], fmt.Sprintf("%s (round %d)", s, round))
+			}
 		}
 		if t.obs.Saved != nil {
 			run.RunID = t.obs.Saved(f)
@@ -469,29 +474,32 @@ func powerLimitOf(tel *results.Telemetry) *float64 {
 	return &sum
 }
 
-// throttledApart warns when some settings' GPUs slowed themselves and
-// others' did not (issue #50): their speeds then differ for the card's
-// sake as much as the setting's.
-func (t *tuneRun) throttledApart() {
-	slowed, steady := []string{}, []string{}
-	for si, states := range t.hot {
-		name := t.res.Settings[si].Name
-		var hot []string
-		for _, s := range states {
-			if !strings.HasPrefix(s, "did not") {
-				hot = append(hot, s)
+// hardwareApart warns when some settings' hardware did something (a GPU
+// slowed itself, the machine swapped, other programs held the cards)
+// and others' did not (issue #50): their speeds then differ for the
+// hardware's sake as much as the setting's.
+func (t *tuneRun) hardwareApart() {
+	for i, st := range compare.HardwareStates {
+		var apart, calm []string
+		for si, states := range t.hw[i] {
+			name := t.res.Settings[si].Name
+			var did []string
+			for _, s := range states {
+				if !strings.HasPrefix(s, st.Calm+" (") {
+					did = append(did, s)
+				}
+			}
+			if len(did) > 0 {
+				apart = append(apart, name+" "+strings.Join(did, ", "))
+			} else {
+				calm = append(calm, name)
 			}
 		}
-		if len(hot) > 0 {
-			slowed = append(slowed, name+"'s GPU "+strings.Join(hot, ", "))
-		} else {
-			steady = append(steady, name)
+		if len(apart) > 0 && len(calm) > 0 {
+			slices.Sort(apart)
+			slices.Sort(calm)
+			t.warnOnce(fmt.Sprintf(st.Why, strings.Join(apart, "; ")+"; "+results.JoinAnd(calm)+" "+st.Calm))
 		}
-	}
-	if len(slowed) > 0 && len(steady) > 0 {
-		slices.Sort(slowed)
-		slices.Sort(steady)
-		t.warnOnce(fmt.Sprintf("the GPUs did not run alike: %s; %s's did not — a speed difference may be the card slowing itself, not the setting", strings.Join(slowed, "; "), strings.Join(steady, " and ")))
 	}
 }
 
@@ -530,7 +538,7 @@ func (t *tuneRun) finish(complete bool) *results.TuneResult {
 		}
 	}
 	t.sameServers()
-	t.throttledApart()
+	t.hardwareApart()
 	return r
 }
 

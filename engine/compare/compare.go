@@ -609,32 +609,101 @@ func verb(n int, one, many string) string {
 	return many
 }
 
+// HardwareState is one thing a run's hardware did that its speeds
+// depend on (issue #50), said of a run in a few words.
+type HardwareState struct {
+	// Of says it of a run ("slowed itself for 40 % of concurrency 32");
+	// ok is false where the run's server or telemetry did not say.
+	Of func(*results.File) (string, bool)
+	// Calm is what Of says of a run where it did not happen.
+	Calm string
+	// Why is the caution, its %s what each run did.
+	Why string
+}
+
+// HardwareStates are the things Compare and Compare settings check the
+// runs did alike before weighing their speeds (where the model ran is
+// said beside each setting in Compare settings, so it is Compare's
+// alone: placementState).
+var HardwareStates = []HardwareState{
+	{ThrottleState, "did not slow itself", "the GPUs did not run alike: %s — a speed difference may be the card slowing itself, not the setting"},
+	{SwapState, "did not swap", "the server's machine did not run alike: %s — a speed difference may be its disk, not the setting"},
+	{SharedState, "had its cards to itself", "the cards were not the server's alone in every run: %s — a speed difference may be the other programs', not the setting's"},
+}
+
 // hardwareCautions say where the runs' hardware did different things
 // (issue #50), before any speed is compared: a model split onto the CPU
-// in one run and not in another, a GPU that slowed itself in one run
-// only. Runs whose server or telemetry did not say are left out.
+// in one run and not in another, a GPU that slowed itself, a machine
+// that swapped, a card shared with other programs in one run only. Runs
+// whose server or telemetry did not say are left out.
 func hardwareCautions(files []*results.File, usable []int) []string {
 	var out []string
-	for _, c := range []struct {
-		state func(*results.File) (string, bool)
-		why   string
-	}{
-		{placementState, "where the server ran the model differs: %s — a speed difference may be the split's, not the setting's"},
-		{ThrottleState, "the GPUs did not run alike: %s — a speed difference may be the card slowing itself, not the setting"},
-	} {
+	for _, c := range append([]HardwareState{{Of: placementState, Why: "where the server ran the model differs: %s — a speed difference may be the split's, not the setting's"}}, HardwareStates...) {
 		var said []string
 		seen := map[string]bool{}
 		for _, i := range usable {
-			if s, ok := c.state(files[i]); ok {
+			if s, ok := c.Of(files[i]); ok {
 				said = append(said, runName(i)+" "+s)
 				seen[s] = true
 			}
 		}
 		if len(seen) > 1 {
-			out = append(out, fmt.Sprintf(c.why, strings.Join(said, ", ")))
+			out = append(out, fmt.Sprintf(c.Why, strings.Join(said, ", ")))
 		}
 	}
 	return out
+}
+
+// SwapState is the most a run's server machine swapped in a level, where
+// that is a problem (results.SwapProblemBytes): "swapped 1.8 GiB at
+// concurrency 1", or "did not swap"; ok is false where nothing read the
+// machine's memory.
+func SwapState(f *results.File) (string, bool) {
+	t := f.Local.Telemetry
+	if t == nil {
+		return "", false
+	}
+	known, worst, at := false, 0.0, 0
+	for _, r := range f.Runs {
+		lv, ok := t.Levels[r.Concurrency]
+		if !ok || lv.Host == nil {
+			continue
+		}
+		known = true
+		for _, fd := range t.HardwareFindings(r.Concurrency) {
+			if fd.Reason == results.FindingSwap && fd.Severity == results.SeverityProblem && fd.MiB > worst {
+				worst, at = fd.MiB, r.Concurrency
+			}
+		}
+	}
+	switch {
+	case !known:
+		return "", false
+	case worst > 0:
+		return fmt.Sprintf("swapped %s at concurrency %d", results.BytesWords(worst*(1<<20)), at), true
+	}
+	return "did not swap", true
+}
+
+// SharedState is whether other programs held a share of a run's cards
+// that is a problem (results.OtherProgramsProblemShare): "shared GPU 0
+// with other programs holding 6.1 GiB", or "had its cards to itself";
+// ok is false where the cards' programs were not listed.
+func SharedState(f *results.File) (string, bool) {
+	t := f.Local.Telemetry
+	if t == nil || t.GPUProcesses == nil {
+		return "", false
+	}
+	var shared []string
+	for _, fd := range t.RunFindings() {
+		if fd.Reason == results.FindingOtherPrograms && fd.Severity == results.SeverityProblem {
+			shared = append(shared, fmt.Sprintf("GPU %d with other programs holding %s", fd.GPU, results.BytesWords(fd.MiB*(1<<20))))
+		}
+	}
+	if len(shared) == 0 {
+		return "had its cards to itself", true
+	}
+	return "shared " + results.JoinAnd(shared), true
 }
 
 // placementState is where a run's server put the model, in a few words.

@@ -110,8 +110,9 @@ func TestWallTokensPerJouleJudged(t *testing.T) {
 
 // Runs whose hardware did different things say so among the cautions
 // before their speeds: a model split onto the CPU in one, a GPU that
-// slowed itself in one; runs alike, or whose server did not say, say
-// nothing of it.
+// slowed itself, a machine that swapped, a card shared with another
+// program in one; runs alike, or different only below what is a
+// problem, or whose server did not say, say nothing of it.
 func TestHardwareCautions(t *testing.T) {
 	t.Parallel()
 	split := func(f *results.File) {
@@ -128,6 +129,24 @@ func TestHardwareCautions(t *testing.T) {
 			}
 		}
 	}
+	swapped := func(bytes int64) func(*results.File) {
+		return func(f *results.File) {
+			f.Local.Telemetry = &hw.Telemetry{Levels: map[int]hw.LevelTelemetry{}}
+			for _, r := range f.Runs {
+				f.Local.Telemetry.Levels[r.Concurrency] = hw.LevelTelemetry{LevelEnergy: hw.LevelEnergy{DurationS: 10}, Host: &results.HostLevel{Samples: 5, SwapInBytes: &bytes, SwapOutBytes: new(int64)}}
+			}
+		}
+	}
+	others := func(mib float64) func(*results.File) {
+		return func(f *results.File) {
+			total, server := 24576.0, 18000.0
+			f.Local.Telemetry = &hw.Telemetry{Inventory: []results.GPU{{Index: 0, MemoryTotalMiB: &total}},
+				GPUProcesses: &results.GPUProcesses{Start: []results.GPUProcess{{GPU: 0, PID: 1, Name: "llama-server", UsedMiB: &server}}}}
+			if mib > 0 {
+				f.Local.Telemetry.GPUProcesses.Start = append(f.Local.Telemetry.GPUProcesses.Start, results.GPUProcess{GPU: 0, PID: 2, Name: "trainer.py", UsedMiB: &mib})
+			}
+		}
+	}
 	for _, c := range []struct {
 		name string
 		a, b func(*results.File)
@@ -135,6 +154,10 @@ func TestHardwareCautions(t *testing.T) {
 	}{
 		{"split against whole", onGPU, split, "where the server ran the model differs: run 1 ran it all in GPU memory, run 2 ran 38 % of the model on the CPU"},
 		{"throttled against not", throttled(0), throttled(0.4), "the GPUs did not run alike: run 1 did not slow itself, run 2 slowed itself for 40 % of concurrency 1"},
+		{"swapped against not", swapped(0), swapped(1 << 30), "the server's machine did not run alike: run 1 did not swap, run 2 swapped 1.0 GiB at concurrency 1"},
+		{"swapped a little against not", swapped(0), swapped(8 << 20), ""},
+		{"shared against not", others(0), others(6200), "the cards were not the server's alone in every run: run 1 had its cards to itself, run 2 shared GPU 0 with other programs holding 6.1 GiB"},
+		{"a small other program against none", others(0), others(300), ""},
 		{"alike", onGPU, onGPU, ""},
 		{"unknown", func(*results.File) {}, split, ""},
 	} {
@@ -143,7 +166,7 @@ func TestHardwareCautions(t *testing.T) {
 		c.b(b)
 		v := VerdictOf(a, b)
 		got := strings.Join(v.Cautions, "\n")
-		if c.want == "" && (strings.Contains(got, "differs") || strings.Contains(got, "alike")) || c.want != "" && !strings.Contains(got, c.want) {
+		if c.want == "" && (strings.Contains(got, "differs") || strings.Contains(got, "alike") || strings.Contains(got, "alone")) || c.want != "" && !strings.Contains(got, c.want) {
 			t.Errorf("%s: cautions %q, want %q", c.name, v.Cautions, c.want)
 		}
 	}

@@ -323,10 +323,10 @@ func hostFindings(level int, h *HostLevel, mem *HostMemory) []HardwareFinding {
 		f := HardwareFinding{Level: level, Severity: SeverityNote, GPU: -1, Reason: FindingSwap, MiB: float64(in+outB) / (1 << 20)}
 		var moved []string
 		if in >= SwapNoteBytes {
-			moved = append(moved, bytesWords(float64(in))+" in")
+			moved = append(moved, BytesWords(float64(in))+" in")
 		}
 		if outB >= SwapNoteBytes {
-			moved = append(moved, bytesWords(float64(outB))+" out")
+			moved = append(moved, BytesWords(float64(outB))+" out")
 		}
 		f.Text = "the server's machine swapped " + strings.Join(moved, " and ") + " during this level"
 		if in > SwapProblemBytes || outB > SwapProblemBytes {
@@ -342,7 +342,7 @@ func hostFindings(level int, h *HostLevel, mem *HostMemory) []HardwareFinding {
 		if share := avail / total; share < LowMemoryShare {
 			out = append(out, HardwareFinding{Level: level, Severity: SeverityNote, GPU: -1, Reason: FindingLowMemory, Share: share, MiB: avail,
 				Text: fmt.Sprintf("the server's machine had as little as %s of its %s of memory available during this level: close to swapping, and a memory-mapped model may have been read from disk again",
-					bytesWords(avail*(1<<20)), bytesWords(total*(1<<20)))})
+					BytesWords(avail*(1<<20)), BytesWords(total*(1<<20)))})
 		}
 	}
 	return out
@@ -445,9 +445,9 @@ func otherProgramsWords(gpu int, server GPUProcess, others []GPUProcess, held, t
 		}
 		card := fmt.Sprintf("GPU %d", gpu)
 		if total > 0 {
-			card = fmt.Sprintf("GPU %d's %s", gpu, bytesWords(total*(1<<20)))
+			card = fmt.Sprintf("GPU %d's %s", gpu, BytesWords(total*(1<<20)))
 		}
-		s = fmt.Sprintf("%s %s of %s", n, bytesWords(held*(1<<20)), card)
+		s = fmt.Sprintf("%s %s of %s", n, BytesWords(held*(1<<20)), card)
 	}
 	s += " beside the largest, presumably the server"
 	if largest := processWords(server, ", "); largest != "" {
@@ -479,7 +479,7 @@ func processWords(p GPUProcess, sep string) string {
 		parts = append(parts, name)
 	}
 	if p.UsedMiB != nil {
-		parts = append(parts, bytesWords(*p.UsedMiB*(1<<20)))
+		parts = append(parts, BytesWords(*p.UsedMiB*(1<<20)))
 	}
 	return strings.Join(parts, sep)
 }
@@ -495,8 +495,8 @@ func programName(s string) string {
 	return s
 }
 
-// bytesWords is a size for a sentence: "1.2 GiB", "300 MiB", "12 KiB".
-func bytesWords(b float64) string {
+// BytesWords is a size for a sentence: "1.2 GiB", "300 MiB", "12 KiB".
+func BytesWords(b float64) string {
 	switch {
 	case b >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", b/(1<<30))
