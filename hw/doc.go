@@ -38,8 +38,10 @@
 // tool gives them; Sample's are W, %, MiB, MHz, °C):
 //
 //	nvidia-smi  --query-gpu=… -lms N, one long-lived process (smiSource)
-//	amd-smi     metric --usage --power --clock --temperature --mem-usage --json,
-//	            once a tick from one shell loop on the machine (amdSMISource)
+//	amd-smi     metric --usage --power --clock --temperature --mem-usage --throttle --json
+//	            (without --throttle where amd-smi refuses it: before ROCm 6.3,
+//	            a virtual machine's guest), once a tick from one shell loop on
+//	            the machine (amdSMISource)
 //	amdgpu      gpu_busy_percent, mem_info_*, hwmon power1_average|power1_input,
 //	            temp1_input, freq1_input: read directly here, or one shell loop
 //	            printing each file's name and value through ssh (amdgpuSource)
@@ -56,6 +58,9 @@
 // reads the same (combined_power, mW), with no memory or temperature, and
 // its thermal_pressure above Nominal sets the sw_thermal_slowdown clock
 // event bit, so a Mac's levels get throttle figures as a card's do.
+// amd-smi's violation status (MI300 and later) sets the same bits: PPT the
+// power cap, socket and HBM heat sw_thermal_slowdown, VR heat
+// hw_thermal_slowdown, PROCHOT hw_slowdown (amdViolations says why).
 // docs/gpu-sources.md says more.
 //
 // SSH runs `ssh -o BatchMode=yes -o ConnectTimeout=5 [-p port] [user@]host

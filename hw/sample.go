@@ -32,7 +32,9 @@ const (
 	FieldANEPower
 	// FieldClockEvents: ClockEvents holds nvidia-smi's
 	// clocks_event_reasons.active (clocks_throttle_reasons.active on older
-	// drivers), NVML's bitmask of why the clocks are below their maximum.
+	// drivers), NVML's bitmask of why the clocks are below their maximum,
+	// or another tool's reasons in the same bits: amd-smi's violation
+	// status (amdViolations), powermetrics' thermal pressure.
 	FieldClockEvents
 )
 
