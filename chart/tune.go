@@ -1,7 +1,6 @@
 package chart
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/kovara/desktop/engine/results"
@@ -76,7 +75,7 @@ func TuneCharts(r *results.TuneResult, c int, p Palette) []Spec {
 			xLabel = "setting (dots: its rounds; the intervals are too wide to draw: the table has them)"
 		}
 		out = append(out, Spec{
-			Title: fmt.Sprintf("%s at %d %s", label, c, results.Plural(c, "user", "users")), XLabel: xLabel,
+			Title: label + " " + results.TuneAtLevel(c), XLabel: xLabel,
 			YLabel: unit, YFromZero: true, XTicks: ticks, XTickLabels: names, XPad: 0.5, Series: series, Palette: p,
 		})
 	}
@@ -114,7 +113,7 @@ func TuneTradeOff(r *results.TuneResult, c int, p Palette) (Spec, bool) {
 		return Spec{}, false
 	}
 	return Spec{
-		Title:  fmt.Sprintf("Throughput against energy per token at %d %s", c, results.Plural(c, "user", "users")),
+		Title:  "Throughput against energy per token " + results.TuneAtLevel(c),
 		XLabel: "joules per output token " + where + " (dots: each setting's rounds)", YLabel: "tok/s",
 		YFromZero: true, Series: series, Palette: p,
 	}, true

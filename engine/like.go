@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
@@ -52,6 +54,27 @@ func RepeatGroup(n int, began time.Time) []*results.RunGroup {
 		places[i] = &results.RunGroup{ID: id, Index: i + 1, Of: n}
 	}
 	return places
+}
+
+// DescribeTuneReplay says what each turn of a settings comparison that
+// replays a trace sends: "each setting replays the trace day.jsonl at
+// its recorded times, 2 times faster, from 09:00 to 12:00".
+func DescribeTuneReplay(p RatePlan) string {
+	if p.Replay == nil {
+		return ""
+	}
+	r := *p.Replay
+	s := "each setting replays the trace " + filepath.Base(r.File) + " at its recorded times"
+	if sp := r.SpeedOr1(); sp != 1 {
+		s += fmt.Sprintf(", %s times faster", strconv.FormatFloat(sp, 'f', -1, 64))
+	}
+	if r.From != "" {
+		s += ", from " + r.From
+	}
+	if r.To != "" {
+		s += ", to " + r.To
+	}
+	return s
 }
 
 // DescribePlan says a Kovara plan in one line, as "run again like this"

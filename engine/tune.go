@@ -56,8 +56,10 @@ type TuneObserver struct {
 	// Status is called as the comparison moves on (a few times a turn).
 	Status func(TuneStatus)
 	// Saved gets every run as it ends, and returns its id in the library
-	// ("" when it was not saved).
-	Saved func(*results.File) string
+	// ("" when it was not saved); SavedReplay every replay of a trace,
+	// where the comparison replays one (TunePlan.Replay).
+	Saved       func(*results.File) string
+	SavedReplay func(*results.RateResult) string
 	// Pause asks the person to put the server into a setting by hand and
 	// returns once they say it is done (or ctx ends). Nil refuses
 	// settings changed by hand.
@@ -144,6 +146,14 @@ func (t *tuneRun) newResult() *results.TuneResult {
 	}
 	if !p.NoAnswers {
 		r.Plan.AnswerPrompts, r.Plan.AnswerTokens = SpecDecPromptSet, TuneAnswerTokens
+	}
+	if p.Replay != nil && p.Replay.Replay != nil {
+		// The trace's own load is the one level; how many requests it
+		// held is known once it is read (the first turn's replay).
+		rp := p.Replay.Replay
+		r.Plan.Concurrency, r.Plan.Requests, r.Plan.InputTokens, r.Plan.OutputTokens = []int{results.TuneReplayLevel}, 0, 0, 0
+		r.Plan.Replay = &results.TuneReplay{Speed: rp.SpeedOr1(), From: rp.From, To: rp.To}
+		r.Local.TraceFile = rp.File
 	}
 	if base, err := setup.ParseBase(t.ep.URL); err == nil {
 		r.Local.Endpoint, r.Local.EndpointHost = base.Root, base.Host
@@ -297,9 +307,24 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 
 	st.Doing = "measuring"
 	t.obs.status(st)
-	plan := t.plan.Inner
-	plan.Model, plan.FixedSeed = t.modelOf(s), false
-	f, err := Run(ctx, plan, t.epOf(si), t.obs.Observer)
+	var (
+		f   *results.File
+		rr  *results.RateResult
+		err error
+	)
+	if t.plan.Replay != nil {
+		// The same trace at the same times for every setting: only the
+		// prompts' seed is fresh, so no setting finds another's answers
+		// in its cache.
+		rp := *t.plan.Replay
+		rp.Model, rp.FixedSeed, rp.Timeout, rp.Simulated = t.modelOf(s), false, t.plan.Inner.Timeout, t.plan.Inner.Simulated
+		rr, err = RunRate(ctx, rp, t.epOf(si), t.obs.Observer)
+	} else {
+		plan := t.plan.Inner
+		plan.Model, plan.FixedSeed = t.modelOf(s), false
+		f, err = Run(ctx, plan, t.epOf(si), t.obs.Observer)
+	}
+	measured := f != nil || rr != nil
 	run := results.TuneRun{Setting: si, Round: round, Position: pos}
 	if err != nil {
 		run.Error = err.Error()
@@ -344,9 +369,30 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		if t.obs.Saved != nil {
 			run.RunID = t.obs.Saved(f)
 		}
-		t.noteServer(si, f)
+		t.noteServer(si, f.Local.Telemetry, f.Local.Detection)
 	}
-	if f == nil && err != nil && set.Failed == "" && ctx.Err() == nil && set.Rounds == 0 {
+	if rr != nil {
+		if d := &rr.Engine; d.Placement == nil && placed != nil {
+			d.Placement = placed
+		}
+		rr.Local.Tune = &results.TuneRef{ID: t.ref, Setting: s.Name, Round: round, Rounds: t.plan.Rounds}
+		run.Seed, run.Complete = rr.Settings.Seed, rr.Complete
+		if m := rr.ServerModel; m != "" && set.Model == "" {
+			set.Model = m
+			if si == 0 || t.res.Model == "" {
+				t.res.Model = m
+			}
+		}
+		run.Levels = compare.TuneReplayFigures(rr)
+		if t.res.Plan.Replay != nil && len(rr.Levels) > 0 {
+			t.res.Plan.Replay.Requests = rr.Levels[0].Requests
+		}
+		if t.obs.SavedReplay != nil {
+			run.RunID = t.obs.SavedReplay(rr)
+		}
+		t.noteServer(si, rr.Local.Telemetry, &rr.Engine)
+	}
+	if !measured && err != nil && set.Failed == "" && ctx.Err() == nil && set.Rounds == 0 {
 		// No run at all on its first turn (the endpoint check or the
 		// probe refused): later rounds would only say it again.
 		fail(err.Error(), logOf(srv))
@@ -355,7 +401,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		set.Rounds++
 	}
 	t.res.Runs = append(t.res.Runs, run)
-	if ctx.Err() == nil && !t.plan.NoAnswers && t.answers[si] == nil && set.Failed == "" && f != nil {
+	if ctx.Err() == nil && !t.plan.NoAnswers && t.answers[si] == nil && set.Failed == "" && measured {
 		st.Doing = "checking the answers"
 		t.obs.status(st)
 		ans, err := t.answersOf(ctx, t.epOf(si), t.modelOf(s))
@@ -364,7 +410,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		}
 		t.answers[si] = ans
 	}
-	if ctx.Err() == nil && !t.plan.NoAnswers && set.Failed == "" && f != nil {
+	if ctx.Err() == nil && !t.plan.NoAnswers && set.Failed == "" && measured {
 		t.measureDrift(ctx, si, s, st)
 	}
 }
@@ -427,9 +473,9 @@ func logOf(srv *serverproc.Server) []string {
 
 // noteServer keeps what the server said of itself in a setting (its
 // first run's detection), and warns when its build changed since.
-func (t *tuneRun) noteServer(si int, f *results.File) {
+func (t *tuneRun) noteServer(si int, tel *results.Telemetry, d *results.Detection) {
 	set := &t.res.Settings[si]
-	if limit := powerLimitOf(f.Local.Telemetry); limit != nil {
+	if limit := powerLimitOf(tel); limit != nil {
 		// Read back at every turn: the command before it may not have
 		// applied what it asked (no sudo, a cap out of range).
 		if set.Server == nil {
@@ -440,8 +486,7 @@ func (t *tuneRun) noteServer(si int, f *results.File) {
 		}
 		set.Server.PowerLimitW = limit
 	}
-	d := f.Local.Detection
-	if d == nil {
+	if d == nil || d.Family == "" && d.Version == "" {
 		return
 	}
 	now := &results.TuneServer{Family: d.Family, Build: d.Version, Slots: d.ParallelSlots, Context: d.ContextLength, Placement: d.Placement}

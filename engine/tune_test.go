@@ -19,6 +19,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/engine/trace"
 	"github.com/kovara/desktop/serverproc"
 	"github.com/kovara/desktop/serverproc/serverproctest"
 	"github.com/kovara/desktop/shellwords"
@@ -648,5 +649,69 @@ func TestTuneSaysWhereTheModelRan(t *testing.T) {
 		if has := slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "split model") }); has != splitRun {
 			t.Errorf("%s's run: problems %q", f.Local.Tune.Setting, problems)
 		}
+	}
+}
+
+// A settings comparison that replays a trace in each turn in place of
+// the Kovara plan's levels: each run is the trace's replay at its
+// recorded times, saved as a rate result labelled with its setting and
+// round; the verdict is read in the replay (its one level), and a
+// setting that decodes slower is slower there beyond noise.
+func TestTuneReplaysATrace(t *testing.T) {
+	t.Parallel()
+	var reqs []trace.Request
+	for i := range 12 {
+		reqs = append(reqs, trace.Request{Timestamp: int64(i) * 150, InputLength: 200, OutputLength: 24, HashIDs: []int64{int64(100 + i)}, DurationMs: 200})
+	}
+	path := writeTrace(t, reqs)
+	cfg := fastSim()
+	cfg.Models = []string{"fast", "slow"}
+	cfg.ModelSlowdown = map[string]float64{"slow": 3}
+	_, url := startSim(t, cfg)
+	inner := tinyTunePlan()
+	plan := TunePlan{
+		Settings: []TuneSetting{{Name: "fast", How: setup.ByModel, Model: "fast"}, {Name: "slow", How: setup.ByModel, Model: "slow"}},
+		Rounds:   3, Inner: inner, NoAnswers: true,
+		Replay: &RatePlan{Replay: &setup.Replay{File: path, Speed: 2}, MaxInFlight: 8, MetricsInterval: -1},
+	}
+	var log tuneLog
+	var mu sync.Mutex
+	var replays []*results.RateResult
+	obs := log.observer()
+	obs.SavedReplay = func(r *results.RateResult) string {
+		mu.Lock()
+		defer mu.Unlock()
+		replays = append(replays, r)
+		return fmt.Sprintf("replay-%d", len(replays))
+	}
+	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.saved) != 0 || len(replays) != 6 {
+		t.Fatalf("%d Kovara runs and %d replays saved, want none and 6", len(log.saved), len(replays))
+	}
+	for _, r := range replays {
+		if r.Replay == nil || r.Replay.Sent != 12 || r.Local.Tune == nil || r.Local.Tune.Rounds != 3 || r.Local.TraceFile != path {
+			t.Errorf("a replay: match %+v, tune %+v, trace %q", r.Replay, r.Local.Tune, r.Local.TraceFile)
+		}
+	}
+	if got := res.Plan; !slices.Equal(got.Concurrency, []int{results.TuneReplayLevel}) || got.Replay == nil || got.Replay.Requests != 12 || got.Replay.Speed != 2 || res.Local.TraceFile != path {
+		t.Errorf("plan %+v (replay %+v), trace %q", got, got.Replay, res.Local.TraceFile)
+	}
+	var latency *results.TuneVerdict
+	for i, v := range res.Verdicts {
+		if v.Setting == 1 && v.Metric == "latency_p50" && v.Concurrency == results.TuneReplayLevel {
+			latency = &res.Verdicts[i]
+		}
+	}
+	if latency == nil || latency.Verdict != results.TuneWorse || latency.Rounds != 3 {
+		t.Fatalf("latency p50 verdict %+v, want worse over 3 rounds", latency)
+	}
+	if h := res.Headline(); !strings.Contains(h, "in the replay") {
+		t.Errorf("headline %q, want the change said in the replay", h)
+	}
+	if rows := res.Table().Rows; len(rows) == 0 || rows[0][0] != "replay" {
+		t.Errorf("table's first row %q, want the replay's level", rows[0])
 	}
 }

@@ -260,6 +260,9 @@ type Summary struct {
 	// Rates are a rate result's offered rates, requests/s, lowest first:
 	// its levels (LevelList says either).
 	Rates []float64 `json:"rates,omitempty"`
+	// Replay: a settings comparison whose runs replayed a trace, its one
+	// level the replay's.
+	Replay bool `json:"replay,omitempty"`
 }
 
 // LevelList is History's Levels column: the levels measured ("1,2,4",
@@ -274,6 +277,9 @@ func (s Summary) LevelList() string {
 	}
 	if s.PartialLevel > 0 {
 		parts = append(parts, strconv.Itoa(s.PartialLevel)+"*")
+	}
+	if s.Replay {
+		parts = append(parts, "replay")
 	}
 	return strings.Join(parts, ",")
 }

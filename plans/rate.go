@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/kovara/desktop/engine/compare"
@@ -67,6 +68,10 @@ func (d Rate) Summary() Summary {
 		if l.OutputTPS > s.BestOutputTPS {
 			s.BestOutputTPS = l.OutputTPS
 		}
+	}
+	if t := r.Local.Tune; t != nil {
+		// A trace's replay in a settings comparison, as its Kovara runs.
+		s.Setting, s.Group = t.Setting, fmt.Sprintf("%d of %d", t.Round, t.Rounds)
 	}
 	return s
 }

@@ -31,3 +31,20 @@ func TestRateSummary(t *testing.T) {
 		t.Errorf("a Kovara run's levels %q, want %q", got, want)
 	}
 }
+
+// TestTuneReplaySummary: a settings comparison that replayed a trace
+// says "replay" in History's Levels column, not a number of users, and
+// each replay it made names its setting and round as a Kovara run of a
+// comparison does.
+func TestTuneReplaySummary(t *testing.T) {
+	t.Parallel()
+	tune := &results.TuneResult{Plan: results.TunePlan{Concurrency: []int{results.TuneReplayLevel}, Replay: &results.TuneReplay{Requests: 9, Speed: 2}}}
+	if got := plans.NewTune(tune).Summary().LevelList(); got != "replay" {
+		t.Errorf("a comparison of replays: levels %q, want %q", got, "replay")
+	}
+	r := &results.RateResult{Levels: []results.RateLevel{{Rate: 1.5}}}
+	r.Local.Tune = &results.TuneRef{Setting: "np2", Round: 2, Rounds: 3}
+	if s := plans.NewRate(r).Summary(); s.Setting != "np2" || s.Group != "2 of 3" || s.LevelList() != "1.5" {
+		t.Errorf("a replay of a comparison: setting %q, group %q, levels %q", s.Setting, s.Group, s.LevelList())
+	}
+}

@@ -72,7 +72,10 @@ func (d Tune) Notes() []string { return notesBeside(d) }
 func (d Tune) Summary() Summary {
 	r := d.Result
 	s := summaryOf(d, r.Local.EndpointName, "")
-	s.Levels = r.Plan.Concurrency
+	s.Levels, s.Replay = r.Plan.Concurrency, r.Plan.Replay != nil
+	if s.Replay {
+		s.Levels = nil // its one level is the replay, not a number of users
+	}
 	for _, run := range r.Runs {
 		for _, l := range run.Levels {
 			s.BestOutputTPS = max(s.BestOutputTPS, l.Values["output_throughput"])

@@ -46,7 +46,7 @@ const (
 	resultsSub    = "results"
 	indexFile     = "index.json"
 	labelsFile    = "labels.json"
-	indexVersion  = 7 // 2: cached_share; 3: problems; 4: every plan's problems, failed; 5: a capacity result's answer and partial level; 6: a rate result's rates; 7: a settings comparison run's setting, a Kovara run's own load
+	indexVersion  = 8 // 2: cached_share; 3: problems; 4: every plan's problems, failed; 5: a capacity result's answer and partial level; 6: a rate result's rates; 7: a settings comparison run's setting, a Kovara run's own load; 8: a replay's setting, a comparison that replayed
 	maxImportSize = results.MaxFileSize
 )
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/shellwords"
 )
 
@@ -341,6 +342,22 @@ func CommandsHash(p setup.TunePlan) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// SaveTuneReplay saves one replay of a trace in a settings comparison as
+// an ordinary rate result, labelled with its setting and round
+// (local.tune), and returns its id.
+func (l *Library) SaveTuneReplay(r *results.RateResult) (string, error) {
+	id, err := l.SaveDoc("", plans.NewRate(r))
+	if err != nil || r.Local.Tune == nil {
+		return id, err
+	}
+	return id, l.SetAnnotation(id, Annotation{Label: tuneRunLabel(r.Local.Tune)})
+}
+
+// tuneRunLabel is a settings comparison's run's label in the history.
+func tuneRunLabel(t *results.TuneRef) string {
+	return fmt.Sprintf("%s, round %d of %d (settings comparison)", t.Setting, t.Round, t.Rounds)
+}
+
 // SaveTuneRun saves one run of a settings comparison as an ordinary run,
 // labelled with its setting and round (local.tune), and returns its id.
 func (l *Library) SaveTuneRun(f *results.File) (string, error) {
@@ -348,7 +365,5 @@ func (l *Library) SaveTuneRun(f *results.File) (string, error) {
 	if err != nil || f.Local.Tune == nil {
 		return id, err
 	}
-	t := f.Local.Tune
-	label := fmt.Sprintf("%s, round %d of %d (settings comparison)", t.Setting, t.Round, t.Rounds)
-	return id, l.SetAnnotation(id, Annotation{Label: label})
+	return id, l.SetAnnotation(id, Annotation{Label: tuneRunLabel(f.Local.Tune)})
 }

@@ -101,7 +101,7 @@ func newRateForm(s *BenchmarkScreen) *rateForm {
 		widget.NewFormItem("Goodput: TPOT at most (ms)", f.sloTPOTEntry),
 	)
 	f.ownLoad = f.newOwnLoad()
-	replay := f.newReplayFields()
+	replay := s.newReplayFields(&f.replayFields, "the rates above", f.onTraceFile)
 	f.onTraceFile()
 	f.box = container.NewVBox(
 		s.aligned(f.fields),

@@ -24,11 +24,16 @@ import (
 	"github.com/kovara/desktop/plans"
 )
 
-// replayFields are the rate form's "Replay a trace" (issue #51): a trace
-// recorded by Record my traffic (or kovara-bench record), or Mooncake's
-// or BurstGPT's, sent as the plan's one level at its recorded times in
-// place of the rates (setup.Replay).
+// replayFields are "Replay a trace" (issue #51), in the rate form and in
+// Compare settings: a trace recorded by Record my traffic (or
+// kovara-bench record), or Mooncake's or BurstGPT's, sent at its
+// recorded times in place of the rates or of the Kovara plan's levels
+// (setup.Replay).
 type replayFields struct {
+	screen *BenchmarkScreen
+	// onChange is the form's: the fields a trace sets itself are greyed
+	// while one is given.
+	onChange     func()
 	traceEntry   *formEntry
 	browseButton *widget.Button
 	speedEntry   *formEntry
@@ -38,14 +43,14 @@ type replayFields struct {
 	section      *widget.Accordion
 }
 
-// newReplayFields makes the section, folded like "Your own load".
-func (f *rateForm) newReplayFields() *widget.Accordion {
-	s := f.s
-	r := &f.replayFields
+// newReplayFields makes r's section, folded like "Your own load"; none
+// says what runs without a trace ("the rates above").
+func (s *BenchmarkScreen) newReplayFields(r *replayFields, none string, onChange func()) *widget.Accordion {
+	r.screen, r.onChange = s, onChange
 	r.traceEntry = s.entry("", nil)
-	r.traceEntry.SetPlaceHolder("none: the rates above")
-	r.traceEntry.OnChanged = func(string) { f.onTraceFile(); s.revalidate() }
-	r.browseButton = widget.NewButton("Browse…", f.openTraceDialog)
+	r.traceEntry.SetPlaceHolder("none: " + none)
+	r.traceEntry.OnChanged = func(string) { r.onChange(); s.revalidate() }
+	r.browseButton = widget.NewButton("Browse…", r.openTraceDialog)
 	r.speedEntry = s.entry("1", optionalPositive("speed"))
 	r.speedEntry.SetPlaceHolder("1: as recorded; 2: twice as fast")
 	r.fromEntry = s.entry("", optionalClock("from"))
@@ -76,36 +81,47 @@ func optionalClock(field string) func(string) error {
 }
 
 // replaying says whether a trace is given.
-func (f *rateForm) replaying() bool {
-	return f.traceEntry != nil && strings.TrimSpace(f.traceEntry.Text) != ""
+func (r *replayFields) replaying() bool {
+	return r.traceEntry != nil && strings.TrimSpace(r.traceEntry.Text) != ""
+}
+
+// enableOwn greys the replay's own fields (speed, from, to) while no
+// trace is given.
+func (r *replayFields) enableOwn() {
+	for _, w := range []fyne.Disableable{r.speedEntry, r.fromEntry, r.toEntry} {
+		if r.replaying() {
+			w.Enable()
+		} else {
+			w.Disable()
+		}
+	}
+	r.fields.Refresh()
+}
+
+// enableUnless greys ws while a trace is given: what the trace sets
+// itself.
+func (r *replayFields) enableUnless(ws ...fyne.Disableable) {
+	for _, w := range ws {
+		if r.replaying() {
+			w.Disable()
+		} else {
+			w.Enable()
+		}
+	}
+	r.enableOwn()
 }
 
 // onTraceFile greys the fields a trace sets itself (its requests, their
 // times and lengths) while one is given, and the replay's own while none
 // is.
 func (f *rateForm) onTraceFile() {
-	on := f.replaying()
-	for _, w := range []fyne.Disableable{f.ratesEntry, f.arrivalSelect, f.requestsEntry, f.inputEntry, f.outputEntry, f.sweepMaxEntry} {
-		if on {
-			w.Disable()
-		} else {
-			w.Enable()
-		}
-	}
-	for _, w := range []fyne.Disableable{f.speedEntry, f.fromEntry, f.toEntry} {
-		if on {
-			w.Enable()
-		} else {
-			w.Disable()
-		}
-	}
+	f.enableUnless(f.ratesEntry, f.arrivalSelect, f.requestsEntry, f.inputEntry, f.outputEntry, f.sweepMaxEntry)
 	f.onArrival() // burstiness: gamma arrivals only, and no trace
-	f.replayFields.fields.Refresh()
 }
 
 // openTraceDialog chooses the trace, starting in the folder of the one
 // typed, else in the library's traces folder.
-func (f *rateForm) openTraceDialog() {
+func (f *replayFields) openTraceDialog() {
 	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 		if err != nil || r == nil {
 			return // cancelled
@@ -113,8 +129,8 @@ func (f *rateForm) openTraceDialog() {
 		path := r.URI().Path()
 		r.Close()
 		f.traceEntry.SetText(path)
-	}, f.s.u.win)
-	dir := filepath.Join(f.s.u.opts.Dirs.Data, "traces")
+	}, f.screen.u.win)
+	dir := filepath.Join(f.screen.u.opts.Dirs.Data, "traces")
 	if cur := strings.TrimSpace(f.traceEntry.Text); cur != "" {
 		dir = filepath.Dir(cur)
 	}
@@ -128,7 +144,7 @@ func (f *rateForm) openTraceDialog() {
 
 // fillTrace puts path in the trace's field and unfolds the section
 // (History's Replay…).
-func (f *rateForm) fillTrace(path string) {
+func (f *replayFields) fillTrace(path string) {
 	f.traceEntry.SetText(path)
 	f.section.Open(0)
 }
@@ -136,7 +152,7 @@ func (f *rateForm) fillTrace(path string) {
 // replay reads "Replay a trace": nil when no trace is given. The trace
 // is read now (once for each version of the file), so one that is not
 // there or not a trace is said under the plan, not when the run starts.
-func (f *rateForm) replay(errs []error) (*setup.Replay, []error) {
+func (f *replayFields) replay(errs []error) (*setup.Replay, []error) {
 	if !f.replaying() {
 		return nil, errs
 	}
@@ -158,9 +174,21 @@ func (f *rateForm) replay(errs []error) (*setup.Replay, []error) {
 
 // replaySummary says what Run does with a trace.
 func (f *rateForm) replaySummary(p setup.RatePlan) string {
-	r := p.Replay
+	what, when := replayWords(p.Replay)
+	slo := "no service level, so no goodput"
+	if p.SLO.Set() {
+		slo = "goodput: requests with " + (&results.RateSLO{TTFTMs: p.SLO.TTFTMs, TPOTMs: p.SLO.TPOTMs}).Words()
+	}
+	return fmt.Sprintf("Replay: %s, %s, each with a prompt of its recorded length and prefix sharing and an answer as long as it was, at most %d in flight; %s. Kept in the history; never published.",
+		what, when, p.MaxInFlight, slo)
+}
+
+// replayWords say which of a trace's requests a replay sends and when:
+// "the 1,204 requests of day.jsonl", "at their recorded times, 9 h as
+// recorded".
+func replayWords(r *setup.Replay) (what, when string) {
 	info := readTraceInfo(r.File)
-	what := fmt.Sprintf("the %s of %s", requestsWords(int64(info.requests), 0), filepath.Base(r.File))
+	what = fmt.Sprintf("the %s of %s", requestsWords(int64(info.requests), 0), filepath.Base(r.File))
 	if info.format != "" && info.format != trace.FormatKovara {
 		what += fmt.Sprintf(" (%s)", formatName(info.format))
 	}
@@ -174,7 +202,7 @@ func (f *rateForm) replaySummary(p setup.RatePlan) string {
 		}
 		what = fmt.Sprintf("the requests of %s recorded from %s to %s", filepath.Base(r.File), from, to)
 	}
-	when := fmt.Sprintf("at their recorded times, %s as recorded", spanWords(info.spanS))
+	when = fmt.Sprintf("at their recorded times, %s as recorded", spanWords(info.spanS))
 	if sp := r.SpeedOr1(); sp != 1 {
 		when = fmt.Sprintf("%s times as fast as recorded (%s where they took %s)", trimFloat(sp), spanWords(info.spanS/sp), spanWords(info.spanS))
 		if r.From != "" || r.To != "" {
@@ -183,12 +211,7 @@ func (f *rateForm) replaySummary(p setup.RatePlan) string {
 	} else if r.From != "" || r.To != "" {
 		when = "at their recorded times"
 	}
-	slo := "no service level, so no goodput"
-	if p.SLO.Set() {
-		slo = "goodput: requests with " + (&results.RateSLO{TTFTMs: p.SLO.TTFTMs, TPOTMs: p.SLO.TPOTMs}).Words()
-	}
-	return fmt.Sprintf("Replay: %s, %s, each with a prompt of its recorded length and prefix sharing and an answer as long as it was, at most %d in flight; %s. Kept in the history; never published.",
-		what, when, p.MaxInFlight, slo)
+	return what, when
 }
 
 // formatName is a trace format as the form says it.
@@ -266,7 +289,7 @@ func importTraceInfo(path string) traceInfo {
 
 // keptReplay is the section's fields as kept for the next start: put
 // back, it unfolds, so a trace is seen before Run.
-func (f *rateForm) keptReplay() []keptField {
+func (f *replayFields) keptReplay() []keptField {
 	fields := []keptField{keptEntry("trace_file", f.traceEntry), keptEntry("trace_speed", f.speedEntry),
 		keptEntry("trace_from", f.fromEntry), keptEntry("trace_to", f.toEntry)}
 	for i, k := range fields {

@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/trace"
 	"github.com/kovara/desktop/plans"
@@ -182,6 +183,46 @@ func TestReplayFieldsKept(t *testing.T) {
 		}
 		if !f.ratesEntry.Disabled() {
 			t.Error("after a restart the rates are not greyed under a trace")
+		}
+	})
+}
+
+// TestTuneFormReplaysATrace: Compare settings' "Replay a trace" makes
+// each run a replay of the trace (TunePlan.Replay, no rates or sweep)
+// that passes Validate, greys the Kovara plan's levels while it is
+// given, and the line under the plan says what each run sends; emptied,
+// the Kovara plan is back.
+func TestTuneFormReplaysATrace(t *testing.T) {
+	h := newHarness(t)
+	path := recordedTrace(t, h.u.opts.Dirs.Data)
+	h.locked(func() {
+		b := h.u.bench
+		b.planSelect.SetSelected(plans.ByID(results.PlanTune).Title)
+		f := b.tune
+		if f.concurrencyEntry.Disabled() || !f.speedEntry.Disabled() {
+			t.Errorf("without a trace: levels greyed %v, speed on %v", f.concurrencyEntry.Disabled(), !f.speedEntry.Disabled())
+		}
+		test.Type(f.traceEntry, path)
+		f.speedEntry.SetText("2")
+		p, err := f.plan()
+		if err != nil {
+			t.Fatalf("the plan: %v", err)
+		}
+		if p.Replay == nil || !reflect.DeepEqual(p.Replay.Replay, &setup.Replay{File: path, Speed: 2}) || p.Replay.Rates != nil || p.Replay.Sweep {
+			t.Errorf("the plan replays %+v, want the trace at speed 2 and no rates", p.Replay)
+		}
+		if !f.concurrencyEntry.Disabled() || !f.requestsEntry.Disabled() || !f.lengths.inputEntry.Disabled() || f.speedEntry.Disabled() {
+			t.Errorf("with a trace: levels greyed %v, requests %v, lengths %v; speed on %v", f.concurrencyEntry.Disabled(), f.requestsEntry.Disabled(), f.lengths.inputEntry.Disabled(), !f.speedEntry.Disabled())
+		}
+		if want := "each run a replay of the 3 requests of " + filepath.Base(path) + ", 2 times as fast as recorded"; !strings.Contains(b.planNote.Text, want) {
+			t.Errorf("under the plan: %q\nwant %q", b.planNote.Text, want)
+		}
+		if b.runButton.Disabled() {
+			t.Errorf("Run is off: %q", b.planNote.Text)
+		}
+		f.traceEntry.SetText("")
+		if p, err := f.plan(); err != nil || p.Replay != nil || f.concurrencyEntry.Disabled() {
+			t.Errorf("the trace emptied: replay %+v, %v, levels greyed %v", p.Replay, err, f.concurrencyEntry.Disabled())
 		}
 	})
 }

@@ -50,6 +50,12 @@ type tuneForm struct {
 	startEntry       *formEntry
 	answersCheck     *widget.Check
 	testNote         *widget.Label
+	// levelsForm holds the Kovara plan's fields, greyed with their
+	// labels while a trace is replayed instead.
+	levelsForm *widget.Form
+	// Replay a trace (form_replay.go), in place of the Kovara plan's
+	// levels.
+	replayFields
 }
 
 // tuneRow is one setting.
@@ -95,12 +101,16 @@ func newTuneForm(s *BenchmarkScreen) *tuneForm {
 		widget.NewFormItem("Concurrency", f.concurrencyEntry),
 		widget.NewFormItem("Requests per level", f.requestsEntry),
 	}
+	f.levelsForm = widget.NewForm(append(items, lengthItems...)...)
+	replay := s.newReplayFields(&f.replayFields, "a Kovara plan at the levels above", f.onTraceFile)
+	f.onTraceFile()
 	f.box = container.NewVBox(
 		widget.NewLabel("Settings (the first is the one the others are compared with):"),
 		f.rowsBox,
 		container.NewHBox(f.addButton),
 		f.testNote,
-		s.aligned(widget.NewForm(append(items, lengthItems...)...)),
+		s.aligned(f.levelsForm),
+		replay,
 		f.answersCheck,
 		s.advanced(timeout, widget.NewFormItem("Server start-up (s)", f.startEntry)),
 	)
@@ -108,6 +118,13 @@ func newTuneForm(s *BenchmarkScreen) *tuneForm {
 }
 
 func (f *tuneForm) content() fyne.CanvasObject { return f.box }
+
+// onTraceFile greys the Kovara plan's levels while a trace is given: each
+// run replays it instead.
+func (f *tuneForm) onTraceFile() {
+	f.enableUnless(f.concurrencyEntry, f.requestsEntry, f.lengths.inputEntry, f.lengths.outputEntry)
+	f.levelsForm.Refresh() // Fyne greys a form's labels only as it refreshes
+}
 
 // addRow adds a setting's row.
 func (f *tuneForm) addRow(name, how, what string) *tuneRow {
@@ -149,7 +166,7 @@ func (f *tuneForm) rowsState() *storage.TuneFormState {
 // kept is the form's fields beside the rows, as kept for the next start.
 func (f *tuneForm) kept() []keptField {
 	return append([]keptField{keptEntry("rounds", f.roundsEntry), keptEntry("concurrency", f.concurrencyEntry), keptEntry("requests", f.requestsEntry)},
-		append(f.lengths.kept(), keptEntry("timeout", f.timeoutEntry), keptEntry("start_timeout", f.startEntry), keptCheck("answers", f.answersCheck))...)
+		append(append(f.lengths.kept(), keptEntry("timeout", f.timeoutEntry), keptEntry("start_timeout", f.startEntry), keptCheck("answers", f.answersCheck)), f.keptReplay()...)...)
 }
 
 // restoreRows puts back the rows of the last start; rows that could not
@@ -303,6 +320,12 @@ func (f *tuneForm) plan() (setup.TunePlan, error) {
 	errs = readTimeout(f.timeoutEntry, &p.Inner.Timeout, errs)
 	errs = readTimeout(f.startEntry, &p.StartTimeout, errs)
 	p.NoAnswers = !f.answersCheck.Checked
+	var r *setup.Replay
+	if r, errs = f.replay(errs); r != nil {
+		rp := setup.DefaultRatePlan()
+		rp.Rates, rp.Sweep, rp.Replay = nil, false, r
+		p.Replay = &rp
+	}
 	return p, formError(errs, p.Validate)
 }
 
@@ -378,8 +401,13 @@ func (f *tuneForm) summary() string {
 			before = append(before, s.Name+": "+s.Before)
 		}
 	}
-	out := fmt.Sprintf("Compare settings: %s, in %d %s each running every setting once (in turns), each run a Kovara plan at %s users, %d requests a level: %d runs. ",
-		results.JoinAnd(names), p.Rounds, results.Plural(p.Rounds, "round", "rounds"), joinInts(p.Inner.Concurrency), p.Inner.Requests, p.Rounds*len(p.Settings))
+	each := fmt.Sprintf("a Kovara plan at %s users, %d requests a level", joinInts(p.Inner.Concurrency), p.Inner.Requests)
+	if p.Replay != nil {
+		what, when := replayWords(p.Replay.Replay)
+		each = fmt.Sprintf("a replay of %s, %s", what, when)
+	}
+	out := fmt.Sprintf("Compare settings: %s, in %d %s each running every setting once (in turns), each run %s: %d runs. ",
+		results.JoinAnd(names), p.Rounds, results.Plural(p.Rounds, "round", "rounds"), each, p.Rounds*len(p.Settings))
 	if len(started) > 0 {
 		url, _ := f.endpointURL() // "" before one is chosen
 		out += engine.TuneServersNote(p.Settings, url) + " "
@@ -494,6 +522,14 @@ func (f *tuneForm) run(model string, simulated bool) (planRun, error) {
 				id, err := s.u.lib.SaveTuneRun(rf)
 				if err != nil {
 					t.note("a run could not be saved in the history: " + err.Error())
+				}
+				t.turnDone()
+				return id
+			},
+			SavedReplay: func(rr *results.RateResult) string {
+				id, err := s.u.lib.SaveTuneReplay(rr)
+				if err != nil {
+					t.note("a replay could not be saved in the history: " + err.Error())
 				}
 				t.turnDone()
 				return id

@@ -32,7 +32,7 @@ func TestTuneFormKeptAcrossRestart(t *testing.T) {
 		{Name: "by hand", How: setup.ByHand, What: "restart Ollama with OLLAMA_NUM_PARALLEL=4"},
 	}
 	fields := storage.PlanFormState{"rounds": "4", "concurrency": "2,4,16", "requests": "40", "input_tokens": "300", "output_tokens": "70",
-		"timeout": "90", "start_timeout": "45", "answers": keptNo}
+		"timeout": "90", "start_timeout": "45", "answers": keptNo, "trace_speed": "2"}
 
 	h1 := newHarnessAt(t, dir)
 	h1.locked(func() {

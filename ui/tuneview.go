@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,8 +59,15 @@ func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack
 	}
 	// What ran, in a line above the charts; each setting as the server
 	// reported it goes under the table with the method.
-	plan := fmt.Sprintf("%d %s × %d settings in turns; each run a Kovara plan at %s users, %d requests a level (%d-token prompts, %d-token answers), kept in the history as its own run.",
-		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), len(r.Settings), joinInts(r.Plan.Concurrency), r.Plan.Requests, r.Plan.InputTokens, r.Plan.OutputTokens)
+	each := fmt.Sprintf("a Kovara plan at %s users, %d requests a level (%d-token prompts, %d-token answers)", joinInts(r.Plan.Concurrency), r.Plan.Requests, r.Plan.InputTokens, r.Plan.OutputTokens)
+	if rp := r.Plan.Replay; rp != nil {
+		each = fmt.Sprintf("a replay of a trace's %s at their recorded times", requestsWords(int64(rp.Requests), 0))
+		if rp.Speed != 1 {
+			each += fmt.Sprintf(", %s times as fast", trimFloat(rp.Speed))
+		}
+	}
+	plan := fmt.Sprintf("%d %s × %d settings in turns; each run %s, kept in the history as its own run.",
+		r.Plan.Rounds, results.Plural(r.Plan.Rounds, "round", "rounds"), len(r.Settings), each)
 	v.state = stateLabel([]string{plan}, r.Local.Simulated, "", saveErr)
 	var settings []string
 	for i, s := range r.Settings {
@@ -75,7 +83,7 @@ func newTuneView(u *App, r *results.TuneResult, id string, saveErr error, onBack
 
 	levels := make([]string, len(r.Plan.Concurrency))
 	for i, c := range r.Plan.Concurrency {
-		levels[i] = usersLabel(c)
+		levels[i] = results.TuneLevelWords(c)
 	}
 	v.chartTabs = container.NewAppTabs()
 	v.level = widget.NewSelect(levels, func(string) { v.drawCharts() })
@@ -122,10 +130,12 @@ const tuneChartHeight = 240
 
 // drawCharts draws the charts of the level chosen.
 func (v *TuneView) drawCharts() {
-	c, err := strconv.Atoi(strings.Fields(v.level.Selected + " 0")[0])
-	if err != nil {
+	// The level of the label chosen ("8 users", "the replay").
+	at := slices.IndexFunc(v.result.Plan.Concurrency, func(c int) bool { return results.TuneLevelWords(c) == v.level.Selected })
+	if at < 0 {
 		return
 	}
+	c := v.result.Plan.Concurrency[at]
 	palette := PaletteFor(v.u.fyne.Settings().Theme(), v.u.fyne.Settings().ThemeVariant())
 	specs := chart.TuneCharts(v.result, c, palette)
 	v.charts = v.charts[:0]
@@ -138,7 +148,7 @@ func (v *TuneView) drawCharts() {
 		cv.SetSpec(spec)
 		cv.SetRun(v.run)
 		v.charts = append(v.charts, cv)
-		name, _, _ := strings.Cut(spec.Title, " at ")
+		name := strings.TrimSuffix(spec.Title, " "+results.TuneAtLevel(c))
 		items = append(items, container.NewTabItem(name, savableChart(v.u, cv, spec.Title, &v.saveAll)))
 	}
 	if len(items) == 0 {
@@ -163,8 +173,6 @@ func howWords(s results.TuneSetting) string {
 	}
 	return "started and stopped by the app for each of its turns"
 }
-
-func usersLabel(c int) string { return fmt.Sprintf("%d %s", c, results.Plural(c, "user", "users")) }
 
 func joinInts(xs []int) string {
 	parts := make([]string, len(xs))

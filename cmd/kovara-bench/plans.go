@@ -113,7 +113,7 @@ var planOnly = map[string][]string{
 	"max-concurrency": {planCapacity}, "depths": {planContext}, "repeats": {planContext},
 	"prompts": {planRate}, "prompts-skip-bad": {planRate}, "shared-prefix": {planKovara, planRate}, "prefix-groups": {planKovara, planRate}, "turns": {planKovara, planRate},
 	"rate": {planRate}, "arrival": {planRate}, "burstiness": {planRate}, "max-in-flight": {planRate}, "sweep-max": {planRate},
-	"trace": {planRate}, "speed": {planRate}, "from": {planRate}, "to": {planRate},
+	"trace": {planRate, planTune}, "speed": {planRate, planTune}, "from": {planRate, planTune}, "to": {planRate, planTune},
 }
 
 func init() {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/trace"
 	"github.com/kovara/desktop/serverproc/serverproctest"
@@ -154,5 +155,60 @@ func TestRunReplaysATrace(t *testing.T) {
 	}
 	if code, _, stderr := runCLI("run", "--plan", "rate", "--endpoint", url, "--speed", "2"); code != exitBadInput || !strings.Contains(stderr, "apply to --trace") {
 		t.Errorf("--speed alone: exit %d, %q", code, stderr)
+	}
+}
+
+// Compare settings replaying a trace: each turn the trace's replay,
+// saved in the library labelled with its setting and round; the verdict
+// said in the replay; the comparison's report never names the trace's
+// path; the Kovara plan's level flags are refused beside --trace.
+func TestTuneReplaysATrace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "my-secret-day.jsonl")
+	w, err := trace.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		w.Add(trace.Request{Timestamp: int64(i * 100), InputLength: 200, OutputLength: 16, HashIDs: []int64{int64(100 + i)}, API: trace.APIChat, Stream: true})
+	}
+	w.Close()
+	out := filepath.Join(dir, "tune.json")
+	code, stdout, stderr := runCLI("demo", "--plan", "tune", "--trace", path, "--speed", "2", "--rounds", "2", "--no-answers", "-o", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "each setting replays the trace my-secret-day.jsonl at its recorded times, 2 times faster") {
+		t.Errorf("what it sends is not said:\n%s", stderr)
+	}
+	first, _, _ := strings.Cut(stdout, "\n")
+	if !strings.HasPrefix(first, "q8 ") || !strings.Contains(first, "replay") {
+		t.Errorf("first line %q, want the verdict on q8 in the replay", first)
+	}
+	lib, err := openLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := lib.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	replays := 0
+	for _, s := range list {
+		if s.Plan == results.PlanRate && strings.HasSuffix(s.Label, "(settings comparison)") {
+			replays++
+		}
+	}
+	if replays != 4 {
+		t.Errorf("%d replays labelled in the library, want 4 (2 settings × 2 rounds)", replays)
+	}
+	for _, format := range []string{"md", "html", "csv"} {
+		code, text, stderr := runCLI("report", out, "--format", format)
+		if code != exitOK || strings.Contains(text, "my-secret-day") {
+			t.Errorf("report --format %s: exit %d, %s; names the trace's path: %v", format, code, stderr, strings.Contains(text, "my-secret-day"))
+		}
+	}
+	if code, _, stderr := runCLI("demo", "--plan", "tune", "--trace", path, "--concurrency", "1,8"); code != exitBadInput || !strings.Contains(stderr, "--concurrency with --trace") {
+		t.Errorf("--concurrency with --trace: exit %d, %q", code, stderr)
 	}
 }

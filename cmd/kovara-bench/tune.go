@@ -158,6 +158,22 @@ func (f *runFlags) tunePlan(set map[string]bool) (setup.TunePlan, error) {
 	if set["no-answers"] {
 		p.NoAnswers = f.tune.noAnswers
 	}
+	if f.rate.trace != "" {
+		// Each turn replays the trace in place of the Kovara plan's
+		// levels: the trace says the load, so the levels' flags do not
+		// apply.
+		for _, n := range []string{"concurrency", "requests", "input-tokens", "output-tokens", "warmup"} {
+			if set[n] {
+				return p, fmt.Errorf("--%s with --trace: the trace's replay sends its own requests at their recorded times", n)
+			}
+		}
+		rp := setup.DefaultRatePlan()
+		rp.Rates, rp.Sweep = nil, false
+		rp.Replay = &setup.Replay{File: f.rate.trace, Speed: f.rate.speed, From: f.rate.from, To: f.rate.to}
+		p.Replay = &rp
+	} else if set["speed"] || set["from"] || set["to"] {
+		return p, fmt.Errorf("--speed, --from and --to apply to --trace")
+	}
 	return p, p.Validate()
 }
 
@@ -218,9 +234,23 @@ func buildTune(f *runFlags, set map[string]bool) (otherPlan, error) {
 				}
 				return id
 			},
+			SavedReplay: func(r *results.RateResult) string {
+				if lib == nil {
+					return ""
+				}
+				id, err := lib.SaveTuneReplay(r)
+				if err != nil {
+					prog.log("kovara-bench: could not save a replay into the library: " + err.Error())
+				}
+				return id
+			},
 			Pause: func(ctx context.Context, s engine.TuneSetting) error { return askByHand(ctx, s, prog) },
 		}
-		fmt.Fprintf(stderr, "comparing %d settings in %d rounds: %s\n", len(p.Settings), p.Rounds, engine.DescribePlan(p.Inner))
+		what := engine.DescribePlan(p.Inner)
+		if p.Replay != nil {
+			what = engine.DescribeTuneReplay(*p.Replay)
+		}
+		fmt.Fprintf(stderr, "comparing %d settings in %d rounds: %s\n", len(p.Settings), p.Rounds, what)
 		prog.start()
 		res, err := engine.RunTune(ctx, p, ep, tobs)
 		prog.stop()

@@ -82,6 +82,39 @@ func TuneFigures(f *results.File) []results.TuneLevel {
 	return out
 }
 
+// TuneReplayFigures are a trace replay's headline figures, for its
+// place in a settings comparison: its one level (TuneReplayLevel) read
+// as the Kovara plan's are, each request's times from when the trace
+// sent it. ITL is left out: a rate plan keeps each answer's time per
+// token (TPOT), not its gaps.
+func TuneReplayFigures(r *results.RateResult) []results.TuneLevel {
+	if len(r.Levels) == 0 {
+		return nil
+	}
+	l := r.Levels[0]
+	lv := results.TuneLevel{Concurrency: results.TuneReplayLevel, Values: map[string]float64{}}
+	put := func(id string, v float64) {
+		if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+			lv.Values[id] = v
+		}
+	}
+	put("output_throughput", l.OutputTPS)
+	if l.TTFTMs != nil && l.TTFTMs.N > 0 {
+		put("ttft_p50", l.TTFTMs.P50)
+		if l.TTFTMs.P95 != nil {
+			put("ttft_p95", *l.TTFTMs.P95)
+		}
+	}
+	if l.LatencyMs != nil && l.LatencyMs.N > 0 {
+		put("latency_p50", l.LatencyMs.P50)
+		if l.CompletionTokens != nil && l.LatencyMs.Mean > 0 {
+			// As the Kovara plan's: mean answer over mean latency.
+			put("per_user_throughput", l.CompletionTokens.Mean/(l.LatencyMs.Mean/1000))
+		}
+	}
+	return []results.TuneLevel{lv}
+}
+
 // TuneVerdicts judges each setting after the first against the first,
 // at every level and headline metric both have in some round, from the
 // rounds in which both were measured.

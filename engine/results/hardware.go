@@ -128,7 +128,8 @@ type HardwareFinding struct {
 // server's machine swapping during it (a problem above SwapProblemBytes
 // either way, a note from SwapNoteBytes) and its memory nearly all taken
 // (a note below LowMemoryShare), problems first, then the larger share
-// first. A source that gives no reasons (any but nvidia-smi), or no
+// first. A source that gives no reasons (any but nvidia-smi, amd-smi
+// from ROCm 6.3 and powermetrics' thermal pressure), or no
 // memory readings (an exporter, a Mac), or a level without readings,
 // gives no findings: unknown is not a finding. With several GPUs each
 // card is named; with one the level's own figures are used. What holds

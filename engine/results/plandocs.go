@@ -172,6 +172,9 @@ type PlanLocal struct {
 	// TraceFile is a replayed trace's path as given (--trace): a path on
 	// the person's disk, so it stays here.
 	TraceFile string `json:"trace_file,omitempty"`
+	// Tune says which settings comparison the run was one turn of (a
+	// trace's replay in Compare settings); nil for a run of its own.
+	Tune *TuneRef `json:"tune,omitempty"`
 }
 
 // Engine families the detection can name.

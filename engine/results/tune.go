@@ -64,6 +64,50 @@ type TunePlan struct {
 	// AnswerTokens caps each answer.
 	AnswerPrompts string `json:"answer_prompts,omitempty"`
 	AnswerTokens  int    `json:"answer_tokens,omitempty"`
+	// Replay is the trace each run replayed in place of the Kovara
+	// plan's levels (Concurrency is then [TuneReplayLevel], and
+	// Requests, InputTokens and OutputTokens the trace's); nil when the
+	// runs were Kovara plans. The trace's path is in local.trace_file.
+	Replay *TuneReplay `json:"replay,omitempty"`
+}
+
+// TuneReplay is the trace a settings comparison replayed: how many of
+// its requests, how much faster than recorded, and the part of the day
+// kept ("" for no bound).
+type TuneReplay struct {
+	Requests int     `json:"requests"`
+	Speed    float64 `json:"speed"`
+	From     string  `json:"from,omitempty"`
+	To       string  `json:"to,omitempty"`
+}
+
+// TuneReplayLevel is the one level of a comparison that replays a trace:
+// the trace's own load, not a number of users.
+const TuneReplayLevel = 0
+
+// TuneLevelWords names a level in a sentence: "8 users", "the replay".
+func TuneLevelWords(c int) string {
+	if c == TuneReplayLevel {
+		return "the replay"
+	}
+	return fmt.Sprintf("%d %s", c, Plural(c, "user", "users"))
+}
+
+// TuneAtLevel is where a figure was read: "at 8 users", "in the
+// replay".
+func TuneAtLevel(c int) string {
+	if c == TuneReplayLevel {
+		return "in the replay"
+	}
+	return "at " + TuneLevelWords(c)
+}
+
+// TuneLevelLabel is a level in a table's Users column: "8", "replay".
+func TuneLevelLabel(c int) string {
+	if c == TuneReplayLevel {
+		return "replay"
+	}
+	return strconv.Itoa(c)
 }
 
 // ConfidenceWords is the intervals' coverage as a percentage ("95 %").
@@ -392,7 +436,7 @@ func (r *TuneResult) Table() Table {
 			}
 			for s := range r.Settings {
 				sameTop, kl := r.driftCells(s)
-				row := []string{strconv.Itoa(c), m.Label, r.settingName(s), tuneValue(r.MeanOf(s, c, m.ID), m.Unit), "", "", "", sameTop, kl}
+				row := []string{TuneLevelLabel(c), m.Label, r.settingName(s), tuneValue(r.MeanOf(s, c, m.ID), m.Unit), "", "", "", sameTop, kl}
 				switch {
 				case r.Settings[s].Failed != "" && r.Settings[s].Rounds == 0:
 					row[3], row[6] = Missing, "not measured"
@@ -644,7 +688,8 @@ func (r *TuneResult) settingSentence(s int) string {
 	// The changes by level, the most users first (where settings part
 	// most), each level's in the table's order (throughput first), at
 	// most three a side; the levels where nothing changed come last.
-	var clauses, quiet []string
+	var clauses []string
+	var quiet []int
 	cs := slices.Sorted(maps.Keys(levels))
 	slices.Reverse(cs)
 	for _, c := range cs {
@@ -662,7 +707,7 @@ func (r *TuneResult) settingSentence(s int) string {
 		}
 		switch {
 		case len(good)+len(bad) == 0:
-			quiet = append(quiet, usersWords(c))
+			quiet = append(quiet, c)
 		case mixed:
 			var sides []string
 			if len(good) > 0 {
@@ -671,14 +716,21 @@ func (r *TuneResult) settingSentence(s int) string {
 			if len(bad) > 0 {
 				sides = append(sides, "worse on "+fewOf(bad))
 			}
-			clauses = append(clauses, "at "+usersWords(c)+" "+strings.Join(sides, ", "))
+			clauses = append(clauses, TuneAtLevel(c)+" "+strings.Join(sides, ", "))
 		default:
-			clauses = append(clauses, "at "+usersWords(c)+" "+fewOf(append(good, bad...)))
+			clauses = append(clauses, TuneAtLevel(c)+" "+fewOf(append(good, bad...)))
 		}
 	}
 	out := head + strings.Join(clauses, "; ")
-	if len(quiet) > 0 {
-		out += "; no difference beyond noise at " + strings.Join(quiet, " or ")
+	switch {
+	case len(quiet) == 1:
+		out += "; no difference beyond noise " + TuneAtLevel(quiet[0])
+	case len(quiet) > 1:
+		words := make([]string, len(quiet))
+		for i, c := range quiet {
+			words[i] = TuneLevelWords(c)
+		}
+		out += "; no difference beyond noise at " + strings.Join(words, " or ")
 	}
 	return out + "."
 }
@@ -706,7 +758,7 @@ func (r *TuneResult) energySentence(s int) string {
 		if id == "tokens_per_joule" {
 			where = "of the GPUs"
 		}
-		change := fmt.Sprintf("tokens per joule %s %s (±%s) at %s", where, signedPercent(at.Change), percentWords(at.HalfWidth()), usersWords(at.Concurrency))
+		change := fmt.Sprintf("tokens per joule %s %s (±%s) %s", where, signedPercent(at.Change), percentWords(at.HalfWidth()), TuneAtLevel(at.Concurrency))
 		switch {
 		case at.Called() && at.Verdict == TuneBetter:
 			return fmt.Sprintf("Per token, %s is cheaper to run than %s: %s.", name, base, change)
@@ -725,8 +777,6 @@ func fewOf(items []string) string {
 	}
 	return JoinAnd(items)
 }
-
-func usersWords(c int) string { return fmt.Sprintf("%d %s", c, Plural(c, "user", "users")) }
 
 // percentWords is a share as a whole percentage when it is over 2 %, else
 // with one decimal ("6 %", "1.5 %").

@@ -64,6 +64,11 @@ type TunePlan struct {
 	// Inner is the Kovara plan each run measures; its seed is fresh for
 	// every run.
 	Inner Plan
+	// Replay, when set, is what each run measures in place of Inner's
+	// levels: a rate plan replaying a recorded trace (its Replay set),
+	// the same trace at the same times for every setting. Inner still
+	// gives the model, the timeout and whether it is the simulator.
+	Replay *RatePlan
 	// StartTimeout bounds a started server's wait for its model list (0:
 	// 5 minutes); a setting changed by hand waits as long for the server
 	// to answer again.
@@ -114,6 +119,20 @@ func (p TunePlan) Validate() error {
 	}
 	if err := inner.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if p.Replay != nil {
+		rp := *p.Replay
+		switch {
+		case rp.Replay == nil:
+			errs = append(errs, errors.New("a settings comparison's replay names no trace"))
+		default:
+			if rp.Model == "" {
+				rp.Model = "x"
+			}
+			if err := rp.Validate(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
