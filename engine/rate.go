@@ -111,6 +111,9 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 			tpw, overhead, turn = r.tokensPerWord(), 0, 0
 		}
 		rp.prepare(r.plan.Seed, tpw, overhead, turn)
+		if rp.counter = r.newTokenCounter(); rp.counter != nil {
+			defer rp.counter.close()
+		}
 		if rp.wantsAnthropic() {
 			rp.anthropic, rp.noAnthropic = r.anthropicProbe(ctx)
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -63,6 +64,19 @@ type replay struct {
 	sent     [][]byte
 	answers  [][]byte
 	tail     []block
+	// Where the server counts a text's tokens (counter: llama-server's,
+	// vLLM's and SGLang's /tokenize), a turn's own words are sized at
+	// its send from what the turn before it really was: its prompt as
+	// the server counted it (sentIn) and its answer as the server's
+	// tokenizer reads it back (answerIn). A model's answer sent back as
+	// text may be more tokens than it generated (the test model's
+	// sub-word soup: a tenth more), which the recorded lengths cannot
+	// know.
+	counter      *tokenCounter
+	sentIn       []int
+	answerIn     []int
+	perWord      float64
+	turnOverhead int
 	// anthropic: the server serves the Anthropic Messages API, so the
 	// requests recorded on it are sent on it; else as chat completions,
 	// and noAnthropic says why.
@@ -265,8 +279,37 @@ func (rp *replay) ended(k int, o *outcome, answer []byte) {
 	rp.endRel[k] = o.end - o.due + rp.dueRel[k]
 	if rp.isParent[k] && o.ok() {
 		rp.answers[k] = bytes.Clone(answer)
+		if rp.counter != nil && o.hasUsage && o.promptTok > 0 {
+			rp.countAnswer(k, o.promptTok)
+		}
 	}
 	close(rp.ends[k])
+}
+
+// countAnswerTimeout bounds the count of a turn's answer: the next turn
+// waits for it (after its think time, most often longer).
+const countAnswerTimeout = 2 * time.Second
+
+// countAnswer keeps what request k was as the server counts it: its
+// prompt (promptTok, the server's usage) and its answer read back by the
+// server's tokenizer. Nothing is kept where the count fails: the next
+// turn is then sized from the recorded lengths.
+func (rp *replay) countAnswer(k, promptTok int) {
+	var text string
+	if json.Unmarshal(append(append([]byte{'"'}, rp.answers[k]...), '"'), &text) != nil {
+		return
+	}
+	ctx := rp.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, countAnswerTimeout)
+	defer cancel()
+	n, err := rp.counter.count(ctx, text)
+	if err != nil {
+		return
+	}
+	rp.sentIn[k], rp.answerIn[k] = promptTok, n
 }
 
 // prepare sizes each request's blocks once the server's tokens per word
@@ -277,6 +320,8 @@ func (rp *replay) prepare(seed int64, tokensPerWord float64, overhead, turnOverh
 	if tokensPerWord <= 0 {
 		tokensPerWord = 1.3
 	}
+	rp.perWord, rp.turnOverhead = tokensPerWord, turnOverhead
+	rp.sentIn, rp.answerIn = make([]int, len(rp.reqs)), make([]int, len(rp.reqs))
 	// A turn that carries a conversation on sends the one before it and
 	// its answer, then its own words: what its recorded length leaves.
 	rp.isParent = make([]bool, len(rp.reqs))
@@ -287,7 +332,9 @@ func (rp *replay) prepare(seed int64, tokensPerWord float64, overhead, turnOverh
 		}
 		rp.isParent[p] = true
 		q, pq := rp.reqs[i], rp.reqs[p]
-		own := float64(q.InputLength - pq.InputLength - pq.OutputLength - turnOverhead)
+		// Two messages more than the one before: its answer, then its
+		// own words; turnOverhead is a message's (replayProbe).
+		own := float64(q.InputLength - pq.InputLength - pq.OutputLength - 2*turnOverhead)
 		rp.tail[i] = block{seed: mixSeed(seed, -int64(i)-1_000_000_000), words: max(int(math.Round(own/tokensPerWord)), 1)}
 	}
 	// This app's traces hash blocks of bytes: the trace's tokens per byte
@@ -363,7 +410,14 @@ func (rp *replay) messagesFor(k int) []byte {
 	b = append(b, `,{"role":"assistant","content":"`...)
 	b = append(b, rp.answers[p]...)
 	b = append(b, `"},`...)
-	return appendWordsMessage(b, "user", rp.tail[k])
+	tail := rp.tail[k]
+	if rp.answerIn[p] > 0 {
+		// Its own words are what its recorded length leaves after the
+		// turn before as the server read it.
+		own := float64(rp.reqs[k].InputLength - rp.sentIn[p] - rp.answerIn[p] - 2*rp.turnOverhead)
+		tail.words = max(int(math.Round(own/rp.perWord)), 1)
+	}
+	return appendWordsMessage(b, "user", tail)
 }
 
 // messages is request i's one user message: its blocks' texts in turn.

@@ -246,6 +246,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*job, *apiError)
 	if s.cfg.WordTokens != nil {
 		j.prompt = tokens + s.cfg.TemplateOverhead
 	}
+	j.prompt += s.cfg.MessageOverhead * (len(req.Messages) - 1)
 	if *s.cfg.PromptCache {
 		j.caching, j.keys = true, newKeyHasher()
 		for _, m := range req.Messages {

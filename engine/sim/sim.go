@@ -78,6 +78,10 @@ type Config struct {
 	// prompt_tokens, standing in for a chat template. 0 means the default
 	// of 11; a negative value means no overhead.
 	TemplateOverhead int
+	// MessageOverhead is the tokens each message of a chat adds beyond
+	// its words (a real template's role header and end marks: phi-3's
+	// "<|end|>\n<|user|>\n", 6 on llama-server b4748); 0: none.
+	MessageOverhead int
 	// TokensPerWord is how many tokens each word of a prompt costs, as a
 	// real tokenizer makes more tokens than words (1.29 for the method's
 	// words on a phi-3 vocabulary): prompt_tokens is the words times it,
