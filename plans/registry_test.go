@@ -1,24 +1,128 @@
 package plans
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
 
+// The plans' names as a switch over them would spell them, derived from
+// the registry (planNames), so a plan registered later is guarded too:
 // planWord names a plan kind, a plan's document format or kind
-// (results.CapacityDoc), a plan's own phase or a plan's document type:
-// what a switch over the plans would case on.
-var planWord = regexp.MustCompile(`^((Plan|plan)(Kovara|Stages|SpecDec|Capacity|Context|Tune)|Format(Stages|SpecDec|Capacity|Context|Tune)|(Stages|SpecDec|Capacity|Context|Tune)Doc|Phase(Decode|Prefill|Users|SpecDec|ContextCold|ContextFollowUp))$`)
+// (results.CapacityDoc), a plan's own phase; planDocType is one of this
+// package's document types, as a type switch would case on it.
+var planWord, planDocType = planPatterns()
 
-// planDocType is one of this package's document types, as a type switch
-// would case on it.
-var planDocType = regexp.MustCompile(`^(Kovara|Stages|SpecDec|Capacity|Context|Tune)$`)
+// planPatterns builds planWord and planDocType from the registry and
+// engine/results' source (resultsNames).
+func planPatterns() (*regexp.Regexp, *regexp.Regexp) {
+	names, docIdents, err := resultsNames()
+	if err != nil {
+		panic(err)
+	}
+	any := "(" + strings.Join(names, "|") + ")"
+	word := regexp.MustCompile(`^((Plan|plan)` + any + `|` + strings.Join(docIdents, "|") + `|Phase(Decode|Prefill|Users|SpecDec|ContextCold|ContextFollowUp))$`)
+	return word, regexp.MustCompile(`^` + any + `$`)
+}
+
+// planNames are the Go names of every plan in All ("Rate", "SpecDec"):
+// the results.Plan… constant whose value is the kind's ID, with "Plan"
+// cut. A kind without one is an error: the guard would not see it.
+func planNames() ([]string, error) {
+	names, _, err := resultsNames()
+	return names, err
+}
+
+// resultsNames reads engine/results' source for the plans' names (see
+// planNames) and the names of their documents' formats and kinds there
+// (FormatRate, RateDoc): the constants whose value is a format of this
+// app's documents, and the DocKind variables.
+func resultsNames() (names, docIdents []string, err error) {
+	ids := map[string]bool{}
+	for _, k := range All {
+		ids[k.ID] = true
+	}
+	pkgs, err := parser.ParseDir(token.NewFileSet(), filepath.Join("..", "engine", "results"), func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.CONST && g.Tok != token.VAR {
+					continue
+				}
+				for _, spec := range g.Specs {
+					v := spec.(*ast.ValueSpec)
+					for i, n := range v.Names {
+						if i >= len(v.Values) {
+							continue
+						}
+						switch val := v.Values[i].(type) {
+						case *ast.BasicLit:
+							str, err := strconv.Unquote(val.Value)
+							switch {
+							case err != nil || val.Kind != token.STRING:
+							case strings.HasPrefix(n.Name, "Plan") && ids[str]:
+								names = append(names, strings.TrimPrefix(n.Name, "Plan"))
+								delete(ids, str)
+							case strings.HasPrefix(n.Name, "Format") && strings.HasPrefix(str, "kovara-desktop-"):
+								docIdents = append(docIdents, n.Name)
+							}
+						case *ast.CompositeLit:
+							if ix, ok := val.Type.(*ast.IndexExpr); ok {
+								if id, ok := ix.X.(*ast.Ident); ok && id.Name == "DocKind" {
+									docIdents = append(docIdents, n.Name)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(ids) > 0 {
+		return nil, nil, fmt.Errorf("plans %v have no results.Plan… constant: the guard against switches over the plans cannot name them", slices.Sorted(maps.Keys(ids)))
+	}
+	slices.Sort(names)
+	slices.Sort(docIdents)
+	return names, docIdents, nil
+}
+
+// TestPlanNamesAreTheRegistrys: every plan in All is named, Rate too
+// (a switch on results.PlanRate once passed a hand-written list).
+func TestPlanNamesAreTheRegistrys(t *testing.T) {
+	names, err := planNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != len(All) || !slices.Contains(names, "Rate") || !slices.Contains(names, "Answers") {
+		t.Errorf("names %q for %d plans", names, len(All))
+	}
+	for _, w := range []string{"PlanRate", "planAnswers", "FormatRate", "RateDoc", "PlanSpecDec", "FormatStages", "TuneDoc"} {
+		if !planWord.MatchString(w) {
+			t.Errorf("%s is not taken for a plan's name", w)
+		}
+	}
+	if planWord.MatchString("FormatKovara") { // a trace's format, not a plan's document
+		t.Error("FormatKovara is taken for a plan's document format")
+	}
+	if !planDocType.MatchString("Rate") || planDocType.MatchString("Ratee") {
+		t.Error("the document types are not the plans'")
+	}
+}
 
 // TestNoSwitchOverThePlans walks every Go file of the module but this
 // package's and its tests, and fails on a switch with a case over the
@@ -72,11 +176,20 @@ func planSwitches(f *ast.File) []ast.Node {
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.SwitchStmt:
+			// A switch on a value with a plan among its cases is over the
+			// plans; a switch of conditions is when two of them name one
+			// (one alone is a guard, as an if is).
+			need, n := 1, 0
+			if x.Tag == nil {
+				need = 2
+			}
 			for _, c := range x.Body.List {
 				if mentionsPlan(c.(*ast.CaseClause).List...) {
-					out = append(out, x)
-					break
+					n++
 				}
+			}
+			if n >= need {
+				out = append(out, x)
 			}
 		case *ast.TypeSwitchStmt:
 			for _, c := range x.Body.List {
@@ -152,6 +265,14 @@ func a(p string) {
 	switch {
 	case p == "x":
 	}
+	switch {
+	case set["plan"] && p != planAnswers: // one plan alone is a guard
+	case p == "":
+	}
+	switch {
+	case p == planRate:
+	case p == planTune:
+	}
 	switch format {
 	case results.CapacityDoc.Format:
 	}
@@ -160,7 +281,7 @@ func a(p string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(planSwitches(f)); got != 4 {
-		t.Errorf("found %d, want the two switches on a plan's name and format, the type switch and the chain", got)
+	if got := len(planSwitches(f)); got != 5 {
+		t.Errorf("found %d, want the two switches on a plan's name and format, the type switch, the chain and the switch of two plans' conditions", got)
 	}
 }
