@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -51,47 +52,53 @@ func resultsNames() (names, docIdents []string, err error) {
 	for _, k := range All {
 		ids[k.ID] = true
 	}
-	pkgs, err := parser.ParseDir(token.NewFileSet(), filepath.Join("..", "engine", "results"), func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, 0)
+	dir := filepath.Join("..", "engine", "results")
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, pkg := range pkgs {
-		for _, f := range pkg.Files {
-			for _, d := range f.Decls {
-				g, ok := d.(*ast.GenDecl)
-				if !ok || g.Tok != token.CONST && g.Tok != token.VAR {
-					continue
-				}
-				for _, spec := range g.Specs {
-					v := spec.(*ast.ValueSpec)
-					for i, n := range v.Names {
-						if i >= len(v.Values) {
-							continue
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST && g.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range g.Specs {
+				v := spec.(*ast.ValueSpec)
+				for i, n := range v.Names {
+					if i >= len(v.Values) {
+						continue
+					}
+					switch val := v.Values[i].(type) {
+					case *ast.BasicLit:
+						str, err := strconv.Unquote(val.Value)
+						switch {
+						case err != nil || val.Kind != token.STRING:
+						case strings.HasPrefix(n.Name, "Plan") && ids[str]:
+							names = append(names, strings.TrimPrefix(n.Name, "Plan"))
+							delete(ids, str)
+						case strings.HasPrefix(n.Name, "Format") && strings.HasPrefix(str, "kovara-desktop-"):
+							docIdents = append(docIdents, n.Name)
 						}
-						switch val := v.Values[i].(type) {
-						case *ast.BasicLit:
-							str, err := strconv.Unquote(val.Value)
-							switch {
-							case err != nil || val.Kind != token.STRING:
-							case strings.HasPrefix(n.Name, "Plan") && ids[str]:
-								names = append(names, strings.TrimPrefix(n.Name, "Plan"))
-								delete(ids, str)
-							case strings.HasPrefix(n.Name, "Format") && strings.HasPrefix(str, "kovara-desktop-"):
+					case *ast.CompositeLit:
+						if ix, ok := val.Type.(*ast.IndexExpr); ok {
+							if id, ok := ix.X.(*ast.Ident); ok && id.Name == "DocKind" {
 								docIdents = append(docIdents, n.Name)
-							}
-						case *ast.CompositeLit:
-							if ix, ok := val.Type.(*ast.IndexExpr); ok {
-								if id, ok := ix.X.(*ast.Ident); ok && id.Name == "DocKind" {
-									docIdents = append(docIdents, n.Name)
-								}
 							}
 						}
 					}
 				}
 			}
 		}
+
 	}
 	if len(ids) > 0 {
 		return nil, nil, fmt.Errorf("plans %v have no results.Plan… constant: the guard against switches over the plans cannot name them", slices.Sorted(maps.Keys(ids)))
