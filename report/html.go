@@ -150,9 +150,12 @@ type chartFigure struct {
 }
 
 // planCharts are the charts of a plan's result, by plan, the same the
-// app's result views draw (the three-stage plan has none: its cards and
-// table are its result). name is the run's label, model and engine.
+// app's result views draw; every plan has its entry
+// (TestEveryPlanHasItsCharts), the three-stage plan one that draws none:
+// its cards and table are its result. name is the run's label, model and
+// engine.
 var planCharts = map[string]func(d plans.Doc, name string) []chartDrawing{
+	results.PlanStages: func(plans.Doc, string) []chartDrawing { return nil },
 	results.PlanKovara: func(d plans.Doc, name string) []chartDrawing {
 		return kovaraCharts(d.(plans.Kovara).File, name)
 	},

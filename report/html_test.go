@@ -505,3 +505,17 @@ func TestCompareChartsPromiseOnlyDrawnDots(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPlanHasItsCharts: the HTML report's chart table names every
+// plan in the registry, so a plan registered later is not silently a
+// page without charts.
+func TestEveryPlanHasItsCharts(t *testing.T) {
+	for _, k := range plans.All {
+		if _, ok := planCharts[k.ID]; !ok {
+			t.Errorf("plan %q has no entry in planCharts", k.ID)
+		}
+	}
+	if len(planCharts) != len(plans.All) {
+		t.Errorf("planCharts has %d entries for %d plans", len(planCharts), len(plans.All))
+	}
+}
