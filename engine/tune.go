@@ -358,14 +358,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 			}
 		}
 		run.Levels = compare.TuneFigures(f)
-		for i, st := range compare.HardwareStates {
-			if s, ok := st.Of(f); ok {
-				if t.hw[i] == nil {
-					t.hw[i] = map[int][]string{}
-				}
-				t.hw[i][si] = append(t.hw[i][si], fmt.Sprintf("%s (round %d)", s, round))
-			}
-		}
+		t.noteHardware(si, round, f)
 		if t.obs.Saved != nil {
 			run.RunID = t.obs.Saved(f)
 		}
@@ -384,6 +377,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 			}
 		}
 		run.Levels = compare.TuneReplayFigures(rr)
+		t.noteHardware(si, round, rr)
 		if t.res.Plan.Replay != nil && len(rr.Levels) > 0 {
 			t.res.Plan.Replay.Requests = rr.Levels[0].Requests
 		}
@@ -517,6 +511,19 @@ func powerLimitOf(tel *results.Telemetry) *float64 {
 		sum += *g.PowerLimitW
 	}
 	return &sum
+}
+
+// noteHardware keeps what setting si's run of this round did on its
+// hardware (compare.HardwareStates), for hardwareApart.
+func (t *tuneRun) noteHardware(si, round int, p results.Powered) {
+	for i, st := range compare.HardwareStates {
+		if s, ok := st.Of(p); ok {
+			if t.hw[i] == nil {
+				t.hw[i] = map[int][]string{}
+			}
+			t.hw[i][si] = append(t.hw[i][si], fmt.Sprintf("%s (round %d)", s, round))
+		}
+	}
 }
 
 // hardwareApart warns when some settings' hardware did something (a GPU

@@ -612,9 +612,11 @@ func verb(n int, one, many string) string {
 // HardwareState is one thing a run's hardware did that its speeds
 // depend on (issue #50), said of a run in a few words.
 type HardwareState struct {
-	// Of says it of a run ("slowed itself for 40 % of concurrency 32");
-	// ok is false where the run's server or telemetry did not say.
-	Of func(*results.File) (string, bool)
+	// Of says it of a run ("slowed itself for 40 % of concurrency 32"),
+	// a Kovara run or any other plan's measured windows (a trace's
+	// replay in Compare settings); ok is false where the run's server or
+	// telemetry did not say.
+	Of func(results.Powered) (string, bool)
 	// Calm is what Of says of a run where it did not happen.
 	Calm string
 	// Why is the caution, its %s what each run did.
@@ -638,7 +640,8 @@ var HardwareStates = []HardwareState{
 // whose server or telemetry did not say are left out.
 func hardwareCautions(files []*results.File, usable []int) []string {
 	var out []string
-	for _, c := range append([]HardwareState{{Of: placementState, Why: "where the server ran the model differs: %s — a speed difference may be the split's, not the setting's"}}, HardwareStates...) {
+	placed := func(p results.Powered) (string, bool) { return placementState(p.(*results.File)) }
+	for _, c := range append([]HardwareState{{Of: placed, Why: "where the server ran the model differs: %s — a speed difference may be the split's, not the setting's"}}, HardwareStates...) {
 		var said []string
 		seen := map[string]bool{}
 		for _, i := range usable {
@@ -658,21 +661,22 @@ func hardwareCautions(files []*results.File, usable []int) []string {
 // that is a problem (results.SwapProblemBytes): "swapped 1.8 GiB at
 // concurrency 1", or "did not swap"; ok is false where nothing read the
 // machine's memory.
-func SwapState(f *results.File) (string, bool) {
-	t := f.Local.Telemetry
+func SwapState(p results.Powered) (string, bool) {
+	t, _ := p.Power()
 	if t == nil {
 		return "", false
 	}
-	known, worst, at := false, 0.0, 0
-	for _, r := range f.Runs {
-		lv, ok := t.Levels[r.Concurrency]
+	heading, keys := p.EnergyKeys()
+	known, worst, at := false, 0.0, ""
+	for _, k := range keys {
+		lv, ok := t.Levels[k.Key]
 		if !ok || lv.Host == nil {
 			continue
 		}
 		known = true
-		for _, fd := range t.HardwareFindings(r.Concurrency) {
+		for _, fd := range t.HardwareFindings(k.Key) {
 			if fd.Reason == results.FindingSwap && fd.Severity == results.SeverityProblem && fd.MiB > worst {
-				worst, at = fd.MiB, r.Concurrency
+				worst, at = fd.MiB, windowName(heading, k)
 			}
 		}
 	}
@@ -680,7 +684,7 @@ func SwapState(f *results.File) (string, bool) {
 	case !known:
 		return "", false
 	case worst > 0:
-		return fmt.Sprintf("swapped %s at concurrency %d", results.BytesWords(worst*(1<<20)), at), true
+		return fmt.Sprintf("swapped %s at %s", results.BytesWords(worst*(1<<20)), at), true
 	}
 	return "did not swap", true
 }
@@ -689,8 +693,8 @@ func SwapState(f *results.File) (string, bool) {
 // that is a problem (results.OtherProgramsProblemShare): "shared GPU 0
 // with other programs holding 6.1 GiB", or "had its cards to itself";
 // ok is false where the cards' programs were not listed.
-func SharedState(f *results.File) (string, bool) {
-	t := f.Local.Telemetry
+func SharedState(p results.Powered) (string, bool) {
+	t, _ := p.Power()
 	if t == nil || t.GPUProcesses == nil {
 		return "", false
 	}
@@ -725,29 +729,36 @@ func placementState(f *results.File) (string, bool) {
 }
 
 // ThrottleState is the longest a run's GPUs slowed themselves in a
-// level, in a few words: "slowed itself for 40 % of concurrency 32", or
+// window, in a few words: "slowed itself for 40 % of concurrency 32", or
 // "did not slow itself"; ok is false where its telemetry did not say.
-func ThrottleState(f *results.File) (string, bool) {
-	t := f.Local.Telemetry
+func ThrottleState(p results.Powered) (string, bool) {
+	t, _ := p.Power()
 	if t == nil {
 		return "", false
 	}
-	known, worst, at := false, 0.0, 0
-	for _, r := range f.Runs {
-		lv, ok := t.Levels[r.Concurrency]
+	heading, keys := p.EnergyKeys()
+	known, worst, at := false, 0.0, ""
+	for _, k := range keys {
+		lv, ok := t.Levels[k.Key]
 		if !ok || lv.ThrottledShare == nil {
 			continue
 		}
 		known = true
 		if *lv.ThrottledShare > worst {
-			worst, at = *lv.ThrottledShare, r.Concurrency
+			worst, at = *lv.ThrottledShare, windowName(heading, k)
 		}
 	}
 	switch {
 	case !known:
 		return "", false
 	case worst > results.ThrottleProblemShare:
-		return fmt.Sprintf("slowed itself for %.0f %% of concurrency %d", worst*100, at), true
+		return fmt.Sprintf("slowed itself for %.0f %% of %s", worst*100, at), true
 	}
 	return "did not slow itself", true
+}
+
+// windowName names a measured window in a sentence: "concurrency 32",
+// "offered req/s 2.82".
+func windowName(heading string, k results.EnergyKey) string {
+	return strings.ToLower(heading[:1]) + heading[1:] + " " + k.Label
 }

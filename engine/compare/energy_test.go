@@ -171,3 +171,30 @@ func TestHardwareCautions(t *testing.T) {
 		}
 	}
 }
+
+// The hardware states read any plan's measured windows: a trace's
+// replay in Compare settings is a rate result, its one window named as
+// its table names it.
+func TestHardwareStatesOfAReplay(t *testing.T) {
+	t.Parallel()
+	share, swapped := 0.4, int64(1<<30)
+	r := &results.RateResult{Levels: []results.RateLevel{{Rate: 2.5, Requests: 9, OK: 9}}}
+	r.Local.Telemetry = &hw.Telemetry{Levels: map[int]hw.LevelTelemetry{1: {
+		LevelEnergy: hw.LevelEnergy{DurationS: 10, ThrottledShare: &share},
+		Host:        &results.HostLevel{Samples: 5, SwapInBytes: &swapped, SwapOutBytes: new(int64)},
+	}}}
+	for _, c := range []struct {
+		state func(results.Powered) (string, bool)
+		want  string
+	}{
+		{ThrottleState, "slowed itself for 40 % of offered req/s 2.5"},
+		{SwapState, "swapped 1.0 GiB at offered req/s 2.5"},
+	} {
+		if got, ok := c.state(r); !ok || got != c.want {
+			t.Errorf("%q (said %v), want %q", got, ok, c.want)
+		}
+	}
+	if _, ok := SharedState(r); ok {
+		t.Error("a replay without the cards' programs listed says whether they were shared")
+	}
+}
