@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kovara/desktop/internal/decimal"
 )
 
 // The rate plan's document, kovara-desktop-rate (docs/plans.md, "The rate
@@ -326,19 +328,8 @@ func (s *RateSLO) Met(q RateRequest) bool {
 func RateName(r float64) string { return RateNumber(r) + " req/s" }
 
 // RateNumber writes a rate as a plain decimal to four significant
-// digits, never dropping a whole digit and never in exponent form:
-// "20000", "2.5", "0.01", "3.333" (setup.FormatRate writes the same).
-func RateNumber(r float64) string {
-	if r == 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-		return strconv.FormatFloat(r, 'f', -1, 64)
-	}
-	prec := max(0, 3-int(math.Floor(math.Log10(math.Abs(r)))))
-	s := strconv.FormatFloat(r, 'f', prec, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
+// digits, never in exponent form: "20000", "2.5", "0.01", "3.333".
+func RateNumber(r float64) string { return decimal.Short(r) }
 
 // Sorted are the levels by offered rate, lowest first.
 func (r *RateResult) Sorted() []*RateLevel {

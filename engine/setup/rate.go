@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kovara/desktop/internal/decimal"
 )
 
 // The rate plan (docs/plans.md, "The rate plan"): requests sent at a
@@ -248,18 +250,8 @@ func ParseRates(s string) (rates []float64, sweep bool, err error) {
 
 // FormatRate writes a rate as ParseRates reads it, a plain decimal to
 // four significant digits that never drops a whole digit: "2", "0.5",
-// "20000" (not "2e+04"; results.RateNumber writes the same).
-func FormatRate(r float64) string {
-	if r == 0 || math.IsNaN(r) || math.IsInf(r, 0) {
-		return strconv.FormatFloat(r, 'f', -1, 64)
-	}
-	prec := max(0, 3-int(math.Floor(math.Log10(math.Abs(r)))))
-	s := strconv.FormatFloat(r, 'f', prec, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
+// "20000" (not "2e+04").
+func FormatRate(r float64) string { return decimal.Short(r) }
 
 // FormatRates writes rates as ParseRates reads them ("sweep" for a sweep).
 func FormatRates(rates []float64, sweep bool) string {
