@@ -662,24 +662,18 @@ func hardwareCautions(files []*results.File, usable []int) []string {
 // concurrency 1", or "did not swap"; ok is false where nothing read the
 // machine's memory.
 func SwapState(p results.Powered) (string, bool) {
-	t, _ := p.Power()
-	if t == nil {
-		return "", false
-	}
-	heading, keys := p.EnergyKeys()
-	known, worst, at := false, 0.0, ""
-	for _, k := range keys {
-		lv, ok := t.Levels[k.Key]
-		if !ok || lv.Host == nil {
-			continue
+	known, worst, at := worstWindow(p, func(t *results.Telemetry, key int) (float64, bool) {
+		if t.Levels[key].Host == nil {
+			return 0, false
 		}
-		known = true
-		for _, fd := range t.HardwareFindings(k.Key) {
-			if fd.Reason == results.FindingSwap && fd.Severity == results.SeverityProblem && fd.MiB > worst {
-				worst, at = fd.MiB, windowName(heading, k)
+		most := 0.0
+		for _, fd := range t.HardwareFindings(key) {
+			if fd.Reason == results.FindingSwap && fd.Severity == results.SeverityProblem {
+				most = max(most, fd.MiB)
 			}
 		}
-	}
+		return most, true
+	})
 	switch {
 	case !known:
 		return "", false
@@ -732,22 +726,13 @@ func placementState(f *results.File) (string, bool) {
 // window, in a few words: "slowed itself for 40 % of concurrency 32", or
 // "did not slow itself"; ok is false where its telemetry did not say.
 func ThrottleState(p results.Powered) (string, bool) {
-	t, _ := p.Power()
-	if t == nil {
-		return "", false
-	}
-	heading, keys := p.EnergyKeys()
-	known, worst, at := false, 0.0, ""
-	for _, k := range keys {
-		lv, ok := t.Levels[k.Key]
-		if !ok || lv.ThrottledShare == nil {
-			continue
+	known, worst, at := worstWindow(p, func(t *results.Telemetry, key int) (float64, bool) {
+		s := t.Levels[key].ThrottledShare
+		if s == nil {
+			return 0, false
 		}
-		known = true
-		if *lv.ThrottledShare > worst {
-			worst, at = *lv.ThrottledShare, windowName(heading, k)
-		}
-	}
+		return *s, true
+	})
 	switch {
 	case !known:
 		return "", false
@@ -755,6 +740,31 @@ func ThrottleState(p results.Powered) (string, bool) {
 		return fmt.Sprintf("slowed itself for %.0f %% of %s", worst*100, at), true
 	}
 	return "did not slow itself", true
+}
+
+// worstWindow is the largest of measure over p's measured windows that
+// its telemetry read, and the window's name; known is false where
+// measure said nothing of any.
+func worstWindow(p results.Powered, measure func(t *results.Telemetry, key int) (float64, bool)) (known bool, worst float64, at string) {
+	t, _ := p.Power()
+	if t == nil {
+		return false, 0, ""
+	}
+	heading, keys := p.EnergyKeys()
+	for _, k := range keys {
+		if _, ok := t.Levels[k.Key]; !ok {
+			continue
+		}
+		v, ok := measure(t, k.Key)
+		if !ok {
+			continue
+		}
+		if !known || v > worst {
+			worst, at = v, windowName(heading, k)
+		}
+		known = true
+	}
+	return known, worst, at
 }
 
 // windowName names a measured window in a sentence: "concurrency 32",
