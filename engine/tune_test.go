@@ -705,11 +705,11 @@ func TestTuneReplaysATrace(t *testing.T) {
 			latency = &res.Verdicts[i]
 		}
 	}
-	if latency == nil || latency.Verdict != results.TuneWorse || latency.Rounds != 3 {
-		t.Fatalf("latency p50 verdict %+v, want worse over 3 rounds", latency)
-	}
-	if h := res.Headline(); !strings.Contains(h, "in the replay") {
-		t.Errorf("headline %q, want the change said in the replay", h)
+	// Decoding three times slower lengthens the replay's answers by far
+	// more than any machine's noise; whether three rounds call it is
+	// the statistic's, held on seeded figures (TestTuneReplayWords).
+	if latency == nil || latency.Rounds != 3 || latency.Change < 0.5 {
+		t.Fatalf("latency p50 verdict %+v, want a change of over +50 %% over 3 rounds", latency)
 	}
 	if rows := res.Table().Rows; len(rows) == 0 || rows[0][0] != "replay" {
 		t.Errorf("table's first row %q, want the replay's level", rows[0])

@@ -176,3 +176,31 @@ func TestTuneTableAnswersColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneReplayWords: a comparison whose runs replayed a trace says its
+// one level as the replay — in the verdict, the table's Users column and
+// the level words — where a Kovara plan's says its users.
+func TestTuneReplayWords(t *testing.T) {
+	t.Parallel()
+	r := tuneWithAnswers(nil)
+	r.Plan.Concurrency = []int{TuneReplayLevel}
+	for i := range r.Verdicts {
+		r.Verdicts[i].Concurrency = TuneReplayLevel
+	}
+	for i := range r.Runs {
+		r.Runs[i].Levels[0].Concurrency = TuneReplayLevel
+	}
+	want := "q8_0 cache is faster than f16 cache: in the replay output tok/s +9.0 % (±3 %). " +
+		"q4_0 cache does not differ from f16 cache beyond noise after 3 rounds; differences under ~3 % cannot be seen on this server — run more rounds to look closer."
+	if got := r.Headline(); got != want {
+		t.Errorf("headline\ngot  %q\nwant %q", got, want)
+	}
+	if rows := r.Table().Rows; len(rows) == 0 || rows[0][0] != "replay" {
+		t.Errorf("the table's first row %q, want the replay's level", rows[0])
+	}
+	for c, want := range map[int][2]string{TuneReplayLevel: {"the replay", "in the replay"}, 1: {"1 user", "at 1 user"}, 8: {"8 users", "at 8 users"}} {
+		if got := [2]string{TuneLevelWords(c), TuneAtLevel(c)}; got != want {
+			t.Errorf("level %d: %q, want %q", c, got, want)
+		}
+	}
+}
