@@ -269,3 +269,50 @@ func TestPassesWhatItDoesNotRecord(t *testing.T) {
 		t.Errorf("api %q", reqs[0].API)
 	}
 }
+
+// A client that closes its stream at [DONE], before the server's body
+// has ended (Go's client does: it reads to the end mark, then closes a
+// body it has not read to EOF): its answer was whole, and the trace
+// keeps it as one — under load, TestRecordThenReplay's last turn was
+// recorded as "the client hung up" and not replayed.
+func TestClientClosesAtTheEndMark(t *testing.T) {
+	t.Parallel()
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, line := range []string{
+			`data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}`,
+			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}`,
+			`data: [DONE]`,
+		} {
+			fmt.Fprintf(w, "%s\n\n", line)
+		}
+		w.(http.Flusher).Flush()
+		select { // the body stays open after the end mark
+		case <-hold:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(up.Close)
+	px, _, path := proxyTo(t, up.URL)
+	resp, err := http.Post(px.URL+"/v1/chat/completions", "application/json", bytes.NewReader(chat(t, "s", "hello")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	buf := make([]byte, 256)
+	for !bytes.Contains(got, []byte("[DONE]")) {
+		n, err := resp.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("read %q: %v", got, err)
+		}
+	}
+	resp.Body.Close()
+	px.Close()
+	reqs := readTrace(t, path)
+	if len(reqs) != 1 || reqs[0].Error != "" || reqs[0].OutputLength != 1 {
+		t.Errorf("trace %+v, want the whole answer kept without an error", reqs)
+	}
+}

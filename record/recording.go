@@ -41,8 +41,12 @@ type recording struct {
 	lineOver   bool         // that line outgrew maxEventBytes: dropped
 	event      string       // the SSE event type of the lines that follow
 	ended      time.Duration
-	eof        bool   // the server's answer came to its end
-	broke      string // the answer broke off: why
+	eof        bool // the server's answer came to its end
+	// finished: the stream said its end ([DONE], Anthropic's
+	// message_stop, Ollama's done): a client that closes at that mark
+	// has its whole answer, though the server's body has not ended yet.
+	finished bool
+	broke    string // the answer broke off: why
 
 	mu   sync.Mutex
 	err  string
@@ -193,7 +197,11 @@ func (rec *recording) lineDone(at time.Duration) {
 			return
 		}
 		if bytes.Equal(line, []byte("[DONE]")) {
+			rec.finished = true
 			return
+		}
+		if rec.event == "message_stop" {
+			rec.finished = true
 		}
 	}
 	token := false
@@ -289,6 +297,7 @@ func (rec *recording) ollamaLine(b []byte) bool {
 	if json.Unmarshal(b, &o) != nil {
 		return false
 	}
+	rec.finished = rec.finished || o.Done
 	if o.Done && o.EvalCount != nil {
 		rec.usage.has, rec.usage.output = true, *o.EvalCount
 		if o.PromptEvalCount != nil {
@@ -379,7 +388,7 @@ func (rec *recording) line2() trace.Request {
 	case q.Error != "":
 	case rec.broke != "":
 		q.Error = rec.broke
-	case rec.tapped.Load() && !rec.eof:
+	case rec.tapped.Load() && !rec.eof && !rec.finished:
 		q.Error = fmt.Sprintf("the client hung up %.1f s into the answer", rec.ended.Seconds())
 	case !whole:
 		q.Error = fmt.Sprintf("the prompt was longer than the %s the proxy reads: its blocks are of that much of it", sizeWords(rec.body.max))
