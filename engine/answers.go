@@ -741,7 +741,11 @@ func answersReader(ctx context.Context, side AnswersSide, plan AnswersPlan) (*an
 	// each request.
 	c.Timeout = plan.Timeout
 	slots := min(max(EstimateSlots(r.detection), 1), maxAnswersSlots)
-	return &answerReader{c: c, ep: r.ep, b: r.base, model: r.model, plan: plan, route: route, family: family, slots: slots, context: r.detection.ContextLength}, nil
+	ctxLen := 0
+	if r.detection != nil {
+		ctxLen = r.detection.ContextLength
+	}
+	return &answerReader{c: c, ep: r.ep, b: r.base, model: r.model, plan: plan, route: route, family: family, slots: slots, context: ctxLen}, nil
 }
 
 // maxAnswersBody bounds one answer: a top list of 20 at each of a few
