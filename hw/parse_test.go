@@ -555,10 +555,16 @@ func formatSampleLine(s Sample) string {
 		}
 		return strconv.Itoa(v)
 	}
-	return strings.Join([]string{
+	fields := []string{
 		strconv.Itoa(s.GPU), f(s.Has(FieldPower), s.PowerW), f(s.Has(FieldUtil), s.UtilPct), f(s.Has(FieldMemUsed), s.MemUsedMiB),
 		f(s.Has(FieldSMClock), s.SMClockMHz), f(s.Has(FieldTemp), s.TempC), n(s.Has(FieldPCIeGen), s.PCIeGen), n(s.Has(FieldPCIeWidth), s.PCIeWidth),
-	}, ", ")
+	}
+	if s.Has(FieldClockEvents) {
+		// The clock event reasons, as nvidia-smi writes its bitmask
+		// (the fuzzer found a line with them read back without).
+		fields = append(fields, fmt.Sprintf("0x%016x", s.ClockEvents))
+	}
+	return strings.Join(fields, ", ")
 }
 
 // FuzzParseSMI holds the nvidia-smi CSV parser to: never panic; accept only
