@@ -836,7 +836,6 @@ func (a *answerReader) complete(ctx context.Context, text string, toks promptTok
 		if err = a.post(ctx, "/v1/chat/completions", a.chatBody(text, answer, n), &out); err == nil && len(out.Chat) > 0 && out.Chat[0].Logprobs != nil {
 			probs = out.Chat[0].Logprobs.Content
 		}
-		out.LlamaN = out.Usage.N
 	case routeOllama:
 		body := map[string]any{"model": a.model, "prompt": text + joinBytes(answer), "raw": true, "stream": false,
 			"logprobs": true, "top_logprobs": a.plan.TopK,
@@ -873,7 +872,7 @@ func (a *answerReader) complete(ctx context.Context, text string, toks promptTok
 	if len(*probs) != n {
 		return completion{}, fmt.Errorf("the server answered %d tokens where %d were asked", len(*probs), n)
 	}
-	c := completion{promptN: max(out.LlamaN, out.OllamaN)}
+	c := completion{promptN: max(out.LlamaN, out.OllamaN, out.Usage.N)}
 	for i, p := range *probs {
 		if len(p.Top) == 0 {
 			return completion{}, fmt.Errorf("the server listed no likely tokens at token %d", i+1)

@@ -331,11 +331,8 @@ func (rp *replay) prepare(seed int64, tokensPerWord float64, overhead, turnOverh
 			continue
 		}
 		rp.isParent[p] = true
-		q, pq := rp.reqs[i], rp.reqs[p]
-		// Two messages more than the one before: its answer, then its
-		// own words; turnOverhead is a message's (replayProbe).
-		own := float64(q.InputLength - pq.InputLength - pq.OutputLength - 2*turnOverhead)
-		rp.tail[i] = block{seed: mixSeed(seed, -int64(i)-1_000_000_000), words: max(int(math.Round(own/tokensPerWord)), 1)}
+		pq := rp.reqs[p]
+		rp.tail[i] = block{seed: mixSeed(seed, -int64(i)-1_000_000_000), words: rp.ownWords(i, pq.InputLength, pq.OutputLength)}
 	}
 	// This app's traces hash blocks of bytes: the trace's tokens per byte
 	// turns a block's bytes into its tokens, the same for every request.
@@ -350,14 +347,13 @@ func (rp *replay) prepare(seed int64, tokensPerWord float64, overhead, turnOverh
 	if bytesAll > 0 {
 		perByte = float64(in) / float64(bytesAll)
 	}
-	words := func(tokens float64) int { return max(int(math.Round(tokens/tokensPerWord)), 1) }
 	seen := map[int64]int{}
 	rp.blocks = make([][]block, len(rp.reqs))
 	for i, q := range rp.reqs {
 		want := float64(max(q.InputLength-overhead, 1))
 		if len(q.HashIDs) == 0 {
 			// No prefix structure (BurstGPT): a text of its own.
-			rp.blocks[i] = []block{{seed: mixSeed(seed, -int64(i)-1), words: words(want)}}
+			rp.blocks[i] = []block{{seed: mixSeed(seed, -int64(i)-1), words: rp.wordsOf(want)}}
 			continue
 		}
 		bs := make([]block, len(q.HashIDs))
@@ -376,7 +372,7 @@ func (rp *replay) prepare(seed int64, tokensPerWord float64, overhead, turnOverh
 					// of template-heavy chat (27 tokens of 58 bytes).
 					tokens = max(want-sofar, 1)
 				}
-				w = words(tokens)
+				w = rp.wordsOf(tokens)
 				seen[id] = w
 			}
 			sofar += float64(w) * tokensPerWord
@@ -384,6 +380,19 @@ func (rp *replay) prepare(seed int64, tokensPerWord float64, overhead, turnOverh
 		}
 		rp.blocks[i] = bs
 	}
+}
+
+// wordsOf is the synthetic words that make tokens tokens, at least one.
+func (rp *replay) wordsOf(tokens float64) int {
+	return max(int(math.Round(tokens/rp.perWord)), 1)
+}
+
+// ownWords is the words of turn k's own message after the turn it
+// carries on, whose prompt and answer were before and answer tokens:
+// what k's recorded length leaves, less two messages' template (the
+// answer's and its own; turnOverhead is one message's, replayProbe).
+func (rp *replay) ownWords(k, before, answer int) int {
+	return rp.wordsOf(float64(rp.reqs[k].InputLength - before - answer - 2*rp.turnOverhead))
 }
 
 // mixSeed is a block's seed: the run's with the block's id, so a replay
@@ -412,10 +421,8 @@ func (rp *replay) messagesFor(k int) []byte {
 	b = append(b, `"},`...)
 	tail := rp.tail[k]
 	if rp.answerIn[p] > 0 {
-		// Its own words are what its recorded length leaves after the
-		// turn before as the server read it.
-		own := float64(rp.reqs[k].InputLength - rp.sentIn[p] - rp.answerIn[p] - 2*rp.turnOverhead)
-		tail.words = max(int(math.Round(own/rp.perWord)), 1)
+		// Sized again from the turn before as the server read it.
+		tail.words = rp.ownWords(k, rp.sentIn[p], rp.answerIn[p])
 	}
 	return appendWordsMessage(b, "user", tail)
 }

@@ -350,13 +350,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 			run.Seed = f.Runs[0].Seed
 		}
 		run.Complete = f.Complete
-		if m := f.Local.RequestedModel; m != "" && set.Model == "" {
-			// The model the server served when none was named.
-			set.Model = m
-			if si == 0 || t.res.Model == "" {
-				t.res.Model = m
-			}
-		}
+		t.noteServedModel(si, f.Local.RequestedModel)
 		run.Levels = compare.TuneFigures(f)
 		t.noteHardware(si, round, f)
 		if t.obs.Saved != nil {
@@ -370,12 +364,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 		}
 		rr.Local.Tune = &results.TuneRef{ID: t.ref, Setting: s.Name, Round: round, Rounds: t.plan.Rounds}
 		run.Seed, run.Complete = rr.Settings.Seed, rr.Complete
-		if m := rr.ServerModel; m != "" && set.Model == "" {
-			set.Model = m
-			if si == 0 || t.res.Model == "" {
-				t.res.Model = m
-			}
-		}
+		t.noteServedModel(si, rr.ServerModel)
 		run.Levels = compare.TuneReplayFigures(rr)
 		t.noteHardware(si, round, rr)
 		if t.res.Plan.Replay != nil && len(rr.Levels) > 0 {
@@ -511,6 +500,20 @@ func powerLimitOf(tel *results.Telemetry) *float64 {
 		sum += *g.PowerLimitW
 	}
 	return &sum
+}
+
+// noteServedModel keeps m, the model setting si's server served when
+// none was named, as the setting's (and the comparison's, for the first
+// setting).
+func (t *tuneRun) noteServedModel(si int, m string) {
+	set := &t.res.Settings[si]
+	if m == "" || set.Model != "" {
+		return
+	}
+	set.Model = m
+	if si == 0 || t.res.Model == "" {
+		t.res.Model = m
+	}
 }
 
 // noteHardware keeps what setting si's run of this round did on its

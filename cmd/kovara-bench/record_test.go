@@ -119,6 +119,23 @@ func TestRecordBadInput(t *testing.T) {
 	}
 }
 
+// writeTrace writes reqs as a trace at path.
+func writeTrace(t *testing.T, path string, reqs []trace.Request) {
+	t.Helper()
+	w, err := trace.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range reqs {
+		if err := w.Add(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A trace replayed by the rate plan: every request with an answer sent,
 // the result says how it matched the recording, and its report never
 // names the trace's path; --speed without --trace is refused.
@@ -128,15 +145,11 @@ func TestRunReplaysATrace(t *testing.T) {
 	url := startSim(t, cfg)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "my-secret-day.jsonl")
-	w, err := trace.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var reqs []trace.Request
 	for i := range 6 {
-		w.Add(trace.Request{Timestamp: int64(i * 50), InputLength: 300 + 40*i, OutputLength: 8, HashIDs: []int64{int64(100 + i)}, API: trace.APIChat, Stream: true})
+		reqs = append(reqs, trace.Request{Timestamp: int64(i * 50), InputLength: 300 + 40*i, OutputLength: 8, HashIDs: []int64{int64(100 + i)}, API: trace.APIChat, Stream: true})
 	}
-	w.Add(trace.Request{Timestamp: 400, InputLength: 50, OutputLength: 0, Error: "the server answered 500"})
-	w.Close()
+	writeTrace(t, path, append(reqs, trace.Request{Timestamp: 400, InputLength: 50, OutputLength: 0, Error: "the server answered 500"}))
 	out := filepath.Join(dir, "r.json")
 	code, stdout, stderr := runCLI("run", "--plan", "rate", "--endpoint", url, "--trace", path, "--speed", "2", "-o", out)
 	if code != exitOK {
@@ -168,14 +181,11 @@ func TestRunReplaysATrace(t *testing.T) {
 func TestTuneReplaysATrace(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "my-secret-day.jsonl")
-	w, err := trace.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var reqs []trace.Request
 	for i := range 8 {
-		w.Add(trace.Request{Timestamp: int64(i * 100), InputLength: 200, OutputLength: 16, HashIDs: []int64{int64(100 + i)}, API: trace.APIChat, Stream: true})
+		reqs = append(reqs, trace.Request{Timestamp: int64(i * 100), InputLength: 200, OutputLength: 16, HashIDs: []int64{int64(100 + i)}, API: trace.APIChat, Stream: true})
 	}
-	w.Close()
+	writeTrace(t, path, reqs)
 	out := filepath.Join(dir, "tune.json")
 	code, stdout, stderr := runCLI("demo", "--plan", "tune", "--trace", path, "--speed", "2", "--rounds", "2", "--no-answers", "-o", out)
 	if code != exitOK {

@@ -203,20 +203,14 @@ func (s *Server) completion(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, &req) {
 		return
 	}
-	d := s.cfg.Answers
-	if v, ok := d.ModelDrift[req.Model]; ok {
-		d.Drift = v
-	}
+	d := s.answersOf(req.Model)
 	context, err := d.promptTokens(req.Prompt)
 	if err != nil {
 		s.writeError(w, http.StatusBadRequest, err.Error(), "invalid_request_error")
 		return
 	}
 	n := max(req.NPredict, 1)
-	k := req.NProbs
-	if d.MaxProbs > 0 {
-		k = min(k, d.MaxProbs)
-	}
+	k := d.listed(req.NProbs)
 	promptN := len(context)
 	probs, text := d.generate(context, n, k)
 	out := map[string]any{
@@ -257,6 +251,35 @@ func altOf(id int, lp float64) tokenAlt {
 		b[i] = int(text[i])
 	}
 	return tokenAlt{ID: &id, Token: text, Bytes: b, LogProb: lp}
+}
+
+// answersOf is the answers model a request naming model gets: the
+// server's, with that model's drift where ModelDrift names it.
+func (s *Server) answersOf(model string) Distribution {
+	d := s.cfg.Answers
+	if v, ok := d.ModelDrift[model]; ok {
+		d.Drift = v
+	}
+	return d
+}
+
+// listed is the top list a request asking k gets (MaxProbs caps it).
+func (d Distribution) listed(k int) int {
+	if d.MaxProbs > 0 {
+		return min(k, d.MaxProbs)
+	}
+	return k
+}
+
+// withoutIDs is probs as a server that says no token ids sends them.
+func withoutIDs(probs []tokenProb) []tokenProb {
+	for i := range probs {
+		probs[i].ID = nil
+		for j := range probs[i].Top {
+			probs[i].Top[j].ID = nil
+		}
+	}
+	return probs
 }
 
 // generate chooses n tokens greedily after context, each with its top
@@ -333,10 +356,7 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	if !s.readJSON(w, r, &req) {
 		return
 	}
-	d := s.cfg.Answers
-	if v, ok := d.ModelDrift[req.Model]; ok {
-		d.Drift = v
-	}
+	d := s.answersOf(req.Model)
 	prompt := req.Prompt
 	if !req.Raw {
 		prompt = Template(prompt)
@@ -346,21 +366,12 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request) {
 	if n <= 0 {
 		n = 16
 	}
-	k := req.Top
-	if d.MaxProbs > 0 {
-		k = min(k, d.MaxProbs)
-	}
+	k := d.listed(req.Top)
 	probs, text := d.generate(context, n, k)
 	out := map[string]any{"model": req.Model, "response": text, "done": true, "done_reason": "length",
 		"prompt_eval_count": len(context) * max(1, int(s.cfg.TokensPerWord)), "eval_count": n}
 	if req.Logprobs && !d.NoProbs {
-		for i := range probs {
-			probs[i].ID = nil // Ollama says no token ids
-			for j := range probs[i].Top {
-				probs[i].Top[j].ID = nil
-			}
-		}
-		out["logprobs"] = probs
+		out["logprobs"] = withoutIDs(probs) // Ollama says no token ids
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write(jsonBytes(out))
@@ -391,23 +402,12 @@ func (d Distribution) chatText(msgs []chatMessage, p Personality, cont bool) str
 // choices[].logprobs.content; ids as llama-server gives them, none from
 // the others), usage counting the rendered prompt.
 func (s *Server) chatLogprobs(w http.ResponseWriter, j *job) {
-	d := s.cfg.Answers
-	if v, ok := d.ModelDrift[j.model]; ok {
-		d.Drift = v
-	}
+	d := s.answersOf(j.model)
 	context := d.Tokens(j.rendered)
-	k := j.probs
-	if d.MaxProbs > 0 {
-		k = min(k, d.MaxProbs)
-	}
+	k := d.listed(j.probs)
 	probs, text := d.generate(context, j.maxTokens, k)
 	if s.cfg.Personality != LlamaCpp {
-		for i := range probs {
-			probs[i].ID = nil
-			for a := range probs[i].Top {
-				probs[i].Top[a].ID = nil
-			}
-		}
+		probs = withoutIDs(probs)
 	}
 	var logprobs any
 	if !d.NoProbs {
