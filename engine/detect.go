@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // detectTimeout bounds each engine-detection request; a server that does

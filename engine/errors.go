@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // ErrorKind says what went wrong with an endpoint, so callers can choose an

@@ -15,7 +15,7 @@ import (
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/hw/hwtest"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // TestStagesRecordGPUs: the three-stage plan starts like every plan, so a

@@ -15,10 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/netstamp"
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/stream"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // Error classes of failed requests (successes have an empty class).

@@ -19,7 +19,7 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
-	"github.com/kovara/desktop/prom"
+	"github.com/kovara/desktop/internal/prom"
 )
 
 // The server's own /metrics (Prometheus text), read during every plan:

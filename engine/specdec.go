@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/stats"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // The speculative-decoding mode (docs/plans.md): representative prompts that end

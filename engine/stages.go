@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // The three-stage plan: Kovara Desktop's own plan after the cmp.wiki

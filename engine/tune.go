@@ -12,8 +12,8 @@ import (
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
-	"github.com/kovara/desktop/serverproc"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/serverproc"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // The settings comparison (docs/plans.md, "Compare settings"): the same

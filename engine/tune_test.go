@@ -20,9 +20,9 @@ import (
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/trace"
-	"github.com/kovara/desktop/serverproc"
-	"github.com/kovara/desktop/serverproc/serverproctest"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/serverproc"
+	"github.com/kovara/desktop/internal/serverproc/serverproctest"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // The settings comparison's tests start servers: this test binary again,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // Where a setting's server listens (docs/plans.md, "Compare settings"):

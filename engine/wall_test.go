@@ -20,7 +20,7 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // TestRunWithWallPlug: a Kovara run with a wall plug reads it idle

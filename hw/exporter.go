@@ -21,8 +21,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/kovara/desktop/clip"
-	"github.com/kovara/desktop/prom"
+	"github.com/kovara/desktop/internal/clip"
+	"github.com/kovara/desktop/internal/prom"
 )
 
 // exporterSource fetches a Prometheus GPU exporter's page.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // Field names one reading of a Sample.

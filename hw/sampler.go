@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // hangIntervals is how many intervals without a line (or without a good

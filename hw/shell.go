@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kovara/desktop/clip"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/clip"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // waitDelay bounds how long Wait may block on the child's output pipes

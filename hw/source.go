@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // Source is one place GPU readings come from.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // The tools a local or ssh source can read, by the names ?tool= takes and

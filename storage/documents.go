@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/internal/clip"
 	"github.com/kovara/desktop/plans"
 )
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/internal/clip"
 	"github.com/kovara/desktop/plans"
 )
 

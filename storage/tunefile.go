@@ -14,8 +14,8 @@ import (
 
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
+	"github.com/kovara/desktop/internal/shellwords"
 	"github.com/kovara/desktop/plans"
-	"github.com/kovara/desktop/shellwords"
 )
 
 // A settings comparison written as a file, for kovara-bench tune

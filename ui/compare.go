@@ -9,9 +9,9 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/compare"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/internal/clip"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/report"
 	"github.com/kovara/desktop/storage"

@@ -18,9 +18,9 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/internal/serverproc"
+	"github.com/kovara/desktop/internal/shellwords"
 	"github.com/kovara/desktop/plans"
-	"github.com/kovara/desktop/serverproc"
-	"github.com/kovara/desktop/shellwords"
 	"github.com/kovara/desktop/storage"
 )
 

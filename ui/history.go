@@ -16,8 +16,8 @@ import (
 	fstorage "fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/internal/clip"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )

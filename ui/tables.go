@@ -12,7 +12,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 const (

@@ -15,10 +15,10 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/sim/simtest"
+	"github.com/kovara/desktop/internal/serverproc"
+	"github.com/kovara/desktop/internal/serverproc/serverproctest"
+	"github.com/kovara/desktop/internal/shellwords"
 	"github.com/kovara/desktop/plans"
-	"github.com/kovara/desktop/serverproc"
-	"github.com/kovara/desktop/serverproc/serverproctest"
-	"github.com/kovara/desktop/shellwords"
 )
 
 // tuneSimEnv makes this test binary a server a settings comparison

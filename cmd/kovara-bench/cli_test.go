@@ -24,8 +24,8 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/sim/simtest"
-	"github.com/kovara/desktop/serverproc"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/serverproc"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // cliArgsEnv makes the test binary run the CLI with these arguments.

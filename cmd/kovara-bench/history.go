@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kovara/desktop/clip"
+	"github.com/kovara/desktop/internal/clip"
 	"github.com/kovara/desktop/storage"
 )
 

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/kovara/desktop/serverproc"
+	"github.com/kovara/desktop/internal/serverproc"
 )
 
 func main() {

@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/kovara/desktop/clip"
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/internal/clip"
 )
 
 // progress shows a run on stderr: a bar redrawn in place four times a

@@ -19,9 +19,9 @@ import (
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/trace"
+	"github.com/kovara/desktop/internal/serverproc/serverproctest"
+	"github.com/kovara/desktop/internal/shellwords"
 	"github.com/kovara/desktop/plans"
-	"github.com/kovara/desktop/serverproc/serverproctest"
-	"github.com/kovara/desktop/shellwords"
 	"github.com/kovara/desktop/storage"
 )
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/internal/serverproc/serverproctest"
+	"github.com/kovara/desktop/internal/shellwords"
 	"github.com/kovara/desktop/plans"
-	"github.com/kovara/desktop/serverproc/serverproctest"
-	"github.com/kovara/desktop/shellwords"
 	"github.com/kovara/desktop/storage"
 )
 

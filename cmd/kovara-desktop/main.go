@@ -10,7 +10,7 @@ import (
 	"fyne.io/fyne/v2/app"
 
 	"github.com/kovara/desktop/assets"
-	"github.com/kovara/desktop/serverproc"
+	"github.com/kovara/desktop/internal/serverproc"
 	"github.com/kovara/desktop/ui"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/sim"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // Start serves the simulator with cfg on a loopback port until the test

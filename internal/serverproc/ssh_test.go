@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kovara/desktop/serverproc/serverproctest"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/serverproc/serverproctest"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // The checks read /proc (Linux) for what ps would show.

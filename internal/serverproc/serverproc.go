@@ -30,7 +30,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // Spec is how to start one server: its command line as the person wrote

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kovara/desktop/serverproc/serverproctest"
-	"github.com/kovara/desktop/shellwords"
+	"github.com/kovara/desktop/internal/serverproc/serverproctest"
+	"github.com/kovara/desktop/internal/shellwords"
 )
 
 // The test binary is also the stand-in server, its child, and an app that
