@@ -173,7 +173,7 @@ func TestAMDSMIThrottledLevel(t *testing.T) {
 	if g1.ThrottledShare == nil || *g1.ThrottledShare < 0.2 || *g1.ThrottledShare > 0.95 || g1.ClockEventS["sw_power_cap"] <= 0 {
 		t.Errorf("GPU 1: share %s, reasons %v; want its power cap after the third pass", fmtPtr(g1.ThrottledShare), g1.ClockEventS)
 	}
-	f := tel.HardwareFindings(2)
+	f := results.HardwareFindings(&tel, 2)
 	if len(f) != 1 || f[0].GPU != 1 || f[0].Reason != "sw_power_cap" || f[0].Severity != results.SeverityProblem {
 		t.Errorf("findings %+v", f)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // amdSMIThrottleDoc turns the captured `amd-smi metric --throttle` text
@@ -167,11 +167,11 @@ func TestAMDSMIReasonsAreTheResultsOwn(t *testing.T) {
 		t.Fatalf("%d reasons, want %d", len(amdViolations), len(want))
 	}
 	for _, v := range amdViolations {
-		names := results.ClockEventNames(v.bit)
+		names := telemetry.ClockEventNames(v.bit)
 		if len(names) != 1 || names[0] != want[v.name] {
 			t.Errorf("%s maps to %v, want %s", v.name, names, want[v.name])
 		}
-		if v.bit&results.SlowdownMask() == 0 {
+		if v.bit&telemetry.SlowdownMask() == 0 {
 			t.Errorf("%s's bit %#x is not a slowdown", v.name, v.bit)
 		}
 	}

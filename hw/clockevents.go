@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/telemetry"
 )
 
 type maskPoint struct {
@@ -66,7 +66,7 @@ func maskFigures(gpus [][]maskPoint, from, to time.Duration) (map[string]float64
 	}
 	slices.Sort(edges)
 	edges = slices.Compact(edges)
-	slow := results.SlowdownMask()
+	slow := telemetry.SlowdownMask()
 	secs := map[string]float64{}
 	var throttled time.Duration
 	for i := 1; i < len(edges); i++ {
@@ -75,7 +75,7 @@ func maskFigures(gpus [][]maskPoint, from, to time.Duration) (map[string]float64
 		for _, p := range gpus {
 			m |= maskAt(p, a)
 		}
-		for _, name := range results.ClockEventNames(m) {
+		for _, name := range telemetry.ClockEventNames(m) {
 			secs[name] += d.Seconds()
 		}
 		if m&slow != 0 {

@@ -117,7 +117,7 @@ func TestStandInThrottlesAfter(t *testing.T) {
 	if lv.ClockEventS["sw_power_cap"] <= 0 || lv.SMClockShare == nil || *lv.SMClockShare < 0.857 || *lv.SMClockShare > 0.858 {
 		t.Errorf("level %+v", lv.LevelEnergy)
 	}
-	f := tel.HardwareFindings(4)
+	f := results.HardwareFindings(&tel, 4)
 	// Both cards capped alike: said once.
 	if len(f) != 1 || f[0].Severity != results.SeverityProblem || f[0].Reason != "sw_power_cap" || !strings.HasPrefix(f[0].Text, "GPUs 0 and 1 slowed themselves for their power cap for ") {
 		t.Errorf("findings %+v", f)
@@ -160,7 +160,7 @@ func TestStandInPrograms(t *testing.T) {
 				t.Fatalf("programs %+v", tel.GPUProcesses)
 			}
 			got := []string{}
-			for _, f := range tel.RunFindings() {
+			for _, f := range results.RunFindings(&tel) {
 				got = append(got, string(f.Severity)+": "+f.Text)
 			}
 			if fmt.Sprint(got) != tt.want {

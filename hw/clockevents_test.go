@@ -122,7 +122,7 @@ func TestClockEventsCapturedRTX4090PowerCap(t *testing.T) {
 	}
 
 	tel := results.Telemetry{Levels: map[int]results.LevelTelemetry{1: {Concurrency: 1, LevelEnergy: le}}}
-	got := tel.HardwareFindings(1)
+	got := results.HardwareFindings(&tel, 1)
 	if len(got) != 1 || got[0].Severity != results.SeverityProblem || got[0].GPU != 0 ||
 		got[0].Text != "GPU 0 slowed itself for its power cap for 81 % of this level: this level and later ones may read slower for that, not for the load" {
 		t.Errorf("findings %+v", got)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // The programs on the cards (issue #50): nvidia-smi's compute programs,
@@ -17,7 +17,7 @@ import (
 // same, but UUIDs are never queried (see "What is never read").
 
 // GPUProcess is one program on one GPU (local.telemetry.gpu_processes).
-type GPUProcess = results.GPUProcess
+type GPUProcess = telemetry.GPUProcess
 
 // computeAppsFields is the query's columns, in parseComputeApps' order.
 const computeAppsFields = "gpu_bus_id,pid,process_name,used_memory"
@@ -132,7 +132,7 @@ func (s *Sampler) setProcs(p []GPUProcess, start bool) {
 }
 
 // gpuProcesses is what was read, nil when neither list was.
-func (s *Sampler) gpuProcesses() *results.GPUProcesses {
+func (s *Sampler) gpuProcesses() *telemetry.GPUProcesses {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.procsRead {

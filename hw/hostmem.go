@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // The server machine's memory (issue #50): whether it swapped during a
@@ -211,12 +211,12 @@ func (s *Sampler) hostReadings() []hostReading {
 
 // hostMemory is the machine's totals from the first reading that has
 // them.
-func hostMemory(rs []hostReading) *results.HostMemory {
+func hostMemory(rs []hostReading) *telemetry.HostMemory {
 	for _, r := range rs {
 		if r.has&hostMemTotal == 0 {
 			continue
 		}
-		out := &results.HostMemory{MemTotalMiB: kibToMiB(r.memTotal)}
+		out := &telemetry.HostMemory{MemTotalMiB: kibToMiB(r.memTotal)}
 		if r.has&hostSwapTotal != 0 {
 			out.SwapTotalMiB = kibToMiB(r.swapTotal)
 		}
@@ -235,7 +235,7 @@ func kibToMiB(v uint64) *float64 {
 // rule clockEvents uses). Swap is each counter's rise between its value
 // at from and at to, each interpolated between the readings around it
 // and held flat beyond the first and the last.
-func hostLevel(rs []hostReading, from, to, gap time.Duration) *results.HostLevel {
+func hostLevel(rs []hostReading, from, to, gap time.Duration) *telemetry.HostLevel {
 	if len(rs) == 0 || to <= from {
 		return nil
 	}
@@ -244,7 +244,7 @@ func hostLevel(rs []hostReading, from, to, gap time.Duration) *results.HostLevel
 	if rs[0].T-from > gap || to-rs[len(rs)-1].T > gap {
 		return nil
 	}
-	out := &results.HostLevel{}
+	out := &telemetry.HostLevel{}
 	for _, r := range rs {
 		if r.T < from || r.T > to {
 			continue

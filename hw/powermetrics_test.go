@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // pmCapture is the captured powermetrics sample (an M4 Max MacBook Pro,
@@ -128,8 +128,8 @@ func TestThermalPressureIsSWThermalSlowdown(t *testing.T) {
 	t.Parallel()
 	for _, level := range []string{"Light", "Moderate", "Heavy", "Trapping", "Sleeping", " heavy "} {
 		m, ok := thermalPressureMask(level)
-		if !ok || !reflect.DeepEqual(results.ClockEventNames(m), []string{"sw_thermal_slowdown"}) || m&results.SlowdownMask() == 0 {
-			t.Errorf("%q: mask %#x ok %v names %v", level, m, ok, results.ClockEventNames(m))
+		if !ok || !reflect.DeepEqual(telemetry.ClockEventNames(m), []string{"sw_thermal_slowdown"}) || m&telemetry.SlowdownMask() == 0 {
+			t.Errorf("%q: mask %#x ok %v names %v", level, m, ok, telemetry.ClockEventNames(m))
 		}
 	}
 	if m, ok := thermalPressureMask("Nominal"); !ok || m != 0 {

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/internal/clip"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // hangIntervals is how many intervals without a line (or without a good
@@ -65,7 +65,7 @@ type Sampler struct {
 	// on its cards (gpuprocs.go); beforeStop, when set, runs once at Stop
 	// while sampling still goes on (the end-of-run process list).
 	host       []hostReading
-	procs      results.GPUProcesses
+	procs      telemetry.GPUProcesses
 	procsRead  bool
 	beforeStop func()
 }

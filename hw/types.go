@@ -1,22 +1,23 @@
 package hw
 
-import "github.com/kovara/desktop/engine/results"
+import "github.com/kovara/desktop/telemetry"
 
-// The JSON types of local.telemetry belong to the results format
-// (engine/results/telemetry.go); hw measures them under these names.
+// The JSON types of local.telemetry belong to the results format, in
+// its part below this package (package telemetry); hw measures them
+// under these names.
 type (
-	GPU            = results.GPU
-	LevelEnergy    = results.LevelEnergy
-	GPUEnergy      = results.GPUEnergy
-	LevelTelemetry = results.LevelTelemetry
-	Telemetry      = results.Telemetry
-	Series         = results.Series
-	Kind           = results.GPUSourceKind
+	GPU            = telemetry.GPU
+	LevelEnergy    = telemetry.LevelEnergy
+	GPUEnergy      = telemetry.GPUEnergy
+	LevelTelemetry = telemetry.LevelTelemetry
+	Telemetry      = telemetry.Telemetry
+	Series         = telemetry.Series
+	Kind           = telemetry.GPUSourceKind
 )
 
 // The kinds of source ParseSource returns.
 const (
-	KindLocal    = results.GPUSourceLocal    // nvidia-smi on this machine
-	KindSSH      = results.GPUSourceSSH      // nvidia-smi on another machine through ssh
-	KindExporter = results.GPUSourceExporter // a Prometheus GPU exporter's /metrics page
+	KindLocal    = telemetry.GPUSourceLocal    // nvidia-smi on this machine
+	KindSSH      = telemetry.GPUSourceSSH      // nvidia-smi on another machine through ssh
+	KindExporter = telemetry.GPUSourceExporter // a Prometheus GPU exporter's /metrics page
 )

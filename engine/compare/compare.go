@@ -667,7 +667,7 @@ func SwapState(p results.Powered) (string, bool) {
 			return 0, false
 		}
 		most := 0.0
-		for _, fd := range t.HardwareFindings(key) {
+		for _, fd := range results.HardwareFindings(t, key) {
 			if fd.Reason == results.FindingSwap && fd.Severity == results.SeverityProblem {
 				most = max(most, fd.MiB)
 			}
@@ -693,7 +693,7 @@ func SharedState(p results.Powered) (string, bool) {
 		return "", false
 	}
 	var shared []string
-	for _, fd := range t.RunFindings() {
+	for _, fd := range results.RunFindings(t) {
 		if fd.Reason == results.FindingOtherPrograms && fd.Severity == results.SeverityProblem {
 			shared = append(shared, fmt.Sprintf("GPU %d with other programs holding %s", fd.GPU, results.BytesWords(fd.MiB*(1<<20))))
 		}

@@ -424,12 +424,12 @@ func HardwareSaid(p Powered) (problems, notes []string) {
 		}
 	}
 	for _, k := range keys {
-		for _, f := range tel.HardwareFindings(k.Key) {
+		for _, f := range HardwareFindings(tel, k.Key) {
 			say(f, strings.ToLower(heading[:1])+heading[1:]+" "+k.Label+": "+f.Text)
 		}
 	}
 	// What held for the whole run: other programs on the cards.
-	for _, f := range tel.RunFindings() {
+	for _, f := range RunFindings(tel) {
 		say(f, f.Text)
 	}
 	return problems, notes

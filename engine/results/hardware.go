@@ -7,84 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // What the GPUs did during a level, judged (issue #50): the clock event
 // (throttle) reasons a source reported, read from local.telemetry.
-
-// ClockEventReason is one bit of NVML's clock event reasons, the bitmask
-// nvidia-smi gives as clocks_event_reasons.active (clocks_throttle_reasons.
-// active before driver R535) and dcgm as DCGM_FI_DEV_CLOCKS_EVENT_REASONS.
-type ClockEventReason struct {
-	Bit uint64
-	// Name is its key in LevelEnergy.ClockEventS: nvidia-smi's own name for
-	// the field (clocks_event_reasons.<name>).
-	Name string
-	// Slowdown: the card lowered its clocks below what the work asked for
-	// (power cap, heat, a hardware slowdown or power brake). The others are
-	// settings or rest — idle, application clocks, sync boost, display
-	// clocks — and are not throttling.
-	Slowdown bool
-	// Words finish "the GPU slowed itself for …".
-	Words string
-	// Short names it in a table's cell and a chart's legend ("power cap").
-	Short string
-}
-
-// ClockEventReasons are NVML's documented bits (nvml.h,
-// nvmlClocksEventReasons; the same values in every driver since the
-// reasons were named "throttle"). Bits outside them count under
-// ClockEventOther.
-var ClockEventReasons = []ClockEventReason{
-	{0x1, "gpu_idle", false, "having nothing to run", "idle"},
-	{0x2, "applications_clocks_setting", false, "its application clocks setting", "application clocks"},
-	{0x4, "sw_power_cap", true, "its power cap", "power cap"},
-	{0x8, "hw_slowdown", true, "a hardware slowdown (heat or the power supply)", "hardware slowdown"},
-	{0x10, "sync_boost", false, "its sync boost group", "sync boost"},
-	{0x20, "sw_thermal_slowdown", true, "heat", "heat"},
-	{0x40, "hw_thermal_slowdown", true, "heat at its hardware limit", "heat (hardware limit)"},
-	{0x80, "hw_power_brake_slowdown", true, "the power supply's brake", "power brake"},
-	{0x100, "display_clock_setting", false, "its display clocks setting", "display clocks"},
-}
-
-// ClockEventOther is the key of bits ClockEventReasons does not name
-// (newer drivers add some); they are not counted as throttling.
-const ClockEventOther = "other"
-
-// ClockEventNames are the names of the bits set in mask, in
-// ClockEventReasons' order, ClockEventOther last.
-func ClockEventNames(mask uint64) []string {
-	var out []string
-	for _, r := range ClockEventReasons {
-		if mask&r.Bit != 0 {
-			out = append(out, r.Name)
-			mask &^= r.Bit
-		}
-	}
-	if mask != 0 {
-		out = append(out, ClockEventOther)
-	}
-	return out
-}
-
-// SlowdownMask is the bits of ClockEventReasons that are throttling.
-func SlowdownMask() uint64 {
-	var m uint64
-	for _, r := range ClockEventReasons {
-		if r.Slowdown {
-			m |= r.Bit
-		}
-	}
-	return m
-}
-
-func clockEventReason(name string) (ClockEventReason, bool) {
-	i := slices.IndexFunc(ClockEventReasons, func(r ClockEventReason) bool { return r.Name == name })
-	if i < 0 {
-		return ClockEventReason{}, false
-	}
-	return ClockEventReasons[i], true
-}
 
 // ThrottleProblemShare is the share of a level a slowdown reason must
 // exceed to be a problem on that level. Why 10 %: a power cap or thermal
@@ -134,7 +62,7 @@ type HardwareFinding struct {
 // gives no findings: unknown is not a finding. With several GPUs each
 // card is named; with one the level's own figures are used. What holds
 // for the whole run (other programs on a card) is RunFindings'.
-func (t *Telemetry) HardwareFindings(level int) []HardwareFinding {
+func HardwareFindings(t *Telemetry, level int) []HardwareFinding {
 	if t == nil {
 		return nil
 	}
@@ -145,7 +73,7 @@ func (t *Telemetry) HardwareFindings(level int) []HardwareFinding {
 	var out []HardwareFinding
 	add := func(gpu int, events map[string]float64) {
 		for name, secs := range events {
-			r, ok := clockEventReason(name)
+			r, ok := telemetry.ReasonNamed(name)
 			if !ok || !r.Slowdown || secs <= 0 {
 				continue
 			}
@@ -212,7 +140,7 @@ func mergeAlike(fs []HardwareFinding) []HardwareFinding {
 	for _, k := range order {
 		f := first[k]
 		if g := gpus[k]; len(g) > 1 {
-			r, _ := clockEventReason(f.Reason)
+			r, _ := telemetry.ReasonNamed(f.Reason)
 			names := make([]string, len(g))
 			for i, n := range g {
 				names[i] = strconv.Itoa(n)
@@ -358,7 +286,7 @@ func hostFindings(level int, h *HostLevel, mem *HostMemory) []HardwareFinding {
 // the card's memory, else a note. Programs are named where their names
 // are kept (a shared report blanks them, and the finding then counts them
 // without names). No list, or one program a card: no findings.
-func (t *Telemetry) RunFindings() []HardwareFinding {
+func RunFindings(t *Telemetry) []HardwareFinding {
 	if t == nil || t.GPUProcesses == nil {
 		return nil
 	}

@@ -6,29 +6,6 @@ import (
 	"testing"
 )
 
-func TestClockEventNames(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		mask uint64
-		want string
-	}{
-		{0, "[]"},
-		{0x1, "[gpu_idle]"},
-		{0x4, "[sw_power_cap]"},
-		{0xa4, "[sw_power_cap sw_thermal_slowdown hw_power_brake_slowdown]"},
-		{0x1ff, "[gpu_idle applications_clocks_setting sw_power_cap hw_slowdown sync_boost sw_thermal_slowdown hw_thermal_slowdown hw_power_brake_slowdown display_clock_setting]"},
-		{0x1004, "[sw_power_cap other]"},
-	}
-	for _, tt := range tests {
-		if got := fmt.Sprint(ClockEventNames(tt.mask)); got != tt.want {
-			t.Errorf("%#x: got %s, want %s", tt.mask, got, tt.want)
-		}
-	}
-	if got := SlowdownMask(); got != 0x4|0x8|0x20|0x40|0x80 {
-		t.Errorf("slowdown mask %#x", got)
-	}
-}
-
 func TestHardwareFindings(t *testing.T) {
 	t.Parallel()
 	share := func(v float64) *float64 { return &v }
@@ -66,7 +43,7 @@ func TestHardwareFindings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, f := range tt.tel.HardwareFindings(8) {
+			for _, f := range HardwareFindings(tt.tel, 8) {
 				if f.Level != 8 {
 					t.Errorf("level %d", f.Level)
 				}
@@ -113,7 +90,7 @@ func TestHostFindings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, f := range tt.tel.HardwareFindings(8) {
+			for _, f := range HardwareFindings(tt.tel, 8) {
 				if f.Level != 8 || f.GPU != -1 {
 					t.Errorf("level %d GPU %d", f.Level, f.GPU)
 				}
@@ -132,7 +109,7 @@ func TestHardwareFindingsThrottleBeforeSwap(t *testing.T) {
 	tel := &Telemetry{Levels: map[int]LevelTelemetry{2: {LevelEnergy: LevelEnergy{DurationS: 10, ThrottledShare: &share, ClockEventS: map[string]float64{"sw_power_cap": 5}},
 		Host: &HostLevel{SwapInBytes: &swapped}}}}
 	var got []string
-	for _, f := range tel.HardwareFindings(2) {
+	for _, f := range HardwareFindings(tel, 2) {
 		got = append(got, string(f.Severity)+" "+f.Reason)
 	}
 	if want := "[problem sw_power_cap problem swap]"; fmt.Sprint(got) != want {
@@ -173,7 +150,7 @@ func TestRunFindings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, f := range tt.tel.RunFindings() {
+			for _, f := range RunFindings(tt.tel) {
 				if f.Reason != FindingOtherPrograms {
 					t.Errorf("reason %s", f.Reason)
 				}
@@ -199,7 +176,7 @@ func TestCardsSlowedAlikeSaidOnce(t *testing.T) {
 		}}}
 	tel := &Telemetry{Levels: map[int]LevelTelemetry{8: lv}}
 	var got []string
-	for _, f := range tel.HardwareFindings(8) {
+	for _, f := range HardwareFindings(tel, 8) {
 		got = append(got, f.Text)
 	}
 	want := []string{

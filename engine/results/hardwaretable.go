@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // HardwareTitle is the hardware table's title wherever it is shown.
@@ -72,7 +74,7 @@ func pct(share float64) string { return strconv.FormatFloat(share*100, 'f', 1, 6
 func SlowdownWhy(secs map[string]float64) string {
 	var rs []ClockEventReason
 	for name, s := range secs {
-		if r, ok := clockEventReason(name); ok && r.Slowdown && s > 0 {
+		if r, ok := telemetry.ReasonNamed(name); ok && r.Slowdown && s > 0 {
 			rs = append(rs, r)
 		}
 	}
@@ -152,7 +154,7 @@ func SlowdownShares(p Powered) (labels []string, reasons []ClockEventReason, sha
 			labels, lts = append(labels, k.Label), append(lts, lt)
 		}
 	}
-	for _, r := range ClockEventReasons {
+	for _, r := range telemetry.ClockEventReasons {
 		if !r.Slowdown {
 			continue
 		}

@@ -169,3 +169,35 @@ func importsOf(t *testing.T, dir string) []string {
 	}
 	return all
 }
+
+// TestHardwareBelowTheEngine: hw reads the hardware and nothing of the
+// engine — not even the results format, whose hardware part lives in
+// telemetry, below both (issue #52: hw importing engine/results was the
+// one import in the tree that ran back up a layer). What `go list -deps
+// ./hw` names, module packages followed import by import.
+func TestHardwareBelowTheEngine(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var walk func(p string)
+	walk = func(p string) {
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		for _, imp := range importsOf(t, filepath.Join(root, p)) {
+			walk(imp)
+		}
+	}
+	walk("hw")
+	for p := range seen {
+		if strings.HasPrefix(p, "engine") || p == "plans" || p == "storage" {
+			t.Errorf("hw depends on %s: what both need belongs below both", p)
+		}
+	}
+	if !seen["telemetry"] {
+		t.Errorf("hw's dependencies %v do not reach telemetry: the walk is not following imports", seen)
+	}
+}
