@@ -63,6 +63,17 @@ func RateCharts(r *results.RateResult, p Palette) []Spec {
 	}
 }
 
+// RateResultCharts are every chart a rate result shows, the app's view
+// and the HTML report alike: RateCharts' two, then, with conversations,
+// RateTurnsChart.
+func RateResultCharts(r *results.RateResult, p Palette) []Spec {
+	specs := RateCharts(r, p)
+	if s, ok := RateTurnsChart(r, p); ok {
+		specs = append(specs, s)
+	}
+	return specs
+}
+
 // RateTurnsTitle is the title of a conversation run's chart by turn.
 const RateTurnsTitle = "Time to first token by turn"
 

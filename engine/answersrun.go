@@ -141,3 +141,31 @@ func answersDocument(p AnswersRun, plan AnswersPlan, sess *session, other Endpoi
 	}
 	return r
 }
+
+// answerPromptTokens is about how long an answers prompt is in its chat
+// template: each of the set is a sentence.
+const answerPromptTokens = 40
+
+// EstimateAnswers is about how long the answers measurement p takes:
+// each prompt's reference answer on the baseline (speed base, slots as
+// EstimatePlan's), then each position read on the baseline (its floor)
+// and on the other setting (speed other; the baseline's where it was not
+// tested), each read taking at most a short stream's first token (a
+// read is a one-token step behind the prompt cache, shorter than the
+// tested prompt's prefill), up to the slots at once. 0 when base cannot
+// say.
+func EstimateAnswers(p AnswersPlan, base, other TestedSpeed, baseSlots, otherSlots int) time.Duration {
+	p = p.withDefaults()
+	if !base.Usable() {
+		return 0
+	}
+	if !other.Usable() {
+		other = base
+	}
+	read := func(s TestedSpeed, slots int) time.Duration {
+		at := max(slots, 1)
+		return time.Duration(float64(s.TTFT) * s.together(at) / float64(at))
+	}
+	each := base.requestTime(answerPromptTokens, p.Positions) + time.Duration(p.Positions)*(read(base, baseSlots)+read(other, otherSlots))
+	return time.Duration(p.Prompts) * each
+}

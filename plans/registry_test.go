@@ -77,7 +77,13 @@ func resultsNames() (names, docIdents []string, err error) {
 					if i >= len(v.Values) {
 						continue
 					}
-					switch val := v.Values[i].(type) {
+					value := v.Values[i]
+					// A document kind is declared through a call
+					// that registers it (localOnlyKind(DocKind[…]{…})).
+					if call, ok := value.(*ast.CallExpr); ok && len(call.Args) == 1 {
+						value = call.Args[0]
+					}
+					switch val := value.(type) {
 					case *ast.BasicLit:
 						str, err := strconv.Unquote(val.Value)
 						switch {

@@ -173,20 +173,9 @@ var planCharts = map[string]func(d plans.Doc, name string) []chartDrawing{
 		return specsOf([]chart.Spec{spec}, name)
 	},
 	results.PlanRate: func(d plans.Doc, name string) []chartDrawing {
-		r := plans.ResultOf[*results.RateResult](d)
-		specs := chart.RateCharts(r, chart.Light())
-		if s, ok := chart.RateTurnsChart(r, chart.Light()); ok {
-			specs = append(specs, s)
-		}
-		return specsOf(specs, name)
+		return specsOf(chart.RateResultCharts(plans.ResultOf[*results.RateResult](d), chart.Light()), name)
 	},
-	results.PlanAnswers: func(d plans.Doc, name string) []chartDrawing {
-		r := plans.ResultOf[*results.AnswersResult](d)
-		if r.Figures == nil {
-			return []chartDrawing{{title: "KL divergence by prompt kind", none: "No charts: the answers could not be compared."}}
-		}
-		return specsOf(chart.AnswersCharts(r, chart.Light()), name)
-	},
+	results.PlanAnswers: answersCharts,
 	results.PlanTune: func(d plans.Doc, name string) []chartDrawing {
 		r := plans.ResultOf[*results.TuneResult](d)
 		var specs []chart.Spec

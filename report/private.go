@@ -18,36 +18,14 @@ import (
 // prompt-cache counts, power), and blanks every text of local that names
 // the endpoint or carries what the server or the person wrote.
 
-// privateLocal are the keys of a document's local section whose text
-// never leaves this machine: the endpoint's address, host and name, the
-// models it served, the engine's own sentences (they may quote the
-// server), the manifest's path and name, why the server went (its error),
-// a settings comparison's commands, logs and answers, and the path of
-// a prompts file or a replayed trace (its hash and counts, outside
-// local, stay).
-var privateLocal = []string{"endpoint", "endpoint_host", "endpoint_name", "served_models", "warnings", "manifest",
-	"server_gone", "commands", "logs", "answers", "shard", "merged", "prompts_file", "trace_file",
-	"other_endpoint", "other_endpoint_host", "other_endpoint_name"}
-
-// droppedLocal are the keys of local left out of a report altogether:
-// an answers comparison's reference answers are token ids, which the
-// model's tokenizer turns back into the answers' words.
-var droppedLocal = []string{"reference"}
-
-// privateLevel are the same in each of local.levels: the server's error
-// messages by class (the counts by class stay).
-var privateLevel = []string{"messages"}
-
-// privateTelemetry: the GPU source's (and the wall plug's) host and what
-// it said went wrong.
-var privateTelemetry = []string{"host", "warnings"}
-
 // goneSaid stands for local.server_gone, whose reason may quote a
 // connection error with the address in it.
 const goneSaid = "the server stopped answering"
 
 // Shareable is d with the private text of its local section blanked
-// (privateLocal): what every report is built from.
+// (results.PrivateKeys: the keys of local whose text never leaves this
+// machine, the same for every document kind): what every report is
+// built from.
 func Shareable(d plans.Doc) (plans.Doc, error) {
 	sd, _, err := shareable(d)
 	return sd, err
@@ -69,39 +47,15 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 	var private []string
 	if local, ok := top["local"].(map[string]any); ok {
 		gone, _ := local["server_gone"].(string)
-		private = blankKeys(local, privateLocal, private)
-		for _, k := range droppedLocal {
-			delete(local, k)
+		for _, k := range results.PrivateKeys() {
+			segs := strings.Split(k.Path, ".")
+			if segs[0] != "local" {
+				continue // every private key is under local
+			}
+			private = blankAt(local, segs[1:], k.Drop, private)
 		}
 		if gone != "" {
 			local["server_gone"] = goneSaid
-		}
-		if levels, ok := local["levels"].([]any); ok {
-			for _, l := range levels {
-				if m, ok := l.(map[string]any); ok {
-					private = blankKeys(m, privateLevel, private)
-				}
-			}
-		}
-		if tel, ok := local["telemetry"].(map[string]any); ok {
-			private = blankKeys(tel, privateTelemetry, private)
-			// The other programs on the cards are the person's own:
-			// their names never leave (a finding then counts them).
-			if procs, ok := tel["gpu_processes"].(map[string]any); ok {
-				for _, when := range []string{"start", "end"} {
-					if list, ok := procs[when].([]any); ok {
-						for _, p := range list {
-							if m, ok := p.(map[string]any); ok {
-								private = blankKeys(m, []string{"name"}, private)
-							}
-						}
-					}
-				}
-			}
-		}
-		if wall, ok := local["wall"].(map[string]any); ok {
-			// The plug's address and what it said, as the GPU source's.
-			private = blankKeys(wall, privateTelemetry, private)
 		}
 	}
 	out, err := json.Marshal(top)
@@ -127,12 +81,29 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 	return sd, private, nil
 }
 
-// blankKeys blanks every text under m's keys, keeping the shape the
-// document's reader expects, and adds the texts to private.
-func blankKeys(m map[string]any, keys []string, private []string) []string {
-	for _, k := range keys {
-		if v, ok := m[k]; ok {
-			m[k] = blank(v, &private)
+// blankAt blanks every text under the key segs name beneath m (keys, a
+// key ending in "[]" each element of its list), keeping the shape the
+// document's reader expects, or deletes the key (drop), and adds the
+// texts to private. A key the document does not have is left alone.
+func blankAt(m map[string]any, segs []string, drop bool, private []string) []string {
+	key, each := strings.CutSuffix(segs[0], "[]")
+	v, ok := m[key]
+	switch {
+	case !ok:
+	case len(segs) == 1 && drop:
+		delete(m, key)
+	case len(segs) == 1:
+		m[key] = blank(v, &private)
+	case each:
+		list, _ := v.([]any)
+		for _, e := range list {
+			if em, ok := e.(map[string]any); ok {
+				private = blankAt(em, segs[1:], drop, private)
+			}
+		}
+	default:
+		if vm, ok := v.(map[string]any); ok {
+			private = blankAt(vm, segs[1:], drop, private)
 		}
 	}
 	return private

@@ -200,24 +200,22 @@ func isFile(arg string) bool {
 	return err == nil && !st.IsDir()
 }
 
-// LoadArg reads a run named on a command line: a file path, or an id of
-// the library (opened on first need through open).
+// LoadArg reads a run named on a command line, as ReadArg finds it, and
+// decodes it.
 func LoadArg(arg string, lib **Library, open func() (*Library, error)) (plans.Doc, error) {
-	if isFile(arg) {
-		return ReadDocument(arg)
-	}
-	if *lib == nil {
-		l, err := open()
-		if err != nil {
-			return nil, fmt.Errorf("%s is not a file, and the library cannot be opened: %w", arg, err)
-		}
-		*lib = l
-	}
-	d, err := (*lib).LoadDocument(arg)
+	data, err := ReadArg(arg, lib, open)
 	if err != nil {
+		return nil, err
+	}
+	d, err := plans.Decode(data)
+	switch {
+	case err == nil:
+		return d, nil
+	case isFile(arg):
+		return nil, fmt.Errorf("%s: %w", arg, err)
+	default:
 		return nil, fmt.Errorf("%s is neither a results file nor a run in the library (%v)", arg, err)
 	}
-	return d, nil
 }
 
 // CompareOrder is the order runs of any kind are shown in a comparison

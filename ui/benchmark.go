@@ -47,17 +47,13 @@ type planForm interface {
 	kept() []keptField
 }
 
-// planForms make each plan's form (one for every registered plan:
-// TestEveryPlanHasAFormAndAView).
-var planForms = map[string]func(s *BenchmarkScreen) planForm{
-	results.PlanKovara:   func(s *BenchmarkScreen) planForm { s.kovara = newKovaraForm(s); return s.kovara },
-	results.PlanStages:   func(s *BenchmarkScreen) planForm { s.stages = newStagesForm(s); return s.stages },
-	results.PlanSpecDec:  func(s *BenchmarkScreen) planForm { s.specDec = newSpecDecForm(s); return s.specDec },
-	results.PlanCapacity: func(s *BenchmarkScreen) planForm { s.capacity = newCapacityForm(s); return s.capacity },
-	results.PlanContext:  func(s *BenchmarkScreen) planForm { s.context = newContextForm(s); return s.context },
-	results.PlanRate:     func(s *BenchmarkScreen) planForm { return newRateForm(s) },
-	results.PlanTune:     func(s *BenchmarkScreen) planForm { s.tune = newTuneForm(s); return s.tune },
-	results.PlanAnswers:  func(s *BenchmarkScreen) planForm { s.answers = newAnswersForm(s); return s.answers },
+// endpointsWatcher is a form that offers the saved endpoints itself (the
+// answers plan's other setting): told when the list changes.
+type endpointsWatcher interface{ endpointsChanged() }
+
+// formOf is a plan's form constructor as planScreens holds it.
+func formOf[F planForm](make func(s *BenchmarkScreen) F) func(s *BenchmarkScreen) planForm {
+	return func(s *BenchmarkScreen) planForm { return make(s) }
 }
 
 // BenchmarkScreen is the Benchmark place: the setup form, then the live
@@ -82,7 +78,6 @@ type BenchmarkScreen struct {
 	capacity *capacityForm
 	context  *contextForm
 	tune     *tuneForm
-	answers  *answersForm
 
 	planNote  *widget.Label
 	runButton *widget.Button
@@ -116,7 +111,7 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.runButton = widget.NewButton("Run", s.onRun)
 	s.runButton.Importance = widget.HighImportance
 	for _, k := range plans.All {
-		s.forms[k.ID] = planForms[k.ID](s)
+		s.forms[k.ID] = planScreens[k.ID].form(s)
 	}
 	main := s.aligned(widget.NewForm(
 		widget.NewFormItem("Endpoint", s.endpointSelect),
@@ -385,8 +380,10 @@ func (s *BenchmarkScreen) refreshEndpoints() {
 	cur := s.endpointSelect.Selected
 	s.endpointSelect.Options = names
 	s.endpointSelect.Refresh()
-	if s.answers != nil {
-		s.answers.againstOptions() // the answers are compared against a saved endpoint too
+	for _, f := range s.forms {
+		if w, ok := f.(endpointsWatcher); ok {
+			w.endpointsChanged()
+		}
 	}
 	switch {
 	case slices.Contains(names, cur):

@@ -121,19 +121,19 @@ func TestAnswersEstimateBeforeRun(t *testing.T) {
 	h.locked(func() {
 		b.selectEndpoint("cpu box")
 		b.planSelect.SetSelected(plans.ByID(results.PlanAnswers).Title)
-		b.answers.modelEntry.SetText("q4")
+		b.answers().modelEntry.SetText("q4")
 		if note := b.planNote.Text; !strings.Contains(note, "390 short requests") || !strings.Contains(note, "Test the endpoint under Endpoints to learn how long") {
 			t.Errorf("untested: %q", note)
 		}
 		// 1 s to a first token, one request at a time: 6 prompts of 32
 		// reads on each side, about 7 min.
 		h.u.rememberSpeed(engine.Endpoint{Name: "cpu box", URL: "http://127.0.0.1:9"}, "", &engine.TestedSpeed{PromptTokens: 200, TTFT: time.Second, DecodeTPS: 5})
-		b.answers.promptsEntry.SetText("5")
-		b.answers.promptsEntry.SetText("6")
+		b.answers().promptsEntry.SetText("5")
+		b.answers().promptsEntry.SetText("6")
 		if note := b.planNote.Text; !strings.Contains(note, "At most about 7 min at the tested speeds.") {
 			t.Errorf("tested: %q", note)
 		}
-		b.answers.againstSelect.SetSelected("other box")
+		b.answers().againstSelect.SetSelected("other box")
 		if note := b.planNote.Text; !strings.Contains(note, "(other box untested: taken as fast)") {
 			t.Errorf("against an untested endpoint: %q", note)
 		}

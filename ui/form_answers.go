@@ -32,6 +32,12 @@ type answersForm struct {
 	topEntry      *formEntry
 }
 
+// answers is the screen's answers form.
+func (s *BenchmarkScreen) answers() *answersForm {
+	f, _ := s.forms[results.PlanAnswers].(*answersForm)
+	return f
+}
+
 func newAnswersForm(s *BenchmarkScreen) *answersForm {
 	f := &answersForm{}
 	timeout := f.init(s, results.PlanAnswers)
@@ -56,6 +62,9 @@ func newAnswersForm(s *BenchmarkScreen) *answersForm {
 }
 
 // againstOptions are this endpoint and every saved one.
+// endpointsChanged: the answers are compared against a saved endpoint too.
+func (f *answersForm) endpointsChanged() { f.againstOptions() }
+
 func (f *answersForm) againstOptions() {
 	names := []string{sameEndpoint}
 	saved, _ := f.s.u.endpoints.List()

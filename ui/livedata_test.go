@@ -362,10 +362,10 @@ func TestEveryPlanRunsFromItsForm(t *testing.T) {
 		// it serves on both sides.
 		results.PlanAnswers: func(b *BenchmarkScreen) {
 			b.selectEndpoint("llama box")
-			b.answers.againstSelect.SetSelected("llama box")
-			b.answers.modelEntry.SetText("")
-			b.answers.promptsEntry.SetText("2")
-			b.answers.posEntry.SetText("4")
+			b.answers().againstSelect.SetSelected("llama box")
+			b.answers().modelEntry.SetText("")
+			b.answers().promptsEntry.SetText("2")
+			b.answers().posEntry.SetText("4")
 		},
 	}
 	h := newHarness(t)

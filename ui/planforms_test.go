@@ -122,11 +122,11 @@ func TestEveryPlanHasAFormAndAView(t *testing.T) {
 	b := h.u.bench
 	h.locked(func() {
 		for _, k := range plans.All {
-			if planForms[k.ID] == nil || b.forms[k.ID] == nil {
+			if planScreens[k.ID].form == nil || b.forms[k.ID] == nil {
 				t.Errorf("%s: no form", k.ID)
 				continue
 			}
-			if resultViews[k.ID] == nil {
+			if planScreens[k.ID].view == nil {
 				t.Errorf("%s: no result view", k.ID)
 			}
 			b.planSelect.SetSelected(k.Title)
@@ -134,8 +134,8 @@ func TestEveryPlanHasAFormAndAView(t *testing.T) {
 				t.Errorf("%s chosen: its form is not the one shown", k.ID)
 			}
 		}
-		if len(planForms) != len(plans.All) || len(resultViews) != len(plans.All) {
-			t.Errorf("%d forms and %d views for %d plans", len(planForms), len(resultViews), len(plans.All))
+		if len(planScreens) != len(plans.All) {
+			t.Errorf("%d plans on the screens for %d plans", len(planScreens), len(plans.All))
 		}
 	})
 }

@@ -226,7 +226,7 @@ func TestPlansTimeOutAsTheirKindSays(t *testing.T) {
 			results.PlanKovara: b.kovara.timeoutEntry, results.PlanStages: b.stages.timeoutEntry,
 			results.PlanSpecDec: b.specDec.timeoutEntry, results.PlanCapacity: b.capacity.timeoutEntry,
 			results.PlanContext: b.context.timeoutEntry, results.PlanTune: b.tune.timeoutEntry,
-			results.PlanRate: b.forms[results.PlanRate].(*rateForm).timeoutEntry, results.PlanAnswers: b.answers.timeoutEntry,
+			results.PlanRate: b.forms[results.PlanRate].(*rateForm).timeoutEntry, results.PlanAnswers: b.answers().timeoutEntry,
 		}
 		for _, k := range plans.All {
 			e := timeouts[k.ID]

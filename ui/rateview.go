@@ -16,8 +16,8 @@ import (
 
 // RateView shows a rate result: the headline in words and its problems,
 // latency (p50, p95, from the intended send) and the achieved rate and
-// goodput against the offered rate (chart.RateCharts), with
-// conversations the time to first token by turn (chart.RateTurnsChart),
+// goodput against the offered rate and, with conversations, the time to
+// first token by turn (chart.RateResultCharts, as the HTML report draws),
 // and the table per rate with how it was measured, what queued and the
 // client's own lateness under it.
 type RateView struct {
@@ -40,10 +40,11 @@ func newRateView(u *App, r *results.RateResult, id string, saveErr error, onBack
 	if r.Replay != nil {
 		none = "No request of the replay was answered: there is nothing to draw."
 	}
-	views, cells := resultCharts(u, chart.RateCharts(r, palette), none, run, &v.saveAll)
+	specs := chart.RateResultCharts(r, palette)
+	views, cells := resultCharts(u, specs[:2], none, run, &v.saveAll)
 	v.latency, v.rates = views[0], views[1]
-	if spec, ok := chart.RateTurnsChart(r, palette); ok {
-		turns, cell := resultCharts(u, []chart.Spec{spec}, "Two turns are needed for a chart.", run, &v.saveAll)
+	if len(specs) > 2 {
+		turns, cell := resultCharts(u, specs[2:], "Two turns are needed for a chart.", run, &v.saveAll)
 		v.turns, cells = turns[0], append(cells, cell...)
 	}
 	charts := container.NewGridWithColumns(len(cells), cells...)

@@ -20,23 +20,34 @@ type planView struct {
 // kept in the history, when it could not.
 type newView func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView
 
-// resultViews are the plans' result views, by plan (one for every
-// registered plan: TestEveryPlanHasAFormAndAView).
-var resultViews = map[string]newView{
-	results.PlanKovara: func(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
-		v := newResultView(u, d.(plans.Kovara).File, id, onBack)
-		if saveErr != nil {
-			v.state.SetText(v.state.Text + "\n" + notSavedNote(saveErr))
-		}
-		return planView{v.content, v.newRun, v}
-	},
-	results.PlanStages:   viewOf(newStagesView),
-	results.PlanSpecDec:  viewOf(newSpecDecView),
-	results.PlanCapacity: viewOf(newCapacityView),
-	results.PlanContext:  viewOf(newContextView),
-	results.PlanRate:     viewOf(newRateView),
-	results.PlanTune:     viewOf(newTuneView),
-	results.PlanAnswers:  viewOf(newAnswersView),
+// planScreen is what a plan has on the app's screens: its form on the
+// Benchmark screen and its result view.
+type planScreen struct {
+	form func(s *BenchmarkScreen) planForm
+	view newView
+}
+
+// planScreens are the plans' forms and result views, one line for every
+// registered plan (TestEveryPlanHasAFormAndAView). The forms the tests
+// and the screen reach by name are kept on the screen as they are made.
+var planScreens = map[string]planScreen{
+	results.PlanKovara:   {func(s *BenchmarkScreen) planForm { s.kovara = newKovaraForm(s); return s.kovara }, kovaraView},
+	results.PlanStages:   {func(s *BenchmarkScreen) planForm { s.stages = newStagesForm(s); return s.stages }, viewOf(newStagesView)},
+	results.PlanSpecDec:  {func(s *BenchmarkScreen) planForm { s.specDec = newSpecDecForm(s); return s.specDec }, viewOf(newSpecDecView)},
+	results.PlanCapacity: {func(s *BenchmarkScreen) planForm { s.capacity = newCapacityForm(s); return s.capacity }, viewOf(newCapacityView)},
+	results.PlanContext:  {func(s *BenchmarkScreen) planForm { s.context = newContextForm(s); return s.context }, viewOf(newContextView)},
+	results.PlanRate:     {formOf(newRateForm), viewOf(newRateView)},
+	results.PlanTune:     {func(s *BenchmarkScreen) planForm { s.tune = newTuneForm(s); return s.tune }, viewOf(newTuneView)},
+	results.PlanAnswers:  {formOf(newAnswersForm), viewOf(newAnswersView)},
+}
+
+// kovaraView is the Kovara method's result view.
+func kovaraView(u *App, d plans.Doc, id string, saveErr error, onBack func()) planView {
+	v := newResultView(u, d.(plans.Kovara).File, id, onBack)
+	if saveErr != nil {
+		v.state.SetText(v.state.Text + "\n" + notSavedNote(saveErr))
+	}
+	return planView{v.content, v.newRun, v}
 }
 
 // viewOf is the result view of a plan beyond the Kovara method, which
@@ -53,5 +64,5 @@ func viewOf[R any, V interface {
 
 // resultView is d's result view.
 func (u *App) resultView(d plans.Doc, id string, saveErr error, onBack func()) planView {
-	return resultViews[d.Kind().ID](u, d, id, saveErr, onBack)
+	return planScreens[d.Kind().ID].view(u, d, id, saveErr, onBack)
 }

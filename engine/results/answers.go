@@ -6,6 +6,18 @@ import (
 	"strings"
 )
 
+// PlanAnswers is the plan's name (--plan, the library's index, local.plan).
+const PlanAnswers = "answers"
+
+// AnswersDoc is the plan's document kind.
+var AnswersDoc = localOnlyKind(DocKind[AnswersResult]{Format: FormatAnswers, What: "answers comparison",
+	About: "Kovara Desktop's answers comparison: one setting's next-token distributions read along a baseline's " +
+		"greedy answers to fixed prompts, against the baseline read against itself. Not a Kovara benchmark record; never publishable.",
+	LocalOnly: "This is an answers comparison (" + FormatAnswers + "): two of your servers' answer distributions token by token, with the reference answers' tokens kept on this machine; only kovara-benchmark-results files can be published. Its report holds the figures without a word of the answers."})
+
+// Simulated: the plan ran against the built-in simulator.
+func (r *AnswersResult) Simulated() bool { return r.Local.Simulated }
+
 // The answers plan's document, kovara-desktop-answers (docs/plans.md,
 // "Compare answers"; docs/method.md §14): one setting's answer
 // distribution against a baseline's, token by token of the baseline's

@@ -9,6 +9,18 @@ import (
 	"strings"
 )
 
+// PlanCapacity is the plan's name (--plan, the library's index, local.plan).
+const PlanCapacity = "capacity"
+
+// CapacityDoc is the plan's document kind.
+var CapacityDoc = localOnlyKind(DocKind[CapacityResult]{Format: FormatCapacity, What: "capacity result",
+	About: "Kovara Desktop's capacity plan: how many users at once the server serves within a service level, " +
+		"measured with the Kovara method's closed-loop levels. Not a Kovara benchmark record; never publishable.",
+	LocalOnly: "This is a capacity plan result (" + FormatCapacity + "): an answer for one service level, kept on this machine; only kovara-benchmark-results files can be published."})
+
+// Simulated: the plan ran against the built-in simulator.
+func (r *CapacityResult) Simulated() bool { return r.Local.Simulated }
+
 // The capacity plan's document, kovara-desktop-capacity (docs/plans.md):
 // how many users at once the server serves within a service level, with
 // every level it measured kept as a Kovara run record so a later reader

@@ -7,6 +7,18 @@ import (
 	"strings"
 )
 
+// PlanContext is the plan's name (--plan, the library's index, local.plan).
+const PlanContext = "context"
+
+// ContextDoc is the plan's document kind.
+var ContextDoc = localOnlyKind(DocKind[ContextResult]{Format: FormatContext, What: "context result",
+	About: "Kovara Desktop's context plan: prefill and decode speed against context depth, cold and with a cached " +
+		"follow-up turn, on one server. Not a Kovara benchmark record; never publishable.",
+	LocalOnly: "This is a context plan result (" + FormatContext + "): speed against context depth on one server, kept on this machine; only kovara-benchmark-results files can be published."})
+
+// Simulated: the plan ran against the built-in simulator.
+func (r *ContextResult) Simulated() bool { return r.Local.Simulated }
+
 // The context plan's document, kovara-desktop-context (docs/plans.md, "The
 // context plan"): prefill and decode speed against context depth, cold
 // and with a cached follow-up turn, on one server. Local only, like the

@@ -7,17 +7,9 @@ import (
 )
 
 // The plans, by the names that --plan, the library's index and a
-// document's local.plan use.
-const (
-	PlanKovara   = "kovara"
-	PlanStages   = "stages"
-	PlanSpecDec  = "specdec"
-	PlanCapacity = "capacity"
-	PlanContext  = "context"
-	PlanTune     = "tune"
-	PlanRate     = "rate"
-	PlanAnswers  = "answers"
-)
+// document's local.plan use: the Kovara method's here, each other plan's
+// beside its document (Plan… in its file).
+const PlanKovara = "kovara"
 
 // DocumentFormat reads a document's top-level "format" and
 // "format_version" without validating the rest, so a reader (the library,
@@ -47,14 +39,16 @@ func DocumentFormat(data []byte) (format string, version int, err error) {
 
 // localOnly says, by format, why a document of one of this app's own
 // kinds cannot be published.
-var localOnly = map[string]string{
-	FormatStages:   "This is a three-stage plan result (" + FormatStages + "), kept on this machine: only kovara-benchmark-results files can be published. Its wiki block is the way to share it.",
-	FormatCapacity: "This is a capacity plan result (" + FormatCapacity + "): an answer for one service level, kept on this machine; only kovara-benchmark-results files can be published.",
-	FormatContext:  "This is a context plan result (" + FormatContext + "): speed against context depth on one server, kept on this machine; only kovara-benchmark-results files can be published.",
-	FormatTune:     "This is a settings comparison (" + FormatTune + "): it names the commands that started your server and is kept on this machine; its runs are ordinary results files, and those can be published one by one.",
-	FormatRate:     "This is a rate plan result (" + FormatRate + "): open-loop requests at offered rates on one server, not the Kovara method's closed loop, kept on this machine; only kovara-benchmark-results files can be published.",
-	FormatAnswers:  "This is an answers comparison (" + FormatAnswers + "): two of your servers' answer distributions token by token, with the reference answers' tokens kept on this machine; only kovara-benchmark-results files can be published. Its report holds the figures without a word of the answers.",
-	FormatSpecDec:  "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published.",
+var localOnly = map[string]string{}
+
+// localOnlyKind registers k's reason in localOnly, as each plan's
+// document kind is declared in its own file.
+func localOnlyKind[T any](k DocKind[T]) DocKind[T] {
+	if k.LocalOnly == "" {
+		panic("results: document kind " + k.Format + " says no reason it is kept on this machine")
+	}
+	localOnly[k.Format] = k.LocalOnly
+	return k
 }
 
 // localOnlyReason is why a document of one of this app's own kinds cannot

@@ -70,12 +70,16 @@ func MarshalDocument[T any, D interface {
 }
 
 // A DocKind is one of the plans' document kinds: its format, the sentence
-// its documents begin with, and what errors call it. Every kind is read
+// its documents begin with, what errors call it and why it is kept on this
+// machine; each is declared in its plan's file through localOnlyKind. Every kind is read
 // the same way (Decode), and written by MarshalDocument.
 type DocKind[T any] struct {
 	Format string
 	About  string
 	What   string // "capacity result"
+	// LocalOnly is why its documents cannot be published (PublishCheck
+	// says it), every plan's reason beside its document.
+	LocalOnly string
 }
 
 // Header starts a document of this kind, format_version 1, made at t
@@ -105,36 +109,6 @@ func (k DocKind[T]) Decode(data []byte) (*T, error) {
 	}
 	return &doc, nil
 }
-
-// The plans' document kinds.
-var (
-	StagesDoc = DocKind[StagesResult]{Format: FormatStages, What: "three-stage result",
-		About: "Kovara Desktop's three-stage plan, after the cmp.wiki benchmark protocol with this project's own " +
-			"prompts and texts: not cmpbench output, and not a Kovara benchmark record."}
-	SpecDecDoc = DocKind[SpecDecResult]{Format: FormatSpecDec, What: "speculative-decoding result",
-		About: "Kovara Desktop's speculative-decoding measurement: representative prompts with natural stops, " +
-			"acceptance from the server's own counters. Not a Kovara benchmark record; never publishable."}
-	CapacityDoc = DocKind[CapacityResult]{Format: FormatCapacity, What: "capacity result",
-		About: "Kovara Desktop's capacity plan: how many users at once the server serves within a service level, " +
-			"measured with the Kovara method's closed-loop levels. Not a Kovara benchmark record; never publishable."}
-	ContextDoc = DocKind[ContextResult]{Format: FormatContext, What: "context result",
-		About: "Kovara Desktop's context plan: prefill and decode speed against context depth, cold and with a cached " +
-			"follow-up turn, on one server. Not a Kovara benchmark record; never publishable."}
-	TuneDoc = DocKind[TuneResult]{Format: FormatTune, What: "settings comparison",
-		About: "A settings comparison made by Kovara Desktop: the same Kovara plan on each setting of one server, in " +
-			"interleaved rounds; each setting against the first from the rounds' paired differences."}
-	AnswersDoc = DocKind[AnswersResult]{Format: FormatAnswers, What: "answers comparison",
-		About: "Kovara Desktop's answers comparison: one setting's next-token distributions read along a baseline's " +
-			"greedy answers to fixed prompts, against the baseline read against itself. Not a Kovara benchmark record; never publishable."}
-)
-
-// Simulated: the plan ran against the built-in simulator.
-func (r *StagesResult) Simulated() bool   { return r.Local.Simulated }
-func (r *SpecDecResult) Simulated() bool  { return r.Local.Simulated }
-func (r *CapacityResult) Simulated() bool { return r.Local.Simulated }
-func (r *ContextResult) Simulated() bool  { return r.Local.Simulated }
-func (r *TuneResult) Simulated() bool     { return r.Local.Simulated }
-func (r *AnswersResult) Simulated() bool  { return r.Local.Simulated }
 
 // PlanCompat records which optional request fields the server accepted.
 type PlanCompat struct {

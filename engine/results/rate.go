@@ -11,6 +11,9 @@ import (
 	"github.com/kovara/desktop/internal/decimal"
 )
 
+// PlanRate is the plan's name (--plan, the library's index, local.plan).
+const PlanRate = "rate"
+
 // The rate plan's document, kovara-desktop-rate (docs/plans.md, "The rate
 // plan"): requests sent at offered rates, open loop, each request's
 // latency taken from the time it was meant to leave, with goodput against
@@ -21,9 +24,10 @@ import (
 const FormatRate = "kovara-desktop-rate"
 
 // RateDoc is the rate plan's document kind.
-var RateDoc = DocKind[RateResult]{Format: FormatRate, What: "rate result",
+var RateDoc = localOnlyKind(DocKind[RateResult]{Format: FormatRate, What: "rate result",
 	About: "Kovara Desktop's rate plan: requests sent at offered rates (open loop), latency from each request's " +
-		"intended send time, goodput against a service level. Not a Kovara benchmark record; never publishable."}
+		"intended send time, goodput against a service level. Not a Kovara benchmark record; never publishable.",
+	LocalOnly: "This is a rate plan result (" + FormatRate + "): open-loop requests at offered rates on one server, not the Kovara method's closed loop, kept on this machine; only kovara-benchmark-results files can be published."})
 
 // RateResult is a rate plan result: the document of kind
 // kovara-desktop-rate, format_version 1.

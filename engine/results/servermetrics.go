@@ -83,13 +83,3 @@ type ServerMetricsSample struct {
 	Waiting *float64 `json:"waiting,omitempty"`
 	KVCache *float64 `json:"kv_cache,omitempty"`
 }
-
-// Document kinds this app writes besides kovara-benchmark-results. They are
-// kept on the user's machine and are never publishable as Kovara records.
-const (
-	// FormatStages is a three-stage plan result (results.StagesResult).
-	FormatStages = "kovara-desktop-stages"
-	// FormatSpecDec is a speculative-decoding measurement
-	// (results.SpecDecResult).
-	FormatSpecDec = "kovara-desktop-specdec"
-)

@@ -7,6 +7,21 @@ import (
 	"strings"
 )
 
+// PlanSpecDec is the plan's name (--plan, the library's index, local.plan).
+const PlanSpecDec = "specdec"
+
+// FormatSpecDec is a speculative-decoding measurement (SpecDecResult).
+const FormatSpecDec = "kovara-desktop-specdec"
+
+// SpecDecDoc is the plan's document kind.
+var SpecDecDoc = localOnlyKind(DocKind[SpecDecResult]{Format: FormatSpecDec, What: "speculative-decoding result",
+	About: "Kovara Desktop's speculative-decoding measurement: representative prompts with natural stops, " +
+		"acceptance from the server's own counters. Not a Kovara benchmark record; never publishable.",
+	LocalOnly: "This is a speculative-decoding measurement (" + FormatSpecDec + "): it stops naturally on representative prompts, so its numbers are not Kovara records and can never be published."})
+
+// Simulated: the plan ran against the built-in simulator.
+func (r *SpecDecResult) Simulated() bool { return r.Local.Simulated }
+
 // The speculative-decoding mode's document, kovara-desktop-specdec
 // (docs/plans.md).
 

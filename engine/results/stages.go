@@ -2,6 +2,21 @@ package results
 
 import "fmt"
 
+// PlanStages is the plan's name (--plan, the library's index, local.plan).
+const PlanStages = "stages"
+
+// FormatStages is a three-stage plan result (StagesResult).
+const FormatStages = "kovara-desktop-stages"
+
+// StagesDoc is the plan's document kind.
+var StagesDoc = localOnlyKind(DocKind[StagesResult]{Format: FormatStages, What: "three-stage result",
+	About: "Kovara Desktop's three-stage plan, after the cmp.wiki benchmark protocol with this project's own " +
+		"prompts and texts: not cmpbench output, and not a Kovara benchmark record.",
+	LocalOnly: "This is a three-stage plan result (" + FormatStages + "), kept on this machine: only kovara-benchmark-results files can be published. Its wiki block is the way to share it."})
+
+// Simulated: the plan ran against the built-in simulator.
+func (r *StagesResult) Simulated() bool { return r.Local.Simulated }
+
 // The three-stage plan's document, kovara-desktop-stages (docs/plans.md).
 
 // StagesResult is a three-stage plan result: the document of kind

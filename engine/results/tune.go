@@ -10,6 +10,18 @@ import (
 	"strings"
 )
 
+// PlanTune is the plan's name (--plan, the library's index, local.plan).
+const PlanTune = "tune"
+
+// TuneDoc is the plan's document kind.
+var TuneDoc = localOnlyKind(DocKind[TuneResult]{Format: FormatTune, What: "settings comparison",
+	About: "A settings comparison made by Kovara Desktop: the same Kovara plan on each setting of one server, in " +
+		"interleaved rounds; each setting against the first from the rounds' paired differences.",
+	LocalOnly: "This is a settings comparison (" + FormatTune + "): it names the commands that started your server and is kept on this machine; its runs are ordinary results files, and those can be published one by one."})
+
+// Simulated: the plan ran against the built-in simulator.
+func (r *TuneResult) Simulated() bool { return r.Local.Simulated }
+
 // The settings comparison's document, kovara-desktop-tune (docs/plans.md,
 // "Compare settings"): two to eight settings of one server, each measured
 // by the same Kovara plan in interleaved rounds, the verdict of each
