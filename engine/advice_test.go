@@ -359,7 +359,7 @@ func TestRunRefusesPlanBeyondContext(t *testing.T) {
 	}
 	check("Run", err)
 
-	cp := DefaultCapacityPlan()
+	cp := setup.DefaultCapacityPlan()
 	cp.InputTokens, cp.OutputTokens, cp.Warmup = 3000, 64, 0
 	res, err := RunCapacity(context.Background(), cp, ep, Observer{})
 	if res != nil {

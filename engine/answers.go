@@ -10,10 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/kovara/desktop/engine/drift"
-	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 )
@@ -32,96 +30,9 @@ import (
 // top_logprobs, tokens told apart by their bytes. A server that answers
 // that message again from its start is said, not measured.
 
-// AnswerPrompt is one prompt of the answers set, with the kind of use it
-// stands for.
-type AnswerPrompt struct {
-	Kind, Text string
-}
-
 // AnswerPromptsVersion names the fixed prompt set: figures of two sets
 // are not comparable (v1 had no long context).
 const AnswerPromptsVersion = "kovara-answers-v2"
-
-// AnswerPrompts are the fixed prompts, one for each way people use a
-// model that a setting may treat differently (docs/method.md §14); the
-// long context last, so that fewer prompts leave it out first.
-var AnswerPrompts = []AnswerPrompt{
-	{"code", "Write a Python function that returns the n-th Fibonacci number, with a docstring."},
-	{"json", "Give a JSON object with the fields name, age and city for a made-up person, and nothing else."},
-	{"prose", "Explain in three sentences why the sky is blue."},
-	{"reasoning", "A train leaves at 9:40 and arrives at 13:05. How long is the journey? Think step by step."},
-	{"french", "Traduis en français : the cat sleeps on the sofa while the rain falls."},
-	{LongContextKind, longContextPrompt()},
-}
-
-// LongContextKind is the prompt kind of the long context.
-const LongContextKind = "long context"
-
-// longContextWords is the long context's filler: about 1,550 tokens on
-// a Llama-family tokenizer, so that the prompt and an answer fit a
-// context of 2,048 (llama-server -c 4096 -np 2 gives each slot that).
-const longContextWords = 1200
-
-// longContextPrompt is a fact, a long text of the synthetic generator's
-// words (kovara-synthetic-v1, a fixed seed and request) and a question
-// about the fact: what is read at its answer has attended across the
-// whole context, where a quantised KV cache, flash attention or a RoPE
-// setting differ most.
-func longContextPrompt() string {
-	_, filler, _ := strings.Cut(prompt.Text(48, 0, longContextWords), ": ")
-	return "Remember this: the locker code is 7291 and the locker is in the west hall.\n\n" + filler +
-		"\n\nWhat is the locker code given at the very start, and where is the locker? Answer in one sentence."
-}
-
-// AnswersPlan is what the measurement reads.
-type AnswersPlan struct {
-	// Positions is the tokens of each reference answer read (default
-	// 32); TopK the top list asked at each (default 20).
-	Positions, TopK int
-	// Prompts is how many of AnswerPrompts are used, from the first (0:
-	// all).
-	Prompts int
-	// Timeout bounds each request (0: 60 s).
-	Timeout time.Duration
-}
-
-func (p AnswersPlan) withDefaults() AnswersPlan {
-	if p.Positions <= 0 {
-		p.Positions = 32
-	}
-	if p.TopK <= 0 {
-		p.TopK = 20
-	}
-	if p.Prompts <= 0 || p.Prompts > len(AnswerPrompts) {
-		p.Prompts = len(AnswerPrompts)
-	}
-	if p.Timeout <= 0 {
-		p.Timeout = 60 * time.Second
-	}
-	return p
-}
-
-// Requests is how many requests the measurement sends: for each prompt
-// the reference answer and, for the floor and the other setting, one a
-// position.
-func (p AnswersPlan) Requests() int {
-	p = p.withDefaults()
-	return p.Prompts * (1 + 2*p.Positions)
-}
-
-// ReferenceRequests and ReadRequests are a settings comparison's share of
-// Requests: the first setting's reference and floor, and each other
-// setting's reading.
-func (p AnswersPlan) ReferenceRequests() int {
-	p = p.withDefaults()
-	return p.Prompts * (1 + p.Positions)
-}
-
-// ReadRequests: see ReferenceRequests.
-func (p AnswersPlan) ReadRequests() int {
-	p = p.withDefaults()
-	return p.Prompts * p.Positions
-}
 
 // TuneAnswersLine says before a settings comparison what its answers
 // check asks: "The answers check asks each setting 10 fixed prompts and
@@ -129,7 +40,7 @@ func (p AnswersPlan) ReadRequests() int {
 // f32, 192 for each other setting."
 func TuneAnswersLine(first string) string {
 	return fmt.Sprintf("The answers check asks each setting %d fixed prompts and reads %d prompts of its own token by token: %d short requests for %s, %d for each other setting.",
-		len(SpecDecPrompts), len(AnswerPrompts), tuneDriftPlan.ReferenceRequests(), first, tuneDriftPlan.ReadRequests())
+		len(SpecDecPrompts), len(setup.AnswerPrompts), tuneDriftPlan.ReferenceRequests(), first, tuneDriftPlan.ReadRequests())
 }
 
 // AnswersSide is one setting: an endpoint and the model asked of it ("":
@@ -216,8 +127,8 @@ func (r *AnswersResult) Line() string {
 
 // MeasureAnswers reads other against base (docs/method.md §14);
 // progress, when set, is told each request done of the total.
-func MeasureAnswers(ctx context.Context, base, other AnswersSide, plan AnswersPlan, progress func(done, total int)) (*AnswersResult, error) {
-	plan = plan.withDefaults()
+func MeasureAnswers(ctx context.Context, base, other AnswersSide, plan setup.AnswersPlan, progress func(done, total int)) (*AnswersResult, error) {
+	plan = plan.WithDefaults()
 	done, total := 0, plan.Requests()
 	step := func() {
 		done++
@@ -247,7 +158,7 @@ func MeasureAnswers(ctx context.Context, base, other AnswersSide, plan AnswersPl
 // the baseline's turn and reads each other setting against it in that
 // setting's own turn, one server up at a time.
 type AnswersReference struct {
-	plan  AnswersPlan
+	plan  setup.AnswersPlan
 	model string
 	// For each prompt: the template's text, its tokens by the baseline's
 	// tokenizer (ids where the server says them, else only their
@@ -273,8 +184,8 @@ type AnswersReference struct {
 
 // ReferenceAnswers makes base's reference (AnswersReference); step,
 // when set, is called after each request.
-func ReferenceAnswers(ctx context.Context, base AnswersSide, plan AnswersPlan, step func()) (*AnswersReference, error) {
-	plan = plan.withDefaults()
+func ReferenceAnswers(ctx context.Context, base AnswersSide, plan setup.AnswersPlan, step func()) (*AnswersReference, error) {
+	plan = plan.WithDefaults()
 	b, err := answersReader(ctx, base, plan)
 	if err != nil {
 		return nil, fmt.Errorf("the baseline: %w", err)
@@ -288,7 +199,7 @@ func (b *answerReader) reference(ctx context.Context, step func()) (*AnswersRefe
 		step = func() {}
 	}
 	ref := &AnswersReference{plan: b.plan, model: b.model, topK: b.plan.TopK, byText: b.byText(), chat: b.route == routeChat, who: b.who()}
-	for _, p := range AnswerPrompts[:b.plan.Prompts] {
+	for _, p := range setup.AnswerPrompts[:b.plan.Prompts] {
 		text, err := b.template(ctx, p.Text)
 		if err != nil {
 			return nil, err
@@ -666,7 +577,7 @@ type answerReader struct {
 	ep    Endpoint
 	b     setup.Base
 	model string
-	plan  AnswersPlan
+	plan  setup.AnswersPlan
 	// route is how the server is read.
 	route answersRoute
 	// slots is how many positions are read at once: the server's
@@ -714,7 +625,7 @@ const maxAnswersSlots = 8
 
 // answersReader checks side's endpoint (its models, its family) and
 // refuses a server the measurement cannot read.
-func answersReader(ctx context.Context, side AnswersSide, plan AnswersPlan) (*answerReader, error) {
+func answersReader(ctx context.Context, side AnswersSide, plan setup.AnswersPlan) (*answerReader, error) {
 	sess, err := newSession(side.Endpoint, Observer{})
 	if err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ func TestAnswersReadCapturedServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := AnswersPlan{TopK: 20, Timeout: 10 * time.Second}
+	plan := setup.AnswersPlan{TopK: 20, Timeout: 10 * time.Second}
 	reader := func(ollama bool) *answerReader {
 		route := routeTokens
 		if ollama {
@@ -129,7 +129,7 @@ func TestAnswersChatRouteCaptured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, model: "soft", plan: AnswersPlan{TopK: 20, Timeout: 10 * time.Second}, route: routeChat, slots: 1}
+		r := &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, model: "soft", plan: setup.AnswersPlan{TopK: 20, Timeout: 10 * time.Second}, route: routeChat, slots: 1}
 		ctx := context.Background()
 		first, err := r.complete(ctx, "Explain in three sentences why the sky is blue.", promptTokens{}, nil, 1)
 		if err != nil || first.promptN != 21 || first.chosen[0].key() != " intitulé" || len(first.lists[0]) != 20 {
@@ -199,7 +199,7 @@ func TestAnswersReadPositionsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, plan: AnswersPlan{TopK: 1, Timeout: 20 * time.Second}, slots: slots}
+	r := &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, plan: setup.AnswersPlan{TopK: 1, Timeout: 20 * time.Second}, slots: slots}
 	answer := make([]wireAlt, positions)
 	for i := range answer {
 		answer[i] = wireAlt{ID: ptr(i + 7)}
@@ -231,7 +231,7 @@ func TestEstimateAnswers(t *testing.T) {
 	t.Parallel()
 	base := TestedSpeed{TTFT: 100 * time.Millisecond, DecodeTPS: 10, PromptTokens: 200}
 	slow := TestedSpeed{TTFT: 300 * time.Millisecond, DecodeTPS: 5, PromptTokens: 200}
-	plan := AnswersPlan{Prompts: 2, Positions: 11}
+	plan := setup.AnswersPlan{Prompts: 2, Positions: 11}
 	// The reference: 100 ms (its 40-token prompt within the tested 200)
 	// and 10 tokens at 10 tok/s; then 11 reads of 100 ms on each side.
 	ref := 100*time.Millisecond + time.Second

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -21,7 +22,7 @@ func TestAnswersAgainstAKnownDrift(t *testing.T) {
 	t.Parallel()
 	base := sim.Config{Personality: sim.LlamaCpp}
 	_, baseURL := startSim(t, base)
-	plan := AnswersPlan{Positions: 12, Prompts: 3}
+	plan := setup.AnswersPlan{Positions: 12, Prompts: 3}
 	tests := []struct {
 		name   string
 		drift  float64
@@ -50,7 +51,7 @@ func TestAnswersAgainstAKnownDrift(t *testing.T) {
 		// The simulator's truth at the same positions.
 		truth, n := 0.0, 0
 		for i, ref := range res.Reference {
-			ctx := cfg.Answers.Tokens(sim.Template(AnswerPrompts[i].Text))
+			ctx := cfg.Answers.Tokens(sim.Template(setup.AnswerPrompts[i].Text))
 			for j := range ref {
 				truth += sim.TrueKL(base.Answers, cfg.Answers, append(ctx, ref[:j]...))
 				n++
@@ -61,7 +62,7 @@ func TestAnswersAgainstAKnownDrift(t *testing.T) {
 			t.Errorf("%s: measured KL %.4g against the true %.4g: want a lower bound catching most of it", tt.name, got, truth)
 		}
 		t.Logf("%s: %s; the true KL %.4g", tt.name, res.Line(), truth)
-		if len(res.Kinds) != plan.Prompts || res.Kinds[0].Kind != AnswerPrompts[0].Kind || res.Kinds[0].Positions != plan.Positions {
+		if len(res.Kinds) != plan.Prompts || res.Kinds[0].Kind != setup.AnswerPrompts[0].Kind || res.Kinds[0].Positions != plan.Positions {
 			t.Errorf("%s: figures by prompt kind %+v, want one for each of the %d prompts", tt.name, res.Kinds, plan.Prompts)
 		}
 		kls, sameTops = append(kls, res.Other.KLMean), append(sameTops, res.Other.SameTop)
@@ -87,7 +88,7 @@ func TestAnswersSayWhatTheServerDoesNotAllow(t *testing.T) {
 		_, url := startSim(t, cfg)
 		return AnswersSide{Endpoint: Endpoint{URL: url}}
 	}
-	plan := AnswersPlan{Positions: 4, Prompts: 1}
+	plan := setup.AnswersPlan{Positions: 4, Prompts: 1}
 	base := AnswersSide{Endpoint: Endpoint{URL: baseURL}}
 
 	_, err := MeasureAnswers(context.Background(), base, side(sim.Config{Personality: sim.LlamaCpp, Answers: sim.Distribution{NoProbs: true}}), plan, nil)
@@ -145,7 +146,7 @@ func TestAnswersSayWhatTheServerDoesNotAllow(t *testing.T) {
 // told apart. A chat route that lists fewer tokens than asked is said.
 func TestAnswersThroughTheChatRoute(t *testing.T) {
 	t.Parallel()
-	plan := AnswersPlan{Positions: 8, Prompts: 2}
+	plan := setup.AnswersPlan{Positions: 8, Prompts: 2}
 	heavy := sim.Distribution{Drift: 0.8, DriftSeed: 7}
 	url := func(cfg sim.Config) Endpoint { _, u := startSim(t, cfg); return Endpoint{URL: u} }
 	llama := url(sim.Config{Personality: sim.LlamaCpp})
@@ -197,7 +198,7 @@ func TestAnswersThroughTheChatRoute(t *testing.T) {
 // says so; an Ollama that returns no probabilities is said.
 func TestAnswersThroughOllama(t *testing.T) {
 	t.Parallel()
-	plan := AnswersPlan{Positions: 8, Prompts: 2}
+	plan := setup.AnswersPlan{Positions: 8, Prompts: 2}
 	heavy := sim.Distribution{Drift: 0.8, DriftSeed: 7}
 	url := func(cfg sim.Config) Endpoint { _, u := startSim(t, cfg); return Endpoint{URL: u} }
 	llama := url(sim.Config{Personality: sim.LlamaCpp})
@@ -263,7 +264,7 @@ func TestAnswersThroughOllama(t *testing.T) {
 // or on the other setting alone (the others compared as before).
 func TestAnswersLongContext(t *testing.T) {
 	t.Parallel()
-	plan := AnswersPlan{Positions: 4}
+	plan := setup.AnswersPlan{Positions: 4}
 	url := func(ctxLen int) Endpoint {
 		_, u := startSim(t, sim.Config{Personality: sim.LlamaCpp, ContextLength: ctxLen})
 		return Endpoint{URL: u}
@@ -280,8 +281,8 @@ func TestAnswersLongContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := kinds(res); len(got) != len(AnswerPrompts) || got[len(got)-1] != LongContextKind {
-		t.Errorf("a large context: kinds %q, want all %d with the long context last", got, len(AnswerPrompts))
+	if got := kinds(res); len(got) != len(setup.AnswerPrompts) || got[len(got)-1] != setup.LongContextKind {
+		t.Errorf("a large context: kinds %q, want all %d with the long context last", got, len(setup.AnswerPrompts))
 	}
 	for _, tc := range []struct {
 		name        string
@@ -295,7 +296,7 @@ func TestAnswersLongContext(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if got := kinds(res); len(got) != len(AnswerPrompts)-1 || slices.Contains(got, LongContextKind) {
+		if got := kinds(res); len(got) != len(setup.AnswerPrompts)-1 || slices.Contains(got, setup.LongContextKind) {
 			t.Errorf("%s: kinds %q, want all but the long context", tc.name, got)
 		}
 		if !slices.ContainsFunc(res.Notes, func(n string) bool {
@@ -314,7 +315,7 @@ func TestAnswersWhereGreedyAnswersPart(t *testing.T) {
 	t.Parallel()
 	_, base := startSim(t, sim.Config{Personality: sim.LlamaCpp})
 	_, far := startSim(t, sim.Config{Personality: sim.LlamaCpp, Answers: sim.Distribution{Drift: 4, DriftSeed: 3}})
-	plan := AnswersPlan{Positions: 10, Prompts: 4}
+	plan := setup.AnswersPlan{Positions: 10, Prompts: 4}
 	res, err := MeasureAnswers(context.Background(), AnswersSide{Endpoint: Endpoint{URL: base}}, AnswersSide{Endpoint: Endpoint{URL: far}}, plan, nil)
 	if err != nil {
 		t.Fatal(err)

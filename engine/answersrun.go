@@ -18,7 +18,7 @@ import (
 // the baseline's model, and the other setting (another endpoint, another
 // model of the same one, or both).
 type AnswersRun struct {
-	AnswersPlan
+	setup.AnswersPlan
 	Model string
 	// Against is the other setting's endpoint; nil: the baseline's.
 	Against      *Endpoint
@@ -32,8 +32,8 @@ func (p AnswersRun) Validate() error {
 	switch {
 	case p.Positions < 0 || p.TopK < 0 || p.Prompts < 0:
 		return errors.New("positions, prompts and top tokens cannot be negative")
-	case p.Prompts > len(AnswerPrompts):
-		return fmt.Errorf("the prompt set %s has %d prompts", AnswerPromptsVersion, len(AnswerPrompts))
+	case p.Prompts > len(setup.AnswerPrompts):
+		return fmt.Errorf("the prompt set %s has %d prompts", AnswerPromptsVersion, len(setup.AnswerPrompts))
 	case p.Against == nil && p.AgainstModel == "":
 		return errors.New("choose the other setting: another endpoint, another model of this one, or both")
 	case p.Against == nil && p.AgainstModel == p.Model && p.Model != "":
@@ -51,7 +51,7 @@ func RunAnswers(ctx context.Context, p AnswersRun, ep Endpoint, obs Observer) (_
 	if err := p.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
-	plan := p.AnswersPlan.withDefaults()
+	plan := p.AnswersPlan.WithDefaults()
 	sess, err := newSession(ep, obs)
 	if err != nil {
 		return nil, err
@@ -98,7 +98,7 @@ func RunAnswers(ctx context.Context, p AnswersRun, ep Endpoint, obs Observer) (_
 }
 
 // answersDocument is the measurement m as the plan's document.
-func answersDocument(p AnswersRun, plan AnswersPlan, sess *session, other Endpoint, odet results.Detection, m *AnswersResult) *results.AnswersResult {
+func answersDocument(p AnswersRun, plan setup.AnswersPlan, sess *session, other Endpoint, odet results.Detection, m *AnswersResult) *results.AnswersResult {
 	det := sess.detected()
 	r := &results.AnswersResult{
 		PlanHeader: results.AnswersDoc.Header(sess.t0, m.BaseModel),
@@ -154,8 +154,8 @@ const answerPromptTokens = 40
 // read is a one-token step behind the prompt cache, shorter than the
 // tested prompt's prefill), up to the slots at once. 0 when base cannot
 // say.
-func EstimateAnswers(p AnswersPlan, base, other TestedSpeed, baseSlots, otherSlots int) time.Duration {
-	p = p.withDefaults()
+func EstimateAnswers(p setup.AnswersPlan, base, other TestedSpeed, baseSlots, otherSlots int) time.Duration {
+	p = p.WithDefaults()
 	if !base.Usable() {
 		return 0
 	}

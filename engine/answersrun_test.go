@@ -20,7 +20,7 @@ func TestRunAnswersDocument(t *testing.T) {
 	t.Parallel()
 	_, url := startSim(t, sim.AnswersDemo())
 	_, otherURL := startSim(t, sim.AnswersDemo())
-	plan := AnswersPlan{Prompts: 2, Positions: 6}
+	plan := setup.AnswersPlan{Prompts: 2, Positions: 6}
 	tests := []struct {
 		name    string
 		run     AnswersRun
@@ -104,8 +104,8 @@ func TestRunAnswersRefuses(t *testing.T) {
 	}{
 		{"no other setting", AnswersRun{Model: "kovara-sim-8b-f16"}, true, "choose the other setting"},
 		{"itself", AnswersRun{Model: "kovara-sim-8b-f16", AgainstModel: "kovara-sim-8b-f16"}, true, "the baseline itself"},
-		{"too many prompts", AnswersRun{AnswersPlan: AnswersPlan{Prompts: 99}, AgainstModel: "x"}, true, "has 6 prompts"},
-		{"a server that does not continue", AnswersRun{AnswersPlan: AnswersPlan{Prompts: 1, Positions: 2}, Model: "kovara-sim-8b-f16", Against: &Endpoint{URL: vllm}}, false, "does not continue a final assistant message"},
+		{"too many prompts", AnswersRun{AnswersPlan: setup.AnswersPlan{Prompts: 99}, AgainstModel: "x"}, true, "has 6 prompts"},
+		{"a server that does not continue", AnswersRun{AnswersPlan: setup.AnswersPlan{Prompts: 1, Positions: 2}, Model: "kovara-sim-8b-f16", Against: &Endpoint{URL: vllm}}, false, "does not continue a final assistant message"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

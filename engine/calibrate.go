@@ -11,6 +11,7 @@ import (
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // calibrationTolerance is how close the server's prompt_tokens must come to
@@ -222,7 +223,7 @@ func (m *contextMet) refused(words, tokens, window int, said string) {
 // prompt was refused for it and none near the target was measured, or
 // the prompt kept leaves no room for the plan's answers. Nil when the
 // plan fits.
-func (m *contextMet) refuse(cal *results.Calibration, best int, plan Plan, pts []point, d *results.Detection) *ContextError {
+func (m *contextMet) refuse(cal *results.Calibration, best int, plan setup.KovaraPlan, pts []point, d *results.Detection) *ContextError {
 	kept := 0
 	if best >= 0 {
 		kept = cal.Attempts[best].PromptTokens

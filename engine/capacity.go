@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -23,63 +22,11 @@ import (
 
 // Capacity plan defaults.
 const (
-	DefaultSLOUserTPS         = 20   // tokens/s each user sees; faster than people read
-	DefaultSLOTTFTP95Ms       = 2000 // ms
-	DefaultCapacityMax        = 256
-	capacityTolerance         = 0.10
-	capacityMinRequests       = stats.MinP95 // each level reports its p95
-	capacityRequestsPerStream = 3
+	capacityTolerance = 0.10
 	// kneeGrowth is the throughput growth per doubling at or below which
 	// the curve has its knee.
 	kneeGrowth = 1.10
 )
-
-// CapacityPlan is what the capacity plan sends and the service level it
-// holds the server to.
-type CapacityPlan struct {
-	// Plan gives the model, prompt and answer lengths, warmup, seed and
-	// timeout of the Kovara method; the search chooses the levels and
-	// their requests, so Plan.Concurrency and Plan.Requests are unused.
-	Plan
-	UserTPS        float64 // per-user output rate floor, tokens/s (p5 of requests)
-	TTFTP95Ms      float64 // ceiling on TTFT p95, ms
-	MaxConcurrency int
-}
-
-// DefaultCapacityPlan is the capacity plan with its defaults.
-func DefaultCapacityPlan() CapacityPlan {
-	p := setup.DefaultPlan()
-	return CapacityPlan{Plan: p, UserTPS: DefaultSLOUserTPS, TTFTP95Ms: DefaultSLOTTFTP95Ms, MaxConcurrency: DefaultCapacityMax}
-}
-
-// CapacityRequests is the number of requests at concurrency c: enough for a
-// p95 and three per stream.
-func CapacityRequests(c int) int { return max(capacityMinRequests, capacityRequestsPerStream*c) }
-
-// kovara is the Kovara plan the levels run under.
-func (p CapacityPlan) kovara() Plan {
-	k := p.Plan
-	k.Concurrency = []int{max(p.MaxConcurrency, 1)}
-	k.Requests = CapacityRequests(max(p.MaxConcurrency, 1))
-	return k
-}
-
-// Validate refuses a plan that cannot run, one sentence per problem.
-func (p CapacityPlan) Validate() error {
-	var errs []error
-	if !(p.UserTPS > 0) || math.IsInf(p.UserTPS, 0) {
-		errs = append(errs, fmt.Errorf("the per-user tok/s floor %v is not allowed: it must be more than 0", p.UserTPS))
-	}
-	if !(p.TTFTP95Ms > 0) || math.IsInf(p.TTFTP95Ms, 0) {
-		errs = append(errs, fmt.Errorf("the TTFT p95 ceiling %v ms is not allowed: it must be more than 0", p.TTFTP95Ms))
-	}
-	if p.MaxConcurrency < 1 {
-		errs = append(errs, fmt.Errorf("maximum concurrency %d is not allowed: it must be at least 1", p.MaxConcurrency))
-	} else if err := p.kovara().Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
 
 // CapacityProgress is where the search is, for the live view.
 type CapacityProgress struct {
@@ -323,7 +270,7 @@ func missedOn(probes []results.CapacityProbe, c int) []string {
 
 // judge holds a level to the service level: the limits it missed, in the
 // order errors, TTFT, per-user rate.
-func judge(plan CapacityPlan, m results.Metrics, userP5 *float64) []string {
+func judge(plan setup.CapacityPlan, m results.Metrics, userP5 *float64) []string {
 	var missed []string
 	if m.RequestsError+m.RequestsTimeout > 0 {
 		missed = append(missed, results.LimitErrors)
@@ -362,11 +309,11 @@ func userRates(tpot []float64) (p50, p5 *float64) {
 // result with an error only for an unusable plan or endpoint, a failed
 // method step, or (with the levels done so far, marked incomplete) a stop
 // wrapping ErrInterrupted.
-func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observer) (_ *results.CapacityResult, err error) {
+func RunCapacity(ctx context.Context, plan setup.CapacityPlan, ep Endpoint, obs Observer) (_ *results.CapacityResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
-	ctx, r, done, err := startRunner(ctx, plan.kovara(), ep, obs, results.PlanCapacity)
+	ctx, r, done, err := startRunner(ctx, plan.Kovara(), ep, obs, results.PlanCapacity)
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +342,7 @@ func RunCapacity(ctx context.Context, plan CapacityPlan, ep Endpoint, obs Observ
 		}
 		at := search.progress(c, step)
 		obs.Live.expectStages(at.Done, at.Left)
-		n := CapacityRequests(c)
+		n := setup.CapacityRequests(c)
 		first := prompt.FirstWarmupRequest + int64(r.plan.Warmup) + used
 		used += int64(n)
 		lv, run, loc := r.measure(ctx, wholeLevel(i, c, n, first, fmt.Sprintf("probe %d (%s)", i+1, step), at.stage()))
@@ -451,14 +398,14 @@ func capacityProbe(c int, step string, run results.Run, tpot []float64) results.
 	return p
 }
 
-func newCapacityResult(r *runner, plan CapacityPlan) *results.CapacityResult {
+func newCapacityResult(r *runner, plan setup.CapacityPlan) *results.CapacityResult {
 	return &results.CapacityResult{
 		PlanHeader: results.CapacityDoc.Header(r.t0, r.model),
 		Settings: results.CapacitySettings{
 			UserTPS: plan.UserTPS, TTFTP95Ms: plan.TTFTP95Ms,
 			InputTokens: plan.InputTokens, OutputTokens: plan.OutputTokens,
 			MaxConcurrency: plan.MaxConcurrency, Tolerance: capacityTolerance,
-			RequestsRule: fmt.Sprintf("max(%d, %d × concurrency)", capacityMinRequests, capacityRequestsPerStream),
+			RequestsRule: setup.CapacityRequestsRule,
 			Warmup:       r.plan.Warmup, Seed: r.plan.Seed, TimeoutS: r.plan.Timeout.Seconds(),
 			Client: ClientName, ClientVersion: Version,
 		},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stats"
 	"github.com/kovara/desktop/plans/planstest"
@@ -132,7 +133,7 @@ func TestUserRates(t *testing.T) {
 
 func TestCapacityPlanValidate(t *testing.T) {
 	t.Parallel()
-	p := DefaultCapacityPlan()
+	p := setup.DefaultCapacityPlan()
 	if err := p.Validate(); err != nil {
 		t.Fatalf("default plan: %v", err)
 	}
@@ -146,8 +147,8 @@ func TestCapacityPlanValidate(t *testing.T) {
 }
 
 // capacityPlanFor is a short capacity plan for the simulator.
-func capacityPlanFor(userTPS, ttftMs float64, maxConc int) CapacityPlan {
-	p := DefaultCapacityPlan()
+func capacityPlanFor(userTPS, ttftMs float64, maxConc int) setup.CapacityPlan {
+	p := setup.DefaultCapacityPlan()
 	p.InputTokens, p.OutputTokens, p.Warmup = 128, 24, 4
 	p.Timeout = 30 * time.Second
 	p.UserTPS, p.TTFTP95Ms, p.MaxConcurrency = userTPS, ttftMs, maxConc
@@ -165,7 +166,7 @@ type capacityFigures struct {
 // (0-based) of level c, each probe is held to the plan's service level by
 // judge, and the answer and its missed limits are the search's own. It
 // also returns the live progress the search shows at each probe.
-func scriptedCapacity(t *testing.T, plan CapacityPlan, fig func(c, k int) capacityFigures) (*results.CapacityResult, []CapacityProgress) {
+func scriptedCapacity(t *testing.T, plan setup.CapacityPlan, fig func(c, k int) capacityFigures) (*results.CapacityResult, []CapacityProgress) {
 	t.Helper()
 	s := newCapacitySearch(plan.MaxConcurrency, capacityTolerance)
 	seen := map[int]int{}
@@ -182,7 +183,7 @@ func scriptedCapacity(t *testing.T, plan CapacityPlan, fig func(c, k int) capaci
 		shown = append(shown, s.progress(c, step))
 		f := fig(c, seen[c])
 		seen[c]++
-		n := CapacityRequests(c)
+		n := setup.CapacityRequests(c)
 		ttft, p50, p5 := f.ttftP95, f.userP50, f.userP5
 		m := results.Metrics{RequestsOK: n - f.failed, RequestsError: f.failed, TTFTMs: &results.Dist{N: n - f.failed, P95: &ttft}}
 		missed := judge(plan, m, &p5)
@@ -225,7 +226,7 @@ func answerText(a results.CapacityAnswer) string {
 // search shows at each probe, replayed.
 func checkCapacityRecord(t *testing.T, r *results.CapacityResult) []CapacityProgress {
 	t.Helper()
-	plan := DefaultCapacityPlan()
+	plan := setup.DefaultCapacityPlan()
 	plan.UserTPS, plan.TTFTP95Ms, plan.MaxConcurrency = r.Settings.UserTPS, r.Settings.TTFTP95Ms, r.Settings.MaxConcurrency
 	plan.OutputTokens = r.Settings.OutputTokens
 	if len(r.Runs) != len(r.Probes) {
@@ -235,7 +236,7 @@ func checkCapacityRecord(t *testing.T, r *results.CapacityResult) []CapacityProg
 	var shown []CapacityProgress
 	for i, p := range r.Probes {
 		run := r.Runs[i]
-		if run.Concurrency != p.Concurrency || run.Requests != p.Requests || p.Requests != CapacityRequests(p.Concurrency) {
+		if run.Concurrency != p.Concurrency || run.Requests != p.Requests || p.Requests != setup.CapacityRequests(p.Concurrency) {
 			t.Errorf("probe %d: concurrency %d with %d requests, run %d with %d", i, p.Concurrency, p.Requests, run.Concurrency, run.Requests)
 		}
 		if p.TTFTP95Ms == nil || run.Metrics.TTFTMs == nil || run.Metrics.TTFTMs.P95 == nil || *p.TTFTP95Ms != *run.Metrics.TTFTMs.P95 {
@@ -324,7 +325,7 @@ func TestCapacityRecords(t *testing.T) {
 	replayed := checkCapacityRecord(t, res)
 	for i, want := range replayed {
 		// The words of each probe: the search's bracket, and its requests.
-		line := fmt.Sprintf("Capacity search: %s — %d of %d requests", want, CapacityRequests(want.Probing), CapacityRequests(want.Probing))
+		line := fmt.Sprintf("Capacity search: %s — %d of %d requests", want, setup.CapacityRequests(want.Probing), setup.CapacityRequests(want.Probing))
 		if !slices.Contains(lines, line) {
 			t.Errorf("probe %d: the live view never said %q; it said %q", i, line, lines)
 		}
@@ -477,7 +478,7 @@ var truthCapacityLevels = []struct {
 }
 
 // truthCapacityPlan is the capacity plan of those tests: 12-token answers.
-func truthCapacityPlan(userTPS, ttftMs float64) CapacityPlan {
+func truthCapacityPlan(userTPS, ttftMs float64) setup.CapacityPlan {
 	p := capacityPlanFor(userTPS, ttftMs, 256)
 	p.OutputTokens = 12
 	return p
@@ -531,7 +532,7 @@ func TestTruthCapacity(t *testing.T) {
 
 // truthCapacityRun runs one search, holds it to its own record and says
 // how its measurements missed the simulator's, if they did.
-func truthCapacityRun(t *testing.T, url string, p CapacityPlan) (string, *results.CapacityResult) {
+func truthCapacityRun(t *testing.T, url string, p setup.CapacityPlan) (string, *results.CapacityResult) {
 	t.Helper()
 	var levels [][]RequestRecord
 	res, err := RunCapacity(context.Background(), p, Endpoint{URL: url}, Observer{Requests: func(_ int, recs []RequestRecord) { levels = append(levels, recs) }})

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stats"
 )
 
@@ -27,15 +27,11 @@ import (
 
 // Context plan defaults.
 const (
-	DefaultContextOutput  = 128
-	DefaultContextRepeats = 3
 	// contextFirstDepth is where the doubling of the default depths
 	// starts, and contextMaxDepth where it stops when the server does not
 	// say its context.
 	contextFirstDepth = 1024
 	contextMaxDepth   = 32768
-	// maxContextDepth bounds a depth given by hand.
-	maxContextDepth = 1 << 21
 	// ContextFollowUpTokens is the follow-up's answer: enough to see the
 	// stream go on, short, since only its first token is measured.
 	ContextFollowUpTokens = 16
@@ -47,77 +43,6 @@ const (
 
 // ContextFollowUp is every follow-up's new user turn.
 const ContextFollowUp = "Thank you. Now, in one sentence, what was that story about?"
-
-// ContextPlan is what the context plan sends.
-type ContextPlan struct {
-	Model string // the model to request; "" for the only one served
-	// Depths are the cold prompts' lengths in tokens, 0 for a short
-	// prompt; nil chooses them from the server's context (ContextDepths).
-	Depths       []int
-	OutputTokens int // each cold answer's max_tokens; 0 means DefaultContextOutput
-	Repeats      int // conversations per user at each depth; 0 means DefaultContextRepeats
-	Users        int // users at once; 0 means 1
-	// Seed is the prompt generator's seed; without FixedSeed a fresh one
-	// is drawn, so no prompt of a run meets a cache from an earlier one.
-	Seed      int64
-	FixedSeed bool
-	Timeout   time.Duration // per request; 0 means DefaultPlanTimeout
-	Simulated bool
-	// MetricsInterval: how often /metrics is read (0: 1 s; negative: never).
-	MetricsInterval time.Duration
-}
-
-// DefaultContextPlan is the plan with its defaults.
-func DefaultContextPlan() ContextPlan {
-	return ContextPlan{OutputTokens: DefaultContextOutput, Repeats: DefaultContextRepeats, Users: 1, Timeout: DefaultPlanTimeout}
-}
-
-func (p ContextPlan) withDefaults() ContextPlan {
-	if p.OutputTokens == 0 {
-		p.OutputTokens = DefaultContextOutput
-	}
-	if p.Repeats == 0 {
-		p.Repeats = DefaultContextRepeats
-	}
-	if p.Users == 0 {
-		p.Users = 1
-	}
-	if p.Timeout == 0 {
-		p.Timeout = DefaultPlanTimeout
-	}
-	if p.Depths != nil {
-		// The short prompt is always measured, first: it is the baseline
-		// deeper prefill is measured above (results.PrefillBaseline).
-		p.Depths = slices.Compact(slices.Sorted(slices.Values(append([]int{0}, p.Depths...))))
-	}
-	return p
-}
-
-// Validate refuses a plan that cannot run, one sentence per problem.
-func (p ContextPlan) Validate() error {
-	var errs []error
-	for _, d := range p.Depths {
-		if d < 0 || d > maxContextDepth {
-			errs = append(errs, fmt.Errorf("depth %d is not allowed: use 0 (a short prompt) to %d tokens", d, maxContextDepth))
-		}
-	}
-	if p.Depths != nil && len(p.Depths) == 0 {
-		errs = append(errs, errors.New("give at least one depth, like 1k,8k"))
-	}
-	if p.OutputTokens < 0 || p.OutputTokens == 1 {
-		errs = append(errs, fmt.Errorf("output tokens %d is not allowed: a decode speed needs answers of at least 2 tokens", p.OutputTokens))
-	}
-	if p.Repeats < 0 || p.Repeats > 100 {
-		errs = append(errs, fmt.Errorf("repeats %d is not allowed: use 1 to 100", p.Repeats))
-	}
-	if p.Users < 0 || p.Users > 256 {
-		errs = append(errs, fmt.Errorf("users %d is not allowed: use 1 to 256", p.Users))
-	}
-	if p.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout %s is not allowed: it must be more than 0", p.Timeout))
-	}
-	return errors.Join(errs...)
-}
 
 // ParseDepths reads depths as the CLI and the app take them: tokens,
 // comma-separated, with k for 1,024 ("1k,8k,32k" or "0,1024,8192"; the
@@ -137,8 +62,8 @@ func ParseDepths(s string) ([]int, error) {
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("%q is not a depth: give tokens, like 0, 8192 or 8k", part)
 		}
-		if n > maxContextDepth/mult {
-			return nil, fmt.Errorf("depth %s is more than %d tokens", part, maxContextDepth)
+		if n > setup.MaxContextDepth/mult {
+			return nil, fmt.Errorf("depth %s is more than %d tokens", part, setup.MaxContextDepth)
 		}
 		out = append(out, n*mult)
 	}
@@ -164,7 +89,7 @@ func FormatDepths(depths []int) string {
 // reports: the cold prompt, its answer and the follow-up's turn as one
 // prompt, and the follow-up's answer. nil when it fits or the context is
 // unknown. lower names what to lower ("" for the CLI's flags).
-func (p ContextPlan) fitDepth(depth int, det *results.Detection, lower string) error {
+func fitDepth(p setup.ContextPlan, depth int, det *results.Detection, lower string) error {
 	ce := FitContext(depth+p.OutputTokens+contextTurnTokens, ContextFollowUpTokens, det)
 	if ce == nil {
 		return nil
@@ -177,31 +102,31 @@ func (p ContextPlan) fitDepth(depth int, det *results.Detection, lower string) e
 		depth, depth, p.OutputTokens, ce)
 }
 
-// Fit holds the plan's given depths to the context d reports: nil when
+// ContextFit holds the plan's given depths to the context d reports: nil when
 // every depth fits (or the depths are chosen, or the context is unknown),
 // else why the deepest does not, with the family's fix; lower names what
 // to lower in the caller's words ("" names the CLI's flags). The app calls
 // it before Run with the endpoint's last check; RunContext with this
 // run's.
-func (p ContextPlan) Fit(det *results.Detection, lower string) error {
-	p = p.withDefaults()
+func ContextFit(p setup.ContextPlan, det *results.Detection, lower string) error {
+	p = p.WithDefaults()
 	if len(p.Depths) == 0 {
 		return nil
 	}
-	return p.fitDepth(p.Depths[len(p.Depths)-1], det, lower)
+	return fitDepth(p, p.Depths[len(p.Depths)-1], det, lower)
 }
 
 // ContextDepths are the depths the plan measures on a server whose
 // context d reports: the plan's own, or 0 and then doubling from 1,024 to
 // the deepest whose conversation fits (to 32,768 when d says no context).
-func ContextDepths(p ContextPlan, det *results.Detection) []int {
-	p = p.withDefaults()
+func ContextDepths(p setup.ContextPlan, det *results.Detection) []int {
+	p = p.WithDefaults()
 	if p.Depths != nil {
 		return slices.Clone(p.Depths)
 	}
 	out := []int{0}
-	for d := contextFirstDepth; d <= maxContextDepth; d *= 2 {
-		if p.fitDepth(d, det, "") != nil || (d > contextMaxDepth && (det == nil || det.ContextLength <= 0)) {
+	for d := contextFirstDepth; d <= setup.MaxContextDepth; d *= 2 {
+		if fitDepth(p, d, det, "") != nil || (d > contextMaxDepth && (det == nil || det.ContextLength <= 0)) {
 			break
 		}
 		out = append(out, d)
@@ -232,7 +157,7 @@ func depthLine(index, depths, depth, repeat, repeats int, followUp bool) func(do
 // contextRun carries one context plan run.
 type contextRun struct {
 	*runner
-	cp  ContextPlan
+	cp  setup.ContextPlan
 	res *results.ContextResult
 	// pts are every prompt measured so far, words against the server's
 	// prompt tokens: the line each depth's word count is read from.
@@ -245,11 +170,11 @@ type contextRun struct {
 // (*PlanError, *EndpointError, *StageError), or, with the depths measured
 // so far marked incomplete, for a stop wrapping ErrInterrupted. A depth
 // the server could not hold ends the plan there, said in Limit.
-func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer) (_ *results.ContextResult, err error) {
+func RunContext(ctx context.Context, plan setup.ContextPlan, ep Endpoint, obs Observer) (_ *results.ContextResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
-	plan = plan.withDefaults()
+	plan = plan.WithDefaults()
 	if !plan.FixedSeed {
 		plan.Seed = FreshSeed()
 	}
@@ -259,7 +184,7 @@ func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer
 	}
 	ctx, done := sess.bind(ctx)
 	defer done(&err)
-	kp := Plan{Model: plan.Model, OutputTokens: plan.OutputTokens, Concurrency: []int{plan.Users}, Requests: plan.Users,
+	kp := setup.KovaraPlan{Model: plan.Model, OutputTokens: plan.OutputTokens, Concurrency: []int{plan.Users}, Requests: plan.Users,
 		Seed: plan.Seed, FixedSeed: plan.FixedSeed, Timeout: plan.Timeout, Simulated: plan.Simulated, MetricsInterval: plan.MetricsInterval}
 	cr := &contextRun{runner: &runner{session: sess, plan: kp}, cp: plan, next: prompt.FirstWarmupRequest}
 	cr.file = cr.newFile()
@@ -272,7 +197,7 @@ func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer
 		return nil, err
 	}
 	knownAtStart := cr.detection != nil && cr.detection.ContextLength > 0
-	if err := plan.Fit(cr.detection, ""); err != nil {
+	if err := ContextFit(plan, cr.detection, ""); err != nil {
 		return nil, &PlanError{Err: err}
 	}
 	cr.res = cr.newResult()
@@ -291,7 +216,7 @@ func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer
 	if !knownAtStart && plan.Depths != nil {
 		// Learned only now: keep the depths that fit and say why the
 		// rest are left out, as a server that cuts prompts is treated.
-		for len(depths) > 0 && plan.fitDepth(depths[len(depths)-1], cr.detection, "") != nil {
+		for len(depths) > 0 && fitDepth(plan, depths[len(depths)-1], cr.detection, "") != nil {
 			depths = depths[:len(depths)-1]
 		}
 		if len(depths) < len(plan.Depths) {
@@ -300,7 +225,7 @@ func RunContext(ctx context.Context, plan ContextPlan, ep Endpoint, obs Observer
 			cr.warn("the plan stops at %s: %s", depthOrNone(depths), res.Limit)
 		}
 	}
-	if det := cr.detection; plan.Depths == nil && det != nil && det.ContextLength > 0 && len(depths) > 0 && depths[len(depths)-1] < maxContextDepth {
+	if det := cr.detection; plan.Depths == nil && det != nil && det.ContextLength > 0 && len(depths) > 0 && depths[len(depths)-1] < setup.MaxContextDepth {
 		next := max(2*depths[len(depths)-1], contextFirstDepth)
 		res.Limit = fmt.Sprintf("the next depth, %d tokens, would not fit with its answer and follow-up in the server's context of %d tokens (%s)",
 			next, det.ContextLength, det.ContextSource)
@@ -686,7 +611,7 @@ func (cr *contextRun) turn(o *outcome, w *stageWindow) results.ContextTurn {
 // summarize gives a depth its figures. The short prompt's cold requests
 // are the baseline every deeper cold request's prefill is measured above
 // (results.PrefillBaseline): the plan always measures the short prompt
-// first (ContextPlan.withDefaults).
+// first (setup.ContextPlan.withDefaults).
 func (cr *contextRun) summarize(cd results.ContextDepth) results.ContextDepth {
 	if cd.Depth == 0 {
 		cr.res.PrefillBaseline = baselineOf(cd.Runs)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stream"
 )
 
@@ -88,7 +89,7 @@ func capturedAnswer(t *testing.T) string {
 func TestContextReplaysLlamaCpp(t *testing.T) {
 	t.Parallel()
 	url, followUps := replayContext(t)
-	p := DefaultContextPlan()
+	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats = []int{0}, 32, 2
 	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stats"
 )
@@ -96,7 +97,7 @@ func contextAgainstTruth(t *testing.T) string {
 		SlotCache: new(bool),
 	}
 	srv, url := startSim(t, cfg)
-	plan := DefaultContextPlan()
+	plan := setup.DefaultContextPlan()
 	plan.Depths, plan.OutputTokens, plan.Repeats = []int{1024, 4096}, 32, 2 // the short prompt comes first all the same
 	res, err := RunContext(context.Background(), plan, Endpoint{URL: url}, Observer{Live: NewLive()})
 	if err != nil {
@@ -279,7 +280,7 @@ func TestContextRun(t *testing.T) {
 	cfg := sim.ContextDemo()
 	cfg.PrefillRate, cfg.TokenInterval = 200000, time.Millisecond
 	_, url := startSim(t, cfg)
-	plan := DefaultContextPlan()
+	plan := setup.DefaultContextPlan()
 	plan.Depths, plan.OutputTokens, plan.Repeats, plan.Users = []int{0, 1024, 2048}, 8, 2, 2
 	plan.Timeout = 20 * time.Second
 	live := NewLive()
@@ -344,35 +345,35 @@ func TestContextDepths(t *testing.T) {
 	ctx16k := &results.Detection{ContextLength: 16384, ContextSource: "/props n_ctx", Family: results.FamilyLlamaCpp}
 	tests := []struct {
 		name string
-		plan ContextPlan
+		plan setup.ContextPlan
 		det  *results.Detection
 		want []int
 	}{
-		{"16k context", DefaultContextPlan(), ctx16k, []int{0, 1024, 2048, 4096, 8192}},
-		{"4k context", DefaultContextPlan(), &results.Detection{ContextLength: 4096}, []int{0, 1024, 2048}},
-		{"unknown context", DefaultContextPlan(), nil, []int{0, 1024, 2048, 4096, 8192, 16384, 32768}},
-		{"tiny context", DefaultContextPlan(), &results.Detection{ContextLength: 512}, []int{0}},
-		{"given, sorted", ContextPlan{Depths: []int{8192, 0, 1024, 1024}}, ctx16k, []int{0, 1024, 8192}},
-		{"given without the short prompt", ContextPlan{Depths: []int{8192, 1024}}, ctx16k, []int{0, 1024, 8192}},
+		{"16k context", setup.DefaultContextPlan(), ctx16k, []int{0, 1024, 2048, 4096, 8192}},
+		{"4k context", setup.DefaultContextPlan(), &results.Detection{ContextLength: 4096}, []int{0, 1024, 2048}},
+		{"unknown context", setup.DefaultContextPlan(), nil, []int{0, 1024, 2048, 4096, 8192, 16384, 32768}},
+		{"tiny context", setup.DefaultContextPlan(), &results.Detection{ContextLength: 512}, []int{0}},
+		{"given, sorted", setup.ContextPlan{Depths: []int{8192, 0, 1024, 1024}}, ctx16k, []int{0, 1024, 8192}},
+		{"given without the short prompt", setup.ContextPlan{Depths: []int{8192, 1024}}, ctx16k, []int{0, 1024, 8192}},
 	}
 	for _, tt := range tests {
 		if got := ContextDepths(tt.plan, tt.det); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	p := DefaultContextPlan()
+	p := setup.DefaultContextPlan()
 	p.Depths = []int{0, 16384}
-	err := p.Fit(ctx16k, "")
+	err := ContextFit(p, ctx16k, "")
 	var ce *ContextError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "depth 16384 does not fit") || !strings.Contains(err.Error(), "llama-server: -c") ||
 		!strings.Contains(err.Error(), "lower the depths (--depths) or the answer (--output-tokens)") {
 		t.Errorf("Fit(16k on 16k) = %v", err)
 	}
-	if err := p.Fit(ctx16k, "the depths or the answer length"); err == nil || !strings.Contains(err.Error(), "lower the depths or the answer length, or start") {
+	if err := ContextFit(p, ctx16k, "the depths or the answer length"); err == nil || !strings.Contains(err.Error(), "lower the depths or the answer length, or start") {
 		t.Errorf("Fit in the app's words = %v", err)
 	}
 	p.Depths = []int{0, 8192}
-	if err := p.Fit(ctx16k, ""); err != nil {
+	if err := ContextFit(p, ctx16k, ""); err != nil {
 		t.Errorf("Fit(8k on 16k) = %v", err)
 	}
 }
@@ -391,7 +392,7 @@ func TestParseDepths(t *testing.T) {
 			t.Errorf("ParseDepths(%q) accepted", bad)
 		}
 	}
-	p := DefaultContextPlan()
+	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats, p.Users = []int{}, 1, 101, -1
 	err = p.Validate()
 	for _, want := range []string{"at least one depth", "at least 2 tokens", "repeats 101", "users -1"} {
@@ -408,7 +409,7 @@ func TestContextRefusedUpFront(t *testing.T) {
 	cfg := sim.ContextDemo()
 	cfg.ContextLength, cfg.RecordTruth = 8192, true
 	srv, url := startSim(t, cfg)
-	p := DefaultContextPlan()
+	p := setup.DefaultContextPlan()
 	p.Depths = []int{0, 8192}
 	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
 	var pe *PlanError
@@ -427,7 +428,7 @@ func TestContextOllamaStopsAtItsContext(t *testing.T) {
 	t.Parallel()
 	cfg := sim.Config{Personality: sim.Ollama, PrefillRate: 200000, TokenInterval: time.Millisecond, ModelLoad: 20 * time.Millisecond}
 	_, url := startSim(t, cfg)
-	p := DefaultContextPlan()
+	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats = []int{0, 1024, 2048, 4096, 8192}, 8, 1
 	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
 	if err != nil {
@@ -465,7 +466,7 @@ func TestContextTruncationWithoutContext(t *testing.T) {
 	}))
 	t.Cleanup(hs.Close)
 	t.Cleanup(func() { s.Close() })
-	p := DefaultContextPlan()
+	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats = []int{0, 1024, 2048, 8192, 16384}, 8, 1
 	res, err := RunContext(context.Background(), p, Endpoint{URL: hs.URL}, Observer{})
 	if err != nil {
@@ -522,7 +523,7 @@ func TestContextStop(t *testing.T) {
 	_, url := startSim(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p := DefaultContextPlan()
+	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats = []int{0, 1024, 2048}, 64, 2
 	log := func(line string) {
 		if strings.HasPrefix(line, "depth 1k:") {
@@ -548,7 +549,7 @@ func TestContextStop(t *testing.T) {
 func TestContextWithoutPromptCounts(t *testing.T) {
 	t.Parallel()
 	_, url := startSim(t, sim.Config{NoUsage: true, PrefillRate: 200000, TokenInterval: time.Millisecond})
-	p := DefaultContextPlan()
+	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats = []int{1024}, 8, 1
 	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // TestedSpeed is what short streams measured of a server: the endpoint
@@ -118,7 +119,7 @@ const estimateCalibrations = 2
 // taking one request's time at the tested speed, stretched by how much
 // requests slowed when sent together (TestedSpeed.together). 0 when s
 // cannot say.
-func EstimatePlan(plan Plan, s TestedSpeed, slots int) time.Duration {
+func EstimatePlan(plan setup.KovaraPlan, s TestedSpeed, slots int) time.Duration {
 	if !s.Usable() || len(plan.Concurrency) == 0 {
 		return 0
 	}
@@ -369,14 +370,14 @@ func speedOf(o outcome, words int) (TestedSpeed, bool) {
 
 // PlanSize says a plan's size in a few words: "concurrency 1,8,32 × 100
 // requests of 1024 prompt and 256 answer tokens".
-func PlanSize(p Plan) string {
+func PlanSize(p setup.KovaraPlan) string {
 	return fmt.Sprintf("concurrency %s × %d requests of %d prompt and %d answer tokens", FormatLevels(p.Concurrency), p.Requests, p.InputTokens, p.OutputTokens)
 }
 
 // EstimateLine says how long plan takes at s, for the CLI before a run
 // and under the app's plan: "this plan takes about 12 min at the tested
 // speed (38.2 tok/s for one user, …)"; "" when s cannot say.
-func EstimateLine(plan Plan, s TestedSpeed, slots int) string {
+func EstimateLine(plan setup.KovaraPlan, s TestedSpeed, slots int) string {
 	d := EstimatePlan(plan, s, slots)
 	if d <= 0 {
 		return ""

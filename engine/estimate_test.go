@@ -16,7 +16,7 @@ import (
 func TestEstimatePlan(t *testing.T) {
 	t.Parallel()
 	def := setup.DefaultPlan() // 1,8,32 × 100, 1024 → 256, warmup 4
-	small := Plan{InputTokens: 100, OutputTokens: 11, Concurrency: []int{1, 4}, Requests: 8, Warmup: 0}
+	small := setup.KovaraPlan{InputTokens: 100, OutputTokens: 11, Concurrency: []int{1, 4}, Requests: 8, Warmup: 0}
 	// 100-token prompt, first token in 1 s, then 10 tok/s: a request of
 	// 100 + 11 tokens takes 1 s + 1 s = 2 s; a 1,000-token prompt 10 s.
 	sp := TestedSpeed{PromptTokens: 100, TTFT: time.Second, DecodeTPS: 10}
@@ -27,7 +27,7 @@ func TestEstimatePlan(t *testing.T) {
 	cpuLike.Together, cpuLike.TogetherSlowdown = 2, 2
 	tests := []struct {
 		name  string
-		plan  Plan
+		plan  setup.KovaraPlan
 		speed TestedSpeed
 		slots int
 		want  time.Duration
@@ -37,11 +37,11 @@ func TestEstimatePlan(t *testing.T) {
 		// One slot: level 4 is 8 requests one after another.
 		{"one slot", small, sp, 1, 2*time.Second + 16*time.Second + 16*time.Second},
 		{"two slots", small, sp, 2, 2*time.Second + 16*time.Second + 8*time.Second},
-		{"warmup counted", func() Plan { p := small; p.Warmup = 4; return p }(), sp, 1, 2*time.Second + 8*time.Second + 16*time.Second + 16*time.Second},
+		{"warmup counted", func() setup.KovaraPlan { p := small; p.Warmup = 4; return p }(), sp, 1, 2*time.Second + 8*time.Second + 16*time.Second + 16*time.Second},
 		// A prompt ten times the tested one takes ten times its first token.
-		{"longer prompt", func() Plan { p := small; p.InputTokens = 1000; return p }(), sp, 1, 20*time.Second + 8*11*time.Second + 8*11*time.Second},
+		{"longer prompt", func() setup.KovaraPlan { p := small; p.InputTokens = 1000; return p }(), sp, 1, 20*time.Second + 8*11*time.Second + 8*11*time.Second},
 		{"no speed", small, TestedSpeed{}, 1, 0},
-		{"no levels", Plan{InputTokens: 10, OutputTokens: 10, Requests: 5}, sp, 1, 0},
+		{"no levels", setup.KovaraPlan{InputTokens: 10, OutputTokens: 10, Requests: 5}, sp, 1, 0},
 		// The default plan on one CPU slot at 5 tok/s: per request
 		// 4 s × 1024/200 + 255/5 s = 71.48 s, 4 + 300 of them and 2
 		// calibrations of 20.48 s: about six hours, not minutes.
@@ -50,10 +50,10 @@ func TestEstimatePlan(t *testing.T) {
 		// A 600-token prompt is half way: first token in 2 s, 10 tokens
 		// at 0.15 s each, 3.5 s a request; 16 of them, 2 calibrations of
 		// 2 s.
-		{"prompt between the measured two", func() Plan { p := small; p.InputTokens = 600; return p }(), long, 1, 4*time.Second + 16*3500*time.Millisecond},
+		{"prompt between the measured two", func() setup.KovaraPlan { p := small; p.InputTokens = 600; return p }(), long, 1, 4*time.Second + 16*3500*time.Millisecond},
 		// Longer than both: the first token on their line (1 s + 2 s ×
 		// 1.9 = 4.8 s), the decode at the long prompt's 5 tok/s (2 s).
-		{"prompt beyond the measured two", func() Plan { p := small; p.InputTokens = 2000; return p }(), long, 1, 2*4800*time.Millisecond + 16*6800*time.Millisecond},
+		{"prompt beyond the measured two", func() setup.KovaraPlan { p := small; p.InputTokens = 2000; return p }(), long, 1, 2*4800*time.Millisecond + 16*6800*time.Millisecond},
 		// Two at once took twice as long each: level 4 on 4 slots is two
 		// waves of 4 at once, each 1 + (4-1) = 4 times a request alone.
 		{"slowed together", small, cpuLike, 4, 2*time.Second + 16*time.Second + 2*4*2*time.Second},
@@ -325,7 +325,7 @@ func TestSpeedLongAndTogether(t *testing.T) {
 // a 150-token prompt alone.
 func TestEstimateAgainstRealRuns(t *testing.T) {
 	t.Parallel()
-	plan := func(levels []int, requests int) Plan {
+	plan := func(levels []int, requests int) setup.KovaraPlan {
 		p := setup.DefaultPlan() // 1024 → 256, warmup 4
 		p.Concurrency, p.Requests = levels, requests
 		return p
@@ -334,7 +334,7 @@ func TestEstimateAgainstRealRuns(t *testing.T) {
 		name  string
 		speed TestedSpeed
 		slots int
-		plan  Plan
+		plan  setup.KovaraPlan
 		took  time.Duration
 	}{
 		{"llama-server b4748 -np 2", TestedSpeed{PromptTokens: 152, TTFT: 11990138, DecodeTPS: 871.98, LongPromptTokens: 886, LongTTFT: 111485387, LongDecodeTPS: 566.98, Together: 2, TogetherSlowdown: 2.326},

@@ -75,7 +75,7 @@ var matrixCells = []matrixCell{
 const stallTimeout = 15 * time.Second
 
 // faultPlan is the small, fast plan every matrix cell runs.
-func faultPlan(c matrixCell, timeout time.Duration) Plan {
+func faultPlan(c matrixCell, timeout time.Duration) setup.KovaraPlan {
 	p := setup.DefaultPlan()
 	p.InputTokens, p.OutputTokens = 32, 8
 	p.Concurrency = []int{c.conc}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -369,7 +370,7 @@ func TestAnotherClientSeenInSlots(t *testing.T) {
 	cfg.Personality, cfg.NoMetrics, cfg.Slots, cfg.BatchCapacity = sim.LlamaCpp, true, true, 4
 	cfg.PrefillRate, cfg.TokenInterval = 200000, 5*time.Millisecond
 	_, url := startSim(t, cfg)
-	plan := DefaultContextPlan()
+	plan := setup.DefaultContextPlan()
 	plan.Depths, plan.OutputTokens, plan.Repeats, plan.Users = []int{0, 1024}, 120, 3, 1
 	plan.Timeout = 20 * time.Second
 	plan.MetricsInterval = 50 * time.Millisecond

@@ -25,7 +25,7 @@ import (
 func TestStagesRecordGPUs(t *testing.T) {
 	hwtest.StandInSMI(t, 250)
 	_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers})
-	p := DefaultStagesPlan()
+	p := setup.DefaultStagesPlan()
 	p.Quick, p.Users, p.Timeout, p.SpecDecode = true, 3, 30*time.Second, "none"
 	res, err := RunStages(context.Background(), p, Endpoint{URL: url, GPU: "local"}, Observer{})
 	if err != nil {
@@ -74,7 +74,7 @@ func TestStagesRecordGPUs(t *testing.T) {
 func TestSpecDecRecordsGPUs(t *testing.T) {
 	hwtest.StandInSMI(t, 250)
 	_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers})
-	p := DefaultSpecDecPlan()
+	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens, p.Requests = []int{1, 2}, 64, 4
 	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url, GPU: "local"}, Observer{})
 	if err != nil {
@@ -141,8 +141,8 @@ func TestTuneReadsPowerLimitBack(t *testing.T) {
 	cfg := fastSim()
 	cfg.Models = []string{"m"}
 	_, url := startSim(t, cfg)
-	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
 		Rounds:   2, Inner: tinyTunePlan(), NoAnswers: true,
 	}
 	var log tuneLog
@@ -197,13 +197,13 @@ func TestTuneSaysThrottlingApart(t *testing.T) {
 	cfg := fastSim()
 	cfg.Models = []string{"m"}
 	_, url := startSim(t, cfg)
-	set := func(name, mask string) TuneSetting {
-		return TuneSetting{Name: name, How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo "+mask+" > "+reasons)}
+	set := func(name, mask string) setup.TuneSetting {
+		return setup.TuneSetting{Name: name, How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo "+mask+" > "+reasons)}
 	}
 	inner := tinyTunePlan()
 	inner.OutputTokens = 120 // levels of several of the stand-in's 0.2 s ticks
-	plan := TunePlan{
-		Settings: []TuneSetting{set("steady", "0x0000000000000000"), set("capped", "0x0000000000000004")},
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{set("steady", "0x0000000000000000"), set("capped", "0x0000000000000004")},
 		Rounds:   2, Inner: inner, NoAnswers: true,
 	}
 	var log tuneLog

@@ -9,11 +9,12 @@ import (
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
 // workloadPlan is a small Kovara plan for a workload on a busy machine.
-func workloadPlan() Plan {
+func workloadPlan() setup.KovaraPlan {
 	p := smallPlan()
 	p.InputTokens, p.OutputTokens = 64, 8
 	p.Seed, p.FixedSeed, p.MetricsInterval = 3, true, -1

@@ -17,7 +17,7 @@ import (
 // warmup and timeout, with a fresh seed (setup.PlanLike says why). A
 // hardware run's manifest conditions are not carried over: they describe
 // the machine it ran on, and a reproduction states its own.
-func PlanLike(f *results.File) (Plan, error) {
+func PlanLike(f *results.File) (setup.KovaraPlan, error) {
 	runs := f.Runs
 	if f.Local.PartialRun != nil {
 		runs = append(append([]results.Run(nil), runs...), *f.Local.PartialRun)
@@ -59,7 +59,7 @@ func RepeatGroup(n int, began time.Time) []*results.RunGroup {
 // DescribeTuneReplay says what each turn of a settings comparison that
 // replays a trace sends: "each setting replays the trace day.jsonl at
 // its recorded times, 2 times faster, from 09:00 to 12:00".
-func DescribeTuneReplay(p RatePlan) string {
+func DescribeTuneReplay(p setup.RatePlan) string {
 	if p.Replay == nil {
 		return ""
 	}
@@ -81,7 +81,7 @@ func DescribeTuneReplay(p RatePlan) string {
 // shows what it will send: "model m; 1024-token prompts, 256-token
 // answers; concurrency 1, 8, 32; 100 requests each after 4 warmup;
 // timeout 2m0s".
-func DescribePlan(p Plan) string {
+func DescribePlan(p setup.KovaraPlan) string {
 	model := p.Model
 	if model == "" {
 		model = "the one served"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kovara/desktop/engine/promptfile"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/hw"
 )
 
@@ -714,7 +715,7 @@ func (l *Live) runProgress(s Snapshot, in float64) float64 {
 // LevelWaves weighs each level of a Kovara plan for ExpectStages: its
 // requests in waves of its users, or of slots where the server serves no
 // more at once (slots > 0), as EstimatePlan counts a plan's length.
-func LevelWaves(p Plan, slots int) []float64 {
+func LevelWaves(p setup.KovaraPlan, slots int) []float64 {
 	w := make([]float64, len(p.Concurrency))
 	for i, c := range p.Concurrency {
 		users := max(c, 1)

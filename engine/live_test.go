@@ -10,6 +10,7 @@ import (
 
 	"github.com/kovara/desktop/engine/promptfile"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -300,7 +301,7 @@ func TestLiveEveryPlan(t *testing.T) {
 			return err
 		}, []string{"warmup", "level 1", "level 2"}, map[string]string{"level 2": "Level 2 of 2", "warmup": "Warmup (not measured)"}, 16, nil},
 		{"three stages", func(url string, obs Observer) error {
-			p := DefaultStagesPlan()
+			p := setup.DefaultStagesPlan()
 			p.Quick, p.Users, p.Timeout, p.SpecDecode = true, 3, 30*time.Second, "none"
 			_, err := RunStages(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
@@ -310,7 +311,7 @@ func TestLiveEveryPlan(t *testing.T) {
 			// After the calibration probe's answer, before the cold prefill.
 			map[string]string{"cold prefill: about": "stage 2 (cold prefill)"}},
 		{"speculative decoding", func(url string, obs Observer) error {
-			p := DefaultSpecDecPlan()
+			p := setup.DefaultSpecDecPlan()
 			p.Levels, p.MaxTokens, p.Timeout = []int{1, 2}, 64, 30*time.Second
 			_, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
@@ -319,15 +320,15 @@ func TestLiveEveryPlan(t *testing.T) {
 		// same probes whatever the load: 1 and 2 users, then 2 again (the
 		// answer's level, repeated).
 		{"capacity", func(url string, obs Observer) error {
-			p := DefaultCapacityPlan()
+			p := setup.DefaultCapacityPlan()
 			p.InputTokens, p.OutputTokens, p.Warmup, p.MaxConcurrency = 64, 32, 2, 2
 			p.UserTPS, p.TTFTP95Ms = 0.01, 600_000
 			_, err := RunCapacity(context.Background(), p, Endpoint{URL: url}, obs)
 			return err
 		}, []string{"the probe at 1 user", "the probe at 2 users"}, map[string]string{"the probe at 2 users": "Capacity search: probing 2"},
-			CapacityRequests(1) + 2*CapacityRequests(2), nil},
+			setup.CapacityRequests(1) + 2*setup.CapacityRequests(2), nil},
 		{"context", func(url string, obs Observer) error {
-			p := DefaultContextPlan()
+			p := setup.DefaultContextPlan()
 			p.Depths, p.Repeats, p.OutputTokens, p.Timeout = []int{0, 1024}, 2, 64, 30*time.Second
 			_, err := RunContext(context.Background(), p, Endpoint{URL: url}, obs)
 			return err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stats"
 )
 
@@ -545,7 +546,7 @@ func TestMergeEqualsOneProcess(t *testing.T) {
 // shardsAgainstTruth runs p as 4 shards at once and says how their
 // requests missed the truth bar, if they did; a structural failure fails
 // the test at once.
-func shardsAgainstTruth(t *testing.T, url string, p Plan) ([]*results.File, string) {
+func shardsAgainstTruth(t *testing.T, url string, p setup.KovaraPlan) ([]*results.File, string) {
 	t.Helper()
 	const n = 4
 	start := time.Now().Add(2500 * time.Millisecond)

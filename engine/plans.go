@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // Shared machinery of the plans beyond the Kovara method (the three-stage
@@ -170,7 +171,7 @@ func (r *session) readSpec(ctx context.Context, mc *http.Client) (SpecCounters, 
 // prompts unless the plan fixes its seed, the session for ep bound to ctx
 // (done, deferred with the run's error, ends it), and the runner's
 // results file for plan.
-func startRunner(ctx context.Context, kp Plan, ep Endpoint, obs Observer, plan string) (context.Context, *runner, func(*error), error) {
+func startRunner(ctx context.Context, kp setup.KovaraPlan, ep Endpoint, obs Observer, plan string) (context.Context, *runner, func(*error), error) {
 	if !kp.FixedSeed {
 		kp.Seed = FreshSeed()
 	}

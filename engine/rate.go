@@ -20,9 +20,6 @@ import (
 // time, so a wait for a slot, or the client's own lateness, counts and
 // cannot hide (no coordinated omission).
 
-// RatePlan is what the rate plan sends (setup.RatePlan).
-type RatePlan = setup.RatePlan
-
 // rateSweepHalvings is how many times a sweep halves its rate when it
 // did not keep up with its first.
 const rateSweepHalvings = 3
@@ -34,7 +31,7 @@ const rateFailShare = 0.05
 // rateRun carries one rate plan run.
 type rateRun struct {
 	*runner
-	rp     RatePlan
+	rp     setup.RatePlan
 	wl     *workload
 	replay *replay // the trace sent, when the plan replays one
 	res    *results.RateResult
@@ -46,7 +43,7 @@ type rateRun struct {
 // the result with an error only for an unusable plan or endpoint
 // (*PlanError, *EndpointError, *StageError), or, with the rates measured
 // so far marked incomplete, for a stop wrapping ErrInterrupted.
-func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *results.RateResult, err error) {
+func RunRate(ctx context.Context, plan setup.RatePlan, ep Endpoint, obs Observer) (_ *results.RateResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -74,7 +71,7 @@ func RunRate(ctx context.Context, plan RatePlan, ep Endpoint, obs Observer) (_ *
 	if err != nil {
 		return nil, err
 	}
-	kp := Plan{Model: plan.Model, InputTokens: plan.InputTokens, OutputTokens: plan.OutputTokens, Concurrency: []int{plan.MaxInFlight},
+	kp := setup.KovaraPlan{Model: plan.Model, InputTokens: plan.InputTokens, OutputTokens: plan.OutputTokens, Concurrency: []int{plan.MaxInFlight},
 		Requests: plan.Requests, Warmup: max(plan.Warmup, 0), Seed: plan.Seed, FixedSeed: plan.FixedSeed, Timeout: plan.Timeout,
 		Simulated: plan.Simulated, MetricsInterval: plan.MetricsInterval}
 	// Prompts fresh unless the seed is fixed (startRunner); the schedule
@@ -320,7 +317,7 @@ func roundRate(x float64) float64 {
 // rateStage is how the live view says rate index (from 0) of n (0 in a
 // sweep): "Rate 2 of 3 — 4 req/s offered, poisson, up to 64 in flight —
 // 10 of 64 requests", "4 req/s" in a title.
-func rateStage(index, n int, rate float64, p RatePlan) Stage {
+func rateStage(index, n int, rate float64, p setup.RatePlan) Stage {
 	where := fmt.Sprintf("Rate %d of %d", index+1, n)
 	if n == 0 {
 		where = fmt.Sprintf("Sweep, rate %d", index+1)

@@ -17,14 +17,14 @@ import (
 
 // ratePlan is a small rate plan of given rates, prompts and answers
 // short enough for a busy machine.
-func ratePlan(rates ...float64) RatePlan {
-	return RatePlan{Rates: rates, Arrival: setup.ArrivalConstant, Requests: 16, InputTokens: 64, OutputTokens: 8,
+func ratePlan(rates ...float64) setup.RatePlan {
+	return setup.RatePlan{Rates: rates, Arrival: setup.ArrivalConstant, Requests: 16, InputTokens: 64, OutputTokens: 8,
 		Seed: 3, FixedSeed: true, Timeout: 30 * time.Second, MetricsInterval: -1}
 }
 
 // rateNumber is the request number of request k (by intended send) of a
 // plan of given rates at its level index, as RunRate numbers them.
-func rateNumber(p RatePlan, level, k int) int64 {
+func rateNumber(p setup.RatePlan, level, k int) int64 {
 	return prompt.FirstWarmupRequest + int64(max(p.Warmup, 0)) + int64(level*p.Requests+k)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // runner carries the Kovara method's state between its steps (check,
@@ -22,7 +23,7 @@ import (
 // context plan each build on one.
 type runner struct {
 	*session
-	plan     Plan
+	plan     setup.KovaraPlan
 	file     *results.File
 	opts     requestOpts // settled by probe and calibration
 	usage    bool        // the server reports usage in streams
@@ -95,12 +96,12 @@ type kovaraRun struct {
 // when ctx is cancelled it returns the completed levels with an error
 // wrapping ErrInterrupted; a failed stage returns a *StageError, a bad plan
 // a *PlanError, an endpoint problem an *EndpointError.
-func Run(ctx context.Context, plan Plan, ep Endpoint, obs Observer) (*results.File, error) {
+func Run(ctx context.Context, plan setup.KovaraPlan, ep Endpoint, obs Observer) (*results.File, error) {
 	return run(ctx, plan, ep, obs, nil)
 }
 
 // run is Run, or with sh its shard's share (RunShard).
-func run(ctx context.Context, plan Plan, ep Endpoint, obs Observer, sh *Shard) (_ *results.File, err error) {
+func run(ctx context.Context, plan setup.KovaraPlan, ep Endpoint, obs Observer, sh *Shard) (_ *results.File, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}

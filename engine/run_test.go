@@ -31,7 +31,7 @@ func startSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
 	return srv, url
 }
 
-func smallPlan() Plan {
+func smallPlan() setup.KovaraPlan {
 	p := setup.DefaultPlan()
 	p.InputTokens, p.OutputTokens = 200, 12
 	p.Concurrency = []int{1, 4}

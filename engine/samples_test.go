@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stats"
 )
@@ -180,7 +181,7 @@ func TestOtherPlansKeepSamples(t *testing.T) {
 		}
 	}
 
-	sp := DefaultStagesPlan()
+	sp := setup.DefaultStagesPlan()
 	sp.Quick, sp.Users, sp.SpecDecode = true, 3, "none"
 	st, err := RunStages(context.Background(), sp, ep, Observer{})
 	if err != nil {
@@ -190,7 +191,7 @@ func TestOtherPlansKeepSamples(t *testing.T) {
 		t.Errorf("many-user stage samples %+v, want 3 requests on 3 slots", s)
 	}
 
-	dp := DefaultSpecDecPlan()
+	dp := setup.DefaultSpecDecPlan()
 	dp.Levels, dp.MaxTokens, dp.Requests = []int{2}, 20, 4
 	sd, err := RunSpecDec(context.Background(), dp, ep, Observer{})
 	if err != nil {

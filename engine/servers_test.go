@@ -15,6 +15,7 @@ import (
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -56,7 +57,7 @@ func TestEveryPlanSurvivesCloseAfterStream(t *testing.T) {
 		t.Errorf("calibration %+v", f.Local.Calibration)
 	}
 
-	sp := DefaultStagesPlan()
+	sp := setup.DefaultStagesPlan()
 	sp.Quick, sp.Users, sp.Timeout = true, 4, 30*time.Second
 	st, err := RunStages(context.Background(), sp, ep, Observer{})
 	if err != nil {
@@ -66,7 +67,7 @@ func TestEveryPlanSurvivesCloseAfterStream(t *testing.T) {
 		t.Errorf("three stages: failed %v, users %+v, warnings %v", st.Failed(), st.Users, st.Warnings)
 	}
 
-	dp := DefaultSpecDecPlan()
+	dp := setup.DefaultSpecDecPlan()
 	dp.Levels, dp.MaxTokens, dp.Timeout = []int{1, 4}, 16, 30*time.Second
 	sd, err := RunSpecDec(context.Background(), dp, ep, Observer{})
 	if err != nil {

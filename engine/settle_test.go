@@ -12,7 +12,7 @@ import (
 
 // testRunner is a runner on a session that never reaches a server: no
 // /metrics scraper, no GPU source.
-func testRunner(t *testing.T, plan Plan) *runner {
+func testRunner(t *testing.T, plan setup.KovaraPlan) *runner {
 	t.Helper()
 	sess, err := newSession(Endpoint{URL: "http://127.0.0.1:1"}, Observer{Live: NewLive()})
 	if err != nil {
@@ -45,7 +45,7 @@ func TestSettlePlan(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			r := testRunner(t, Plan{})
+			r := testRunner(t, setup.KovaraPlan{})
 			r.file.Local.Compat = c.compat
 			r.probeOut.hasTimings = c.timings
 			r.warn("the server refused ignore_eos")
@@ -89,7 +89,7 @@ func TestExpectPrep(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			r := testRunner(t, Plan{Warmup: c.warmup})
+			r := testRunner(t, setup.KovaraPlan{Warmup: c.warmup})
 			got := r.expectPrep(&workload{w: c.w})
 			if got != c.wantChecks {
 				t.Errorf("checks = %d, want %d", got, c.wantChecks)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stats"
 	"github.com/kovara/desktop/internal/clip"
 )
@@ -22,73 +23,12 @@ import (
 // the spread travels with the numbers, and the result is its own document
 // kind, kovara-desktop-specdec, which can never be published.
 
-// DefaultSpecDecLevels are the mode's default concurrency levels.
-func DefaultSpecDecLevels() []int { return []int{1, 4, 16} }
-
-// DefaultSpecDecMaxTokens caps each answer; most stop well before it.
-const DefaultSpecDecMaxTokens = 512
-
-// SpecDecPlan is what the speculative-decoding mode sends.
-type SpecDecPlan struct {
-	Model  string
-	Levels []int // concurrency levels; nil means DefaultSpecDecLevels
-	// Requests per level; 0 means enough to send every prompt at least
-	// once and give each slot two requests.
-	Requests       int
-	MaxTokens      int // 0 means DefaultSpecDecMaxTokens
-	ServerThinking bool
-	Timeout        time.Duration // per request; 0 means DefaultPlanTimeout
-	// SpecDecode says how speculative decoding is set up on the server,
-	// as the user describes it ("EAGLE-3, 4 draft tokens").
-	SpecDecode      string
-	Simulated       bool
-	MetricsInterval time.Duration
-}
-
-// DefaultSpecDecPlan is the mode with its defaults.
-func DefaultSpecDecPlan() SpecDecPlan {
-	return SpecDecPlan{Levels: DefaultSpecDecLevels(), MaxTokens: DefaultSpecDecMaxTokens, Timeout: DefaultPlanTimeout}
-}
-
-func (p SpecDecPlan) withDefaults() SpecDecPlan {
-	if len(p.Levels) == 0 {
-		p.Levels = DefaultSpecDecLevels()
-	}
-	if p.MaxTokens == 0 {
-		p.MaxTokens = DefaultSpecDecMaxTokens
-	}
-	if p.Timeout == 0 {
-		p.Timeout = DefaultPlanTimeout
-	}
-	return p
-}
-
-// requestsFor is the number of requests at concurrency c.
-func (p SpecDecPlan) requestsFor(c int) int {
+// specDecRequests is the number of requests of p at concurrency c.
+func specDecRequests(p setup.SpecDecPlan, c int) int {
 	if p.Requests > 0 {
 		return max(p.Requests, c)
 	}
 	return max(len(SpecDecPrompts), 2*c)
-}
-
-// Validate refuses a plan that cannot run.
-func (p SpecDecPlan) Validate() error {
-	var errs []error
-	for _, c := range p.Levels {
-		if c < 1 {
-			errs = append(errs, fmt.Errorf("concurrency %d is not allowed: each level needs at least 1 request in flight", c))
-		}
-	}
-	if p.Requests < 0 {
-		errs = append(errs, fmt.Errorf("requests %d is not allowed", p.Requests))
-	}
-	if p.MaxTokens < 0 {
-		errs = append(errs, fmt.Errorf("max tokens %d is not allowed", p.MaxTokens))
-	}
-	if p.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout %s is not allowed: it must be more than 0", p.Timeout))
-	}
-	return errors.Join(errs...)
 }
 
 func lengthSpread(xs []int) *results.LengthSpread {
@@ -110,14 +50,14 @@ func lengthSpread(xs []int) *results.LengthSpread {
 // RunStages, it returns the result with an error only for an unusable plan
 // or endpoint, or (with the levels done so far, marked incomplete) for a
 // stop wrapping ErrInterrupted.
-func RunSpecDec(ctx context.Context, plan SpecDecPlan, ep Endpoint, obs Observer) (_ *results.SpecDecResult, err error) {
+func RunSpecDec(ctx context.Context, plan setup.SpecDecPlan, ep Endpoint, obs Observer) (_ *results.SpecDecResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
-	plan = plan.withDefaults()
+	plan = plan.WithDefaults()
 	total := 0
 	for _, c := range plan.Levels {
-		total += plan.requestsFor(c)
+		total += specDecRequests(plan, c)
 	}
 	r, err := startPlanRun(ctx, ep, obs, plan.Model, plan.MaxTokens, len(plan.Levels), total, plan.MetricsInterval)
 	if err != nil {
@@ -207,7 +147,7 @@ func noSpecCounters(d *results.Detection) string {
 		"); the answers' own counts are used where they carry them, and lengths and rates are still reported"
 }
 
-func newSpecDecResult(r *session, plan SpecDecPlan) *results.SpecDecResult {
+func newSpecDecResult(r *session, plan setup.SpecDecPlan) *results.SpecDecResult {
 	thinking := "off"
 	if plan.ServerThinking {
 		thinking = "server default"
@@ -243,8 +183,8 @@ func specDecStage(index, levels, c, total, tokens int) Stage {
 // specLevel runs one level: total requests over c slots, closed loop, each
 // request a representative prompt behind its own reference line (so no
 // two requests share a cached prefix), the counters read on both sides.
-func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOpts, plan SpecDecPlan, index, c int, counters bool) results.SpecDecLevel {
-	total := plan.requestsFor(c)
+func (r *session) specLevel(ctx context.Context, mc *http.Client, opts requestOpts, plan setup.SpecDecPlan, index, c int, counters bool) results.SpecDecLevel {
+	total := specDecRequests(plan, c)
 	r.obs.logf("level %d of %d: concurrency %d, %d requests", index+1, len(plan.Levels), c, total)
 	live := r.obs.Live.beginStage(specDecStage(index, len(plan.Levels), c, total, opts.maxTokens))
 	lv := results.SpecDecLevel{Concurrency: c, Requests: total}

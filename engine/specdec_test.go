@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -25,7 +26,7 @@ import (
 func TestSpecDecAgainstSimulator(t *testing.T) {
 	sd := sim.SpecDecode{DraftTokens: 4, Acceptance: 0.6}
 	srv, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000, SpecDecode: &sd})
-	p := DefaultSpecDecPlan()
+	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens = []int{1, 4}, 256
 	live := NewLive()
 	type counts struct{ d, dt, a int64 }
@@ -94,7 +95,7 @@ func TestSpecDecAgainstSimulator(t *testing.T) {
 // says speculative decoding looks off.
 func TestSpecDecWithoutDrafts(t *testing.T) {
 	_, plain := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000})
-	p := DefaultSpecDecPlan()
+	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens, p.Requests = []int{2}, 40, 4
 	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: plain}, Observer{})
 	if err != nil {
@@ -162,14 +163,14 @@ func TestSpecDecWithoutDrafts(t *testing.T) {
 func TestSpecDecPlanValidate(t *testing.T) {
 	srv, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000, RecordTruth: true})
 	for _, c := range []struct {
-		plan SpecDecPlan
+		plan setup.SpecDecPlan
 		want string
 	}{
-		{SpecDecPlan{Levels: []int{1, 0}, Requests: 1, MaxTokens: 4}, "concurrency 0 is not allowed: each level needs at least 1 request in flight"},
-		{SpecDecPlan{Levels: []int{1}, Requests: -1, MaxTokens: 4}, "requests -1 is not allowed"},
-		{SpecDecPlan{Levels: []int{1}, Requests: 1, MaxTokens: -5}, "max tokens -5 is not allowed"},
-		{SpecDecPlan{Levels: []int{1}, Requests: 1, MaxTokens: 4, Timeout: -time.Second}, "timeout -1s is not allowed: it must be more than 0"},
-		{SpecDecPlan{Levels: []int{1}, Requests: -2, MaxTokens: -1}, "requests -2 is not allowed\nmax tokens -1 is not allowed"},
+		{setup.SpecDecPlan{Levels: []int{1, 0}, Requests: 1, MaxTokens: 4}, "concurrency 0 is not allowed: each level needs at least 1 request in flight"},
+		{setup.SpecDecPlan{Levels: []int{1}, Requests: -1, MaxTokens: 4}, "requests -1 is not allowed"},
+		{setup.SpecDecPlan{Levels: []int{1}, Requests: 1, MaxTokens: -5}, "max tokens -5 is not allowed"},
+		{setup.SpecDecPlan{Levels: []int{1}, Requests: 1, MaxTokens: 4, Timeout: -time.Second}, "timeout -1s is not allowed: it must be more than 0"},
+		{setup.SpecDecPlan{Levels: []int{1}, Requests: -2, MaxTokens: -1}, "requests -2 is not allowed\nmax tokens -1 is not allowed"},
 	} {
 		// The deadline only bounds a run that should never have started.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -207,7 +208,7 @@ func fmtPtr(v *float64) any {
 func TestSpecDecLlamaCpp(t *testing.T) {
 	sd := sim.SpecDecode{DraftTokens: 3, Acceptance: 1}
 	_, url := startSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 200000, SpecDecode: &sd})
-	p := DefaultSpecDecPlan()
+	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens = []int{1, 4}, 128
 	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, Observer{})
 	if err != nil {
@@ -252,7 +253,7 @@ func TestSpecDecLlamaCpp(t *testing.T) {
 func TestSpecDecNothingAccepted(t *testing.T) {
 	sd := sim.SpecDecode{DraftTokens: 3, Acceptance: -1}
 	_, url := startSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 200000, SpecDecode: &sd})
-	p := DefaultSpecDecPlan()
+	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens = []int{2}, 64
 	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, Observer{})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/internal/clip"
 )
 
@@ -27,58 +28,6 @@ const (
 	StagesPlanName    = "kovara-desktop three-stage plan"
 	StagesPlanVersion = 1
 )
-
-// DefaultUsers is the many-user stage's default number of users.
-const DefaultUsers = 8
-
-// StagesPlan is what the three-stage plan sends.
-type StagesPlan struct {
-	Model string // the model to request; "" for the only one served
-	Users int    // the many-user stage's users; 0 means DefaultUsers
-	// Quick: the protocol's quick lengths (128-token single-user answers,
-	// a 2,000-token prefill, 64-token many-user answers: stagesQuick), for
-	// a smoke test. Its numbers are labelled as not the plan's.
-	Quick bool
-	// ServerThinking leaves thinking at the server's default; otherwise
-	// every request asks for thinking off through chat_template_kwargs
-	// (dropped if the server refuses it).
-	ServerThinking bool
-	Timeout        time.Duration // per request; 0 means DefaultPlanTimeout
-	// SpecDecode says how speculative decoding was set up on the server
-	// ("MTP 3", "EAGLE-3, 4 draft tokens", "none"), for the wiki block.
-	SpecDecode string
-	Note       string // free text appended to bench_note
-	Simulated  bool   // the endpoint is the built-in simulator
-	// MetricsInterval: how often /metrics is read (0: 1 s; negative: never).
-	MetricsInterval time.Duration
-}
-
-// DefaultStagesPlan is the plan with its defaults.
-func DefaultStagesPlan() StagesPlan {
-	return StagesPlan{Users: DefaultUsers, Timeout: DefaultPlanTimeout}
-}
-
-// Validate refuses a plan that cannot run.
-func (p StagesPlan) Validate() error {
-	var errs []error
-	if p.Users < 0 || p.Users > 1024 {
-		errs = append(errs, fmt.Errorf("users %d is not allowed: use 1 to 1024 (0 for the default %d)", p.Users, DefaultUsers))
-	}
-	if p.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout %s is not allowed: it must be more than 0", p.Timeout))
-	}
-	return errors.Join(errs...)
-}
-
-func (p StagesPlan) withDefaults() StagesPlan {
-	if p.Users == 0 {
-		p.Users = DefaultUsers
-	}
-	if p.Timeout == 0 {
-		p.Timeout = DefaultPlanTimeout
-	}
-	return p
-}
 
 // The three stages' names, in the log, the live view and a stop's error.
 const (
@@ -150,10 +99,10 @@ var (
 	stagesQuick = stagesProfile{decode: 128, prefill: 2000, probe: 500, users: 64, warm: 16}
 )
 
-// Lengths are the plan's lengths in tokens, by its mode: each
+// StagesLengths are p's lengths in tokens, by its mode: each
 // single-user answer, the cold prefill and each many-user answer (the
 // form says them).
-func (p StagesPlan) Lengths() (decode, prefill, users int) {
+func StagesLengths(p setup.StagesPlan) (decode, prefill, users int) {
 	prof := stagesFull
 	if p.Quick {
 		prof = stagesQuick
@@ -181,7 +130,7 @@ func specWindow(d SpecDelta) *results.SpecWindow {
 // stagesRun carries one three-stage run.
 type stagesRun struct {
 	*session
-	sp   StagesPlan
+	sp   setup.StagesPlan
 	prof stagesProfile
 	opts requestOpts
 	res  *results.StagesResult
@@ -192,11 +141,11 @@ type stagesRun struct {
 // the error is for a plan or endpoint that could not be used
 // (*PlanError, *EndpointError, *StageError) and, with the partial result
 // marked incomplete, for a stop (wrapping ErrInterrupted).
-func RunStages(ctx context.Context, plan StagesPlan, ep Endpoint, obs Observer) (_ *results.StagesResult, err error) {
+func RunStages(ctx context.Context, plan setup.StagesPlan, ep Endpoint, obs Observer) (_ *results.StagesResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
-	plan = plan.withDefaults()
+	plan = plan.WithDefaults()
 	prof := stagesFull
 	if plan.Quick {
 		prof = stagesQuick

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -45,7 +46,7 @@ func TestStagesPrefillFails(t *testing.T) {
 				s.ServeHTTP(w, r)
 			}))
 			t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); s.Close() })
-			p := DefaultStagesPlan()
+			p := setup.DefaultStagesPlan()
 			p.Quick, p.Users = true, 2
 			res, err := RunStages(context.Background(), p, Endpoint{URL: ts.URL}, Observer{})
 			if err != nil {
@@ -88,7 +89,7 @@ func TestStagesPrefillCutSaysTheServersCount(t *testing.T) {
 				cfg.NoUsage = true
 			}
 			_, url := startSim(t, cfg)
-			p := DefaultStagesPlan()
+			p := setup.DefaultStagesPlan()
 			p.Quick, p.Users = true, 2
 			res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -62,7 +63,7 @@ func TestStagesArithmetic(t *testing.T) {
 	const interval = 2 * time.Millisecond
 	const prefillRate = 20000.0
 	srv, url := startSim(t, sim.Config{TokenInterval: interval, PrefillRate: prefillRate, BatchCapacity: 64, NaturalStop: longAnswers, RecordTruth: true})
-	p := DefaultStagesPlan()
+	p := setup.DefaultStagesPlan()
 	p.Timeout = 60 * time.Second
 	p.SpecDecode = "none"
 	res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{Live: NewLive()})
@@ -202,7 +203,7 @@ func TestStagesQueueing(t *testing.T) {
 		queued   bool // what the record shows on a machine that keeps up
 	}{{3, true}, {6, false}} {
 		srv, url := startSim(t, sim.Config{TokenInterval: 4 * time.Millisecond, PrefillRate: 10000, BatchCapacity: c.capacity, NaturalStop: longAnswers, RecordTruth: true})
-		p := DefaultStagesPlan()
+		p := setup.DefaultStagesPlan()
 		p.Quick, p.Users = true, 6
 		res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
 		if err != nil {
@@ -291,7 +292,7 @@ func TestStagesThinkingFallback(t *testing.T) {
 	run := func(cfg sim.Config) *results.StagesResult {
 		cfg.TokenInterval, cfg.PrefillRate, cfg.NaturalStop = time.Millisecond, 200000, longAnswers
 		_, url := startSim(t, cfg)
-		p := DefaultStagesPlan()
+		p := setup.DefaultStagesPlan()
 		p.Quick, p.Users = true, 2
 		res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
 		if err != nil {
@@ -335,7 +336,7 @@ func TestStagesTokenSources(t *testing.T) {
 	run := func(cfg sim.Config) *results.StagesResult {
 		cfg.TokenInterval, cfg.PrefillRate, cfg.NaturalStop, cfg.NoUsage = time.Millisecond, 100000, longAnswers, true
 		_, url := startSim(t, cfg)
-		p := DefaultStagesPlan()
+		p := setup.DefaultStagesPlan()
 		p.Quick, p.Users = true, 2
 		res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
 		if err != nil {
@@ -373,7 +374,7 @@ func TestStagesTokenSources(t *testing.T) {
 func TestStagesShortAnswersAndQuick(t *testing.T) {
 	_, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000,
 		NaturalStop: func(int64) int { return 60 }})
-	p := DefaultStagesPlan()
+	p := setup.DefaultStagesPlan()
 	p.Quick, p.Users, p.Note = true, 2, "a note | with a pipe"
 	res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
 	if err != nil {
@@ -416,8 +417,8 @@ func TestStagesProfilesFollowTheProtocol(t *testing.T) {
 			t.Errorf("%s: got %+v, want the protocol's %+v", c.mode, c.got, want)
 		}
 	}
-	if got, want := DefaultUsers, 8; got != want { // --users default
-		t.Errorf("DefaultUsers %d, want the protocol's %d", got, want)
+	if got, want := setup.DefaultUsers, 8; got != want { // --users default
+		t.Errorf("setup.DefaultUsers %d, want the protocol's %d", got, want)
 	}
 	if got, want := DefaultPlanTimeout, 900*time.Second; got != want { // --timeout default, seconds per request
 		t.Errorf("DefaultPlanTimeout %s, want the protocol's %s", got, want)
@@ -434,7 +435,7 @@ func TestStagesProfilesFollowTheProtocol(t *testing.T) {
 // round; and its document records those lengths.
 func TestStagesQuickSendsItsProfile(t *testing.T) {
 	srv, url := startSim(t, sim.Config{TokenInterval: 100 * time.Microsecond, PrefillRate: 1e6, NaturalStop: longAnswers, RecordTruth: true})
-	p := DefaultStagesPlan()
+	p := setup.DefaultStagesPlan()
 	p.Quick, p.Users = true, 2
 	res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
 	if err != nil || len(res.Failed()) > 0 {
@@ -475,7 +476,7 @@ func TestStagesInterrupted(t *testing.T) {
 			cancel()
 		}
 	}}
-	p := DefaultStagesPlan()
+	p := setup.DefaultStagesPlan()
 	p.Quick = true
 	res, err := RunStages(ctx, p, Endpoint{URL: url}, obs)
 	if !errors.Is(err, ErrInterrupted) || res == nil || res.Complete {
@@ -491,7 +492,7 @@ func TestStagesInterrupted(t *testing.T) {
 
 func TestStagesPlanValidate(t *testing.T) {
 	t.Parallel()
-	for _, p := range []StagesPlan{{Users: -1}, {Users: 5000}, {Timeout: -time.Second}} {
+	for _, p := range []setup.StagesPlan{{Users: -1}, {Users: 5000}, {Timeout: -time.Second}} {
 		if _, err := RunStages(context.Background(), p, Endpoint{URL: "http://127.0.0.1:1"}, Observer{}); err == nil {
 			t.Errorf("%+v accepted", p)
 		} else if pe := (*PlanError)(nil); !errors.As(err, &pe) {

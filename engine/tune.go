@@ -23,12 +23,6 @@ import (
 // setting's paired change against the first (engine/compare/tune.go), and
 // each setting's answers to fixed prompts are compared too.
 
-// What a settings comparison is given is plain data in package setup.
-type (
-	TuneSetting = setup.TuneSetting
-	TunePlan    = setup.TunePlan
-)
-
 // TuneAnswerTokens caps each answer of the outputs check.
 const TuneAnswerTokens = 128
 
@@ -63,7 +57,7 @@ type TuneObserver struct {
 	// Pause asks the person to put the server into a setting by hand and
 	// returns once they say it is done (or ctx ends). Nil refuses
 	// settings changed by hand.
-	Pause func(ctx context.Context, s TuneSetting) error
+	Pause func(ctx context.Context, s setup.TuneSetting) error
 }
 
 func (o TuneObserver) status(st TuneStatus) {
@@ -75,7 +69,7 @@ func (o TuneObserver) status(st TuneStatus) {
 
 // tuneRun is one comparison as it runs.
 type tuneRun struct {
-	plan    TunePlan
+	plan    setup.TunePlan
 	ep      Endpoint
 	obs     TuneObserver
 	res     *results.TuneResult
@@ -105,7 +99,7 @@ type tuneRun struct {
 // go on; request failures are data in each run. It returns the result
 // with an error only for an unusable plan, or with what was measured for
 // a stop (wrapping ErrInterrupted).
-func RunTune(ctx context.Context, plan TunePlan, ep Endpoint, obs TuneObserver) (*results.TuneResult, error) {
+func RunTune(ctx context.Context, plan setup.TunePlan, ep Endpoint, obs TuneObserver) (*results.TuneResult, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -177,7 +171,7 @@ func (t *tuneRun) epOf(si int) Endpoint {
 	return ep
 }
 
-func (t *tuneRun) modelOf(s TuneSetting) string {
+func (t *tuneRun) modelOf(s setup.TuneSetting) string {
 	if s.Model != "" {
 		return s.Model
 	}
@@ -399,7 +393,7 @@ func (t *tuneRun) turn(ctx context.Context, round, pos, si int) {
 }
 
 // tuneDriftPlan is the answers measurement of a settings comparison.
-var tuneDriftPlan = AnswersPlan{}
+var tuneDriftPlan = setup.AnswersPlan{}
 
 // measureDrift makes the first setting's reference in its turn, and
 // reads each other setting against it in that setting's first turn
@@ -407,7 +401,7 @@ var tuneDriftPlan = AnswersPlan{}
 // read (no log-probabilities, a chat route that does not continue the
 // answer) is said once, beside the answers' sentence; a setting whose
 // reading fails is said as a note.
-func (t *tuneRun) measureDrift(ctx context.Context, si int, s TuneSetting, st TuneStatus) {
+func (t *tuneRun) measureDrift(ctx context.Context, si int, s setup.TuneSetting, st TuneStatus) {
 	if t.driftWhy != "" || (si == 0) == (t.driftRef != nil) || si > 0 && t.drifts[si] != nil {
 		return
 	}
@@ -624,7 +618,7 @@ var reportedKnobs = []string{"-np", "--parallel", "-c", "--ctx-size"}
 
 // knobsDiffer says two settings' commands give one of reportedKnobs
 // different values.
-func knobsDiffer(a, b TuneSetting) bool {
+func knobsDiffer(a, b setup.TuneSetting) bool {
 	wa, _ := shellwords.Split(a.Command)
 	wb, _ := shellwords.Split(b.Command)
 	for _, k := range reportedKnobs {

@@ -80,7 +80,7 @@ func tuneStandIn(mode string) {
 	srv.Close()
 }
 
-func tinyTunePlan() Plan {
+func tinyTunePlan() setup.KovaraPlan {
 	p := smallPlan()
 	p.Concurrency, p.Requests, p.InputTokens, p.OutputTokens, p.Warmup = []int{1, 2}, 4, 32, 8, 1
 	return p
@@ -116,8 +116,8 @@ func TestTuneModelsInterleaved(t *testing.T) {
 	cfg.Models = []string{"q4", "q8"}
 	_, url := startSim(t, cfg)
 	var log tuneLog
-	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "q4", How: setup.ByModel, Model: "q4"}, {Name: "q8", How: setup.ByModel, Model: "q8"}},
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{{Name: "q4", How: setup.ByModel, Model: "q4"}, {Name: "q8", How: setup.ByModel, Model: "q8"}},
 		Rounds:   3, Inner: tinyTunePlan(),
 	}
 	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
@@ -195,8 +195,8 @@ func TestTuneSameModelAnswersAlike(t *testing.T) {
 	cfg.Models = []string{"m"}
 	_, url := startSim(t, cfg)
 	var log tuneLog
-	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
 		Rounds:   1, Inner: tinyTunePlan(),
 	}
 	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
@@ -233,8 +233,8 @@ func TestTuneAnswersTokenByToken(t *testing.T) {
 	cfg.Answers = sim.Distribution{ModelDrift: map[string]float64{"q4": 0.6}, DriftSeed: 5}
 	_, url := startSim(t, cfg)
 	var log tuneLog
-	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "f16", How: setup.ByModel, Model: "f16"}, {Name: "copy", How: setup.ByModel, Model: "copy"}, {Name: "q4", How: setup.ByModel, Model: "q4"}},
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{{Name: "f16", How: setup.ByModel, Model: "f16"}, {Name: "copy", How: setup.ByModel, Model: "copy"}, {Name: "q4", How: setup.ByModel, Model: "q4"}},
 		Rounds:   1, Inner: tinyTunePlan(),
 	}
 	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
@@ -276,7 +276,7 @@ func TestTuneAnswersTokenByToken(t *testing.T) {
 		c.Models, c.Answers.ChatRestarts = []string{"a", "b"}, true
 		return c
 	}())
-	plan.Settings = []TuneSetting{{Name: "a", How: setup.ByModel, Model: "a"}, {Name: "b", How: setup.ByModel, Model: "b"}}
+	plan.Settings = []setup.TuneSetting{{Name: "a", How: setup.ByModel, Model: "a"}, {Name: "b", How: setup.ByModel, Model: "b"}}
 	res, err = RunTune(context.Background(), plan, Endpoint{URL: vurl}, log.observer())
 	if err != nil {
 		t.Fatal(err)
@@ -294,11 +294,11 @@ func TestTuneCommands(t *testing.T) {
 	url := "http://127.0.0.1:" + port
 	dir := t.TempDir()
 	self := shellwords.Join([]string{os.Args[0], "-test.run=^$"})
-	setting := func(name, mode string) TuneSetting {
-		return TuneSetting{Name: name, How: setup.ByCommand, Command: self, Env: []string{tuneSimEnv + "=" + mode}}
+	setting := func(name, mode string) setup.TuneSetting {
+		return setup.TuneSetting{Name: name, How: setup.ByCommand, Command: self, Env: []string{tuneSimEnv + "=" + mode}}
 	}
-	plan := TunePlan{
-		Settings: []TuneSetting{
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{
 			setting("first", "127.0.0.1:"+port+","+filepath.Join(dir, "first")),
 			setting("broken", "broken"),
 			setting("again", "127.0.0.1:"+port+","+filepath.Join(dir, "again")),
@@ -369,12 +369,12 @@ func TestTuneByHand(t *testing.T) {
 	var log tuneLog
 	obs := log.observer()
 	var asked []string
-	obs.Pause = func(_ context.Context, s TuneSetting) error {
+	obs.Pause = func(_ context.Context, s setup.TuneSetting) error {
 		asked = append(asked, s.Instruction)
 		return nil
 	}
-	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "1", How: setup.ByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=1"}, {Name: "4", How: setup.ByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=4"}},
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{{Name: "1", How: setup.ByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=1"}, {Name: "4", How: setup.ByHand, Instruction: "restart Ollama with OLLAMA_NUM_PARALLEL=4"}},
 		Rounds:   2, Inner: tinyTunePlan(), NoAnswers: true,
 	}
 	plan.Inner.Model = "m"
@@ -411,8 +411,8 @@ func TestTuneStopped(t *testing.T) {
 		defer cancel() // after the first run
 		return saved(f)
 	}
-	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
 		Rounds:   3, Inner: tinyTunePlan(), NoAnswers: true,
 	}
 	res, err := RunTune(ctx, plan, Endpoint{URL: url}, obs)
@@ -425,14 +425,14 @@ func TestTunePlanRefused(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		plan TunePlan
+		plan setup.TunePlan
 		want string
 	}{
-		{"one setting", TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}}}, "takes 2 to 8 settings, not 1"},
-		{"same names", TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "A", How: setup.ByModel, Model: "n"}}}, `two settings are called "A"`},
-		{"no command", TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByCommand}, {Name: "B", How: setup.ByModel, Model: "n"}}}, `setting "A" starts the server but has no command`},
-		{"no how", TunePlan{Settings: []TuneSetting{{Name: "A"}, {Name: "B", How: setup.ByModel, Model: "n"}}}, `"" is not a way to reach a setting`},
-		{"rounds", TunePlan{Rounds: -1, Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "n"}}}, "rounds -1 is not allowed"},
+		{"one setting", setup.TunePlan{Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}}}, "takes 2 to 8 settings, not 1"},
+		{"same names", setup.TunePlan{Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "A", How: setup.ByModel, Model: "n"}}}, `two settings are called "A"`},
+		{"no command", setup.TunePlan{Settings: []setup.TuneSetting{{Name: "A", How: setup.ByCommand}, {Name: "B", How: setup.ByModel, Model: "n"}}}, `setting "A" starts the server but has no command`},
+		{"no how", setup.TunePlan{Settings: []setup.TuneSetting{{Name: "A"}, {Name: "B", How: setup.ByModel, Model: "n"}}}, `"" is not a way to reach a setting`},
+		{"rounds", setup.TunePlan{Rounds: -1, Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "n"}}}, "rounds -1 is not allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -453,8 +453,8 @@ func TestTuneBefore(t *testing.T) {
 	cfg.Models = []string{"m"}
 	_, url := startSim(t, cfg)
 	marks := filepath.Join(t.TempDir(), "marks")
-	plan := TunePlan{
-		Settings: []TuneSetting{
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{
 			{Name: "A", How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo A >> "+marks)},
 			{Name: "B", How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo no power limit here >&2; exit 3")},
 		},
@@ -497,7 +497,7 @@ func TestTuneSameServers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := tt.server, tt.server
 			run := &tuneRun{
-				plan: TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByCommand, Command: "srv -np 2"}, {Name: "B", How: setup.ByCommand, Command: tt.b}}},
+				plan: setup.TunePlan{Settings: []setup.TuneSetting{{Name: "A", How: setup.ByCommand, Command: "srv -np 2"}, {Name: "B", How: setup.ByCommand, Command: tt.b}}},
 				res:  &results.TuneResult{Settings: []results.TuneSetting{{Name: "A", How: setup.ByCommand, Server: &a}, {Name: "B", How: setup.ByCommand, Server: &b}}},
 			}
 			run.sameServers()
@@ -524,11 +524,11 @@ func TestTuneCommandListensOnItsPort(t *testing.T) {
 	if err := os.Symlink(os.Args[0], llama); err != nil {
 		t.Fatal(err)
 	}
-	setting := func(name, np string) TuneSetting {
-		return TuneSetting{Name: name, How: setup.ByCommand, Command: shellwords.Join([]string{llama, "-m", "x.gguf", "-np", np, "--port", port}),
+	setting := func(name, np string) setup.TuneSetting {
+		return setup.TuneSetting{Name: name, How: setup.ByCommand, Command: shellwords.Join([]string{llama, "-m", "x.gguf", "-np", np, "--port", port}),
 			Env: []string{tuneSimEnv + "=flags," + filepath.Join(dir, name)}}
 	}
-	plan := TunePlan{Settings: []TuneSetting{setting("np2", "2"), setting("np8", "8")}, Rounds: 1, Inner: tinyTunePlan(), StartTimeout: time.Minute}
+	plan := setup.TunePlan{Settings: []setup.TuneSetting{setting("np2", "2"), setting("np8", "8")}, Rounds: 1, Inner: tinyTunePlan(), StartTimeout: time.Minute}
 	plan.Inner.Model = "m" // the endpoint's server has no such model
 	endpoint := strings.TrimPrefix(url, "http://")
 	var said []string
@@ -593,8 +593,8 @@ func TestTuneCommandPortTaken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := TuneSetting{Name: "B", How: setup.ByCommand, Command: shellwords.Join([]string{llama, "--port", tt.port}), Env: []string{tuneSimEnv + "=flags"}}
-			plan := TunePlan{Settings: []TuneSetting{{Name: "A", How: setup.ByModel, Model: "x"}, s}, Rounds: 1, Inner: tinyTunePlan(), StartTimeout: 20 * time.Second, NoAnswers: true}
+			s := setup.TuneSetting{Name: "B", How: setup.ByCommand, Command: shellwords.Join([]string{llama, "--port", tt.port}), Env: []string{tuneSimEnv + "=flags"}}
+			plan := setup.TunePlan{Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "x"}, s}, Rounds: 1, Inner: tinyTunePlan(), StartTimeout: 20 * time.Second, NoAnswers: true}
 			var log tuneLog
 			res, err := RunTune(context.Background(), plan, Endpoint{URL: tt.endpoint}, log.observer())
 			if err != nil {
@@ -620,11 +620,11 @@ func TestTuneSaysWhereTheModelRan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	setting := func(name, log string) TuneSetting {
-		return TuneSetting{Name: name, How: setup.ByCommand, Command: self, Env: []string{tuneSimEnv + "=log:" + filepath.Join(logs, log) + "|127.0.0.1:" + port}}
+	setting := func(name, log string) setup.TuneSetting {
+		return setup.TuneSetting{Name: name, How: setup.ByCommand, Command: self, Env: []string{tuneSimEnv + "=log:" + filepath.Join(logs, log) + "|127.0.0.1:" + port}}
 	}
-	plan := TunePlan{
-		Settings: []TuneSetting{setting("cpu", "llamacpp-b4748-cpu.log"), setting("split", "llamacpp-partial-offload.log")},
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{setting("cpu", "llamacpp-b4748-cpu.log"), setting("split", "llamacpp-partial-offload.log")},
 		Rounds:   2, Inner: tinyTunePlan(), StartTimeout: time.Minute, NoAnswers: true,
 	}
 	var log tuneLog
@@ -669,10 +669,10 @@ func TestTuneReplaysATrace(t *testing.T) {
 	cfg.ModelSlowdown = map[string]float64{"slow": 3}
 	_, url := startSim(t, cfg)
 	inner := tinyTunePlan()
-	plan := TunePlan{
-		Settings: []TuneSetting{{Name: "fast", How: setup.ByModel, Model: "fast"}, {Name: "slow", How: setup.ByModel, Model: "slow"}},
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{{Name: "fast", How: setup.ByModel, Model: "fast"}, {Name: "slow", How: setup.ByModel, Model: "slow"}},
 		Rounds:   3, Inner: inner, NoAnswers: true,
-		Replay: &RatePlan{Replay: &setup.Replay{File: path, Speed: 2}, MaxInFlight: 8, MetricsInterval: -1},
+		Replay: &setup.RatePlan{Replay: &setup.Replay{File: path, Speed: 2}, MaxInFlight: 8, MetricsInterval: -1},
 	}
 	var log tuneLog
 	var mu sync.Mutex

@@ -95,7 +95,7 @@ func (l TuneListen) Line() string {
 }
 
 // TuneListens is where each setting's server listens, in the plan's order.
-func TuneListens(settings []TuneSetting, endpointURL string) []TuneListen {
+func TuneListens(settings []setup.TuneSetting, endpointURL string) []TuneListen {
 	out := make([]TuneListen, len(settings))
 	for i, s := range settings {
 		out[i] = ListenOf(s, endpointURL)
@@ -117,7 +117,7 @@ func TuneListens(settings []TuneSetting, endpointURL string) []TuneListen {
 // say), or the ssh host's own name when the endpoint is this machine and
 // names another port (one of this machine's ports stays the endpoint's:
 // a tunnel's). Any other command keeps the endpoint's address.
-func ListenOf(s TuneSetting, endpointURL string) TuneListen {
+func ListenOf(s setup.TuneSetting, endpointURL string) TuneListen {
 	l := TuneListen{Setting: s.Name, URL: endpointURL}
 	var base setup.Base
 	if endpointURL != "" {
@@ -167,7 +167,7 @@ type listenSaid struct {
 
 // commandListen reads a setting's command: its environment, ssh, the
 // program and its flags.
-func commandListen(s TuneSetting) (listenSaid, bool) {
+func commandListen(s setup.TuneSetting) (listenSaid, bool) {
 	words, err := shellwords.Split(s.Command)
 	if err != nil {
 		return listenSaid{}, false
@@ -476,7 +476,7 @@ func isLoopback(h string) bool {
 // may answer where each listens, and, setting by setting, where it
 // listens or, where that is not the endpoint's address, the one sentence
 // that says so. "" when no setting starts a server.
-func TuneServersNote(settings []TuneSetting, endpointURL string) string {
+func TuneServersNote(settings []setup.TuneSetting, endpointURL string) string {
 	var started, atEndpoint, lines []string
 	// Settings whose commands listen at one address, said so the same
 	// way, are said in one sentence: two lines that differ only in -np

@@ -12,17 +12,17 @@ import (
 func TestListenOf(t *testing.T) {
 	t.Parallel()
 	const local = "http://127.0.0.1:8080"
-	cmd := func(line string, env ...string) TuneSetting {
-		return TuneSetting{Name: "B", How: setup.ByCommand, Command: line, Env: env}
+	cmd := func(line string, env ...string) setup.TuneSetting {
+		return setup.TuneSetting{Name: "B", How: setup.ByCommand, Command: line, Env: env}
 	}
-	viaSSH := func(host, line string) TuneSetting {
+	viaSSH := func(host, line string) setup.TuneSetting {
 		s := cmd(line)
 		s.SSH = host
 		return s
 	}
 	tests := []struct {
 		name     string
-		setting  TuneSetting
+		setting  setup.TuneSetting
 		endpoint string
 		addr     string // "": the command does not say, the endpoint's address is kept
 		why      string
@@ -105,7 +105,7 @@ func TestListenOf(t *testing.T) {
 		{"ssh with a local forward", cmd("ssh -L 9000:127.0.0.1:8090 gpu-box llama-server --port 8090"), local, "", "", local, ""},
 		// What does not say: another program, a setting without a command.
 		{"unknown program", cmd("my-server --port 8090"), local, "", "", local, ""},
-		{"a model setting", TuneSetting{Name: "B", How: setup.ByModel, Model: "q8"}, local, "", "", local, ""},
+		{"a model setting", setup.TuneSetting{Name: "B", How: setup.ByModel, Model: "q8"}, local, "", "", local, ""},
 		{"no endpoint chosen", cmd("llama-server --port 8090"), "", "127.0.0.1:8090", "its --port", "http://127.0.0.1:8090", ""},
 	}
 	for _, tt := range tests {
@@ -130,30 +130,30 @@ func TestListenOf(t *testing.T) {
 func TestTuneServersNote(t *testing.T) {
 	t.Parallel()
 	const local = "http://127.0.0.1:8080"
-	cmd := func(name, line string) TuneSetting {
-		return TuneSetting{Name: name, How: setup.ByCommand, Command: line}
+	cmd := func(name, line string) setup.TuneSetting {
+		return setup.TuneSetting{Name: name, How: setup.ByCommand, Command: line}
 	}
-	model := TuneSetting{Name: "q8", How: setup.ByModel, Model: "q8"}
+	model := setup.TuneSetting{Name: "q8", How: setup.ByModel, Model: "q8"}
 	tests := []struct {
 		name     string
-		settings []TuneSetting
+		settings []setup.TuneSetting
 		want     string
 	}{
-		{"no server started", []TuneSetting{model, {Name: "q4", How: setup.ByModel, Model: "q4"}}, ""},
-		{"commands that do not say", []TuneSetting{cmd("A", "./serve.sh 2"), cmd("B", "./serve.sh 8")},
+		{"no server started", []setup.TuneSetting{model, {Name: "q4", How: setup.ByModel, Model: "q4"}}, ""},
+		{"commands that do not say", []setup.TuneSetting{cmd("A", "./serve.sh 2"), cmd("B", "./serve.sh 8")},
 			"The app starts and stops the server for A and B at this endpoint's address; nothing else may answer there when it starts."},
-		{"one agrees, one listens elsewhere", []TuneSetting{cmd("np2", "llama-server -np 2 --port 8080"), cmd("np8", "llama-server -np 8 --port 8090")},
+		{"one agrees, one listens elsewhere", []setup.TuneSetting{cmd("np2", "llama-server -np 2 --port 8080"), cmd("np8", "llama-server -np 8 --port 8090")},
 			"The app starts and stops the server for np2 and np8; nothing else may answer where it listens when it starts. Setting np2 listens on 127.0.0.1:8080 (its --port). " +
 				"The endpoint is 127.0.0.1:8080 but setting np8's command listens on 127.0.0.1:8090 (its --port): the runs go to 8090."},
 		// The real two lines that differ only in -np (seen in the app
 		// against llama-server): one sentence, not the same one twice.
-		{"two listening elsewhere at one address", []TuneSetting{cmd("A", "llama-server -m tiny.gguf -np 1 --port 18090"), cmd("B", "llama-server -m tiny.gguf -np 2 --port 18090")},
+		{"two listening elsewhere at one address", []setup.TuneSetting{cmd("A", "llama-server -m tiny.gguf -np 1 --port 18090"), cmd("B", "llama-server -m tiny.gguf -np 2 --port 18090")},
 			"The app starts and stops the server for A and B; nothing else may answer where it listens when it starts. " +
 				"The endpoint is 127.0.0.1:8080 but settings A and B listen on 127.0.0.1:18090 (their --port): the runs go to 18090."},
-		{"two at one address, the endpoint's", []TuneSetting{cmd("A", "llama-server -np 1 --port 8080"), cmd("B", "llama-server -np 2 --port 8080"), cmd("C", "llama-server -np 4 --port 8090")},
+		{"two at one address, the endpoint's", []setup.TuneSetting{cmd("A", "llama-server -np 1 --port 8080"), cmd("B", "llama-server -np 2 --port 8080"), cmd("C", "llama-server -np 4 --port 8090")},
 			"The app starts and stops the server for A, B and C; nothing else may answer where it listens when it starts. Settings A and B listen on 127.0.0.1:8080 (their --port). " +
 				"The endpoint is 127.0.0.1:8080 but setting C's command listens on 127.0.0.1:8090 (its --port): the runs go to 8090."},
-		{"with a model and a script", []TuneSetting{cmd("A", "vllm serve m"), model, cmd("C", "./serve.sh")},
+		{"with a model and a script", []setup.TuneSetting{cmd("A", "vllm serve m"), model, cmd("C", "./serve.sh")},
 			"The app starts and stops the server for A and C; nothing else may answer where it listens when it starts. " +
 				"The endpoint is 127.0.0.1:8080 but setting A's command listens on 127.0.0.1:8000 (vLLM's default): the runs go to 8000. C listens at this endpoint's address."},
 	}

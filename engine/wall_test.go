@@ -245,8 +245,8 @@ func TestTuneWithWallPlug(t *testing.T) {
 	t.Cleanup(plug.Close)
 	inner := tinyTunePlan()
 	inner.OutputTokens = 120 // levels long enough for tens of the plug's readings
-	plan := TunePlan{
-		Settings: []TuneSetting{
+	plan := setup.TunePlan{
+		Settings: []setup.TuneSetting{
 			{Name: "300 W", How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo 300 > "+limit)},
 			{Name: "200 W", How: setup.ByModel, Model: "m", Before: "sh -c " + shellwords.Quote("echo 200 > "+limit)},
 		},

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
 // watchPlan is three levels long enough that a server killed early in
 // the second leaves the third unstarted.
-func watchPlan() Plan {
+func watchPlan() setup.KovaraPlan {
 	p := smallPlan()
 	p.Concurrency = []int{1, 4, 8}
 	p.Requests, p.OutputTokens = 40, 16

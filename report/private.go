@@ -54,7 +54,9 @@ func shareable(d plans.Doc) (plans.Doc, []string, error) {
 			}
 			private = blankAt(local, segs[1:], k.Drop, private)
 		}
-		if gone != "" {
+		if gone != "" && local["server_gone"] == "" {
+			// Its reason blanked, the headline still says the server
+			// went.
 			local["server_gone"] = goneSaid
 		}
 	}

@@ -29,7 +29,7 @@ func TestContextInTheLibrary(t *testing.T) {
 	}
 	defer srv.Close()
 	run := func(depths []int, output int) *results.ContextResult {
-		p := engine.DefaultContextPlan()
+		p := setup.DefaultContextPlan()
 		p.Depths, p.OutputTokens, p.Repeats = depths, output, 1
 		r, err := engine.RunContext(context.Background(), p, setup.Endpoint{URL: url, Name: "lab box"}, engine.Observer{})
 		if err != nil {

@@ -24,13 +24,13 @@ func TestStagesAndSpecDecInTheLibrary(t *testing.T) {
 	}
 	defer srv.Close()
 	ep := setup.Endpoint{URL: url, Name: "sim"}
-	sp := engine.DefaultStagesPlan()
+	sp := setup.DefaultStagesPlan()
 	sp.Quick, sp.Users = true, 2
 	st, err := engine.RunStages(context.Background(), sp, ep, engine.Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dp := engine.DefaultSpecDecPlan()
+	dp := setup.DefaultSpecDecPlan()
 	dp.Levels, dp.Requests, dp.MaxTokens = []int{1, 2}, 2, 16
 	sd, err := engine.RunSpecDec(context.Background(), dp, ep, engine.Observer{})
 	if err != nil {

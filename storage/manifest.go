@@ -325,7 +325,7 @@ func (m *Manifest) conditions(profile string) setup.Conditions {
 // plan's values) and sets p.Conditions, making the plan a hardware run.
 // Call it on the method defaults and apply command-line flags afterwards:
 // a profile overrides the defaults and flags override both.
-func (m *Manifest) ApplyProfile(p *setup.Plan, profile string) error {
+func (m *Manifest) ApplyProfile(p *setup.KovaraPlan, profile string) error {
 	if p == nil {
 		return errors.New("no plan to apply the manifest to")
 	}

@@ -593,19 +593,19 @@ profiles:
     requests: 16
     warmup: 0
 `)
-	custom := setup.Plan{InputTokens: 1, OutputTokens: 2, Concurrency: []int{3}, Requests: 400, Warmup: 5, Seed: 99, Timeout: 7, Model: "alias"}
+	custom := setup.KovaraPlan{InputTokens: 1, OutputTokens: 2, Concurrency: []int{3}, Requests: 400, Warmup: 5, Seed: 99, Timeout: 7, Model: "alias"}
 	tests := []struct {
 		name    string
-		start   setup.Plan
+		start   setup.KovaraPlan
 		profile string
-		want    setup.Plan // Conditions are checked apart
+		want    setup.KovaraPlan // Conditions are checked apart
 	}{
 		{"partial profile over the defaults", setup.DefaultPlan(), "",
-			setup.Plan{InputTokens: 2048, OutputTokens: setup.DefaultOutputTokens, Concurrency: []int{1, 2, 4}, Requests: setup.DefaultRequests, Warmup: setup.DefaultWarmup, Seed: setup.DefaultSeed, Timeout: setup.DefaultTimeout}},
+			setup.KovaraPlan{InputTokens: 2048, OutputTokens: setup.DefaultOutputTokens, Concurrency: []int{1, 2, 4}, Requests: setup.DefaultRequests, Warmup: setup.DefaultWarmup, Seed: setup.DefaultSeed, Timeout: setup.DefaultTimeout}},
 		{"partial profile over a custom plan", custom, "default",
-			setup.Plan{InputTokens: 2048, OutputTokens: 2, Concurrency: []int{1, 2, 4}, Requests: 400, Warmup: 5, Seed: 99, Timeout: 7, Model: "alias"}},
+			setup.KovaraPlan{InputTokens: 2048, OutputTokens: 2, Concurrency: []int{1, 2, 4}, Requests: 400, Warmup: 5, Seed: 99, Timeout: 7, Model: "alias"}},
 		{"a full profile sets every field it names, warmup 0 included", custom, "full",
-			setup.Plan{InputTokens: 100, OutputTokens: 50, Concurrency: []int{16}, Requests: 16, Warmup: 0, Seed: 99, Timeout: 7, Model: "alias"}},
+			setup.KovaraPlan{InputTokens: 100, OutputTokens: 50, Concurrency: []int{16}, Requests: 16, Warmup: 0, Seed: 99, Timeout: 7, Model: "alias"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

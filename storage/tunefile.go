@@ -140,7 +140,7 @@ func ParseTuneFile(data []byte, path string) (*TuneFile, error) {
 
 // tunePlan reads plan: into the inner plan: a manifest profile's keys
 // (profile says any other key is unknown) and timeout.
-func (p *manifestParser) tunePlan(v *yamlNode, in *setup.Plan) {
+func (p *manifestParser) tunePlan(v *yamlNode, in *setup.KovaraPlan) {
 	prof, _ := p.profile(&yamlNode{kind: yamlMapping, line: v.line, content: withoutKey(v.content, "timeout")}, "plan")
 	if prof.InputTokens != nil {
 		in.InputTokens = *prof.InputTokens

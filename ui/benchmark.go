@@ -14,6 +14,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
@@ -535,7 +536,7 @@ func (l lengthFields) kept() []keptField {
 }
 
 // read puts the lengths into p, returning what is wrong.
-func (l lengthFields) read(p *engine.Plan) []error {
+func (l lengthFields) read(p *setup.KovaraPlan) []error {
 	errs := readCount(l.inputEntry, "input tokens", 1, &p.InputTokens, nil)
 	return readCount(l.outputEntry, "output tokens", 1, &p.OutputTokens, errs)
 }

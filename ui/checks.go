@@ -6,6 +6,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // prefCheckPrefix keys what each endpoint's latest check found out about
@@ -99,8 +100,8 @@ func (u *App) contextProblem(name, model string, input, output int) string {
 
 // contextPlanProblem is contextProblem for the context plan: its deepest
 // depth given, with the answer and the follow-up's turn, against the
-// context the endpoint's last check read (engine.ContextPlan.Fit).
-func (u *App) contextPlanProblem(name, model string, p engine.ContextPlan) string {
+// context the endpoint's last check read (setup.ContextPlan.Fit).
+func (u *App) contextPlanProblem(name, model string, p setup.ContextPlan) string {
 	d := u.checkedDetection(name, model)
 	if d == nil {
 		return ""
@@ -111,7 +112,7 @@ func (u *App) contextPlanProblem(name, model string, p engine.ContextPlan) strin
 	} else {
 		at.ContextSource = "at the endpoint's last check"
 	}
-	if err := p.Fit(&at, "the depths or the output tokens"); err != nil {
+	if err := engine.ContextFit(p, &at, "the depths or the output tokens"); err != nil {
 		return "Cannot run: " + err.Error() + "."
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // prefSpeedPrefix keys what each endpoint's latest Test measured of its
@@ -71,7 +72,7 @@ func (u *App) speedOf(name, model string) *engine.TestedSpeed {
 // planEstimate says under the Kovara plan how long it takes on the chosen
 // endpoint at its tested speed, repeat runs of it; and offers the quick
 // check (fewer requests per level) when that is long.
-func (f *kovaraForm) planEstimate(p engine.Plan, repeat int) string {
+func (f *kovaraForm) planEstimate(p setup.KovaraPlan, repeat int) string {
 	s := f.s
 	f.quickButton.Hide()
 	name := s.endpointSelect.Selected
@@ -97,7 +98,7 @@ func (f *kovaraForm) planEstimate(p engine.Plan, repeat int) string {
 
 // quickPlan is p as a quick check: quickRequests per level, or the
 // highest level's users when more; ok is false when p is no larger.
-func quickPlan(p engine.Plan) (engine.Plan, bool) {
+func quickPlan(p setup.KovaraPlan) (setup.KovaraPlan, bool) {
 	q := p
 	q.Requests = quickRequests
 	for _, c := range p.Concurrency {

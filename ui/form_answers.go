@@ -12,6 +12,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
@@ -46,7 +47,7 @@ func newAnswersForm(s *BenchmarkScreen) *answersForm {
 	f.againstSelect.SetSelected(sameEndpoint)
 	f.modelEntry = s.entry("", nil)
 	f.modelEntry.SetPlaceHolder("the other setting's model (empty: the only one it serves)")
-	f.promptsEntry = s.entry(strconv.Itoa(len(engine.AnswerPrompts)), countCheck("prompts", 1))
+	f.promptsEntry = s.entry(strconv.Itoa(len(setup.AnswerPrompts)), countCheck("prompts", 1))
 	f.posEntry = s.entry("32", countCheck("positions", 1))
 	f.topEntry = s.entry("20", countCheck("top tokens", 1))
 	f.box = container.NewVBox(
@@ -91,8 +92,8 @@ func (f *answersForm) plan() (engine.AnswersRun, error) {
 		p.Against = &engine.Endpoint{Name: f.againstSelect.Selected}
 	}
 	return p, formError(errs, func() error {
-		if p.AnswersPlan.Prompts > len(engine.AnswerPrompts) {
-			return fmt.Errorf("prompts: the set has %d", len(engine.AnswerPrompts))
+		if p.AnswersPlan.Prompts > len(setup.AnswerPrompts) {
+			return fmt.Errorf("prompts: the set has %d", len(setup.AnswerPrompts))
 		}
 		if p.Against == nil && p.AgainstModel == "" {
 			return errors.New("its model: name the other model of this endpoint, or choose another endpoint to compare against")

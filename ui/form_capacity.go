@@ -8,6 +8,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -26,10 +27,10 @@ type capacityForm struct {
 func newCapacityForm(s *BenchmarkScreen) *capacityForm {
 	f := &capacityForm{}
 	timeout := f.init(s, results.PlanCapacity)
-	d := engine.DefaultCapacityPlan()
-	f.sloUserEntry = s.entry(trimFloat(engine.DefaultSLOUserTPS), positiveNumber("per-user tok/s"))
-	f.sloTTFTEntry = s.entry(trimFloat(engine.DefaultSLOTTFTP95Ms), positiveNumber("TTFT p95"))
-	f.maxConcEntry = s.entry(fmt.Sprint(engine.DefaultCapacityMax), countCheck("most concurrent users", 1))
+	d := setup.DefaultCapacityPlan()
+	f.sloUserEntry = s.entry(trimFloat(setup.DefaultSLOUserTPS), positiveNumber("per-user tok/s"))
+	f.sloTTFTEntry = s.entry(trimFloat(setup.DefaultSLOTTFTP95Ms), positiveNumber("TTFT p95"))
+	f.maxConcEntry = s.entry(fmt.Sprint(setup.DefaultCapacityMax), countCheck("most concurrent users", 1))
 	var lengths []*widget.FormItem
 	f.lengthFields, lengths = s.lengthFields(d.InputTokens, d.OutputTokens)
 	f.warmupEntry = s.entry(fmt.Sprint(d.Warmup), countCheck("warmup", 0))
@@ -49,8 +50,8 @@ func newCapacityForm(s *BenchmarkScreen) *capacityForm {
 // plan reads the capacity plan: the service level and the most users,
 // the lengths, warmup, seed and timeout. Each level's requests it
 // chooses itself.
-func (f *capacityForm) plan() (engine.CapacityPlan, error) {
-	p := engine.DefaultCapacityPlan()
+func (f *capacityForm) plan() (setup.CapacityPlan, error) {
+	p := setup.DefaultCapacityPlan()
 	var errs []error
 	var err error
 	if p.UserTPS, err = engine.ParsePositive("per-user tok/s", f.sloUserEntry.Text); err != nil {
@@ -60,7 +61,7 @@ func (f *capacityForm) plan() (engine.CapacityPlan, error) {
 		errs = append(errs, err)
 	}
 	errs = readCount(f.maxConcEntry, "most concurrent users", 1, &p.MaxConcurrency, errs)
-	errs = append(errs, f.lengthFields.read(&p.Plan)...)
+	errs = append(errs, f.lengthFields.read(&p.KovaraPlan)...)
 	errs = readCount(f.warmupEntry, "warmup", 0, &p.Warmup, errs)
 	errs = readSeed(f.seedEntry, &p.Seed, &p.FixedSeed, errs)
 	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
@@ -87,7 +88,7 @@ func (f *capacityForm) summary() string {
 }
 
 func (f *capacityForm) run(model string, simulated bool) (planRun, error) {
-	return formRun(f.s, model, f.plan, func(p *engine.CapacityPlan) { p.Model, p.Simulated = model, simulated },
+	return formRun(f.s, model, f.plan, func(p *setup.CapacityPlan) { p.Model, p.Simulated = model, simulated },
 		engine.RunCapacity, func(r *results.CapacityResult) plans.Doc { return plans.NewCapacity(r) },
 		func(r *results.CapacityResult) (string, *results.Detection) { return r.Model, r.Local.Detection })
 }

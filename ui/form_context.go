@@ -10,6 +10,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -28,7 +29,7 @@ type contextForm struct {
 func newContextForm(s *BenchmarkScreen) *contextForm {
 	f := &contextForm{}
 	timeout := f.init(s, results.PlanContext)
-	d := engine.DefaultContextPlan()
+	d := setup.DefaultContextPlan()
 	f.depthsEntry = s.entry("", func(v string) error { _, err := parseDepthsField(v); return err })
 	f.depthsEntry.SetPlaceHolder("from the server's context: 0, 1k, 2k, 4k … (or a list: 1k,8k; the short prompt 0 always comes first)")
 	f.repeatsEntry = s.entry(fmt.Sprint(d.Repeats), countCheck("repeats", 1))
@@ -58,8 +59,8 @@ func parseDepthsField(v string) ([]int, error) {
 }
 
 // plan reads the context plan's settings.
-func (f *contextForm) plan() (engine.ContextPlan, error) {
-	p := engine.DefaultContextPlan()
+func (f *contextForm) plan() (setup.ContextPlan, error) {
+	p := setup.DefaultContextPlan()
 	errs := readParsed(f.depthsEntry, "depths", parseDepthsField, &p.Depths, nil)
 	errs = readCount(f.outputEntry, "output tokens", 2, &p.OutputTokens, errs)
 	errs = readCount(f.repeatsEntry, "repeats", 1, &p.Repeats, errs)
@@ -107,7 +108,7 @@ func (f *contextForm) summary() string {
 }
 
 func (f *contextForm) run(model string, simulated bool) (planRun, error) {
-	return formRun(f.s, model, f.plan, func(p *engine.ContextPlan) { p.Model, p.Simulated = model, simulated },
+	return formRun(f.s, model, f.plan, func(p *setup.ContextPlan) { p.Model, p.Simulated = model, simulated },
 		engine.RunContext, func(r *results.ContextResult) plans.Doc { return plans.NewContext(r) },
 		func(r *results.ContextResult) (string, *results.Detection) { return r.Model, &r.Engine })
 }

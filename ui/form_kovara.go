@@ -68,7 +68,7 @@ type kovaraForm struct {
 	// field of the plan changes (syncLike), never armed again by fields
 	// that happen to match. likeEndpoint is the endpoint it was armed on.
 	like         *results.LikeRef
-	likePlan     engine.Plan
+	likePlan     setup.KovaraPlan
 	likeName     string
 	likeEndpoint string
 	likeModel    string // the model chosen when it was armed ("": none yet)
@@ -170,7 +170,7 @@ func (f *kovaraForm) check() (int, int, error) {
 }
 
 // plan reads the form; the error lists every field that is wrong.
-func (f *kovaraForm) plan() (engine.Plan, error) {
+func (f *kovaraForm) plan() (setup.KovaraPlan, error) {
 	p := setup.DefaultPlan()
 	errs := f.lengthFields.read(&p)
 	errs = readParsed(f.levelsEntry, "concurrency levels", engine.ParseLevels, &p.Concurrency, errs)
@@ -239,7 +239,7 @@ func (f *kovaraForm) run(model string, simulated bool) (planRun, error) {
 // follows when like is given. One run shows its result; several open
 // Compare on them; a run again like another (likeName) shows its own
 // result first, with a button that compares it with the run it repeats.
-func (f *kovaraForm) runs(plan engine.Plan, repeat int, like *results.LikeRef, likeName string) planRun {
+func (f *kovaraForm) runs(plan setup.KovaraPlan, repeat int, like *results.LikeRef, likeName string) planRun {
 	s := f.s
 	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
 		var (
@@ -320,7 +320,7 @@ func parseRepeat(v string) (int, error) {
 
 // fill puts the plan a run ran into the form (Run again like this),
 // with a fresh seed, and keeps which run it follows.
-func (f *kovaraForm) fill(id, name, createdAt string, p engine.Plan) {
+func (f *kovaraForm) fill(id, name, createdAt string, p setup.KovaraPlan) {
 	f.manifestSelect.SetSelected(manifestNone)
 	f.inputEntry.SetText(fmt.Sprint(p.InputTokens))
 	f.outputEntry.SetText(fmt.Sprint(p.OutputTokens))
@@ -343,7 +343,7 @@ func (f *kovaraForm) fill(id, name, createdAt string, p engine.Plan) {
 // clearLike drops the run the form was filled from: the next run is a
 // plan of its own.
 func (f *kovaraForm) clearLike() {
-	f.like, f.likePlan, f.likeName, f.likeEndpoint, f.likeModel = nil, engine.Plan{}, "", "", ""
+	f.like, f.likePlan, f.likeName, f.likeEndpoint, f.likeModel = nil, setup.KovaraPlan{}, "", "", ""
 	if f.likeBar.Visible() {
 		f.likeBar.Hide()
 		f.s.relayout()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -24,7 +25,7 @@ type specDecForm struct {
 func newSpecDecForm(s *BenchmarkScreen) *specDecForm {
 	f := &specDecForm{}
 	timeout := f.init(s, results.PlanSpecDec)
-	d := engine.DefaultSpecDecPlan()
+	d := setup.DefaultSpecDecPlan()
 	f.outputEntry = s.entry(fmt.Sprint(d.MaxTokens), countCheck("output tokens", 1))
 	f.levelsEntry = s.entry(engine.FormatLevels(d.Levels), func(v string) error { _, err := engine.ParseLevels(v); return err })
 	f.requestsEntry = s.entry("", optionalCount("requests"))
@@ -37,8 +38,8 @@ func newSpecDecForm(s *BenchmarkScreen) *specDecForm {
 }
 
 // plan reads the speculative-decoding plan's settings.
-func (f *specDecForm) plan() (engine.SpecDecPlan, error) {
-	p := engine.DefaultSpecDecPlan()
+func (f *specDecForm) plan() (setup.SpecDecPlan, error) {
+	p := setup.DefaultSpecDecPlan()
 	errs := readParsed(f.levelsEntry, "concurrency levels", engine.ParseLevels, &p.Levels, nil)
 	if strings.TrimSpace(f.requestsEntry.Text) != "" { // empty: the plan chooses per level
 		errs = readCount(f.requestsEntry, "requests", 1, &p.Requests, errs)
@@ -64,6 +65,6 @@ func (f *specDecForm) summary() string {
 }
 
 func (f *specDecForm) run(model string, simulated bool) (planRun, error) {
-	return formRun(f.s, model, f.plan, func(p *engine.SpecDecPlan) { p.Model, p.Simulated = model, simulated },
+	return formRun(f.s, model, f.plan, func(p *setup.SpecDecPlan) { p.Model, p.Simulated = model, simulated },
 		engine.RunSpecDec, func(r *results.SpecDecResult) plans.Doc { return plans.NewSpecDec(r) }, nil)
 }

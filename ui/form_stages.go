@@ -8,6 +8,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -22,7 +23,7 @@ type stagesForm struct {
 func newStagesForm(s *BenchmarkScreen) *stagesForm {
 	f := &stagesForm{}
 	timeout := f.init(s, results.PlanStages)
-	f.usersEntry = s.entry(fmt.Sprint(engine.DefaultUsers), countCheck("users", 1))
+	f.usersEntry = s.entry(fmt.Sprint(setup.DefaultUsers), countCheck("users", 1))
 	f.quickCheck = widget.NewCheck("Quick mode: shorter answers and prefill, a smoke test", func(bool) { s.revalidate() })
 	f.box = container.NewVBox(
 		s.aligned(widget.NewForm(widget.NewFormItem("Users (many-user stage)", f.usersEntry), widget.NewFormItem("", f.quickCheck))),
@@ -32,8 +33,8 @@ func newStagesForm(s *BenchmarkScreen) *stagesForm {
 }
 
 // plan reads the three-stage plan's settings.
-func (f *stagesForm) plan() (engine.StagesPlan, error) {
-	p := engine.DefaultStagesPlan()
+func (f *stagesForm) plan() (setup.StagesPlan, error) {
+	p := setup.DefaultStagesPlan()
 	p.Quick = f.quickCheck.Checked
 	errs := readCount(f.usersEntry, "users", 1, &p.Users, nil)
 	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
@@ -53,12 +54,12 @@ func (f *stagesForm) summary() string {
 	if p.Quick {
 		mode = "quick: a smoke test, not the plan's numbers"
 	}
-	decode, prefill, users := p.Lengths()
+	decode, prefill, users := engine.StagesLengths(p)
 	return fmt.Sprintf("Three stages (%s): single-user decode of %s-token answers on three prompts, a cold prefill of about %s tokens, then %d %s at once with %s-token answers. Kept in the history; never published.",
 		mode, results.Thousands(decode), results.Thousands(prefill), p.Users, results.Plural(p.Users, "user", "users"), results.Thousands(users))
 }
 
 func (f *stagesForm) run(model string, simulated bool) (planRun, error) {
-	return formRun(f.s, model, f.plan, func(p *engine.StagesPlan) { p.Model, p.Simulated = model, simulated },
+	return formRun(f.s, model, f.plan, func(p *setup.StagesPlan) { p.Model, p.Simulated = model, simulated },
 		engine.RunStages, func(r *results.StagesResult) plans.Doc { return plans.NewStages(r) }, nil)
 }

@@ -534,7 +534,7 @@ func (f *tuneForm) run(model string, simulated bool) (planRun, error) {
 				t.turnDone()
 				return id
 			},
-			Pause: func(ctx context.Context, st engine.TuneSetting) error { return s.askByHand(ctx, st) },
+			Pause: func(ctx context.Context, st setup.TuneSetting) error { return s.askByHand(ctx, st) },
 		}
 		r, err := engine.RunTune(ctx, p, ep, tobs)
 		stopTicker()
@@ -644,7 +644,7 @@ func (t *tuneProgress) watch(s *BenchmarkScreen, turns int) (stop func()) {
 }
 
 // askByHand says what to change and waits for Continue (or Stop).
-func (s *BenchmarkScreen) askByHand(ctx context.Context, st engine.TuneSetting) error {
+func (s *BenchmarkScreen) askByHand(ctx context.Context, st setup.TuneSetting) error {
 	answered := make(chan bool, 1)
 	s.u.do(func() {
 		text := widget.NewLabel(fmt.Sprintf("Setting %s: %s.\n\nPress Continue when it is done; the comparison goes on once the server answers again.", st.Name, st.Instruction))

@@ -267,13 +267,13 @@ func TestLiveITLNamesEachPlansStage(t *testing.T) {
 			return err
 		}, "Inter-token latency, level 2", "Waiting for token gaps…"},
 		{"three stages", func(obs engine.Observer) error {
-			p := engine.DefaultStagesPlan()
+			p := setup.DefaultStagesPlan()
 			p.Quick, p.Users = true, 2
 			_, err := engine.RunStages(ctx, p, engine.Endpoint{URL: url}, obs)
 			return err
 		}, "Inter-token latency, stage 3 (many users)", "Waiting for token gaps…"},
 		{"context", func(obs engine.Observer) error {
-			p := engine.DefaultContextPlan()
+			p := setup.DefaultContextPlan()
 			p.Depths, p.Repeats, p.OutputTokens = []int{1024}, 1, 8
 			_, err := engine.RunContext(ctx, p, engine.Endpoint{URL: url}, obs)
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -92,14 +93,14 @@ func TestPlanFormsSayEveryWrongField(t *testing.T) {
 // does not read runs nothing.
 func TestFormRunAimsThePlan(t *testing.T) {
 	h := newHarness(t)
-	var sent []engine.StagesPlan
-	run := func(_ context.Context, p engine.StagesPlan, _ engine.Endpoint, _ engine.Observer) (*results.StagesResult, error) {
+	var sent []setup.StagesPlan
+	run := func(_ context.Context, p setup.StagesPlan, _ engine.Endpoint, _ engine.Observer) (*results.StagesResult, error) {
 		sent = append(sent, p)
 		return nil, errors.New("refused")
 	}
 	doc := func(r *results.StagesResult) plans.Doc { return plans.NewStages(r) }
-	aim := func(p *engine.StagesPlan) { p.Model, p.Simulated = "qwen3-8b", true }
-	read := func() (engine.StagesPlan, error) { return engine.StagesPlan{Users: 3}, nil }
+	aim := func(p *setup.StagesPlan) { p.Model, p.Simulated = "qwen3-8b", true }
+	read := func() (setup.StagesPlan, error) { return setup.StagesPlan{Users: 3}, nil }
 	pr, err := formRun(h.u.bench, "qwen3-8b", read, aim, run, doc, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +109,7 @@ func TestFormRunAimsThePlan(t *testing.T) {
 	if len(sent) != 1 || sent[0].Model != "qwen3-8b" || !sent[0].Simulated || sent[0].Users != 3 {
 		t.Errorf("sent %+v, want the plan read, aimed at qwen3-8b on the simulator", sent)
 	}
-	bad := func() (engine.StagesPlan, error) { return engine.StagesPlan{}, errors.New("users: not a number") }
+	bad := func() (setup.StagesPlan, error) { return setup.StagesPlan{}, errors.New("users: not a number") }
 	if _, err := formRun(h.u.bench, "qwen3-8b", bad, aim, run, doc, nil); err == nil || len(sent) != 1 {
 		t.Errorf("a form that does not read: %v, %d runs", err, len(sent))
 	}
@@ -158,12 +159,12 @@ func TestKeptAsTheCLIKeeps(t *testing.T) {
 		{"an error, a depth measured", []results.ContextDepth{depth}, refused, true},
 		{"stopped, nothing measured", nil, engine.ErrInterrupted, true},
 	} {
-		run := func(context.Context, engine.ContextPlan, engine.Endpoint, engine.Observer) (*results.ContextResult, error) {
+		run := func(context.Context, setup.ContextPlan, engine.Endpoint, engine.Observer) (*results.ContextResult, error) {
 			return &results.ContextResult{Depths: tc.depths}, tc.err
 		}
 		doc := func(r *results.ContextResult) plans.Doc { return plans.NewContext(r) }
 		before, _ := h.u.lib.List()
-		show := planRunOf(h.u.bench, engine.ContextPlan{}, "m", run, doc, nil)(context.Background(), engine.Endpoint{}, engine.Observer{})
+		show := planRunOf(h.u.bench, setup.ContextPlan{}, "m", run, doc, nil)(context.Background(), engine.Endpoint{}, engine.Observer{})
 		var shown bool
 		var note string
 		h.locked(func() {

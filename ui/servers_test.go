@@ -80,7 +80,7 @@ func TestCompareSpecDecFromHistory(t *testing.T) {
 	url := startTestSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, SpecDecode: &sim.SpecDecode{DraftTokens: 2, Acceptance: 0.5}})
 	var ids []string
 	for range 2 {
-		p := engine.DefaultSpecDecPlan()
+		p := setup.DefaultSpecDecPlan()
 		p.Levels, p.Requests, p.MaxTokens = []int{1, 2}, 4, 32
 		r, err := engine.RunSpecDec(context.Background(), p, engine.Endpoint{URL: url}, engine.Observer{})
 		if err != nil {
@@ -122,7 +122,7 @@ func TestSpecDecViewShowsPositions(t *testing.T) {
 	h := newHarness(t)
 	url := startTestSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 1e6,
 		SpecDecode: &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}})
-	p := engine.DefaultSpecDecPlan()
+	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.Requests, p.MaxTokens = []int{1, 2}, 4, 64
 	r, err := engine.RunSpecDec(context.Background(), p, engine.Endpoint{URL: url}, engine.Observer{})
 	if err != nil {

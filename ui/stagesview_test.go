@@ -13,6 +13,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/plans/planstest"
@@ -47,7 +48,7 @@ func TestSpecDecViewSaysHowAnswersEnded(t *testing.T) {
 	url := startTestSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 1e6,
 		SpecDecode:  &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7},
 		NaturalStop: func(int64) int { return 1000 }}) // a model that never stops on its own
-	p := engine.DefaultSpecDecPlan()
+	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.Requests, p.MaxTokens = []int{1, 2}, 4, 8
 	r, err := engine.RunSpecDec(context.Background(), p, engine.Endpoint{URL: url}, engine.Observer{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/plans"
 )
@@ -17,8 +18,6 @@ import (
 // and `run --plan answers`, two endpoints or two models of one server.
 // Its first line says the figures against the floor; exit 1 when they
 // could not be measured, 2 for bad input.
-
-const planAnswers = results.PlanAnswers
 
 // answersFlags are the answers plan's own flags.
 type answersFlags struct {
@@ -31,29 +30,19 @@ func (a *answersFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.against, "against", "", "answers: the other setting's endpoint, a saved endpoint's name or an address (default: the baseline's, with --against-model)")
 	fs.StringVar(&a.againstModel, "against-model", "", "answers: the other setting's model (default: the only model served)")
 	fs.IntVar(&a.positions, "positions", 32, "answers: tokens of each reference answer read")
-	fs.IntVar(&a.prompts, "answer-prompts", len(engine.AnswerPrompts), "answers: how many of the fixed prompts ("+engine.AnswerPromptsVersion+")")
+	fs.IntVar(&a.prompts, "answer-prompts", len(setup.AnswerPrompts), "answers: how many of the fixed prompts ("+engine.AnswerPromptsVersion+")")
 	fs.IntVar(&a.top, "top", 20, "answers: the most likely tokens asked at each position")
 }
-
-// answersOnly are the flags only the answers plan takes (planOnly).
-var answersOnly = []string{"against", "against-model", "positions", "answer-prompts", "top"}
 
 // cmdAnswers is `kovara-bench answers`: run --plan answers with the
 // baseline's endpoint required.
 func cmdAnswers(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("answers", flag.ContinueOnError)
 	var f runFlags
-	f.register(fs, true)
-	f.planName = planAnswers
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	fs, set, code, ok := answersCommand.parse(&f, args, stderr)
+	if !ok {
 		return code
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	switch {
-	case set["plan"] && f.planName != planAnswers:
-		fmt.Fprintln(stderr, "kovara-bench answers: --plan: answers compares two settings' answers; use run --plan for the others")
-		return exitBadInput
 	case f.endpoint == "":
 		fmt.Fprintln(stderr, "kovara-bench answers: give the baseline's --endpoint and the other setting's --against (or --against-model of the same server)")
 		return exitBadInput
@@ -61,7 +50,7 @@ func cmdAnswers(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kovara-bench answers: unexpected %q\n", fs.Arg(0))
 		return exitBadInput
 	}
-	code, _ := runOtherPlan(f, set, false, stdout, stderr)
+	code, _ = runOtherPlan(f, set, false, stdout, stderr)
 	return code
 }
 
@@ -69,11 +58,11 @@ func cmdAnswers(args []string, stdout, stderr io.Writer) int {
 // resolved at the run (a saved endpoint's key from the keyring).
 func (f *runFlags) answersRun(set map[string]bool) (engine.AnswersRun, error) {
 	a := f.answers
-	p := engine.AnswersRun{AnswersPlan: engine.AnswersPlan{Positions: a.positions, Prompts: a.prompts, TopK: a.top},
+	p := engine.AnswersRun{AnswersPlan: setup.AnswersPlan{Positions: a.positions, Prompts: a.prompts, TopK: a.top},
 		Model: f.model, AgainstModel: a.againstModel}
 	switch {
-	case a.positions < 1 || a.top < 1 || a.prompts < 1 || a.prompts > len(engine.AnswerPrompts):
-		return p, fmt.Errorf("--positions and --top must be at least 1, --answer-prompts from 1 to %d", len(engine.AnswerPrompts))
+	case a.positions < 1 || a.top < 1 || a.prompts < 1 || a.prompts > len(setup.AnswerPrompts):
+		return p, fmt.Errorf("--positions and --top must be at least 1, --answer-prompts from 1 to %d", len(setup.AnswerPrompts))
 	case a.against == "" && a.againstModel == "" && !f.demo:
 		return p, errors.New("give the other setting: --against ENDPOINT, --against-model MODEL, or both")
 	}
@@ -87,14 +76,14 @@ func (f *runFlags) answersRun(set map[string]bool) (engine.AnswersRun, error) {
 		// stands in for the plan's check.
 		p.Against = &engine.Endpoint{URL: a.against}
 	}
-	p.Timeout = plans.ByID(planAnswers).Timeout
+	p.Timeout = plans.ByID(results.PlanAnswers).Timeout
 	if err := f.setTimeout(set, &p.Timeout); err != nil {
 		return p, err
 	}
 	return p, p.Validate()
 }
 
-// buildAnswers is the answers plan's builder (planBuilders).
+// buildAnswers is the answers plan's builder (planCLIs).
 func buildAnswers(f *runFlags, set map[string]bool) (otherPlan, error) {
 	p, err := f.answersRun(set)
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -20,19 +20,19 @@ type capacityFlags struct {
 }
 
 func (c *capacityFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&c.max, "max-concurrency", engine.DefaultCapacityMax, "capacity: the most concurrent users to try")
+	fs.IntVar(&c.max, "max-concurrency", setup.DefaultCapacityMax, "capacity: the most concurrent users to try")
 }
 
 // capacityPlan is the capacity plan the flags ask for: the Kovara
 // method's lengths, warmup, seed and timeout (f.plan), and the service
 // level.
-func (f *runFlags) capacityPlan() (engine.CapacityPlan, error) {
-	p := engine.DefaultCapacityPlan()
+func (f *runFlags) capacityPlan() (setup.CapacityPlan, error) {
+	p := setup.DefaultCapacityPlan()
 	k, err := f.plan(map[string]bool{})
 	if err != nil {
 		return p, err
 	}
-	p.Plan = k
+	p.KovaraPlan = k
 	p.UserTPS, p.TTFTP95Ms, p.MaxConcurrency = f.slo.userTPS, f.slo.ttftP95, f.capacity.max
 	return p, p.Validate()
 }

@@ -112,10 +112,20 @@ func exitFor(err error) int {
 // parseFlags parses a command's flags; it reports -h as exitOK and bad
 // flags as exitBadInput, having already printed the reason.
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (int, bool) {
+	return parseFlagsSaying(fs, args, stderr, nil)
+}
+
+// parseFlagsSaying is parseFlags, calling say (when not nil) with a bad
+// flag's error after the flag package has said it and the command's help:
+// a command's last word on it.
+func parseFlagsSaying(fs *flag.FlagSet, args []string, stderr io.Writer, say func(error)) (int, bool) {
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, false
+		}
+		if say != nil {
+			say(err)
 		}
 		return exitBadInput, false
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/plans"
 )
 
@@ -21,14 +22,14 @@ type contextFlags struct {
 
 func (c *contextFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.depths, "depths", "", "context: the cold prompts' lengths in tokens, like 1k,8k,32k (the short prompt, 0, is always measured first: deeper prefill is measured above it; default: 0, then doubling from 1k to the deepest the server's context holds)")
-	fs.IntVar(&c.repeats, "repeats", engine.DefaultContextRepeats, "context: conversations per user at each depth, for the spread of each figure")
+	fs.IntVar(&c.repeats, "repeats", setup.DefaultContextRepeats, "context: conversations per user at each depth, for the spread of each figure")
 }
 
 // contextPlan is the context plan the flags ask for: --depths, --repeats,
 // --users (1 unless given), --output-tokens (128 unless given), --seed
 // (a fresh one unless given), --timeout and --model.
-func (f *runFlags) contextPlan(set map[string]bool) (engine.ContextPlan, error) {
-	p := engine.DefaultContextPlan()
+func (f *runFlags) contextPlan(set map[string]bool) (setup.ContextPlan, error) {
+	p := setup.DefaultContextPlan()
 	p.Model, p.Repeats = f.model, f.context.repeats
 	if set["depths"] {
 		d, err := engine.ParseDepths(f.context.depths)

@@ -13,14 +13,11 @@ import (
 // cmdDemo runs the default plan against the built-in simulator, in
 // process, and writes a results file marked simulated.
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	var f runFlags
-	f.register(fs, false)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	_, set, code, ok := demoCommand.parse(&f, args, stderr)
+	if !ok {
 		return code
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if f.pngRefused("demo", set, stderr) {
 		return exitBadInput
 	}
@@ -40,7 +37,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	defer srv.Close()
 	plan.Simulated = true
 	fmt.Fprintf(stderr, "demo: benchmarking the built-in simulator (a vLLM-like fake server, not real hardware)\n")
-	code, _ := benchmark(plan, engine.Endpoint{Name: "Built-in simulator", URL: url}, f, runMarks{}, stdout, stderr)
+	code, _ = benchmark(plan, engine.Endpoint{Name: "Built-in simulator", URL: url}, f, runMarks{}, stdout, stderr)
 	return code
 }
 

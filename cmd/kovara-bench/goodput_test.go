@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/setup"
 )
 
@@ -36,7 +35,7 @@ func TestSLOFlags(t *testing.T) {
 		t.Errorf("kovara without the flags: service level %+v, want none", k.SLO)
 	}
 	c, err := f.capacityPlan()
-	if err != nil || c.UserTPS != engine.DefaultSLOUserTPS || c.TTFTP95Ms != engine.DefaultSLOTTFTP95Ms || c.Plan.SLO.Set() {
+	if err != nil || c.UserTPS != setup.DefaultSLOUserTPS || c.TTFTP95Ms != setup.DefaultSLOTTFTP95Ms || c.KovaraPlan.SLO.Set() {
 		t.Errorf("capacity: %v, %+v; want its defaults and no goodput", err, c)
 	}
 	f, set = flagsOf(t, "--slo-tpot", "-1")

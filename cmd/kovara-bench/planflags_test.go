@@ -16,10 +16,9 @@ import (
 // flagsOf parses run's flags as cmdRun does, with the set it reads.
 func flagsOf(t *testing.T, args ...string) (runFlags, map[string]bool) {
 	t.Helper()
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var f runFlags
-	f.register(fs, true)
+	fs := runCommand.flagSet(&f)
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +147,7 @@ func TestSetLevels(t *testing.T) {
 // out, each plan keeps its own defaults.
 func TestCountsOnlyWhenGiven(t *testing.T) {
 	t.Parallel()
-	sd, cx := engine.DefaultSpecDecPlan(), engine.DefaultContextPlan()
+	sd, cx := setup.DefaultSpecDecPlan(), setup.DefaultContextPlan()
 	tests := []struct {
 		args                        []string
 		requests, maxTokens, output int

@@ -21,22 +21,13 @@ import (
 )
 
 // The plans beyond the Kovara method: --plan stages (the three-stage
-// plan), specdec (the speculative-decoding mode), capacity and context.
-// Each has a builder (flags → plan, here, in capacity.go and context.go); runOtherPlan checks the
-// flags against the plan, builds it, finds the endpoint (or starts the
-// plan's demo simulator) and runs it. Their results are their own
-// document kinds, kept in the library like Kovara runs and written to -o
-// when given.
-
-// Plan names for --plan.
-const (
-	planKovara   = results.PlanKovara
-	planStages   = results.PlanStages
-	planSpecDec  = results.PlanSpecDec
-	planCapacity = results.PlanCapacity
-	planContext  = results.PlanContext
-	planRate     = results.PlanRate
-)
+// plan), specdec (the speculative-decoding mode), capacity, context,
+// rate, tune and answers. Each plan's side of the CLI is its entry in
+// planCLIs: the flags it takes and its builder (flags → plan, here and in
+// each plan's file); runOtherPlan checks the flags against the plan,
+// builds it, finds the endpoint (or starts the plan's demo simulator) and
+// runs it. Their results are their own document kinds, kept in the
+// library like Kovara runs and written to -o when given.
 
 // planFlags are the flags of the plans beyond the Kovara method.
 type planFlags struct {
@@ -58,9 +49,9 @@ type planFlags struct {
 }
 
 func (f *planFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.planName, "plan", planKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance), capacity (how many users at once within a service level), context (prefill and decode speed against context depth, cold and cached), rate (latency and goodput at requests a second, open loop) tune (settings compared in interleaved rounds: kovara-bench tune) or answers (one setting's answer distribution against another's: kovara-bench answers)")
+	fs.StringVar(&f.planName, "plan", results.PlanKovara, "what to run: kovara (the Kovara method), stages (the three-stage plan), specdec (speculative-decoding acceptance), capacity (how many users at once within a service level), context (prefill and decode speed against context depth, cold and cached), rate (latency and goodput at requests a second, open loop), tune (settings compared in interleaved rounds: kovara-bench tune) or answers (one setting's answer distribution against another's: kovara-bench answers)")
 	fs.BoolVar(&f.quick, "quick", false, "stages: a short smoke test (the protocol's quick lengths); its numbers are not the plan's")
-	fs.IntVar(&f.users, "users", engine.DefaultUsers, "stages: users in the many-user stage; context: users at once at each depth (default 1)")
+	fs.IntVar(&f.users, "users", setup.DefaultUsers, "stages: users in the many-user stage; context: users at once at each depth (default 1)")
 	fs.StringVar(&f.specDecode, "spec-decode", "", "stages, specdec: how speculative decoding is set up on the server, e.g. \"MTP 3\" or \"none\" (for the wiki block)")
 	fs.StringVar(&f.note, "note", "", "stages: free text added to the wiki block's bench_note")
 	fs.StringVar(&f.thinking, "thinking", "off", "stages, specdec: off (ask the chat template for no thinking) or default (send nothing)")
@@ -84,8 +75,8 @@ type sloFlags struct {
 }
 
 func (c *sloFlags) register(fs *flag.FlagSet) {
-	fs.Float64Var(&c.userTPS, "slo-user-tps", engine.DefaultSLOUserTPS, "capacity: the output speed each user must still see, tokens/s (the slowest 5 % of requests); kovara, rate: goodput counts the requests that saw at least this, each on its own (not judged unless given)")
-	fs.Float64Var(&c.ttftP95, "slo-ttft-p95", engine.DefaultSLOTTFTP95Ms, "capacity: the ceiling on time to first token at p95, ms; kovara, rate: goodput counts the requests whose own time to first token was at most this (not judged unless given)")
+	fs.Float64Var(&c.userTPS, "slo-user-tps", setup.DefaultSLOUserTPS, "capacity: the output speed each user must still see, tokens/s (the slowest 5 % of requests); kovara, rate: goodput counts the requests that saw at least this, each on its own (not judged unless given)")
+	fs.Float64Var(&c.ttftP95, "slo-ttft-p95", setup.DefaultSLOTTFTP95Ms, "capacity: the ceiling on time to first token at p95, ms; kovara, rate: goodput counts the requests whose own time to first token was at most this (not judged unless given)")
 	fs.Float64Var(&c.tpot, "slo-tpot", 0, "kovara, rate: goodput counts the requests whose own time per output token after the first was at most this, ms (not judged unless given)")
 }
 
@@ -99,30 +90,95 @@ func (c sloFlags) given(set map[string]bool) setup.RateSLO {
 	return s
 }
 
-// planOnly names the plans each plan-specific flag applies to; a flag
-// given with another plan is refused, naming them. Flags not listed apply
-// to every plan.
-var planOnly = map[string][]string{
-	"manifest": {planKovara}, "profile": {planKovara}, "png": {planKovara},
-	"input-tokens": {planKovara, planCapacity, planRate, planTune}, "warmup": {planKovara, planCapacity, planRate, planTune}, "seed": {planKovara, planCapacity, planContext, planRate},
-	"concurrency": {planKovara, planSpecDec, planTune}, "requests": {planKovara, planSpecDec, planRate, planTune},
-	"output-tokens": {planKovara, planSpecDec, planCapacity, planContext, planRate, planTune},
-	"quick":         {planStages}, "users": {planStages, planContext}, "note": {planStages},
-	"spec-decode": {planStages, planSpecDec}, "thinking": {planStages, planSpecDec},
-	"slo-user-tps": {planKovara, planCapacity, planRate}, "slo-ttft-p95": {planKovara, planCapacity, planRate}, "slo-tpot": {planKovara, planRate},
-	"max-concurrency": {planCapacity}, "depths": {planContext}, "repeats": {planContext},
-	"prompts": {planRate}, "prompts-skip-bad": {planRate}, "shared-prefix": {planKovara, planRate}, "prefix-groups": {planKovara, planRate}, "turns": {planKovara, planRate},
-	"rate": {planRate}, "arrival": {planRate}, "burstiness": {planRate}, "max-in-flight": {planRate}, "sweep-max": {planRate},
-	"trace": {planRate, planTune}, "speed": {planRate, planTune}, "from": {planRate, planTune}, "to": {planRate, planTune},
+// planCLI is one plan's side of the CLI, all of it in its planCLIs
+// entry: which flags it takes and how it is built from them.
+type planCLI struct {
+	// flags name the flags the plan takes beyond those every plan takes
+	// (everyPlanFlags; each flag defined once, in runFlags.define). A
+	// flag some plan lists is refused with a plan that does not
+	// (checkPlanFlags), and each command that runs plans takes the flags
+	// of the plans it runs and lists them under each plan's heading in
+	// its help (planCommand).
+	flags []string
+	// build makes the plan from the flags; nil for the Kovara method,
+	// which run.go runs itself (repeated, sharded, like another run).
+	build func(f *runFlags, set map[string]bool) (otherPlan, error)
 }
 
-func init() {
-	for _, n := range tuneOnly {
-		planOnly[n] = []string{planTune}
+// The flags several plans share, listed once here for their entries.
+var (
+	// The Kovara method's load: its levels, lengths and counts.
+	levelFlags = []string{"concurrency", "input-tokens", "output-tokens", "requests", "warmup"}
+	// A replayed trace in place of a plan's own load.
+	traceFlags = []string{"trace", "speed", "from", "to"}
+	// What the requests ask beyond the synthetic prompt, on the Kovara
+	// method (a prompts file is the rate plan's alone).
+	shapeFlags = []string{"shared-prefix", "prefix-groups", "turns"}
+)
+
+// planCLIs are every plan's side of the CLI, keyed by the plan's id
+// (plans.Kind.ID): TestEveryPlanHasItsFlags and TestEveryPlanHasABuilder
+// fail on a plan left out.
+var planCLIs = map[string]planCLI{
+	results.PlanKovara: {
+		flags: slices.Concat([]string{"manifest", "profile", "png", "seed", "slo-user-tps", "slo-ttft-p95", "slo-tpot"}, levelFlags, shapeFlags),
+	},
+	results.PlanStages: {
+		flags: []string{"quick", "users", "note", "spec-decode", "thinking"},
+		build: func(f *runFlags, set map[string]bool) (otherPlan, error) {
+			p, err := f.stagesPlan(set)
+			return planRun(f, p, func(p *setup.StagesPlan, sim bool) { p.Simulated = sim }, engine.RunStages, finishStages), err
+		},
+	},
+	results.PlanSpecDec: {
+		flags: []string{"concurrency", "requests", "output-tokens", "spec-decode", "thinking"},
+		build: func(f *runFlags, set map[string]bool) (otherPlan, error) {
+			p, err := f.specDecPlan(set)
+			return planRun(f, p, func(p *setup.SpecDecPlan, sim bool) { p.Simulated = sim }, engine.RunSpecDec, finishSpecDec), err
+		},
+	},
+	results.PlanCapacity: {
+		flags: []string{"input-tokens", "output-tokens", "warmup", "seed", "slo-user-tps", "slo-ttft-p95", "max-concurrency"},
+		build: func(f *runFlags, _ map[string]bool) (otherPlan, error) {
+			p, err := f.capacityPlan()
+			return planRun(f, p, func(p *setup.CapacityPlan, sim bool) { p.Simulated = sim }, engine.RunCapacity, finishCapacity), err
+		},
+	},
+	results.PlanContext: {
+		flags: []string{"output-tokens", "seed", "users", "depths", "repeats"},
+		build: func(f *runFlags, set map[string]bool) (otherPlan, error) {
+			p, err := f.contextPlan(set)
+			return planRun(f, p, func(p *setup.ContextPlan, sim bool) { p.Simulated = sim }, engine.RunContext, finishContext), err
+		},
+	},
+	results.PlanRate: {
+		flags: slices.Concat([]string{"input-tokens", "output-tokens", "requests", "warmup", "seed", "slo-user-tps", "slo-ttft-p95", "slo-tpot",
+			"prompts", "prompts-skip-bad", "rate", "arrival", "burstiness", "max-in-flight", "sweep-max"}, shapeFlags, traceFlags),
+		build: func(f *runFlags, set map[string]bool) (otherPlan, error) {
+			p, err := f.ratePlan(set)
+			return planRun(f, p, func(p *setup.RatePlan, sim bool) { p.Simulated = sim }, engine.RunRate, finishRate), err
+		},
+	},
+	results.PlanTune: {
+		flags: slices.Concat(levelFlags, traceFlags, []string{"setting", "model-setting", "hand-setting", "rounds", "start-timeout", "no-answers", "yes"}),
+		build: buildTune,
+	},
+	results.PlanAnswers: {
+		flags: []string{"against", "against-model", "positions", "answer-prompts", "top"},
+		build: buildAnswers,
+	},
+}
+
+// plansTaking are the plans whose entries list the flag name, in
+// plans.All's order; none for a flag every plan takes.
+func plansTaking(name string) []string {
+	var ids []string
+	for _, k := range plans.All {
+		if slices.Contains(planCLIs[k.ID].flags, name) {
+			ids = append(ids, k.ID)
+		}
 	}
-	for _, n := range answersOnly {
-		planOnly[n] = []string{planAnswers}
-	}
+	return ids
 }
 
 // checkPlanFlags refuses the first flag (by name) given with a plan it
@@ -134,9 +190,18 @@ func checkPlanFlags(plan string, set map[string]bool) error {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		if plans, ok := planOnly[n]; ok && !slices.Contains(plans, plan) {
-			return fmt.Errorf("--%s applies to --plan %s, not to --plan %s", n, strings.Join(plans, " or "), plan)
+		if err := notForPlan(n, plan); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// notForPlan says which plans take the flag name when plan does not, nil
+// when plan takes it (or every plan does).
+func notForPlan(name, plan string) error {
+	if ids := plansTaking(name); len(ids) > 0 && !slices.Contains(ids, plan) {
+		return fmt.Errorf("--%s applies to --plan %s, not to --plan %s", name, strings.Join(ids, " or "), plan)
 	}
 	return nil
 }
@@ -146,38 +211,10 @@ func checkPlanFlags(plan string, set map[string]bool) error {
 // exit code.
 type otherPlan func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int
 
-// planBuilders build each plan beyond the Kovara method from the flags
-// (one for every registered plan but the Kovara method, which run.go
-// runs: TestEveryPlanHasABuilder).
-var planBuilders = map[string]func(f *runFlags, set map[string]bool) (otherPlan, error){
-	planStages: func(f *runFlags, set map[string]bool) (otherPlan, error) {
-		p, err := f.stagesPlan(set)
-		return planRun(f, p, func(p *engine.StagesPlan, sim bool) { p.Simulated = sim }, engine.RunStages, finishStages), err
-	},
-	planSpecDec: func(f *runFlags, set map[string]bool) (otherPlan, error) {
-		p, err := f.specDecPlan(set)
-		return planRun(f, p, func(p *engine.SpecDecPlan, sim bool) { p.Simulated = sim }, engine.RunSpecDec, finishSpecDec), err
-	},
-	planCapacity: func(f *runFlags, _ map[string]bool) (otherPlan, error) {
-		p, err := f.capacityPlan()
-		return planRun(f, p, func(p *engine.CapacityPlan, sim bool) { p.Simulated = sim }, engine.RunCapacity, finishCapacity), err
-	},
-	planContext: func(f *runFlags, set map[string]bool) (otherPlan, error) {
-		p, err := f.contextPlan(set)
-		return planRun(f, p, func(p *engine.ContextPlan, sim bool) { p.Simulated = sim }, engine.RunContext, finishContext), err
-	},
-	planRate: func(f *runFlags, set map[string]bool) (otherPlan, error) {
-		p, err := f.ratePlan(set)
-		return planRun(f, p, func(p *engine.RatePlan, sim bool) { p.Simulated = sim }, engine.RunRate, finishRate), err
-	},
-	planTune:    buildTune,
-	planAnswers: buildAnswers,
-}
-
 // otherPlan builds the plan --plan names from the flags.
 func (f *runFlags) otherPlan(set map[string]bool) (otherPlan, error) {
-	if build, ok := planBuilders[f.planName]; ok {
-		return build(f, set)
+	if c := planCLIs[f.planName]; c.build != nil {
+		return c.build(f, set)
 	}
 	ids := plans.IDs()
 	return nil, fmt.Errorf("--plan %q: use %s or %s", f.planName, strings.Join(ids[:len(ids)-1], ", "), ids[len(ids)-1])
@@ -270,8 +307,8 @@ func (f *runFlags) setThinkingTimeout(set map[string]bool, serverThinking *bool,
 }
 
 // stagesPlan is the three-stage plan the flags ask for.
-func (f *runFlags) stagesPlan(set map[string]bool) (engine.StagesPlan, error) {
-	p := engine.DefaultStagesPlan()
+func (f *runFlags) stagesPlan(set map[string]bool) (setup.StagesPlan, error) {
+	p := setup.DefaultStagesPlan()
 	if err := f.setThinkingTimeout(set, &p.ServerThinking, &p.Timeout); err != nil {
 		return p, err
 	}
@@ -284,8 +321,8 @@ func (f *runFlags) stagesPlan(set map[string]bool) (engine.StagesPlan, error) {
 }
 
 // specDecPlan is the speculative-decoding plan the flags ask for.
-func (f *runFlags) specDecPlan(set map[string]bool) (engine.SpecDecPlan, error) {
-	p := engine.DefaultSpecDecPlan()
+func (f *runFlags) specDecPlan(set map[string]bool) (setup.SpecDecPlan, error) {
+	p := setup.DefaultSpecDecPlan()
 	if err := f.setThinkingTimeout(set, &p.ServerThinking, &p.Timeout); err != nil {
 		return p, err
 	}
@@ -314,7 +351,7 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 	if err := checkPlanFlags(f.planName, set); err != nil {
 		return bad(err)
 	}
-	if f.planName == planKovara {
+	if f.planName == results.PlanKovara {
 		return 0, false
 	}
 	if f.manifest != "" || f.profile != "" {

@@ -34,10 +34,10 @@ func (c *rateFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.burstiness, "burstiness", 1, "rate: the gamma shape of --arrival gamma: 1 is Poisson, below 1 burstier, above 1 more even")
 	fs.IntVar(&c.maxInFlight, "max-in-flight", setup.RateDefaultMaxInFlight, "rate: the most requests in flight at once; a request due while all are busy waits, and the wait counts in its latency")
 	fs.Float64Var(&c.sweepMax, "sweep-max", setup.RateSweepMax, "rate: the highest rate a sweep tries, requests a second")
-	fs.StringVar(&c.trace, "trace", "", "rate: replay a trace (kovara-bench record's, or Mooncake's or BurstGPT's) in place of --rate: each request at its recorded time, with a prompt of its recorded length and prefix sharing and an answer as long as it was")
-	fs.Float64Var(&c.speed, "speed", 1, "rate, with --trace: how many times faster than recorded (2: a day's traffic in half a day)")
-	fs.StringVar(&c.from, "from", "", "rate, with --trace: replay only the requests recorded from this time of day, like 09:00")
-	fs.StringVar(&c.to, "to", "", "rate, with --trace: replay only the requests recorded before this time of day, like 12:00")
+	fs.StringVar(&c.trace, "trace", "", "rate, tune: replay a trace (kovara-bench record's, or Mooncake's or BurstGPT's) in place of the plan's own load (the rate plan's offered rates, each setting's levels): each request at its recorded time, with a prompt of its recorded length and prefix sharing and an answer as long as it was")
+	fs.Float64Var(&c.speed, "speed", 1, "rate, tune, with --trace: how many times faster than recorded (2: a day's traffic in half a day)")
+	fs.StringVar(&c.from, "from", "", "rate, tune, with --trace: replay only the requests recorded from this time of day, like 09:00")
+	fs.StringVar(&c.to, "to", "", "rate, tune, with --trace: replay only the requests recorded before this time of day, like 12:00")
 }
 
 // workloadFlags are what the requests ask beyond the synthetic prompt

@@ -20,7 +20,8 @@ import (
 	"github.com/kovara/desktop/storage"
 )
 
-// runFlags are the flags shared by run and demo.
+// runFlags are the flags of the commands that run plans: run, demo, tune
+// and answers (planCommand), each taking its own of them.
 type runFlags struct {
 	endpoint     string
 	model        string
@@ -48,39 +49,44 @@ type runFlags struct {
 	shardFlags   // --shard, --start-at, --level-every (shard.go)
 }
 
-func (f *runFlags) register(fs *flag.FlagSet, withEndpoint bool) {
+// define defines on fs every flag of f, each once with its one default
+// and usage: the catalogue each command takes its own flags from
+// (planCommand.flagSet), by name.
+func (f *runFlags) define(fs *flag.FlagSet) {
 	d := setup.DefaultPlan()
-	if withEndpoint {
-		fs.StringVar(&f.endpoint, "endpoint", "", "a saved endpoint's name, or the server's address, e.g. http://192.168.1.10:8000 (with or without /v1)")
-		fs.StringVar(&f.model, "model", "", "model to request (default: the only model served)")
-		fs.StringVar(&f.apiKeyEnv, "api-key-env", "KOVARA_API_KEY", "environment variable that holds the API key")
-		fs.BoolVar(&f.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
-		fs.StringVar(&f.silence, "silence", "10", "seconds requests in flight may go without a byte from the server before the run asks whether it is still there; one that is not ends the run, finished levels kept (0: say it, never end)")
-		fs.StringVar(&f.gpu, "gpu", "", "GPU telemetry: local, ssh://user@host or http://host:9400/metrics (a saved endpoint's own source otherwise)")
-		fs.StringVar(&f.wall, "wall", "", wallUsage)
-		f.priceFlags.register(fs)
-		fs.StringVar(&f.manifest, "manifest", "", "kovara.yaml describing what the endpoint runs (makes a hardware run)")
-		fs.StringVar(&f.profile, "profile", "", "the manifest profile to run (default: its only one, or 'default')")
-		fs.IntVar(&f.repeat, "repeat", 1, "run the plan this many times in a row, fresh prompts each time, kept as one group (the way to A/B a setting: the spread between the runs is the noise)")
-		fs.StringVar(&f.like, "like", "", "run again like this run (a results file or a library id): its model, lengths, levels, requests, warmup and timeout, then compare the two")
-		f.shardFlags.register(fs)
-	}
+	// The server (endpointFlags).
+	fs.StringVar(&f.endpoint, "endpoint", "", "a saved endpoint's name, or the server's address, e.g. http://192.168.1.10:8000 (with or without /v1)")
+	fs.StringVar(&f.model, "model", "", "model to request (default: the only model served)")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "KOVARA_API_KEY", "environment variable that holds the API key")
+	fs.BoolVar(&f.insecure, "insecure", false, "accept a self-signed or otherwise unverified https certificate")
+	fs.StringVar(&f.silence, "silence", "10", "seconds requests in flight may go without a byte from the server before the run asks whether it is still there; one that is not ends the run, finished levels kept (0: say it, never end)")
+	fs.StringVar(&f.gpu, "gpu", "", "GPU telemetry: local, ssh://user@host or http://host:9400/metrics (a saved endpoint's own source otherwise)")
+	fs.StringVar(&f.wall, "wall", "", wallUsage)
+	f.priceFlags.register(fs)
+	// Run's own.
+	fs.IntVar(&f.repeat, "repeat", 1, "run the plan this many times in a row, fresh prompts each time, kept as one group (the way to A/B a setting: the spread between the runs is the noise)")
+	fs.StringVar(&f.like, "like", "", "run again like this run (a results file or a library id): its model, lengths, levels, requests, warmup and timeout, then compare the two")
+	f.shardFlags.register(fs)
+	// Every plan's (everyPlanFlags).
+	fs.StringVar(&f.timeout, "timeout", "120", "per-request timeout in seconds (or a duration like 90s)")
+	fs.StringVar(&f.output, "o", "", "also write a copy of the results file here (runs are always saved in the library)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	// The plans' own (planCLIs), and --plan.
+	fs.StringVar(&f.manifest, "manifest", "", "kovara.yaml describing what the endpoint runs (makes a hardware run)")
+	fs.StringVar(&f.profile, "profile", "", "the manifest profile to run (default: its only one, or 'default')")
 	fs.StringVar(&f.concurrency, "concurrency", engine.FormatLevels(d.Concurrency), "comma-separated concurrency levels")
 	fs.IntVar(&f.inputTokens, "input-tokens", d.InputTokens, "prompt length in tokens")
 	fs.IntVar(&f.outputTokens, "output-tokens", d.OutputTokens, "completion length in tokens (max_tokens)")
 	fs.IntVar(&f.requests, "requests", d.Requests, "requests per concurrency level")
 	fs.IntVar(&f.warmup, "warmup", d.Warmup, "unmeasured warmup requests")
 	fs.StringVar(&f.seed, "seed", "", "prompt generator seed (default: a new one each run, so a repeated run meets no prompt cache; give one to reproduce a run exactly)")
-	fs.StringVar(&f.timeout, "timeout", "120", "per-request timeout in seconds (or a duration like 90s)")
-	fs.StringVar(&f.output, "o", "", "also write a copy of the results file here (runs are always saved in the library)")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.StringVar(&f.png, "png", "", "also write the result's charts as PNG files (1200×675, light) into this folder, made if missing (the Kovara method only)")
 	f.planFlags.register(fs)
 }
 
 // plan turns the flags into a validated plan: the method's defaults, then
 // the manifest's profile, then every flag given on the command line.
-func (f *runFlags) plan(set map[string]bool) (engine.Plan, error) {
+func (f *runFlags) plan(set map[string]bool) (setup.KovaraPlan, error) {
 	p := setup.DefaultPlan()
 	var errs []error
 	if f.manifest != "" {
@@ -122,7 +128,7 @@ func (f *runFlags) plan(set map[string]bool) (engine.Plan, error) {
 	}
 	p.Timeout = to
 	p.SLO = f.slo.given(set)
-	// A shared prefix and turns; --prompts is the rate plan's (planOnly).
+	// A shared prefix and turns; --prompts is the rate plan's (planCLIs).
 	p.Workload = setup.Workload{SharedPrefix: f.workload.sharedPrefix, PrefixGroups: f.workload.groups, Turns: f.workload.turns}
 	if p.SLO.TTFTMs < 0 || p.SLO.TPOTMs < 0 || p.SLO.UserTPS < 0 {
 		errs = append(errs, errors.New("a service level's limits cannot be below 0 (--slo-ttft-p95, --slo-tpot, --slo-user-tps)"))
@@ -136,18 +142,15 @@ func (f *runFlags) plan(set map[string]bool) (engine.Plan, error) {
 }
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
-	f.register(fs, true)
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	_, set, code, ok := runCommand.parse(&f, args, stderr)
+	if !ok {
 		return code
 	}
 	if f.endpoint == "" {
 		fmt.Fprintln(stderr, "kovara-bench run: give the server with --endpoint, e.g. --endpoint http://192.168.1.10:8000 or the name of a saved endpoint")
 		return exitBadInput
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if f.pngRefused("run", set, stderr) {
 		return exitBadInput
 	}
@@ -205,13 +208,13 @@ const maxRepeat = 10
 // run of its own in the library, tied by one group when more than one,
 // and then shows the spread between them. like, when given, names the
 // run every one of them reproduces. It returns the worst exit code.
-func repeated(plan engine.Plan, ep engine.Endpoint, f runFlags, like *results.LikeRef, stdout, stderr io.Writer) int {
+func repeated(plan setup.KovaraPlan, ep engine.Endpoint, f runFlags, like *results.LikeRef, stdout, stderr io.Writer) int {
 	return repeatedInto(plan, ep, f, like, nil, stdout, stderr)
 }
 
 // repeatedInto is repeated, appending the complete runs' files to got
 // when it is given.
-func repeatedInto(plan engine.Plan, ep engine.Endpoint, f runFlags, like *results.LikeRef, got *[]*results.File, stdout, stderr io.Writer) int {
+func repeatedInto(plan setup.KovaraPlan, ep engine.Endpoint, f runFlags, like *results.LikeRef, got *[]*results.File, stdout, stderr io.Writer) int {
 	worst := exitOK
 	var files []*results.File
 	for _, place := range engine.RepeatGroup(f.repeat, time.Now()) {
@@ -338,7 +341,7 @@ func (f *runFlags) withWall(ep *engine.Endpoint) {
 
 // benchmark runs a plan with Ctrl-C handling, progress and a summary, and
 // writes the results file. It returns the exit code.
-func benchmark(plan engine.Plan, ep engine.Endpoint, f runFlags, mark runMarks, stdout, stderr io.Writer) (int, *results.File) {
+func benchmark(plan setup.KovaraPlan, ep engine.Endpoint, f runFlags, mark runMarks, stdout, stderr io.Writer) (int, *results.File) {
 	if f.png != "" {
 		// Made before the run: a folder that cannot be made is said now,
 		// not after a benchmark whose charts would then be lost.

@@ -25,8 +25,6 @@ import (
 // --setting flags (run --plan tune is the same plan; demo --plan tune runs
 // it on the simulator's two models).
 
-const planTune = results.PlanTune
-
 // tuneFlags are the settings comparison's own flags.
 type tuneFlags struct {
 	settings, modelSettings, handSettings listFlag
@@ -52,23 +50,12 @@ func (f *tuneFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.yes, "yes", false, "tune: run the commands of a settings file without asking (they are printed first)")
 }
 
-// tuneOnly are the flags of the settings comparison alone.
-var tuneOnly = []string{"setting", "model-setting", "hand-setting", "rounds", "start-timeout", "no-answers", "yes"}
-
 // cmdTune is kovara-bench tune [FILE.yaml] [flags].
 func cmdTune(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
 	var f runFlags
-	f.register(fs, true)
-	f.planName = planTune
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	fs, set, code, ok := tuneCommand.parse(&f, args, stderr)
+	if !ok {
 		return code
-	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if set["plan"] && f.planName != planTune {
-		fmt.Fprintln(stderr, "kovara-bench tune: --plan: tune runs the settings comparison; use run --plan for the others")
-		return exitBadInput
 	}
 	switch fs.NArg() {
 	case 0:
@@ -90,7 +77,7 @@ func cmdTune(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kovara-bench tune: give the server with --endpoint (or endpoint: in the file), e.g. --endpoint http://127.0.0.1:8080: the address each setting's server answers at")
 		return exitBadInput
 	}
-	code, _ := runOtherPlan(f, set, false, stdout, stderr)
+	code, _ = runOtherPlan(f, set, false, stdout, stderr)
 	return code
 }
 
@@ -192,7 +179,7 @@ func commandSetting(s string) (setup.TuneSetting, error) {
 	return setup.TuneSetting{Name: name, How: setup.ByCommand, Env: env, Command: command}, nil
 }
 
-// buildTune is the settings comparison's builder (planBuilders).
+// buildTune is the settings comparison's builder (planCLIs).
 func buildTune(f *runFlags, set map[string]bool) (otherPlan, error) {
 	p, err := f.tunePlan(set)
 	if err != nil {
@@ -244,7 +231,7 @@ func buildTune(f *runFlags, set map[string]bool) (otherPlan, error) {
 				}
 				return id
 			},
-			Pause: func(ctx context.Context, s engine.TuneSetting) error { return askByHand(ctx, s, prog) },
+			Pause: func(ctx context.Context, s setup.TuneSetting) error { return askByHand(ctx, s, prog) },
 		}
 		what := engine.DescribePlan(p.Inner)
 		if p.Replay != nil {
@@ -299,7 +286,7 @@ func confirmFile(tf *storage.TuneFile, yes bool, stderr io.Writer) (bool, int) {
 }
 
 // askByHand says what to change and waits for Enter on the terminal.
-func askByHand(ctx context.Context, s engine.TuneSetting, prog *progress) error {
+func askByHand(ctx context.Context, s setup.TuneSetting, prog *progress) error {
 	if !term.IsTerminal(int(os.Stdin.Fd())) {
 		return errors.New("a setting changed by hand needs a terminal to press Enter on")
 	}

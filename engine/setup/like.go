@@ -26,7 +26,7 @@ type Recorded struct {
 // the server's prompt cache from the first run and measure its hits, not
 // the server; the prompts come from the same generator at the same
 // lengths, so they are the same conditions.
-func PlanLike(recs []Recorded) (Plan, error) {
+func PlanLike(recs []Recorded) (KovaraPlan, error) {
 	p := DefaultPlan()
 	if len(recs) == 0 {
 		return p, errors.New("the run has no finished level to repeat")

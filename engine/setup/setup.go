@@ -152,8 +152,8 @@ type Conditions struct {
 	ManifestName string
 }
 
-// Plan is everything that decides what a benchmark sends.
-type Plan struct {
+// KovaraPlan is everything that decides what a benchmark sends.
+type KovaraPlan struct {
 	Model        string // --model; for hardware runs an alias of Conditions.ModelID
 	InputTokens  int
 	OutputTokens int
@@ -184,8 +184,8 @@ type Plan struct {
 }
 
 // DefaultPlan is the Kovara method's default plan.
-func DefaultPlan() Plan {
-	return Plan{
+func DefaultPlan() KovaraPlan {
+	return KovaraPlan{
 		InputTokens:  DefaultInputTokens,
 		OutputTokens: DefaultOutputTokens,
 		Concurrency:  DefaultConcurrency(),
@@ -198,7 +198,7 @@ func DefaultPlan() Plan {
 
 // Validate refuses a plan that cannot be run, saying why in one sentence
 // per problem.
-func (p Plan) Validate() error {
+func (p KovaraPlan) Validate() error {
 	var errs []error
 	if len(p.Concurrency) == 0 {
 		errs = append(errs, errors.New("no concurrency levels given"))

@@ -51,19 +51,19 @@ func TestParseBase(t *testing.T) {
 
 func TestPlanValidate(t *testing.T) {
 	t.Parallel()
-	mod := func(f func(*Plan)) Plan { p := DefaultPlan(); f(&p); return p }
+	mod := func(f func(*KovaraPlan)) KovaraPlan { p := DefaultPlan(); f(&p); return p }
 	tests := []struct {
 		name string
-		p    Plan
+		p    KovaraPlan
 		want string
 	}{
 		{"default ok", DefaultPlan(), ""},
-		{"concurrency 0", mod(func(p *Plan) { p.Concurrency = []int{0} }), "concurrency 0"},
-		{"requests < concurrency", mod(func(p *Plan) { p.Concurrency = []int{1, 64}; p.Requests = 10 }), "less than concurrency 64"},
-		{"input 0", mod(func(p *Plan) { p.InputTokens = 0 }), "input tokens"},
-		{"output -1", mod(func(p *Plan) { p.OutputTokens = -1 }), "output tokens"},
-		{"no levels", mod(func(p *Plan) { p.Concurrency = nil }), "no concurrency"},
-		{"timeout", mod(func(p *Plan) { p.Timeout = 0 }), "timeout"},
+		{"concurrency 0", mod(func(p *KovaraPlan) { p.Concurrency = []int{0} }), "concurrency 0"},
+		{"requests < concurrency", mod(func(p *KovaraPlan) { p.Concurrency = []int{1, 64}; p.Requests = 10 }), "less than concurrency 64"},
+		{"input 0", mod(func(p *KovaraPlan) { p.InputTokens = 0 }), "input tokens"},
+		{"output -1", mod(func(p *KovaraPlan) { p.OutputTokens = -1 }), "output tokens"},
+		{"no levels", mod(func(p *KovaraPlan) { p.Concurrency = nil }), "no concurrency"},
+		{"timeout", mod(func(p *KovaraPlan) { p.Timeout = 0 }), "timeout"},
 	}
 	for _, tc := range tests {
 		err := tc.p.Validate()

@@ -47,7 +47,7 @@ const (
 // TuneDefaultPlan is the inner plan a settings comparison starts from: one
 // user and eight, short enough that twelve rounds of two settings take
 // minutes on a small server.
-func TuneDefaultPlan() Plan {
+func TuneDefaultPlan() KovaraPlan {
 	p := DefaultPlan()
 	p.Concurrency = []int{1, 8}
 	p.Requests = 32
@@ -63,7 +63,7 @@ type TunePlan struct {
 	Rounds   int // 0: TuneDefaultRounds
 	// Inner is the Kovara plan each run measures; its seed is fresh for
 	// every run.
-	Inner Plan
+	Inner KovaraPlan
 	// Replay, when set, is what each run measures in place of Inner's
 	// levels: a rate plan replaying a recorded trace (its Replay set),
 	// the same trace at the same times for every setting. Inner still
