@@ -112,7 +112,13 @@ func newBenchmarkScreen(u *App) *BenchmarkScreen {
 	s.runButton = widget.NewButton("Run", s.onRun)
 	s.runButton.Importance = widget.HighImportance
 	for _, k := range plans.All {
-		s.forms[k.ID] = planScreens[k.ID].form(s)
+		ps, ok := planScreens[k.ID]
+		if !ok {
+			// A plan registered without its screens cannot be offered
+			// (TestEveryPlanHasAFormAndAView names it too).
+			panic(fmt.Sprintf("ui: plan %q has no entry in planScreens", k.ID))
+		}
+		s.forms[k.ID] = ps.form(s)
 	}
 	main := s.aligned(widget.NewForm(
 		widget.NewFormItem("Endpoint", s.endpointSelect),
@@ -404,6 +410,9 @@ func (s *BenchmarkScreen) onPlan() {
 		return // still building the screen
 	}
 	s.formBox.Objects = []fyne.CanvasObject{s.form().content()}
+	if s.endpointSelect.Selected == SimulatorName && !slices.Equal(s.modelSelect.Options, s.kind().Demo().Models) {
+		s.listModels(SimulatorName) // another plan's demo serves other models
+	}
 	s.relayout()
 	s.revalidate()
 }

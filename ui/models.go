@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/kovara/desktop/engine"
-	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -65,7 +64,11 @@ func (s *BenchmarkScreen) listModels(name string) {
 		return
 	}
 	if name == SimulatorName {
-		s.setModels(sim.Demo().Models, nil)
+		// The built-in simulator is the chosen plan's demo one (the
+		// run starts that: benchrun.go), so its models are that demo's:
+		// the answers plan's two quantisations, not the Kovara demo's
+		// one model, which the run would be refused.
+		s.setModels(s.kind().Demo().Models, nil)
 		return
 	}
 	saved, ok, err := s.u.endpoints.Get(name)

@@ -8,7 +8,9 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/sim"
+	"github.com/kovara/desktop/plans"
 )
 
 // TestModelChosenFromTheServersList: a server that serves several models
@@ -114,6 +116,30 @@ func TestContextCheckIsPerModel(t *testing.T) {
 		b.modelSelect.SetSelected("b")
 		if b.runButton.Disabled() {
 			t.Errorf("model b was never checked: %q", b.planNote.Text)
+		}
+	})
+}
+
+// TestSimulatorModelsAreThePlansDemo: with the built-in simulator, the
+// Model field offers the chosen plan's demo models — what the run will be
+// served — and follows a change of plan (the answers plan's demo serves
+// two quantisations; the field offered the Kovara demo's one model, and
+// Run was refused "the server does not serve kovara-sim-8b").
+func TestSimulatorModelsAreThePlansDemo(t *testing.T) {
+	h := newHarness(t)
+	b := h.u.bench
+	h.locked(func() {
+		b.endpointSelect.SetSelected(SimulatorName)
+		for _, k := range []*plans.Kind{plans.ByID(results.PlanAnswers), plans.KovaraMethod} {
+			b.planSelect.SetSelected(k.Title)
+			if got, want := b.modelSelect.Options, k.Demo().Models; !slices.Equal(got, want) {
+				t.Errorf("%s: models offered %q, want its demo's %q", k.ID, got, want)
+			}
+			// One model is chosen for the person; of several, none,
+			// as with any server (TestModelChosenFromTheServersList).
+			if models := k.Demo().Models; len(models) == 1 && b.modelSelect.Selected != models[0] {
+				t.Errorf("%s: model %q chosen, want %q", k.ID, b.modelSelect.Selected, models[0])
+			}
 		}
 	})
 }

@@ -163,10 +163,7 @@ var planCLIs = map[string]planCLI{
 		flags: slices.Concat(levelFlags, traceFlags, []string{"setting", "model-setting", "hand-setting", "rounds", "start-timeout", "no-answers", "yes"}),
 		build: buildTune,
 	},
-	results.PlanAnswers: {
-		flags: []string{"against", "against-model", "positions", "answer-prompts", "top"},
-		build: buildAnswers,
-	},
+	results.PlanAnswers: {flags: []string{"against", "against-model", "positions", "answer-prompts", "top"}, build: buildAnswers},
 }
 
 // plansTaking are the plans whose entries list the flag name, in
