@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -25,7 +27,7 @@ import (
 func TestEndpointFormLabelsFollowEditable(t *testing.T) {
 	h := newHarness(t)
 	s := h.u.endpointS
-	labels := []string{"Name", "Address", "API key", "Timeout (s)", "GPU telemetry"}
+	labels := []string{"Name", "Address", "API key", "Timeout (s)", "GPU telemetry", "Wall power"}
 	steps := []struct {
 		name     string
 		do       func()
@@ -256,6 +258,14 @@ func TestEndpointScreenFits1024x640(t *testing.T) {
 		if got := s.content.MinSize(); got.Width > 1000 || got.Height > 590 {
 			t.Errorf("the Endpoints screen needs %v, more than 1000×590", got)
 		}
+		// The form's side of the split holds its page without cutting
+		// its right edge (the entries' ends and Record were cut: the
+		// page is as wide as its widest field's placeholder).
+		h.u.tabs.SelectIndex(3)
+		h.win.Resize(fyne.NewSize(1024, 640))
+		if need, has := s.formPage.MinSize().Width, s.content.(*container.Split).Trailing.Size().Width; need > has {
+			t.Errorf("the endpoint form needs %v wide, its side of the split gives %v", need, has)
+		}
 	})
 }
 
@@ -319,6 +329,28 @@ func TestEndpointSaveNoteFollowsTheTest(t *testing.T) {
 	h.locked(func() {
 		if s.formNote.Text != simulatorAbout {
 			t.Errorf("a Test of another endpoint changed its note to %q", s.formNote.Text)
+		}
+	})
+}
+
+// TestWallAddressAsWideAsTheOthers: without a Home Assistant sensor the
+// plug's address is as wide as the GPU source's above it, and the token's
+// entry takes its room beside it only for an ha:// sensor (the hidden
+// token's box kept 190 px and the address's placeholder scrolled).
+func TestWallAddressAsWideAsTheOthers(t *testing.T) {
+	h := newHarness(t)
+	s := h.u.endpointS
+	h.locked(func() {
+		h.u.tabs.SelectIndex(3)
+		test.Tap(s.addButton)
+		h.win.Resize(fyne.NewSize(1024, 640))
+		if got, want := s.wallEntry.Size().Width, s.gpuEntry.Size().Width; got != want {
+			t.Errorf("the plug's address is %v wide, the GPU source's %v", got, want)
+		}
+		test.Type(s.wallEntry, "ha://hass.local:8123/sensor.rack_power")
+		h.win.Resize(fyne.NewSize(1024, 641))
+		if got, gpu := s.wallEntry.Size().Width, s.gpuEntry.Size().Width; !s.wallToken.Visible() || got >= gpu-150 {
+			t.Errorf("a sensor's address is %v wide beside the GPU source's %v, token shown %v: no room for its token", got, gpu, s.wallToken.Visible())
 		}
 	})
 }

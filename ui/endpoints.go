@@ -48,7 +48,9 @@ type EndpointsScreen struct {
 	timeoutEntry *formEntry
 	gpuEntry     *formEntry
 	wallEntry    *formEntry
-	wallToken    *formEntry // a Home Assistant sensor's token, beside the plug's address
+	wallToken    *formEntry      // a Home Assistant sensor's token, beside the plug's address
+	wallField    *wallField      // the two, as the form's Wall power row
+	formPage     *fyne.Container // the form, its note and buttons, the Test's report, Record my traffic
 	formNote     *widget.Label
 	saveButton   *widget.Button
 	deleteButton *widget.Button
@@ -132,13 +134,14 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s.gpuEntry = newFormEntry(s.u)
 	s.gpuEntry.SetPlaceHolder("local or ssh://user@host (NVIDIA, AMD, Apple, Intel), or http://host:9400/metrics")
 	s.wallEntry = newFormEntry(s.u)
-	s.wallEntry.SetPlaceHolder("a smart plug on the server's lead: http://plug-address (Shelly, Tasmota) or ha://host:8123/sensor.name")
+	s.wallEntry.SetPlaceHolder("smart plug: http://plug-address (Shelly, Tasmota) or ha://host:8123/sensor.name")
 	// A Home Assistant sensor answers only with its long-lived token,
 	// kept in the keyring like the API key: its entry shows beside the
 	// plug's address once that is an ha:// one.
 	s.wallToken = newPasswordFormEntry(s.u)
 	s.wallToken.SetPlaceHolder("its token (keyring)")
 	s.wallToken.Hide()
+	s.wallField = newWallField(s.wallEntry, s.wallToken)
 	s.wallEntry.OnChanged = func(string) { s.showWallToken() }
 	s.formNote = widget.NewLabel("")
 	s.formNote.Wrapping = fyne.TextWrapWord
@@ -149,7 +152,7 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 		widget.NewFormItem("", s.verifyCheck),
 		widget.NewFormItem("Timeout (s)", s.timeoutEntry),
 		widget.NewFormItem("GPU telemetry", s.gpuEntry),
-		widget.NewFormItem("Wall power", container.NewBorder(nil, nil, nil, container.NewGridWrap(fyne.NewSize(190, s.wallToken.MinSize().Height), s.wallToken), s.wallEntry)),
+		widget.NewFormItem("Wall power", s.wallField),
 	)
 	s.saveButton = widget.NewButton("Save", s.onSave)
 	s.deleteButton = widget.NewButton("Delete", s.onDelete)
@@ -161,15 +164,15 @@ func newEndpointsScreen(u *App) *EndpointsScreen {
 	s.rec = newRecorder(s)
 
 	left := container.NewBorder(nil, s.addButton, nil, nil, s.list)
-	right := pageScroll(container.NewVBox(
+	s.formPage = container.NewVBox(
 		alignedWith(&s.labels, s.form),
 		s.formNote,
 		container.NewHBox(s.saveButton, s.testButton, s.deleteButton),
 		widget.NewSeparator(),
 		s.testResult,
 		s.rec.content,
-	))
-	split := container.NewHSplit(left, right)
+	)
+	split := container.NewHSplit(left, pageScroll(s.formPage))
 	split.Offset = 0.28
 	s.content = split
 	s.reload()
@@ -263,18 +266,56 @@ func (s *EndpointsScreen) fill(e storage.SavedEndpoint, key string) {
 // showWallToken shows the token's entry while the plug is a Home
 // Assistant sensor.
 func (s *EndpointsScreen) showWallToken() {
-	if (storage.SavedEndpoint{Wall: s.wallEntry.Text}).NeedsWallToken() {
-		s.wallToken.Show()
-	} else {
-		s.wallToken.Hide()
-	}
+	s.wallField.showToken((storage.SavedEndpoint{Wall: s.wallEntry.Text}).NeedsWallToken())
 }
+
+// wallField is the Wall power row: the plug's address and, for a Home
+// Assistant sensor, its token beside it. One widget, so that the form
+// greys its label with the others' (it reads a row's state from its
+// widget, and a container has none: the label stayed white on the
+// simulator's read-only entry), and the token's room is taken only while
+// the token shows (a hidden token inside a fixed-width box left the
+// address 190 px short, its placeholder scrolled).
+type wallField struct {
+	widget.BaseWidget
+	entry, token *formEntry
+	tokenBox     *fyne.Container
+}
+
+func newWallField(entry, token *formEntry) *wallField {
+	f := &wallField{entry: entry, token: token,
+		tokenBox: container.NewGridWrap(fyne.NewSize(190, token.MinSize().Height), token)}
+	f.tokenBox.Hidden = !token.Visible()
+	f.ExtendBaseWidget(f)
+	return f
+}
+
+func (f *wallField) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(container.NewBorder(nil, nil, nil, f.tokenBox, f.entry))
+}
+
+// showToken shows the token's entry beside the address, or gives its room
+// back to the address.
+func (f *wallField) showToken(on bool) {
+	if on {
+		f.token.Show()
+		f.tokenBox.Show()
+	} else {
+		f.token.Hide()
+		f.tokenBox.Hide()
+	}
+	f.Refresh()
+}
+
+func (f *wallField) Enable()        { f.entry.Enable(); f.token.Enable() }
+func (f *wallField) Disable()       { f.entry.Disable(); f.token.Disable() }
+func (f *wallField) Disabled() bool { return f.entry.Disabled() }
 
 func (s *EndpointsScreen) setEditable(on bool) {
 	// Through setEnabled: the labels stayed grey after the simulator's
 	// read-only entry (the first one selected), however editable the form
 	// had become.
-	setEnabled(s.form, on, s.nameEntry, s.urlEntry, s.keyEntry, s.verifyCheck, s.timeoutEntry, s.gpuEntry, s.wallEntry, s.wallToken, s.saveButton, s.deleteButton)
+	setEnabled(s.form, on, s.nameEntry, s.urlEntry, s.keyEntry, s.verifyCheck, s.timeoutEntry, s.gpuEntry, s.wallField, s.saveButton, s.deleteButton)
 }
 
 // formEndpoint reads the form into a saved endpoint and its key.
