@@ -91,14 +91,21 @@ func SpreadSentence(rows []SpreadRow) string {
 	if len(rows) == 0 {
 		return ""
 	}
-	widest := rows[0]
+	widest, runs := rows[0], rows[0].Runs
 	for _, r := range rows[1:] {
 		if r.Spread > widest.Spread {
 			widest = r
 		}
+		runs = max(runs, r.Runs)
 	}
-	return fmt.Sprintf("The %d runs of the same plan came out up to %s apart (%s at concurrency %d: %s … %s %s): between two single runs of this server, a difference of that size is noise, not a change.",
-		widest.Runs, FormatPercent(widest.Spread), widest.Metric.Label, widest.Concurrency,
+	// The group's runs are every run a row counts; a metric some runs
+	// could not give (a percentile shown as —) says how many it is of.
+	by := ""
+	if widest.Runs < runs {
+		by = fmt.Sprintf(", measured by %d of them", widest.Runs)
+	}
+	return fmt.Sprintf("The %d runs of the same plan came out up to %s apart (%s at concurrency %d%s: %s … %s %s): between two single runs of this server, a difference of that size is noise, not a change.",
+		runs, FormatPercent(widest.Spread), widest.Metric.Label, widest.Concurrency, by,
 		FormatValue(widest.Metric, widest.Min), FormatValue(widest.Metric, widest.Max), widest.Metric.Unit)
 }
 

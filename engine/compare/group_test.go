@@ -141,3 +141,36 @@ func TestReproduction(t *testing.T) {
 		})
 	}
 }
+
+// TestSpreadSentenceNamesTheGroupsRuns: the sentence counts the group's
+// runs, and says so when its widest metric came from fewer of them (a
+// percentile one run could not give, shown as —): three runs once read
+// "The 2 runs of the same plan…" because one had no ITL p50 at 4 users.
+func TestSpreadSentenceNamesTheGroupsRuns(t *testing.T) {
+	t.Parallel()
+	tput, itl := Metrics[0], Metrics[0]
+	for _, m := range Metrics {
+		switch m.ID {
+		case "output_throughput":
+			tput = m
+		case "itl_p50":
+			itl = m
+		}
+	}
+	tests := []struct {
+		name string
+		rows []SpreadRow
+		want string
+	}{
+		{"every run", []SpreadRow{{Concurrency: 1, Metric: tput, Runs: 3, Min: 90, Max: 110, Mean: 100, Spread: 0.2}},
+			"The 3 runs of the same plan came out up to 20.0 % apart (" + tput.Label + " at concurrency 1: "},
+		{"two of three", []SpreadRow{{Concurrency: 1, Metric: tput, Runs: 3, Min: 95, Max: 105, Mean: 100, Spread: 0.1},
+			{Concurrency: 4, Metric: itl, Runs: 2, Min: 0.1, Max: 0.8, Mean: 0.45, Spread: 1.5}},
+			"The 3 runs of the same plan came out up to 150.0 % apart (" + itl.Label + " at concurrency 4, measured by 2 of them: "},
+	}
+	for _, tt := range tests {
+		if got := SpreadSentence(tt.rows); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s: got %q, want it to begin %q", tt.name, got, tt.want)
+		}
+	}
+}
