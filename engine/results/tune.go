@@ -462,6 +462,14 @@ func (r *TuneResult) Table() Table {
 						}
 						switch {
 						case v.Verdict == TuneUnknown:
+						case v.High-v.Low > 10 && v.Low > 0:
+							// Wide, but all of it above no change: the
+							// verdict stands, and the near end is what
+							// the interval says (a 1,000-fold span beside
+							// "worse" read as a contradiction).
+							row[5] = "above " + signedPercent(v.Low)
+						case v.High-v.Low > 10 && v.High < 0:
+							row[5] = "below " + signedPercent(v.High)
 						case v.High-v.Low > 10:
 							row[5] = "too wide to tell" // a 1,000-fold span says only "run more rounds"
 						default:

@@ -2,6 +2,8 @@ package results
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,5 +63,48 @@ func TestLeastChangeWords(t *testing.T) {
 	}
 	if got := p.ConfidenceWords(); got != "95 %" {
 		t.Errorf("confidence %q", got)
+	}
+}
+
+// TestTuneWideIntervalBesideItsVerdict: an interval wider than 1,000 %
+// that lies all on one side of no change is said by its near end, so the
+// table does not put "too wide to tell" beside a "worse" it called; one
+// that spans no change is too wide to tell. Seeded on the settings
+// comparison llama-server b4748 gave (plans/planstest's capture).
+func TestTuneWideIntervalBesideItsVerdict(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "plans", "planstest", "testdata", "llamacpp-b4748", "tune.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := TuneDoc.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Verdicts) == 0 {
+		t.Fatal("the capture has no verdicts")
+	}
+	v := &r.Verdicts[0]
+	tests := []struct {
+		low, high float64
+		verdict   string
+		want      string
+	}{
+		{0.05, 12, TuneWorse, "above +5.0 %"},
+		{-12, -0.05, TuneBetter, "below -5.0 %"},
+		{-0.5, 12, TuneSame, "too wide to tell"},
+		{-0.02, 0.03, TuneSame, "-2.0 % … +3.0 %"},
+	}
+	for _, tt := range tests {
+		v.Low, v.High, v.Verdict = tt.low, tt.high, tt.verdict
+		var got string
+		for _, row := range r.Table().Rows {
+			if row[0] == TuneLevelLabel(v.Concurrency) && row[1] == v.Label && row[2] == r.Settings[v.Setting].Name {
+				got = row[5]
+			}
+		}
+		if got != tt.want {
+			t.Errorf("interval %g … %g (%s): cell %q, want %q", tt.low, tt.high, tt.verdict, got, tt.want)
+		}
 	}
 }
