@@ -309,8 +309,17 @@ func (s *BenchmarkScreen) replayTrace(path string) error {
 		return errors.New("a benchmark is running; replay the trace once it ends")
 	}
 	s.backToSetup()
-	s.planSelect.SetSelected(plans.ByID(results.PlanRate).Title)
-	s.rateFormOf().fillTrace(path)
+	// The chosen plan replays it when it can (Compare settings: every
+	// setting replays it); any other goes to the rate plan.
+	f, ok := s.form().(traceFiller)
+	if !ok {
+		s.planSelect.SetSelected(plans.ByID(results.PlanRate).Title)
+		f = s.rateFormOf()
+	}
+	f.fillTrace(path)
 	s.revalidate()
 	return nil
 }
+
+// traceFiller is a form with "Replay a trace" (replayFields).
+type traceFiller interface{ fillTrace(path string) }

@@ -247,7 +247,8 @@ func traceSentence(s storage.TraceSummary) string {
 	return text
 }
 
-// onReplay fills the rate form with the selected trace and goes there.
+// onReplay fills the chosen plan's form with the selected trace when it
+// replays traces (Compare settings), else the rate form, and goes there.
 func (p *tracesPane) onReplay() {
 	s := p.summary()
 	if s == nil {

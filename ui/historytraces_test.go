@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/plans"
 	"github.com/kovara/desktop/storage"
 )
 
@@ -122,6 +123,15 @@ func TestHistoryListsTraces(t *testing.T) {
 		}
 		if !strings.HasPrefix(b.planNote.Text, "Replay: the 3 requests of "+filepath.Base(path)) || b.runButton.Disabled() {
 			t.Errorf("under the plan: %q (Run off %v)", b.planNote.Text, b.runButton.Disabled())
+		}
+
+		// With Compare settings chosen, Replay… fills its trace instead:
+		// each setting replays it.
+		b.planSelect.SetSelected(plans.ByID(results.PlanTune).Title)
+		h.u.tabs.SelectIndex(1)
+		test.Tap(p.replayButton)
+		if h.u.tabs.SelectedIndex() != 0 || b.kind().ID != results.PlanTune || b.tune.traceEntry.Text != path || !b.tune.section.Items[0].Open {
+			t.Errorf("Replay… with Compare settings chosen: tab %d, plan %q, its trace %q", h.u.tabs.SelectedIndex(), b.kind().ID, b.tune.traceEntry.Text)
 		}
 
 		// Back in History, Back to runs shows the runs.
