@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,7 +115,9 @@ func TestRecordedTraceHoldsNothingPrivate(t *testing.T) {
 	// Each line is written as its request ends, a moment after the
 	// client has the answer.
 	var reqs []trace.Request
-	for deadline := time.Now().Add(10 * time.Second); len(reqs) < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	// A generous bound on a busy machine; the loop ends as soon as the
+	// three are there.
+	for deadline := time.Now().Add(30 * time.Second); len(reqs) < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)
@@ -125,8 +128,10 @@ func TestRecordedTraceHoldsNothingPrivate(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("the trace holds %d requests, want the 3 sent", len(reqs))
 	}
-	if reqs[2].Status != http.StatusInternalServerError {
-		t.Errorf("the failed request's status is %d, want 500: the server's failure was not what was recorded", reqs[2].Status)
+	// Lines are written as requests end, which on a busy machine need not
+	// be the order they were sent in.
+	if !slices.ContainsFunc(reqs, func(r trace.Request) bool { return r.Status == http.StatusInternalServerError }) {
+		t.Errorf("no request recorded with status 500: the server's failure was not what was recorded (%+v)", reqs)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
