@@ -53,8 +53,8 @@ type planForm interface {
 type endpointsWatcher interface{ endpointsChanged() }
 
 // formOf is a plan's form constructor as planScreens holds it.
-func formOf[F planForm](make func(s *BenchmarkScreen) F) func(s *BenchmarkScreen) planForm {
-	return func(s *BenchmarkScreen) planForm { return make(s) }
+func formOf[F planForm](newForm func(s *BenchmarkScreen) F) func(s *BenchmarkScreen) planForm {
+	return func(s *BenchmarkScreen) planForm { return newForm(s) }
 }
 
 // BenchmarkScreen is the Benchmark place: the setup form, then the live
