@@ -30,10 +30,6 @@ import (
 // top_logprobs, tokens told apart by their bytes. A server that answers
 // that message again from its start is said, not measured.
 
-// AnswerPromptsVersion names the fixed prompt set: figures of two sets
-// are not comparable (v1 had no long context).
-const AnswerPromptsVersion = "kovara-answers-v2"
-
 // TuneAnswersLine says before a settings comparison what its answers
 // check asks: "The answers check asks each setting 10 fixed prompts and
 // reads 6 prompts of its own token by token: 198 short requests for
@@ -102,7 +98,7 @@ func partsAt(lists []drift.Position, ref []int) int {
 // ruler's words with it where the setting is beyond the floor.
 func (r *AnswersResult) Drift() *results.TuneDrift {
 	d := &results.TuneDrift{
-		Prompts: AnswerPromptsVersion, Positions: r.Other.Positions,
+		Prompts: setup.AnswerPromptsVersion, Positions: r.Other.Positions,
 		SameTop: r.Other.SameTop, FloorSameTop: r.Floor.SameTop,
 		KLMean: r.Other.KLMean, FloorKL: r.Floor.KLMean, KLP99: r.Other.KLP99,
 		SameTopBeyond: r.SameTopBeyond, KLBeyond: r.KLBeyond,

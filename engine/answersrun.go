@@ -33,7 +33,7 @@ func (p AnswersRun) Validate() error {
 	case p.Positions < 0 || p.TopK < 0 || p.Prompts < 0:
 		return errors.New("positions, prompts and top tokens cannot be negative")
 	case p.Prompts > len(setup.AnswerPrompts):
-		return fmt.Errorf("the prompt set %s has %d prompts", AnswerPromptsVersion, len(setup.AnswerPrompts))
+		return fmt.Errorf("the prompt set %s has %d prompts", setup.AnswerPromptsVersion, len(setup.AnswerPrompts))
 	case p.Against == nil && p.AgainstModel == "":
 		return errors.New("choose the other setting: another endpoint, another model of this one, or both")
 	case p.Against == nil && p.AgainstModel == p.Model && p.Model != "":
@@ -87,7 +87,7 @@ func RunAnswers(ctx context.Context, p AnswersRun, ep Endpoint, obs Observer) (_
 		slots[0].done.Add(1)
 		slots[0].ok.Add(1)
 	}
-	obs.logf("reading %d prompts × %d positions: %d requests (%s)", plan.Prompts, plan.Positions, total, AnswerPromptsVersion)
+	obs.logf("reading %d prompts × %d positions: %d requests (%s)", plan.Prompts, plan.Positions, total, setup.AnswerPromptsVersion)
 	m, err := MeasureAnswers(ctx, AnswersSide{Endpoint: ep, Model: p.Model}, AnswersSide{Endpoint: other, Model: p.AgainstModel}, plan, step)
 	if err != nil {
 		return nil, sess.stop(ctx, err)
@@ -102,7 +102,7 @@ func answersDocument(p AnswersRun, plan setup.AnswersPlan, sess *session, other 
 	det := sess.detected()
 	r := &results.AnswersResult{
 		PlanHeader: results.AnswersDoc.Header(sess.t0, m.BaseModel),
-		Settings: results.AnswersSettings{PromptSet: AnswerPromptsVersion, Prompts: plan.Prompts, Positions: plan.Positions, TopK: plan.TopK,
+		Settings: results.AnswersSettings{PromptSet: setup.AnswerPromptsVersion, Prompts: plan.Prompts, Positions: plan.Positions, TopK: plan.TopK,
 			TimeoutS: plan.Timeout.Seconds(), Client: ClientName, ClientVersion: Version},
 		Baseline:      results.AnswersSetting{Model: m.BaseModel, Family: det.Family, Build: det.Version},
 		Other:         results.AnswersSetting{Model: m.OtherModel, Family: odet.Family, Build: odet.Version},

@@ -258,7 +258,7 @@ func TestTuneAnswersTokenByToken(t *testing.T) {
 	if same.KLBeyond || same.SameTopBeyond || same.KLMean != 0 || same.Ruler != "" {
 		t.Errorf("the same weights: %+v, want within the floor", same)
 	}
-	if !q4.KLBeyond || q4.KLMean <= 0 || q4.Ruler == "" || q4.Prompts != AnswerPromptsVersion || q4.Positions == 0 {
+	if !q4.KLBeyond || q4.KLMean <= 0 || q4.Ruler == "" || q4.Prompts != setup.AnswerPromptsVersion || q4.Positions == 0 {
 		t.Errorf("the drifted model: %+v, want beyond the floor with the ruler's words", q4)
 	}
 	s := res.AnswersSentence()

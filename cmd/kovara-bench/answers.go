@@ -30,7 +30,7 @@ func (a *answersFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.against, "against", "", "answers: the other setting's endpoint, a saved endpoint's name or an address (default: the baseline's, with --against-model)")
 	fs.StringVar(&a.againstModel, "against-model", "", "answers: the other setting's model (default: the only model served)")
 	fs.IntVar(&a.positions, "positions", 32, "answers: tokens of each reference answer read")
-	fs.IntVar(&a.prompts, "answer-prompts", len(setup.AnswerPrompts), "answers: how many of the fixed prompts ("+engine.AnswerPromptsVersion+")")
+	fs.IntVar(&a.prompts, "answer-prompts", len(setup.AnswerPrompts), "answers: how many of the fixed prompts ("+setup.AnswerPromptsVersion+")")
 	fs.IntVar(&a.top, "top", 20, "answers: the most likely tokens asked at each position")
 }
 

@@ -56,6 +56,7 @@ type AnswersPlan struct {
 	Timeout time.Duration
 }
 
+// WithDefaults fills what is left zero.
 func (p AnswersPlan) WithDefaults() AnswersPlan {
 	if p.Positions <= 0 {
 		p.Positions = 32
@@ -93,3 +94,7 @@ func (p AnswersPlan) ReadRequests() int {
 	p = p.WithDefaults()
 	return p.Prompts * p.Positions
 }
+
+// AnswerPromptsVersion names the fixed prompt set: figures of two sets
+// are not comparable (v1 had no long context).
+const AnswerPromptsVersion = "kovara-answers-v2"

@@ -39,6 +39,7 @@ func DefaultContextPlan() ContextPlan {
 	return ContextPlan{OutputTokens: DefaultContextOutput, Repeats: DefaultContextRepeats, Users: 1, Timeout: PlanTimeout}
 }
 
+// WithDefaults fills what is left zero.
 func (p ContextPlan) WithDefaults() ContextPlan {
 	if p.OutputTokens == 0 {
 		p.OutputTokens = DefaultContextOutput

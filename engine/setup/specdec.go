@@ -34,6 +34,7 @@ func DefaultSpecDecPlan() SpecDecPlan {
 	return SpecDecPlan{Levels: DefaultSpecDecLevels(), MaxTokens: DefaultSpecDecMaxTokens, Timeout: PlanTimeout}
 }
 
+// WithDefaults fills what is left zero.
 func (p SpecDecPlan) WithDefaults() SpecDecPlan {
 	if len(p.Levels) == 0 {
 		p.Levels = DefaultSpecDecLevels()

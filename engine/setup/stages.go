@@ -48,6 +48,7 @@ func (p StagesPlan) Validate() error {
 	return errors.Join(errs...)
 }
 
+// WithDefaults fills what is left zero.
 func (p StagesPlan) WithDefaults() StagesPlan {
 	if p.Users == 0 {
 		p.Users = DefaultUsers
