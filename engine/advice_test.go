@@ -71,7 +71,7 @@ func TestConnectErrorAdvice(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := connectErrorAfter(Endpoint{URL: "http://10.0.0.5:8080"}, b, tc.err, tc.before)
+			got := connectErrorAfter(setup.Endpoint{URL: "http://10.0.0.5:8080"}, b, tc.err, tc.before)
 			var ee *EndpointError
 			if !errors.As(got, &ee) || ee.Kind == 0 {
 				t.Fatalf("got %T %v, want an *EndpointError", got, got)
@@ -89,7 +89,7 @@ func TestConnectErrorAdvice(t *testing.T) {
 		})
 	}
 	// connectError is first contact.
-	if got := connectError(Endpoint{}, b, eof).Error(); !strings.Contains(got, port) {
+	if got := connectError(setup.Endpoint{}, b, eof).Error(); !strings.Contains(got, port) {
 		t.Errorf("connectError: %q", got)
 	}
 }
@@ -119,7 +119,7 @@ func TestConnAdviceFollowsWhatAnswered(t *testing.T) {
 	// A slot after the endpoint check: its first request is answered, the
 	// next dies on the same connection, is sent again on a fresh one
 	// (opened with a model list, so it had answered too) and dies again.
-	c := newConn(Endpoint{URL: ts.URL}, base, time.Now())
+	c := newConn(setup.Endpoint{URL: ts.URL}, base, time.Now())
 	c.reached = true
 	defer c.close()
 	if out := c.do(context.Background(), opts, 1, 5*time.Second); !out.ok() {
@@ -135,7 +135,7 @@ func TestConnAdviceFollowsWhatAnswered(t *testing.T) {
 	}
 
 	// A fresh slot after the endpoint check: the address is known good.
-	c2 := newConn(Endpoint{URL: ts.URL}, base, time.Now())
+	c2 := newConn(setup.Endpoint{URL: ts.URL}, base, time.Now())
 	c2.reached = true
 	defer c2.close()
 	out = c2.do(context.Background(), opts, 3, 5*time.Second)
@@ -144,7 +144,7 @@ func TestConnAdviceFollowsWhatAnswered(t *testing.T) {
 	}
 
 	// First contact: nothing has answered, so the address is in doubt.
-	c3 := newConn(Endpoint{URL: ts.URL}, base, time.Now())
+	c3 := newConn(setup.Endpoint{URL: ts.URL}, base, time.Now())
 	defer c3.close()
 	out = c3.do(context.Background(), opts, 4, 5*time.Second)
 	if out.class != ClassConnection || !strings.Contains(out.msg, "check that this is the server's API port") {
@@ -199,16 +199,16 @@ func TestAPIKeyAskedForByChatOnly(t *testing.T) {
 	const wrong = "sk-wrong-7781"
 	tests := []struct {
 		name    string
-		ep      Endpoint
+		ep      setup.Endpoint
 		want    []string
 		notWant []string
 	}{
-		{"no key", Endpoint{URL: url}, []string{
+		{"no key", setup.Endpoint{URL: url}, []string{
 			"probing: the server wants an API key for chat requests (HTTP 401 on /v1/chat/completions; the server said: Invalid API Key), though it listed its models without one: the key goes ",
 			keyHintBoth}, nil},
-		{"no key, hint given", Endpoint{URL: url, KeyHint: "in the variable LAB_KEY"}, []string{
+		{"no key, hint given", setup.Endpoint{URL: url, KeyHint: "in the variable LAB_KEY"}, []string{
 			"though it listed its models without one: the key goes in the variable LAB_KEY"}, []string{"--api-key-env"}},
-		{"wrong key", Endpoint{URL: url, APIKey: wrong, KeyHint: "in the variable LAB_KEY"}, []string{
+		{"wrong key", setup.Endpoint{URL: url, APIKey: wrong, KeyHint: "in the variable LAB_KEY"}, []string{
 			"probing: the server refused the API key (HTTP 401 on /v1/chat/completions; the server said: Invalid API Key): check the key for this endpoint; it goes in the variable LAB_KEY"},
 			[]string{wrong, "wrong-77"}},
 	}
@@ -264,11 +264,11 @@ func TestModelListAuthErrors(t *testing.T) {
 	}))
 	defer ts.Close()
 	tests := []struct {
-		ep   Endpoint
+		ep   setup.Endpoint
 		want string
 	}{
-		{Endpoint{URL: ts.URL, KeyHint: "in KOVARA_API_KEY"}, "the server wants an API key (HTTP 401 on /v1/models; the server said: Invalid API Key), and none was given: the key goes in KOVARA_API_KEY"},
-		{Endpoint{URL: ts.URL, APIKey: "sk-abcdef-99", KeyHint: "in KOVARA_API_KEY"}, "the server refused the API key (HTTP 401 on /v1/models; the server said: Invalid API Key): check the key for this endpoint; it goes in KOVARA_API_KEY"},
+		{setup.Endpoint{URL: ts.URL, KeyHint: "in KOVARA_API_KEY"}, "the server wants an API key (HTTP 401 on /v1/models; the server said: Invalid API Key), and none was given: the key goes in KOVARA_API_KEY"},
+		{setup.Endpoint{URL: ts.URL, APIKey: "sk-abcdef-99", KeyHint: "in KOVARA_API_KEY"}, "the server refused the API key (HTTP 401 on /v1/models; the server said: Invalid API Key): check the key for this endpoint; it goes in KOVARA_API_KEY"},
 	}
 	for _, tc := range tests {
 		_, _, err := listModelsAt(context.Background(), tc.ep)
@@ -338,7 +338,7 @@ func TestRunRefusesPlanBeyondContext(t *testing.T) {
 		target.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() })
-	ep := Endpoint{URL: ts.URL}
+	ep := setup.Endpoint{URL: ts.URL}
 	check := func(what string, err error) {
 		t.Helper()
 		var pe *PlanError

@@ -42,7 +42,7 @@ func TuneAnswersLine(first string) string {
 // AnswersSide is one setting: an endpoint and the model asked of it ("":
 // the only one served).
 type AnswersSide struct {
-	Endpoint Endpoint
+	Endpoint setup.Endpoint
 	Model    string
 }
 
@@ -570,7 +570,7 @@ type promptTokens struct {
 // answerReader reads one setting's server.
 type answerReader struct {
 	c     *http.Client
-	ep    Endpoint
+	ep    setup.Endpoint
 	b     setup.Base
 	model string
 	plan  setup.AnswersPlan

@@ -52,7 +52,7 @@ func TestAnswersReadCapturedServers(t *testing.T) {
 		if ollama {
 			route = routeOllama
 		}
-		return &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, model: "soft", plan: plan, route: route, slots: 1}
+		return &answerReader{c: srv.Client(), ep: setup.Endpoint{URL: srv.URL}, b: b, model: "soft", plan: plan, route: route, slots: 1}
 	}
 	ctx := context.Background()
 	const prompt = "Explain in three sentences why the sky is blue."
@@ -129,7 +129,7 @@ func TestAnswersChatRouteCaptured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, model: "soft", plan: setup.AnswersPlan{TopK: 20, Timeout: 10 * time.Second}, route: routeChat, slots: 1}
+		r := &answerReader{c: srv.Client(), ep: setup.Endpoint{URL: srv.URL}, b: b, model: "soft", plan: setup.AnswersPlan{TopK: 20, Timeout: 10 * time.Second}, route: routeChat, slots: 1}
 		ctx := context.Background()
 		first, err := r.complete(ctx, "Explain in three sentences why the sky is blue.", promptTokens{}, nil, 1)
 		if err != nil || first.promptN != 21 || first.chosen[0].key() != " intitulé" || len(first.lists[0]) != 20 {
@@ -199,7 +199,7 @@ func TestAnswersReadPositionsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &answerReader{c: srv.Client(), ep: Endpoint{URL: srv.URL}, b: b, plan: setup.AnswersPlan{TopK: 1, Timeout: 20 * time.Second}, slots: slots}
+	r := &answerReader{c: srv.Client(), ep: setup.Endpoint{URL: srv.URL}, b: b, plan: setup.AnswersPlan{TopK: 1, Timeout: 20 * time.Second}, slots: slots}
 	answer := make([]wireAlt, positions)
 	for i := range answer {
 		answer[i] = wireAlt{ID: ptr(i + 7)}

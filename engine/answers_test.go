@@ -38,7 +38,7 @@ func TestAnswersAgainstAKnownDrift(t *testing.T) {
 		cfg := base
 		cfg.Answers = sim.Distribution{Drift: tt.drift, DriftSeed: 7}
 		_, url := startSim(t, cfg)
-		res, err := MeasureAnswers(context.Background(), AnswersSide{Endpoint: Endpoint{URL: baseURL}}, AnswersSide{Endpoint: Endpoint{URL: url}}, plan, nil)
+		res, err := MeasureAnswers(context.Background(), AnswersSide{Endpoint: setup.Endpoint{URL: baseURL}}, AnswersSide{Endpoint: setup.Endpoint{URL: url}}, plan, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -86,10 +86,10 @@ func TestAnswersSayWhatTheServerDoesNotAllow(t *testing.T) {
 	_, baseURL := startSim(t, sim.Config{Personality: sim.LlamaCpp})
 	side := func(cfg sim.Config) AnswersSide {
 		_, url := startSim(t, cfg)
-		return AnswersSide{Endpoint: Endpoint{URL: url}}
+		return AnswersSide{Endpoint: setup.Endpoint{URL: url}}
 	}
 	plan := setup.AnswersPlan{Positions: 4, Prompts: 1}
-	base := AnswersSide{Endpoint: Endpoint{URL: baseURL}}
+	base := AnswersSide{Endpoint: setup.Endpoint{URL: baseURL}}
 
 	_, err := MeasureAnswers(context.Background(), base, side(sim.Config{Personality: sim.LlamaCpp, Answers: sim.Distribution{NoProbs: true}}), plan, nil)
 	if err == nil || !strings.Contains(err.Error(), "returned no token probabilities") {
@@ -126,7 +126,7 @@ func TestAnswersSayWhatTheServerDoesNotAllow(t *testing.T) {
 		if tc.cfg.Personality == sim.Strict {
 			other.Model = "m"
 		}
-		_, err = MeasureAnswers(context.Background(), AnswersSide{Endpoint: Endpoint{URL: b}}, other, plan, nil)
+		_, err = MeasureAnswers(context.Background(), AnswersSide{Endpoint: setup.Endpoint{URL: b}}, other, plan, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v\nwant %q", tc.name, err, tc.want)
 		}
@@ -148,7 +148,7 @@ func TestAnswersThroughTheChatRoute(t *testing.T) {
 	t.Parallel()
 	plan := setup.AnswersPlan{Positions: 8, Prompts: 2}
 	heavy := sim.Distribution{Drift: 0.8, DriftSeed: 7}
-	url := func(cfg sim.Config) Endpoint { _, u := startSim(t, cfg); return Endpoint{URL: u} }
+	url := func(cfg sim.Config) setup.Endpoint { _, u := startSim(t, cfg); return setup.Endpoint{URL: u} }
 	llama := url(sim.Config{Personality: sim.LlamaCpp})
 	ctx := context.Background()
 	for _, p := range []sim.Personality{sim.VLLM, sim.SGLang} {
@@ -200,7 +200,7 @@ func TestAnswersThroughOllama(t *testing.T) {
 	t.Parallel()
 	plan := setup.AnswersPlan{Positions: 8, Prompts: 2}
 	heavy := sim.Distribution{Drift: 0.8, DriftSeed: 7}
-	url := func(cfg sim.Config) Endpoint { _, u := startSim(t, cfg); return Endpoint{URL: u} }
+	url := func(cfg sim.Config) setup.Endpoint { _, u := startSim(t, cfg); return setup.Endpoint{URL: u} }
 	llama := url(sim.Config{Personality: sim.LlamaCpp})
 	ollamaCfg := sim.Config{Personality: sim.Ollama, Models: []string{"soft", "soft-q4"}, Answers: sim.Distribution{ModelDrift: map[string]float64{"soft-q4": heavy.Drift}, DriftSeed: heavy.DriftSeed}}
 	ollama := url(ollamaCfg)
@@ -265,9 +265,9 @@ func TestAnswersThroughOllama(t *testing.T) {
 func TestAnswersLongContext(t *testing.T) {
 	t.Parallel()
 	plan := setup.AnswersPlan{Positions: 4}
-	url := func(ctxLen int) Endpoint {
+	url := func(ctxLen int) setup.Endpoint {
 		_, u := startSim(t, sim.Config{Personality: sim.LlamaCpp, ContextLength: ctxLen})
-		return Endpoint{URL: u}
+		return setup.Endpoint{URL: u}
 	}
 	big, small := url(32768), url(1024)
 	kinds := func(r *AnswersResult) (out []string) {
@@ -286,7 +286,7 @@ func TestAnswersLongContext(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name        string
-		base, other Endpoint
+		base, other setup.Endpoint
 		who         string
 	}{
 		{"the baseline's context too small", small, big, "the baseline's context of 1024"},
@@ -316,7 +316,7 @@ func TestAnswersWhereGreedyAnswersPart(t *testing.T) {
 	_, base := startSim(t, sim.Config{Personality: sim.LlamaCpp})
 	_, far := startSim(t, sim.Config{Personality: sim.LlamaCpp, Answers: sim.Distribution{Drift: 4, DriftSeed: 3}})
 	plan := setup.AnswersPlan{Positions: 10, Prompts: 4}
-	res, err := MeasureAnswers(context.Background(), AnswersSide{Endpoint: Endpoint{URL: base}}, AnswersSide{Endpoint: Endpoint{URL: far}}, plan, nil)
+	res, err := MeasureAnswers(context.Background(), AnswersSide{Endpoint: setup.Endpoint{URL: base}}, AnswersSide{Endpoint: setup.Endpoint{URL: far}}, plan, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ type AnswersRun struct {
 	setup.AnswersPlan
 	Model string
 	// Against is the other setting's endpoint; nil: the baseline's.
-	Against      *Endpoint
+	Against      *setup.Endpoint
 	AgainstModel string
 	Simulated    bool
 }
@@ -47,7 +47,7 @@ func (p AnswersRun) Validate() error {
 // The live view counts its requests as one measured stage. On an error
 // nothing is returned: figures from part of the positions would say less
 // than they seem to.
-func RunAnswers(ctx context.Context, p AnswersRun, ep Endpoint, obs Observer) (_ *results.AnswersResult, err error) {
+func RunAnswers(ctx context.Context, p AnswersRun, ep setup.Endpoint, obs Observer) (_ *results.AnswersResult, err error) {
 	if err := p.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -98,7 +98,7 @@ func RunAnswers(ctx context.Context, p AnswersRun, ep Endpoint, obs Observer) (_
 }
 
 // answersDocument is the measurement m as the plan's document.
-func answersDocument(p AnswersRun, plan setup.AnswersPlan, sess *session, other Endpoint, odet results.Detection, m *AnswersResult) *results.AnswersResult {
+func answersDocument(p AnswersRun, plan setup.AnswersPlan, sess *session, other setup.Endpoint, odet results.Detection, m *AnswersResult) *results.AnswersResult {
 	det := sess.detected()
 	r := &results.AnswersResult{
 		PlanHeader: results.AnswersDoc.Header(sess.t0, m.BaseModel),

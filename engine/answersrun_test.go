@@ -29,12 +29,12 @@ func TestRunAnswersDocument(t *testing.T) {
 		otherIs string
 	}{
 		{"two models of one server", AnswersRun{AnswersPlan: plan, Model: "kovara-sim-8b-f16", AgainstModel: "kovara-sim-8b-q4", Simulated: true}, "", true, "kovara-sim-8b-q4"},
-		{"the same model on another server", AnswersRun{AnswersPlan: plan, Model: "kovara-sim-8b-f16", Against: &Endpoint{URL: otherURL, Name: "box"}, AgainstModel: "kovara-sim-8b-f16"}, hostOf(t, otherURL), false, "kovara-sim-8b-f16"},
+		{"the same model on another server", AnswersRun{AnswersPlan: plan, Model: "kovara-sim-8b-f16", Against: &setup.Endpoint{URL: otherURL, Name: "box"}, AgainstModel: "kovara-sim-8b-f16"}, hostOf(t, otherURL), false, "kovara-sim-8b-f16"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			live := NewLive()
-			r, err := RunAnswers(context.Background(), tt.run, Endpoint{URL: url}, Observer{Live: live})
+			r, err := RunAnswers(context.Background(), tt.run, setup.Endpoint{URL: url}, Observer{Live: live})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,11 +105,11 @@ func TestRunAnswersRefuses(t *testing.T) {
 		{"no other setting", AnswersRun{Model: "kovara-sim-8b-f16"}, true, "choose the other setting"},
 		{"itself", AnswersRun{Model: "kovara-sim-8b-f16", AgainstModel: "kovara-sim-8b-f16"}, true, "the baseline itself"},
 		{"too many prompts", AnswersRun{AnswersPlan: setup.AnswersPlan{Prompts: 99}, AgainstModel: "x"}, true, "has 6 prompts"},
-		{"a server that does not continue", AnswersRun{AnswersPlan: setup.AnswersPlan{Prompts: 1, Positions: 2}, Model: "kovara-sim-8b-f16", Against: &Endpoint{URL: vllm}}, false, "does not continue a final assistant message"},
+		{"a server that does not continue", AnswersRun{AnswersPlan: setup.AnswersPlan{Prompts: 1, Positions: 2}, Model: "kovara-sim-8b-f16", Against: &setup.Endpoint{URL: vllm}}, false, "does not continue a final assistant message"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := RunAnswers(context.Background(), tt.run, Endpoint{URL: url}, Observer{})
+			r, err := RunAnswers(context.Background(), tt.run, setup.Endpoint{URL: url}, Observer{})
 			if err == nil || r != nil {
 				t.Fatalf("got %v, %v; want an error", r, err)
 			}

@@ -90,7 +90,7 @@ func TestCalibrationConverges(t *testing.T) {
 			p.InputTokens, p.OutputTokens = tc.target, 2
 			p.Concurrency, p.Requests, p.Warmup = []int{1}, 1, 0
 			p.Timeout = 10 * time.Second
-			f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+			f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestCalibrationMeetsContext(t *testing.T) {
 		// (about 1,780 words) would make 2,300 tokens.
 		p.InputTokens, p.OutputTokens = 1800, 128
 		p.Concurrency, p.Requests, p.Warmup = []int{1, 2}, 4, 1
-		f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+		f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -181,7 +181,7 @@ func TestCalibrationMeetsContext(t *testing.T) {
 		p := smallPlan()
 		p.InputTokens, p.OutputTokens = 1800, 128
 		p.Concurrency, p.Requests, p.Warmup = []int{1}, 2, 1
-		f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+		f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -226,7 +226,7 @@ func TestCalibrationMeetsContext(t *testing.T) {
 			t.Cleanup(ts.Close)
 			p := smallPlan()
 			p.InputTokens, p.OutputTokens = 3000, 128
-			f, err := Run(context.Background(), p, Endpoint{URL: ts.URL}, Observer{})
+			f, err := Run(context.Background(), p, setup.Endpoint{URL: ts.URL}, Observer{})
 			var pe *PlanError
 			var ce *ContextError
 			if f != nil || !errors.As(err, &pe) || !errors.As(err, &ce) || !ce.Calibrated || ce.Largest != tt.largest {
@@ -355,7 +355,7 @@ func TestCalibrationAimsWithTheServersTokenizer(t *testing.T) {
 				p.InputTokens, p.OutputTokens = 512, 2
 				p.Concurrency, p.Requests, p.Warmup, p.Seed = []int{1}, 1, 0, seed
 				p.Timeout = 10 * time.Second
-				f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+				f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 				if err != nil {
 					t.Fatal(err)
 				}

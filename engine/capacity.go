@@ -309,7 +309,7 @@ func userRates(tpot []float64) (p50, p5 *float64) {
 // result with an error only for an unusable plan or endpoint, a failed
 // method step, or (with the levels done so far, marked incomplete) a stop
 // wrapping ErrInterrupted.
-func RunCapacity(ctx context.Context, plan setup.CapacityPlan, ep Endpoint, obs Observer) (_ *results.CapacityResult, err error) {
+func RunCapacity(ctx context.Context, plan setup.CapacityPlan, ep setup.Endpoint, obs Observer) (_ *results.CapacityResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}

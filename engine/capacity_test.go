@@ -301,7 +301,7 @@ func TestCapacityRecords(t *testing.T) {
 			lines = append(lines, sn.Line)
 		}
 	}, Requests: func(c int, recs []RequestRecord) { levels = append(levels, recs) }}
-	res, err := RunCapacity(context.Background(), capacityPlanFor(10, 120, 256), Endpoint{URL: url}, obs)
+	res, err := RunCapacity(context.Background(), capacityPlanFor(10, 120, 256), setup.Endpoint{URL: url}, obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +392,7 @@ func TestCapacityTwoSlotsHeadline(t *testing.T) {
 func TestCapacityOneUserMisses(t *testing.T) {
 	t.Parallel()
 	_, url := startSim(t, fastSim())
-	res, err := RunCapacity(context.Background(), capacityPlanFor(1e6, 1000, 256), Endpoint{URL: url}, Observer{})
+	res, err := RunCapacity(context.Background(), capacityPlanFor(1e6, 1000, 256), setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestCapacityErrorsMiss(t *testing.T) {
 	_, url := startSim(t, cfg)
 	p := capacityPlanFor(1, 10000, 4)
 	p.Warmup = 0
-	res, err := RunCapacity(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunCapacity(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestCapacityInterrupted(t *testing.T) {
 			cancel()
 		}
 	}}
-	res, err := RunCapacity(ctx, capacityPlanFor(1, 10000, 256), Endpoint{URL: url}, obs)
+	res, err := RunCapacity(ctx, capacityPlanFor(1, 10000, 256), setup.Endpoint{URL: url}, obs)
 	if !errors.Is(err, ErrInterrupted) || res == nil || res.Complete || len(res.Probes) != 1 {
 		t.Fatalf("err %v, result %+v: want an incomplete result with the first probe", err, res)
 	}
@@ -535,7 +535,7 @@ func TestTruthCapacity(t *testing.T) {
 func truthCapacityRun(t *testing.T, url string, p setup.CapacityPlan) (string, *results.CapacityResult) {
 	t.Helper()
 	var levels [][]RequestRecord
-	res, err := RunCapacity(context.Background(), p, Endpoint{URL: url}, Observer{Requests: func(_ int, recs []RequestRecord) { levels = append(levels, recs) }})
+	res, err := RunCapacity(context.Background(), p, setup.Endpoint{URL: url}, Observer{Requests: func(_ int, recs []RequestRecord) { levels = append(levels, recs) }})
 	if err != nil {
 		t.Fatal(err)
 	}

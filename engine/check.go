@@ -28,7 +28,7 @@ type EndpointReport struct {
 // Check runs the method's first two steps (model list and compat probe)
 // without measuring anything. With several models served and none chosen
 // it probes the first, so the user still sees what the server accepts.
-func Check(ctx context.Context, ep Endpoint, model string) (*EndpointReport, error) {
+func Check(ctx context.Context, ep setup.Endpoint, model string) (*EndpointReport, error) {
 	sess, err := newSession(ep, Observer{})
 	if err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (r *EndpointReport) speedLine() string {
 // whether the server's /metrics answers with queue gauges, then what the
 // endpoint's GPU telemetry source sees. err is Check's (nil when the
 // server took a streaming chat request).
-func TestEndpoint(ctx context.Context, ep Endpoint) ([]string, error) {
+func TestEndpoint(ctx context.Context, ep setup.Endpoint) ([]string, error) {
 	lines, _, err := TestEndpointReport(ctx, ep)
 	return lines, err
 }
@@ -173,7 +173,7 @@ func TestEndpoint(ctx context.Context, ep Endpoint) ([]string, error) {
 // TestEndpointReport is TestEndpoint with what Check found (nil when the
 // check failed before the model list), for a caller that keeps it: the
 // app remembers each endpoint's context length.
-func TestEndpointReport(ctx context.Context, ep Endpoint) ([]string, *EndpointReport, error) {
+func TestEndpointReport(ctx context.Context, ep setup.Endpoint) ([]string, *EndpointReport, error) {
 	rep, err := Check(ctx, ep, "")
 	lines := rep.Lines(err)
 	if err == nil {
@@ -204,7 +204,7 @@ func wallLine(ctx context.Context, wall, token string) string {
 
 // metricsLine says whether the server publishes the queue gauges the live
 // view charts.
-func metricsLine(ctx context.Context, ep Endpoint) string {
+func metricsLine(ctx context.Context, ep setup.Endpoint) string {
 	m, err := ReadServerMetrics(ctx, ep)
 	if err != nil || m.Family == "" {
 		return "Server metrics: no /metrics with queue gauges (the live view shows the client's numbers only)"

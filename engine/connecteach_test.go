@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -33,7 +34,7 @@ func TestConnectEachWhenTheServerHoldsConnectionsBack(t *testing.T) {
 	p := smallPlan()
 	p.Concurrency = []int{8}
 	p.Requests = 16
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

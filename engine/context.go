@@ -170,7 +170,7 @@ type contextRun struct {
 // (*PlanError, *EndpointError, *StageError), or, with the depths measured
 // so far marked incomplete, for a stop wrapping ErrInterrupted. A depth
 // the server could not hold ends the plan there, said in Limit.
-func RunContext(ctx context.Context, plan setup.ContextPlan, ep Endpoint, obs Observer) (_ *results.ContextResult, err error) {
+func RunContext(ctx context.Context, plan setup.ContextPlan, ep setup.Endpoint, obs Observer) (_ *results.ContextResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}

@@ -91,7 +91,7 @@ func TestContextReplaysLlamaCpp(t *testing.T) {
 	url, followUps := replayContext(t)
 	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats = []int{0}, 32, 2
-	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunContext(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

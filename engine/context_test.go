@@ -99,7 +99,7 @@ func contextAgainstTruth(t *testing.T) string {
 	srv, url := startSim(t, cfg)
 	plan := setup.DefaultContextPlan()
 	plan.Depths, plan.OutputTokens, plan.Repeats = []int{1024, 4096}, 32, 2 // the short prompt comes first all the same
-	res, err := RunContext(context.Background(), plan, Endpoint{URL: url}, Observer{Live: NewLive()})
+	res, err := RunContext(context.Background(), plan, setup.Endpoint{URL: url}, Observer{Live: NewLive()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestContextRun(t *testing.T) {
 	plan.Depths, plan.OutputTokens, plan.Repeats, plan.Users = []int{0, 1024, 2048}, 8, 2, 2
 	plan.Timeout = 20 * time.Second
 	live := NewLive()
-	res, err := RunContext(context.Background(), plan, Endpoint{URL: url, Name: "sim"}, Observer{Live: live})
+	res, err := RunContext(context.Background(), plan, setup.Endpoint{URL: url, Name: "sim"}, Observer{Live: live})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func TestContextRefusedUpFront(t *testing.T) {
 	srv, url := startSim(t, cfg)
 	p := setup.DefaultContextPlan()
 	p.Depths = []int{0, 8192}
-	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunContext(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	var pe *PlanError
 	if res != nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), "depth 8192 does not fit") || !strings.Contains(err.Error(), "8192 (from /props") {
 		t.Fatalf("got %v, %v", res, err)
@@ -430,7 +430,7 @@ func TestContextOllamaStopsAtItsContext(t *testing.T) {
 	_, url := startSim(t, cfg)
 	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats = []int{0, 1024, 2048, 4096, 8192}, 8, 1
-	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunContext(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +468,7 @@ func TestContextTruncationWithoutContext(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats = []int{0, 1024, 2048, 8192, 16384}, 8, 1
-	res, err := RunContext(context.Background(), p, Endpoint{URL: hs.URL}, Observer{})
+	res, err := RunContext(context.Background(), p, setup.Endpoint{URL: hs.URL}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +493,7 @@ func TestContextTruncationWithoutContext(t *testing.T) {
 // it streamed, and the new turn.
 func TestFollowUpBody(t *testing.T) {
 	t.Parallel()
-	c := newConn(Endpoint{}, Base{}, time.Now())
+	c := newConn(setup.Endpoint{}, setup.Base{}, time.Now())
 	o := requestOpts{model: "m", maxTokens: 16, words: 5, seed: 7, answer: []byte(`He said \"hi\"\n`), followUp: ContextFollowUp}
 	var body struct {
 		Messages  []struct{ Role, Content string }
@@ -531,7 +531,7 @@ func TestContextStop(t *testing.T) {
 			time.AfterFunc(30*time.Millisecond, cancel)
 		}
 	}
-	res, err := RunContext(ctx, p, Endpoint{URL: url}, Observer{Log: log})
+	res, err := RunContext(ctx, p, setup.Endpoint{URL: url}, Observer{Log: log})
 	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), "depth 1k (2 of 3)") {
 		t.Fatalf("err %v", err)
 	}
@@ -551,7 +551,7 @@ func TestContextWithoutPromptCounts(t *testing.T) {
 	_, url := startSim(t, sim.Config{NoUsage: true, PrefillRate: 200000, TokenInterval: time.Millisecond})
 	p := setup.DefaultContextPlan()
 	p.Depths, p.OutputTokens, p.Repeats = []int{1024}, 8, 1
-	res, err := RunContext(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunContext(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

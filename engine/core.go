@@ -6,8 +6,11 @@
 // the helpers the plans share. The plans are each their own file: the
 // Kovara method (run.go, level.go), the three-stage plan (stages.go), the
 // speculative-decoding mode (specdec.go), the capacity plan (capacity.go)
-// and the context plan (context.go). It imports neither the GUI nor any
-// toolkit.
+// and the context plan (context.go). What a run is given is plain data
+// in package setup, each under its one name (setup.KovaraPlan,
+// setup.RatePlan, setup.Endpoint, …), so the library and the manifest
+// reader build it without this package. It imports neither the GUI nor
+// any toolkit.
 package engine
 
 import (
@@ -21,7 +24,6 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stats"
 )
 
@@ -31,10 +33,6 @@ var Version = "0.1.0-dev"
 
 // ClientName is the environment.client of every record we write.
 const ClientName = "kovara-desktop"
-
-// DefaultPlanTimeout bounds each request of the plans beyond the Kovara
-// method (setup.PlanTimeout).
-const DefaultPlanTimeout = setup.PlanTimeout
 
 // ErrInterrupted is returned (wrapped) when the run was stopped; the file
 // returned with it holds the completed levels and is marked incomplete.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/internal/clip"
 )
 
@@ -48,7 +49,7 @@ func parseServerHeader(h string) (family, version string) {
 // owned_by and context length, the Server header, /props (llama.cpp),
 // /api/version (Ollama), /get_server_info (SGLang) and /version (vLLM).
 // It never fails: what it cannot tell stays empty.
-func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Model, model string, hdr http.Header) results.Detection {
+func Detect(ctx context.Context, c *http.Client, e setup.Endpoint, b setup.Base, models []Model, model string, hdr http.Header) results.Detection {
 	var d results.Detection
 	for _, m := range models {
 		if m.ID == model {
@@ -158,7 +159,7 @@ func Detect(ctx context.Context, c *http.Client, e Endpoint, b Base, models []Mo
 
 // getJSON reads path as JSON into v; false for any failure (detection
 // never fails, it only learns less).
-func getJSON(ctx context.Context, c *http.Client, e Endpoint, b Base, path string, v any) bool {
+func getJSON(ctx context.Context, c *http.Client, e setup.Endpoint, b setup.Base, path string, v any) bool {
 	cctx, cancel := context.WithTimeout(ctx, detectTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, b.API(path), nil)
@@ -187,7 +188,7 @@ const ollamaContextSource = "/api/ps context_length"
 // not know. The context is OLLAMA_CONTEXT_LENGTH's (4096 by default on a
 // small machine), not the model's trained length, and a longer prompt is
 // cut to it without an error.
-func ollamaContext(ctx context.Context, c *http.Client, e Endpoint, b Base, model string) (int, bool) {
+func ollamaContext(ctx context.Context, c *http.Client, e setup.Endpoint, b setup.Base, model string) (int, bool) {
 	m, ok := ollamaLoaded(ctx, c, e, b, model)
 	if !ok || m.ContextLength <= 0 {
 		return 0, false
@@ -207,7 +208,7 @@ type ollamaModel struct {
 }
 
 // ollamaLoaded is model's entry in /api/ps, while it is loaded.
-func ollamaLoaded(ctx context.Context, c *http.Client, e Endpoint, b Base, model string) (ollamaModel, bool) {
+func ollamaLoaded(ctx context.Context, c *http.Client, e setup.Endpoint, b setup.Base, model string) (ollamaModel, bool) {
 	var ps struct {
 		Models []ollamaModel `json:"models"`
 	}
@@ -224,7 +225,7 @@ func ollamaLoaded(ctx context.Context, c *http.Client, e Endpoint, b Base, model
 
 // ollamaPlacement is where Ollama put model (size_vram against size),
 // once it is loaded.
-func ollamaPlacement(ctx context.Context, c *http.Client, e Endpoint, b Base, model string) (*results.Placement, bool) {
+func ollamaPlacement(ctx context.Context, c *http.Client, e setup.Endpoint, b setup.Base, model string) (*results.Placement, bool) {
 	m, ok := ollamaLoaded(ctx, c, e, b, model)
 	if !ok {
 		return nil, false

@@ -14,7 +14,7 @@ import (
 
 func detectAt(t *testing.T, url string) (EndpointReport, error) {
 	t.Helper()
-	rep, err := Check(context.Background(), Endpoint{URL: url}, "")
+	rep, err := Check(context.Background(), setup.Endpoint{URL: url}, "")
 	if rep == nil {
 		return EndpointReport{}, err
 	}
@@ -82,11 +82,11 @@ func TestDetectFromHeaderAndServerInfo(t *testing.T) {
 	t.Cleanup(hs.Close)
 	c := &http.Client{}
 	b, _ := setup.ParseBase(hs.URL)
-	models, hdr, err := listModels(context.Background(), c, Endpoint{URL: hs.URL}, b)
+	models, hdr, err := listModels(context.Background(), c, setup.Endpoint{URL: hs.URL}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Detect(context.Background(), c, Endpoint{URL: hs.URL}, b, models, "m", hdr)
+	d := Detect(context.Background(), c, setup.Endpoint{URL: hs.URL}, b, models, "m", hdr)
 	if d.Family != results.FamilyVLLM || d.Version != "0.10.2" || d.Source != "server header" || d.ContextLength != 4096 || d.ContextSource != "/v1/models context_window" {
 		t.Errorf("%+v", d)
 	}
@@ -101,11 +101,11 @@ func TestDetectFromHeaderAndServerInfo(t *testing.T) {
 	hs2 := httptest.NewServer(mux2)
 	t.Cleanup(hs2.Close)
 	b2, _ := setup.ParseBase(hs2.URL)
-	models, hdr, err = listModels(context.Background(), c, Endpoint{URL: hs2.URL}, b2)
+	models, hdr, err = listModels(context.Background(), c, setup.Endpoint{URL: hs2.URL}, b2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d = Detect(context.Background(), c, Endpoint{URL: hs2.URL}, b2, models, "m", hdr)
+	d = Detect(context.Background(), c, setup.Endpoint{URL: hs2.URL}, b2, models, "m", hdr)
 	if d.Family != results.FamilySGLang || d.Version != "0.4.9.post2" || d.ContextLength != 65536 || !strings.HasPrefix(d.ContextSource, "/get_server_info") {
 		t.Errorf("%+v", d)
 	}

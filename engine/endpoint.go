@@ -23,7 +23,7 @@ import (
 // maxModelsBody bounds the /v1/models answer: real lists are kilobytes.
 const maxModelsBody = 8 << 20
 
-func checkTimeout(e Endpoint) time.Duration {
+func checkTimeout(e setup.Endpoint) time.Duration {
 	if e.Timeout > 0 {
 		return e.Timeout
 	}
@@ -33,7 +33,7 @@ func checkTimeout(e Endpoint) time.Duration {
 // tlsConfig is the client TLS setup: verification on unless the user turned
 // it off for this endpoint, and HTTP/1.1 only so one connection is one
 // stream slot.
-func tlsConfig(e Endpoint, host string) *tls.Config {
+func tlsConfig(e setup.Endpoint, host string) *tls.Config {
 	return &tls.Config{
 		ServerName:         host,
 		InsecureSkipVerify: e.InsecureTLS, //nolint:gosec // the user's explicit per-endpoint choice
@@ -47,7 +47,7 @@ func tlsConfig(e Endpoint, host string) *tls.Config {
 // connection opened ahead of a level carries the level's first request.
 // Every connection is stamped (netstamp); onConn, when set, learns of each
 // one so the slot can read its stamps.
-func newTransport(e Endpoint, b Base, pre net.Conn, onConn func(*netstamp.Conn)) *http.Transport {
+func newTransport(e setup.Endpoint, b setup.Base, pre net.Conn, onConn func(*netstamp.Conn)) *http.Transport {
 	// The transport dials from its own goroutines, two at once when a
 	// connection is slow to open (the /metrics scraper's were), so the
 	// pre-opened connection is handed out under a lock, to one dial only.
@@ -102,7 +102,7 @@ func (o *oneConn) take() net.Conn {
 // dialStamped opens one stamped connection, with the TLS handshake done
 // for https. It returns the stamped TCP connection and the connection to
 // use (the same, or TLS over it).
-func dialStamped(ctx context.Context, e Endpoint, b Base) (*netstamp.Conn, net.Conn, error) {
+func dialStamped(ctx context.Context, e setup.Endpoint, b setup.Base) (*netstamp.Conn, net.Conn, error) {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	raw, err := dialer.DialContext(ctx, "tcp", b.HostPort())
 	if err != nil {
@@ -125,7 +125,7 @@ func dialStamped(ctx context.Context, e Endpoint, b Base) (*netstamp.Conn, net.C
 // checkClient is a short-lived client for the endpoint checks, the first
 // contact with an endpoint: an https handshake that goes unanswered has
 // the port asked whether it speaks plain HTTP (dialTLSWatched).
-func checkClient(e Endpoint, b Base) *http.Client {
+func checkClient(e setup.Endpoint, b setup.Base) *http.Client {
 	tr := newTransport(e, b, nil, nil)
 	tr.MaxConnsPerHost = 0
 	tr.MaxIdleConnsPerHost = 2
@@ -153,7 +153,7 @@ var errOtherScheme = errors.New("the server speaks the other protocol on this po
 // dialTLSWatched is dialStamped for the first contact with an https
 // address: when the handshake is still unanswered after otherSchemeAfter
 // and the port answers plain HTTP, it ends at once with errOtherScheme.
-func dialTLSWatched(ctx context.Context, e Endpoint, b Base) (net.Conn, error) {
+func dialTLSWatched(ctx context.Context, e setup.Endpoint, b setup.Base) (net.Conn, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	watch := time.AfterFunc(otherSchemeAfter, func() {
@@ -181,7 +181,7 @@ const otherSchemeProbeTime = 3 * time.Second
 // no body, and verifies no certificate: it only asks which protocol the
 // port speaks, and the request that follows on the right scheme verifies
 // as the endpoint says.
-func speaksOtherScheme(ctx context.Context, e Endpoint, b Base) bool {
+func speaksOtherScheme(ctx context.Context, e setup.Endpoint, b setup.Base) bool {
 	ctx, cancel := context.WithTimeout(ctx, otherSchemeProbeTime)
 	defer cancel()
 	var d net.Dialer
@@ -230,7 +230,7 @@ func sameServer(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-func authorize(e Endpoint, req *http.Request) {
+func authorize(e setup.Endpoint, req *http.Request) {
 	if e.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+e.APIKey)
 	}
@@ -246,7 +246,7 @@ type Model struct {
 
 // listModels asks GET /v1/models and returns the served models, or an
 // *EndpointError that says in words what is wrong.
-func listModels(ctx context.Context, c *http.Client, e Endpoint, b Base) ([]Model, http.Header, error) {
+func listModels(ctx context.Context, c *http.Client, e setup.Endpoint, b setup.Base) ([]Model, http.Header, error) {
 	u := b.API("/v1/models")
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -364,7 +364,7 @@ const modelHintBoth = "in the app's Model field, or with kovara-bench's --model"
 // ServedModels lists the ids of the models the endpoint serves, sorted,
 // within the endpoint's check timeout: the app's Benchmark form offers
 // them before a run.
-func ServedModels(ctx context.Context, ep Endpoint) ([]string, error) {
+func ServedModels(ctx context.Context, ep setup.Endpoint) ([]string, error) {
 	b, err := setup.ParseBase(ep.URL)
 	if err != nil {
 		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}

@@ -21,7 +21,7 @@ import (
 // listModelsAt asks e's GET /v1/models with the endpoint check's client,
 // as a session's check does (session.go), for the tests of what the model
 // list says.
-func listModelsAt(ctx context.Context, e Endpoint) ([]Model, http.Header, error) {
+func listModelsAt(ctx context.Context, e setup.Endpoint) ([]Model, http.Header, error) {
 	b, err := setup.ParseBase(e.URL)
 	if err != nil {
 		return nil, nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
@@ -61,7 +61,7 @@ func TestListModelsErrors(t *testing.T) {
 			t.Parallel()
 			ts := httptest.NewServer(tc.h)
 			defer ts.Close()
-			_, _, err := listModelsAt(context.Background(), Endpoint{URL: ts.URL, APIKey: "sk-secret-123"})
+			_, _, err := listModelsAt(context.Background(), setup.Endpoint{URL: ts.URL, APIKey: "sk-secret-123"})
 			var ee *EndpointError
 			if !errors.As(err, &ee) || ee.Kind != tc.kind || !strings.Contains(ee.Msg, tc.want) {
 				t.Fatalf("got %v (%T), want kind %d mentioning %q", err, err, tc.kind, tc.want)
@@ -81,7 +81,7 @@ func TestListModelsRefused(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	_, _, err = listModelsAt(context.Background(), Endpoint{URL: "http://" + addr})
+	_, _, err = listModelsAt(context.Background(), setup.Endpoint{URL: "http://" + addr})
 	var ee *EndpointError
 	if !errors.As(err, &ee) || ee.Kind != ErrUnreachable || !strings.Contains(ee.Msg, "is the server running") {
 		t.Fatalf("got %v, want unreachable with a hint", err)
@@ -94,12 +94,12 @@ func TestListModelsSelfSigned(t *testing.T) {
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","owned_by":"vllm","max_model_len":4096}]}`)
 	}))
 	defer ts.Close()
-	_, _, err := listModelsAt(context.Background(), Endpoint{URL: ts.URL})
+	_, _, err := listModelsAt(context.Background(), setup.Endpoint{URL: ts.URL})
 	var ee *EndpointError
 	if !errors.As(err, &ee) || ee.Kind != ErrTLS || !strings.Contains(ee.Msg, "Verify TLS") {
 		t.Fatalf("got %v, want a TLS error naming the verify switch", err)
 	}
-	models, _, err := listModelsAt(context.Background(), Endpoint{URL: ts.URL, InsecureTLS: true})
+	models, _, err := listModelsAt(context.Background(), setup.Endpoint{URL: ts.URL, InsecureTLS: true})
 	if err != nil || len(models) != 1 || models[0].ContextLength != 4096 || models[0].OwnedBy != "vllm" {
 		t.Fatalf("insecure: %v %+v", err, models)
 	}
@@ -122,7 +122,7 @@ func TestListModelsSendsKey(t *testing.T) {
 			mu.Unlock()
 			fmt.Fprint(w, `{"object":"list","data":[{"id":"m-two"},{"id":"m-one"}]}`)
 		}))
-		models, _, err := listModelsAt(context.Background(), Endpoint{URL: ts.URL, APIKey: tc.key})
+		models, _, err := listModelsAt(context.Background(), setup.Endpoint{URL: ts.URL, APIKey: tc.key})
 		ts.Close()
 		if err != nil {
 			t.Fatalf("key %q: %v", tc.key, err)
@@ -148,7 +148,7 @@ func TestCheckReportsWhatTestShows(t *testing.T) {
 	cfg.Personality = sim.Strict
 	cfg.Models = []string{"m-two", "m-one"}
 	_, url := startSim(t, cfg)
-	rep, err := Check(context.Background(), Endpoint{URL: url}, "")
+	rep, err := Check(context.Background(), setup.Endpoint{URL: url}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestCheckReportsWhatTestShows(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 	_, url2 := startSim(t, fastSim())
-	rep, err = Check(context.Background(), Endpoint{URL: url2}, "")
+	rep, err = Check(context.Background(), setup.Endpoint{URL: url2}, "")
 	if err != nil || rep.Detection.Family != results.FamilyVLLM || rep.Detection.ContextLength == 0 || !rep.Compat.IgnoreEOS || !rep.Compat.Usage {
 		t.Errorf("vllm report %+v, %v", rep, err)
 	}
@@ -215,7 +215,7 @@ func TestTransportDialsConcurrently(t *testing.T) {
 		}
 		var mu sync.Mutex
 		seen := 0
-		tr := newTransport(Endpoint{URL: b.Root}, b, preConn, func(*netstamp.Conn) { mu.Lock(); seen++; mu.Unlock() })
+		tr := newTransport(setup.Endpoint{URL: b.Root}, b, preConn, func(*netstamp.Conn) { mu.Lock(); seen++; mu.Unlock() })
 		const dials = 8
 		got := make([]net.Conn, dials)
 		var wg sync.WaitGroup

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/internal/clip"
 )
 
@@ -63,13 +64,13 @@ const (
 
 // connectError explains a failed request before any answer arrived, on
 // first contact with the endpoint.
-func connectError(e Endpoint, b Base, err error) error {
+func connectError(e setup.Endpoint, b setup.Base, err error) error {
 	return connectErrorAfter(e, b, err, answeredNothing)
 }
 
 // connectErrorAfter explains a failed request before any answer arrived,
 // given what had answered before it.
-func connectErrorAfter(e Endpoint, b Base, err error, before answered) error {
+func connectErrorAfter(e setup.Endpoint, b setup.Base, err error, before answered) error {
 	addr := b.HostPort()
 	var certErr *tls.CertificateVerificationError
 	var unknownAuth x509.UnknownAuthorityError
@@ -120,7 +121,7 @@ func connectErrorAfter(e Endpoint, b Base, err error, before answered) error {
 // an https address, or a TLS record where an http address expected an HTTP
 // answer (a TLS server's alert, which net/http calls a malformed
 // response).
-func otherScheme(b Base, err error) bool {
+func otherScheme(b setup.Base, err error) bool {
 	if errors.Is(err, errOtherScheme) {
 		return true
 	}
@@ -155,7 +156,7 @@ func tlsComplaint(status int, body []byte) bool {
 // otherSchemeError says that the server speaks the other protocol on the
 // address's port, with the address that reaches it: the other scheme and
 // the same port, spelled out, since the port stays what it was.
-func otherSchemeError(b Base, err error) *EndpointError {
+func otherSchemeError(b setup.Base, err error) *EndpointError {
 	addr := b.HostPort()
 	scheme, msg := "https", "the server at %s speaks HTTPS, not plain HTTP: try %s as the address"
 	if b.TLS() {
@@ -220,7 +221,7 @@ func redirectNote(resp *http.Response, key string) string {
 }
 
 // statusError explains a non-200 answer to an API call.
-func statusError(e Endpoint, status int, path string, body []byte) error {
+func statusError(e setup.Endpoint, status int, path string, body []byte) error {
 	detail := serverMessage(body, e.APIKey)
 	suffix := ""
 	if detail != "" {
@@ -249,7 +250,7 @@ const keyHintBoth = "in the endpoint's API key field in the app (Endpoints: sele
 // message, already scrubbed of the key; listedOpen says the model list
 // answered without a key, as llama-server's does when it was started with
 // --api-key. The message says where the key goes and never holds it.
-func authError(e Endpoint, status int, path, detail string, listedOpen bool) *EndpointError {
+func authError(e setup.Endpoint, status int, path, detail string, listedOpen bool) *EndpointError {
 	hint := e.KeyHint
 	if hint == "" {
 		hint = keyHintBoth

@@ -168,7 +168,7 @@ func TestSchemeMixUpSaidInOneSentence(t *testing.T) {
 			defer cancel()
 			// The endpoint's timeout is far longer than the check
 			// takes: only asking the port ends a held handshake.
-			ep := Endpoint{URL: tc.scheme + "://" + addr + "/v1", Timeout: 45 * time.Second, InsecureTLS: true}
+			ep := setup.Endpoint{URL: tc.scheme + "://" + addr + "/v1", Timeout: 45 * time.Second, InsecureTLS: true}
 			_, err := Check(ctx, ep, "")
 			var ee *EndpointError
 			if !errors.As(err, &ee) {
@@ -190,7 +190,7 @@ func TestSchemeMixUpSaidInOneSentence(t *testing.T) {
 			if tc.scheme == "http" {
 				other = "https"
 			}
-			if _, err := Check(ctx, Endpoint{URL: other + "://" + addr, InsecureTLS: true}, ""); err != nil {
+			if _, err := Check(ctx, setup.Endpoint{URL: other + "://" + addr, InsecureTLS: true}, ""); err != nil {
 				t.Errorf("the address the sentence gives: %v", err)
 			}
 		})

@@ -240,7 +240,7 @@ func TestRunEstimates(t *testing.T) {
 	_, url := startSim(t, fastSim())
 	var lines []string
 	p := smallPlan()
-	if _, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{Estimate: func(l string) { lines = append(lines, l) }}); err != nil {
+	if _, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{Estimate: func(l string) { lines = append(lines, l) }}); err != nil {
 		t.Fatal(err)
 	}
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "this plan takes ") || !strings.Contains(lines[0], "at the tested speed (") {
@@ -259,7 +259,7 @@ func TestSpeedAfterTheColdAnswers(t *testing.T) {
 	cfg.TokenInterval = 10 * time.Millisecond
 	cfg.ColdAnswers, cfg.ColdSlowdown = 2, 16
 	_, url := startSim(t, cfg)
-	rep, err := Check(context.Background(), Endpoint{URL: url}, "")
+	rep, err := Check(context.Background(), setup.Endpoint{URL: url}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestSpeedLongAndTogether(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, url := startSim(t, tt.cfg)
-			rep, err := Check(context.Background(), Endpoint{URL: url}, "")
+			rep, err := Check(context.Background(), setup.Endpoint{URL: url}, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -158,7 +158,7 @@ func TestFaultMatrix(t *testing.T) {
 		_, url := startSim(t, cfg)
 		var recs []RequestRecord
 		obs := Observer{Requests: func(_ int, r []RequestRecord) { recs = r }}
-		f, err := Run(context.Background(), plan, Endpoint{URL: url}, obs)
+		f, err := Run(context.Background(), plan, setup.Endpoint{URL: url}, obs)
 		if err != nil {
 			t.Fatalf("Run: %v (a fault inside a level must not stop the run)", err)
 		}
@@ -243,7 +243,7 @@ func TestHugeLineUnderTheLimitSucceeds(t *testing.T) {
 			return sim.FaultNone
 		},
 	})
-	f, err := Run(context.Background(), plan, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), plan, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +374,7 @@ func TestMisbehavingServersInsideALevel(t *testing.T) {
 			t.Parallel()
 			url := measuredOnly(t, first, tc.bad)
 			var recs []RequestRecord
-			f, err := Run(context.Background(), plan, Endpoint{URL: url}, Observer{Requests: func(_ int, r []RequestRecord) { recs = r }})
+			f, err := Run(context.Background(), plan, setup.Endpoint{URL: url}, Observer{Requests: func(_ int, r []RequestRecord) { recs = r }})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -454,7 +454,7 @@ func TestMisbehavingServersStopTheCheck(t *testing.T) {
 			t.Parallel()
 			url := tc.start(t)
 			plan := faultPlan(matrixCell{conc: 1, requests: 1}, 5*time.Second)
-			f, err := Run(context.Background(), plan, Endpoint{URL: url, Timeout: 5 * time.Second}, Observer{})
+			f, err := Run(context.Background(), plan, setup.Endpoint{URL: url, Timeout: 5 * time.Second}, Observer{})
 			if f != nil || err == nil {
 				t.Fatalf("file %v err %v: want no file and an error", f != nil, err)
 			}
@@ -514,7 +514,7 @@ func TestHugeModelList(t *testing.T) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, _, err := listModelsAt(context.Background(), Endpoint{URL: ts.URL})
+	_, _, err := listModelsAt(context.Background(), setup.Endpoint{URL: ts.URL})
 	runtime.ReadMemStats(&after)
 	var ee *EndpointError
 	if !errors.As(err, &ee) || ee.Kind != ErrNotOpenAI || !strings.Contains(ee.Msg, "more than 8 MiB") || !strings.Contains(ee.Msg, "not a model list") {
@@ -538,7 +538,7 @@ func TestHugeModelList(t *testing.T) {
 		float64(written.Load())/(1<<20), float64(after.TotalAlloc-before.TotalAlloc)/(1<<20))
 
 	// The same through Run: a clear sentence, no file.
-	f, err := Run(context.Background(), faultPlan(matrixCell{conc: 1, requests: 1}, time.Minute), Endpoint{URL: ts.URL}, Observer{})
+	f, err := Run(context.Background(), faultPlan(matrixCell{conc: 1, requests: 1}, time.Minute), setup.Endpoint{URL: ts.URL}, Observer{})
 	if f != nil || !errors.As(err, &ee) || ee.Kind != ErrNotOpenAI {
 		t.Errorf("Run: file %v err %v", f != nil, err)
 	}
@@ -556,7 +556,7 @@ func TestEveryRequestFailsStillValid(t *testing.T) {
 			}
 			return sim.FaultNone
 		}})
-	f, err := Run(context.Background(), plan, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), plan, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stream"
 )
 
@@ -206,7 +207,7 @@ func TestLlamaCppReplay(t *testing.T) {
 	var which atomic.Value
 	which.Store("stream.sse")
 	url := replayLlama(t, &which)
-	r, err := newSession(Endpoint{URL: url}, Observer{})
+	r, err := newSession(setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -289,7 +289,7 @@ func TestAnotherClientDuringALevel(t *testing.T) {
 			}
 		}
 	}()
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, obs)
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, obs)
 	close(watching)
 	<-watched
 	if err != nil {
@@ -347,7 +347,7 @@ func TestRunAloneHasNoOtherClient(t *testing.T) {
 			}
 		}
 	}()
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{Live: live})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{Live: live})
 	close(done)
 	<-watched
 	if err != nil {
@@ -375,7 +375,7 @@ func TestAnotherClientSeenInSlots(t *testing.T) {
 	plan.Timeout = 20 * time.Second
 	plan.MetricsInterval = 50 * time.Millisecond
 	stop := otherClient(t, url, cfg.Models[0], 2)
-	res, err := RunContext(context.Background(), plan, Endpoint{URL: url}, Observer{Live: NewLive()})
+	res, err := RunContext(context.Background(), plan, setup.Endpoint{URL: url}, Observer{Live: NewLive()})
 	stop()
 	if err != nil {
 		t.Fatal(err)
@@ -442,7 +442,7 @@ func TestShardsAreNotAnotherClient(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			files[i], errs[i] = RunShard(context.Background(), p, Endpoint{URL: url}, Observer{Live: NewLive()},
+			files[i], errs[i] = RunShard(context.Background(), p, setup.Endpoint{URL: url}, Observer{Live: NewLive()},
 				Shard{Index: i + 1, Of: n, StartAt: start, LevelEvery: 3 * time.Second})
 		})
 	}

@@ -27,7 +27,7 @@ func TestStagesRecordGPUs(t *testing.T) {
 	_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers})
 	p := setup.DefaultStagesPlan()
 	p.Quick, p.Users, p.Timeout, p.SpecDecode = true, 3, 30*time.Second, "none"
-	res, err := RunStages(context.Background(), p, Endpoint{URL: url, GPU: "local"}, Observer{})
+	res, err := RunStages(context.Background(), p, setup.Endpoint{URL: url, GPU: "local"}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestSpecDecRecordsGPUs(t *testing.T) {
 	_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000, NaturalStop: longAnswers})
 	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens, p.Requests = []int{1, 2}, 64, 4
-	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url, GPU: "local"}, Observer{})
+	res, err := RunSpecDec(context.Background(), p, setup.Endpoint{URL: url, GPU: "local"}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestTuneReadsPowerLimitBack(t *testing.T) {
 		Rounds:   2, Inner: tinyTunePlan(), NoAnswers: true,
 	}
 	var log tuneLog
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url, GPU: "local"}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url, GPU: "local"}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestThrottleSaid(t *testing.T) {
 			_, url := startSim(t, sim.Config{TokenInterval: 5 * time.Millisecond, PrefillRate: 100000})
 			p := smallPlan()
 			p.OutputTokens = 120 // levels of several of the stand-in's 0.2 s ticks
-			f, err := Run(context.Background(), p, Endpoint{URL: url, GPU: "local"}, Observer{})
+			f, err := Run(context.Background(), p, setup.Endpoint{URL: url, GPU: "local"}, Observer{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +207,7 @@ func TestTuneSaysThrottlingApart(t *testing.T) {
 		Rounds:   2, Inner: inner, NoAnswers: true,
 	}
 	var log tuneLog
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url, GPU: "local"}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url, GPU: "local"}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestOtherProgramSaid(t *testing.T) {
 	}{{6200, true}, {300, false}} {
 		hwtest.StandInSMIOtherProgram(t, 250, "trainer.py", c.mib)
 		_, url := startSim(t, sim.Config{TokenInterval: 2 * time.Millisecond, PrefillRate: 100000})
-		f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url, GPU: "local"}, Observer{})
+		f, err := Run(context.Background(), smallPlan(), setup.Endpoint{URL: url, GPU: "local"}, Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}

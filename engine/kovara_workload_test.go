@@ -45,7 +45,7 @@ func TestKovaraSharedPrefixTruth(t *testing.T) {
 	srv, url := startSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: 2 * time.Millisecond, PrefillRate: 50000, BatchCapacity: 4, RecordTruth: true})
 	p := workloadPlan()
 	p.Workload.SharedPrefix, p.Workload.PrefixGroups = 400, 2
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestKovaraTurnsTruth(t *testing.T) {
 	p := workloadPlan()
 	p.Concurrency, p.Requests, p.OutputTokens = []int{2}, 12, 16
 	p.Workload.Turns = 3
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,13 +188,13 @@ func TestKovaraWorkloadRefused(t *testing.T) {
 	t.Parallel()
 	p := workloadPlan()
 	p.Workload.Turns = 3
-	_, err := run(context.Background(), p, Endpoint{URL: "http://127.0.0.1:1"}, Observer{}, &Shard{Index: 1, Of: 2})
+	_, err := run(context.Background(), p, setup.Endpoint{URL: "http://127.0.0.1:1"}, Observer{}, &Shard{Index: 1, Of: 2})
 	var pe *PlanError
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "cannot run as a shard") {
 		t.Errorf("a shard with turns: %v, want a plan error", err)
 	}
 	p.Workload.Turns, p.Workload.PromptsFile = 0, "mine.jsonl"
-	if _, err := Run(context.Background(), p, Endpoint{URL: "http://127.0.0.1:1"}, Observer{}); !errors.As(err, &pe) || !strings.Contains(err.Error(), "prompts file is for the rate plan") {
+	if _, err := Run(context.Background(), p, setup.Endpoint{URL: "http://127.0.0.1:1"}, Observer{}); !errors.As(err, &pe) || !strings.Contains(err.Error(), "prompts file is for the rate plan") {
 		t.Errorf("a prompts file on the Kovara plan: %v", err)
 	}
 }
@@ -227,7 +227,7 @@ func TestKovaraWorkloadContext(t *testing.T) {
 	p := workloadPlan()
 	p.InputTokens, p.OutputTokens = 200, 64
 	p.Workload.SharedPrefix, p.Workload.Turns = 1500, 4
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	var ce *ContextError
 	if f != nil || !errors.As(err, &ce) || ce.Context != 2048 {
 		t.Fatalf("got a file %v, err %v; want the plan refused by the server's context of 2048", f != nil, err)

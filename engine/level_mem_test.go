@@ -34,7 +34,7 @@ func TestLevelMemoryAtScale(t *testing.T) {
 			end: time.Duration(i)*time.Millisecond + 5*time.Second, ttft: 80 * time.Millisecond, ttfa: -1,
 			chunks: tokens, hasUsage: true, promptTok: 1024, complTok: tokens, itlFrom: from, itlTo: len(s.itl)})
 	}
-	sess, _ := newSession(Endpoint{URL: "http://127.0.0.1:1"}, Observer{})
+	sess, _ := newSession(setup.Endpoint{URL: "http://127.0.0.1:1"}, Observer{})
 	r := &runner{session: sess, plan: setup.DefaultPlan()}
 	r.plan.Requests, r.plan.OutputTokens = requests, tokens
 	r.usage = true

@@ -121,7 +121,7 @@ func TestLiveQuietFromTheWatchdog(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, p, Endpoint{URL: url, Silence: -time.Minute}, Observer{Live: live})
+		Run(ctx, p, setup.Endpoint{URL: url, Silence: -time.Minute}, Observer{Live: live})
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -297,13 +297,13 @@ func TestLiveEveryPlan(t *testing.T) {
 		{"kovara", func(url string, obs Observer) error {
 			p := smallPlan()
 			p.OutputTokens, p.Warmup = 64, 4
-			_, err := Run(context.Background(), p, Endpoint{URL: url}, obs)
+			_, err := Run(context.Background(), p, setup.Endpoint{URL: url}, obs)
 			return err
 		}, []string{"warmup", "level 1", "level 2"}, map[string]string{"level 2": "Level 2 of 2", "warmup": "Warmup (not measured)"}, 16, nil},
 		{"three stages", func(url string, obs Observer) error {
 			p := setup.DefaultStagesPlan()
 			p.Quick, p.Users, p.Timeout, p.SpecDecode = true, 3, 30*time.Second, "none"
-			_, err := RunStages(context.Background(), p, Endpoint{URL: url}, obs)
+			_, err := RunStages(context.Background(), p, setup.Endpoint{URL: url}, obs)
 			return err
 		}, []string{"stage 1 (single-user decode)", "stage 2 (cold prefill)", "warmup", "stage 3 (many users)"}, map[string]string{
 			"stage 1 (single-user decode)": "Stage 1 of 3: single-user decode", "stage 3 (many users)": "Stage 3 of 3: 3 users at once",
@@ -313,7 +313,7 @@ func TestLiveEveryPlan(t *testing.T) {
 		{"speculative decoding", func(url string, obs Observer) error {
 			p := setup.DefaultSpecDecPlan()
 			p.Levels, p.MaxTokens, p.Timeout = []int{1, 2}, 64, 30*time.Second
-			_, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, obs)
+			_, err := RunSpecDec(context.Background(), p, setup.Endpoint{URL: url}, obs)
 			return err
 		}, []string{"level 1", "level 2"}, map[string]string{"level 2": "Speculative decoding, level 2 of 2"}, 2 * len(SpecDecPrompts), nil},
 		// A service level any machine meets, so the search measures the
@@ -323,14 +323,14 @@ func TestLiveEveryPlan(t *testing.T) {
 			p := setup.DefaultCapacityPlan()
 			p.InputTokens, p.OutputTokens, p.Warmup, p.MaxConcurrency = 64, 32, 2, 2
 			p.UserTPS, p.TTFTP95Ms = 0.01, 600_000
-			_, err := RunCapacity(context.Background(), p, Endpoint{URL: url}, obs)
+			_, err := RunCapacity(context.Background(), p, setup.Endpoint{URL: url}, obs)
 			return err
 		}, []string{"the probe at 1 user", "the probe at 2 users"}, map[string]string{"the probe at 2 users": "Capacity search: probing 2"},
 			setup.CapacityRequests(1) + 2*setup.CapacityRequests(2), nil},
 		{"context", func(url string, obs Observer) error {
 			p := setup.DefaultContextPlan()
 			p.Depths, p.Repeats, p.OutputTokens, p.Timeout = []int{0, 1024}, 2, 64, 30*time.Second
-			_, err := RunContext(context.Background(), p, Endpoint{URL: url}, obs)
+			_, err := RunContext(context.Background(), p, setup.Endpoint{URL: url}, obs)
 			return err
 		}, []string{"warmup", "depth short prompt", "depth 1k"}, map[string]string{"depth 1k": "Context depth 1k (2 of 2), repeat "}, 2 * 2 * 2, nil},
 		// Two given rates, each a stage named by its rate; the warmup
@@ -338,7 +338,7 @@ func TestLiveEveryPlan(t *testing.T) {
 		{"rate", func(url string, obs Observer) error {
 			p := ratePlan(20, 40)
 			p.Requests, p.Warmup, p.OutputTokens = 8, 2, 32
-			_, err := RunRate(context.Background(), p, Endpoint{URL: url}, obs)
+			_, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, obs)
 			return err
 		}, []string{"warmup", "20 req/s", "40 req/s"}, map[string]string{"20 req/s": "Rate 1 of 2 — 20 req/s offered, constant, up to ",
 			"40 req/s": "Rate 2 of 2 — 40 req/s offered"}, 2 * 8, nil},

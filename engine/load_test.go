@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -43,7 +44,7 @@ func TestPacedLoop(t *testing.T) {
 	t.Parallel()
 	srv, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000, RecordTruth: true})
 	ctx := context.Background()
-	sess, err := newSession(Endpoint{URL: url}, Observer{})
+	sess, err := newSession(setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

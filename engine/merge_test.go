@@ -428,7 +428,7 @@ func TestRecordKeepsOutcomeFigures(t *testing.T) {
 		lat = append(lat, ms(end-at))
 		tpot = append(tpot, ms(end-at-first)/7)
 	}
-	sess, _ := newSession(Endpoint{URL: "http://127.0.0.1:1"}, Observer{})
+	sess, _ := newSession(setup.Endpoint{URL: "http://127.0.0.1:1"}, Observer{})
 	r := &runner{session: sess, plan: smallPlan(), usage: true}
 	r.plan.OutputTokens = 8
 	run, loc := r.record(lv)
@@ -465,7 +465,7 @@ func TestRunShardLate(t *testing.T) {
 		{"level", 1500 * time.Millisecond, time.Millisecond, "ended"},
 	} {
 		sh := Shard{Index: 1, Of: 2, StartAt: time.Now().Add(tc.ahead), LevelEvery: tc.every}
-		f, err := RunShard(context.Background(), p, Endpoint{URL: url}, Observer{}, sh)
+		f, err := RunShard(context.Background(), p, setup.Endpoint{URL: url}, Observer{}, sh)
 		var pe *PlanError
 		if f != nil || !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: file %v, error %v; want a *PlanError saying %q", tc.name, f != nil, err, tc.want)
@@ -522,7 +522,7 @@ func TestMergeEqualsOneProcess(t *testing.T) {
 				c, s.Slots, len(s.Requests), s.StartUs, s.EndUs, union.Slots, len(union.Requests), union.StartUs, union.EndUs)
 		}
 	}
-	one, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	one, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,7 +557,7 @@ func shardsAgainstTruth(t *testing.T, url string, p setup.KovaraPlan) ([]*result
 	for i := range n {
 		wg.Go(func() {
 			obs := Observer{Requests: func(_ int, r []RequestRecord) { recs[i] = append(recs[i], r...) }}
-			shards[i], errs[i] = RunShard(context.Background(), p, Endpoint{URL: url}, obs,
+			shards[i], errs[i] = RunShard(context.Background(), p, setup.Endpoint{URL: url}, obs,
 				Shard{Index: i + 1, Of: n, StartAt: start, LevelEvery: 1500 * time.Millisecond})
 		})
 	}

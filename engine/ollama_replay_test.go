@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // The captures in testdata/ollama-0.24.0 are what a real Ollama 0.24.0
@@ -77,7 +78,7 @@ func TestOllamaReplay(t *testing.T) {
 	var which atomic.Value
 	which.Store("stream.sse")
 	url := replayOllama(t, &which)
-	r, err := newSession(Endpoint{URL: url}, Observer{})
+	r, err := newSession(setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestOllamaReplay(t *testing.T) {
 // one request at a time, no /metrics.
 func TestOllamaSimulatorLikeTheCaptures(t *testing.T) {
 	url := ollamaSim(t, nil)
-	r, err := newSession(Endpoint{URL: url}, Observer{})
+	r, err := newSession(setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestOllamaSimulatorLikeTheCaptures(t *testing.T) {
 	if err := r.learnContext(ctx, 0, 0, out.ttft); err != nil || r.detection.ContextLength != 4096 {
 		t.Errorf("after the first request: %+v (%v)", r.detection, err)
 	}
-	if _, err := ReadServerMetrics(ctx, Endpoint{URL: url}); err == nil {
+	if _, err := ReadServerMetrics(ctx, setup.Endpoint{URL: url}); err == nil {
 		t.Error("the Ollama personality answered /metrics")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -38,7 +39,7 @@ func TestOllamaContextRefusedAfterTheProbe(t *testing.T) {
 	p.InputTokens, p.OutputTokens = 6000, 64
 	var requests int
 	obs := Observer{Log: func(string) {}, Requests: func(int, []RequestRecord) { requests++ }}
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, obs)
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, obs)
 	var pe *PlanError
 	if f != nil || !errors.As(err, &pe) || requests != 0 {
 		t.Fatalf("got file %v, err %v, %d levels measured; want a *PlanError before any level", f != nil, err, requests)
@@ -65,7 +66,7 @@ func TestTruncationFoundInCalibration(t *testing.T) {
 	t.Cleanup(hs.Close)
 	p := smallPlan()
 	p.InputTokens, p.OutputTokens = 6000, 64
-	f, err := Run(context.Background(), p, Endpoint{URL: hs.URL}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: hs.URL}, Observer{})
 	var pe *PlanError
 	var ce *ContextError
 	if f != nil || !errors.As(err, &pe) || !errors.As(err, &ce) || !ce.Truncated || ce.Context != 4096 {
@@ -119,7 +120,7 @@ func TestOllamaOneAtATime(t *testing.T) {
 			srv, url := startSim(t, cfg)
 			p := smallPlan()
 			p.Concurrency, p.OutputTokens, p.Requests = []int{1, 4}, 48, 12
-			f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+			f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -29,7 +30,7 @@ func TestPlacementSaid(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			url := ollamaSim(t, func(cfg *sim.Config) { cfg.CPUShare = c.cpuShare })
-			f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url}, Observer{})
+			f, err := Run(context.Background(), smallPlan(), setup.Endpoint{URL: url}, Observer{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +65,7 @@ func TestCutShortSaid(t *testing.T) {
 		want  string
 	}{{8, "answers the server ended at its length limit before the 12 tokens asked (8 of 8 at concurrency 1, 8 of 8 at concurrency 4)"}, {0, ""}} {
 		_, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, CutAt: c.cutAt})
-		f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url}, Observer{})
+		f, err := Run(context.Background(), smallPlan(), setup.Endpoint{URL: url}, Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}

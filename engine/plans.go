@@ -68,7 +68,7 @@ func (c counted) decodeRate(o *outcome) (float64, bool) {
 // (session.startup). The caller releases the session. A start-up cut
 // short by ctx is ErrInterrupted in the check phase (session.stop says
 // so for every plan).
-func startPlanRun(ctx context.Context, ep Endpoint, obs Observer, model string, output, stages, total int, metricsEvery time.Duration) (*session, error) {
+func startPlanRun(ctx context.Context, ep setup.Endpoint, obs Observer, model string, output, stages, total int, metricsEvery time.Duration) (*session, error) {
 	s, err := newSession(ep, obs)
 	if err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (r *session) readSpec(ctx context.Context, mc *http.Client) (SpecCounters, 
 // prompts unless the plan fixes its seed, the session for ep bound to ctx
 // (done, deferred with the run's error, ends it), and the runner's
 // results file for plan.
-func startRunner(ctx context.Context, kp setup.KovaraPlan, ep Endpoint, obs Observer, plan string) (context.Context, *runner, func(*error), error) {
+func startRunner(ctx context.Context, kp setup.KovaraPlan, ep setup.Endpoint, obs Observer, plan string) (context.Context, *runner, func(*error), error) {
 	if !kp.FixedSeed {
 		kp.Seed = FreshSeed()
 	}

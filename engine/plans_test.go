@@ -19,11 +19,11 @@ func TestPlanStartInterrupted(t *testing.T) {
 	cancel()
 	runs := map[string]func() (bool, error){
 		"stages": func() (bool, error) {
-			r, err := RunStages(ctx, setup.StagesPlan{Quick: true}, Endpoint{URL: url}, Observer{})
+			r, err := RunStages(ctx, setup.StagesPlan{Quick: true}, setup.Endpoint{URL: url}, Observer{})
 			return r != nil, err
 		},
 		"specdec": func() (bool, error) {
-			r, err := RunSpecDec(ctx, setup.DefaultSpecDecPlan(), Endpoint{URL: url}, Observer{})
+			r, err := RunSpecDec(ctx, setup.DefaultSpecDecPlan(), setup.Endpoint{URL: url}, Observer{})
 			return r != nil, err
 		},
 	}

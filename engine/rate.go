@@ -43,7 +43,7 @@ type rateRun struct {
 // the result with an error only for an unusable plan or endpoint
 // (*PlanError, *EndpointError, *StageError), or, with the rates measured
 // so far marked incomplete, for a stop wrapping ErrInterrupted.
-func RunRate(ctx context.Context, plan setup.RatePlan, ep Endpoint, obs Observer) (_ *results.RateResult, err error) {
+func RunRate(ctx context.Context, plan setup.RatePlan, ep setup.Endpoint, obs Observer) (_ *results.RateResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}

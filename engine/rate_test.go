@@ -46,7 +46,7 @@ func TestRateLatencyFromIntended(t *testing.T) {
 	srv, url := startSim(t, sim.Config{TokenInterval: 12 * time.Millisecond, PrefillRate: 200000, BatchCapacity: 1, RecordTruth: true})
 	p := ratePlan(25) // every 40 ms; an answer of 8 tokens takes at least 84 ms
 	p.MaxInFlight, p.Requests = 1, 32
-	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func rateOnSchedule(t *testing.T, url string) string {
 	t.Helper()
 	p := ratePlan(200)
 	p.Arrival, p.Requests, p.OutputTokens, p.Warmup = setup.ArrivalPoisson, 400, 4, 0
-	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestRunRateSweep(t *testing.T) {
 	p := ratePlan()
 	p.Rates, p.Sweep, p.SweepMax, p.Arrival, p.Requests, p.OutputTokens = nil, true, 1600, "", 24, 12
 	p.SLO = setup.RateSLO{TTFTMs: 10_000}
-	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestRateServerQueueOllama(t *testing.T) {
 	_, url := startSim(t, sim.Config{Personality: sim.Ollama, TokenInterval: 5 * time.Millisecond, PrefillRate: 200000})
 	p := ratePlan(40) // an answer of 16 tokens takes at least 80 ms: 12 a second at most
 	p.MaxInFlight, p.Requests, p.OutputTokens = 64, 40, 16
-	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

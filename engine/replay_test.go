@@ -207,7 +207,7 @@ func recordThenReplay(t *testing.T, cfg sim.Config) {
 
 	_, fresh := startSim(t, cfg)
 	plan := setup.RatePlan{Replay: &setup.Replay{File: path}, MaxInFlight: 8, Seed: 5, Timeout: 30 * time.Second, MetricsInterval: -1}
-	res, err := RunRate(context.Background(), plan, Endpoint{URL: fresh}, Observer{})
+	res, err := RunRate(context.Background(), plan, setup.Endpoint{URL: fresh}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestReplayMooncakeExcerpt(t *testing.T) {
 	cfg := sim.Config{Personality: sim.LlamaCpp, TokenInterval: 100 * time.Microsecond, PrefillRate: 1e7, Models: []string{"m"}, ContextLength: 262144}
 	_, url := startSim(t, cfg)
 	plan := setup.RatePlan{Replay: &setup.Replay{File: path, Speed: 10}, MaxInFlight: 16, Seed: 5, Timeout: 60 * time.Second, MetricsInterval: -1}
-	res, err := RunRate(context.Background(), plan, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), plan, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +307,7 @@ func TestReplayAnthropicWhereNotServed(t *testing.T) {
 	}
 	path := writeTrace(t, reqs)
 	_, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 1e6, Models: []string{"m"}})
-	res, err := RunRate(context.Background(), setup.RatePlan{Replay: &setup.Replay{File: path}, Seed: 5, Timeout: 30 * time.Second, MetricsInterval: -1}, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), setup.RatePlan{Replay: &setup.Replay{File: path}, Seed: 5, Timeout: 30 * time.Second, MetricsInterval: -1}, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestReplayStopsWhileATurnWaits(t *testing.T) {
 			time.AfterFunc(300*time.Millisecond, stop)
 		}
 	}}
-	_, err := RunRate(rctx, setup.RatePlan{Replay: &setup.Replay{File: path}, Seed: 5, Timeout: 30 * time.Second, MetricsInterval: -1}, Endpoint{URL: url}, obs)
+	_, err := RunRate(rctx, setup.RatePlan{Replay: &setup.Replay{File: path}, Seed: 5, Timeout: 30 * time.Second, MetricsInterval: -1}, setup.Endpoint{URL: url}, obs)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Errorf("stopped mid-replay: %v, want an interruption", err)
 	}

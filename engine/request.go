@@ -17,6 +17,7 @@ import (
 
 	"github.com/kovara/desktop/engine/netstamp"
 	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/stream"
 	"github.com/kovara/desktop/internal/clip"
 )
@@ -127,8 +128,8 @@ func (o *outcome) ok() bool { return o.class == "" && !o.interrupted }
 // conn is one slot's client: its own transport (one keep-alive connection),
 // its own stream reader and buffers, so slots share nothing while running.
 type conn struct {
-	ep     Endpoint
-	base   Base
+	ep     setup.Endpoint
+	base   setup.Base
 	client *http.Client
 	tr     *http.Transport
 	t0     time.Time // the run's start: every time is an offset from it
@@ -231,7 +232,7 @@ func (a *connStats) add(b connStats) {
 	a.ReadStamped += b.ReadStamped
 }
 
-func newConn(ep Endpoint, b Base, t0 time.Time) *conn {
+func newConn(ep setup.Endpoint, b setup.Base, t0 time.Time) *conn {
 	c := &conn{ep: ep, base: b, t0: t0, url: b.API("/v1/chat/completions")}
 	c.clock = func() time.Duration { return time.Since(t0) }
 	c.tr = newTransport(ep, b, nil, c.sockRecorder(nil))

@@ -23,7 +23,7 @@ func TestRequestStartsAtItsLastWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	c := newConn(Endpoint{URL: url}, base, t0)
+	c := newConn(setup.Endpoint{URL: url}, base, t0)
 	defer c.close()
 	if err := c.preopen(context.Background()); err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestSendGateIsGivenBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := newConn(Endpoint{URL: tt.url}, base, time.Now())
+		c := newConn(setup.Endpoint{URL: tt.url}, base, time.Now())
 		g := newSendGate(1)
 		for n := int64(1); n <= 3; n++ {
 			c.gate = g
@@ -159,7 +159,7 @@ func TestSendGateIsGivenBack(t *testing.T) {
 
 	// Waiting for a place ends with the request's context.
 	base, _ := setup.ParseBase(live)
-	c := newConn(Endpoint{URL: live}, base, time.Now())
+	c := newConn(setup.Endpoint{URL: live}, base, time.Now())
 	defer c.close()
 	g := newSendGate(1)
 	g.places <- struct{}{} // another slot is writing and never finishes

@@ -96,12 +96,12 @@ type kovaraRun struct {
 // when ctx is cancelled it returns the completed levels with an error
 // wrapping ErrInterrupted; a failed stage returns a *StageError, a bad plan
 // a *PlanError, an endpoint problem an *EndpointError.
-func Run(ctx context.Context, plan setup.KovaraPlan, ep Endpoint, obs Observer) (*results.File, error) {
+func Run(ctx context.Context, plan setup.KovaraPlan, ep setup.Endpoint, obs Observer) (*results.File, error) {
 	return run(ctx, plan, ep, obs, nil)
 }
 
 // run is Run, or with sh its shard's share (RunShard).
-func run(ctx context.Context, plan setup.KovaraPlan, ep Endpoint, obs Observer, sh *Shard) (_ *results.File, err error) {
+func run(ctx context.Context, plan setup.KovaraPlan, ep setup.Endpoint, obs Observer, sh *Shard) (_ *results.File, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}

@@ -55,7 +55,7 @@ func mustValid(t *testing.T, f *results.File) {
 func TestRunVLLMLike(t *testing.T) {
 	t.Parallel()
 	_, url := startSim(t, fastSim())
-	f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url + "/v1"}, Observer{})
+	f, err := Run(context.Background(), smallPlan(), setup.Endpoint{URL: url + "/v1"}, Observer{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -141,7 +141,7 @@ func TestRunStrictFallsBack(t *testing.T) {
 	cfg := fastSim()
 	cfg.Personality = sim.Strict
 	_, url := startSim(t, cfg)
-	f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), smallPlan(), setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -168,7 +168,7 @@ func TestRunWithoutUsage(t *testing.T) {
 	cfg := fastSim()
 	cfg.NoUsage = true
 	_, url := startSim(t, cfg)
-	f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), smallPlan(), setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -193,7 +193,7 @@ func TestRunLlamaCpp(t *testing.T) {
 	cfg := fastSim()
 	cfg.Personality = sim.LlamaCpp
 	_, url := startSim(t, cfg)
-	f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), smallPlan(), setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -246,7 +246,7 @@ func TestRunFaultsAreData(t *testing.T) {
 	cfg := fastSim()
 	cfg.Faults = func(n int64) sim.Fault { return faults[n] }
 	_, url := startSim(t, cfg)
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -284,7 +284,7 @@ func TestHugeLineIsMalformed(t *testing.T) {
 		return ""
 	}
 	_, url := startSim(t, cfg)
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestRunInterrupted(t *testing.T) {
 			}
 		},
 	}
-	f, err := Run(ctx, p, Endpoint{URL: url}, obs)
+	f, err := Run(ctx, p, setup.Endpoint{URL: url}, obs)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
@@ -361,7 +361,7 @@ func TestRunTimeoutClass(t *testing.T) {
 		return ""
 	}
 	_, url := startSim(t, cfg)
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestOneKeepAliveConnectionPerSlot(t *testing.T) {
 			mu.Unlock()
 		}
 	}}
-	if _, err := Run(context.Background(), p, Endpoint{URL: url}, obs); err != nil {
+	if _, err := Run(context.Background(), p, setup.Endpoint{URL: url}, obs); err != nil {
 		t.Fatal(err)
 	}
 	end := conns.Load()
@@ -434,24 +434,24 @@ func TestModelResolution(t *testing.T) {
 	cfg.Models = []string{"b-model", "a-model"}
 	_, url := startSim(t, cfg)
 	p := smallPlan()
-	_, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	_, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	var ee *EndpointError
 	if !errors.As(err, &ee) || ee.Kind != ErrModelNotServed || !strings.Contains(ee.Msg, "a-model, b-model") || !strings.Contains(ee.Msg, "--model") {
 		t.Errorf("several models, no --model: err = %v", err)
 	}
 	// Where the model is chosen is the caller's to say: the app's form.
-	_, err = Run(context.Background(), p, Endpoint{URL: url, ModelHint: "in the Model field"}, Observer{})
+	_, err = Run(context.Background(), p, setup.Endpoint{URL: url, ModelHint: "in the Model field"}, Observer{})
 	if got, want := fmt.Sprint(err), "the server serves 2 models; choose one in the Model field: a-model, b-model"; !strings.HasSuffix(got, want) {
 		t.Errorf("several models, the app's hint: err = %q, want it to end %q", got, want)
 	}
 	p.Model = "c-model"
-	_, err = Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	_, err = Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if !errors.As(err, &ee) || ee.Kind != ErrModelNotServed || !strings.Contains(ee.Msg, `"c-model"`) || !strings.Contains(ee.Msg, "a-model, b-model") {
 		t.Errorf("unserved model: err = %v", err)
 	}
 	p.Model = "b-model"
 	p.Concurrency, p.Requests, p.Warmup = []int{1}, 1, 0
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil || f.Runs[0].ModelID != "b-model" {
 		t.Errorf("chosen model: err %v", err)
 	}
@@ -465,9 +465,9 @@ func TestHardwareRunAlias(t *testing.T) {
 	p := smallPlan()
 	p.Concurrency, p.Requests, p.Warmup = []int{1}, 2, 0
 	p.Model = "qwen-alias"
-	p.Conditions = &Conditions{ModelID: "Qwen/Qwen3-8B", ModelRevision: "abc123", Engine: "vllm", EngineVersion: "0.11.0",
+	p.Conditions = &setup.Conditions{ModelID: "Qwen/Qwen3-8B", ModelRevision: "abc123", Engine: "vllm", EngineVersion: "0.11.0",
 		Accelerator: "RTX 4090", GPUCount: 1, Precision: "bf16", Profile: "default", Revision: "r0123456789ab", ContentHash: strings.Repeat("a", 64)}
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/stream"
 )
@@ -95,7 +96,7 @@ func TestLevelCountsMergedGaps(t *testing.T) {
 		Faults: func(n int64) sim.Fault { return fault[n] }}
 	_, url := startSim(t, cfg)
 	var recs []RequestRecord
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{Requests: func(_ int, r []RequestRecord) { recs = r }})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{Requests: func(_ int, r []RequestRecord) { recs = r }})
 	if err != nil {
 		t.Fatal(err)
 	}

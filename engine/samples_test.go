@@ -29,7 +29,7 @@ func TestRunKeepsSamples(t *testing.T) {
 		return sim.FaultNone
 	}
 	_, url := startSim(t, cfg)
-	f, err := Run(context.Background(), p, Endpoint{URL: url + "/v1"}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url + "/v1"}, Observer{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -169,7 +169,7 @@ func BenchmarkSamplesSize(b *testing.B) {
 func TestOtherPlansKeepSamples(t *testing.T) {
 	t.Parallel()
 	_, url := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000, BatchCapacity: 8, NaturalStop: longAnswers})
-	ep := Endpoint{URL: url}
+	ep := setup.Endpoint{URL: url}
 
 	capRes, err := RunCapacity(context.Background(), capacityPlanFor(1e6, 1000, 256), ep, Observer{})
 	if err != nil {

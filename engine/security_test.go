@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/prompt"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -94,7 +95,7 @@ func TestRedirectNeverCarriesTheKey(t *testing.T) {
 			var logs []string
 			var mu sync.Mutex
 			obs := Observer{Log: func(s string) { mu.Lock(); logs = append(logs, s); mu.Unlock() }}
-			f, err := Run(context.Background(), plan, Endpoint{URL: url, APIKey: key}, obs)
+			f, err := Run(context.Background(), plan, setup.Endpoint{URL: url, APIKey: key}, obs)
 
 			if n, auth := other.get(); len(auth) > 0 {
 				t.Fatalf("the second server was sent Authorization %q (%d requests)", auth, n)
@@ -161,7 +162,7 @@ func TestRedirectOnTheSameServerIsFollowed(t *testing.T) {
 		s.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); s.Close() })
-	f, err := Run(context.Background(), faultPlan(matrixCell{conc: 1, requests: 2}, 20*time.Second), Endpoint{URL: ts.URL, APIKey: key}, Observer{})
+	f, err := Run(context.Background(), faultPlan(matrixCell{conc: 1, requests: 2}, 20*time.Second), setup.Endpoint{URL: ts.URL, APIKey: key}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestSelfSignedTLS(t *testing.T) {
 	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); s.Close() })
 	plan := faultPlan(matrixCell{conc: 2, requests: 4}, 20*time.Second)
 
-	f, err := Run(context.Background(), plan, Endpoint{URL: ts.URL}, Observer{})
+	f, err := Run(context.Background(), plan, setup.Endpoint{URL: ts.URL}, Observer{})
 	var ee *EndpointError
 	if f != nil || !errors.As(err, &ee) || ee.Kind != ErrTLS {
 		t.Fatalf("verified: file %v err %T %v, want an ErrTLS refusal", f != nil, err, err)
@@ -199,14 +200,14 @@ func TestSelfSignedTLS(t *testing.T) {
 		t.Errorf("refusal is more than one line: %q", ee.Msg)
 	}
 	// Endpoint test (Check) says the same.
-	if _, err := Check(context.Background(), Endpoint{URL: ts.URL}, ""); !errors.As(err, &ee) || ee.Kind != ErrTLS {
+	if _, err := Check(context.Background(), setup.Endpoint{URL: ts.URL}, ""); !errors.As(err, &ee) || ee.Kind != ErrTLS {
 		t.Errorf("Check: %v", err)
 	}
 
 	var logs []string
 	var mu sync.Mutex
 	obs := Observer{Log: func(s string) { mu.Lock(); logs = append(logs, s); mu.Unlock() }}
-	f, err = Run(context.Background(), plan, Endpoint{URL: ts.URL, InsecureTLS: true}, obs)
+	f, err = Run(context.Background(), plan, setup.Endpoint{URL: ts.URL, InsecureTLS: true}, obs)
 	if err != nil {
 		t.Fatalf("with Verify TLS off: %v", err)
 	}
@@ -222,14 +223,14 @@ func TestSelfSignedTLS(t *testing.T) {
 		t.Errorf("the log %q should show the warning as it happens", logs)
 	}
 	mu.Unlock()
-	rep, err := Check(context.Background(), Endpoint{URL: ts.URL, InsecureTLS: true}, "")
+	rep, err := Check(context.Background(), setup.Endpoint{URL: ts.URL, InsecureTLS: true}, "")
 	if err != nil || !containsWord(rep.Warnings, "verification was off") {
 		t.Errorf("Check with Verify TLS off: %v, warnings %q", err, rep.Warnings)
 	}
 
 	// Plain http needs no such warning even with the switch on.
 	_, url := startSim(t, fastSim())
-	f, err = Run(context.Background(), plan, Endpoint{URL: url, InsecureTLS: true}, Observer{})
+	f, err = Run(context.Background(), plan, setup.Endpoint{URL: url, InsecureTLS: true}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,13 +253,13 @@ func TestSchemeMixUps(t *testing.T) {
 		s.Close()
 	})
 	// https:// to a plain server.
-	_, _, err := listModelsAt(context.Background(), Endpoint{URL: "https://" + strings.TrimPrefix(plain.URL, "http://")})
+	_, _, err := listModelsAt(context.Background(), setup.Endpoint{URL: "https://" + strings.TrimPrefix(plain.URL, "http://")})
 	var ee *EndpointError
 	if !errors.As(err, &ee) || ee.Kind != ErrTLS || !strings.Contains(ee.Msg, "try http://") {
 		t.Errorf("https to a plain server: %v", err)
 	}
 	// http:// to a TLS server.
-	_, _, err = listModelsAt(context.Background(), Endpoint{URL: "http://" + strings.TrimPrefix(tlsSrv.URL, "https://")})
+	_, _, err = listModelsAt(context.Background(), setup.Endpoint{URL: "http://" + strings.TrimPrefix(tlsSrv.URL, "https://")})
 	if err == nil || !strings.Contains(err.Error(), "HTTPS") {
 		t.Errorf("http to a TLS server: %v", err)
 	}

@@ -354,7 +354,7 @@ func perPosition(fams map[string]*dto.MetricFamily, name string) []float64 {
 }
 
 // fetchMetrics reads GET /metrics, bounded in size and time.
-func fetchMetrics(ctx context.Context, c *http.Client, e Endpoint, b Base, timeout time.Duration) (MetricsReading, error) {
+func fetchMetrics(ctx context.Context, c *http.Client, e setup.Endpoint, b setup.Base, timeout time.Duration) (MetricsReading, error) {
 	body, err := getBounded(ctx, c, e, b, "/metrics", "text/plain;version=0.0.4", timeout)
 	if err != nil {
 		return MetricsReading{}, err
@@ -366,7 +366,7 @@ func fetchMetrics(ctx context.Context, c *http.Client, e Endpoint, b Base, timeo
 // default in b4748, on in later builds): the slots busy with a request,
 // as the running gauge. It is read only where /metrics has nothing
 // (llama-server without --metrics), so another client can still be told.
-func fetchSlots(ctx context.Context, c *http.Client, e Endpoint, b Base, timeout time.Duration) (MetricsReading, error) {
+func fetchSlots(ctx context.Context, c *http.Client, e setup.Endpoint, b setup.Base, timeout time.Duration) (MetricsReading, error) {
 	body, err := getBounded(ctx, c, e, b, "/slots", "application/json", timeout)
 	if err != nil {
 		return MetricsReading{}, err
@@ -408,7 +408,7 @@ func ParseSlots(body []byte) (MetricsReading, error) {
 
 // getBounded reads GET path, bounded in size and time; an answer that is
 // not 200 is an error.
-func getBounded(ctx context.Context, c *http.Client, e Endpoint, b Base, path, accept string, timeout time.Duration) ([]byte, error) {
+func getBounded(ctx context.Context, c *http.Client, e setup.Endpoint, b setup.Base, path, accept string, timeout time.Duration) ([]byte, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, b.API(path), nil)
@@ -438,7 +438,7 @@ func getBounded(ctx context.Context, c *http.Client, e Endpoint, b Base, path, a
 
 // metricsClient is a small client for /metrics, apart from the measured
 // connections.
-func metricsClient(e Endpoint, b Base) *http.Client {
+func metricsClient(e setup.Endpoint, b setup.Base) *http.Client {
 	tr := newTransport(e, b, nil, nil)
 	tr.MaxConnsPerHost = 0
 	// A connection per reading, closed after it: llama-server serves HTTP
@@ -457,7 +457,7 @@ func metricsClient(e Endpoint, b Base) *http.Client {
 // ReadServerMetrics reads the endpoint's /metrics once: what the endpoint
 // screen's Test can show about it. An error means there is nothing usable
 // there, which is common and harmless.
-func ReadServerMetrics(ctx context.Context, e Endpoint) (MetricsReading, error) {
+func ReadServerMetrics(ctx context.Context, e setup.Endpoint) (MetricsReading, error) {
 	b, err := setup.ParseBase(e.URL)
 	if err != nil {
 		return MetricsReading{}, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}
@@ -490,7 +490,7 @@ type metricsScraper struct {
 // DefaultMetricsInterval; negative means never). stop ends it. fl counts
 // the run's requests in flight, which each reading is set against (nil:
 // none is, as in a shard of a run from several machines).
-func startMetricsScraper(ctx context.Context, e Endpoint, b Base, every time.Duration, clock func() time.Duration, live *Live, fl *flight) *metricsScraper {
+func startMetricsScraper(ctx context.Context, e setup.Endpoint, b setup.Base, every time.Duration, clock func() time.Duration, live *Live, fl *flight) *metricsScraper {
 	s := &metricsScraper{every: every, clock: clock, live: live, done: make(chan struct{}),
 		foreign: &foreignWatch{flight: fl, live: live}}
 	if every < 0 {
@@ -505,7 +505,7 @@ func startMetricsScraper(ctx context.Context, e Endpoint, b Base, every time.Dur
 	return s
 }
 
-func (s *metricsScraper) loop(ctx context.Context, e Endpoint, b Base) {
+func (s *metricsScraper) loop(ctx context.Context, e setup.Endpoint, b setup.Base) {
 	defer close(s.done)
 	defer s.live.setForeign("") // said of this run only while it runs
 	c := metricsClient(e, b)

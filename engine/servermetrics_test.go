@@ -140,7 +140,7 @@ func TestRunScrapesServerMetrics(t *testing.T) {
 			}
 		}
 	}()
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{Live: live})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{Live: live})
 	close(stop)
 	<-done
 	if err != nil {
@@ -176,7 +176,7 @@ func TestRunWithoutMetricsIsQuiet(t *testing.T) {
 	_, url := startSim(t, sim.Config{Personality: sim.Ollama, TokenInterval: time.Millisecond, PrefillRate: 200000})
 	p := smallPlan()
 	p.MetricsInterval = 10 * time.Millisecond
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestMetricsReadingsCloseTheirConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	s := startMetricsScraper(context.Background(), Endpoint{URL: srv.URL}, b, 5*time.Millisecond, func() time.Duration { return time.Since(start) }, nil, nil)
+	s := startMetricsScraper(context.Background(), setup.Endpoint{URL: srv.URL}, b, 5*time.Millisecond, func() time.Duration { return time.Since(start) }, nil, nil)
 	for {
 		mu.Lock()
 		n := requests

@@ -36,7 +36,7 @@ func llamaSim(t *testing.T) string {
 // fail for it.
 func TestEveryPlanSurvivesCloseAfterStream(t *testing.T) {
 	url := llamaSim(t)
-	ep := Endpoint{URL: url}
+	ep := setup.Endpoint{URL: url}
 
 	f, err := Run(context.Background(), smallPlan(), ep, Observer{})
 	if err != nil {
@@ -96,7 +96,7 @@ func TestRepeatedRunMeetsNoCache(t *testing.T) {
 		if fixed {
 			p.Seed, p.FixedSeed = 7, true
 		}
-		f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+		f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func TestPrefixCacheFromMetrics(t *testing.T) {
 	p := smallPlan()
 	p.Concurrency, p.Warmup, p.Seed, p.FixedSeed = []int{2}, 0, 3, true
 	for i, want := range []struct{ lo, hi float64 }{{0, results.CacheWarnShare}, {0.5, 1}} {
-		f, err := Run(context.Background(), p, Endpoint{URL: url}, Observer{})
+		f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestCalibrationSurvivesDroppedConnection(t *testing.T) {
 	t.Cleanup(hs.Close)
 	p := smallPlan()
 	p.Concurrency, p.Requests = []int{1}, 2
-	f, err := Run(context.Background(), p, Endpoint{URL: hs.URL}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: hs.URL}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 // server's connections. The Kovara method's runner and the other plans'
 // runs each embed one.
 type session struct {
-	ep    Endpoint
-	base  Base
+	ep    setup.Endpoint
+	base  setup.Base
 	obs   Observer
 	t0    time.Time
 	clock func() time.Duration // since t0: every time of the run is an offset
@@ -51,7 +51,7 @@ type session struct {
 
 // newSession starts a session's clock; an address that cannot be used is
 // an *EndpointError.
-func newSession(ep Endpoint, obs Observer) (*session, error) {
+func newSession(ep setup.Endpoint, obs Observer) (*session, error) {
 	base, err := setup.ParseBase(ep.URL)
 	if err != nil {
 		return nil, &EndpointError{Kind: ErrBadAddress, Msg: err.Error()}

@@ -14,7 +14,7 @@ import (
 // /metrics scraper, no GPU source.
 func testRunner(t *testing.T, plan setup.KovaraPlan) *runner {
 	t.Helper()
-	sess, err := newSession(Endpoint{URL: "http://127.0.0.1:1"}, Observer{Live: NewLive()})
+	sess, err := newSession(setup.Endpoint{URL: "http://127.0.0.1:1"}, Observer{Live: NewLive()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func (sh *Shard) freshSeed() int64 {
 // the shard's own record of its share in local.shard, for Merge. A shard
 // that cannot begin a level on time returns a *PlanError saying why;
 // stopped while it waits, an error wrapping ErrInterrupted and no file.
-func RunShard(ctx context.Context, plan setup.KovaraPlan, ep Endpoint, obs Observer, sh Shard) (*results.File, error) {
+func RunShard(ctx context.Context, plan setup.KovaraPlan, ep setup.Endpoint, obs Observer, sh Shard) (*results.File, error) {
 	if err := sh.checkStart(time.Now()); err != nil {
 		return nil, &PlanError{Err: err}
 	}

@@ -50,7 +50,7 @@ func lengthSpread(xs []int) *results.LengthSpread {
 // RunStages, it returns the result with an error only for an unusable plan
 // or endpoint, or (with the levels done so far, marked incomplete) for a
 // stop wrapping ErrInterrupted.
-func RunSpecDec(ctx context.Context, plan setup.SpecDecPlan, ep Endpoint, obs Observer) (_ *results.SpecDecResult, err error) {
+func RunSpecDec(ctx context.Context, plan setup.SpecDecPlan, ep setup.Endpoint, obs Observer) (_ *results.SpecDecResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}

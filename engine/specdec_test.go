@@ -40,7 +40,7 @@ func TestSpecDecAgainstSimulator(t *testing.T) {
 			mark()
 		}
 	}}
-	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, obs)
+	res, err := RunSpecDec(context.Background(), p, setup.Endpoint{URL: url}, obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSpecDecWithoutDrafts(t *testing.T) {
 	_, plain := startSim(t, sim.Config{TokenInterval: time.Millisecond, PrefillRate: 200000})
 	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens, p.Requests = []int{2}, 40, 4
-	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: plain}, Observer{})
+	res, err := RunSpecDec(context.Background(), p, setup.Endpoint{URL: plain}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestSpecDecWithoutDrafts(t *testing.T) {
 		srv.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
-	res, err = RunSpecDec(context.Background(), p, Endpoint{URL: hs.URL}, Observer{})
+	res, err = RunSpecDec(context.Background(), p, setup.Endpoint{URL: hs.URL}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestSpecDecWithoutDrafts(t *testing.T) {
 	// With more levels to go, the plan stops after the first, which
 	// drafted nothing, instead of running every level to an empty result.
 	p.Levels = []int{1, 2, 4}
-	res, err = RunSpecDec(context.Background(), p, Endpoint{URL: hs.URL}, Observer{})
+	res, err = RunSpecDec(context.Background(), p, setup.Endpoint{URL: hs.URL}, Observer{})
 	var pe *PlanError
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "drafted no tokens in level 1") || !strings.Contains(err.Error(), "-md DRAFT.gguf") {
 		t.Fatalf("err %v, want a plan error that says the server does not draft", err)
@@ -174,7 +174,7 @@ func TestSpecDecPlanValidate(t *testing.T) {
 	} {
 		// The deadline only bounds a run that should never have started.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		res, err := RunSpecDec(ctx, c.plan, Endpoint{URL: url}, Observer{})
+		res, err := RunSpecDec(ctx, c.plan, setup.Endpoint{URL: url}, Observer{})
 		cancel()
 		var pe *PlanError
 		if !errors.As(err, &pe) {
@@ -210,7 +210,7 @@ func TestSpecDecLlamaCpp(t *testing.T) {
 	_, url := startSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 200000, SpecDecode: &sd})
 	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens = []int{1, 4}, 128
-	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunSpecDec(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestSpecDecNothingAccepted(t *testing.T) {
 	_, url := startSim(t, sim.Config{Personality: sim.LlamaCpp, TokenInterval: time.Millisecond, PrefillRate: 200000, SpecDecode: &sd})
 	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.MaxTokens = []int{2}, 64
-	res, err := RunSpecDec(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunSpecDec(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

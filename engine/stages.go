@@ -141,7 +141,7 @@ type stagesRun struct {
 // the error is for a plan or endpoint that could not be used
 // (*PlanError, *EndpointError, *StageError) and, with the partial result
 // marked incomplete, for a stop (wrapping ErrInterrupted).
-func RunStages(ctx context.Context, plan setup.StagesPlan, ep Endpoint, obs Observer) (_ *results.StagesResult, err error) {
+func RunStages(ctx context.Context, plan setup.StagesPlan, ep setup.Endpoint, obs Observer) (_ *results.StagesResult, err error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}

@@ -48,7 +48,7 @@ func TestStagesPrefillFails(t *testing.T) {
 			t.Cleanup(func() { ts.CloseClientConnections(); ts.Close(); s.Close() })
 			p := setup.DefaultStagesPlan()
 			p.Quick, p.Users = true, 2
-			res, err := RunStages(context.Background(), p, Endpoint{URL: ts.URL}, Observer{})
+			res, err := RunStages(context.Background(), p, setup.Endpoint{URL: ts.URL}, Observer{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestStagesPrefillCutSaysTheServersCount(t *testing.T) {
 			_, url := startSim(t, cfg)
 			p := setup.DefaultStagesPlan()
 			p.Quick, p.Users = true, 2
-			res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
+			res, err := RunStages(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 			if err != nil {
 				t.Fatal(err)
 			}

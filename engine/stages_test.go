@@ -66,7 +66,7 @@ func TestStagesArithmetic(t *testing.T) {
 	p := setup.DefaultStagesPlan()
 	p.Timeout = 60 * time.Second
 	p.SpecDecode = "none"
-	res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{Live: NewLive()})
+	res, err := RunStages(context.Background(), p, setup.Endpoint{URL: url}, Observer{Live: NewLive()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestStagesQueueing(t *testing.T) {
 		srv, url := startSim(t, sim.Config{TokenInterval: 4 * time.Millisecond, PrefillRate: 10000, BatchCapacity: c.capacity, NaturalStop: longAnswers, RecordTruth: true})
 		p := setup.DefaultStagesPlan()
 		p.Quick, p.Users = true, 6
-		res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
+		res, err := RunStages(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +294,7 @@ func TestStagesThinkingFallback(t *testing.T) {
 		_, url := startSim(t, cfg)
 		p := setup.DefaultStagesPlan()
 		p.Quick, p.Users = true, 2
-		res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
+		res, err := RunStages(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,7 +338,7 @@ func TestStagesTokenSources(t *testing.T) {
 		_, url := startSim(t, cfg)
 		p := setup.DefaultStagesPlan()
 		p.Quick, p.Users = true, 2
-		res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
+		res, err := RunStages(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,7 +376,7 @@ func TestStagesShortAnswersAndQuick(t *testing.T) {
 		NaturalStop: func(int64) int { return 60 }})
 	p := setup.DefaultStagesPlan()
 	p.Quick, p.Users, p.Note = true, 2, "a note | with a pipe"
-	res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunStages(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,8 +420,8 @@ func TestStagesProfilesFollowTheProtocol(t *testing.T) {
 	if got, want := setup.DefaultUsers, 8; got != want { // --users default
 		t.Errorf("setup.DefaultUsers %d, want the protocol's %d", got, want)
 	}
-	if got, want := DefaultPlanTimeout, 900*time.Second; got != want { // --timeout default, seconds per request
-		t.Errorf("DefaultPlanTimeout %s, want the protocol's %s", got, want)
+	if got, want := setup.PlanTimeout, 900*time.Second; got != want { // --timeout default, seconds per request
+		t.Errorf("setup.PlanTimeout %s, want the protocol's %s", got, want)
 	}
 	if got, want := results.ShortAnswerShare, 0.9; got != want { // stage_single's short-answer check
 		t.Errorf("ShortAnswerShare %v, want the protocol's %v", got, want)
@@ -437,7 +437,7 @@ func TestStagesQuickSendsItsProfile(t *testing.T) {
 	srv, url := startSim(t, sim.Config{TokenInterval: 100 * time.Microsecond, PrefillRate: 1e6, NaturalStop: longAnswers, RecordTruth: true})
 	p := setup.DefaultStagesPlan()
 	p.Quick, p.Users = true, 2
-	res, err := RunStages(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunStages(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil || len(res.Failed()) > 0 {
 		t.Fatalf("err %v, failed %v, warnings %v", err, res.Failed(), res.Warnings)
 	}
@@ -478,7 +478,7 @@ func TestStagesInterrupted(t *testing.T) {
 	}}
 	p := setup.DefaultStagesPlan()
 	p.Quick = true
-	res, err := RunStages(ctx, p, Endpoint{URL: url}, obs)
+	res, err := RunStages(ctx, p, setup.Endpoint{URL: url}, obs)
 	if !errors.Is(err, ErrInterrupted) || res == nil || res.Complete {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -493,7 +493,7 @@ func TestStagesInterrupted(t *testing.T) {
 func TestStagesPlanValidate(t *testing.T) {
 	t.Parallel()
 	for _, p := range []setup.StagesPlan{{Users: -1}, {Users: 5000}, {Timeout: -time.Second}} {
-		if _, err := RunStages(context.Background(), p, Endpoint{URL: "http://127.0.0.1:1"}, Observer{}); err == nil {
+		if _, err := RunStages(context.Background(), p, setup.Endpoint{URL: "http://127.0.0.1:1"}, Observer{}); err == nil {
 			t.Errorf("%+v accepted", p)
 		} else if pe := (*PlanError)(nil); !errors.As(err, &pe) {
 			t.Errorf("%+v: %v is not a PlanError", p, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // exporter serves a captured nvidia_gpu_exporter page (two RTX 3090s).
@@ -33,7 +34,7 @@ func TestRunWithGPUTelemetry(t *testing.T) {
 	_, url := startSim(t, cfg)
 	p := smallPlan()
 	p.OutputTokens = 40 // levels of about a second, so the sampler sees each
-	f, err := Run(context.Background(), p, Endpoint{URL: url, GPU: exporter(t)}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url, GPU: exporter(t)}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestGPUTelemetryFailureIsAWarning(t *testing.T) {
 		{down.URL + "/metrics", "GPU telemetry unavailable: "},
 		{"nvidia please", "GPU telemetry is off: "},
 	} {
-		f, err := Run(context.Background(), smallPlan(), Endpoint{URL: url, GPU: tt.source}, Observer{})
+		f, err := Run(context.Background(), smallPlan(), setup.Endpoint{URL: url, GPU: tt.source}, Observer{})
 		if err != nil {
 			t.Fatalf("%s: a GPU source must not stop the run: %v", tt.source, err)
 		}

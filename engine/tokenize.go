@@ -13,6 +13,7 @@ import (
 
 	"github.com/kovara/desktop/engine/prompt"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 )
 
 // The method's words cost different numbers of tokens ("the" one,
@@ -40,8 +41,8 @@ const maxTokenizeBody = 4 << 20
 // chat template (a constant the calibration's answers give).
 type tokenCounter struct {
 	c      *http.Client
-	ep     Endpoint
-	b      Base
+	ep     setup.Endpoint
+	b      setup.Base
 	family string
 	model  string
 }
@@ -127,7 +128,7 @@ func (t *tokenCounter) aim(ctx context.Context, seed, n int64, w, target, overhe
 // answer, read up to limit bytes: an error in words for a failed
 // request, another status than 200 or a longer answer. The server's
 // side routes (/tokenize, /apply-template, /completion) share it.
-func postBounded(ctx context.Context, c *http.Client, ep Endpoint, b Base, path string, body any, timeout time.Duration, limit int64) ([]byte, error) {
+func postBounded(ctx context.Context, c *http.Client, ep setup.Endpoint, b setup.Base, path string, body any, timeout time.Duration, limit int64) ([]byte, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, err

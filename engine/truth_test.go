@@ -168,7 +168,7 @@ func truthLevel(t *testing.T, url string, c int) (string, *results.File) {
 	}
 	var recs []RequestRecord
 	obs := Observer{Requests: func(_ int, r []RequestRecord) { recs = r }}
-	f, err := Run(context.Background(), p, Endpoint{URL: url}, obs)
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url}, obs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func (o TuneObserver) status(st TuneStatus) {
 // tuneRun is one comparison as it runs.
 type tuneRun struct {
 	plan    setup.TunePlan
-	ep      Endpoint
+	ep      setup.Endpoint
 	obs     TuneObserver
 	res     *results.TuneResult
 	ref     string
@@ -99,7 +99,7 @@ type tuneRun struct {
 // go on; request failures are data in each run. It returns the result
 // with an error only for an unusable plan, or with what was measured for
 // a stop (wrapping ErrInterrupted).
-func RunTune(ctx context.Context, plan setup.TunePlan, ep Endpoint, obs TuneObserver) (*results.TuneResult, error) {
+func RunTune(ctx context.Context, plan setup.TunePlan, ep setup.Endpoint, obs TuneObserver) (*results.TuneResult, error) {
 	if err := plan.Validate(); err != nil {
 		return nil, &PlanError{Err: err}
 	}
@@ -165,7 +165,7 @@ func (t *tuneRun) newResult() *results.TuneResult {
 
 // epOf is the endpoint setting si's runs go to: the endpoint, at the
 // address its command listens on (ListenOf).
-func (t *tuneRun) epOf(si int) Endpoint {
+func (t *tuneRun) epOf(si int) setup.Endpoint {
 	ep := t.ep
 	ep.URL = t.listens[si].URL
 	return ep
@@ -654,7 +654,7 @@ func answerKinds() []string {
 // answersOf asks the server the outputs check's fixed prompts, one at a
 // time at temperature 0 with a natural stop, and keeps each answer as its
 // stream's pieces of text. An answer that failed is nil.
-func (t *tuneRun) answersOf(ctx context.Context, ep Endpoint, model string) ([][]string, error) {
+func (t *tuneRun) answersOf(ctx context.Context, ep setup.Endpoint, model string) ([][]string, error) {
 	n := len(SpecDecPrompts)
 	obs := t.obs.Observer
 	obs.Checkpoint, obs.Requests, obs.LevelStart = nil, nil, nil
@@ -665,7 +665,7 @@ func (t *tuneRun) answersOf(ctx context.Context, ep Endpoint, model string) ([][
 	defer s.release()
 	timeout := t.plan.Inner.Timeout
 	if timeout <= 0 {
-		timeout = DefaultPlanTimeout
+		timeout = setup.PlanTimeout
 	}
 	cn := s.newConn()
 	opts, _, _, err := s.negotiate(ctx, cn, true, 8, timeout)

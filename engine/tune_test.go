@@ -120,7 +120,7 @@ func TestTuneModelsInterleaved(t *testing.T) {
 		Settings: []setup.TuneSetting{{Name: "q4", How: setup.ByModel, Model: "q4"}, {Name: "q8", How: setup.ByModel, Model: "q8"}},
 		Rounds:   3, Inner: tinyTunePlan(),
 	}
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestTuneSameModelAnswersAlike(t *testing.T) {
 		Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
 		Rounds:   1, Inner: tinyTunePlan(),
 	}
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestTuneAnswersTokenByToken(t *testing.T) {
 		Settings: []setup.TuneSetting{{Name: "f16", How: setup.ByModel, Model: "f16"}, {Name: "copy", How: setup.ByModel, Model: "copy"}, {Name: "q4", How: setup.ByModel, Model: "q4"}},
 		Rounds:   1, Inner: tinyTunePlan(),
 	}
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestTuneAnswersTokenByToken(t *testing.T) {
 		return c
 	}())
 	plan.Settings = []setup.TuneSetting{{Name: "a", How: setup.ByModel, Model: "a"}, {Name: "b", How: setup.ByModel, Model: "b"}}
-	res, err = RunTune(context.Background(), plan, Endpoint{URL: vurl}, log.observer())
+	res, err = RunTune(context.Background(), plan, setup.Endpoint{URL: vurl}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestTuneCommands(t *testing.T) {
 	// model files each name theirs by its own path.
 	plan.Inner.Model = "/models/what-the-endpoint-served.gguf"
 	var log tuneLog
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestTuneByHand(t *testing.T) {
 		Rounds:   2, Inner: tinyTunePlan(), NoAnswers: true,
 	}
 	plan.Inner.Model = "m"
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, obs)
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, obs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestTuneByHand(t *testing.T) {
 	// Without anyone to ask, such a plan is refused before it starts.
 	obs.Pause = nil
 	var pe *PlanError
-	if _, err := RunTune(context.Background(), plan, Endpoint{URL: url}, obs); !errors.As(err, &pe) {
+	if _, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, obs); !errors.As(err, &pe) {
 		t.Errorf("no one to ask: %v, want a plan error", err)
 	}
 }
@@ -415,7 +415,7 @@ func TestTuneStopped(t *testing.T) {
 		Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "m"}, {Name: "B", How: setup.ByModel, Model: "m"}},
 		Rounds:   3, Inner: tinyTunePlan(), NoAnswers: true,
 	}
-	res, err := RunTune(ctx, plan, Endpoint{URL: url}, obs)
+	res, err := RunTune(ctx, plan, setup.Endpoint{URL: url}, obs)
 	if !errors.Is(err, ErrInterrupted) || res == nil || res.Complete || len(res.Runs) != 1 {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
@@ -461,7 +461,7 @@ func TestTuneBefore(t *testing.T) {
 		Rounds: 2, Inner: tinyTunePlan(), NoAnswers: true,
 	}
 	var log tuneLog
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,7 +543,7 @@ func TestTuneCommandListensOnItsPort(t *testing.T) {
 		t.Errorf("said %q\nwant %q", said, want)
 	}
 	var log tuneLog
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +596,7 @@ func TestTuneCommandPortTaken(t *testing.T) {
 			s := setup.TuneSetting{Name: "B", How: setup.ByCommand, Command: shellwords.Join([]string{llama, "--port", tt.port}), Env: []string{tuneSimEnv + "=flags"}}
 			plan := setup.TunePlan{Settings: []setup.TuneSetting{{Name: "A", How: setup.ByModel, Model: "x"}, s}, Rounds: 1, Inner: tinyTunePlan(), StartTimeout: 20 * time.Second, NoAnswers: true}
 			var log tuneLog
-			res, err := RunTune(context.Background(), plan, Endpoint{URL: tt.endpoint}, log.observer())
+			res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: tt.endpoint}, log.observer())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -628,7 +628,7 @@ func TestTuneSaysWhereTheModelRan(t *testing.T) {
 		Rounds:   2, Inner: tinyTunePlan(), StartTimeout: time.Minute, NoAnswers: true,
 	}
 	var log tuneLog
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -684,7 +684,7 @@ func TestTuneReplaysATrace(t *testing.T) {
 		replays = append(replays, r)
 		return fmt.Sprintf("replay-%d", len(replays))
 	}
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: url}, obs)
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: url}, obs)
 	if err != nil {
 		t.Fatal(err)
 	}

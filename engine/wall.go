@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/hw"
 )
 
@@ -34,7 +35,7 @@ type wallWatch struct {
 // watchWall finds the endpoint's plug, starts reading it, and reads it
 // idle for wallIdle (said in the log) before returning; nil without a
 // plug.
-func watchWall(ctx context.Context, ep Endpoint, obs Observer, t0 time.Time) *wallWatch {
+func watchWall(ctx context.Context, ep setup.Endpoint, obs Observer, t0 time.Time) *wallWatch {
 	if ep.Wall == "" {
 		return nil
 	}

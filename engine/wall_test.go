@@ -36,7 +36,7 @@ func TestRunWithWallPlug(t *testing.T) {
 	server, plug := busyPlug(t)
 	p := smallPlan()
 	p.OutputTokens = 80 // levels long enough for several of the plug's readings
-	f, err := Run(context.Background(), p, Endpoint{URL: server, Wall: plug}, Observer{})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: server, Wall: plug}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestRateRunWithWallPlug(t *testing.T) {
 	server, plug := busyPlug(t)
 	p := ratePlan(4, 8)
 	p.OutputTokens = 60
-	res, err := RunRate(context.Background(), p, Endpoint{URL: server, Wall: plug}, Observer{})
+	res, err := RunRate(context.Background(), p, setup.Endpoint{URL: server, Wall: plug}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestTuneWithWallPlug(t *testing.T) {
 		Rounds: 4, Inner: inner, NoAnswers: true,
 	}
 	var log tuneLog
-	res, err := RunTune(context.Background(), plan, Endpoint{URL: server.URL, Wall: plug.URL}, log.observer())
+	res, err := RunTune(context.Background(), plan, setup.Endpoint{URL: server.URL, Wall: plug.URL}, log.observer())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func TestServerKilledMidLevel(t *testing.T) {
 	live := NewLive()
 	stop := killWhen(t, live, 4, func() { srv.Close() })
 	defer stop()
-	f, err := Run(context.Background(), watchPlan(), Endpoint{URL: url}, Observer{Live: live})
+	f, err := Run(context.Background(), watchPlan(), setup.Endpoint{URL: url}, Observer{Live: live})
 	checkGone(t, f, err, "nothing is listening on its port any more")
 }
 
@@ -148,7 +148,7 @@ func TestServerSilentMidLevel(t *testing.T) {
 			alerts.Store(l)
 		}
 	}}
-	ep := Endpoint{URL: hs.URL, Silence: time.Second}
+	ep := setup.Endpoint{URL: hs.URL, Silence: time.Second}
 	f, err := Run(context.Background(), watchPlan(), ep, obs)
 	checkGone(t, f, err, "did not answer its model list in 1 s")
 	if alerts.Load() == nil {
@@ -190,7 +190,7 @@ func TestSilentStreamServerAnswers(t *testing.T) {
 			}
 		}
 	}()
-	f, err := Run(context.Background(), p, Endpoint{URL: url, Silence: time.Second}, Observer{Live: live})
+	f, err := Run(context.Background(), p, setup.Endpoint{URL: url, Silence: time.Second}, Observer{Live: live})
 	close(done)
 	if err != nil {
 		t.Fatalf("run: %v", err)

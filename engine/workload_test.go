@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -37,7 +38,7 @@ func TestRateSharedPrefixTruth(t *testing.T) {
 	p := ratePlan(20)
 	p.MaxInFlight, p.Requests = 4, 24
 	p.Workload.SharedPrefix, p.Workload.PrefixGroups = 400, 2
-	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestRateTurnsTruth(t *testing.T) {
 	p := ratePlan(10)
 	p.MaxInFlight, p.Requests, p.OutputTokens = 2, 18, 16
 	p.Workload.Turns = 3
-	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestRatePromptsFile(t *testing.T) {
 	p := ratePlan(40)
 	p.MaxInFlight, p.Requests = 4, 10
 	p.Workload.PromptsFile = path
-	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestRatePromptsFileRefused(t *testing.T) {
 	}
 	p := ratePlan(1)
 	p.Workload.PromptsFile = path
-	_, err := RunRate(context.Background(), p, Endpoint{URL: "http://127.0.0.1:1"}, Observer{})
+	_, err := RunRate(context.Background(), p, setup.Endpoint{URL: "http://127.0.0.1:1"}, Observer{})
 	var pe *PlanError
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "line 3") {
 		t.Fatalf("got %v, want a plan error naming line 3", err)
@@ -258,7 +259,7 @@ func TestRateSharedPrefixFromMetrics(t *testing.T) {
 	p := ratePlan(20)
 	p.MaxInFlight, p.Requests, p.MetricsInterval = 4, 16, 0
 	p.Workload.SharedPrefix = 300
-	res, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{})
+	res, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,11 +285,11 @@ func TestRateSharedPrefixFreshEachRun(t *testing.T) {
 	p := ratePlan(20)
 	p.MaxInFlight, p.Requests, p.FixedSeed, p.Warmup = 2, 4, false, 0
 	p.Workload.SharedPrefix = 300
-	if _, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{}); err != nil {
+	if _, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{}); err != nil {
 		t.Fatal(err)
 	}
 	before := len(srv.Truths())
-	if _, err := RunRate(context.Background(), p, Endpoint{URL: url}, Observer{}); err != nil {
+	if _, err := RunRate(context.Background(), p, setup.Endpoint{URL: url}, Observer{}); err != nil {
 		t.Fatal(err)
 	}
 	ts := srv.Truths()
@@ -320,7 +321,7 @@ func TestRatePromptsFileStopped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	live := NewLive()
-	res, err := RunRate(ctx, p, Endpoint{URL: url}, Observer{Live: live})
+	res, err := RunRate(ctx, p, setup.Endpoint{URL: url}, Observer{Live: live})
 	var pe *PlanError
 	if !errors.Is(err, ErrInterrupted) || errors.As(err, &pe) || res != nil || !strings.Contains(err.Error(), "prompts file") {
 		t.Fatalf("stopped while reading the prompts file: %v (result %v), want a stop and no result", err, res != nil)

@@ -320,7 +320,7 @@ func readTimeout(e *formEntry, to *time.Duration, errs []error) []error {
 // model (aim sets the plan's model and whether it runs against the
 // simulator), run by planRunOf.
 func formRun[P, R any](s *BenchmarkScreen, model string, read func() (P, error), aim func(*P),
-	run func(context.Context, P, engine.Endpoint, engine.Observer) (*R, error), doc func(*R) plans.Doc, detected func(*R) (string, *results.Detection)) (planRun, error) {
+	run func(context.Context, P, setup.Endpoint, engine.Observer) (*R, error), doc func(*R) plans.Doc, detected func(*R) (string, *results.Detection)) (planRun, error) {
 	p, err := read()
 	if err != nil {
 		return nil, err
@@ -334,9 +334,9 @@ func formRun[P, R any](s *BenchmarkScreen, model string, read func() (P, error),
 // the run found of the endpoint (the model it ran and its detection), which
 // is remembered as the endpoint's last check (with model, the one asked
 // for, when the run gave no result).
-func planRunOf[P, R any](s *BenchmarkScreen, p P, model string, run func(context.Context, P, engine.Endpoint, engine.Observer) (*R, error),
+func planRunOf[P, R any](s *BenchmarkScreen, p P, model string, run func(context.Context, P, setup.Endpoint, engine.Observer) (*R, error),
 	doc func(*R) plans.Doc, detected func(*R) (string, *results.Detection)) planRun {
-	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
+	return func(ctx context.Context, ep setup.Endpoint, obs engine.Observer) func() {
 		r, err := run(ctx, p, ep, obs)
 		show := func() { s.runFailed(err) }
 		if r != nil {

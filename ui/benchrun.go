@@ -25,12 +25,12 @@ type runState struct {
 
 // planRun runs one plan against an endpoint and returns what to do on the
 // UI goroutine afterwards (show the result, or say why there is none).
-type planRun func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func()
+type planRun func(ctx context.Context, ep setup.Endpoint, obs engine.Observer) func()
 
 // onRun starts the chosen plan on the chosen endpoint.
 func (s *BenchmarkScreen) onRun() {
 	name := s.endpointSelect.Selected
-	var ep engine.Endpoint
+	var ep setup.Endpoint
 	var saved storage.SavedEndpoint
 	simulated := name == SimulatorName
 	if !simulated {
@@ -85,7 +85,7 @@ func (s *BenchmarkScreen) runDemo() {
 	p := setup.DefaultPlan()
 	p.Model, p.Simulated = sim.Demo().Models[0], true
 	cfg := plans.KovaraMethod.Demo()
-	s.start(storage.SavedEndpoint{}, true, cfg, engine.Endpoint{}, p.Model, s.kovara.runs(p, 1, nil, ""), engine.LevelWaves(p, cfg.BatchCapacity))
+	s.start(storage.SavedEndpoint{}, true, cfg, setup.Endpoint{}, p.Model, s.kovara.runs(p, 1, nil, ""), engine.LevelWaves(p, cfg.BatchCapacity))
 }
 
 // shows keeps a plan's result in the history (off the UI goroutine, as a
@@ -107,7 +107,7 @@ func (s *BenchmarkScreen) showView(o fyne.CanvasObject) {
 // start runs a plan in the background, with the live view showing it;
 // weights, when given, are how long its stages take against each other
 // (engine.Live.ExpectStages), for the whole plan's bar and time left.
-func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, simCfg sim.Config, ep engine.Endpoint, model string, run planRun, weights []float64) {
+func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, simCfg sim.Config, ep setup.Endpoint, model string, run planRun, weights []float64) {
 	name := saved.Name
 	if simulated {
 		name = SimulatorName
@@ -156,7 +156,7 @@ func (s *BenchmarkScreen) start(saved storage.SavedEndpoint, simulated bool, sim
 				return
 			}
 			stopSim = func() { srv.Close() }
-			ep = engine.Endpoint{Name: SimulatorName, URL: url}
+			ep = setup.Endpoint{Name: SimulatorName, URL: url}
 		} else {
 			key, kerr := saved.Key(s.u.keys)
 			if kerr != nil && !errors.Is(kerr, storage.ErrNoKey) {

@@ -29,7 +29,7 @@ type lastCheck struct {
 // reported no context length forgets an older one. model is "" when the
 // run never learned which model it asked for. The built-in simulator's
 // address changes with every start, so it is kept without one.
-func (u *App) rememberCheck(ep engine.Endpoint, model string, d *results.Detection, err error) {
+func (u *App) rememberCheck(ep setup.Endpoint, model string, d *results.Detection, err error) {
 	if ep.Name == "" {
 		return
 	}

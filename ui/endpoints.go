@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/storage"
 )
@@ -23,7 +24,7 @@ import (
 const SimulatorName = "Built-in simulator"
 
 // appKeyHint is where the app takes an endpoint's API key, for the error
-// that asks for one (engine.Endpoint.KeyHint).
+// that asks for one (setup.Endpoint.KeyHint).
 const appKeyHint = "in the endpoint's API key field (Endpoints: select the endpoint, type the key, Save), which keeps it in the system keyring"
 
 // appTypeKey follows a keyring that could not be read.
@@ -461,7 +462,7 @@ func (s *EndpointsScreen) onDelete() {
 func (s *EndpointsScreen) onTest() {
 	s.cancelTest()
 	url := strings.TrimSpace(s.urlEntry.Text)
-	var ep engine.Endpoint
+	var ep setup.Endpoint
 	var wallFrom storage.SavedEndpoint // whose plug token the Test reads from the keyring
 	var stop func()
 	if s.selected == SimulatorName {
@@ -471,7 +472,7 @@ func (s *EndpointsScreen) onTest() {
 			return
 		}
 		stop = func() { srv.Close() }
-		ep = engine.Endpoint{Name: SimulatorName, URL: simURL}
+		ep = setup.Endpoint{Name: SimulatorName, URL: simURL}
 	} else {
 		e, key, err := s.formEndpoint()
 		if err != nil {
@@ -613,7 +614,7 @@ func (st endpointStatus) text() (string, bool) {
 // them, nil for a run's check) so the Endpoints list says it, and a Test
 // report still shown for ep that the check contradicts is replaced: a
 // server gone since its Test passed is no longer "Serving 1 model".
-func (u *App) rememberStatus(ep engine.Endpoint, lines []string, err error) {
+func (u *App) rememberStatus(ep setup.Endpoint, lines []string, err error) {
 	if ep.Name == "" {
 		return
 	}
@@ -645,7 +646,7 @@ func (u *App) rememberStatus(ep engine.Endpoint, lines []string, err error) {
 // rememberRunCheck keeps what a run found of ep as its latest check: a
 // failure to reach or use the endpoint, or a run it answered. Anything
 // else (stopped, a plan refused) says nothing of the endpoint.
-func (u *App) rememberRunCheck(ep engine.Endpoint, err error) {
+func (u *App) rememberRunCheck(ep setup.Endpoint, err error) {
 	var ee *engine.EndpointError
 	if err == nil || errors.As(err, &ee) {
 		u.rememberStatus(ep, nil, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -131,7 +132,7 @@ func TestEndpointListSaysTheLatestCheck(t *testing.T) {
 		t.Fatalf("the Test of the server back says %q", report)
 	}
 	srv2.Close()
-	ep := engine.Endpoint{Name: "lab box", URL: plain}
+	ep := setup.Endpoint{Name: "lab box", URL: plain}
 	_, cerr := engine.Check(context.Background(), ep, "")
 	if cerr == nil {
 		t.Fatal("a run's check of a closed server passed")

@@ -33,7 +33,7 @@ type testedSpeed struct {
 
 // rememberSpeed keeps what ep's Test measured of model's speed; a Test
 // that measured none forgets an older one.
-func (u *App) rememberSpeed(ep engine.Endpoint, model string, sp *engine.TestedSpeed) {
+func (u *App) rememberSpeed(ep setup.Endpoint, model string, sp *engine.TestedSpeed) {
 	if ep.Name == "" {
 		return
 	}

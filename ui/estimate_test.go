@@ -10,6 +10,7 @@ import (
 	"github.com/kovara/desktop/chart"
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/plans"
 )
@@ -51,7 +52,7 @@ func TestPlanEstimateAndQuickCheck(t *testing.T) {
 	// A CPU server decoding 5 tok/s, one request at a time.
 	h.addEndpoint("cpu box", "http://127.0.0.1:9", "")
 	h.locked(func() {
-		h.u.rememberSpeed(engine.Endpoint{Name: "cpu box", URL: "http://127.0.0.1:9"}, "",
+		h.u.rememberSpeed(setup.Endpoint{Name: "cpu box", URL: "http://127.0.0.1:9"}, "",
 			&engine.TestedSpeed{PromptTokens: 200, TTFT: 4 * time.Second, DecodeTPS: 5})
 		b.selectEndpoint("cpu box")
 		b.kovara.requestsEntry.SetText("100")
@@ -127,7 +128,7 @@ func TestAnswersEstimateBeforeRun(t *testing.T) {
 		}
 		// 1 s to a first token, one request at a time: 6 prompts of 32
 		// reads on each side, about 7 min.
-		h.u.rememberSpeed(engine.Endpoint{Name: "cpu box", URL: "http://127.0.0.1:9"}, "", &engine.TestedSpeed{PromptTokens: 200, TTFT: time.Second, DecodeTPS: 5})
+		h.u.rememberSpeed(setup.Endpoint{Name: "cpu box", URL: "http://127.0.0.1:9"}, "", &engine.TestedSpeed{PromptTokens: 200, TTFT: time.Second, DecodeTPS: 5})
 		b.answers().promptsEntry.SetText("5")
 		b.answers().promptsEntry.SetText("6")
 		if note := b.planNote.Text; !strings.Contains(note, "At most about 7 min at the tested speeds.") {

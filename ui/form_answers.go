@@ -89,7 +89,7 @@ func (f *answersForm) plan() (engine.AnswersRun, error) {
 	errs = readTimeout(f.timeoutEntry, &p.Timeout, errs)
 	p.Model, p.AgainstModel = f.s.chosenModel(), f.modelEntry.Text
 	if f.againstSelect.Selected != sameEndpoint && f.againstSelect.Selected != "" {
-		p.Against = &engine.Endpoint{Name: f.againstSelect.Selected}
+		p.Against = &setup.Endpoint{Name: f.againstSelect.Selected}
 	}
 	return p, formError(errs, func() error {
 		if p.AnswersPlan.Prompts > len(setup.AnswerPrompts) {
@@ -158,7 +158,7 @@ func (f *answersForm) estimate(p engine.AnswersRun) string {
 func (f *answersForm) run(model string, simulated bool) (planRun, error) {
 	u := f.s.u
 	return formRun(f.s, model, f.plan, func(p *engine.AnswersRun) { p.Model, p.Simulated = model, simulated },
-		func(ctx context.Context, p engine.AnswersRun, ep engine.Endpoint, obs engine.Observer) (*results.AnswersResult, error) {
+		func(ctx context.Context, p engine.AnswersRun, ep setup.Endpoint, obs engine.Observer) (*results.AnswersResult, error) {
 			if p.Against != nil {
 				// The other endpoint with its key, read here, off the UI
 				// goroutine, as the baseline's is.

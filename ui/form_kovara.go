@@ -241,7 +241,7 @@ func (f *kovaraForm) run(model string, simulated bool) (planRun, error) {
 // result first, with a button that compares it with the run it repeats.
 func (f *kovaraForm) runs(plan setup.KovaraPlan, repeat int, like *results.LikeRef, likeName string) planRun {
 	s := f.s
-	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
+	return func(ctx context.Context, ep setup.Endpoint, obs engine.Observer) func() {
 		var (
 			file         *results.File
 			err, saveErr error

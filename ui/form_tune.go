@@ -512,7 +512,7 @@ func (f *tuneForm) run(model string, simulated bool) (planRun, error) {
 	}
 	p.Inner.Model, p.Inner.Simulated = model, simulated
 	s := f.s
-	return func(ctx context.Context, ep engine.Endpoint, obs engine.Observer) func() {
+	return func(ctx context.Context, ep setup.Endpoint, obs engine.Observer) func() {
 		t := &tuneProgress{}
 		stopTicker := t.watch(s, len(p.Settings)*p.Rounds)
 		tobs := engine.TuneObserver{

@@ -30,7 +30,7 @@ func (h *harness) seedRun(url string, levels []int, output int, mutate func(*res
 	h.t.Helper()
 	p := setup.DefaultPlan()
 	p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 32, output, levels, 8, 0
-	f, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "sim box"}, engine.Observer{})
+	f, err := engine.Run(context.Background(), p, setup.Endpoint{URL: url, Name: "sim box"}, engine.Observer{})
 	if err != nil {
 		h.t.Fatal(err)
 	}

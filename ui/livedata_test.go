@@ -263,19 +263,19 @@ func TestLiveITLNamesEachPlansStage(t *testing.T) {
 		{"kovara", func(obs engine.Observer) error {
 			p := setup.DefaultPlan()
 			p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 100, 8, []int{1, 2}, 4, 1
-			_, err := engine.Run(ctx, p, engine.Endpoint{URL: url}, obs)
+			_, err := engine.Run(ctx, p, setup.Endpoint{URL: url}, obs)
 			return err
 		}, "Inter-token latency, level 2", "Waiting for token gaps…"},
 		{"three stages", func(obs engine.Observer) error {
 			p := setup.DefaultStagesPlan()
 			p.Quick, p.Users = true, 2
-			_, err := engine.RunStages(ctx, p, engine.Endpoint{URL: url}, obs)
+			_, err := engine.RunStages(ctx, p, setup.Endpoint{URL: url}, obs)
 			return err
 		}, "Inter-token latency, stage 3 (many users)", "Waiting for token gaps…"},
 		{"context", func(obs engine.Observer) error {
 			p := setup.DefaultContextPlan()
 			p.Depths, p.Repeats, p.OutputTokens = []int{1024}, 1, 8
-			_, err := engine.RunContext(ctx, p, engine.Endpoint{URL: url}, obs)
+			_, err := engine.RunContext(ctx, p, setup.Endpoint{URL: url}, obs)
 			return err
 		}, "Inter-token latency, depth 1k", "Waiting for the token gaps of depth 1k: they come as each of its answers ends…"},
 	}

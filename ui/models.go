@@ -18,7 +18,7 @@ import (
 const prefModelPrefix = "benchmark.model."
 
 // appModelHint is where the app takes the model when a server serves
-// several (engine.Endpoint.ModelHint).
+// several (setup.Endpoint.ModelHint).
 const appModelHint = "in the Benchmark form's Model field"
 
 // Placeholders of the Model field while it has nothing chosen.

@@ -94,7 +94,7 @@ func TestPlanFormsSayEveryWrongField(t *testing.T) {
 func TestFormRunAimsThePlan(t *testing.T) {
 	h := newHarness(t)
 	var sent []setup.StagesPlan
-	run := func(_ context.Context, p setup.StagesPlan, _ engine.Endpoint, _ engine.Observer) (*results.StagesResult, error) {
+	run := func(_ context.Context, p setup.StagesPlan, _ setup.Endpoint, _ engine.Observer) (*results.StagesResult, error) {
 		sent = append(sent, p)
 		return nil, errors.New("refused")
 	}
@@ -105,7 +105,7 @@ func TestFormRunAimsThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr(context.Background(), engine.Endpoint{}, engine.Observer{})
+	pr(context.Background(), setup.Endpoint{}, engine.Observer{})
 	if len(sent) != 1 || sent[0].Model != "qwen3-8b" || !sent[0].Simulated || sent[0].Users != 3 {
 		t.Errorf("sent %+v, want the plan read, aimed at qwen3-8b on the simulator", sent)
 	}
@@ -159,12 +159,12 @@ func TestKeptAsTheCLIKeeps(t *testing.T) {
 		{"an error, a depth measured", []results.ContextDepth{depth}, refused, true},
 		{"stopped, nothing measured", nil, engine.ErrInterrupted, true},
 	} {
-		run := func(context.Context, setup.ContextPlan, engine.Endpoint, engine.Observer) (*results.ContextResult, error) {
+		run := func(context.Context, setup.ContextPlan, setup.Endpoint, engine.Observer) (*results.ContextResult, error) {
 			return &results.ContextResult{Depths: tc.depths}, tc.err
 		}
 		doc := func(r *results.ContextResult) plans.Doc { return plans.NewContext(r) }
 		before, _ := h.u.lib.List()
-		show := planRunOf(h.u.bench, setup.ContextPlan{}, "m", run, doc, nil)(context.Background(), engine.Endpoint{}, engine.Observer{})
+		show := planRunOf(h.u.bench, setup.ContextPlan{}, "m", run, doc, nil)(context.Background(), setup.Endpoint{}, engine.Observer{})
 		var shown bool
 		var note string
 		h.locked(func() {

@@ -29,7 +29,7 @@ func TestPromptCacheAndReconnectsShown(t *testing.T) {
 		p := setup.DefaultPlan()
 		p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 64, 4, []int{1, 2}, 6, 0
 		p.Seed, p.FixedSeed = 7, true
-		f, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "llama box"}, engine.Observer{})
+		f, err := engine.Run(context.Background(), p, setup.Endpoint{URL: url, Name: "llama box"}, engine.Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestCompareSpecDecFromHistory(t *testing.T) {
 	for range 2 {
 		p := setup.DefaultSpecDecPlan()
 		p.Levels, p.Requests, p.MaxTokens = []int{1, 2}, 4, 32
-		r, err := engine.RunSpecDec(context.Background(), p, engine.Endpoint{URL: url}, engine.Observer{})
+		r, err := engine.RunSpecDec(context.Background(), p, setup.Endpoint{URL: url}, engine.Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestSpecDecViewShowsPositions(t *testing.T) {
 		SpecDecode: &sim.SpecDecode{DraftTokens: 3, Acceptance: 0.7}})
 	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.Requests, p.MaxTokens = []int{1, 2}, 4, 64
-	r, err := engine.RunSpecDec(context.Background(), p, engine.Endpoint{URL: url}, engine.Observer{})
+	r, err := engine.RunSpecDec(context.Background(), p, setup.Endpoint{URL: url}, engine.Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

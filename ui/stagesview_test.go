@@ -50,7 +50,7 @@ func TestSpecDecViewSaysHowAnswersEnded(t *testing.T) {
 		NaturalStop: func(int64) int { return 1000 }}) // a model that never stops on its own
 	p := setup.DefaultSpecDecPlan()
 	p.Levels, p.Requests, p.MaxTokens = []int{1, 2}, 4, 8
-	r, err := engine.RunSpecDec(context.Background(), p, engine.Endpoint{URL: url}, engine.Observer{})
+	r, err := engine.RunSpecDec(context.Background(), p, setup.Endpoint{URL: url}, engine.Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func simFile(t *testing.T, url string, levels ...int) *results.File {
 	t.Helper()
 	p := setup.DefaultPlan()
 	p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 32, 8, levels, 8, 0
-	f, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url, Name: "sim box"}, engine.Observer{})
+	f, err := engine.Run(context.Background(), p, setup.Endpoint{URL: url, Name: "sim box"}, engine.Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}

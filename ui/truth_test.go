@@ -139,7 +139,7 @@ func BenchmarkLiveViewTruth256(b *testing.B) {
 			p.InputTokens, p.OutputTokens = 256, 24
 			var recs []engine.RequestRecord
 			obs := engine.Observer{Requests: func(_ int, r []engine.RequestRecord) { recs = r }}
-			if _, err := engine.Run(context.Background(), p, engine.Endpoint{URL: url}, obs); err != nil {
+			if _, err := engine.Run(context.Background(), p, setup.Endpoint{URL: url}, obs); err != nil {
 				b.Fatal(err)
 			}
 			pt, pi := truthErrors(b, url, recs)

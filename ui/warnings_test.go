@@ -70,7 +70,7 @@ func TestWarningsOnEverySurface(t *testing.T) {
 	for _, tc := range cases {
 		p := setup.DefaultPlan()
 		p.InputTokens, p.OutputTokens, p.Concurrency, p.Requests, p.Warmup = 32, 4, []int{1, 2}, 10, 0
-		ep := engine.Endpoint{URL: startTestSim(t, tc.cfg), Name: "box", GPU: tc.gpu}
+		ep := setup.Endpoint{URL: startTestSim(t, tc.cfg), Name: "box", GPU: tc.gpu}
 		if tc.again {
 			p.Seed, p.FixedSeed = 7, true
 			if _, err := engine.Run(context.Background(), p, ep, engine.Observer{}); err != nil {

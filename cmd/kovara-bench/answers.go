@@ -74,7 +74,7 @@ func (f *runFlags) answersRun(set map[string]bool) (engine.AnswersRun, error) {
 	if a.against != "" {
 		// Resolved at the run (its key from the keyring); its address
 		// stands in for the plan's check.
-		p.Against = &engine.Endpoint{URL: a.against}
+		p.Against = &setup.Endpoint{URL: a.against}
 	}
 	p.Timeout = plans.ByID(results.PlanAnswers).Timeout
 	if err := f.setTimeout(set, &p.Timeout); err != nil {
@@ -89,7 +89,7 @@ func buildAnswers(f *runFlags, set map[string]bool) (otherPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, ep setup.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
 		p.Simulated = simulated
 		if f.answers.against != "" {
 			of := *f

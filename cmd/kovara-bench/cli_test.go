@@ -22,6 +22,7 @@ import (
 
 	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 	"github.com/kovara/desktop/engine/sim/simtest"
 	"github.com/kovara/desktop/internal/serverproc"
@@ -400,7 +401,7 @@ func TestCheckSaysWhatTheAppsTestSays(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
-	want, err := engine.TestEndpoint(context.Background(), engine.Endpoint{URL: url})
+	want, err := engine.TestEndpoint(context.Background(), setup.Endpoint{URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/kovara/desktop/engine"
+	"github.com/kovara/desktop/engine/setup"
 	"github.com/kovara/desktop/engine/sim"
 )
 
@@ -37,7 +37,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	defer srv.Close()
 	plan.Simulated = true
 	fmt.Fprintf(stderr, "demo: benchmarking the built-in simulator (a vLLM-like fake server, not real hardware)\n")
-	code, _ = benchmark(plan, engine.Endpoint{Name: "Built-in simulator", URL: url}, f, runMarks{}, stdout, stderr)
+	code, _ = benchmark(plan, setup.Endpoint{Name: "Built-in simulator", URL: url}, f, runMarks{}, stdout, stderr)
 	return code
 }
 

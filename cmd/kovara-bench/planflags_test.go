@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kovara/desktop/engine"
 	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/engine/setup"
 )
@@ -58,7 +57,7 @@ func TestPlanTimeoutAndThinking(t *testing.T) {
 		want got
 		err  string
 	}{
-		{"defaults", nil, got{engine.DefaultPlanTimeout, false}, ""},
+		{"defaults", nil, got{setup.PlanTimeout, false}, ""},
 		{"--timeout given", []string{"--timeout", "45s"}, got{45 * time.Second, false}, ""},
 		{"--timeout refused", []string{"--timeout", "soon"}, got{}, "--timeout"},
 	}

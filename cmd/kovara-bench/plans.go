@@ -206,7 +206,7 @@ func notForPlan(name, plan string) error {
 // otherPlan is a built plan beyond the Kovara method: it runs against ep
 // (simulated for the demo) and prints and keeps its result, returning the
 // exit code.
-type otherPlan func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int
+type otherPlan func(ctx context.Context, ep setup.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int
 
 // otherPlan builds the plan --plan names from the flags.
 func (f *runFlags) otherPlan(set map[string]bool) (otherPlan, error) {
@@ -219,9 +219,9 @@ func (f *runFlags) otherPlan(set map[string]bool) (otherPlan, error) {
 
 // planRun is the otherPlan that runs p with run, marked simulated for the
 // demo, and prints and keeps its result with finish.
-func planRun[P, R any](f *runFlags, p P, simulated func(*P, bool), run func(context.Context, P, engine.Endpoint, engine.Observer) (R, error),
+func planRun[P, R any](f *runFlags, p P, simulated func(*P, bool), run func(context.Context, P, setup.Endpoint, engine.Observer) (R, error),
 	finish func(R, error, runFlags, io.Writer, io.Writer) int) otherPlan {
-	return func(ctx context.Context, ep engine.Endpoint, sim bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, ep setup.Endpoint, sim bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
 		simulated(&p, sim)
 		prog.start()
 		res, err := run(ctx, p, ep, obs)
@@ -359,7 +359,7 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 	if err != nil {
 		return bad(err)
 	}
-	var ep engine.Endpoint
+	var ep setup.Endpoint
 	if demo {
 		cfg := plans.ByID(f.planName).Demo()
 		srv, url, err := sim.Start(cfg, "127.0.0.1:0")
@@ -368,7 +368,7 @@ func runOtherPlan(f runFlags, set map[string]bool, demo bool, stdout, stderr io.
 			return exitFailed, true
 		}
 		defer srv.Close()
-		ep = engine.Endpoint{Name: "Built-in simulator", URL: url}
+		ep = setup.Endpoint{Name: "Built-in simulator", URL: url}
 		like := "vLLM"
 		if cfg.Personality == sim.LlamaCpp {
 			like = "llama.cpp"

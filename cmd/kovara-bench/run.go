@@ -208,13 +208,13 @@ const maxRepeat = 10
 // run of its own in the library, tied by one group when more than one,
 // and then shows the spread between them. like, when given, names the
 // run every one of them reproduces. It returns the worst exit code.
-func repeated(plan setup.KovaraPlan, ep engine.Endpoint, f runFlags, like *results.LikeRef, stdout, stderr io.Writer) int {
+func repeated(plan setup.KovaraPlan, ep setup.Endpoint, f runFlags, like *results.LikeRef, stdout, stderr io.Writer) int {
 	return repeatedInto(plan, ep, f, like, nil, stdout, stderr)
 }
 
 // repeatedInto is repeated, appending the complete runs' files to got
 // when it is given.
-func repeatedInto(plan setup.KovaraPlan, ep engine.Endpoint, f runFlags, like *results.LikeRef, got *[]*results.File, stdout, stderr io.Writer) int {
+func repeatedInto(plan setup.KovaraPlan, ep setup.Endpoint, f runFlags, like *results.LikeRef, got *[]*results.File, stdout, stderr io.Writer) int {
 	worst := exitOK
 	var files []*results.File
 	for _, place := range engine.RepeatGroup(f.repeat, time.Now()) {
@@ -253,14 +253,14 @@ func (m runMarks) apply(file *results.File) {
 }
 
 // cliModelHint is where kovara-bench takes the model when the server
-// serves several (engine.Endpoint.ModelHint).
+// serves several (setup.Endpoint.ModelHint).
 const cliModelHint = "with --model"
 
 // resolveEndpoint finds --endpoint among the saved endpoints (with its key
 // from the keyring) or reads it as an address. A key in the environment
 // variable named by --api-key-env wins over the keyring.
 
-func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
+func (f *runFlags) resolveEndpoint(stderr io.Writer) (setup.Endpoint, error) {
 	ep, err := f.savedOrAddress(stderr)
 	if err != nil {
 		return ep, err
@@ -273,7 +273,7 @@ func (f *runFlags) resolveEndpoint(stderr io.Writer) (engine.Endpoint, error) {
 	return ep, nil
 }
 
-func (f *runFlags) savedOrAddress(stderr io.Writer) (engine.Endpoint, error) {
+func (f *runFlags) savedOrAddress(stderr io.Writer) (setup.Endpoint, error) {
 	envKey := os.Getenv(f.apiKeyEnv)
 	if dirs, err := storage.DefaultDirs(); err == nil {
 		saved, ok, err := storage.OpenEndpoints(dirs.Config).Get(f.endpoint)
@@ -307,9 +307,9 @@ func (f *runFlags) savedOrAddress(stderr io.Writer) (engine.Endpoint, error) {
 		}
 	}
 	if _, err := setup.ParseBase(f.endpoint); err != nil {
-		return engine.Endpoint{}, fmt.Errorf("%q is not a saved endpoint, and as an address: %w", f.endpoint, err)
+		return setup.Endpoint{}, fmt.Errorf("%q is not a saved endpoint, and as an address: %w", f.endpoint, err)
 	}
-	ep := engine.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu, ModelHint: cliModelHint,
+	ep := setup.Endpoint{URL: f.endpoint, InsecureTLS: f.insecure, APIKey: envKey, GPU: f.gpu, ModelHint: cliModelHint,
 		KeyHint: fmt.Sprintf("in the environment variable %s (--api-key-env names another)", f.apiKeyEnv)}
 	f.withWall(&ep)
 	return ep, nil
@@ -332,7 +332,7 @@ func (f *runFlags) checkWall() error {
 // withWall gives ep the --wall plug (over a saved endpoint's own), and a
 // Home Assistant sensor's token from the environment (a saved
 // endpoint's own plug's otherwise comes from the keyring).
-func (f *runFlags) withWall(ep *engine.Endpoint) {
+func (f *runFlags) withWall(ep *setup.Endpoint) {
 	if f.wall != "" {
 		ep.Wall = f.wall
 	}
@@ -341,7 +341,7 @@ func (f *runFlags) withWall(ep *engine.Endpoint) {
 
 // benchmark runs a plan with Ctrl-C handling, progress and a summary, and
 // writes the results file. It returns the exit code.
-func benchmark(plan setup.KovaraPlan, ep engine.Endpoint, f runFlags, mark runMarks, stdout, stderr io.Writer) (int, *results.File) {
+func benchmark(plan setup.KovaraPlan, ep setup.Endpoint, f runFlags, mark runMarks, stdout, stderr io.Writer) (int, *results.File) {
 	if f.png != "" {
 		// Made before the run: a folder that cannot be made is said now,
 		// not after a benchmark whose charts would then be lost.

@@ -130,7 +130,7 @@ func selftestLevel(ctx context.Context, url string, streams, requests, tokens in
 			recs = r
 		},
 	}
-	if _, err := engine.Run(ctx, p, engine.Endpoint{URL: url}, obs); err != nil {
+	if _, err := engine.Run(ctx, p, setup.Endpoint{URL: url}, obs); err != nil {
 		return row, err
 	}
 	if !level {

@@ -185,7 +185,7 @@ func buildTune(f *runFlags, set map[string]bool) (otherPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, ep engine.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, ep setup.Endpoint, simulated bool, obs engine.Observer, prog *progress, stdout, stderr io.Writer) int {
 		p.Inner.Simulated = simulated
 		// Where each started server listens, before anything is asked or
 		// started: said in one sentence where it is not the endpoint's

@@ -33,7 +33,7 @@ func TestNoiseOnTheSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	f, err := engine.Run(context.Background(), plan, engine.Endpoint{URL: url + "/v1"}, engine.Observer{})
+	f, err := engine.Run(context.Background(), plan, setup.Endpoint{URL: url + "/v1"}, engine.Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
