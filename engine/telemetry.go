@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kovara/desktop/engine/results"
 	"github.com/kovara/desktop/hw"
 )
 
@@ -16,7 +17,7 @@ const inventoryTimeout = 30 * time.Second
 // The benchmark never waits on it: every failure becomes a warning.
 type gpuWatch struct {
 	src     hw.Source
-	inv     []hw.GPU
+	inv     []results.GPU
 	smp     *hw.Sampler
 	windows []hw.LevelWindow
 	warns   []string
@@ -77,7 +78,7 @@ func (g *gpuWatch) stop() {
 
 // finish stops sampling and returns the telemetry for local.telemetry and
 // the warnings to add to the run's.
-func (g *gpuWatch) finish() (*hw.Telemetry, []string) {
+func (g *gpuWatch) finish() (*results.Telemetry, []string) {
 	if g == nil {
 		return nil, nil
 	}

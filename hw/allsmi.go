@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // allSMIFamilies are the all_smi_* families parseAllSMIExporter reads
@@ -121,7 +123,7 @@ func parseAllSMIExporter(fams map[string]*dto.MetricFamily) []exporterGPU {
 		if name == "" {
 			name = "GPU"
 		}
-		info := GPU{Index: b.index, Name: name, DriverVersion: b.driver}
+		info := telemetry.GPU{Index: b.index, Name: name, DriverVersion: b.driver}
 		info.MemoryTotalMiB = floatPtr(b.get("all_smi_gpu_memory_total_bytes").div(mib))
 		info.PCIeGenCurrent = intPtr(b.get("all_smi_gpu_pcie_gen_current"))
 		info.PCIeWidthCurrent = intPtr(b.get("all_smi_gpu_pcie_width_current"))

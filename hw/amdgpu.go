@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // amdgpuSource reads the amdgpu kernel driver's sysfs files, with no ROCm:
@@ -218,8 +220,8 @@ func (c amdCard) sample(index int) Sample {
 	return s
 }
 
-func (c amdCard) gpu(index int) GPU {
-	g := GPU{Index: index, Name: c.files["product_name"]}
+func (c amdCard) gpu(index int) telemetry.GPU {
+	g := telemetry.GPU{Index: index, Name: c.files["product_name"]}
 	if g.Name == "" {
 		g.Name = "AMD GPU"
 	}
@@ -261,7 +263,7 @@ func (a *amdgpuSource) noCards() error {
 	return fmt.Errorf("%s has no GPU driven by amdgpu (no /sys/class/drm/card*/device with vendor 0x1002)", a.sh.where())
 }
 
-func (a *amdgpuSource) Inventory(ctx context.Context) ([]GPU, error) {
+func (a *amdgpuSource) Inventory(ctx context.Context) ([]telemetry.GPU, error) {
 	cards, err := a.cards(ctx, a.runTimeout)
 	if err != nil {
 		return nil, err
@@ -269,7 +271,7 @@ func (a *amdgpuSource) Inventory(ctx context.Context) ([]GPU, error) {
 	if len(cards) == 0 {
 		return nil, a.noCards()
 	}
-	gpus := make([]GPU, len(cards))
+	gpus := make([]telemetry.GPU, len(cards))
 	for i, c := range cards {
 		gpus[i] = c.gpu(i)
 	}

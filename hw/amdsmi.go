@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // amdSMISource reads AMD's amd-smi (ROCm 6.1 and later): `amd-smi metric
@@ -266,7 +268,7 @@ func throttleRefused(out []byte, err error) bool {
 	return json.Unmarshal(bytes.TrimSpace(out), &answer) == nil && strings.Contains(strings.ToLower(answer.Error), "throttle")
 }
 
-func (a *amdSMISource) Inventory(ctx context.Context) ([]GPU, error) {
+func (a *amdSMISource) Inventory(ctx context.Context) ([]telemetry.GPU, error) {
 	out, err := a.metric(ctx)
 	if err != nil {
 		return nil, err
@@ -275,9 +277,9 @@ func (a *amdSMISource) Inventory(ctx context.Context) ([]GPU, error) {
 	if err != nil {
 		return nil, fmt.Errorf("amd-smi on %s gave a GPU list we could not read: %v", a.sh.where(), err)
 	}
-	gpus := make([]GPU, len(list))
+	gpus := make([]telemetry.GPU, len(list))
 	for i, g := range list {
-		gpus[i] = GPU{Index: g.index, Name: "AMD GPU", MemoryTotalMiB: floatPtr(g.get("mem_usage", unitsMemory, "total_vram"))}
+		gpus[i] = telemetry.GPU{Index: g.index, Name: "AMD GPU", MemoryTotalMiB: floatPtr(g.get("mem_usage", unitsMemory, "total_vram"))}
 	}
 	return a.finishInventory(gpus)
 }

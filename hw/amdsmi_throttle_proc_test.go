@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // amdSMIThrottle installs a stand-in amd-smi for `metric … --json`. Asked
@@ -155,7 +156,7 @@ func TestAMDSMIThrottledLevel(t *testing.T) {
 	box.assertNoSurvivors()
 	tel := NewTelemetry(src, inv, smp, []LevelWindow{{Concurrency: 2, Start: start, End: end}})
 	lv := tel.Levels[2]
-	var g0, g1 *GPUEnergy
+	var g0, g1 *telemetry.GPUEnergy
 	for i := range lv.GPUs {
 		switch lv.GPUs[i].Index {
 		case 0:

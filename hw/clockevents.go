@@ -20,7 +20,7 @@ type maskPoint struct {
 // gap short of either edge has no figures (nor has the level, while any
 // GPU that reports reasons has none). GPUs that never report reasons are
 // left out of the level's figures.
-func clockEvents(le *LevelEnergy, samples []Sample, chosen []int, from, to, gap time.Duration) {
+func clockEvents(le *telemetry.LevelEnergy, samples []Sample, chosen []int, from, to, gap time.Duration) {
 	pts := map[int][]maskPoint{}
 	for _, s := range samples {
 		if s.Has(FieldClockEvents) && selected(chosen, s.GPU) {
@@ -123,7 +123,7 @@ func cmpDuration(a, b time.Duration) int {
 
 // clockShares sets each GPU's SMClockShare from its mean SM clock and the
 // card's maximum in the inventory, and the level's as their mean.
-func clockShares(le *LevelEnergy, inventory []GPU) {
+func clockShares(le *telemetry.LevelEnergy, inventory []telemetry.GPU) {
 	maxOf := map[int]float64{}
 	for _, g := range inventory {
 		if g.SMClockMaxMHz != nil && *g.SMClockMaxMHz > 0 {

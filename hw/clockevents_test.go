@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/engine/results"
+	"github.com/kovara/desktop/telemetry"
 )
 
 func TestParseSampleLineClockEvents(t *testing.T) {
@@ -116,7 +117,7 @@ func TestClockEventsCapturedRTX4090PowerCap(t *testing.T) {
 	// The trace's own figures against the card's maximum: the RTX 4090's
 	// boost reached 2820 MHz here (its reading with no reason set).
 	max := 2820.0
-	clockShares(&le, []GPU{{Index: 0, SMClockMaxMHz: &max}})
+	clockShares(&le, []telemetry.GPU{{Index: 0, SMClockMaxMHz: &max}})
 	if g := le.GPUs[0]; g.SMClockShare == nil || *g.SMClockShare < 0.88 || *g.SMClockShare > 0.93 {
 		t.Errorf("GPU 0 SM clock share %v, want about 0.9 (2550 of 2820 MHz)", fmtPtr(g.SMClockShare))
 	}
@@ -239,13 +240,13 @@ func TestClockShares(t *testing.T) {
 	max := 2100.0
 	tests := []struct {
 		name      string
-		inventory []GPU
+		inventory []telemetry.GPU
 		gpu0      string
 		gpu1      string
 		level     string
 	}{
-		{"both maxima", []GPU{{Index: 0, SMClockMaxMHz: &max}, {Index: 1, SMClockMaxMHz: &max}}, "0.8571", "0.5571", "0.7071"},
-		{"one maximum", []GPU{{Index: 0, SMClockMaxMHz: &max}, {Index: 1}}, "0.8571", "nil", "0.8571"},
+		{"both maxima", []telemetry.GPU{{Index: 0, SMClockMaxMHz: &max}, {Index: 1, SMClockMaxMHz: &max}}, "0.8571", "0.5571", "0.7071"},
+		{"one maximum", []telemetry.GPU{{Index: 0, SMClockMaxMHz: &max}, {Index: 1}}, "0.8571", "nil", "0.8571"},
 		{"no inventory", nil, "nil", "nil", "nil"},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // autoSource is "local" or "ssh://…" without ?tool=: the first Inventory
@@ -69,11 +71,11 @@ func newToolSource(tool string, sh shell, gpus []int) Source {
 	}
 }
 
-func (a *autoSource) Kind() Kind {
+func (a *autoSource) Kind() telemetry.GPUSourceKind {
 	if a.sh.remote() {
-		return KindSSH
+		return telemetry.GPUSourceSSH
 	}
-	return KindLocal
+	return telemetry.GPUSourceLocal
 }
 
 func (a *autoSource) Host() string {
@@ -105,7 +107,7 @@ func (a *autoSource) String() string {
 	return describe("the GPU tool", a.sh, a.gpus)
 }
 
-func (a *autoSource) Inventory(ctx context.Context) ([]GPU, error) {
+func (a *autoSource) Inventory(ctx context.Context) ([]telemetry.GPU, error) {
 	src, err := a.resolve(ctx)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // defaultGap is the gap limit when the samples do not show an interval.
@@ -41,8 +43,8 @@ type powerPoint struct {
 //   - Clock event (throttle) reasons are a step function: each reading's
 //     reasons hold until that GPU's next reading, held flat at the edges
 //     like power, under the same gap limit (see clockEvents).
-func Energy(samples []Sample, from, to time.Duration, gpus []int) LevelEnergy {
-	le := LevelEnergy{DurationS: (to - from).Seconds()}
+func Energy(samples []Sample, from, to time.Duration, gpus []int) telemetry.LevelEnergy {
+	le := telemetry.LevelEnergy{DurationS: (to - from).Seconds()}
 	if to <= from {
 		le.DurationS = 0
 		return le
@@ -99,7 +101,7 @@ func Energy(samples []Sample, from, to time.Duration, gpus []int) LevelEnergy {
 	known := true
 	totals := make([]float64, len(at))
 	for _, g := range chosen {
-		ge := GPUEnergy{Index: g}
+		ge := telemetry.GPUEnergy{Index: g}
 		pts := power[g]
 		usable := covers(pts, from, to, gap)
 		le.MaxGapS = max(le.MaxGapS, longestGap(pts, from, to).Seconds())
@@ -218,7 +220,7 @@ func longestGap(pts []powerPoint, from, to time.Duration) time.Duration {
 }
 
 // fillInside sets the figures that only use readings inside the window.
-func fillInside(ge *GPUEnergy, samples []Sample, gpu int, from, to time.Duration) {
+func fillInside(ge *telemetry.GPUEnergy, samples []Sample, gpu int, from, to time.Duration) {
 	var util, clock float64
 	var nUtil, nClock int
 	var peakW, temp, mem float64

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kovara/desktop/internal/clip"
 	"github.com/kovara/desktop/internal/prom"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // exporterSource fetches a Prometheus GPU exporter's page.
@@ -46,9 +47,9 @@ func newExporterSource(u, host string, gpus []int) *exporterSource {
 	}
 }
 
-func (e *exporterSource) Kind() Kind   { return KindExporter }
-func (e *exporterSource) Host() string { return e.host }
-func (e *exporterSource) GPUs() []int  { return append([]int(nil), e.gpus...) }
+func (e *exporterSource) Kind() telemetry.GPUSourceKind { return telemetry.GPUSourceExporter }
+func (e *exporterSource) Host() string                  { return e.host }
+func (e *exporterSource) GPUs() []int                   { return append([]int(nil), e.gpus...) }
 
 func (e *exporterSource) String() string {
 	s := "the GPU exporter at " + e.host
@@ -62,12 +63,12 @@ func (e *exporterSource) where() string { return "the GPU exporter at " + e.host
 
 // exporterGPU is one card as an exporter page shows it.
 type exporterGPU struct {
-	info    GPU
+	info    telemetry.GPU
 	reading Sample
 }
 
 // Inventory fetches the page once.
-func (e *exporterSource) Inventory(ctx context.Context) ([]GPU, error) {
+func (e *exporterSource) Inventory(ctx context.Context) ([]telemetry.GPU, error) {
 	gs, err := e.fetch(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -75,7 +76,7 @@ func (e *exporterSource) Inventory(ctx context.Context) ([]GPU, error) {
 		}
 		return nil, errors.New(e.where() + " " + err.Error())
 	}
-	out := make([]GPU, len(gs))
+	out := make([]telemetry.GPU, len(gs))
 	for i, g := range gs {
 		out[i] = g.info
 	}
@@ -427,7 +428,7 @@ func parseDCGM(fams map[string]*dto.MetricFamily) []exporterGPU {
 	var out []exporterGPU
 	for _, idx := range sortedKeys(byIndex) {
 		g := byIndex[idx]
-		info := GPU{Index: idx, Name: g.name, DriverVersion: g.driver}
+		info := telemetry.GPU{Index: idx, Name: g.name, DriverVersion: g.driver}
 		if g.bus != "" {
 			info.PCIBusID = normBus(g.bus)
 		}
@@ -522,7 +523,7 @@ func parseNvidiaSMIExporter(fams map[string]*dto.MetricFamily) []exporterGPU {
 	const mib = 1 << 20
 	var out []exporterGPU
 	for _, g := range builds {
-		info := GPU{Index: g.index, Name: g.name, DriverVersion: g.driver}
+		info := telemetry.GPU{Index: g.index, Name: g.name, DriverVersion: g.driver}
 		if g.bus != "" {
 			info.PCIBusID = normBus(g.bus)
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // amdExporterFamilies are the families that mark a page of AMD's
@@ -107,7 +109,7 @@ func parseAMDExporter(fams map[string]*dto.MetricFamily) []exporterGPU {
 		if name == "" {
 			name = "AMD GPU"
 		}
-		info := GPU{Index: b.index, Name: name}
+		info := telemetry.GPU{Index: b.index, Name: name}
 		info.MemoryTotalMiB = floatPtr(b.firstOf("gpu_total_vram", "gpu_total_memory").times(mbToMiB))
 		r := Sample{GPU: b.index}
 		setFloat(&r.PowerW, &r.Valid, FieldPower, b.firstOf("gpu_power_usage", "gpu_package_power", "gpu_average_package_power"))
@@ -144,7 +146,7 @@ func parseMacmonExporter(fams map[string]*dto.MetricFamily) []exporterGPU {
 	if chip == "" {
 		chip = "Apple Silicon"
 	}
-	info := GPU{Index: 0, Name: chip + " GPU (unified memory)", MemoryTotalMiB: floatPtr(g.get("macmon_memory_ram_total_bytes").div(1 << 20))}
+	info := telemetry.GPU{Index: 0, Name: chip + " GPU (unified memory)", MemoryTotalMiB: floatPtr(g.get("macmon_memory_ram_total_bytes").div(1 << 20))}
 	r := Sample{GPU: 0}
 	setFloat(&r.PowerW, &r.Valid, FieldPower, g.get("macmon_all_power_watts"))
 	setFloat(&r.GPUPowerW, &r.Valid, FieldGPUPower, g.get("macmon_gpu_power_watts"))

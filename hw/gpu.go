@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/kovara/desktop/internal/clip"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // Summary is a short inventory line for the Test screen: "2 × NVIDIA
 // GeForce RTX 3090 (24576 MiB), driver 550.54.14"; mixed cards are listed
 // one by one.
-func Summary(gpus []GPU) string {
+func Summary(gpus []telemetry.GPU) string {
 	if len(gpus) == 0 {
 		return "no GPUs found"
 	}
@@ -120,8 +121,8 @@ var (
 
 // parseInventory reads `nvidia-smi --query-gpu=<fields>
 // --format=csv,noheader,nounits` for one of the two field lists above.
-func parseInventory(text string, fields []string) ([]GPU, error) {
-	var gpus []GPU
+func parseInventory(text string, fields []string) ([]telemetry.GPU, error) {
+	var gpus []telemetry.GPU
 	nameAt := indexOf(fields, "name")
 	for n, line := range strings.Split(text, "\n") {
 		line = strings.TrimRight(line, "\r")
@@ -132,7 +133,7 @@ func parseInventory(text string, fields []string) ([]GPU, error) {
 		if !ok {
 			return nil, fmt.Errorf("line %d has %d fields, not %d: %q", n+1, len(vals), len(fields), clip.Line(line, 160))
 		}
-		var g GPU
+		var g telemetry.GPU
 		for i, f := range fields {
 			v := vals[i]
 			switch f {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // macmonSource reads an Apple Silicon Mac through macmon
@@ -102,12 +104,12 @@ func (m macmonLine) sample() Sample {
 	return s
 }
 
-func (m macmonLine) gpu() GPU {
+func (m macmonLine) gpu() telemetry.GPU {
 	name := strings.TrimSpace(m.SoC.ChipName)
 	if name == "" {
 		name = "Apple Silicon"
 	}
-	return GPU{Index: 0, Name: name + " GPU (unified memory)", MemoryTotalMiB: floatPtr(watts(m.Memory.RAMTotal).div(1 << 20))}
+	return telemetry.GPU{Index: 0, Name: name + " GPU (unified memory)", MemoryTotalMiB: floatPtr(watts(m.Memory.RAMTotal).div(1 << 20))}
 }
 
 // macmonMS is macmon's -i: the interval in whole milliseconds (at least
@@ -116,7 +118,7 @@ func macmonMS(interval time.Duration) string {
 	return strconv.FormatInt(max(interval.Milliseconds(), 100), 10)
 }
 
-func (m *macmonSource) Inventory(ctx context.Context) ([]GPU, error) {
+func (m *macmonSource) Inventory(ctx context.Context) ([]telemetry.GPU, error) {
 	out, err := m.sh.run(ctx, m.runTimeout, 64<<10, "macmon", "pipe", "-s", "1", "-i", "200", "--soc-info")
 	if err != nil {
 		return nil, err
@@ -132,7 +134,7 @@ func (m *macmonSource) Inventory(ctx context.Context) ([]GPU, error) {
 	if err != nil {
 		return nil, fmt.Errorf("macmon on %s gave a reading we could not read: %v", m.sh.where(), err)
 	}
-	return m.finishInventory([]GPU{line.gpu()})
+	return m.finishInventory([]telemetry.GPU{line.gpu()})
 }
 
 func (m *macmonSource) Start(ctx context.Context, interval time.Duration) (*Sampler, error) {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 func fp(v float64) *float64 { return &v }
@@ -176,37 +178,37 @@ func TestParseSampleLineTolerates(t *testing.T) {
 
 func TestParseInventoryFixtures(t *testing.T) {
 	t.Parallel()
-	gpu := func(idx int, name, bus, dev string, mem float64, gc, wc, gm, wm int, pl float64, drv string) GPU {
-		g := GPU{Index: idx, Name: name, PCIBusID: bus, PCIDeviceID: dev, MemoryTotalMiB: fp(mem),
+	gpu := func(idx int, name, bus, dev string, mem float64, gc, wc, gm, wm int, pl float64, drv string) telemetry.GPU {
+		g := telemetry.GPU{Index: idx, Name: name, PCIBusID: bus, PCIDeviceID: dev, MemoryTotalMiB: fp(mem),
 			PCIeGenCurrent: ip(gc), PCIeWidthCurrent: ip(wc), PCIeGenMax: ip(gm), PCIeWidthMax: ip(wm), PowerLimitW: fp(pl), DriverVersion: drv}
 		if dev != "" {
 			g.PCIDeviceIDFrom = "nvidia-smi"
 		}
 		return g
 	}
-	a100 := func(idx int, bus string) GPU {
+	a100 := func(idx int, bus string) telemetry.GPU {
 		return gpu(idx, "NVIDIA A100-SXM4-80GB", bus, "10de:20b2", 81920, 4, 16, 4, 16, 400, "535.183.01")
 	}
 	tests := []struct {
 		file   string
 		fields []string
-		want   []GPU
+		want   []telemetry.GPU
 	}{
-		{"smi_inventory_rtx4090.csv", inventoryFields, []GPU{
+		{"smi_inventory_rtx4090.csv", inventoryFields, []telemetry.GPU{
 			gpu(0, "NVIDIA GeForce RTX 4090", "0000:01:00.0", "10de:2684", 24564, 1, 16, 4, 16, 450, "550.54.14"),
 		}},
-		{"smi_inventory_a100_80gb.csv", inventoryFields, []GPU{
+		{"smi_inventory_a100_80gb.csv", inventoryFields, []telemetry.GPU{
 			a100(0, "0000:07:00.0"), a100(1, "0000:0f:00.0"), a100(2, "0000:47:00.0"), a100(3, "0000:4e:00.0"),
 		}},
-		{"smi_inventory_h100_mig.csv", inventoryFields, []GPU{
+		{"smi_inventory_h100_mig.csv", inventoryFields, []telemetry.GPU{
 			gpu(0, "NVIDIA H100 80GB HBM3", "0000:18:00.0", "10de:2330", 81559, 5, 16, 5, 16, 700, "550.90.07"),
 			gpu(1, "NVIDIA H100 80GB HBM3", "0000:2a:00.0", "10de:2330", 81559, 5, 16, 5, 16, 700, "550.90.07"),
 		}},
-		{"smi_inventory_2x3090.csv", inventoryFields, []GPU{
+		{"smi_inventory_2x3090.csv", inventoryFields, []telemetry.GPU{
 			gpu(0, "NVIDIA GeForce RTX 3090", "0000:01:00.0", "10de:2204", 24576, 1, 16, 4, 16, 350, "550.120"),
 			gpu(1, "NVIDIA GeForce RTX 3090", "0000:08:00.0", "10de:2204", 24576, 1, 4, 4, 16, 350, "550.120"),
 		}},
-		{"smi_inventory_old_fields.csv", oldInventoryFields, []GPU{{
+		{"smi_inventory_old_fields.csv", oldInventoryFields, []telemetry.GPU{{
 			Index: 0, Name: "Tesla V100-PCIE-16GB", PCIBusID: "0000:3b:00.0", MemoryTotalMiB: fp(16160),
 			PCIeGenCurrent: ip(3), PCIeWidthCurrent: ip(16), PowerLimitW: fp(250), DriverVersion: "418.226.00",
 		}}},
@@ -307,7 +309,7 @@ func TestNormBusAndDeviceID(t *testing.T) {
 func TestParseSource(t *testing.T) {
 	t.Parallel()
 	type want struct {
-		kind   Kind
+		kind   telemetry.GPUSourceKind
 		host   string
 		gpus   []int
 		str    string
@@ -320,23 +322,23 @@ func TestParseSource(t *testing.T) {
 	}{
 		{in: ""},
 		{in: "  none "},
-		{in: "local", want: &want{KindLocal, "localhost", nil, "the GPU tool on this machine", ""}},
-		{in: "LOCAL?gpus=2,0,2", want: &want{KindLocal, "localhost", []int{0, 2}, "the GPU tool on this machine (GPUs 0, 2)", ""}},
-		{in: "local?gpus=all", want: &want{KindLocal, "localhost", nil, "the GPU tool on this machine", ""}},
-		{in: "ssh://alice@lab-box", want: &want{KindSSH, "lab-box", nil, "the GPU tool on lab-box through ssh", "alice@lab-box"}},
-		{in: "ssh://lab-box", want: &want{KindSSH, "lab-box", nil, "the GPU tool on lab-box through ssh", "lab-box"}},
-		{in: "ssh://alice@lab-box:2222?gpus=1", want: &want{KindSSH, "lab-box:2222", []int{1}, "the GPU tool on lab-box:2222 through ssh (GPU 1)", "alice@lab-box"}},
-		{in: "ssh://bob@[fd00::7]:22", want: &want{KindSSH, "[fd00::7]:22", nil, "the GPU tool on [fd00::7]:22 through ssh", "bob@fd00::7"}},
-		{in: "local?tool=nvidia-smi", want: &want{KindLocal, "localhost", nil, "nvidia-smi on this machine", ""}},
-		{in: "local?tool=amd-smi&gpus=1", want: &want{KindLocal, "localhost", []int{1}, "amd-smi on this machine (GPU 1)", ""}},
-		{in: "ssh://alice@lab-box?tool=AMD-SMI", want: &want{KindSSH, "lab-box", nil, "amd-smi on lab-box through ssh", "alice@lab-box"}},
-		{in: "ssh://lab-box:2222?gpus=0&tool=amdgpu", want: &want{KindSSH, "lab-box:2222", []int{0}, "amdgpu sysfs on lab-box:2222 through ssh (GPU 0)", "lab-box"}},
-		{in: "local?tool=macmon", want: &want{KindLocal, "localhost", nil, "macmon on this machine", ""}},
-		{in: "ssh://me@mac-mini?tool=macmon", want: &want{KindSSH, "mac-mini", nil, "macmon on mac-mini through ssh", "me@mac-mini"}},
-		{in: "local?tool=xpu-smi", want: &want{KindLocal, "localhost", nil, "xpu-smi on this machine", ""}},
-		{in: "http://10.0.0.5:9400/metrics", want: &want{KindExporter, "10.0.0.5:9400", nil, "the GPU exporter at 10.0.0.5:9400", "http://10.0.0.5:9400/metrics"}},
-		{in: "http://10.0.0.5:9400", want: &want{KindExporter, "10.0.0.5:9400", nil, "the GPU exporter at 10.0.0.5:9400", "http://10.0.0.5:9400/metrics"}},
-		{in: "HTTPS://scrape:hunter2@gpu.example:9835/metrics?gpus=0,1&job=x#top", want: &want{KindExporter, "gpu.example:9835", []int{0, 1}, "the GPU exporter at gpu.example:9835 (GPUs 0, 1)", "https://scrape:hunter2@gpu.example:9835/metrics?job=x"}},
+		{in: "local", want: &want{telemetry.GPUSourceLocal, "localhost", nil, "the GPU tool on this machine", ""}},
+		{in: "LOCAL?gpus=2,0,2", want: &want{telemetry.GPUSourceLocal, "localhost", []int{0, 2}, "the GPU tool on this machine (GPUs 0, 2)", ""}},
+		{in: "local?gpus=all", want: &want{telemetry.GPUSourceLocal, "localhost", nil, "the GPU tool on this machine", ""}},
+		{in: "ssh://alice@lab-box", want: &want{telemetry.GPUSourceSSH, "lab-box", nil, "the GPU tool on lab-box through ssh", "alice@lab-box"}},
+		{in: "ssh://lab-box", want: &want{telemetry.GPUSourceSSH, "lab-box", nil, "the GPU tool on lab-box through ssh", "lab-box"}},
+		{in: "ssh://alice@lab-box:2222?gpus=1", want: &want{telemetry.GPUSourceSSH, "lab-box:2222", []int{1}, "the GPU tool on lab-box:2222 through ssh (GPU 1)", "alice@lab-box"}},
+		{in: "ssh://bob@[fd00::7]:22", want: &want{telemetry.GPUSourceSSH, "[fd00::7]:22", nil, "the GPU tool on [fd00::7]:22 through ssh", "bob@fd00::7"}},
+		{in: "local?tool=nvidia-smi", want: &want{telemetry.GPUSourceLocal, "localhost", nil, "nvidia-smi on this machine", ""}},
+		{in: "local?tool=amd-smi&gpus=1", want: &want{telemetry.GPUSourceLocal, "localhost", []int{1}, "amd-smi on this machine (GPU 1)", ""}},
+		{in: "ssh://alice@lab-box?tool=AMD-SMI", want: &want{telemetry.GPUSourceSSH, "lab-box", nil, "amd-smi on lab-box through ssh", "alice@lab-box"}},
+		{in: "ssh://lab-box:2222?gpus=0&tool=amdgpu", want: &want{telemetry.GPUSourceSSH, "lab-box:2222", []int{0}, "amdgpu sysfs on lab-box:2222 through ssh (GPU 0)", "lab-box"}},
+		{in: "local?tool=macmon", want: &want{telemetry.GPUSourceLocal, "localhost", nil, "macmon on this machine", ""}},
+		{in: "ssh://me@mac-mini?tool=macmon", want: &want{telemetry.GPUSourceSSH, "mac-mini", nil, "macmon on mac-mini through ssh", "me@mac-mini"}},
+		{in: "local?tool=xpu-smi", want: &want{telemetry.GPUSourceLocal, "localhost", nil, "xpu-smi on this machine", ""}},
+		{in: "http://10.0.0.5:9400/metrics", want: &want{telemetry.GPUSourceExporter, "10.0.0.5:9400", nil, "the GPU exporter at 10.0.0.5:9400", "http://10.0.0.5:9400/metrics"}},
+		{in: "http://10.0.0.5:9400", want: &want{telemetry.GPUSourceExporter, "10.0.0.5:9400", nil, "the GPU exporter at 10.0.0.5:9400", "http://10.0.0.5:9400/metrics"}},
+		{in: "HTTPS://scrape:hunter2@gpu.example:9835/metrics?gpus=0,1&job=x#top", want: &want{telemetry.GPUSourceExporter, "gpu.example:9835", []int{0, 1}, "the GPU exporter at gpu.example:9835 (GPUs 0, 1)", "https://scrape:hunter2@gpu.example:9835/metrics?job=x"}},
 		{in: "ssh://alice:hunter2@lab-box", err: "must not contain a password"},
 		{in: "ssh://", err: "needs a host"},
 		{in: "ssh://-oProxyCommand=touch@x", err: "ssh would misread"},
@@ -354,8 +356,8 @@ func TestParseSource(t *testing.T) {
 		{in: "local?tool=rocm-smi", err: `the GPU tool "rocm-smi" is not one we read: give nvidia-smi, amd-smi, amdgpu, macmon, xpu-smi or powermetrics`},
 		{in: "ssh://lab-box?tool=", err: "is not one we read"},
 		{in: "local?tool=macmon&tool=amd-smi", err: "give ?tool= once"},
-		{in: "local?tool=powermetrics", want: &want{KindLocal, "localhost", nil, "powermetrics on this machine", ""}},
-		{in: "ssh://me@mac-mini?tool=powermetrics", want: &want{KindSSH, "mac-mini", nil, "powermetrics on mac-mini through ssh", "me@mac-mini"}},
+		{in: "local?tool=powermetrics", want: &want{telemetry.GPUSourceLocal, "localhost", nil, "powermetrics on this machine", ""}},
+		{in: "ssh://me@mac-mini?tool=powermetrics", want: &want{telemetry.GPUSourceSSH, "mac-mini", nil, "powermetrics on mac-mini through ssh", "me@mac-mini"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -412,22 +414,22 @@ func TestExporterPages(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		file     string
-		wantInfo []GPU
+		wantInfo []telemetry.GPU
 		want     []Sample
 	}{
 		{"dcgm_a100_80gb_x2.metrics",
-			[]GPU{
+			[]telemetry.GPU{
 				{Index: 0, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "0000:07:00.0", MemoryTotalMiB: fp(81920), PCIeGenCurrent: ip(4), PCIeWidthCurrent: ip(16), DriverVersion: "535.183.01"},
 				{Index: 1, Name: "NVIDIA A100-SXM4-80GB", PCIBusID: "0000:0f:00.0", MemoryTotalMiB: fp(81920), PCIeGenCurrent: ip(4), PCIeWidthCurrent: ip(16), DriverVersion: "535.183.01"},
 			},
 			[]Sample{full(0, 312.458, 98, 61234, 1410, 52, 4, 16), full(1, 305.094, 97, 61228, 1395, 49, 4, 16)},
 		},
 		{"dcgm_h100_mig.metrics",
-			[]GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3", PCIBusID: "0000:18:00.0", MemoryTotalMiB: fp(80856), DriverVersion: "550.90.07"}},
+			[]telemetry.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3", PCIBusID: "0000:18:00.0", MemoryTotalMiB: fp(80856), DriverVersion: "550.90.07"}},
 			[]Sample{{GPU: 0, Valid: FieldPower | FieldMemUsed | FieldSMClock | FieldTemp, PowerW: 433.784, MemUsedMiB: 11125, SMClockMHz: 1980, TempC: 53}},
 		},
 		{"nvidia_gpu_exporter_3090_x2.metrics",
-			[]GPU{
+			[]telemetry.GPU{
 				{Index: 0, Name: "NVIDIA GeForce RTX 3090", PCIBusID: "0000:01:00.0", PCIDeviceID: "10de:2204", PCIDeviceIDFrom: "nvidia-smi", MemoryTotalMiB: fp(24576),
 					PCIeGenCurrent: ip(4), PCIeWidthCurrent: ip(16), PCIeGenMax: ip(4), PCIeWidthMax: ip(16), PowerLimitW: fp(350), DriverVersion: "550.120"},
 				{Index: 1, Name: "NVIDIA GeForce RTX 3090", PCIBusID: "0000:08:00.0", PCIDeviceID: "10de:2204", PCIDeviceIDFrom: "nvidia-smi", MemoryTotalMiB: fp(24576),
@@ -444,7 +446,7 @@ func TestExporterPages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var info []GPU
+			var info []telemetry.GPU
 			var got []Sample
 			for _, g := range gs {
 				info = append(info, g.info)
@@ -460,7 +462,7 @@ func TestExporterPages(t *testing.T) {
 			}
 			// Nothing that identifies the physical card may survive parsing.
 			dump, _ := json.Marshal(struct {
-				I []GPU
+				I []telemetry.GPU
 				S []Sample
 			}{info, got})
 			text := string(dump) + fmt.Sprintf("%+v %+v", info, got)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // powermetricsSource reads an Apple Silicon Mac through Apple's own
@@ -174,12 +176,12 @@ func (r pmReading) sample() Sample {
 	return s
 }
 
-func (r pmReading) gpu() GPU {
+func (r pmReading) gpu() telemetry.GPU {
 	name := "Apple Silicon"
 	if m := strings.TrimSpace(r.hwModel); m != "" && len(m) <= 40 {
 		name += " (" + m + ")"
 	}
-	return GPU{Index: 0, Name: name + " GPU (unified memory)"}
+	return telemetry.GPU{Index: 0, Name: name + " GPU (unified memory)"}
 }
 
 // plistStream gathers powermetrics' output, line by line, into one plist
@@ -283,7 +285,7 @@ func splitPlists(out []byte) [][]byte {
 	return docs
 }
 
-func (p *powermetricsSource) Inventory(ctx context.Context) ([]GPU, error) {
+func (p *powermetricsSource) Inventory(ctx context.Context) ([]telemetry.GPU, error) {
 	out, err := p.sh.run(ctx, p.runTimeout, powermetricsMaxDoc, "sudo", powermetricsArgs(200*time.Millisecond, 1)...)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -299,7 +301,7 @@ func (p *powermetricsSource) Inventory(ctx context.Context) ([]GPU, error) {
 	if err != nil {
 		return nil, fmt.Errorf("powermetrics on %s gave a reading we could not read: %v", p.sh.where(), err)
 	}
-	return p.finishInventory([]GPU{r.gpu()})
+	return p.finishInventory([]telemetry.GPU{r.gpu()})
 }
 
 func (p *powermetricsSource) Start(ctx context.Context, interval time.Duration) (*Sampler, error) {

@@ -157,7 +157,7 @@ func TestPowermetricsThrottleFigures(t *testing.T) {
 		s.T = time.Duration(i) * time.Second
 		samples = append(samples, s)
 	}
-	le := LevelEnergy{GPUs: []GPUEnergy{{Index: 0}}}
+	le := telemetry.LevelEnergy{GPUs: []telemetry.GPUEnergy{{Index: 0}}}
 	clockEvents(&le, samples, nil, 0, 4*time.Second, 2*time.Second)
 	if le.ThrottledShare == nil || *le.ThrottledShare != 0.5 || le.ClockEventS["sw_thermal_slowdown"] != 2 {
 		t.Errorf("throttled share %v, reasons %v", le.ThrottledShare, le.ClockEventS)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // smiSource reads nvidia-smi on this machine or through ssh.
@@ -39,11 +41,11 @@ func newSMISource(sh shell, gpus []int) *smiSource {
 	return s
 }
 
-func (s *smiSource) Kind() Kind {
+func (s *smiSource) Kind() telemetry.GPUSourceKind {
 	if s.sh.remote() {
-		return KindSSH
+		return telemetry.GPUSourceSSH
 	}
-	return KindLocal
+	return telemetry.GPUSourceLocal
 }
 
 func (s *smiSource) Host() string {
@@ -71,7 +73,7 @@ func (s *smiSource) String() string {
 // Inventory asks nvidia-smi for the cards, then lspci (through the same
 // route) for their PCI device ids; without lspci the ids come from
 // nvidia-smi's pci.device_id.
-func (s *smiSource) Inventory(ctx context.Context) ([]GPU, error) {
+func (s *smiSource) Inventory(ctx context.Context) ([]telemetry.GPU, error) {
 	gpus, err := s.querySMI(ctx, inventoryFields)
 	var re *runError
 	if err != nil && errors.As(err, &re) && re.code > 0 && strings.Contains(strings.ToLower(re.msg), "not a valid field") {
@@ -112,7 +114,7 @@ func (s *smiSource) Inventory(ctx context.Context) ([]GPU, error) {
 	return gpus, nil
 }
 
-func (s *smiSource) querySMI(ctx context.Context, fields []string) ([]GPU, error) {
+func (s *smiSource) querySMI(ctx context.Context, fields []string) ([]telemetry.GPU, error) {
 	out, err := s.sh.run(ctx, s.runTimeout, 1<<20, "nvidia-smi", "--query-gpu="+strings.Join(fields, ","), "--format=csv,noheader,nounits")
 	if err != nil {
 		return nil, err

@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/internal/clip"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // Source is one place GPU readings come from.
 type Source interface {
 	// Kind is local, ssh or exporter.
-	Kind() Kind
+	Kind() telemetry.GPUSourceKind
 	// Host names the machine without user, password or path: "localhost",
 	// "lab-box", "lab-box:2222", "10.0.0.5:9400". Safe for the UI and for
 	// the results file's local section.
@@ -28,7 +29,7 @@ type Source interface {
 	String() string
 	// Inventory lists the (chosen) GPUs once. Its error is a sentence fit
 	// for the UI and for local.warnings.
-	Inventory(ctx context.Context) ([]GPU, error)
+	Inventory(ctx context.Context) ([]telemetry.GPU, error)
 	// Start begins sampling every interval (0 means 1 s) until Stop or ctx
 	// is cancelled. An error means nothing was started (e.g. nvidia-smi or
 	// ssh is not installed); failures after that are Sampler warnings.
@@ -281,7 +282,7 @@ func gpuListWords(gpus []int) string {
 }
 
 // checkSubset says which chosen GPUs the machine does not have.
-func checkSubset(gpus []int, found []GPU, where string) error {
+func checkSubset(gpus []int, found []telemetry.GPU, where string) error {
 	if gpus == nil {
 		return nil
 	}
@@ -306,7 +307,7 @@ func checkSubset(gpus []int, found []GPU, where string) error {
 	return fmt.Errorf("%s has no %s (it has %s); fix ?gpus= in the GPU source", where, gpuListWords(missing), hasWords)
 }
 
-func keepSelected(gpus []int, all []GPU) []GPU {
+func keepSelected(gpus []int, all []telemetry.GPU) []telemetry.GPU {
 	if gpus == nil {
 		return all
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // LevelWindow marks one level for NewTelemetry: when it started and ended
@@ -24,10 +26,10 @@ type LevelWindow struct {
 // nil (it failed: put its error in warnings); s may be nil (sampling never
 // started). warnings come first, then the sampler's; duplicates are dropped.
 // Call it after s.Stop() so that the series and warnings are final.
-func NewTelemetry(src Source, inventory []GPU, s *Sampler, levels []LevelWindow, warnings ...string) Telemetry {
-	t := Telemetry{Inventory: inventory, Levels: map[int]LevelTelemetry{}, Warnings: []string{}}
+func NewTelemetry(src Source, inventory []telemetry.GPU, s *Sampler, levels []LevelWindow, warnings ...string) telemetry.Telemetry {
+	t := telemetry.Telemetry{Inventory: inventory, Levels: map[int]telemetry.LevelTelemetry{}, Warnings: []string{}}
 	if t.Inventory == nil {
-		t.Inventory = []GPU{}
+		t.Inventory = []telemetry.GPU{}
 	}
 	if src != nil {
 		t.Source, t.Host, t.GPUs = src.Kind(), src.Host(), src.GPUs()
@@ -54,7 +56,7 @@ func NewTelemetry(src Source, inventory []GPU, s *Sampler, levels []LevelWindow,
 	for _, lv := range levels {
 		le := Energy(samples, s.Offset(lv.Start), s.Offset(lv.End), nil)
 		clockShares(&le, inventory)
-		lt := LevelTelemetry{Concurrency: lv.Concurrency, LevelEnergy: le, OutputTokens: lv.OutputTokens,
+		lt := telemetry.LevelTelemetry{Concurrency: lv.Concurrency, LevelEnergy: le, OutputTokens: lv.OutputTokens,
 			Host: hostLevel(host, s.Offset(lv.Start), s.Offset(lv.End), hangIntervals*s.Interval())}
 		if v := le.TokensPerJoule(lv.OutputTokens); v > 0 {
 			lt.TokensPerJoule = &v
@@ -83,11 +85,11 @@ const maxSeriesPoints = 3600
 
 // NewSeries averages ticks into buckets of the given width (at least one
 // interval; 1 s gives at most one point a second).
-func NewSeries(samples []Sample, bucket time.Duration) Series {
+func NewSeries(samples []Sample, bucket time.Duration) telemetry.Series {
 	if bucket <= 0 {
 		bucket = time.Second
 	}
-	out := Series{BucketS: bucket.Seconds(), TS: []float64{}, PowerW: []*float64{}, UtilPct: []*float64{},
+	out := telemetry.Series{BucketS: bucket.Seconds(), TS: []float64{}, PowerW: []*float64{}, UtilPct: []*float64{},
 		MemUsedMiB: []*float64{}, TempC: []*float64{}, SMClockMHz: []*float64{}}
 	points := ticksOf(samples)
 	for i := 0; i < len(points); {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 func TestSamplerTicksAndLatest(t *testing.T) {
@@ -115,10 +117,10 @@ func TestNewTelemetry(t *testing.T) {
 		{Concurrency: 1, Start: s.start.Add(2 * time.Second), End: s.start.Add(4 * time.Second), OutputTokens: 1200},
 		{Concurrency: 8, Start: s.start.Add(5 * time.Second), End: s.start.Add(9 * time.Second), OutputTokens: 6000},
 	}
-	inv := []GPU{{Index: 0, Name: "NVIDIA GeForce RTX 3090"}, {Index: 1, Name: "NVIDIA GeForce RTX 3090"}}
+	inv := []telemetry.GPU{{Index: 0, Name: "NVIDIA GeForce RTX 3090"}, {Index: 1, Name: "NVIDIA GeForce RTX 3090"}}
 	tel := NewTelemetry(src, inv, s, levels, "lspci is not installed on lab-box", "GPU telemetry stopped: nvidia-smi on lab-box printed nothing for 5 s")
 
-	if tel.Source != KindSSH || tel.Host != "lab-box" || !reflect.DeepEqual(tel.GPUs, []int{0, 1}) || tel.IntervalMS != 1000 {
+	if tel.Source != telemetry.GPUSourceSSH || tel.Host != "lab-box" || !reflect.DeepEqual(tel.GPUs, []int{0, 1}) || tel.IntervalMS != 1000 {
 		t.Errorf("header %+v", tel)
 	}
 	wantWarnings := []string{"lspci is not installed on lab-box", "GPU telemetry stopped: nvidia-smi on lab-box printed nothing for 5 s"}
@@ -183,7 +185,7 @@ func TestNewTelemetryWithoutSampler(t *testing.T) {
 
 func TestSummaryAndString(t *testing.T) {
 	t.Parallel()
-	g := GPU{Index: 0, Name: "NVIDIA GeForce RTX 4090", MemoryTotalMiB: fp(24564), PCIeGenCurrent: ip(1), PCIeWidthCurrent: ip(16),
+	g := telemetry.GPU{Index: 0, Name: "NVIDIA GeForce RTX 4090", MemoryTotalMiB: fp(24564), PCIeGenCurrent: ip(1), PCIeWidthCurrent: ip(16),
 		PCIeGenMax: ip(4), PCIeWidthMax: ip(16), PowerLimitW: fp(450), DriverVersion: "550.54.14"}
 	if got, want := g.String(), "GPU 0: NVIDIA GeForce RTX 4090, 24564 MiB, PCIe 1 x16 (max 4 x16), 450 W limit, driver 550.54.14"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
@@ -191,12 +193,12 @@ func TestSummaryAndString(t *testing.T) {
 	g2 := g
 	g2.Index = 1
 	tests := []struct {
-		gpus []GPU
+		gpus []telemetry.GPU
 		want string
 	}{
 		{nil, "no GPUs found"},
-		{[]GPU{g, g2}, "2 × NVIDIA GeForce RTX 4090 (24564 MiB), driver 550.54.14"},
-		{[]GPU{g, {Index: 1, Name: "NVIDIA GeForce RTX 3090"}}, "NVIDIA GeForce RTX 4090 + NVIDIA GeForce RTX 3090, driver 550.54.14"},
+		{[]telemetry.GPU{g, g2}, "2 × NVIDIA GeForce RTX 4090 (24564 MiB), driver 550.54.14"},
+		{[]telemetry.GPU{g, {Index: 1, Name: "NVIDIA GeForce RTX 3090"}}, "NVIDIA GeForce RTX 4090 + NVIDIA GeForce RTX 3090, driver 550.54.14"},
 	}
 	for _, tt := range tests {
 		if got := Summary(tt.gpus); got != tt.want {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kovara/desktop/internal/clip"
+	"github.com/kovara/desktop/telemetry"
 )
 
 // The tools a local or ssh source can read, by the names ?tool= takes and
@@ -59,11 +60,11 @@ func newToolBase(sh shell, gpus []int, name, tool string) toolBase {
 	return b
 }
 
-func (b *toolBase) Kind() Kind {
+func (b *toolBase) Kind() telemetry.GPUSourceKind {
 	if b.sh.remote() {
-		return KindSSH
+		return telemetry.GPUSourceSSH
 	}
-	return KindLocal
+	return telemetry.GPUSourceLocal
 }
 
 func (b *toolBase) Host() string {
@@ -109,7 +110,7 @@ func (b *toolBase) what() string { return b.tool + " on " + b.sh.where() }
 
 // finishInventory checks ?gpus= against what was found and keeps the
 // chosen GPUs.
-func (b *toolBase) finishInventory(gpus []GPU) ([]GPU, error) {
+func (b *toolBase) finishInventory(gpus []telemetry.GPU) ([]telemetry.GPU, error) {
 	if err := checkSubset(b.gpus, gpus, b.sh.where()); err != nil {
 		return nil, err
 	}

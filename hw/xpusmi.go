@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kovara/desktop/telemetry"
 )
 
 // xpuSMISource reads Intel GPUs through one long-lived `xpu-smi dump -d -1
@@ -124,20 +126,20 @@ func xpuSeconds(interval time.Duration) time.Duration {
 	return max(time.Second, interval.Round(time.Second))
 }
 
-func (x *xpuSMISource) Inventory(ctx context.Context) ([]GPU, error) {
+func (x *xpuSMISource) Inventory(ctx context.Context) ([]telemetry.GPU, error) {
 	out, err := x.sh.run(ctx, x.runTimeout, 256<<10, "xpu-smi", "dump", "-d", "-1", "-m", xpuMetrics, "-n", "1")
 	if err != nil {
 		return nil, err
 	}
 	var d xpuDump
-	var gpus []GPU
+	var gpus []telemetry.GPU
 	for _, l := range strings.Split(string(out), "\n") {
 		got, err := d.line(l)
 		if err != nil {
 			return nil, fmt.Errorf("xpu-smi on %s gave a GPU list we could not read: %v", x.sh.where(), err)
 		}
 		for _, s := range got {
-			gpus = append(gpus, GPU{Index: s.GPU, Name: "Intel GPU"})
+			gpus = append(gpus, telemetry.GPU{Index: s.GPU, Name: "Intel GPU"})
 		}
 	}
 	if len(gpus) == 0 {

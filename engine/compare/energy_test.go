@@ -7,7 +7,6 @@ import (
 
 	"github.com/kovara/desktop/engine/compare/comparetest"
 	"github.com/kovara/desktop/engine/results"
-	"github.com/kovara/desktop/hw"
 )
 
 func TestEnergyRowsOnlyWithTelemetry(t *testing.T) {
@@ -19,8 +18,8 @@ func TestEnergyRowsOnlyWithTelemetry(t *testing.T) {
 			t.Fatal("energy rows without any telemetry")
 		}
 	}
-	a.Local.Telemetry = &hw.Telemetry{Levels: map[int]hw.LevelTelemetry{1: {TokensPerJoule: ptr(2.0)}, 8: {TokensPerJoule: ptr(5.0)}}}
-	b.Local.Telemetry = &hw.Telemetry{Levels: map[int]hw.LevelTelemetry{1: {TokensPerJoule: ptr(2.5)}}}
+	a.Local.Telemetry = &results.Telemetry{Levels: map[int]results.LevelTelemetry{1: {TokensPerJoule: ptr(2.0)}, 8: {TokensPerJoule: ptr(5.0)}}}
+	b.Local.Telemetry = &results.Telemetry{Levels: map[int]results.LevelTelemetry{1: {TokensPerJoule: ptr(2.5)}}}
 	var got []Row
 	for _, r := range Table([]*results.File{a, b}, nil) {
 		if r.Metric.ID == "tokens_per_joule" {
@@ -123,24 +122,24 @@ func TestHardwareCautions(t *testing.T) {
 	}
 	throttled := func(share float64) func(*results.File) {
 		return func(f *results.File) {
-			f.Local.Telemetry = &hw.Telemetry{Levels: map[int]hw.LevelTelemetry{}}
+			f.Local.Telemetry = &results.Telemetry{Levels: map[int]results.LevelTelemetry{}}
 			for _, r := range f.Runs {
-				f.Local.Telemetry.Levels[r.Concurrency] = hw.LevelTelemetry{LevelEnergy: hw.LevelEnergy{ThrottledShare: ptr(share)}}
+				f.Local.Telemetry.Levels[r.Concurrency] = results.LevelTelemetry{LevelEnergy: results.LevelEnergy{ThrottledShare: ptr(share)}}
 			}
 		}
 	}
 	swapped := func(bytes int64) func(*results.File) {
 		return func(f *results.File) {
-			f.Local.Telemetry = &hw.Telemetry{Levels: map[int]hw.LevelTelemetry{}}
+			f.Local.Telemetry = &results.Telemetry{Levels: map[int]results.LevelTelemetry{}}
 			for _, r := range f.Runs {
-				f.Local.Telemetry.Levels[r.Concurrency] = hw.LevelTelemetry{LevelEnergy: hw.LevelEnergy{DurationS: 10}, Host: &results.HostLevel{Samples: 5, SwapInBytes: &bytes, SwapOutBytes: new(int64)}}
+				f.Local.Telemetry.Levels[r.Concurrency] = results.LevelTelemetry{LevelEnergy: results.LevelEnergy{DurationS: 10}, Host: &results.HostLevel{Samples: 5, SwapInBytes: &bytes, SwapOutBytes: new(int64)}}
 			}
 		}
 	}
 	others := func(mib float64) func(*results.File) {
 		return func(f *results.File) {
 			total, server := 24576.0, 18000.0
-			f.Local.Telemetry = &hw.Telemetry{Inventory: []results.GPU{{Index: 0, MemoryTotalMiB: &total}},
+			f.Local.Telemetry = &results.Telemetry{Inventory: []results.GPU{{Index: 0, MemoryTotalMiB: &total}},
 				GPUProcesses: &results.GPUProcesses{Start: []results.GPUProcess{{GPU: 0, PID: 1, Name: "llama-server", UsedMiB: &server}}}}
 			if mib > 0 {
 				f.Local.Telemetry.GPUProcesses.Start = append(f.Local.Telemetry.GPUProcesses.Start, results.GPUProcess{GPU: 0, PID: 2, Name: "trainer.py", UsedMiB: &mib})
@@ -179,8 +178,8 @@ func TestHardwareStatesOfAReplay(t *testing.T) {
 	t.Parallel()
 	share, swapped := 0.4, int64(1<<30)
 	r := &results.RateResult{Levels: []results.RateLevel{{Rate: 2.5, Requests: 9, OK: 9}}}
-	r.Local.Telemetry = &hw.Telemetry{Levels: map[int]hw.LevelTelemetry{1: {
-		LevelEnergy: hw.LevelEnergy{DurationS: 10, ThrottledShare: &share},
+	r.Local.Telemetry = &results.Telemetry{Levels: map[int]results.LevelTelemetry{1: {
+		LevelEnergy: results.LevelEnergy{DurationS: 10, ThrottledShare: &share},
 		Host:        &results.HostLevel{Samples: 5, SwapInBytes: &swapped, SwapOutBytes: new(int64)},
 	}}}
 	for _, c := range []struct {
